@@ -1,0 +1,115 @@
+"""Read the complete JSON lines of a growing file, from a byte offset.
+
+Agents append one JSON object plus "\\n" per record, so a concurrent reader can see a
+half-written last line. Only newline-terminated lines are consumed; the unterminated
+tail is left for the next run even if it happens to parse. A terminated line that
+is not a JSON object is corrupt: it is counted, logged and skipped, and reading goes on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import BinaryIO
+
+from .model import Record
+
+log = logging.getLogger("maxmem")
+
+BLOCK = 1 << 20
+
+
+@dataclass
+class LineStats:
+    lines: int = 0  # complete lines seen (blank ones included)
+    malformed: int = 0  # complete lines that are not a JSON object
+    invalid_utf8: int = 0  # lines with bytes that are not UTF-8 (decoded with U+FFFD)
+    nul_bytes: int = 0  # lines that contained NUL bytes (removed before parsing)
+
+
+class LineReader:
+    """Iterate the complete JSON-object lines of `stream` from `offset` up to `limit`.
+
+    After iteration, `end` is the offset just past the last complete line: the
+    place the next run starts. Bytes after it (a partial line) are not consumed.
+    """
+
+    def __init__(
+        self, stream: BinaryIO, offset: int = 0, limit: int | None = None, name: str = ""
+    ) -> None:
+        self.stream = stream
+        self.start = offset
+        self.limit = limit
+        self.name = name
+        self.end = offset
+        self.stats = LineStats()
+
+    def __iter__(self) -> Iterator[Record]:
+        for offset, raw in self.raw_lines():
+            value = self._decode(offset, raw)
+            if value is not None:
+                yield Record(offset, self.end, value)
+
+    def raw_lines(self) -> Iterator[tuple[int, bytes]]:
+        """Yield (offset, bytes without the newline) for each complete line."""
+        self.stream.seek(self.start)
+        position = self.start
+        pending = b""
+        remaining = None if self.limit is None else max(0, self.limit - self.start)
+        while remaining is None or remaining > 0:
+            size = BLOCK if remaining is None else min(BLOCK, remaining)
+            block = self.stream.read(size)
+            if not block:
+                break
+            if remaining is not None:
+                remaining -= len(block)
+            data = pending + block if pending else block
+            begin = 0
+            while True:
+                newline = data.find(b"\n", begin)
+                if newline < 0:
+                    break
+                line_offset = position + begin
+                self.end = position + newline + 1
+                self.stats.lines += 1
+                yield line_offset, data[begin:newline]
+                begin = newline + 1
+            position += begin
+            pending = data[begin:]
+
+    def _decode(self, offset: int, raw: bytes) -> dict | None:
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
+        if b"\x00" in raw:
+            self.stats.nul_bytes += 1
+            raw = raw.replace(b"\x00", b"")
+        if not raw.strip():
+            return None
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            self.stats.invalid_utf8 += 1
+            text = raw.decode("utf-8", errors="replace")
+        try:
+            value = json.loads(text)
+        except ValueError:
+            value = None
+        if not isinstance(value, dict):
+            self.stats.malformed += 1
+            log.warning("capture: skipping a line that is not a JSON object at byte %d of %s",
+                        offset, self.name or "<stream>")
+            return None
+        return value
+
+
+def head_hash(stream: BinaryIO, size: int = 4096) -> str:
+    """Hash of the first line (at most `size` bytes): changes when a file is rewritten."""
+    stream.seek(0)
+    head = stream.read(size)
+    newline = head.find(b"\n")
+    if newline >= 0:
+        head = head[: newline + 1]
+    return hashlib.sha256(head).hexdigest()[:16]

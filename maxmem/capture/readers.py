@@ -1,0 +1,91 @@
+"""Pick the reader for a file and run it over the new part of the file."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import chatgpt, claude_code, codex, jsonl, markdown, openclaw
+from .lines import LineReader, LineStats
+from .model import FORMATS, CaptureFormatError, Parsed, ReadContext, Record
+
+LineParser = Callable[[list[Record], dict[str, Any], ReadContext], Parsed]
+DocumentParser = Callable[[bytes, ReadContext], Parsed]
+
+LINE_FORMATS: dict[str, LineParser] = {
+    "openclaw": openclaw.parse,
+    "claude-code": claude_code.parse,
+    "codex": codex.parse,
+    "jsonl": jsonl.parse,
+}
+DOCUMENT_FORMATS: dict[str, DocumentParser] = {
+    "chatgpt": chatgpt.parse_document,
+    "markdown": markdown.parse_document,
+}
+assert set(LINE_FORMATS) | set(DOCUMENT_FORMATS) == set(FORMATS)
+
+
+@dataclass
+class ReadResult:
+    parsed: Parsed
+    end: int  # the offset the cursor may advance to
+    stats: LineStats = field(default_factory=LineStats)
+
+
+def is_document_format(fmt: str) -> bool:
+    return fmt in DOCUMENT_FORMATS
+
+
+def detect_format(path: str | Path) -> str | None:
+    """Guess a file's format from its name and first line; None if it is not a transcript."""
+    path = Path(path)
+    name = path.name.lower()
+    if name.endswith((".md", ".markdown", ".txt")):
+        return "markdown"
+    if name.endswith(".json"):
+        return "chatgpt"
+    if ".jsonl" not in name:
+        return None
+    try:
+        with path.open("rb") as stream:
+            head = stream.read(65536)
+    except OSError:
+        return None
+    for raw in head.split(b"\n")[:20]:
+        try:
+            value = json.loads(raw.replace(b"\x00", b"").decode("utf-8", errors="replace"))
+        except ValueError:
+            continue
+        if not isinstance(value, dict):
+            continue
+        kind = value.get("type")
+        if kind == "session" and "version" in value or kind in ("model_change", "message") and "parentId" in value:
+            return "openclaw"
+        if kind in ("session_meta", "response_item", "event_msg", "turn_context"):
+            return "codex"
+        if "sessionId" in value or "leafUuid" in value or kind == "file-history-snapshot":
+            return "claude-code"
+        if any(k in value for k in ("role", "author", "speaker", "message")):
+            return "jsonl"
+    return "jsonl"
+
+
+def read(path: str | Path, fmt: str, offset: int, state: dict[str, Any], ctx: ReadContext,
+         limit: int | None = None) -> ReadResult:
+    """Read `path` from `offset` (line formats) or whole (document formats)."""
+    if fmt in DOCUMENT_FORMATS:
+        with open(path, "rb") as stream:
+            data = stream.read() if limit is None else stream.read(limit)
+        parsed = DOCUMENT_FORMATS[fmt](data, ctx)
+        return ReadResult(parsed, len(data))
+    if fmt not in LINE_FORMATS:
+        raise CaptureFormatError(f"unknown transcript format {fmt!r}: use one of {', '.join(FORMATS)}")
+    with open(path, "rb") as stream:
+        reader = LineReader(stream, offset, limit, name=str(path))
+        records = list(reader)
+    parsed = LINE_FORMATS[fmt](records, state, ctx)
+    end = reader.end if parsed.consumed is None else parsed.consumed
+    return ReadResult(parsed, end, reader.stats)

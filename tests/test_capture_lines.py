@@ -1,0 +1,81 @@
+"""The line reader: complete lines only, from a byte offset; bad lines counted and skipped."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from maxmem.capture.lines import LineReader, head_hash
+
+
+def read(data: bytes, offset: int = 0, limit: int | None = None) -> tuple[list, LineReader]:
+    reader = LineReader(io.BytesIO(data), offset, limit)
+    return list(reader), reader
+
+
+def test_partial_last_line_is_not_consumed_even_if_it_parses():
+    data = b'{"a": 1}\n{"b": 2}\n{"c": 3}'
+    records, reader = read(data)
+    assert [r.value for r in records] == [{"a": 1}, {"b": 2}]
+    assert reader.end == data.index(b'{"c"')
+
+
+def test_reading_resumes_at_the_offset_and_offsets_are_absolute():
+    data = b'{"a": 1}\n{"b": 2}\n'
+    first, reader = read(data[:12])  # '{"a": 1}\n{"b'
+    assert [r.value for r in first] == [{"a": 1}]
+    second, reader2 = read(data, reader.end)
+    assert [r.value for r in second] == [{"b": 2}]
+    assert second[0].offset == 9 and second[0].end == len(data) == reader2.end
+
+
+def test_malformed_lines_are_counted_skipped_and_consumed():
+    data = b'{"a": 1}\nnot json\n[1, 2]\n\n{"b": 2}\n'
+    records, reader = read(data)
+    assert [r.value for r in records] == [{"a": 1}, {"b": 2}]
+    assert reader.stats.malformed == 2  # the text and the non-object
+    assert reader.stats.lines == 5
+    assert reader.end == len(data)
+
+
+def test_invalid_utf8_is_replaced_and_counted():
+    data = b'{"text": "caf\xe9 ok"}\n'
+    records, reader = read(data)
+    assert records[0].value == {"text": "caf\ufffd ok"}
+    assert reader.stats.invalid_utf8 == 1
+
+
+def test_nul_bytes_are_removed_and_counted():
+    # A crash can leave NUL padding before the next record is appended.
+    data = b'\x00\x00\x00{"a": 1}\n\x00\x00\n{"b": 2}\n'
+    records, reader = read(data)
+    assert [r.value for r in records] == [{"a": 1}, {"b": 2}]
+    assert reader.stats.nul_bytes == 2
+    assert reader.stats.malformed == 0
+
+
+def test_crlf_line_endings():
+    records, _ = read(b'{"a": 1}\r\n{"b": 2}\r\n')
+    assert [r.value for r in records] == [{"a": 1}, {"b": 2}]
+
+
+def test_limit_stops_at_the_size_seen_when_the_file_was_stat_ed():
+    data = b'{"a": 1}\n{"b": 2}\n'
+    records, reader = read(data, 0, limit=12)
+    assert [r.value for r in records] == [{"a": 1}]
+    assert reader.end == 9
+
+
+def test_lines_longer_than_a_read_block():
+    big = "x" * (3 << 20)
+    data = json.dumps({"big": big}).encode() + b"\n" + b'{"b": 2}\n'
+    records, reader = read(data)
+    assert records[0].value["big"] == big and records[1].value == {"b": 2}
+    assert reader.end == len(data)
+
+
+def test_head_hash_ignores_appends_but_sees_rewrites():
+    one = io.BytesIO(b'{"type": "session", "id": "a"}\n{"x": 1}\n')
+    grown = io.BytesIO(b'{"type": "session", "id": "a"}\n{"x": 1}\n{"x": 2}\n')
+    other = io.BytesIO(b'{"type": "session", "id": "b"}\n{"x": 1}\n')
+    assert head_hash(one) == head_hash(grown) != head_hash(other)
