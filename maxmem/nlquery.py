@@ -232,6 +232,36 @@ def interpret(question: str, clock: Clock, tz: tzinfo = timezone.utc) -> Interpr
     return _Reader(question, clock.now().astimezone(tz)).read()
 
 
+def parse_when(text: str, clock: Clock, tz: tzinfo = timezone.utc) -> datetime:
+    """One moment in the past: "now", "2 days ago", "3 hours ago", "yesterday",
+    "March 3", "last friday", or an ISO-8601 time. Relative phrases keep the time of
+    day ("2 days ago" is exactly 48 hours back); named days start at midnight in `tz`."""
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidInput("empty time: say e.g. '2 days ago', 'yesterday' or 2026-11-28T09:00")
+    now = clock.now().astimezone(tz)
+    phrase = " ".join(text.lower().split())
+    if phrase == "now":
+        return now.astimezone(timezone.utc)
+    if m := re.fullmatch(rf"(?P<n>{_NUMBER})\s+(?P<unit>minute|hour|day|week|month|year)s?\s+ago",
+                         phrase):
+        n = _number(m.group("n"))
+        then = now - relativedelta(**{m.group("unit") + "s": n})
+        return then.astimezone(timezone.utc)
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}[t ]\d{1,2}:\d{2}.*", phrase):
+        from .clock import parse_time
+
+        moment = parse_time(text.strip())
+    else:
+        if re.search(_VAGUE, phrase) or re.search(_FUTURE, phrase):
+            _Reader(phrase, now)._refuse_unguessable()
+        reader = _Reader(phrase, now)
+        day = reader._date(phrase)
+        moment = reader._midnight(day).astimezone(timezone.utc)
+    if moment > clock.now():
+        raise InvalidInput(f"{text.strip()!r} is in the future: give a time in the past")
+    return moment.astimezone(timezone.utc)
+
+
 class _Reader:
     """One pass over a question; each clause it recognises is cut out of `rest`."""
 

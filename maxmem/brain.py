@@ -1,0 +1,864 @@
+"""Brain: the public API over one brain.db. Each public write is one transaction.
+
+Embedding never happens inside a write transaction (a slow API must not hold the
+write lock), and an embedding failure never loses a memory: the row is stored with
+`embedded_at` NULL and `embed_pending()` backfills it later.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import logging
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+
+import apsw
+import numpy as np
+
+from . import search as search_mod
+from .clock import Clock, iso
+from .config import Config
+from .db import Database
+from .embeddings import Embedder, identity, make_embedder, text_hash
+from .errors import DatabaseError, EmbeddingError, InvalidInput, NotFound
+from .memory import (
+    CATEGORIES,
+    Hit,
+    Memory,
+    check_category,
+    check_content,
+    check_importance,
+    check_kind,
+    check_metadata,
+    check_short,
+    check_status,
+    check_tags,
+    check_time,
+    check_title,
+    new_uid,
+)
+from .migrations import MIGRATIONS, migrate, schema_version
+
+log = logging.getLogger("maxmem")
+
+# The centre that sign bits are taken around is the mean of the first vectors stored
+# (embedding models put every vector in one narrow cone; bits around zero would be
+# nearly constant). Below this many vectors search is exact anyway.
+CENTER_SAMPLE = 1000
+ProgressFn = Callable[[int, int], None]
+
+FIELDS = (
+    "uid", "category", "kind", "title", "content", "tags", "importance", "status",
+    "started_at", "resolved_at", "source", "agent", "session_id", "metadata",
+    "content_hash", "pinned", "superseded_by", "created_at", "updated_at",
+    "last_recalled_at", "recall_count", "embedded_at",
+)
+INSERT_SQL = (
+    f"INSERT INTO memories (id, {', '.join(FIELDS)}) "
+    f"VALUES ({', '.join('?' * (len(FIELDS) + 1))})"
+)
+UPDATABLE = {
+    "content", "title", "tags", "importance", "status", "kind", "category", "metadata",
+    "pinned", "started_at", "resolved_at", "superseded_by", "agent", "session_id",
+    "created_at", "source",
+}
+ORDERS = {
+    "recent": "m.created_at DESC, m.id DESC",
+    "oldest": "m.created_at ASC, m.id ASC",
+    "importance": "m.importance DESC, m.created_at DESC",
+    "updated": "m.updated_at DESC, m.id DESC",
+}
+
+
+def embed_text(title: str | None, content: str) -> str:
+    """The text whose vector stands for a memory."""
+    return f"{title}\n{content}" if title else content
+
+
+def content_hash(content: str) -> str:
+    return text_hash(content.strip())
+
+
+class Brain:
+    """One agent's long-term memory in one SQLite file."""
+
+    def __init__(
+        self,
+        db: Database,
+        config: Config,
+        embedder: Embedder | None,
+        clock: Clock,
+    ) -> None:
+        self.db = db
+        self.config = config
+        self.embedder = embedder
+        self.clock = clock
+        self.warnings: list[str] = []
+        self._index: search_mod.VectorIndex | None = None
+        self._center: np.ndarray | None = None
+        self._seen_version: tuple[int, str | None] | None = None
+
+    # -- opening ------------------------------------------------------------
+    @classmethod
+    def open(
+        cls,
+        path: str | Path | None = None,
+        embedder: "str | Embedder | None" = None,
+        config: Config | None = None,
+        clock: Clock | None = None,
+        check_embedder: bool = True,
+    ) -> "Brain":
+        """Open (creating and migrating if needed) the brain.db at `path`.
+
+        embedder: "auto" | "openai" | "local" | "none" | an Embedder; None = config.embedder.
+        """
+        config = config or Config()
+        path = Path(path).expanduser() if path is not None else Path(config.db_path).expanduser()
+        clock = clock or Clock()
+        db = Database(path, busy_timeout_ms=config.busy_timeout_ms)
+        try:
+            migrate(db, clock)
+            recorded = db.get_meta("embedder_provider")
+            chosen = make_embedder(embedder, config, recorded_provider=recorded)
+            brain = cls(db, config, chosen, clock)
+            if check_embedder:
+                brain._check_embedder_identity()
+            return brain
+        except BaseException:
+            db.close()
+            raise
+
+    def __enter__(self) -> "Brain":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.db.close()
+
+    @property
+    def path(self) -> Path:
+        return self.db.path
+
+    def _check_embedder_identity(self) -> None:
+        recorded = self.db.get_meta("embedder")
+        if self.embedder is None or recorded is None:
+            return
+        if (
+            self.embedder.provider == self.db.get_meta("embedder_provider")
+            and self.embedder.model == self.db.get_meta("embedder_model")
+            and getattr(self.embedder, "_dim", 0) is None
+        ):
+            # Trust the recorded dimension instead of asking a remote model at open.
+            self.embedder._dim = int(self.db.get_meta("embedder_dim") or 0)  # type: ignore[attr-defined]
+        current = identity(self.embedder)
+        if current != recorded:
+            raise DatabaseError(
+                f"{self.path} holds vectors from {recorded}, but the embedder in use is {current}: "
+                f"run  maxmem reindex  to re-embed every memory with {current} "
+                "(or configure the original embedder)"
+            )
+
+    def _record_embedder(self) -> None:
+        assert self.embedder is not None
+        if self.db.get_meta("embedder") is None:
+            self.db.set_meta("embedder", identity(self.embedder))
+            self.db.set_meta("embedder_provider", self.embedder.provider)
+            self.db.set_meta("embedder_model", self.embedder.model)
+            self.db.set_meta("embedder_dim", str(self.embedder.dim))
+
+    # -- validation ---------------------------------------------------------
+    def _record(self, item: Mapping[str, Any]) -> dict[str, Any]:
+        """A memories row from user input, checked; raises InvalidInput naming the field."""
+        unknown = set(item) - set(REMEMBER_ARGS)
+        if unknown:
+            raise InvalidInput(f"unknown field(s) {', '.join(sorted(unknown))}")
+        if "content" not in item:
+            raise InvalidInput("content is missing: give the text to remember")
+        now = iso(self.clock.now())
+        content = check_content(item["content"])
+        content = self._redact(content)
+        title = check_title(item.get("title"))
+        created = check_time(item.get("created_at"), "created_at") or now
+        return {
+            "uid": item.get("uid") or new_uid(),
+            "category": check_category(item.get("category", "daily")),
+            "kind": check_kind(item.get("kind", "note")),
+            "title": title,
+            "content": content,
+            "tags": check_tags(item.get("tags")),
+            "importance": check_importance(item.get("importance", 0.5)),
+            "status": check_status(item.get("status", "active")),
+            "started_at": check_time(item.get("started_at"), "started_at"),
+            "resolved_at": check_time(item.get("resolved_at"), "resolved_at"),
+            "source": check_short(item.get("source", "manual"), "source") or "manual",
+            "agent": check_short(item.get("agent", self.config.agent), "agent"),
+            "session_id": check_short(item.get("session_id"), "session_id"),
+            "metadata": check_metadata(item.get("metadata")),
+            "content_hash": content_hash(content),
+            "pinned": bool(item.get("pinned", False)),
+            "superseded_by": item.get("superseded_by"),
+            "created_at": created,
+            "updated_at": check_time(item.get("updated_at"), "updated_at") or now,
+            "last_recalled_at": check_time(item.get("last_recalled_at"), "last_recalled_at"),
+            "recall_count": int(item.get("recall_count") or 0),
+            "embedded_at": None,
+        }
+
+    def _redact(self, content: str) -> str:
+        if not self.config.redact_on_remember:
+            return content
+        try:
+            from .redact import redact
+        except ImportError:  # redaction ships with the capture module
+            return content
+        cleaned, count = redact(content)
+        if count:
+            self.warnings.append(f"redacted {count} secret(s) before storing")
+            log.warning("redacted %d secret(s) before storing a memory", count)
+        return cleaned
+
+    # -- writing ------------------------------------------------------------
+    def remember(
+        self,
+        content: str,
+        category: str = "daily",
+        kind: str = "note",
+        title: str | None = None,
+        tags: Sequence[str] | None = None,
+        importance: float = 0.5,
+        metadata: Mapping[str, Any] | None = None,
+        created_at: Any = None,
+        source: str = "manual",
+        agent: str | None = None,
+        session_id: str | None = None,
+        status: str = "active",
+        pinned: bool = False,
+        started_at: Any = None,
+    ) -> Memory:
+        """Store one memory (or return the identical one already stored in its category)."""
+        item = {k: v for k, v in locals().items() if k != "self" and v is not None}
+        return self.remember_many([item])[0]
+
+    def remember_many(self, items: Iterable[Mapping[str, Any]]) -> list[Memory]:
+        """Store many memories in one transaction with batched embedding.
+
+        Returns one Memory per item, in order; an item whose content already exists in
+        its category (in brain.db or earlier in the batch) returns that memory.
+        """
+        records = []
+        for number, item in enumerate(items, start=1):
+            if not isinstance(item, Mapping):
+                raise InvalidInput(f"item {number}: must be an object with at least content")
+            try:
+                records.append(self._record(item))
+            except InvalidInput as exc:
+                raise InvalidInput(f"item {number}: {exc}") from None
+        if not records:
+            return []
+        vectors = self._vectors_for([embed_text(r["title"], r["content"]) for r in records])
+        with self.db.atomic():
+            ids = self._insert(records, vectors)
+        return self._get_many(ids)
+
+    def _insert(self, records: list[dict[str, Any]], vectors: "list[np.ndarray | None]") -> list[int]:
+        """Insert rows not already stored; returns the id each record ended up as."""
+        existing = self._existing_ids([(r["content_hash"], r["category"]) for r in records])
+        next_id = int(self.db.scalar("SELECT coalesce(max(id), 0) FROM memories")) + 1
+        rows, new_vectors, ids, seen = [], [], [], dict(existing)
+        now = iso(self.clock.now())
+        for record, vector in zip(records, vectors):
+            key = (record["content_hash"], record["category"])
+            if key in seen:
+                ids.append(seen[key])
+                continue
+            memory_id = next_id
+            next_id += 1
+            seen[key] = memory_id
+            ids.append(memory_id)
+            if vector is not None:
+                record["embedded_at"] = now
+                new_vectors.append((memory_id, vector))
+            rows.append(_row_values(memory_id, record))
+        if rows:
+            self.db.executemany(INSERT_SQL, rows)
+            self._log_changes([r[0] for r in rows], "upsert")
+            if new_vectors:
+                self._store_vectors([i for i, _ in new_vectors], np.vstack([v for _, v in new_vectors]))
+        return ids
+
+    def _existing_ids(self, keys: list[tuple[str, str]]) -> dict[tuple[str, str], int]:
+        found: dict[tuple[str, str], int] = {}
+        unique = list(dict.fromkeys(keys))
+        for start in range(0, len(unique), 400):
+            chunk = unique[start : start + 400]
+            hashes = [h for h, _ in chunk]
+            for row in self.db.execute(
+                f"SELECT content_hash, category, min(id) FROM memories "
+                f"WHERE content_hash IN ({','.join('?' * len(hashes))}) GROUP BY 1, 2",
+                hashes,
+            ):
+                found[(row[0], row[1])] = row[2]
+        return {k: v for k, v in found.items() if k in set(unique)}
+
+    def _log_changes(self, ids: Sequence[int], op: str, snapshots: Sequence[dict[str, Any]] | None = None) -> None:
+        now = iso(self.clock.now())
+        if snapshots is None:
+            snapshots = [m.to_dict() for m in self._get_many(ids)]
+        self.db.executemany(
+            "INSERT INTO changes (uid, op, at, data) VALUES (?, ?, ?, ?)",
+            [(s["uid"], op, now, json.dumps(s, ensure_ascii=False)) for s in snapshots],
+        )
+
+    # -- vectors ------------------------------------------------------------
+    def _vectors_for(self, texts: Sequence[str]) -> "list[np.ndarray | None]":
+        """Vectors from the cache, else from the embedder (outside any transaction).
+
+        On an embedding failure the texts get None (stored as pending) and a warning.
+        """
+        if self.embedder is None:
+            return [None] * len(texts)
+        model = identity(self.embedder)
+        hashes = [text_hash(t) for t in texts]
+        cached = self._cached(model, hashes)
+        missing = [i for i, h in enumerate(hashes) if h not in cached]
+        if missing:
+            unique: dict[str, str] = {}
+            for i in missing:
+                unique.setdefault(hashes[i], texts[i])
+            try:
+                matrix = self.embedder.embed_documents(list(unique.values()))
+            except EmbeddingError as exc:
+                self.warnings.append(f"{exc}")
+                log.warning("embedding failed, %d memories left pending: %s", len(unique), exc)
+                return [cached.get(h) for h in hashes]
+            fresh = dict(zip(unique, np.asarray(matrix, dtype=np.float32)))
+            with self.db.atomic():
+                self.db.executemany(
+                    "INSERT OR IGNORE INTO embeddings_cache (model, content_hash, vector) VALUES (?, ?, ?)",
+                    [(model, h, v.tobytes()) for h, v in fresh.items()],
+                )
+            cached.update(fresh)
+        return [cached.get(h) for h in hashes]
+
+    def _cached(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        unique = list(dict.fromkeys(hashes))
+        for start in range(0, len(unique), 400):
+            chunk = unique[start : start + 400]
+            for h, blob in self.db.execute(
+                "SELECT content_hash, vector FROM embeddings_cache WHERE model = ? "
+                f"AND content_hash IN ({','.join('?' * len(chunk))})",
+                [model, *chunk],
+            ):
+                out[h] = np.frombuffer(blob, dtype=np.float32)
+        return out
+
+    def _ensure_vector_table(self) -> None:
+        assert self.embedder is not None
+        if not self.db.table_exists("memories_vec"):
+            self.db.execute(
+                f"CREATE VIRTUAL TABLE memories_vec USING vec0("
+                f"embedding float[{int(self.embedder.dim)}] distance_metric=cosine, chunk_size=256)"
+            )
+        self._record_embedder()
+
+    def _store_vectors(self, ids: Sequence[int], matrix: np.ndarray) -> None:
+        """Write float vectors (vec0) and their sign bits; inside the caller's transaction.
+
+        The ids must have no vector yet (callers drop old ones first).
+        """
+        self._ensure_vector_table()
+        matrix = np.asarray(matrix, dtype=np.float32)
+        self.db.executemany(
+            "INSERT INTO memories_vec (rowid, embedding) VALUES (?, ?)",
+            [(int(i), v.tobytes()) for i, v in zip(ids, matrix)],
+        )
+        center = self._load_center()
+        bits = search_mod.pack_bits(matrix, center)
+        self.db.executemany(
+            "INSERT OR REPLACE INTO memory_bits (id, bits) VALUES (?, ?)",
+            [(int(i), b.tobytes()) for i, b in zip(ids, bits)],
+        )
+        if center is None and self._vector_count() >= CENTER_SAMPLE:
+            self._compute_center()
+        else:
+            if self._index is not None:
+                self._index.add(ids, bits)
+            self._bump_vectors_epoch()
+
+    def _vector_count(self) -> int:
+        return int(self.db.scalar("SELECT count(*) FROM memory_bits"))
+
+    def _load_center(self) -> np.ndarray | None:
+        if self._center is None:
+            raw = self.db.get_meta("vector_center")
+            if raw:
+                self._center = np.frombuffer(bytes.fromhex(raw), dtype=np.float32)
+        return self._center
+
+    def _compute_center(self) -> None:
+        """Fix the centre as the mean of the stored vectors and re-take every sign bit."""
+        ids, rows = [], []
+        for rowid, blob in self.db.execute("SELECT rowid, embedding FROM memories_vec"):
+            ids.append(rowid)
+            rows.append(np.frombuffer(blob, dtype=np.float32))
+        matrix = np.vstack(rows)
+        self._center = matrix.mean(axis=0).astype(np.float32)
+        self.db.set_meta("vector_center", self._center.tobytes().hex())
+        bits = search_mod.pack_bits(matrix, self._center)
+        self.db.executemany(
+            "UPDATE memory_bits SET bits = ? WHERE id = ?",
+            [(b.tobytes(), int(i)) for i, b in zip(ids, bits)],
+        )
+        self._index = None
+        self._bump_vectors_epoch()
+
+    def _bump_vectors_epoch(self) -> None:
+        epoch = int(self.db.get_meta("vectors_epoch", "0") or 0) + 1
+        self.db.set_meta("vectors_epoch", str(epoch))
+        if self._seen_version is not None:
+            self._seen_version = (self._seen_version[0], str(epoch))
+
+    def _vector_index(self) -> search_mod.VectorIndex | None:
+        """The in-RAM sign-bit index, reloaded when another process changed the vectors."""
+        if self.embedder is None or not self.db.table_exists("memories_vec"):
+            return None
+        data_version = int(self.db.scalar("PRAGMA data_version"))
+        if self._index is not None and self._seen_version and self._seen_version[0] == data_version:
+            return self._index
+        epoch = self.db.get_meta("vectors_epoch")
+        if self._index is not None and self._seen_version and self._seen_version[1] == epoch:
+            self._seen_version = (data_version, epoch)
+            return self._index
+        self._center = None
+        center = self._load_center()
+        words = search_mod.pack_bits(np.zeros(self.embedder.dim, dtype=np.float32), center).shape[1]
+        index = search_mod.VectorIndex(words)
+        ids, blobs = [], []
+        for memory_id, blob in self.db.execute("SELECT id, bits FROM memory_bits"):
+            ids.append(memory_id)
+            blobs.append(blob)
+        if ids:
+            bits = np.frombuffer(b"".join(blobs), dtype=np.uint64).reshape(len(ids), words)
+            index.add(ids, bits)
+        self._index = index
+        self._seen_version = (data_version, epoch)
+        return index
+
+    # -- reading ------------------------------------------------------------
+    def get(self, id_or_uid: int | str) -> Memory:
+        """A memory by integer id or uid; NotFound if there is none."""
+        if isinstance(id_or_uid, str) and not id_or_uid.isdigit():
+            row = self.db.one("SELECT * FROM memories WHERE uid = ?", (id_or_uid,))
+        else:
+            try:
+                row = self.db.one("SELECT * FROM memories WHERE id = ?", (int(id_or_uid),))
+            except (TypeError, ValueError, OverflowError):
+                row = None
+        if row is None:
+            raise NotFound(f"no memory {id_or_uid!r}: see  maxmem list  or  maxmem search")
+        return Memory.from_row(row)
+
+    def _get_many(self, ids: Sequence[int]) -> list[Memory]:
+        found: dict[int, Memory] = {}
+        unique = list(dict.fromkeys(int(i) for i in ids))
+        for start in range(0, len(unique), 400):
+            chunk = unique[start : start + 400]
+            for row in self.db.rows(
+                f"SELECT * FROM memories WHERE id IN ({','.join('?' * len(chunk))})", chunk
+            ):
+                found[row["id"]] = Memory.from_row(row)
+        return [found[int(i)] for i in ids if int(i) in found]
+
+    def list(
+        self,
+        category: str | Sequence[str] | None = None,
+        kind: str | Sequence[str] | None = None,
+        tags: Sequence[str] | None = None,
+        since: Any = None,
+        until: Any = None,
+        min_importance: float | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        status: str | Sequence[str] | None = None,
+        agent: str | None = None,
+        session_id: str | None = None,
+        include_superseded: bool = True,
+        pinned: bool | None = None,
+        limit: int = 50,
+        offset: int = 0,
+        order: str = "recent",
+    ) -> list[Memory]:
+        """Memories matching the filters, newest first (or `order`: oldest, importance, updated)."""
+        if order not in ORDERS:
+            raise InvalidInput(f"order must be one of {', '.join(ORDERS)}")
+        filters = search_mod.Filters(
+            category, kind, tags, since, until, min_importance, dict(metadata or {}) or None,
+            status, agent, session_id, include_superseded,
+        )
+        where, params = filters.where()
+        if pinned is not None:
+            where += " AND m.pinned = ?"
+            params.append(int(pinned))
+        rows = self.db.rows(
+            f"SELECT m.* FROM memories m WHERE {where} ORDER BY {ORDERS[order]} LIMIT ? OFFSET ?",
+            [*params, _positive(limit, "limit"), max(0, int(offset))],
+        )
+        return [Memory.from_row(r) for r in rows]
+
+    def search(
+        self,
+        query: str,
+        limit: int = 10,
+        category: str | Sequence[str] | None = None,
+        kind: str | Sequence[str] | None = None,
+        tags: Sequence[str] | None = None,
+        since: Any = None,
+        until: Any = None,
+        min_importance: float | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        status: str | Sequence[str] | None = None,
+        agent: str | None = None,
+        session_id: str | None = None,
+        include_superseded: bool = False,
+        mode: str = "hybrid",
+        explain: bool = False,
+        track: bool = True,
+    ) -> list[Hit]:
+        """The best `limit` memories for `query` among those matching the filters.
+
+        score = vector_weight × vector + keyword_weight × keyword (config; 0.7 / 0.3),
+        each scaled to 0–1 over the candidates. mode "keyword" or "vector" ranks by one
+        side only. With no embedder the search is keyword-only (see `last_plan.note`).
+        """
+        if not isinstance(query, str):
+            raise InvalidInput("the search query must be text")
+        query = query.replace("\x00", " ")
+        filters = search_mod.Filters(
+            category, kind, tags, since, until, min_importance, dict(metadata or {}) or None,
+            status, agent, session_id, include_superseded,
+        )
+        limit = _positive(limit, "limit")
+        index = self._vector_index() if mode != "keyword" else None
+        query_vector = None
+        if index is not None and query.strip():
+            try:
+                query_vector = self.embedder.embed_query(query)  # type: ignore[union-attr]
+            except EmbeddingError as exc:
+                self.warnings.append(f"{exc}; searched by keyword only")
+                if mode == "vector":
+                    raise
+        scored, plan = search_mod.hybrid_search(
+            self.db, query, query_vector, index, self._center, filters, limit,
+            self.config.vector_weight, self.config.keyword_weight, mode=mode,
+        )
+        self.last_plan = plan
+        memories = {m.id: m for m in self._get_many([s.id for s in scored])}
+        hits = [
+            Hit(
+                memories[s.id], s.score, s.vector_score, s.keyword_score,
+                search_mod.explain_rows([s])[0] if explain else {},
+            )
+            for s in scored
+            if s.id in memories
+        ]
+        if track and hits:
+            self._track_recall([h.memory.id for h in hits])
+        return hits
+
+    def _track_recall(self, ids: Sequence[int]) -> None:
+        """Count how often each memory is returned; best effort, never blocks a search."""
+        now = iso(self.clock.now())
+        self.db.conn.set_busy_timeout(50)
+        try:
+            with self.db.atomic():
+                self.db.executemany(
+                    "UPDATE memories SET recall_count = recall_count + 1, last_recalled_at = ? WHERE id = ?",
+                    [(now, int(i)) for i in ids],
+                )
+        except (DatabaseError, apsw.BusyError):
+            log.debug("recall counts skipped: database busy")
+        finally:
+            self.db.conn.set_busy_timeout(self.config.busy_timeout_ms)
+
+    # -- changing -----------------------------------------------------------
+    def update(self, id_or_uid: int | str, **fields: Any) -> Memory:
+        """Change some fields of a memory; new content or title is re-embedded."""
+        unknown = set(fields) - UPDATABLE
+        if unknown:
+            raise InvalidInput(
+                f"cannot update {', '.join(sorted(unknown))}: updatable fields are {', '.join(sorted(UPDATABLE))}"
+            )
+        old = self.get(id_or_uid)
+        merged = {**old.to_dict(), **{k: v for k, v in fields.items()}}
+        merged.pop("id")
+        record = self._record({k: merged[k] for k in REMEMBER_ARGS if k in merged})
+        record["embedded_at"] = old.embedded_at
+        changed = {k: record[k] for k in UPDATABLE | {"content_hash"} if record.get(k) != getattr(old, k)}
+        if not changed:
+            return old
+        new_text = embed_text(record["title"], record["content"])
+        reembed = new_text != embed_text(old.title, old.content)
+        vector = self._vectors_for([new_text])[0] if reembed else None
+        changed["updated_at"] = iso(self.clock.now())
+        with self.db.atomic():
+            if reembed:
+                changed["embedded_at"] = changed["updated_at"] if vector is not None else None
+            assignments = ", ".join(f"{k} = ?" for k in changed)
+            values = [_column_value(k, v) for k, v in changed.items()]
+            self.db.execute(f"UPDATE memories SET {assignments} WHERE id = ?", [*values, old.id])
+            if reembed:
+                self._drop_vectors([old.id])
+                if vector is not None:
+                    self._store_vectors([old.id], vector.reshape(1, -1))
+            self._log_changes([old.id], "upsert")
+        return self.get(old.id)
+
+    def pin(self, id_or_uid: int | str, pinned: bool = True) -> Memory:
+        """Pinned memories never expire and come first in the boot context."""
+        return self.update(id_or_uid, pinned=pinned)
+
+    def forget(self, id_or_uid: int | str) -> Memory:
+        """Delete a memory everywhere (row, keyword index, vectors); logged for sync."""
+        memory = self.get(id_or_uid)
+        with self.db.atomic():
+            self._delete([memory])
+        return memory
+
+    def forget_many(self, memories: Sequence[Memory]) -> int:
+        """Delete many memories in one transaction (retention uses this)."""
+        with self.db.atomic():
+            self._delete(list(memories))
+        return len(memories)
+
+    def _delete(self, memories: Sequence[Memory]) -> None:
+        ids = [m.id for m in memories]
+        self._log_changes(ids, "delete", [m.to_dict() for m in memories])
+        self._drop_vectors(ids)
+        self.db.executemany("DELETE FROM memories WHERE id = ?", [(i,) for i in ids])
+
+    def _drop_vectors(self, ids: Sequence[int]) -> None:
+        if self.db.table_exists("memories_vec"):
+            self.db.executemany("DELETE FROM memories_vec WHERE rowid = ?", [(int(i),) for i in ids])
+        self.db.executemany("DELETE FROM memory_bits WHERE id = ?", [(int(i),) for i in ids])
+        if self._index is not None:
+            self._index.remove(ids)
+        self._bump_vectors_epoch()
+
+    # -- embeddings upkeep --------------------------------------------------
+    def pending_count(self) -> int:
+        return int(self.db.scalar("SELECT count(*) FROM memories WHERE embedded_at IS NULL"))
+
+    def embed_pending(self, batch_size: int = 256, progress: ProgressFn | None = None) -> int:
+        """Embed every memory stored without a vector; returns how many got one.
+
+        Commits per batch, so an interrupted run keeps what it did and the next
+        run picks up the rest.
+        """
+        if self.embedder is None:
+            raise EmbeddingError("no embedder configured: set one with  maxmem init --embedder local")
+        total, done = self.pending_count(), 0
+        last_id = 0
+        while True:
+            rows = self.db.rows(
+                "SELECT id, title, content FROM memories WHERE embedded_at IS NULL AND id > ? "
+                "ORDER BY id LIMIT ?",
+                (last_id, batch_size),
+            )
+            if not rows:
+                break
+            last_id = rows[-1]["id"]
+            before = len(self.warnings)
+            vectors = self._vectors_for([embed_text(r["title"], r["content"]) for r in rows])
+            if len(self.warnings) > before:
+                raise EmbeddingError(self.warnings[-1])
+            with self.db.atomic():
+                now = iso(self.clock.now())
+                ids = [r["id"] for r in rows]
+                # Skip rows deleted or embedded by another process meanwhile.
+                still = {
+                    row[0]
+                    for row in self.db.execute(
+                        f"SELECT id FROM memories WHERE embedded_at IS NULL AND id IN ({','.join('?' * len(ids))})",
+                        ids,
+                    )
+                }
+                keep = [(i, v) for i, v in zip(ids, vectors) if i in still and v is not None]
+                if keep:
+                    self._drop_vectors([i for i, _ in keep])
+                    self._store_vectors([i for i, _ in keep], np.vstack([v for _, v in keep]))
+                    self.db.executemany(
+                        "UPDATE memories SET embedded_at = ? WHERE id = ?", [(now, i) for i, _ in keep]
+                    )
+            done += len(rows)
+            if progress:
+                progress(min(done, total), total)
+        return done
+
+    def reindex(self, progress: ProgressFn | None = None, batch_size: int = 256) -> int:
+        """Re-embed every memory with the current embedder (after changing model)."""
+        if self.embedder is None:
+            raise EmbeddingError("no embedder configured: choose one with --embedder local|openai")
+        dim = int(self.embedder.dim)
+        with self.db.atomic():
+            self.db.execute("DROP TABLE IF EXISTS memories_vec")
+            self.db.execute("DELETE FROM memory_bits")
+            self.db.execute("DELETE FROM meta WHERE key IN ('embedder', 'embedder_provider', "
+                            "'embedder_model', 'embedder_dim', 'vector_center')")
+            self.db.execute("UPDATE memories SET embedded_at = NULL")
+            self._center, self._index = None, None
+            self._record_embedder()
+            self._bump_vectors_epoch()
+        log.info("reindex: %d-d vectors from %s", dim, identity(self.embedder))
+        return self.embed_pending(batch_size=batch_size, progress=progress)
+
+    # -- import / export ----------------------------------------------------
+    def export_records(self, **filters: Any) -> Iterator[dict[str, Any]]:
+        """Every memory as a dict of all its fields, oldest first (for JSONL export)."""
+        last = 0
+        while True:
+            rows = self.db.rows("SELECT * FROM memories WHERE id > ? ORDER BY id LIMIT 500", (last,))
+            if not rows:
+                return
+            for row in rows:
+                yield Memory.from_row(row).to_dict()
+            last = rows[-1]["id"]
+
+    def import_records(self, records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+        """Insert or update memories from exported dicts, keeping uid and timestamps.
+
+        One transaction: a bad record raises InvalidInput naming its line, and nothing
+        of the file is stored.
+        """
+        counts = {"added": 0, "updated": 0, "unchanged": 0}
+        prepared: list[tuple[dict[str, Any], int | None]] = []
+        for number, raw in enumerate(records, start=1):
+            if not isinstance(raw, Mapping):
+                raise InvalidInput(f"line {number}: not a JSON object")
+            item = {k: v for k, v in raw.items() if k in REMEMBER_ARGS or k in ("uid", "id")}
+            try:
+                record = self._record({k: v for k, v in item.items() if k != "id"})
+                if "content_hash" in raw and raw.get("content_hash") not in (None, record["content_hash"]):
+                    record["content_hash"] = content_hash(record["content"])
+            except InvalidInput as exc:
+                raise InvalidInput(f"line {number}: {exc}") from None
+            wanted_id = raw.get("id") if isinstance(raw.get("id"), int) else None
+            prepared.append((record, wanted_id))
+        texts = [embed_text(r["title"], r["content"]) for r, _ in prepared]
+        vectors = self._vectors_for(texts)
+        now = iso(self.clock.now())
+        with self.db.atomic():
+            for (record, wanted_id), vector in zip(prepared, vectors):
+                old = self.db.one("SELECT * FROM memories WHERE uid = ?", (record["uid"],))
+                if old is not None:
+                    current = Memory.from_row(old).to_dict()
+                    same = all(current.get(k) == record.get(k) for k in FIELDS if k not in ("embedded_at",))
+                    if same:
+                        counts["unchanged"] += 1
+                        continue
+                    record["embedded_at"] = now if vector is not None else None
+                    values = [_column_value(k, record[k]) for k in FIELDS]
+                    self.db.execute(
+                        f"UPDATE memories SET {', '.join(f'{k} = ?' for k in FIELDS)} WHERE id = ?",
+                        [*values, old["id"]],
+                    )
+                    self._drop_vectors([old["id"]])
+                    memory_id = old["id"]
+                    counts["updated"] += 1
+                else:
+                    taken = wanted_id is None or self.db.scalar("SELECT 1 FROM memories WHERE id = ?", (wanted_id,))
+                    memory_id = (
+                        int(self.db.scalar("SELECT coalesce(max(id), 0) + 1 FROM memories"))
+                        if taken else int(wanted_id)  # type: ignore[arg-type]
+                    )
+                    record["embedded_at"] = now if vector is not None else None
+                    self.db.execute(INSERT_SQL, _row_values(memory_id, record))
+                    counts["added"] += 1
+                if vector is not None:
+                    self._store_vectors([memory_id], vector.reshape(1, -1))
+                self._log_changes([memory_id], "upsert")
+        return counts
+
+    # -- facts --------------------------------------------------------------
+    def stats(self) -> dict[str, Any]:
+        """Counts, sizes and the embedder in use: what `maxmem stats` prints."""
+        per_category = {c: 0 for c in CATEGORIES}
+        for category, count in self.db.execute("SELECT category, count(*) FROM memories GROUP BY 1"):
+            per_category[category] = count
+        size = sum(
+            p.stat().st_size
+            for p in (self.path, Path(f"{self.path}-wal"))
+            if str(self.path) != ":memory:" and p.exists()
+        )
+        recorded = self.db.get_meta("embedder")
+        return {
+            "path": str(self.path),
+            "memories": sum(per_category.values()),
+            "categories": per_category,
+            "pinned": int(self.db.scalar("SELECT count(*) FROM memories WHERE pinned = 1")),
+            "pending_embeddings": self.pending_count() if self.embedder else 0,
+            "unembedded": self.pending_count(),
+            "embedder": identity(self.embedder) if self.embedder else "none (keyword-only search)",
+            "vectors_from": recorded,
+            "schema_version": schema_version(self.db),
+            "schema_latest": len(MIGRATIONS),
+            "size_bytes": size,
+            "changes": int(self.db.scalar("SELECT coalesce(max(seq), 0) FROM changes")),
+        }
+
+
+REMEMBER_ARGS = (
+    "content", "category", "kind", "title", "tags", "importance", "metadata", "created_at",
+    "source", "agent", "session_id", "status", "pinned", "started_at", "resolved_at",
+    "uid", "updated_at", "superseded_by", "last_recalled_at", "recall_count",
+)
+
+
+def _column_value(name: str, value: Any) -> Any:
+    if name in ("tags", "metadata"):
+        return json.dumps(value, ensure_ascii=False)
+    if name == "pinned":
+        return int(bool(value))
+    return value
+
+
+def _row_values(memory_id: int, record: Mapping[str, Any]) -> list[Any]:
+    return [memory_id, *(_column_value(k, record[k]) for k in FIELDS)]
+
+
+def _positive(value: Any, what: str) -> int:
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise InvalidInput(f"{what} must be a whole number") from None
+    if number < 1 or number > 100_000:
+        raise InvalidInput(f"{what} must be from 1 to 100000")
+    return number
+
+
+def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    """Records of a JSONL file (gzipped when it ends in .gz); a bad line names its number."""
+    opener = gzip.open if str(path).endswith(".gz") else open
+    try:
+        with opener(path, "rt", encoding="utf-8") as handle:  # type: ignore[operator]
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    yield json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise InvalidInput(f"{path}:{number}: not valid JSON ({exc.msg})") from None
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"cannot read {path}: {exc}") from None
+
+
+def write_jsonl(records: Iterable[Mapping[str, Any]], handle: io.TextIOBase) -> int:
+    count = 0
+    for record in records:
+        handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        count += 1
+    return count

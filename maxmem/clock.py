@@ -1,0 +1,85 @@
+"""Time in one format everywhere: aware UTC datetimes, stored as fixed-width ISO-8601 text.
+
+"YYYY-MM-DDTHH:MM:SS.mmmZ" sorts as text in the same order as time, so SQL range
+filters and ORDER BY work on the stored strings directly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta, timezone
+
+from .errors import InvalidInput
+
+UTC = timezone.utc
+
+
+class Clock:
+    """The source of "now". Tests pass a FixedClock; nothing else calls datetime.now()."""
+
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+
+@dataclass
+class FixedClock(Clock):
+    """A clock that stands still until moved: for tests and reproducible jobs."""
+
+    at: datetime
+
+    def __post_init__(self) -> None:
+        self.at = parse_time(self.at)
+
+    def now(self) -> datetime:
+        return self.at
+
+    def advance(self, **delta: float) -> None:
+        self.at = self.at + timedelta(**delta)
+
+
+def iso(dt: datetime) -> str:
+    """Format an aware datetime as fixed-width UTC ISO-8601 with milliseconds."""
+    dt = dt.astimezone(UTC)
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+
+
+def parse_time(value: str | datetime | date | int | float) -> datetime:
+    """Read a time the way users and transcripts write it; naive times are taken as UTC.
+
+    Accepts datetimes, dates, epoch seconds or milliseconds, and ISO-8601 or other
+    unambiguous date strings.
+    """
+    if isinstance(value, datetime):
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    if isinstance(value, date):
+        return datetime(value.year, value.month, value.day, tzinfo=UTC)
+    if isinstance(value, bool):
+        raise InvalidInput(f"not a time: {value!r}")
+    if isinstance(value, (int, float)):
+        seconds = value / 1000 if abs(value) > 1e11 else value
+        try:
+            return datetime.fromtimestamp(seconds, UTC)
+        except (OverflowError, OSError, ValueError):
+            raise InvalidInput(f"not a time: {value!r}") from None
+    if isinstance(value, str):
+        text = value.strip()
+        if not text:
+            raise InvalidInput("empty time: give a date like 2026-11-30 or 2026-11-30T09:00:00Z")
+        try:
+            return parse_time(datetime.fromisoformat(text.replace("Z", "+00:00")))
+        except ValueError:
+            pass
+        try:
+            from dateutil import parser as date_parser
+
+            return parse_time(date_parser.parse(text))
+        except (ValueError, OverflowError, TypeError):
+            raise InvalidInput(
+                f"cannot read {text[:60]!r} as a time: use ISO-8601, e.g. 2026-11-30T09:00:00Z"
+            ) from None
+    raise InvalidInput(f"not a time: {value!r}")
+
+
+def to_iso(value: str | datetime | date | int | float) -> str:
+    """parse_time then iso: the stored form of any accepted time."""
+    return iso(parse_time(value))

@@ -1,0 +1,193 @@
+"""Configuration, resolved once: defaults < TOML file < MAXMEM_* environment < flags.
+
+Library code never reads the environment: the CLI calls `load_config()` and passes
+the frozen `Config` down. Python users get the defaults from `Config()` or the same
+resolution from `load_config()`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tomllib
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Mapping
+
+from .errors import ConfigError
+
+EMBEDDERS = ("auto", "openai", "local", "none")
+DEFAULT_DB = Path("~/.openclaw/workspace/memory/brain.db")
+
+
+def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
+    return MappingProxyType(
+        {k: _frozen(v) if isinstance(v, Mapping) else v for k, v in mapping.items()}
+    )
+
+
+@dataclass(frozen=True)
+class Config:
+    """Everything maxmem can be told. Sections owned by the jobs stay in `sections`."""
+
+    db_path: Path = DEFAULT_DB
+    agent: str | None = None
+    embedder: str = "auto"
+    openai_model: str = "text-embedding-3-small"
+    openai_base_url: str | None = None
+    openai_api_key: str | None = field(default=None, repr=False)
+    openai_dimensions: int | None = None
+    embed_batch_size: int = 64
+    embed_timeout: float = 30.0
+    embed_max_retries: int = 4
+    vector_weight: float = 0.7
+    keyword_weight: float = 0.3
+    redact_on_remember: bool = True
+    busy_timeout_ms: int = 15000
+    config_path: Path | None = None
+    sections: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+    def section(self, name: str) -> Mapping[str, Any]:
+        """A job's own table from the TOML file (e.g. "retention"), empty when absent."""
+        value: Any = self.sections
+        for part in name.split("."):
+            value = value.get(part, {}) if isinstance(value, Mapping) else {}
+        return value if isinstance(value, Mapping) else MappingProxyType({})
+
+    def with_(self, **changes: Any) -> "Config":
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+    def to_toml_dict(self) -> dict[str, Any]:
+        """The settable fields, for `maxmem init` (the API key is never written)."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            if f.name in ("config_path", "sections", "openai_api_key"):
+                continue
+            value = getattr(self, f.name)
+            if value is None:
+                continue
+            out[f.name] = str(value) if isinstance(value, Path) else value
+        for name, table in self.sections.items():
+            out[name] = _thaw(table)
+        return out
+
+
+def _thaw(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _thaw(v) for k, v in value.items()}
+    return value
+
+
+def home_dir(env: Mapping[str, str]) -> Path | None:
+    """MAXMEM_HOME puts the config and the default brain.db in one folder (tests use it)."""
+    home = env.get("MAXMEM_HOME")
+    return Path(home).expanduser() if home else None
+
+
+def config_dir(env: Mapping[str, str]) -> Path:
+    """The platform's config folder for maxmem."""
+    home = home_dir(env)
+    if home:
+        return home
+    if sys.platform == "darwin":
+        return Path("~/Library/Application Support/maxmem").expanduser()
+    if sys.platform == "win32":
+        return Path(env.get("APPDATA", "~")).expanduser() / "maxmem"
+    return Path(env.get("XDG_CONFIG_HOME") or "~/.config").expanduser() / "maxmem"
+
+
+def default_config_path(env: Mapping[str, str]) -> Path:
+    return config_dir(env) / "config.toml"
+
+
+_FIELD_TYPES = {f.name: f.type for f in fields(Config)}
+# The usual variables of OpenAI-compatible clients fill what the file left unset...
+_GENERIC_ENV = {"OPENAI_API_KEY": "openai_api_key", "OPENAI_BASE_URL": "openai_base_url"}
+# ...and maxmem's own variables override the file.
+_ENV = {
+    "MAXMEM_DB": "db_path",
+    "MAXMEM_AGENT": "agent",
+    "MAXMEM_EMBEDDER": "embedder",
+    "MAXMEM_OPENAI_MODEL": "openai_model",
+    "MAXMEM_OPENAI_BASE_URL": "openai_base_url",
+    "MAXMEM_OPENAI_API_KEY": "openai_api_key",
+    "MAXMEM_VECTOR_WEIGHT": "vector_weight",
+    "MAXMEM_KEYWORD_WEIGHT": "keyword_weight",
+}
+
+
+def _coerce(name: str, value: Any, where: str) -> Any:
+    kind = str(_FIELD_TYPES[name])
+    try:
+        if "Path" in kind:
+            return Path(str(value)).expanduser()
+        if kind.startswith("bool"):
+            if isinstance(value, bool):
+                return value
+            lowered = str(value).strip().lower()
+            if lowered in ("1", "true", "yes", "on"):
+                return True
+            if lowered in ("0", "false", "no", "off"):
+                return False
+            raise ValueError(value)
+        if kind.startswith("int"):
+            return int(value)
+        if kind.startswith("float"):
+            return float(value)
+        return str(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{where}: {name} = {value!r} is not a valid {kind}") from None
+
+
+def _validate(config: Config) -> Config:
+    if config.embedder not in EMBEDDERS:
+        raise ConfigError(
+            f"embedder must be one of {', '.join(EMBEDDERS)}, not {config.embedder!r}"
+        )
+    if config.vector_weight < 0 or config.keyword_weight < 0:
+        raise ConfigError("vector_weight and keyword_weight must be ≥ 0")
+    if config.vector_weight + config.keyword_weight <= 0:
+        raise ConfigError("vector_weight + keyword_weight must be > 0")
+    return config
+
+
+def load_config(
+    env: Mapping[str, str] | None = None,
+    path: Path | str | None = None,
+    **overrides: Any,
+) -> Config:
+    """Resolve defaults < TOML file < environment < explicit overrides (None = not given)."""
+    env = os.environ if env is None else env
+    values: dict[str, Any] = {}
+    home = home_dir(env)
+    if home:
+        values["db_path"] = home / "brain.db"
+    config_path = Path(path).expanduser() if path else default_config_path(env)
+    sections: dict[str, Any] = {}
+    if config_path.exists():
+        try:
+            data = tomllib.loads(config_path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
+            raise ConfigError(f"cannot read {config_path}: {exc}") from None
+        for key, value in data.items():
+            if key in _FIELD_TYPES and key not in ("sections", "config_path"):
+                values[key] = _coerce(key, value, str(config_path))
+            elif isinstance(value, dict):
+                sections[key] = value
+            else:
+                raise ConfigError(f"{config_path}: unknown setting {key!r}")
+    elif path:
+        raise ConfigError(f"config file {config_path} does not exist: run  maxmem init")
+    for var, name in _GENERIC_ENV.items():
+        if env.get(var) and values.get(name) is None:
+            values[name] = _coerce(name, env[var], var)
+    for var, name in _ENV.items():
+        if env.get(var):
+            values[name] = _coerce(name, env[var], var)
+    for name, value in overrides.items():
+        if value is not None:
+            values[name] = _coerce(name, value, "option") if name in _FIELD_TYPES else value
+    values["config_path"] = config_path
+    values["sections"] = _frozen(sections)
+    return _validate(Config(**values))

@@ -1,0 +1,209 @@
+"""The one place that talks to apsw: opening brain.db, pragmas, sqlite-vec, transactions.
+
+apsw does not start transactions on its own (unlike the sqlite3 module), so every
+write goes through `Database.atomic()`: BEGIN IMMEDIATE at the outermost level (a
+deferred transaction that reads before it writes fails with SQLITE_BUSY at once under
+a concurrent writer, busy timeout or not), SAVEPOINTs inside.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import logging
+import os
+import re
+import threading
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+import apsw
+
+from .errors import DatabaseError, InvalidInput
+
+log = logging.getLogger("maxmem")
+
+IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+
+
+def check_identifier(name: str, what: str = "name") -> str:
+    """Identifiers that come from input (metadata keys, table names) must match a strict pattern."""
+    if not isinstance(name, str) or not IDENTIFIER.match(name):
+        raise InvalidInput(
+            f"{what} {name!r} is not allowed: use letters, digits and _ (not starting with a digit)"
+        )
+    return name
+
+
+def _corrupt_message(path: Path, exc: BaseException) -> str:
+    return (
+        f"{path} is not a usable brain.db ({exc.__class__.__name__}: {exc}): "
+        "run  maxmem doctor  and restore a backup with  maxmem restore FILE"
+    )
+
+
+def secure_create(path: Path) -> None:
+    """Create the folder 0700 and an empty file 0600 before SQLite touches it.
+
+    SQLite gives the -wal and -shm files the mode of the database file.
+    """
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if not path.exists():
+        fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
+        os.close(fd)
+
+
+class Database:
+    """An apsw connection to brain.db with maxmem's pragmas and sqlite-vec loaded."""
+
+    def __init__(self, path: str | Path, busy_timeout_ms: int = 15000, readonly: bool = False):
+        self.path = Path(path) if str(path) != ":memory:" else Path(":memory:")
+        self._depth = 0
+        self._savepoints = itertools.count()
+        self._lock = threading.RLock()
+        memory = str(path) == ":memory:"
+        if not memory and not readonly:
+            try:
+                secure_create(self.path)
+            except OSError as exc:
+                raise DatabaseError(f"cannot create {self.path}: {exc.strerror}") from None
+        if not memory and readonly and not self.path.exists():
+            raise DatabaseError(f"{self.path} does not exist: run  maxmem init  or check --db")
+        flags = apsw.SQLITE_OPEN_READONLY if readonly else (
+            apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
+        )
+        try:
+            self.conn = apsw.Connection(str(path), flags=flags)
+            self.conn.set_busy_timeout(busy_timeout_ms)
+            self._load_vec()
+            self._pragmas(memory, readonly)
+        except apsw.BusyError:
+            raise DatabaseError(
+                f"{self.path} stayed locked for {busy_timeout_ms / 1000:.0f} s by another process: "
+                "try again, or find the stuck process (fuser)"
+            ) from None
+        except (apsw.NotADBError, apsw.CorruptError, apsw.CantOpenError, apsw.IOError) as exc:
+            raise DatabaseError(_corrupt_message(self.path, exc)) from None
+
+    def _load_vec(self) -> None:
+        import sqlite_vec
+
+        self.conn.enable_load_extension(True)
+        self.conn.load_extension(sqlite_vec.loadable_path())
+        self.conn.enable_load_extension(False)
+
+    def _pragmas(self, memory: bool, readonly: bool) -> None:
+        # Reading the schema first turns "not a database" into an error here, not later.
+        self.scalar("SELECT count(*) FROM sqlite_master")
+        if not memory and not readonly:
+            if self.scalar("PRAGMA journal_mode") != "wal":
+                self.execute("PRAGMA journal_mode=WAL")
+        self.execute("PRAGMA synchronous=FULL")
+        self.execute("PRAGMA foreign_keys=ON")
+        self.execute("PRAGMA mmap_size=268435456")
+        self.execute("PRAGMA cache_size=-32000")
+
+    # -- statements ---------------------------------------------------------
+    def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> apsw.Cursor:
+        try:
+            return self.conn.execute(sql, params)
+        except apsw.BusyError:
+            raise DatabaseError(
+                f"{self.path} is locked by another process for too long: try again"
+            ) from None
+        except (apsw.CorruptError, apsw.NotADBError) as exc:
+            raise DatabaseError(_corrupt_message(self.path, exc)) from None
+        except apsw.FullError:
+            raise DatabaseError(f"the disk holding {self.path} is full: free space and retry") from None
+        except apsw.ReadOnlyError:
+            raise DatabaseError(f"{self.path} is read-only: check its permissions") from None
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        try:
+            self.conn.executemany(sql, rows)
+        except apsw.BusyError:
+            raise DatabaseError(f"{self.path} is locked by another process for too long") from None
+
+    def rows(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[dict[str, Any]]:
+        cursor = self.execute(sql, params)
+        try:
+            names = [d[0] for d in cursor.get_description()]
+        except apsw.ExecutionCompleteError:
+            return []
+        return [dict(zip(names, row)) for row in cursor]
+
+    def one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> dict[str, Any] | None:
+        found = self.rows(sql, params)
+        return found[0] if found else None
+
+    def scalar(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
+        for row in self.execute(sql, params):
+            return row[0]
+        return None
+
+    def table_exists(self, name: str) -> bool:
+        return bool(
+            self.scalar("SELECT 1 FROM sqlite_master WHERE name = ? AND type IN ('table','view')", (name,))
+        )
+
+    # -- transactions -------------------------------------------------------
+    @contextlib.contextmanager
+    def atomic(self) -> Iterator["Database"]:
+        """One write transaction (BEGIN IMMEDIATE); nested calls become savepoints."""
+        with self._lock:
+            if self._depth == 0:
+                self.execute("BEGIN IMMEDIATE")
+                self._depth += 1
+                try:
+                    yield self
+                except BaseException:
+                    self._depth -= 1
+                    self.conn.execute("ROLLBACK")
+                    raise
+                else:
+                    self._depth -= 1
+                    try:
+                        self.execute("COMMIT")
+                    except BaseException:
+                        if not self.conn.in_transaction:
+                            raise
+                        self.conn.execute("ROLLBACK")
+                        raise
+            else:
+                name = f"sp{next(self._savepoints)}"
+                self.execute(f"SAVEPOINT {name}")
+                self._depth += 1
+                try:
+                    yield self
+                except BaseException:
+                    self.conn.execute(f"ROLLBACK TO {name}")
+                    self.conn.execute(f"RELEASE {name}")
+                    raise
+                else:
+                    self.execute(f"RELEASE {name}")
+                finally:
+                    self._depth -= 1
+
+    @property
+    def in_transaction(self) -> bool:
+        return self._depth > 0
+
+    # -- meta ---------------------------------------------------------------
+    def get_meta(self, key: str, default: str | None = None) -> str | None:
+        if not self.table_exists("meta"):
+            return default
+        value = self.scalar("SELECT value FROM meta WHERE key = ?", (key,))
+        return default if value is None else value
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.execute(
+            "INSERT INTO meta(key, value) VALUES (?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
+
+    def close(self) -> None:
+        try:
+            self.conn.close()
+        except apsw.Error as exc:  # closing must never hide the real error
+            log.debug("closing %s: %s", self.path, exc)

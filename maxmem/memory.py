@@ -1,0 +1,218 @@
+"""The records maxmem hands out, and the checks every stored value passes first."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import secrets
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Iterable, Mapping
+
+from .clock import to_iso
+from .db import check_identifier
+from .errors import InvalidInput
+
+CATEGORIES = ("core", "daily", "conversation", "project")
+STATUSES = ("active", "ongoing", "resolved", "superseded")
+KIND = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+MAX_CONTENT_BYTES = 1_000_000
+MAX_TITLE_CHARS = 500
+MAX_TAG_CHARS = 64
+
+
+@dataclass
+class Memory:
+    """One stored memory; field names are the columns of the memories table."""
+
+    id: int
+    uid: str
+    category: str
+    kind: str
+    title: str | None
+    content: str
+    tags: list[str]
+    importance: float
+    status: str
+    started_at: str | None
+    resolved_at: str | None
+    source: str
+    agent: str | None
+    session_id: str | None
+    metadata: dict[str, Any]
+    content_hash: str
+    pinned: bool
+    superseded_by: str | None
+    created_at: str
+    updated_at: str
+    last_recalled_at: str | None = None
+    recall_count: int = 0
+    embedded_at: str | None = None
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> "Memory":
+        data = dict(row)
+        data["tags"] = json.loads(data.get("tags") or "[]")
+        data["metadata"] = json.loads(data.get("metadata") or "{}")
+        data["pinned"] = bool(data.get("pinned"))
+        return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Hit:
+    """A search result: the memory and why it ranked where it did."""
+
+    memory: Memory
+    score: float
+    vector_score: float | None = None
+    keyword_score: float | None = None
+    explain: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "score": round(self.score, 6),
+            "vector_score": None if self.vector_score is None else round(self.vector_score, 6),
+            "keyword_score": None if self.keyword_score is None else round(self.keyword_score, 6),
+            "memory": self.memory.to_dict(),
+            **({"explain": self.explain} if self.explain else {}),
+        }
+
+
+def new_uid(now_ms: int | None = None) -> str:
+    """A UUIDv7: 48 bits of milliseconds, then random bits; sorts by creation time."""
+    ms = int(time.time() * 1000) if now_ms is None else now_ms
+    rand = int.from_bytes(os.urandom(10), "big")
+    value = (ms & ((1 << 48) - 1)) << 80
+    value |= 0x7 << 76
+    value |= ((rand >> 68) & 0xFFF) << 64
+    value |= 0b10 << 62
+    value |= rand & ((1 << 62) - 1)
+    h = f"{value:032x}"
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+def clean_text(text: str) -> str:
+    """Text SQLite and FTS5 store whole: NULs and lone surrogates become U+FFFD."""
+    if "\x00" in text:
+        text = text.replace("\x00", "\ufffd")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return text
+
+
+def check_content(content: Any) -> str:
+    if not isinstance(content, str):
+        raise InvalidInput(f"content must be text, not {type(content).__name__}")
+    content = clean_text(content)
+    if not content.strip():
+        raise InvalidInput("content is empty: give the text to remember")
+    if len(content.encode("utf-8")) > MAX_CONTENT_BYTES:
+        raise InvalidInput("content is larger than 1 MB: split it into several memories")
+    return content
+
+
+def check_category(category: Any) -> str:
+    if category not in CATEGORIES:
+        raise InvalidInput(f"unknown category {category!r}: use one of {', '.join(CATEGORIES)}")
+    return str(category)
+
+
+def check_status(status: Any) -> str:
+    if status not in STATUSES:
+        raise InvalidInput(f"unknown status {status!r}: use one of {', '.join(STATUSES)}")
+    return str(status)
+
+
+def check_kind(kind: Any) -> str:
+    if not isinstance(kind, str) or not KIND.match(kind):
+        raise InvalidInput(
+            f"kind {kind!r} is not allowed: use a short lowercase word like note, decision, fact"
+        )
+    return kind
+
+
+def check_importance(importance: Any) -> float:
+    try:
+        value = float(importance)
+    except (TypeError, ValueError):
+        raise InvalidInput(f"importance must be a number from 0 to 1, not {importance!r}") from None
+    if isinstance(importance, bool) or math.isnan(value) or not 0.0 <= value <= 1.0:
+        raise InvalidInput(f"importance must be from 0 to 1, not {importance!r}")
+    return value
+
+
+def check_title(title: Any) -> str | None:
+    if title is None:
+        return None
+    if not isinstance(title, str):
+        raise InvalidInput(f"title must be text, not {type(title).__name__}")
+    title = clean_text(title).strip()
+    if len(title) > MAX_TITLE_CHARS:
+        raise InvalidInput(f"title is longer than {MAX_TITLE_CHARS} characters")
+    return title or None
+
+
+def check_tags(tags: Any) -> list[str]:
+    if tags is None:
+        return []
+    if isinstance(tags, str):
+        tags = tags.split(",")
+    if not isinstance(tags, (list, tuple, set, frozenset)):
+        raise InvalidInput(f"tags must be a list of words, not {type(tags).__name__}")
+    out: list[str] = []
+    for tag in tags:
+        if not isinstance(tag, str):
+            raise InvalidInput(f"tag {tag!r} must be text")
+        tag = clean_text(tag).strip()
+        if not tag:
+            continue
+        if len(tag) > MAX_TAG_CHARS:
+            raise InvalidInput(f"tag {tag[:20]!r}… is longer than {MAX_TAG_CHARS} characters")
+        if tag not in out:
+            out.append(tag)
+    return out
+
+
+def check_metadata(metadata: Any) -> dict[str, Any]:
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, Mapping):
+        raise InvalidInput(f"metadata must be an object of key: value, not {type(metadata).__name__}")
+    for key in metadata:
+        check_identifier(key, "metadata key")
+    try:
+        return json.loads(json.dumps(dict(metadata), ensure_ascii=False, allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"metadata must be plain JSON values: {exc}") from None
+
+
+def check_time(value: Any, what: str) -> str | None:
+    if value is None:
+        return None
+    try:
+        return to_iso(value)
+    except InvalidInput as exc:
+        raise InvalidInput(f"{what}: {exc}") from None
+
+
+def check_short(value: Any, what: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value) > 200:
+        raise InvalidInput(f"{what} must be text of at most 200 characters")
+    return clean_text(value)
+
+
+def as_list(value: Any) -> Iterable[Any]:
+    return value if isinstance(value, (list, tuple)) else [value]
+
+
+def random_token() -> str:
+    return secrets.token_hex(8)

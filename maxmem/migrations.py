@@ -1,0 +1,168 @@
+"""Ordered, named schema migrations for brain.db. Append-only: never edit a shipped one.
+
+Each migration runs in one transaction together with its row in `schema_migrations`;
+`PRAGMA user_version` holds the count, so a newer brain.db opened by an older maxmem
+is refused instead of being written in a shape it does not know.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Union
+
+from .clock import Clock, iso
+from .db import Database
+from .errors import DatabaseError
+
+Step = Union[str, Callable[[Database], None]]
+
+CORE = """
+CREATE TABLE meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+
+CREATE TABLE memories (
+    id               INTEGER PRIMARY KEY,
+    uid              TEXT NOT NULL UNIQUE,
+    category         TEXT NOT NULL CHECK (category IN ('core', 'daily', 'conversation', 'project')),
+    kind             TEXT NOT NULL DEFAULT 'note',
+    title            TEXT,
+    content          TEXT NOT NULL,
+    tags             TEXT NOT NULL DEFAULT '[]',
+    importance       REAL NOT NULL DEFAULT 0.5 CHECK (importance >= 0 AND importance <= 1),
+    status           TEXT NOT NULL DEFAULT 'active'
+                     CHECK (status IN ('active', 'ongoing', 'resolved', 'superseded')),
+    started_at       TEXT,
+    resolved_at      TEXT,
+    source           TEXT NOT NULL DEFAULT 'manual',
+    agent            TEXT,
+    session_id       TEXT,
+    metadata         TEXT NOT NULL DEFAULT '{}',
+    content_hash     TEXT NOT NULL,
+    pinned           INTEGER NOT NULL DEFAULT 0,
+    superseded_by    TEXT,
+    created_at       TEXT NOT NULL,
+    updated_at       TEXT NOT NULL,
+    last_recalled_at TEXT,
+    recall_count     INTEGER NOT NULL DEFAULT 0,
+    embedded_at      TEXT
+);
+CREATE INDEX memories_category_created ON memories (category, created_at);
+CREATE INDEX memories_created ON memories (created_at);
+CREATE INDEX memories_hash ON memories (content_hash, category);
+CREATE INDEX memories_session ON memories (session_id);
+CREATE INDEX memories_pending ON memories (id) WHERE embedded_at IS NULL;
+
+CREATE VIRTUAL TABLE memories_fts USING fts5 (
+    title, content, tags,
+    content = 'memories', content_rowid = 'id',
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
+    INSERT INTO memories_fts (rowid, title, content, tags)
+    VALUES (new.id, new.title, new.content, new.tags);
+END;
+CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
+    INSERT INTO memories_fts (memories_fts, rowid, title, content, tags)
+    VALUES ('delete', old.id, old.title, old.content, old.tags);
+END;
+CREATE TRIGGER memories_au AFTER UPDATE OF title, content, tags ON memories BEGIN
+    INSERT INTO memories_fts (memories_fts, rowid, title, content, tags)
+    VALUES ('delete', old.id, old.title, old.content, old.tags);
+    INSERT INTO memories_fts (rowid, title, content, tags)
+    VALUES (new.id, new.title, new.content, new.tags);
+END;
+
+-- A text is embedded once per model, ever.
+CREATE TABLE embeddings_cache (
+    model        TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    vector       BLOB NOT NULL,
+    PRIMARY KEY (model, content_hash)
+) WITHOUT ROWID;
+
+-- Sign bits of each memory's centred vector: the in-RAM candidate stage of vector search.
+CREATE TABLE memory_bits (
+    id   INTEGER PRIMARY KEY REFERENCES memories (id) ON DELETE CASCADE,
+    bits BLOB NOT NULL
+);
+
+-- Append-only log of every write: feeds `history` and the Postgres exporter.
+CREATE TABLE changes (
+    seq  INTEGER PRIMARY KEY AUTOINCREMENT,
+    uid  TEXT NOT NULL,
+    op   TEXT NOT NULL CHECK (op IN ('upsert', 'delete')),
+    at   TEXT NOT NULL,
+    data TEXT
+);
+CREATE INDEX changes_uid ON changes (uid, seq);
+"""
+
+MIGRATIONS: list[tuple[str, Step]] = [
+    ("0001_core", CORE),
+]
+
+BOOKKEEPING = """
+CREATE TABLE IF NOT EXISTS schema_migrations (
+    name       TEXT PRIMARY KEY,
+    applied_at TEXT NOT NULL
+)
+"""
+
+
+def schema_version(db: Database) -> int:
+    return int(db.scalar("PRAGMA user_version") or 0)
+
+
+def migrate(db: Database, clock: Clock | None = None) -> list[str]:
+    """Apply every migration not yet applied; return the names applied now."""
+    clock = clock or Clock()
+    current = schema_version(db)
+    if current > len(MIGRATIONS):
+        raise DatabaseError(
+            f"{db.path} has schema version {current}, newer than this maxmem knows "
+            f"({len(MIGRATIONS)}): upgrade maxmem (pip install -U maxmem)"
+        )
+    if current == len(MIGRATIONS):
+        return []
+    applied_now: list[str] = []
+    with db.atomic():
+        db.execute(BOOKKEEPING)
+        done = {row["name"] for row in db.rows("SELECT name FROM schema_migrations")}
+    for index, (name, step) in enumerate(MIGRATIONS, start=1):
+        if name in done:
+            continue
+        with db.atomic():
+            # Another process may have applied it while we waited for the lock.
+            if db.scalar("SELECT 1 FROM schema_migrations WHERE name = ?", (name,)):
+                continue
+            if callable(step):
+                step(db)
+            else:
+                for statement in _statements(step):
+                    db.execute(statement)
+            db.execute(
+                "INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)",
+                (name, iso(clock.now())),
+            )
+            db.execute(f"PRAGMA user_version = {index:d}")
+        applied_now.append(name)
+    return applied_now
+
+
+def _statements(script: str) -> list[str]:
+    """Split a DDL script on statement ends that apsw.complete accepts (triggers hold ';')."""
+    import apsw
+
+    statements, buffer = [], ""
+    for line in script.splitlines(keepends=True):
+        if line.strip().startswith("--") and not buffer.strip():
+            continue
+        buffer += line
+        if apsw.complete(buffer):
+            if buffer.strip():
+                statements.append(buffer.strip())
+            buffer = ""
+    if buffer.strip():
+        statements.append(buffer.strip())
+    return statements

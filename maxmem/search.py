@@ -1,0 +1,414 @@
+"""Hybrid search: FTS5 keyword candidates + vector candidates, filtered first, fused.
+
+Vector search has two stages so that 100k memories answer faster than an exact
+numpy scan held in RAM: the sign bits of every centred vector live in RAM
+(`VectorIndex`, 48 bytes a memory at 384-d) and give the `candidates` closest in
+Hamming distance; those are rescored exactly against their float32 vectors in the
+sqlite-vec table. Keyword candidates come from FTS5 bm25. Both lists are taken after
+the filters, then each score is scaled to 0–1 over the candidates and fused:
+score = vector_weight × vector + keyword_weight × keyword.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from .clock import to_iso
+from .db import Database, check_identifier
+from .errors import InvalidInput
+from .memory import CATEGORIES, STATUSES
+
+MODES = ("hybrid", "keyword", "vector")
+
+# Words that carry no topic in a question; dropped from the keyword query unless
+# nothing else is left.
+STOP_WORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been
+    before being below between both but by can could did do does doing down during each
+    few for from further had has have having he her here hers herself him himself his how
+    i if in into is it its itself just me more most my myself no nor not now of off on
+    once only or other our ours ourselves out over own same she should so some such than
+    that the their theirs them themselves then there these they this those through to too
+    under until up very was we were what when where which while who whom why will with
+    would you your yours yourself yourselves s t don didn doesn isn wasn aren weren""".split()
+)
+WORD = re.compile(r"\w+", re.UNICODE)
+MAX_QUERY_TERMS = 64
+
+
+@dataclass
+class Filters:
+    """What a memory must match to be a candidate at all."""
+
+    category: str | Sequence[str] | None = None
+    kind: str | Sequence[str] | None = None
+    tags: Sequence[str] | None = None
+    since: Any = None
+    until: Any = None
+    min_importance: float | None = None
+    metadata: dict[str, Any] | None = None
+    status: str | Sequence[str] | None = None
+    agent: str | None = None
+    session_id: str | None = None
+    include_superseded: bool = False
+
+    def is_empty(self) -> bool:
+        """True when only the default (no superseded memories) applies.
+
+        Then the vector stage runs over the whole index and drops the few superseded
+        candidates afterwards, instead of first listing every allowed id.
+        """
+        return not (
+            self.category or self.kind or self.tags or self.status or self.agent
+            or self.session_id or self.metadata or self.include_superseded
+            or self.since is not None or self.until is not None
+            or self.min_importance is not None
+        )
+
+    def where(self) -> tuple[str, list[Any]]:
+        """SQL over the memories table aliased `m`, with bound parameters only."""
+        clauses: list[str] = []
+        params: list[Any] = []
+
+        def one_of(column: str, value: str | Sequence[str], allowed: Sequence[str] | None = None) -> None:
+            values = [value] if isinstance(value, str) else list(value)
+            if not values:
+                return
+            for v in values:
+                if not isinstance(v, str) or not v:
+                    raise InvalidInput(f"{column} filter must be text, not {v!r}")
+                if allowed and v not in allowed:
+                    raise InvalidInput(f"unknown {column} {v!r}: use one of {', '.join(allowed)}")
+            clauses.append(f"m.{column} IN ({','.join('?' * len(values))})")
+            params.extend(values)
+
+        if self.category:
+            one_of("category", self.category, CATEGORIES)
+        if self.kind:
+            one_of("kind", self.kind)
+        if self.status:
+            one_of("status", self.status, STATUSES)
+        elif not self.include_superseded:
+            clauses.append("m.status != 'superseded'")
+        for tag in self.tags or ():
+            clauses.append("EXISTS (SELECT 1 FROM json_each(m.tags) WHERE json_each.value = ?)")
+            params.append(str(tag))
+        if self.since is not None:
+            clauses.append("m.created_at >= ?")
+            params.append(to_iso(self.since))
+        if self.until is not None:
+            clauses.append("m.created_at < ?")
+            params.append(to_iso(self.until))
+        if self.min_importance is not None:
+            clauses.append("m.importance >= ?")
+            params.append(float(self.min_importance))
+        if self.agent:
+            clauses.append("m.agent = ?")
+            params.append(self.agent)
+        if self.session_id:
+            clauses.append("m.session_id = ?")
+            params.append(self.session_id)
+        for key, value in (self.metadata or {}).items():
+            check_identifier(key, "metadata key")
+            if isinstance(value, (dict, list)):
+                raise InvalidInput(f"metadata filter {key!r} must be a plain value, not {type(value).__name__}")
+            if isinstance(value, bool):
+                value = int(value)
+            clauses.append(f"json_extract(m.metadata, '$.{key}') = ?")
+            params.append(value)
+        return " AND ".join(clauses) or "1", params
+
+
+def keyword_terms(text: str) -> list[str]:
+    """The words of a question worth matching, lowercased, in order, without repeats."""
+    words = [w.lower() for w in WORD.findall(text)]
+    kept = [w for w in words if w not in STOP_WORDS] or words
+    seen: dict[str, None] = {}
+    for w in kept:
+        seen.setdefault(w, None)
+    return list(seen)[:MAX_QUERY_TERMS]
+
+
+def fts_query(text: str) -> str | None:
+    """An FTS5 MATCH expression that any user text is safe in: quoted terms joined by OR.
+
+    OR, not AND: a natural question must find memories that share some of its words;
+    bm25 ranks those sharing more, rarer words first.
+    """
+    terms = keyword_terms(text)
+    if not terms:
+        return None
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+# bm25 column weights: title, content, tags.
+BM25_WEIGHTS = (2.0, 1.0, 1.5)
+
+KEYWORD_SQL = """
+SELECT m.id AS id, -bm25(memories_fts, {w}) AS score
+FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
+WHERE memories_fts MATCH ? AND {where}
+ORDER BY bm25(memories_fts, {w})
+LIMIT ?
+"""
+
+
+def keyword_candidates(db: Database, query: str, filters: Filters, limit: int) -> dict[int, float]:
+    """id -> positive bm25 score (higher is better), best `limit` among the filtered."""
+    match = fts_query(query)
+    if match is None:
+        return {}
+    where, params = filters.where()
+    weights = ", ".join(str(w) for w in BM25_WEIGHTS)
+    sql = KEYWORD_SQL.format(w=weights, where=where)
+    return {row[0]: float(row[1]) for row in db.execute(sql, [match, *params, limit])}
+
+
+# -- vectors ------------------------------------------------------------------
+
+def pack_bits(vectors: np.ndarray, center: np.ndarray | None) -> np.ndarray:
+    """Sign bits of the centred vectors, padded to whole 64-bit words: (n, words) uint64."""
+    vectors = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
+    if center is not None:
+        vectors = vectors - center
+    packed = np.packbits(vectors > 0, axis=1)
+    pad = (-packed.shape[1]) % 8
+    if pad:
+        packed = np.pad(packed, ((0, 0), (0, pad)))
+    return np.ascontiguousarray(packed).view(np.uint64)
+
+
+class VectorIndex:
+    """Sign bits of every stored vector, in RAM, for the candidate stage.
+
+    Appends and removals are buffered and folded in at the next search, so that a loop
+    of single `remember` calls does not copy the whole matrix each time.
+    """
+
+    def __init__(self, words: int) -> None:
+        self.words = words
+        self.ids = np.zeros(0, dtype=np.int64)
+        self.bits = np.zeros((0, words), dtype=np.uint64)
+        self._added: list[tuple[np.ndarray, np.ndarray]] = []
+        self._removed: set[int] = set()
+
+    def __len__(self) -> int:
+        self._fold()
+        return len(self.ids)
+
+    def add(self, ids: Sequence[int], bits: np.ndarray) -> None:
+        ids_arr = np.asarray(ids, dtype=np.int64)
+        if len(ids_arr):
+            self._removed.difference_update(ids_arr.tolist())
+            self._added.append((ids_arr, np.asarray(bits, dtype=np.uint64).reshape(len(ids_arr), self.words)))
+
+    def remove(self, ids: Iterable[int]) -> None:
+        self._fold()
+        self._removed.update(int(i) for i in ids)
+
+    def _fold(self) -> None:
+        if self._removed:
+            keep = ~np.isin(self.ids, np.fromiter(self._removed, dtype=np.int64))
+            self.ids, self.bits = self.ids[keep], self.bits[keep]
+            self._removed.clear()
+        if self._added:
+            new_ids = np.concatenate([self.ids, *(a for a, _ in self._added)])
+            new_bits = np.vstack([self.bits, *(b for _, b in self._added)])
+            self._added.clear()
+            # A re-added id (an update) keeps only its newest bits.
+            _, last = np.unique(new_ids[::-1], return_index=True)
+            keep = np.sort(len(new_ids) - 1 - last)
+            self.ids, self.bits = new_ids[keep], new_bits[keep]
+
+    def candidates(self, query_bits: np.ndarray, count: int, allowed: np.ndarray | None = None) -> np.ndarray:
+        """Ids of the `count` nearest in Hamming distance (restricted to `allowed` ids)."""
+        self._fold()
+        ids, bits = self.ids, self.bits
+        if allowed is not None:
+            mask = np.isin(ids, allowed)
+            ids, bits = ids[mask], bits[mask]
+        if len(ids) <= count:
+            return ids
+        distance = np.bitwise_count(bits ^ query_bits.reshape(1, -1)).sum(axis=1, dtype=np.int32)
+        nearest = np.argpartition(distance, count - 1)[:count]
+        return ids[nearest]
+
+
+def decode_vector(blob: bytes) -> np.ndarray:
+    return np.frombuffer(blob, dtype=np.float32)
+
+
+def exact_similarities(db: Database, ids: Iterable[int], query: np.ndarray) -> dict[int, float]:
+    """Cosine similarity of the query to each stored vector (unit vectors: a dot product)."""
+    out: dict[int, float] = {}
+    ids = [int(i) for i in ids]
+    if not ids:
+        return out
+    found_ids, rows = [], []
+    for memory_id in ids:
+        blob = db.scalar("SELECT embedding FROM memories_vec WHERE rowid = ?", (memory_id,))
+        if blob is not None:
+            found_ids.append(memory_id)
+            rows.append(decode_vector(blob))
+    if rows:
+        sims = np.vstack(rows) @ query.astype(np.float32)
+        out = dict(zip(found_ids, sims.tolist()))
+    return out
+
+
+def allowed_ids(db: Database, filters: Filters) -> np.ndarray:
+    where, params = filters.where()
+    return np.fromiter(
+        (row[0] for row in db.execute(f"SELECT m.id FROM memories m WHERE {where}", params)),
+        dtype=np.int64,
+    )
+
+
+# -- fusion -------------------------------------------------------------------
+
+@dataclass
+class Scored:
+    id: int
+    score: float
+    vector_score: float | None
+    keyword_score: float | None
+    raw_vector: float | None = None
+    raw_keyword: float | None = None
+
+
+def scale(values: dict[int, float]) -> dict[int, float]:
+    """Min-max to 0–1 over the candidates (one candidate, or all equal: 1.0)."""
+    if not values:
+        return {}
+    low, high = min(values.values()), max(values.values())
+    if high - low < 1e-12:
+        return {k: 1.0 for k in values}
+    return {k: (v - low) / (high - low) for k, v in values.items()}
+
+
+def fuse(
+    vector: dict[int, float],
+    keyword: dict[int, float],
+    vector_weight: float,
+    keyword_weight: float,
+) -> list[Scored]:
+    """score = wv·vector + wk·keyword, each min-max scaled over the union of candidates.
+
+    A candidate absent from a list scores 0 on that side. Every keyword candidate gets an
+    exact vector similarity before this (see hybrid_search), so only true non-matches of
+    the keyword query score 0 there.
+    """
+    total = vector_weight + keyword_weight
+    wv, wk = vector_weight / total, keyword_weight / total
+    v_scaled, k_scaled = scale(vector), scale(keyword)
+    out = []
+    for memory_id in set(vector) | set(keyword):
+        vs = v_scaled.get(memory_id, 0.0) if vector else None
+        ks = k_scaled.get(memory_id, 0.0) if keyword or wk else None
+        score = wv * (vs or 0.0) + wk * (ks or 0.0)
+        out.append(Scored(memory_id, score, vs, ks, vector.get(memory_id), keyword.get(memory_id)))
+    out.sort(key=lambda s: (-s.score, -s.id))
+    return out
+
+
+@dataclass
+class SearchPlan:
+    """How one search ran: for --explain and for the "keyword-only" notice."""
+
+    mode: str
+    match: str | None
+    where: str
+    params: list[Any] = field(default_factory=list)
+    vector_candidates: int = 0
+    keyword_candidates: int = 0
+    note: str | None = None
+
+
+def hybrid_search(
+    db: Database,
+    query: str,
+    query_vector: np.ndarray | None,
+    index: VectorIndex | None,
+    center: np.ndarray | None,
+    filters: Filters,
+    limit: int,
+    vector_weight: float,
+    keyword_weight: float,
+    mode: str = "hybrid",
+    pool: int | None = None,
+    oversample: int = 8,
+) -> tuple[list[Scored], SearchPlan]:
+    """The best `limit` memories among those matching `filters`."""
+    if mode not in MODES:
+        raise InvalidInput(f"search mode must be one of {', '.join(MODES)}")
+    pool = pool or max(50, 5 * limit)
+    where, params = filters.where()
+    plan = SearchPlan(mode=mode, match=fts_query(query), where=where, params=params)
+    use_vectors = query_vector is not None and index is not None and mode != "keyword"
+    if mode == "vector" and not use_vectors:
+        raise InvalidInput("vector search needs an embedder: configure one or use mode keyword")
+    if not use_vectors and mode == "hybrid":
+        plan.note = "keyword-only search: no embedder configured (see maxmem doctor)"
+
+    keyword = keyword_candidates(db, query, filters, pool) if mode != "vector" else {}
+    vector: dict[int, float] = {}
+    if use_vectors:
+        assert query_vector is not None and index is not None
+        allowed = None if filters.is_empty() else allowed_ids(db, filters)
+        query_bits = pack_bits(query_vector, center)[0]
+        ids = index.candidates(query_bits, pool * oversample, allowed)
+        exact = exact_similarities(db, ids, query_vector)
+        if allowed is None:
+            exact = _only_matching(db, exact, filters)
+        best = sorted(exact.items(), key=lambda kv: -kv[1])[:pool]
+        vector = dict(best)
+        if mode == "hybrid":
+            missing = [i for i in keyword if i not in vector]
+            vector.update(exact_similarities(db, missing, query_vector))
+    plan.vector_candidates, plan.keyword_candidates = len(vector), len(keyword)
+    if mode == "keyword" or not use_vectors:
+        fused = fuse({}, keyword, 0.0, 1.0)
+    elif mode == "vector":
+        fused = fuse(vector, {}, 1.0, 0.0)
+    else:
+        fused = fuse(vector, keyword, vector_weight, keyword_weight)
+    return fused[:limit], plan
+
+
+def _only_matching(db: Database, scores: dict[int, float], filters: Filters) -> dict[int, float]:
+    """Drop candidates that fail the default filter (superseded memories)."""
+    if not scores:
+        return scores
+    ids = list(scores)
+    where, params = filters.where()
+    placeholders = ",".join("?" * len(ids))
+    keep = {
+        row[0]
+        for row in db.execute(
+            f"SELECT m.id FROM memories m WHERE m.id IN ({placeholders}) AND {where}", [*ids, *params]
+        )
+    }
+    return {k: v for k, v in scores.items() if k in keep}
+
+
+def explain_rows(scored: Sequence[Scored]) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": s.id,
+            "score": round(s.score, 4),
+            "vector": None if s.vector_score is None else round(s.vector_score, 4),
+            "keyword": None if s.keyword_score is None else round(s.keyword_score, 4),
+            "cosine": None if s.raw_vector is None else round(s.raw_vector, 4),
+            "bm25": None if s.raw_keyword is None else round(s.raw_keyword, 4),
+        }
+        for s in scored
+    ]
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
