@@ -483,6 +483,7 @@ class Brain:
         since: Any = None,
         until: Any = None,
         min_importance: float | None = None,
+        max_importance: float | None = None,
         metadata: Mapping[str, Any] | None = None,
         status: str | Sequence[str] | None = None,
         agent: str | None = None,
@@ -498,7 +499,7 @@ class Brain:
             raise InvalidInput(f"order must be one of {', '.join(ORDERS)}")
         filters = search_mod.Filters(
             category, kind, tags, since, until, min_importance, dict(metadata or {}) or None,
-            status, agent, session_id, include_superseded,
+            status, agent, session_id, include_superseded, max_importance,
         )
         where, params = filters.where()
         if pinned is not None:
@@ -520,6 +521,7 @@ class Brain:
         since: Any = None,
         until: Any = None,
         min_importance: float | None = None,
+        max_importance: float | None = None,
         metadata: Mapping[str, Any] | None = None,
         status: str | Sequence[str] | None = None,
         agent: str | None = None,
@@ -540,7 +542,7 @@ class Brain:
         query = query.replace("\x00", " ")
         filters = search_mod.Filters(
             category, kind, tags, since, until, min_importance, dict(metadata or {}) or None,
-            status, agent, session_id, include_superseded,
+            status, agent, session_id, include_superseded, max_importance,
         )
         limit = _positive(limit, "limit")
         index = self._vector_index() if mode != "keyword" else None

@@ -56,6 +56,7 @@ class Filters:
     agent: str | None = None
     session_id: str | None = None
     include_superseded: bool = False
+    max_importance: float | None = None
 
     def is_empty(self) -> bool:
         """True when only the default (no superseded memories) applies.
@@ -67,7 +68,7 @@ class Filters:
             self.category or self.kind or self.tags or self.status or self.agent
             or self.session_id or self.metadata or self.include_superseded
             or self.since is not None or self.until is not None
-            or self.min_importance is not None
+            or self.min_importance is not None or self.max_importance is not None
         )
 
     def where(self) -> tuple[str, list[Any]]:
@@ -107,6 +108,9 @@ class Filters:
         if self.min_importance is not None:
             clauses.append("m.importance >= ?")
             params.append(float(self.min_importance))
+        if self.max_importance is not None:
+            clauses.append("m.importance <= ?")
+            params.append(float(self.max_importance))
         if self.agent:
             clauses.append("m.agent = ?")
             params.append(self.agent)
