@@ -98,8 +98,22 @@ CREATE TABLE changes (
 CREATE INDEX changes_uid ON changes (uid, seq);
 """
 
+# One row per Markdown file version brought in by `maxmem import --format markdown`:
+# the record of what was imported, and what makes importing a file again a no-op.
+MARKDOWN_IMPORTS = """
+CREATE TABLE markdown_imports (
+    path        TEXT NOT NULL,
+    sha256      TEXT NOT NULL,
+    imported_at TEXT NOT NULL,
+    added       INTEGER NOT NULL,
+    existing    INTEGER NOT NULL,
+    PRIMARY KEY (path, sha256)
+);
+"""
+
 MIGRATIONS: list[tuple[str, Step]] = [
     ("0001_core", CORE),
+    ("0002_markdown_imports", MARKDOWN_IMPORTS),
 ]
 
 BOOKKEEPING = """
