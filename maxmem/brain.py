@@ -244,12 +244,39 @@ class Brain:
         item = {k: v for k, v in locals().items() if k != "self" and v is not None}
         return self.remember_many([item])[0]
 
-    def remember_many(self, items: Iterable[Mapping[str, Any]]) -> list[Memory]:
+    def remember_many(self, items: Iterable[Mapping[str, Any]], *, embed: bool = True) -> list[Memory]:
         """Store many memories in one transaction with batched embedding.
 
         Returns one Memory per item, in order; an item whose content already exists in
         its category (in brain.db or earlier in the batch) returns that memory.
+
+        embed=False never calls the embedder: texts found in the embeddings cache get
+        their vector, the rest are stored pending for `embed_pending()`. Jobs that
+        store memories inside their own write transaction (capture) call
+        `prefetch_vectors(items)` first, outside it, so no API call holds the lock.
         """
+        records = self._records(items)
+        if not records:
+            return []
+        texts = [embed_text(r["title"], r["content"]) for r in records]
+        vectors = self._vectors_for(texts) if embed else self._cached_vectors(texts)
+        with self.db.atomic():
+            ids = self._insert(records, vectors)
+        return self._get_many(ids)
+
+    def prefetch_vectors(self, items: Iterable[Mapping[str, Any]]) -> int:
+        """Embed, into the cache, the texts that remember_many(items) will store.
+
+        Call it outside any transaction. Returns how many texts are still without a
+        vector (embedding failed, or there is no embedder); 0 when all are cached.
+        """
+        records = self._records(items)
+        if self.embedder is None:
+            return len(records)
+        vectors = self._vectors_for([embed_text(r["title"], r["content"]) for r in records])
+        return sum(1 for v in vectors if v is None)
+
+    def _records(self, items: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         records = []
         for number, item in enumerate(items, start=1):
             if not isinstance(item, Mapping):
@@ -258,12 +285,14 @@ class Brain:
                 records.append(self._record(item))
             except InvalidInput as exc:
                 raise InvalidInput(f"item {number}: {exc}") from None
-        if not records:
-            return []
-        vectors = self._vectors_for([embed_text(r["title"], r["content"]) for r in records])
-        with self.db.atomic():
-            ids = self._insert(records, vectors)
-        return self._get_many(ids)
+        return records
+
+    def _cached_vectors(self, texts: Sequence[str]) -> "list[np.ndarray | None]":
+        if self.embedder is None:
+            return [None] * len(texts)
+        hashes = [text_hash(t) for t in texts]
+        cached = self._cached(identity(self.embedder), hashes)
+        return [cached.get(h) for h in hashes]
 
     def _insert(self, records: list[dict[str, Any]], vectors: "list[np.ndarray | None]") -> list[int]:
         """Insert rows not already stored; returns the id each record ended up as."""

@@ -75,3 +75,14 @@ def test_assistant_calls_and_speakers_are_rendered():
 def test_estimate_counts_cjk_heavier_than_ascii():
     assert estimate_tokens("abcd" * 100) == 100
     assert estimate_tokens("火曜日" * 100) > 200
+
+
+def test_lead_turns_give_overlap_but_no_chunk_of_their_own():
+    lead = [turn(1, "user", "What port does the API use?")]
+    (only,) = chunk([turn(2, "assistant", "Port 8080.")], lead=lead)
+    assert only.text == "user: What port does the API use?\n\nassistant: Port 8080."
+    assert (only.first_seq, only.last_seq) == (1, 2)
+    assert chunk([], lead=lead) == []
+    long_lead = [turn(1, "user", sentence(200))]  # too long to repeat: left out
+    (alone,) = chunk([turn(2, "assistant", "Port 8080.")], lead=long_lead)
+    assert alone.text == "assistant: Port 8080."

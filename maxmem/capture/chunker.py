@@ -131,17 +131,19 @@ def _split(text: str, limit: int) -> list[str]:
 
 
 def chunk(turns: Sequence[ChunkTurn], target_tokens: int = TARGET_TOKENS,
-          overlap_tokens: int = OVERLAP_TOKENS, max_tokens: int = MAX_TOKENS) -> list[Chunk]:
-    """Chunks over `turns` (in order), each a few hundred tokens."""
-    max_tokens = max(max_tokens, target_tokens)
-    pieces: list[_Piece] = []
-    for turn in turns:
-        text = render(turn)
-        for part in _split(text, target_tokens if estimate_tokens(text) > max_tokens else max_tokens):
-            pieces.append(_Piece(turn, part, estimate_tokens(part)))
+          overlap_tokens: int = OVERLAP_TOKENS, max_tokens: int = MAX_TOKENS,
+          lead: Sequence[ChunkTurn] = ()) -> list[Chunk]:
+    """Chunks over `turns` (in order), each a few hundred tokens.
 
+    `lead` are the turns just before, already stored in earlier chunks: the first
+    chunk starts with as much of their tail as fits the overlap, so a question
+    captured in one run and its answer captured in the next are still found together.
+    """
+    max_tokens = max(max_tokens, target_tokens)
+    pieces = _pieces(turns, target_tokens, max_tokens)
     chunks: list[Chunk] = []
-    current: list[_Piece] = []
+    current = _overlap(_pieces(lead, target_tokens, max_tokens), overlap_tokens,
+                       max_tokens - (pieces[0].tokens if pieces else 0))
     fresh = False  # does `current` hold anything not already in an earlier chunk?
     for piece in pieces:
         size = sum(p.tokens for p in current)
@@ -153,6 +155,15 @@ def chunk(turns: Sequence[ChunkTurn], target_tokens: int = TARGET_TOKENS,
     if current and fresh:
         chunks.append(_make(current))
     return chunks
+
+
+def _pieces(turns: Sequence[ChunkTurn], target_tokens: int, max_tokens: int) -> list[_Piece]:
+    pieces: list[_Piece] = []
+    for turn in turns:
+        text = render(turn)
+        for part in _split(text, target_tokens if estimate_tokens(text) > max_tokens else max_tokens):
+            pieces.append(_Piece(turn, part, estimate_tokens(part)))
+    return pieces
 
 
 def _overlap(pieces: list[_Piece], budget: int, room: int) -> list[_Piece]:
