@@ -111,9 +111,86 @@ CREATE TABLE markdown_imports (
 );
 """
 
+CAPTURE = """
+-- Raw captured transcripts (maxmem.capture): the full context behind conversation memories.
+CREATE TABLE sessions (
+    id          TEXT PRIMARY KEY,            -- the agent's own session id
+    format      TEXT NOT NULL,               -- openclaw, claude-code, codex, jsonl, chatgpt, markdown
+    agent       TEXT,
+    title       TEXT,
+    cwd         TEXT,
+    model       TEXT,
+    parent_id   TEXT,                        -- the session a sub-agent or fork came from
+    source_file TEXT,                        -- the transcript last read for it
+    started_at  TEXT,
+    updated_at  TEXT,                        -- time of its latest turn
+    turn_count  INTEGER NOT NULL DEFAULT 0,
+    metadata    TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX sessions_updated ON sessions (updated_at);
+
+CREATE TABLE turns (
+    id          INTEGER PRIMARY KEY,
+    session_id  TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    seq         INTEGER NOT NULL,            -- order within the session, from 1
+    key         TEXT NOT NULL,               -- idempotency key: the entry id, else offset or hash
+    fingerprint TEXT NOT NULL,               -- hash of role, time and text: catches copies
+    role        TEXT NOT NULL,               -- user, assistant, tool, summary
+    kind        TEXT NOT NULL DEFAULT 'message',
+    text        TEXT NOT NULL,               -- redacted; tool results truncated
+    speaker     TEXT,
+    model       TEXT,
+    usage       TEXT,                        -- JSON token usage as the agent wrote it
+    entry_ids   TEXT NOT NULL DEFAULT '[]',  -- JSON ids of the transcript records
+    created_at  TEXT NOT NULL,               -- when the turn happened (UTC)
+    source_file TEXT,
+    UNIQUE (session_id, key),
+    UNIQUE (session_id, seq)
+);
+CREATE UNIQUE INDEX turns_fingerprint ON turns (fingerprint);
+CREATE INDEX turns_created ON turns (created_at);
+
+CREATE TABLE tool_calls (
+    id          INTEGER PRIMARY KEY,
+    session_id  TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    call_id     TEXT NOT NULL,
+    turn_id     INTEGER REFERENCES turns (id) ON DELETE SET NULL,  -- the turn that made the call
+    name        TEXT,
+    arguments   TEXT,                        -- redacted, truncated
+    result      TEXT,                        -- redacted, truncated
+    status      TEXT,                        -- pending, ok, error
+    duration_ms INTEGER,
+    started_at  TEXT,
+    finished_at TEXT,
+    UNIQUE (session_id, call_id)
+);
+CREATE INDEX tool_calls_name ON tool_calls (name);
+
+-- One cursor per transcript file: what makes capture incremental and idempotent.
+CREATE TABLE capture_files (
+    path        TEXT PRIMARY KEY,
+    format      TEXT NOT NULL,
+    device      INTEGER,
+    inode       INTEGER,
+    size        INTEGER NOT NULL DEFAULT 0,  -- bytes examined by the last read
+    mtime_ns    INTEGER,
+    head_hash   TEXT,                        -- hash of the first line: changes on rewrite
+    byte_offset INTEGER NOT NULL DEFAULT 0,  -- everything before it is stored
+    settled     INTEGER NOT NULL DEFAULT 0,  -- the last read saw the file idle
+    state       TEXT NOT NULL DEFAULT '{}',  -- the reader's JSON state at byte_offset
+    turns       INTEGER NOT NULL DEFAULT 0,  -- turns stored from this file
+    skipped     INTEGER NOT NULL DEFAULT 0,  -- malformed lines skipped so far
+    last_error  TEXT,
+    first_seen_at TEXT NOT NULL,
+    read_at     TEXT
+);
+CREATE INDEX capture_files_inode ON capture_files (device, inode);
+"""
+
 MIGRATIONS: list[tuple[str, Step]] = [
     ("0001_core", CORE),
     ("0002_markdown_imports", MARKDOWN_IMPORTS),
+    ("0003_capture", CAPTURE),
 ]
 
 BOOKKEEPING = """
