@@ -187,10 +187,25 @@ CREATE TABLE capture_files (
 CREATE INDEX capture_files_inode ON capture_files (device, inode);
 """
 
+# One cursor per PostgreSQL database this brain exports to (maxmem/sync/postgres.py).
+SYNC_TARGETS = """
+CREATE TABLE sync_targets (
+    target        TEXT PRIMARY KEY,           -- the DSN without its password: user@host:port/db
+    cursor        INTEGER NOT NULL DEFAULT 0, -- changes.seq exported and committed there
+    last_run_at   TEXT,
+    last_ok_at    TEXT,
+    last_error    TEXT,                       -- one line, password masked
+    last_upserted INTEGER,
+    last_deleted  INTEGER,
+    last_seconds  REAL
+);
+"""
+
 MIGRATIONS: list[tuple[str, Step]] = [
     ("0001_core", CORE),
     ("0002_markdown_imports", MARKDOWN_IMPORTS),
     ("0003_capture", CAPTURE),
+    ("0004_sync_targets", SYNC_TARGETS),
 ]
 
 BOOKKEEPING = """
