@@ -224,13 +224,24 @@ def add(state: Context, content: str | None, category: str, kind: str, title: st
 
 
 @cli.command("import")
-@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["jsonl"]), default="jsonl", show_default=True)
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "markdown"]), default="jsonl",
+              show_default=True, help="markdown: PATH is a GLOB ('memory/*.md'), a file or a workspace.")
 @json_option
 @pass_state
 def import_(state: Context, path: Path, fmt: str, as_json: bool) -> None:
     """Import memories from a JSONL file (.jsonl or .jsonl.gz, e.g. an export or archive)."""
     from .brain import read_jsonl
+
+    if fmt == "markdown":
+        from .agent_cli import local_tz
+        from .markdown import import_markdown
+
+        report = import_markdown(state.brain(), str(path), tz=local_tz(state))
+        emit(report.to_dict(), as_json, lambda _: [report.describe()])
+        return
+    if not path.is_file():
+        raise InvalidInput(f"{path}: no such file")
 
     counts = state.brain().import_records(read_jsonl(path))
     emit(counts, as_json, lambda c: [
@@ -239,15 +250,34 @@ def import_(state: Context, path: Path, fmt: str, as_json: bool) -> None:
 
 
 @cli.command()
-@click.argument("dest", required=False, type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["jsonl"]), default="jsonl", show_default=True)
+@click.argument("dest", required=False, type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "markdown"]), default="jsonl",
+              show_default=True, help="markdown: MEMORY.md + memory/YYYY-MM-DD.md under DEST.")
+@click.option("--keep", type=int, help="markdown: write DEST/YYYY-MM-DD/, keep the newest N.")
+@click.option("--include-conversations", is_flag=True, help="markdown: also raw exchanges.")
+@click.option("--force", is_flag=True, help="markdown: overwrite files maxmem did not write.")
 @pass_state
-def export(state: Context, dest: Path | None, fmt: str) -> None:
+def export(state: Context, dest: Path | None, fmt: str, keep: int | None,
+           include_conversations: bool, force: bool) -> None:
     """Export every memory as JSONL (one memory per line, every field) to DEST or stdout."""
     from .brain import write_jsonl
     from .db import secure_create
 
     brain = state.brain()
+    if fmt == "markdown":
+        from .agent_cli import local_tz
+        from .markdown import backup_markdown, export_markdown
+
+        if dest is None:
+            raise InvalidInput("give the directory to write MEMORY.md and memory/ into")
+        if keep is not None:
+            report = backup_markdown(brain, dest, keep, tz=local_tz(state),
+                                     include_conversations=include_conversations)
+        else:
+            report = export_markdown(brain, dest, tz=local_tz(state), force=force,
+                                     include_conversations=include_conversations)
+        click.echo(report.describe(), err=True)
+        return
     if dest is None:
         count = write_jsonl(brain.export_records(), sys.stdout)  # type: ignore[arg-type]
     else:
@@ -504,6 +534,11 @@ def reindex(state: Context, yes: bool, as_json: bool) -> None:
     done = brain.reindex(progress=None if as_json else _progress("reindexing"))
     emit({"reindexed": done, "embedder": brain.stats()["embedder"]}, as_json,
          lambda d: [f"reindexed {d['reindexed']} memories with {d['embedder']}"])
+
+
+# Agent integration (observe, resolve, active, timeline, ensure-observation, save-context,
+# context, query, mcp) lives in its own module and registers itself on `cli`.
+from . import agent_cli  # noqa: E402,F401
 
 
 def main(argv: list[str] | None = None) -> None:

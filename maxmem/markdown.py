@@ -22,11 +22,15 @@ file's name gives the date. Nothing here touches the database.
 
 from __future__ import annotations
 
+import glob
+import hashlib
+import os
 import re
+import shutil
 from dataclasses import dataclass
 from datetime import date, datetime, time, timezone, tzinfo
-from pathlib import PurePath
-from typing import Any, Iterable, Mapping
+from pathlib import Path, PurePath
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from .clock import iso, parse_time
 from .errors import InvalidInput
@@ -196,14 +200,17 @@ def _bullet(
     head += first
     if tags:
         head += " " + " ".join("#" + re.sub(r"\s+", "-", t) for t in tags)
-    attrs = _attributes(memory, default_category, default_kind)
+    attrs = _attributes(memory, default_category, default_kind, dated=time_prefix is None)
     lines = [f"- {head.rstrip()} <!-- maxmem {attrs} -->"]
     lines += [f"  {line}" if line.strip() else "" for line in more]
     return lines
 
 
-def _attributes(memory: Any, default_category: str, default_kind: str | None) -> str:
+def _attributes(memory: Any, default_category: str, default_kind: str | None,
+                dated: bool = False) -> str:
     attrs = [f"uid={_field(memory, 'uid')}"]
+    if dated and _field(memory, "created_at"):
+        attrs.append(f"at={_field(memory, 'created_at')}")
     if _field(memory, "category") and _field(memory, "category") != default_category:
         attrs.append(f"category={_field(memory, 'category')}")
     if _field(memory, "kind") and _field(memory, "kind") != default_kind:
@@ -291,7 +298,7 @@ def parse_markdown(
     for item in items:
         try:
             memory = item.to_memory(day, default_category, tz)
-        except ValueError as exc:
+        except (ValueError, InvalidInput) as exc:
             raise InvalidInput(f"{PurePath(path).as_posix()} line {item.line}: {exc}") from None
         if memory is not None:
             memory["metadata"] = {"markdown_file": PurePath(path).as_posix(),
@@ -382,4 +389,215 @@ class _Item:
             memory["pinned"] = True
         if day:
             memory["created_at"] = iso(datetime.combine(day, at or time(0), tzinfo=tz))
+        elif "at" in attrs:
+            memory["created_at"] = iso(parse_time(attrs["at"]))
         return memory
+
+
+# --- export and import over a Brain ---------------------------------------------------
+
+EXPORT_MARK = "written by maxmem export"
+ALL_MEMORIES_SQL = "SELECT * FROM memories WHERE id > ? AND category IN ({}) ORDER BY id LIMIT 500"
+IMPORTED_SQL = "SELECT 1 FROM markdown_imports WHERE path = ? AND sha256 = ?"
+RECORD_IMPORT_SQL = (
+    "INSERT INTO markdown_imports (path, sha256, imported_at, added, existing) VALUES (?, ?, ?, ?, ?)"
+)
+UID_EXISTS_SQL = "SELECT uid FROM memories WHERE uid IN ({})"
+IMPORT_KEYS_SQL = (
+    "SELECT json_extract(metadata, '$.import_key') FROM memories "
+    "WHERE json_extract(metadata, '$.import_key') IN ({})"
+)
+
+
+@dataclass
+class ExportReport:
+    directory: str
+    files: list[dict[str, Any]]
+
+    @property
+    def memories(self) -> int:
+        return sum(f["memories"] for f in self.files)
+
+    def describe(self) -> str:
+        return f"exported {self.memories} memories to {len(self.files)} file(s) in {self.directory}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"directory": self.directory, "memories": self.memories, "files": self.files}
+
+
+def _iter_memories(brain: Any, categories: Sequence[str]) -> Iterator[Any]:
+    from .memory import Memory
+
+    sql = ALL_MEMORIES_SQL.format(",".join("?" * len(categories)))
+    last = 0
+    while rows := brain.db.rows(sql, (last, *categories)):
+        for row in rows:
+            yield Memory.from_row(row)
+        last = rows[-1]["id"]
+
+
+def export_markdown(
+    brain: Any,
+    directory: str | Path,
+    *,
+    tz: tzinfo = timezone.utc,
+    include_conversations: bool = False,
+    force: bool = False,
+) -> ExportReport:
+    """Write MEMORY.md and memory/YYYY-MM-DD.md under `directory`.
+
+    A file that exists and was not written by maxmem (an OpenClaw workspace's own
+    MEMORY.md) is never overwritten unless `force`; files are replaced atomically.
+    """
+    root = Path(directory).expanduser()
+    if root.exists() and not root.is_dir():
+        raise InvalidInput(f"{root} is a file: give a directory to export into")
+    categories = ["core", "project", "daily"] + (["conversation"] if include_conversations else [])
+    files = render_workspace(_iter_memories(brain, categories), tz=tz,
+                             generated_at=brain.clock.now())
+    targets = [(root / f.path, f) for f in files]
+    if not force:
+        for target, _ in targets:
+            if target.exists() and EXPORT_MARK not in target.read_text("utf-8", "replace")[:4000]:
+                raise InvalidInput(
+                    f"{target} exists and was not written by maxmem: export elsewhere or pass --force"
+                )
+    written = []
+    for target, rendered in targets:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        text = rendered.text
+        if rendered.path != MEMORY_FILE:
+            text = text.replace("\n\n", f"\n\n<!-- {EXPORT_MARK} -->\n\n", 1)
+        temporary = target.with_name(f".{target.name}.tmp")
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, target)
+        written.append({"path": rendered.path, "memories": rendered.count})
+    return ExportReport(str(root), written)
+
+
+def backup_markdown(brain: Any, root: str | Path, keep: int, *, tz: tzinfo = timezone.utc,
+                    include_conversations: bool = False) -> ExportReport:
+    """A dated export (root/YYYY-MM-DD/) for a nightly job; only the newest `keep` stay."""
+    if keep < 1:
+        raise InvalidInput("--keep must be at least 1")
+    base = Path(root).expanduser()
+    day = brain.clock.now().astimezone(tz).date().isoformat()
+    report = export_markdown(brain, base / day, tz=tz, include_conversations=include_conversations,
+                             force=True)
+    dated = sorted(p for p in base.iterdir() if p.is_dir() and re.fullmatch(r"\d{4}-\d{2}-\d{2}", p.name))
+    for old in dated[:-keep]:
+        shutil.rmtree(old)
+    return report
+
+
+@dataclass
+class ImportReport:
+    files: list[dict[str, Any]]
+
+    def describe(self) -> str:
+        added = sum(f["added"] for f in self.files)
+        existing = sum(f["existing"] for f in self.files)
+        unchanged = sum(1 for f in self.files if f["skipped"])
+        return (f"imported {len(self.files)} file(s): {added} memories added, {existing} already"
+                f" present, {unchanged} file(s) unchanged since their last import")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"files": self.files}
+
+
+def markdown_files(pattern: str | Path) -> list[Path]:
+    """The files a GLOB (or a workspace directory, or one file) names, in a stable order."""
+    text = os.path.expanduser(str(pattern))
+    path = Path(text)
+    if path.is_dir():
+        found = [path / MEMORY_FILE] if (path / MEMORY_FILE).is_file() else []
+        found += sorted((path / DAILY_DIR).glob("*.md")) if (path / DAILY_DIR).is_dir() else []
+    elif path.is_file():
+        found = [path]
+    else:
+        found = sorted(Path(p) for p in glob.glob(text, recursive=True) if Path(p).is_file())
+    found = [p for p in found if p.suffix.lower() == ".md"]
+    if not found:
+        raise InvalidInput(f"no Markdown files match {str(pattern)!r}")
+    return found
+
+
+def import_markdown(brain: Any, pattern: str | Path, *, tz: tzinfo = timezone.utc) -> ImportReport:
+    """Bring MEMORY.md / memory/YYYY-MM-DD.md files in, each file in one transaction.
+
+    A file already imported with the same content is skipped; within a changed file,
+    memories already present (same uid, or the same text from the same file) are not
+    stored again. Every file imported is recorded in `markdown_imports`.
+    """
+    files = markdown_files(pattern)
+    report = ImportReport([])
+    for path in files:
+        try:
+            raw = path.read_bytes()
+            text = raw.decode("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InvalidInput(f"cannot read {path}: {exc}") from None
+        sha = hashlib.sha256(raw).hexdigest()
+        where = str(path.resolve())
+        entry: dict[str, Any] = {"path": str(path), "added": 0, "existing": 0, "skipped": False}
+        report.files.append(entry)
+        if brain.db.one(IMPORTED_SQL, (where, sha)):
+            entry["skipped"] = True
+            continue
+        relative = _workspace_relative(path)
+        items = parse_markdown(text, path=relative, tz=tz)
+        fallback_time = None
+        if file_date(path) is None:  # MEMORY.md: undated bullets take the file's date
+            fallback_time = iso(datetime.fromtimestamp(path.stat().st_mtime, timezone.utc))
+        for item in items:
+            item["metadata"]["import_key"] = _import_key(relative, item)
+            item["source"] = "import"
+            if "created_at" not in item and fallback_time:
+                item["created_at"] = fallback_time
+        with brain.db.atomic():
+            new = _not_yet_stored(brain, items)
+            entry["existing"] = len(items) - len(new)
+            stored = brain.remember_many(new) if new else []
+            # remember_many returns the memory already stored for a text it has seen
+            entry["added"] = sum(
+                1 for item, memory in zip(new, stored)
+                if memory.metadata.get("import_key") == item["metadata"]["import_key"]
+            )
+            entry["existing"] += len(new) - entry["added"]
+            brain.db.execute(RECORD_IMPORT_SQL, (where, sha, iso(brain.clock.now()),
+                                                 entry["added"], entry["existing"]))
+    return report
+
+
+def _workspace_relative(path: Path) -> str:
+    if file_date(path) is not None and path.parent.name == DAILY_DIR:
+        return f"{DAILY_DIR}/{path.name}"
+    return path.name
+
+
+def _import_key(relative: str, item: Mapping[str, Any]) -> str:
+    basis = "\x1f".join([relative, item.get("title") or "", item["content"]])
+    return hashlib.sha256(basis.encode("utf-8")).hexdigest()[:32]
+
+
+def _not_yet_stored(brain: Any, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    uids = [i["uid"] for i in items if i.get("uid")]
+    keys = [i["metadata"]["import_key"] for i in items]
+    have_uids: set[str] = set()
+    have_keys: set[str] = set()
+    for start in range(0, len(uids), 400):
+        chunk = uids[start:start + 400]
+        have_uids.update(r["uid"] for r in brain.db.rows(
+            UID_EXISTS_SQL.format(",".join("?" * len(chunk))), chunk))
+    for start in range(0, len(keys), 400):
+        chunk = keys[start:start + 400]
+        have_keys.update(r[0] for r in brain.db.execute(
+            IMPORT_KEYS_SQL.format(",".join("?" * len(chunk))), chunk))
+    out, seen = [], set()
+    for item in items:
+        key = item["metadata"]["import_key"]
+        if item.get("uid") in have_uids or key in have_keys or key in seen:
+            continue
+        seen.add(key)
+        out.append(item)
+    return out

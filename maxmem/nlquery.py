@@ -676,3 +676,85 @@ class _Reader:
 def _number(token: str) -> int:
     token = token.lower()
     return int(token) if token.isdigit() else NUMBER_WORDS[token]
+
+
+# --- running a question -----------------------------------------------------------------
+
+DEFAULT_SEARCH_LIMIT = 10
+DEFAULT_LIST_LIMIT = 20
+
+
+@dataclass
+class Answer:
+    """The results of a question: hits when it had search text, else listed memories."""
+
+    interpretation: Interpretation
+    memories: list[Any]
+    scores: list[float] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = self.interpretation.to_dict()
+        out["results"] = [
+            {**({"score": round(s, 6)} if s is not None else {}), "memory": m.to_dict()}
+            for m, s in zip(self.memories, self.scores or [None] * len(self.memories))
+        ]
+        return out
+
+
+def _brain_filters(interp: Interpretation) -> dict[str, Any]:
+    filters = interp.filters()
+    filters.pop("limit", None)
+    filters.pop("order", None)
+    return filters
+
+
+def answer(brain: Any, interp: Interpretation) -> Answer:
+    """Run an interpretation: Brain.search when there is text (then ordered as asked),
+    Brain.list when there are only filters."""
+    filters = _brain_filters(interp)
+    if interp.text:
+        hits = brain.search(interp.text, limit=interp.limit or DEFAULT_SEARCH_LIMIT, **filters)
+        if interp.order == "recent":
+            hits.sort(key=lambda h: h.memory.created_at, reverse=True)
+        elif interp.order == "oldest":
+            hits.sort(key=lambda h: h.memory.created_at)
+        elif interp.order == "importance":
+            hits.sort(key=lambda h: -h.memory.importance)
+        return Answer(interp, [h.memory for h in hits], [h.score for h in hits])
+    memories = brain.list(limit=interp.limit or DEFAULT_LIST_LIMIT,
+                          order=interp.order or "recent", include_superseded=False, **filters)
+    return Answer(interp, memories)
+
+
+def explain(interp: Interpretation) -> list[tuple[str, str, list[Any]]]:
+    """The SQL a question would run, as (what, sql, parameters), without running it."""
+    from . import search as search_mod
+    from .brain import ORDERS
+
+    f = _brain_filters(interp)
+    filters = search_mod.Filters(
+        category=f.get("category"), kind=f.get("kind"), tags=f.get("tags"),
+        since=f.get("since"), until=f.get("until"), min_importance=f.get("min_importance"),
+        status=f.get("status"), max_importance=f.get("max_importance"),
+        include_superseded=False,
+    )
+    where, params = filters.where()
+    if not interp.text:
+        limit = interp.limit or DEFAULT_LIST_LIMIT
+        sql = (f"SELECT m.* FROM memories m WHERE {where} "
+               f"ORDER BY {ORDERS[interp.order or 'recent']} LIMIT ? OFFSET ?")
+        return [("list", sql, [*params, limit, 0])]
+    limit = interp.limit or DEFAULT_SEARCH_LIMIT
+    pool = max(50, 5 * limit)  # hybrid_search's candidate pool for this limit
+    weights = ", ".join(str(w) for w in search_mod.BM25_WEIGHTS)
+    keyword_sql = " ".join(search_mod.KEYWORD_SQL.format(w=weights, where=where).split())
+    steps = [("keyword candidates (FTS5 bm25)", keyword_sql,
+              [search_mod.fts_query(interp.text), *params, pool])]
+    steps.append((
+        "vector candidates: ids allowed by the filters, then the nearest by sign bits in RAM, "
+        "rescored by exact cosine from memories_vec",
+        f"SELECT m.id FROM memories m WHERE {where}", list(params),
+    ))
+    steps.append(("exact vectors of the candidates",
+                  "SELECT embedding FROM memories_vec WHERE rowid = ?", ["<each candidate id>"]))
+    return steps

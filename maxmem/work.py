@@ -179,7 +179,7 @@ def active(brain: Any, min_importance: float | None = None, limit: int = 100) ->
 @dataclass(frozen=True)
 class TimelineEvent:
     at: str
-    event: str  # "started", "noted", "resolved"
+    event: str  # "started", "recorded", "resolved"
     memory: Memory
 
     def to_dict(self) -> dict[str, Any]:
@@ -192,7 +192,7 @@ class TimelineEvent:
 
 
 def timeline(brain: Any, days: int = 30) -> list[TimelineEvent]:
-    """What started, was noted and was resolved in the last `days` days, in time order."""
+    """What started, was recorded and was resolved in the last `days` days, in time order."""
     if not isinstance(days, int) or days < 1 or days > 36500:
         raise InvalidInput("days must be a whole number from 1 to 36500")
     since = iso(brain.clock.now() - timedelta(days=days))
@@ -203,7 +203,7 @@ def timeline(brain: Any, days: int = 30) -> list[TimelineEvent]:
             events.append(TimelineEvent(m.started_at, "started", m))
         if m.created_at >= since:
             events.append(TimelineEvent(m.created_at, "started" if m.started_at == m.created_at
-                                        else "noted", m))
+                                        else "recorded", m))
         if m.resolved_at and m.resolved_at >= since:
             events.append(TimelineEvent(m.resolved_at, "resolved", m))
     events.sort(key=lambda e: (e.at, e.memory.id))
