@@ -12,7 +12,8 @@ import pytest
 
 from maxmem import Brain, Config, FixedClock
 
-pytest_plugins: list[str] = []
+# pg_fixture: a real PostgreSQL + pgvector for the sync tests (skipped, with the reason, if it cannot start).
+pytest_plugins: list[str] = ["pg_fixture"]
 
 
 @pytest.fixture(autouse=True)
