@@ -81,10 +81,12 @@ CREATE TABLE embeddings_cache (
     PRIMARY KEY (model, content_hash)
 ) WITHOUT ROWID;
 
--- Sign bits of each memory's centred vector: the in-RAM candidate stage of vector search.
-CREATE TABLE memory_bits (
-    id   INTEGER PRIMARY KEY REFERENCES memories (id) ON DELETE CASCADE,
-    bits BLOB NOT NULL
+-- Sign bits and int8 codes of each memory's centred vector: the in-RAM candidate
+-- stages of vector search (search.py). Derived from memories_vec.
+CREATE TABLE vector_codes (
+    id    INTEGER PRIMARY KEY REFERENCES memories (id) ON DELETE CASCADE,
+    bits  BLOB NOT NULL,
+    codes BLOB NOT NULL
 );
 
 -- Append-only log of every write: feeds `history` and the Postgres exporter.

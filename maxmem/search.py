@@ -1,10 +1,10 @@
 """Hybrid search: FTS5 keyword candidates + vector candidates, filtered first, fused.
 
-Vector search has two stages so that 100k memories answer faster than an exact
-numpy scan held in RAM: the sign bits of every centred vector live in RAM
-(`VectorIndex`, 48 bytes a memory at 384-d) and give the `candidates` closest in
-Hamming distance; those are rescored exactly against their float32 vectors in the
-sqlite-vec table. Keyword candidates come from FTS5 bm25. Both lists are taken after
+Vector search has three stages so that 100k memories answer faster than an exact
+numpy scan held in RAM: the sign bits and int8 codes of every centred vector live in
+RAM (`VectorIndex`, 432 bytes a memory at 384-d); Hamming distance on the bits keeps
+a tenth, int8 dot products keep twice the pool, and those are rescored exactly
+against their float32 vectors in the sqlite-vec table. Keyword candidates come from FTS5 bm25. Both lists are taken after
 the filters, then each score is scaled to 0–1 over the candidates and fused:
 score = vector_weight × vector + keyword_weight × keyword.
 """
@@ -175,72 +175,133 @@ def keyword_candidates(db: Database, query: str, filters: Filters, limit: int) -
 
 # -- vectors ------------------------------------------------------------------
 
-def pack_bits(vectors: np.ndarray, center: np.ndarray | None) -> np.ndarray:
-    """Sign bits of the centred vectors, padded to whole 64-bit words: (n, words) uint64."""
-    vectors = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
-    if center is not None:
-        vectors = vectors - center
-    packed = np.packbits(vectors > 0, axis=1)
-    pad = (-packed.shape[1]) % 8
-    if pad:
-        packed = np.pad(packed, ((0, 0), (0, pad)))
-    return np.ascontiguousarray(packed).view(np.uint64)
+@dataclass
+class Quantizer:
+    """How stored vectors are compressed for the in-RAM candidate stages.
+
+    Embedding models put every vector in one narrow cone, so bits and int8 codes are
+    taken around `center` (the mean of the stored vectors), with one int8 step per
+    dimension (`scale`). Measured on 5,882 real e5 vectors: sign bits around zero keep
+    45% of the exact top-10 among 100 candidates, around the centre 93%.
+    """
+
+    center: np.ndarray
+    scale: np.ndarray
+
+    @classmethod
+    def fit(cls, vectors: np.ndarray) -> "Quantizer":
+        vectors = np.asarray(vectors, dtype=np.float32)
+        center = vectors.mean(axis=0)
+        spread = np.abs(vectors - center).max(axis=0)
+        spread[spread == 0] = 1.0
+        return cls(center.astype(np.float32), (spread / 127.0).astype(np.float32))
+
+    @classmethod
+    def identity(cls, dim: int) -> "Quantizer":
+        return cls(np.zeros(dim, np.float32), np.full(dim, 1.0 / 127.0, np.float32))
+
+    def bits(self, vectors: np.ndarray) -> np.ndarray:
+        """Sign bits of the centred vectors, padded to whole 64-bit words: (n, words) uint64."""
+        centred = np.atleast_2d(np.asarray(vectors, dtype=np.float32)) - self.center
+        packed = np.packbits(centred > 0, axis=1)
+        pad = (-packed.shape[1]) % 8
+        if pad:
+            packed = np.pad(packed, ((0, 0), (0, pad)))
+        return np.ascontiguousarray(packed).view(np.uint64)
+
+    def codes(self, vectors: np.ndarray) -> np.ndarray:
+        """int8 codes of the centred vectors: (n, dim)."""
+        centred = np.atleast_2d(np.asarray(vectors, dtype=np.float32)) - self.center
+        return np.clip(np.rint(centred / self.scale), -127, 127).astype(np.int8)
+
+    def to_meta(self) -> str:
+        return np.concatenate([self.center, self.scale]).astype(np.float32).tobytes().hex()
+
+    @classmethod
+    def from_meta(cls, raw: str) -> "Quantizer":
+        both = np.frombuffer(bytes.fromhex(raw), dtype=np.float32)
+        half = len(both) // 2
+        return cls(both[:half].copy(), both[half:].copy())
 
 
 class VectorIndex:
-    """Sign bits of every stored vector, in RAM, for the candidate stage.
+    """Sign bits and int8 codes of every stored vector, in RAM, for the candidate stages.
 
     Appends and removals are buffered and folded in at the next search, so that a loop
     of single `remember` calls does not copy the whole matrix each time.
     """
 
-    def __init__(self, words: int) -> None:
-        self.words = words
+    def __init__(self, words: int, dim: int) -> None:
+        self.words, self.dim = words, dim
         self.ids = np.zeros(0, dtype=np.int64)
         self.bits = np.zeros((0, words), dtype=np.uint64)
-        self._added: list[tuple[np.ndarray, np.ndarray]] = []
+        self.codes = np.zeros((0, dim), dtype=np.int8)
+        self._added: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self._removed: set[int] = set()
 
     def __len__(self) -> int:
         self._fold()
         return len(self.ids)
 
-    def add(self, ids: Sequence[int], bits: np.ndarray) -> None:
+    def add(self, ids: Sequence[int], bits: np.ndarray, codes: np.ndarray) -> None:
         ids_arr = np.asarray(ids, dtype=np.int64)
         if len(ids_arr):
-            self._removed.difference_update(ids_arr.tolist())
-            self._added.append((ids_arr, np.asarray(bits, dtype=np.uint64).reshape(len(ids_arr), self.words)))
+            self._fold_removals()
+            self._added.append((
+                ids_arr,
+                np.asarray(bits, dtype=np.uint64).reshape(len(ids_arr), self.words),
+                np.asarray(codes, dtype=np.int8).reshape(len(ids_arr), self.dim),
+            ))
 
     def remove(self, ids: Iterable[int]) -> None:
         self._fold()
         self._removed.update(int(i) for i in ids)
 
-    def _fold(self) -> None:
+    def _fold_removals(self) -> None:
         if self._removed:
             keep = ~np.isin(self.ids, np.fromiter(self._removed, dtype=np.int64))
-            self.ids, self.bits = self.ids[keep], self.bits[keep]
+            self.ids, self.bits, self.codes = self.ids[keep], self.bits[keep], self.codes[keep]
             self._removed.clear()
-        if self._added:
-            new_ids = np.concatenate([self.ids, *(a for a, _ in self._added)])
-            new_bits = np.vstack([self.bits, *(b for _, b in self._added)])
-            self._added.clear()
-            # A re-added id (an update) keeps only its newest bits.
-            _, last = np.unique(new_ids[::-1], return_index=True)
-            keep = np.sort(len(new_ids) - 1 - last)
-            self.ids, self.bits = new_ids[keep], new_bits[keep]
 
-    def candidates(self, query_bits: np.ndarray, count: int, allowed: np.ndarray | None = None) -> np.ndarray:
-        """Ids of the `count` nearest in Hamming distance (restricted to `allowed` ids)."""
+    def _fold(self) -> None:
+        self._fold_removals()
+        if self._added:
+            ids = np.concatenate([self.ids, *(a[0] for a in self._added)])
+            bits = np.vstack([self.bits, *(a[1] for a in self._added)])
+            codes = np.vstack([self.codes, *(a[2] for a in self._added)])
+            self._added.clear()
+            # A re-added id (an update) keeps only its newest entry.
+            _, last = np.unique(ids[::-1], return_index=True)
+            keep = np.sort(len(ids) - 1 - last)
+            self.ids, self.bits, self.codes = ids[keep], bits[keep], codes[keep]
+
+    def candidates(
+        self, query: np.ndarray, quantizer: Quantizer, count: int, allowed: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Ids of about the `count` nearest vectors, for exact rescoring.
+
+        Two stages: Hamming distance on the sign bits keeps a tenth of the memories
+        (at least 20 × count), int8 dot products over those keep `count`.
+        """
         self._fold()
-        ids, bits = self.ids, self.bits
+        ids, rows = self.ids, None
         if allowed is not None:
-            mask = np.isin(ids, allowed)
-            ids, bits = ids[mask], bits[mask]
+            rows = np.flatnonzero(np.isin(ids, allowed))
+            ids = ids[rows]
         if len(ids) <= count:
             return ids
-        distance = np.bitwise_count(bits ^ query_bits.reshape(1, -1)).sum(axis=1, dtype=np.int32)
-        nearest = np.argpartition(distance, count - 1)[:count]
-        return ids[nearest]
+        bits = self.bits if rows is None else self.bits[rows]
+        coarse = min(len(ids), max(20 * count, len(ids) // 10))
+        if coarse < len(ids):
+            query_bits = quantizer.bits(query)[0]
+            distance = np.bitwise_count(bits ^ query_bits).sum(axis=1, dtype=np.int32)
+            near = np.argpartition(distance, coarse - 1)[:coarse]
+        else:
+            near = np.arange(len(ids))
+        code_rows = near if rows is None else rows[near]
+        scores = self.codes[code_rows].astype(np.float32) @ (query * quantizer.scale)
+        best = np.argpartition(-scores, count - 1)[:count]
+        return ids[near[best]]
 
 
 def decode_vector(blob: bytes) -> np.ndarray:
@@ -345,14 +406,14 @@ def hybrid_search(
     query: str,
     query_vector: np.ndarray | None,
     index: VectorIndex | None,
-    center: np.ndarray | None,
+    quantizer: Quantizer | None,
     filters: Filters,
     limit: int,
     vector_weight: float,
     keyword_weight: float,
     mode: str = "hybrid",
     pool: int | None = None,
-    oversample: int = 8,
+    rescore: int = 2,
 ) -> tuple[list[Scored], SearchPlan]:
     """The best `limit` memories among those matching `filters`."""
     if mode not in MODES:
@@ -372,8 +433,8 @@ def hybrid_search(
     if use_vectors:
         assert query_vector is not None and index is not None
         allowed = None if filters.is_empty() else allowed_ids(db, filters)
-        query_bits = pack_bits(query_vector, center)[0]
-        ids = index.candidates(query_bits, pool * oversample, allowed)
+        assert quantizer is not None
+        ids = index.candidates(query_vector, quantizer, pool * rescore, allowed)
         exact = exact_similarities(db, ids, query_vector)
         if allowed is None:
             exact = _only_matching(db, exact, filters)

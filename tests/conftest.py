@@ -37,7 +37,7 @@ class HashEmbedder:
     provider = "test"
     model = "hash-bow"
 
-    def __init__(self, dim: int = 64) -> None:
+    def __init__(self, dim: int = 256) -> None:
         self._dim = dim
         self.calls: list[list[str]] = []
 

@@ -112,7 +112,7 @@ def test_forget_removes_row_fts_and_vectors(brain):
         brain.get(m.id)
     assert brain.search("secret plan") == []
     assert brain.db.scalar("SELECT count(*) FROM memories_vec") == 0
-    assert brain.db.scalar("SELECT count(*) FROM memory_bits") == 0
+    assert brain.db.scalar("SELECT count(*) FROM vector_codes") == 0
     assert brain.db.scalar("SELECT op FROM changes ORDER BY seq DESC LIMIT 1") == "delete"
 
 
@@ -181,13 +181,13 @@ def test_other_embedder_is_refused_until_reindex(tmp_path, hash_embedder, clock)
     path = tmp_path / "b.db"
     with Brain.open(path, embedder=hash_embedder, clock=clock) as b:
         b.remember_many([{"content": f"memo {i}"} for i in range(5)])
-    wider = HashEmbedder(dim=128)
+    wider = HashEmbedder(dim=512)
     with pytest.raises(DatabaseError, match="maxmem reindex"):
         Brain.open(path, embedder=wider, clock=clock)
     with Brain.open(path, embedder=wider, clock=clock, check_embedder=False) as b:
         assert b.reindex() == 5
     with Brain.open(path, embedder=wider, clock=clock) as b:
-        assert b.stats()["vectors_from"] == "test:hash-bow:128"
+        assert b.stats()["vectors_from"] == "test:hash-bow:512"
         assert b.search("memo 3", mode="vector")[0].memory.content == "memo 3"
 
 

@@ -58,7 +58,7 @@ def test_outage_keeps_the_memory_pending_then_backfills(tmp_path, openai_config,
     config = openai_config.with_(openai_dimensions=None, embed_max_retries=1)
     with Brain.open(tmp_path / "o.db", config=config) as b:
         b.remember("warm up so the dimension is known")
-        embedding_server.failures[:] = [500, 500]
+        embedding_server.failures[:] = [500] * 4
         m = b.remember("stored during an outage: the wifi password is in the drawer")
         assert m.embedded_at is None and b.pending_count() == 1
         assert any("maxmem embed --pending" in w for w in b.warnings)

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from maxmem import Brain, InvalidInput
-from maxmem.search import VectorIndex, fts_query, pack_bits, scale
+from maxmem.search import Quantizer, VectorIndex, fts_query, scale
 
 NASTY = ['AND', 'OR NOT', '"unclosed', "it's", "a*b", "-x", "col:value", "NEAR(a b)",
          "(((", "^start", "emoji 🧠🔥", "  ", "", "SELECT * FROM memories; --", "\\", "'\"'",
@@ -117,30 +117,37 @@ def test_search_sees_writes_of_another_connection(tmp_path, hash_embedder, clock
         assert all(h.memory.id != m.id for h in reader.search("giraffes", mode="vector"))
 
 
-def test_centre_is_fixed_after_enough_vectors_and_bits_follow(tmp_path, hash_embedder, clock):
+def test_quantizer_is_refitted_until_enough_vectors_and_codes_follow(tmp_path, hash_embedder, clock):
     from maxmem import brain as brain_mod
 
     with Brain.open(tmp_path / "c.db", embedder=hash_embedder, clock=clock) as b:
+        b.remember("first memory")
+        assert b.db.get_meta("quantizer_n") == "1"
         n = brain_mod.CENTER_SAMPLE + 10
         b.remember_many([{"content": f"memory {i} words {i % 7} more {i % 13}"} for i in range(n)])
-        assert b.db.get_meta("vector_center") is not None
-        center = b._load_center()
-        row = b.db.one("SELECT rowid, embedding FROM memories_vec LIMIT 1")
-        bits = b.db.scalar("SELECT bits FROM memory_bits WHERE id = ?", (row["rowid"],))
-        expected = pack_bits(np.frombuffer(row["embedding"], np.float32), center)[0].tobytes()
-        assert bits == expected
+        assert int(b.db.get_meta("quantizer_n")) == n + 1
+        b.remember_many([{"content": f"later memory {i}"} for i in range(5)])
+        assert int(b.db.get_meta("quantizer_n")) == n + 1, "frozen after CENTER_SAMPLE"
+        quantizer = Quantizer.from_meta(b.db.get_meta("quantizer"))
+        row = b.db.one("SELECT rowid, embedding FROM memories_vec ORDER BY rowid DESC LIMIT 1")
+        stored = b.db.one("SELECT bits, codes FROM vector_codes WHERE id = ?", (row["rowid"],))
+        vector = np.frombuffer(row["embedding"], np.float32)
+        assert stored["bits"] == quantizer.bits(vector)[0].tobytes()
+        assert stored["codes"] == quantizer.codes(vector)[0].tobytes()
         hit = b.search("memory 500 words 3 more 6", mode="vector", limit=1)[0]
         assert hit.memory.content == "memory 500 words 3 more 6"
 
 
 def test_vector_index_buffers_updates():
-    index = VectorIndex(words=1)
-    index.add([1, 2], np.array([[0], [3]], dtype=np.uint64))
-    index.add([2], np.array([[1]], dtype=np.uint64))  # an update keeps the newest bits
+    q = Quantizer.identity(64)
+    index = VectorIndex(words=1, dim=64)
+    a, b, c = (np.eye(64, dtype=np.float32)[i] for i in (0, 1, 2))
+    index.add([1, 2], q.bits(np.vstack([a, b])), q.codes(np.vstack([a, b])))
+    index.add([2], q.bits(c), q.codes(c))  # an update keeps the newest codes
     index.remove([1])
     assert len(index) == 1
-    assert index.bits.tolist() == [[1]]
-    assert index.candidates(np.array([1], dtype=np.uint64), 5).tolist() == [2]
+    assert index.codes.tolist() == q.codes(c).tolist()
+    assert index.candidates(c, q, 5).tolist() == [2]
 
 
 def test_scale():
