@@ -44,9 +44,8 @@ from .migrations import MIGRATIONS, migrate, schema_version
 
 log = logging.getLogger("maxmem")
 
-# The centre that sign bits are taken around is the mean of the first vectors stored
-# (embedding models put every vector in one narrow cone; bits around zero would be
-# nearly constant). Below this many vectors search is exact anyway.
+# The quantizer (centre and int8 steps of the RAM candidate stages, see search.py) is
+# refitted each time the vector count doubles, up to this many vectors; then frozen.
 CENTER_SAMPLE = 1000
 ProgressFn = Callable[[int, int], None]
 
@@ -98,7 +97,7 @@ class Brain:
         self.clock = clock
         self.warnings: list[str] = []
         self._index: search_mod.VectorIndex | None = None
-        self._center: np.ndarray | None = None
+        self._quantizer: search_mod.Quantizer | None = None
         self._seen_version: tuple[int, str | None] | None = None
 
     # -- opening ------------------------------------------------------------
@@ -397,7 +396,7 @@ class Brain:
         self._record_embedder()
 
     def _store_vectors(self, ids: Sequence[int], matrix: np.ndarray) -> None:
-        """Write float vectors (vec0) and their sign bits; inside the caller's transaction.
+        """Write float vectors (vec0) and their RAM-stage codes; inside the caller's transaction.
 
         The ids must have no vector yet (callers drop old ones first).
         """
@@ -407,42 +406,48 @@ class Brain:
             "INSERT INTO memories_vec (rowid, embedding) VALUES (?, ?)",
             [(int(i), v.tobytes()) for i, v in zip(ids, matrix)],
         )
-        center = self._load_center()
-        bits = search_mod.pack_bits(matrix, center)
+        quantizer = self._load_quantizer() or search_mod.Quantizer.identity(matrix.shape[1])
+        bits, codes = quantizer.bits(matrix), quantizer.codes(matrix)
         self.db.executemany(
-            "INSERT OR REPLACE INTO memory_bits (id, bits) VALUES (?, ?)",
-            [(int(i), b.tobytes()) for i, b in zip(ids, bits)],
+            "INSERT OR REPLACE INTO vector_codes (id, bits, codes) VALUES (?, ?, ?)",
+            [(int(i), b.tobytes(), c.tobytes()) for i, b, c in zip(ids, bits, codes)],
         )
-        if center is None and self._vector_count() >= CENTER_SAMPLE:
-            self._compute_center()
+        fitted_on = int(self.db.get_meta("quantizer_n", "0") or 0)
+        if fitted_on < CENTER_SAMPLE and self._vector_count() >= max(2 * fitted_on, 1):
+            self._refit_quantizer()
         else:
             if self._index is not None:
-                self._index.add(ids, bits)
+                self._index.add(ids, bits, codes)
             self._bump_vectors_epoch()
 
     def _vector_count(self) -> int:
-        return int(self.db.scalar("SELECT count(*) FROM memory_bits"))
+        return int(self.db.scalar("SELECT count(*) FROM vector_codes"))
 
-    def _load_center(self) -> np.ndarray | None:
-        if self._center is None:
-            raw = self.db.get_meta("vector_center")
+    def _load_quantizer(self) -> search_mod.Quantizer | None:
+        if self._quantizer is None:
+            raw = self.db.get_meta("quantizer")
             if raw:
-                self._center = np.frombuffer(bytes.fromhex(raw), dtype=np.float32)
-        return self._center
+                self._quantizer = search_mod.Quantizer.from_meta(raw)
+        return self._quantizer
 
-    def _compute_center(self) -> None:
-        """Fix the centre as the mean of the stored vectors and re-take every sign bit."""
+    def _refit_quantizer(self) -> None:
+        """Re-centre on the stored vectors and re-take every code.
+
+        Done each time the count doubles until CENTER_SAMPLE vectors, then frozen: a
+        thousand memories pin down the model's mean direction well.
+        """
         ids, rows = [], []
         for rowid, blob in self.db.execute("SELECT rowid, embedding FROM memories_vec"):
             ids.append(rowid)
             rows.append(np.frombuffer(blob, dtype=np.float32))
         matrix = np.vstack(rows)
-        self._center = matrix.mean(axis=0).astype(np.float32)
-        self.db.set_meta("vector_center", self._center.tobytes().hex())
-        bits = search_mod.pack_bits(matrix, self._center)
+        self._quantizer = search_mod.Quantizer.fit(matrix)
+        self.db.set_meta("quantizer", self._quantizer.to_meta())
+        self.db.set_meta("quantizer_n", str(len(ids)))
+        bits, codes = self._quantizer.bits(matrix), self._quantizer.codes(matrix)
         self.db.executemany(
-            "UPDATE memory_bits SET bits = ? WHERE id = ?",
-            [(b.tobytes(), int(i)) for i, b in zip(ids, bits)],
+            "UPDATE vector_codes SET bits = ?, codes = ? WHERE id = ?",
+            [(b.tobytes(), c.tobytes(), int(i)) for i, b, c in zip(ids, bits, codes)],
         )
         self._index = None
         self._bump_vectors_epoch()
@@ -454,7 +459,7 @@ class Brain:
             self._seen_version = (self._seen_version[0], str(epoch))
 
     def _vector_index(self) -> search_mod.VectorIndex | None:
-        """The in-RAM sign-bit index, reloaded when another process changed the vectors."""
+        """The in-RAM candidate index, reloaded when another process changed the vectors."""
         if self.embedder is None or not self.db.table_exists("memories_vec"):
             return None
         data_version = int(self.db.scalar("PRAGMA data_version"))
@@ -464,17 +469,22 @@ class Brain:
         if self._index is not None and self._seen_version and self._seen_version[1] == epoch:
             self._seen_version = (data_version, epoch)
             return self._index
-        self._center = None
-        center = self._load_center()
-        words = search_mod.pack_bits(np.zeros(self.embedder.dim, dtype=np.float32), center).shape[1]
-        index = search_mod.VectorIndex(words)
-        ids, blobs = [], []
-        for memory_id, blob in self.db.execute("SELECT id, bits FROM memory_bits"):
+        self._quantizer = None
+        dim = int(self.embedder.dim)
+        quantizer = self._load_quantizer() or search_mod.Quantizer.identity(dim)
+        words = quantizer.bits(np.zeros(dim, dtype=np.float32)).shape[1]
+        index = search_mod.VectorIndex(words, dim)
+        ids, bits, codes = [], [], []
+        for memory_id, bit_blob, code_blob in self.db.execute("SELECT id, bits, codes FROM vector_codes"):
             ids.append(memory_id)
-            blobs.append(blob)
+            bits.append(bit_blob)
+            codes.append(code_blob)
         if ids:
-            bits = np.frombuffer(b"".join(blobs), dtype=np.uint64).reshape(len(ids), words)
-            index.add(ids, bits)
+            index.add(
+                ids,
+                np.frombuffer(b"".join(bits), dtype=np.uint64).reshape(len(ids), words),
+                np.frombuffer(b"".join(codes), dtype=np.int8).reshape(len(ids), dim),
+            )
         self._index = index
         self._seen_version = (data_version, epoch)
         return index
@@ -584,7 +594,7 @@ class Brain:
                 if mode == "vector":
                     raise
         scored, plan = search_mod.hybrid_search(
-            self.db, query, query_vector, index, self._center, filters, limit,
+            self.db, query, query_vector, index, self._load_quantizer(), filters, limit,
             self.config.vector_weight, self.config.keyword_weight, mode=mode,
         )
         self.last_plan = plan
@@ -649,6 +659,19 @@ class Brain:
             self._log_changes([old.id], "upsert")
         return self.get(old.id)
 
+    def supersede(self, old: int | str, new: int | str) -> Memory:
+        """Mark `old` superseded by `new`; default search stops returning it. Returns old."""
+        from .curation import supersede  # lazy: curation sits above brain
+
+        return supersede(self, old, new)[0]
+
+    def commit(self, trigger: str, text: str, **provenance: Any) -> Memory:
+        """Commit a mandatory trigger (decision, milestone, preference, failure, lesson,
+        remember) to core; see triggers.commit for the keyword arguments."""
+        from .triggers import commit  # lazy: triggers sit above brain
+
+        return commit(self, trigger, text, **provenance).memory
+
     def pin(self, id_or_uid: int | str, pinned: bool = True) -> Memory:
         """Pinned memories never expire and come first in the boot context."""
         return self.update(id_or_uid, pinned=pinned)
@@ -675,7 +698,7 @@ class Brain:
     def _drop_vectors(self, ids: Sequence[int]) -> None:
         if self.db.table_exists("memories_vec"):
             self.db.executemany("DELETE FROM memories_vec WHERE rowid = ?", [(int(i),) for i in ids])
-        self.db.executemany("DELETE FROM memory_bits WHERE id = ?", [(int(i),) for i in ids])
+        self.db.executemany("DELETE FROM vector_codes WHERE id = ?", [(int(i),) for i in ids])
         if self._index is not None:
             self._index.remove(ids)
         self._bump_vectors_epoch()
@@ -737,11 +760,11 @@ class Brain:
         dim = int(self.embedder.dim)
         with self.db.atomic():
             self.db.execute("DROP TABLE IF EXISTS memories_vec")
-            self.db.execute("DELETE FROM memory_bits")
+            self.db.execute("DELETE FROM vector_codes")
             self.db.execute("DELETE FROM meta WHERE key IN ('embedder', 'embedder_provider', "
-                            "'embedder_model', 'embedder_dim', 'vector_center')")
+                            "'embedder_model', 'embedder_dim', 'quantizer', 'quantizer_n')")
             self.db.execute("UPDATE memories SET embedded_at = NULL")
-            self._center, self._index = None, None
+            self._quantizer, self._index = None, None
             self._record_embedder()
             self._bump_vectors_epoch()
         log.info("reindex: %d-d vectors from %s", dim, identity(self.embedder))
