@@ -460,7 +460,10 @@ def pin(state: Context, id_or_uid: str, off: bool, as_json: bool) -> None:
 @pass_state
 def stats(state: Context, as_json: bool) -> None:
     """Counts per category, size, pending embeddings and the embedder in use."""
-    data = state.brain().stats()
+    from .curation import core_budget
+
+    brain = state.brain()
+    data = {**brain.stats(), "core_budget": core_budget(brain)}
 
     def text(d: dict[str, Any]) -> Iterable[str]:
         yield f"brain.db: {d['path']} ({d['size_bytes'] / 1e6:.1f} MB)"
@@ -470,6 +473,8 @@ def stats(state: Context, as_json: bool) -> None:
             yield f"vectors from: {d['vectors_from']}"
         yield f"pending embeddings: {d['unembedded']}"
         yield f"schema: {d['schema_version']}/{d['schema_latest']}"
+        if d["core_budget"]["warning"]:
+            yield f"warning: {d['core_budget']['warning']}"
     emit(data, as_json, text)
 
 
@@ -477,15 +482,18 @@ def stats(state: Context, as_json: bool) -> None:
 @json_option
 @pass_state
 def doctor(state: Context, as_json: bool) -> None:
-    """Check brain.db: integrity, schema, embedder, pending work, permissions.
+    """Check brain.db: integrity, schema, embedder, pending work, permissions, disk,
+    the last capture / retention / sync / backup and their age, the core budget.
 
     Exits 1 when something needs attention, so cron can alert on it.
     """
-    from .doctor import run_checks
+    from .curation import budget_check
+    from .doctor import run_checks, size_lines
 
-    report = run_checks(state.config, embedder=state.embedder)
+    report = run_checks(state.config, embedder=state.embedder, extra=[budget_check])
     emit(report, as_json, lambda r: [
-        f"{'ok  ' if c['ok'] else 'FAIL'} {c['name']}: {c['detail']}" for c in r["checks"]
+        *(f"{'ok  ' if c['ok'] else 'FAIL'} {c['name']}: {c['detail']}" for c in r["checks"]),
+        *(size_lines(r["sizes"]) if "sizes" in r else []),
     ])
     if not report["ok"]:
         sys.exit(1)
@@ -539,6 +547,14 @@ def reindex(state: Context, yes: bool, as_json: bool) -> None:
 # Agent integration (observe, resolve, active, timeline, ensure-observation, save-context,
 # context, query, mcp) lives in its own module and registers itself on `cli`.
 from . import agent_cli  # noqa: E402,F401
+# PostgreSQL sync (sync postgres, sync status, sync search) registers itself on `cli`.
+from . import sync_cli  # noqa: E402,F401
+# Scheduled jobs (capture, daemon) likewise, from jobs_cli.py.
+from . import jobs_cli  # noqa: E402,F401
+# Backups (backup, restore) likewise, from backup_cli.py.
+from . import backup_cli  # noqa: E402,F401
+# Keeping memory clean (commit, triggers, retain, supersede, core review, history) likewise.
+from . import curation_cli  # noqa: E402,F401
 
 
 def main(argv: list[str] | None = None) -> None:

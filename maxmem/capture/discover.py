@@ -1,0 +1,219 @@
+"""Where transcripts live, and which files in those places are live transcripts.
+
+Default roots (each replaced by the agent's own variable when set, and by the
+`[capture]` table of the config file when that names them):
+  OpenClaw     $OPENCLAW_STATE_DIR or ~/.openclaw (+ legacy ~/.clawdbot, ~/.moltbot, ~/.moldbot)
+               agents/<agentId>/sessions/*.jsonl, topic files included
+  Claude Code  each dir of $CLAUDE_CONFIG_DIR (comma-separated) or ~/.claude and ~/.config/claude
+               projects/<cwd>/*.jsonl and projects/<cwd>/<session>/subagents/*.jsonl
+  Codex        $CODEX_HOME or ~/.codex
+               sessions/YYYY/MM/DD/rollout-*.jsonl and archived_sessions/rollout-*.jsonl
+
+OpenClaw side files are not transcripts: `.lock`, `.bak.*`, checkpoints and trajectory
+sidecars are never read; `*.jsonl.reset.*` / `*.jsonl.deleted.*` archives are read only
+when they are a file capture already follows under its old name (a rotation), so
+the lines written between the last run and the reset are not lost.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..config import Config
+from ..errors import ConfigError, InvalidInput
+from ..redact import compile_patterns
+from .model import FORMATS
+from .readers import detect_format
+
+log = logging.getLogger("maxmem")
+
+_OPENCLAW_SIDE = re.compile(r"\.(?:checkpoint\.[^/]*|trajectory)\.jsonl$|\.jsonl\.lock$|\.bak(?:\.|$)")
+_OPENCLAW_ARCHIVE = re.compile(r"\.jsonl\.(?:reset|deleted)\.[^/]+$")
+_CONVERSATIONS = re.compile(r"^conversations.*\.json$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Source:
+    path: Path
+    format: str
+    archived: bool = False  # read only if it is a file capture already follows (renamed)
+
+
+@dataclass(frozen=True)
+class CaptureSettings:
+    """Everything capture can be told; from `[capture]` in the config file."""
+
+    openclaw_dirs: tuple[Path, ...] = ()
+    claude_dirs: tuple[Path, ...] = ()
+    codex_dirs: tuple[Path, ...] = ()
+    tool_result_chars: int = 2000  # of a tool result kept in tool_calls / turns
+    tool_argument_chars: int = 4000
+    redact_patterns: tuple[str, ...] = ()  # extra regexes; see maxmem.redact
+    chunk_tokens: int = 350
+    overlap_tokens: int = 60
+    settle_seconds: float = 600.0  # a file untouched this long is idle: flush held-back records
+    window_bytes: int = 8 << 20  # read and commit a big file in pieces of this size
+    importance: float = 0.3  # of conversation memories
+    interval_hours: float = 2.0  # for `maxmem daemon`
+
+    @classmethod
+    def from_config(cls, config: Config, env: Mapping[str, str] | None = None,
+                    home: Path | None = None) -> "CaptureSettings":
+        """Settings from the config's [capture] table, with the agents' variables
+        (OPENCLAW_STATE_DIR, CLAUDE_CONFIG_DIR, CODEX_HOME) taken from `env`."""
+        env = env or {}
+        home = home or Path("~").expanduser()
+        table: Mapping[str, Any] = config.section("capture")
+        known = {f for f in cls.__dataclass_fields__}
+        unknown = set(table) - known
+        if unknown:
+            raise ConfigError(f"[capture]: unknown setting(s) {', '.join(sorted(unknown))}; "
+                              f"known: {', '.join(sorted(known))}")
+        values: dict[str, Any] = {}
+        for name, value in table.items():
+            if name.endswith("_dirs"):
+                if isinstance(value, str):
+                    value = [value]
+                if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                    raise ConfigError(f"[capture] {name} must be a list of folders")
+                values[name] = tuple(Path(v).expanduser() for v in value)
+            elif name == "redact_patterns":
+                if not isinstance(value, list):
+                    raise ConfigError("[capture] redact_patterns must be a list of regular expressions")
+                try:
+                    values[name] = compile_patterns(value)
+                except InvalidInput as exc:
+                    raise ConfigError(f"[capture] {exc}") from None
+            else:
+                default = getattr(cls, name)
+                try:
+                    values[name] = type(default)(value)
+                except (TypeError, ValueError):
+                    raise ConfigError(f"[capture] {name} = {value!r} is not a valid "
+                                      f"{type(default).__name__}") from None
+        values.setdefault("openclaw_dirs", default_openclaw_dirs(env, home))
+        values.setdefault("claude_dirs", default_claude_dirs(env, home))
+        values.setdefault("codex_dirs", default_codex_dirs(env, home))
+        return cls(**values)
+
+
+def default_openclaw_dirs(env: Mapping[str, str], home: Path) -> tuple[Path, ...]:
+    if env.get("OPENCLAW_STATE_DIR"):
+        return (Path(env["OPENCLAW_STATE_DIR"]).expanduser(),)
+    return tuple(home / name for name in (".openclaw", ".clawdbot", ".moltbot", ".moldbot"))
+
+
+def default_claude_dirs(env: Mapping[str, str], home: Path) -> tuple[Path, ...]:
+    if env.get("CLAUDE_CONFIG_DIR"):
+        return tuple(Path(p.strip()).expanduser() for p in env["CLAUDE_CONFIG_DIR"].split(",") if p.strip())
+    return (home / ".claude", home / ".config" / "claude")
+
+
+def default_codex_dirs(env: Mapping[str, str], home: Path) -> tuple[Path, ...]:
+    if env.get("CODEX_HOME"):
+        return (Path(env["CODEX_HOME"]).expanduser(),)
+    return (home / ".codex",)
+
+
+def discover(settings: CaptureSettings) -> list[Source]:
+    """Every transcript under the configured roots (missing roots are fine)."""
+    found: dict[Path, Source] = {}
+    for source in _all(settings):
+        found.setdefault(source.path, source)
+    return list(found.values())
+
+
+def _all(settings: CaptureSettings) -> Iterator[Source]:
+    for root in settings.openclaw_dirs:
+        yield from openclaw_sources(root)
+    for root in settings.claude_dirs:
+        projects = root / "projects"
+        yield from (Source(p, "claude-code") for p in _glob(projects, "*/*.jsonl"))
+        yield from (Source(p, "claude-code") for p in _glob(projects, "*/*/subagents/*.jsonl"))
+    for root in settings.codex_dirs:
+        yield from (Source(p, "codex") for p in _glob(root / "sessions", "*/*/*/rollout-*.jsonl"))
+        yield from (Source(p, "codex") for p in _glob(root / "archived_sessions", "rollout-*.jsonl"))
+        compressed = [p for p in _glob(root / "sessions", "*/*/*/rollout-*.jsonl.zst")
+                      if not p.with_suffix("").exists()]
+        if compressed:
+            log.info("capture: %d compressed Codex rollout(s) (.jsonl.zst) not read", len(compressed))
+
+
+def openclaw_sources(root: Path) -> Iterator[Source]:
+    for sessions in _glob(root / "agents", "*/sessions"):
+        for path in sorted(sessions.iterdir()):
+            name = path.name
+            if not path.is_file() or _OPENCLAW_SIDE.search(name):
+                continue
+            if name.endswith(".jsonl"):
+                yield Source(path, "openclaw")
+            elif _OPENCLAW_ARCHIVE.search(name):
+                yield Source(path, "openclaw", archived=True)
+        yield from _store_overrides(sessions)
+
+
+def _store_overrides(sessions: Path) -> Iterator[Source]:
+    """Transcripts that sessions.json places outside the sessions folder (older stores)."""
+    store = sessions / "sessions.json"
+    try:
+        entries = json.loads(store.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    if not isinstance(entries, dict):
+        return
+    for entry in entries.values():
+        target = entry.get("sessionFile") if isinstance(entry, dict) else None
+        if not isinstance(target, str) or not target.endswith(".jsonl"):
+            continue
+        path = Path(target).expanduser()
+        path = path if path.is_absolute() else sessions / path
+        if path.parent != sessions and path.is_file():
+            yield Source(path, "openclaw")
+
+
+def _glob(root: Path, pattern: str) -> list[Path]:
+    try:
+        return sorted(root.glob(pattern)) if root.is_dir() else []
+    except OSError as exc:
+        log.warning("capture: cannot list %s: %s", root, exc)
+        return []
+
+
+def sources_for_path(path: Path, fmt: str | None = None) -> list[Source]:
+    """The transcripts at an explicit --path: a file, or every transcript in a folder."""
+    if fmt is not None and fmt not in FORMATS:
+        raise InvalidInput(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")
+    path = Path(path).expanduser()
+    if path.is_file():
+        detected = fmt or detect_format(path)
+        if detected is None:
+            raise InvalidInput(f"{path}: cannot tell its format from its name: give --format "
+                               f"({', '.join(FORMATS)})")
+        return [Source(path, detected)]
+    if not path.is_dir():
+        raise InvalidInput(f"{path} does not exist: give a transcript file or a folder of them")
+    out: list[Source] = []
+    for file in sorted(p for p in path.rglob("*") if p.is_file()):
+        name = file.name
+        if _OPENCLAW_SIDE.search(name) or _OPENCLAW_ARCHIVE.search(name):
+            continue
+        if fmt in ("chatgpt",):
+            wanted = name.endswith(".json")
+        elif fmt == "markdown":
+            wanted = name.endswith((".md", ".markdown"))
+        elif fmt is not None:
+            wanted = name.endswith(".jsonl")
+        else:
+            wanted = name.endswith(".jsonl") or bool(_CONVERSATIONS.match(name))
+        if wanted:
+            detected = fmt or detect_format(file)
+            if detected:
+                out.append(Source(file, detected))
+    return out
+

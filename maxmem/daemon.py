@@ -1,0 +1,92 @@
+"""`maxmem daemon`: the cron jobs on a schedule, for machines without cron.
+
+Each job is a name, a schedule and a function that opens brain.db, does its work
+and returns a one-line summary. A failing job is logged and retried at its next
+time; it never stops the daemon or the other jobs.
+
+Jobs are listed in `default_jobs`. Capture is there; retention (03:00
+America/New_York) and sync add themselves in the marked place.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import schedule
+
+from .config import Config
+
+log = logging.getLogger("maxmem")
+
+
+@dataclass(frozen=True)
+class Job:
+    name: str
+    when: Callable[[schedule.Scheduler], schedule.Job]  # e.g. lambda s: s.every(2).hours
+    run: Callable[[], str]  # does the work, returns a one-line summary
+    description: str = ""
+
+
+def capture_job(config: Config, env: Mapping[str, str]) -> Job:
+    from .capture import CaptureSettings
+
+    settings = CaptureSettings.from_config(config, env)  # read the roots once, at start
+
+    def run() -> str:
+        from .brain import Brain
+        from .capture import run_capture
+
+        with Brain.open(config.db_path, config=config) as brain:
+            return run_capture(brain, settings=settings).summary()
+
+    minutes = max(1, round(settings.interval_hours * 60))
+    return Job("capture", lambda s: s.every(minutes).minutes, run,
+               f"transcripts into conversation memories every {settings.interval_hours:g} h")
+
+
+def default_jobs(config: Config, env: Mapping[str, str]) -> list[Job]:
+    """The jobs `maxmem daemon` runs."""
+    jobs = [capture_job(config, env)]
+    # ---- more jobs go here, e.g. --------------------------------------------------
+    # jobs.append(Job("retention", lambda s: s.every().day.at("03:00", "America/New_York"),
+    #                 lambda: run_retention(...).summary(), "expire old memories at 03:00"))
+    # jobs.append(Job("sync", lambda s: s.every(15).minutes, lambda: ..., "export to PostgreSQL"))
+    # -------------------------------------------------------------------------------
+    return jobs
+
+
+def run_job(job: Job) -> str | None:
+    """Run one job now; log and return its summary (None when it failed)."""
+    try:
+        summary = job.run()
+    except Exception as exc:  # a bad run must not kill the daemon
+        log.error("%s failed: %s", job.name, exc)
+        log.debug("%s failed", job.name, exc_info=True)
+        return None
+    log.info("%s", summary)
+    return summary
+
+
+def run_daemon(jobs: Sequence[Job], stop: threading.Event | None = None, run_now: bool = True,
+               scheduler: schedule.Scheduler | None = None) -> None:
+    """Run `jobs` on their schedules until `stop` is set (Ctrl-C in the CLI).
+
+    run_now: run every job once at start (a daemon started after a reboot catches up).
+    """
+    stop = stop or threading.Event()
+    scheduler = scheduler or schedule.Scheduler()
+    for job in jobs:
+        job.when(scheduler).do(run_job, job).tag(job.name)
+        log.info("daemon: %s — %s", job.name, job.description or "scheduled")
+    if run_now:
+        for job in jobs:
+            if stop.is_set():
+                return
+            run_job(job)
+    while not stop.is_set():
+        scheduler.run_pending()
+        idle = scheduler.idle_seconds
+        stop.wait(timeout=max(1.0, min(60.0, idle if idle is not None else 60.0)))

@@ -1,0 +1,93 @@
+"""CLI commands for the scheduled jobs: `maxmem capture` and `maxmem daemon`.
+
+Registered on the `maxmem` group by cli.py; each parses, calls one function of
+maxmem.capture / maxmem.daemon, and prints.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any, Iterable
+
+import click
+
+from .capture.model import FORMATS
+from .cli import Context, cli, emit, json_option, pass_state
+
+
+@cli.command()
+@click.option("--path", "paths", multiple=True, type=click.Path(exists=True, path_type=Path),
+              help="A transcript file or folder to read instead of the agents' folders (repeat).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS),
+              help="Format of --path (default: guessed from each file).")
+@click.option("--dry-run", is_flag=True, help="Show what would be read; write nothing.")
+@json_option
+@pass_state
+def capture(state: Context, paths: tuple[Path, ...], fmt: str | None, dry_run: bool, as_json: bool) -> None:
+    """Read new transcript lines (OpenClaw, Claude Code, Codex, …) into conversation memories.
+
+    Without --path, reads the agents' own folders (~/.openclaw, ~/.claude, ~/.codex, or
+    OPENCLAW_STATE_DIR, CLAUDE_CONFIG_DIR, CODEX_HOME, or [capture] in the config).
+    Only complete new lines are read; running it again adds nothing twice.
+    Exits 1 if a file could not be read (the others are still captured).
+    """
+    from .capture import CaptureSettings, run_capture
+
+    if fmt and not paths:
+        raise click.UsageError("--format applies to --path: give the file or folder too")
+    settings = CaptureSettings.from_config(state.config, os.environ)
+    report = run_capture(state.brain(), paths=list(paths) or None, format=fmt, dry_run=dry_run,
+                         settings=settings)
+
+    def text(data: Any) -> Iterable[str]:
+        if dry_run:
+            for d in report.details:
+                if d.status != "unchanged":
+                    yield (f"{d.status:10} {d.path} [{d.format}] bytes {d.start}–{d.end}: "
+                           f"{d.new_turns} new turns, {d.memories} memories"
+                           + (f" ({d.note})" if d.note else ""))
+        yield report.summary()
+
+    emit(report.to_dict(), as_json, text)
+    failed = [d for d in report.details if d.status == "error"]
+    for detail in failed:
+        click.echo(f"maxmem: error: {detail.path}: {detail.note}", err=True)
+    if failed:
+        sys.exit(1)
+
+
+@cli.command()
+@click.option("--once", is_flag=True, help="Run every job once now and exit.")
+@pass_state
+def daemon(state: Context, once: bool) -> None:
+    """Run the scheduled jobs (capture every 2 h, …) until stopped, for machines without cron.
+
+    Log lines go to stderr, or to --log-file. Stop it with Ctrl-C or SIGTERM.
+    """
+    import signal
+    import threading
+
+    from .daemon import default_jobs, run_daemon, run_job
+
+    jobs = default_jobs(state.config, os.environ)
+    if once:
+        failed = []
+        for job in jobs:
+            summary = run_job(job)
+            if summary is None:
+                failed.append(job.name)
+            else:
+                click.echo(summary)
+        if failed:
+            click.echo(f"maxmem: error: failed: {', '.join(failed)} (see the log)", err=True)
+            sys.exit(1)
+        return
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    click.echo(f"maxmem daemon: {', '.join(job.name for job in jobs)} (Ctrl-C to stop)", err=True)
+    try:
+        run_daemon(jobs, stop)
+    except KeyboardInterrupt:
+        stop.set()
