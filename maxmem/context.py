@@ -34,6 +34,7 @@ MIN_BUDGET_TOKENS = 100
 MAX_TEXT = 200_000  # per message: larger ones are cut (the rest is in the transcript)
 MAX_TOOL_TEXT = 2_000  # tool params / results kept per call
 MAX_THINKING = 4_000
+MAX_OBSERVATION = 100_000
 MAX_ITEMS = 10_000
 
 SAVED_KEYS_SQL = """
@@ -198,9 +199,11 @@ def _observation(value: Any, where: str, session_key: str) -> dict[str, Any]:
         kind = check_kind(kind_text.strip().lower())
     except InvalidInput as exc:
         raise InvalidInput(f"{where}.type: {exc}") from None
-    content = _text(ob.get("content"), f"{where}.content") or ""
+    content = _text(ob.get("content"), f"{where}.content", limit=MAX_OBSERVATION + 1) or ""
     if not content.strip():
         raise InvalidInput(f"{where}.content is empty")
+    if len(content) > MAX_OBSERVATION:
+        raise InvalidInput(f"{where}.content is longer than {MAX_OBSERVATION} characters: split it")
     title = _text(ob.get("title"), f"{where}.title", required=False, limit=500)
     item: dict[str, Any] = {
         "content": content.strip(),
@@ -395,6 +398,15 @@ def build_context(
         for w in work
     ]
 
+    # The last day's important observations are taken before the daily notes, so a
+    # high-importance note is listed there once rather than lost among the others.
+    important = fresh([
+        m for m in brain.list(since=iso(now - timedelta(days=1)), min_importance=0.7,
+                              order="importance", limit=100, include_superseded=False)
+        if m.category != "conversation"
+    ])
+    recent_lines = [f"- {_label(m, 200)} ({m.kind}, #{m.id})" for m in important]
+
     daily = fresh(brain.list(category="daily", since=iso(start_yesterday), order="recent",
                              limit=200, include_superseded=False))
     daily_lines = []
@@ -411,13 +423,6 @@ def build_context(
         for m in reversed(fresh(recent)):
             session_lines.append(f"- {_time(m.created_at, tz)} {_one_line(m.content, 400)}")
             session_ids.append(m.id)
-
-    important = fresh([
-        m for m in brain.list(since=iso(now - timedelta(days=1)), min_importance=0.7,
-                              order="importance", limit=100, include_superseded=False)
-        if m.category != "conversation"
-    ])
-    recent_lines = [f"- {_label(m, 200)} ({m.kind}, #{m.id})" for m in important]
 
     sections = [
         Section("core", "Core", core_lines, [m.id for m in core]),

@@ -144,15 +144,14 @@ def build_server(brain: Any, tz: Any = None) -> Any:
         title: Annotated[str | None, Field(description="A short title.")] = None,
         tags: Annotated[list[str] | None, Field(description="Tags.")] = None,
         importance: Annotated[float | None, Field(ge=0, le=1)] = None,
+        project: Annotated[str | None, Field(description="The project it belongs to.")] = None,
         session_id: Annotated[str | None, Field(description="The session it came from.")] = None,
     ) -> dict[str, Any]:
-        from . import triggers
+        from .triggers import commit as commit_trigger
 
-        if not hasattr(triggers, "commit"):
-            raise MaxmemError("commit triggers are not available in this version of maxmem")
-        memory = triggers.commit(brain, trigger, content, title=title, tags=tags,
-                                 importance=importance, session_id=session_id)
-        return _compact(memory)
+        result = commit_trigger(brain, trigger, content, title=title, tags=tags,
+                                importance=importance, project=project, session_id=session_id)
+        return {**_compact(result.memory), "action": result.action}
 
     @tool("The boot brief: core memories, work in progress, today's and yesterday's notes, "
           "this session's latest exchanges, the last day's important observations. Read it at "

@@ -49,6 +49,7 @@ LIMIT 1
 
 PROJECT_TEMPLATE = """\
 Project: {project}
+Opened: {opened}
 Location: {location}
 Assigned by: {assigned_by}
 Key details: {key_details}
@@ -273,6 +274,7 @@ def ensure_observation(
             return Ensured(Memory.from_row(row), False, key)
         content = PROJECT_TEMPLATE.format(
             project=project.strip(),
+            opened=brain.clock.now().strftime("%Y-%m-%d %H:%M:%S UTC"),
             location=location or UNKNOWN,
             assigned_by=assigned_by or UNKNOWN,
             key_details=key_details or UNKNOWN,

@@ -1,0 +1,219 @@
+"""Compaction hooks: save_context (idempotent, all-or-nothing) and the boot brief."""
+
+from __future__ import annotations
+
+import copy
+from datetime import timedelta
+
+import pytest
+
+from maxmem import InvalidInput
+from maxmem.context import build_context, estimate_tokens, save_context
+from maxmem.work import observe
+
+DOC = {
+    "session_key": "agent:main:main",
+    "agent": "main",
+    "exchanges": [
+        {
+            "user_message": "Can you check why the deploy failed?",
+            "assistant_response": "The deploy failed because the disk was full; I cleaned /tmp.",
+            "thinking": "Look at the logs first.",
+            "timestamp": "2026-11-30T10:00:00Z",
+            "model": "claude-sonnet",
+            "tool_calls": [
+                {"name": "bash", "params": {"cmd": "df -h"}, "result": "100% /",
+                 "status": "ok", "duration_ms": 120},
+                {"name": "bash", "params": {"cmd": "rm -rf /tmp/cache"}, "result": "",
+                 "status": "ok"},
+            ],
+        },
+        {
+            "user_message": "thanks",
+            "assistant_response": "You're welcome.",
+            "timestamp": "2026-11-30T10:05:00Z",
+        },
+    ],
+    "observations": [
+        {"type": "failure", "title": "Deploy failed: disk full",
+         "content": "The deploy failed because / was full; cleaning /tmp fixed it.",
+         "importance": 0.8, "tags": ["deploy", "ops"]},
+    ],
+    "metadata": {"reason": "pre-compaction"},
+}
+
+
+def count(brain) -> int:
+    return brain.stats()["memories"]
+
+
+def test_save_context_stores_exchanges_tool_calls_and_observations(brain):
+    report = save_context(brain, DOC)
+    assert (report.exchanges_stored, report.tool_calls_stored, report.observations_stored) == (2, 2, 1)
+    exchanges = brain.list(category="conversation", session_id="agent:main:main", order="oldest")
+    assert [m.created_at for m in exchanges] == ["2026-11-30T10:00:00.000Z", "2026-11-30T10:05:00.000Z"]
+    first = exchanges[0]
+    assert first.kind == "exchange" and first.agent == "main" and first.source == "agent"
+    assert first.content.startswith("User: Can you check why the deploy failed?\n\nAssistant: The deploy")
+    assert first.content.endswith("Tools: bash (ok), bash (ok)")
+    assert first.metadata["model"] == "claude-sonnet"
+    assert first.metadata["thinking"] == "Look at the logs first."
+    assert first.metadata["tool_calls"][0] == {"name": "bash", "params": '{"cmd": "df -h"}',
+                                               "result": "100% /", "status": "ok", "duration_ms": 120}
+    assert first.metadata["context"] == {"reason": "pre-compaction"}
+    [obs] = brain.list(kind="failure")
+    assert (obs.category, obs.title, obs.importance, obs.tags) == (
+        "daily", "Deploy failed: disk full", 0.8, ["deploy", "ops"])
+    assert obs.session_id == "agent:main:main"
+
+
+def test_same_document_twice_stores_nothing_twice(brain):
+    save_context(brain, DOC)
+    before = count(brain)
+    changes = brain.db.scalar("SELECT count(*) FROM changes")
+    again = save_context(brain, DOC)
+    assert count(brain) == before
+    assert brain.db.scalar("SELECT count(*) FROM changes") == changes
+    assert (again.exchanges_stored, again.observations_stored) == (0, 0)
+    assert (again.exchanges_already_saved, again.observations_already_saved) == (2, 1)
+
+
+def test_a_later_document_repeating_old_exchanges_adds_only_the_new(brain):
+    save_context(brain, DOC)
+    later = copy.deepcopy(DOC)
+    later["exchanges"].append({"user_message": "and the backups?",
+                               "assistant_response": "They ran at 03:00.",
+                               "timestamp": "2026-11-30T11:00:00Z"})
+    report = save_context(brain, later)
+    assert (report.exchanges_stored, report.exchanges_already_saved) == (1, 2)
+
+
+BAD = [
+    (lambda d: d.pop("session_key"), "session_key is missing"),
+    (lambda d: d.update(session_key="  "), "session_key is empty"),
+    (lambda d: d.update(exchanges={"a": 1}), "exchanges must be a list"),
+    (lambda d: d["exchanges"][1].update(user_message=5), "exchanges[1].user_message must be text"),
+    (lambda d: d["exchanges"][1].pop("assistant_response"), "exchanges[1].assistant_response is missing"),
+    (lambda d: d["exchanges"][0].update(timestamp="yesterday-ish"), "exchanges[0].timestamp"),
+    (lambda d: d["exchanges"][0]["tool_calls"][1].pop("name"), "exchanges[0].tool_calls[1].name is missing"),
+    (lambda d: d["exchanges"][0]["tool_calls"][0].update(duration_ms=-3),
+     "exchanges[0].tool_calls[0].duration_ms"),
+    (lambda d: d["exchanges"][0].update(tool_calls="bash"), "exchanges[0].tool_calls must be a list"),
+    (lambda d: d["observations"][0].update(importance=3), "observations[0].importance"),
+    (lambda d: d["observations"][0].update(type="Bad Type!"), "observations[0].type"),
+    (lambda d: d["observations"][0].update(content=""), "observations[0].content is empty"),
+    (lambda d: d["observations"][0].update(tags=[1]), "observations[0].tags"),
+    (lambda d: d.update(metadata=[1]), "metadata must be an object"),
+    (lambda d: d.update(exchanges=[], observations=[]), "nothing to save"),
+]
+
+
+@pytest.mark.parametrize("spoil,message", BAD, ids=[m for _, m in BAD])
+def test_malformed_input_names_the_field_and_writes_nothing(brain, spoil, message):
+    doc = copy.deepcopy(DOC)
+    spoil(doc)
+    with pytest.raises(InvalidInput) as excinfo:
+        save_context(brain, doc)
+    assert message in str(excinfo.value)
+    assert count(brain) == 0
+
+
+def test_not_an_object(brain):
+    with pytest.raises(InvalidInput, match="the document must be an object"):
+        save_context(brain, [DOC])
+
+
+def test_too_long_observation_is_refused_by_field(brain):
+    doc = copy.deepcopy(DOC)
+    doc["observations"].append({"type": "note", "content": "x" * 100_001})
+    with pytest.raises(InvalidInput, match=r"observations\[1\].content is longer than"):
+        save_context(brain, doc)
+    assert count(brain) == 0
+
+
+def test_a_failure_while_storing_leaves_nothing_half_written(brain, monkeypatch):
+    """Rows are inserted, then the change log write fails: the transaction rolls back."""
+    def broken(*args, **kwargs):
+        raise RuntimeError("disk full while logging changes")
+
+    monkeypatch.setattr(brain, "_log_changes", broken)
+    with pytest.raises(RuntimeError):
+        save_context(brain, DOC)
+    monkeypatch.undo()
+    assert count(brain) == 0
+    assert brain.db.scalar("SELECT count(*) FROM memories_fts") == 0
+    assert save_context(brain, DOC).exchanges_stored == 2, "a retry stores everything"
+
+
+# --- the brief ------------------------------------------------------------------------
+
+def seed(brain, clock):
+    brain.remember("Always answer in British English", category="core", kind="preference",
+                   importance=0.6)
+    brain.remember("The user's name is Alex", category="core", kind="fact", importance=0.9)
+    brain.remember("Deploy keys live in 1Password", category="core", kind="fact",
+                   importance=0.3, pinned=True)
+    observe(brain, "project", "Build the memory system", title="maxmem", ongoing=True,
+            started=clock.now() - timedelta(hours=30), importance=0.8)
+    brain.remember("Old daily note from last week", category="daily",
+                   created_at=clock.now() - timedelta(days=6))
+    brain.remember("Yesterday: upgraded the laptop", category="daily",
+                   created_at=clock.now() - timedelta(days=1))
+    brain.remember("Today: wrote the context brief", category="daily",
+                   created_at=clock.now() - timedelta(hours=1))
+    save_context(brain, DOC)
+
+
+def test_brief_has_every_section_in_order(brain, clock):
+    seed(brain, clock)
+    brief = build_context(brain, session="agent:main:main", budget_tokens=2000)
+    text = brief.markdown
+    assert text.startswith("# Memory brief — 2026-11-30 12:00 UTC\n")
+    headings = [line for line in text.splitlines() if line.startswith("## ")]
+    assert headings == ["## Core", "## Work in progress", "## Daily notes (today and yesterday)",
+                        "## This session (agent:main:main)", "## Important in the last day"]
+    core = text.split("## Core\n")[1].split("\n\n")[0].splitlines()
+    assert core[0].startswith("- 📌 Deploy keys live in 1Password")
+    assert "Alex" in core[1] and "British" in core[2], "pinned first, then by importance"
+    assert "open 1.2 days" not in text and "open 30.0 h" in text
+    assert "Yesterday: upgraded the laptop" in text and "Today: wrote" in text
+    assert "Old daily note" not in text
+    session = text.split("## This session (agent:main:main)\n")[1].split("\n\n")[0].splitlines()
+    assert session[0].startswith("- 10:00 User: Can you check") and session[1].startswith("- 10:05 User: thanks")
+    assert "Deploy failed: disk full" in text.split("## Important in the last day")[1]
+    assert brief.tokens <= 2000
+
+
+@pytest.mark.parametrize("budget", [100, 150, 300, 600, 1000])
+def test_brief_fits_any_budget(brain, clock, budget):
+    seed(brain, clock)
+    for i in range(60):
+        brain.remember(f"core fact number {i} " + "padding words " * 20, category="core",
+                       importance=0.5)
+    brief = build_context(brain, session="agent:main:main", budget_tokens=budget)
+    assert estimate_tokens(brief.markdown) <= budget
+    assert brief.markdown.startswith("# Memory brief")
+    if budget >= 300:
+        assert "## Core" in brief.markdown and "more" in brief.markdown
+        assert "## Work in progress" in brief.markdown, "later sections keep their share"
+
+
+def test_more_budget_shows_more(brain, clock):
+    seed(brain, clock)
+    small = build_context(brain, session="agent:main:main", budget_tokens=150)
+    big = build_context(brain, session="agent:main:main", budget_tokens=4000)
+    shown = lambda b: sum(len(ids) for ids in b.sections.values())  # noqa: E731
+    assert shown(small) < shown(big)
+    assert big.sections["core"][0] == brain.list(pinned=True)[0].id
+
+
+def test_empty_brain_brief(brain):
+    brief = build_context(brain)
+    assert "(nothing remembered yet)" in brief.markdown
+
+
+def test_brief_rejects_a_tiny_budget(brain):
+    with pytest.raises(InvalidInput, match="at least 100"):
+        build_context(brain, budget_tokens=10)
+    with pytest.raises(InvalidInput):
+        build_context(brain, budget_tokens="lots")  # type: ignore[arg-type]
