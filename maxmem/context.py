@@ -145,7 +145,8 @@ def _tool_call(value: Any, where: str) -> dict[str, Any]:
     return out
 
 
-def _exchange(value: Any, where: str, session_key: str, now: datetime) -> dict[str, Any]:
+def _exchange(value: Any, where: str, session_key: str,
+              now: datetime) -> tuple[dict[str, Any], dict[str, Any]]:
     ex = _object(value, where)
     user = _text(ex.get("user_message"), f"{where}.user_message") or ""
     assistant = _text(ex.get("assistant_response"), f"{where}.assistant_response") or ""
@@ -182,7 +183,7 @@ def _exchange(value: Any, where: str, session_key: str, now: datetime) -> dict[s
     if calls:
         metadata["tool_calls"] = calls
     title = " ".join(user.split())[:80] or None
-    return {
+    item = {
         "content": "\n\n".join(parts),
         "title": title,
         "category": "conversation",
@@ -190,6 +191,9 @@ def _exchange(value: Any, where: str, session_key: str, now: datetime) -> dict[s
         "created_at": iso(at or now),
         "metadata": metadata,
     }
+    raw = {"user": user.strip(), "assistant": assistant.strip(), "model": model,
+           "at": item["created_at"], "calls": calls}
+    return item, raw
 
 
 def _observation(value: Any, where: str, session_key: str) -> dict[str, Any]:
@@ -224,9 +228,21 @@ def _observation(value: Any, where: str, session_key: str) -> dict[str, Any]:
     return item
 
 
-def parse_context(data: Any, now: datetime) -> tuple[str, str | None, list[dict[str, Any]], list[dict[str, Any]]]:
-    """Check a save-context document; returns (session_key, agent, exchanges, observations)
-    as memory items. Raises InvalidInput naming the first bad field."""
+@dataclass
+class ContextDocument:
+    """A checked save-context document: memory items, and each exchange's raw parts."""
+
+    session_key: str
+    agent: str | None
+    exchanges: list[dict[str, Any]]
+    raw_exchanges: list[dict[str, Any]]
+    observations: list[dict[str, Any]]
+    metadata: dict[str, Any]
+
+
+def parse_context(data: Any, now: datetime) -> ContextDocument:
+    """Check a save-context document, all of it, before anything is written.
+    Raises InvalidInput naming the first bad field, e.g. exchanges[3].user_message."""
     doc = _object(data, "the document")
     session_key = _text(doc.get("session_key"), "session_key", limit=200)
     if not session_key or not session_key.strip():
@@ -235,7 +251,7 @@ def parse_context(data: Any, now: datetime) -> tuple[str, str | None, list[dict[
     agent = _text(doc.get("agent"), "agent", required=False, limit=200)
     if doc.get("metadata") is not None:
         _object(doc.get("metadata"), "metadata")
-    exchanges = [
+    parsed = [
         _exchange(e, f"exchanges[{i}]", session_key, now)
         for i, e in enumerate(_array(doc.get("exchanges"), "exchanges"))
     ]
@@ -243,22 +259,32 @@ def parse_context(data: Any, now: datetime) -> tuple[str, str | None, list[dict[
         _observation(o, f"observations[{i}]", session_key)
         for i, o in enumerate(_array(doc.get("observations"), "observations"))
     ]
-    if not exchanges and not observations:
+    if not parsed and not observations:
         raise InvalidInput("nothing to save: exchanges and observations are both empty")
-    return session_key, agent, exchanges, observations
+    return ContextDocument(session_key, agent, [item for item, _ in parsed],
+                           [raw for _, raw in parsed], observations,
+                           dict(doc.get("metadata") or {}))
 
 
 def save_context(brain: Any, data: Any) -> SaveReport:
-    """Store a session's exchanges and observations in one transaction, idempotently."""
-    session_key, agent, exchanges, observations = parse_context(data, brain.clock.now())
-    extra = dict(data.get("metadata") or {})
-    report = SaveReport(session_key)
-    saved = {row["save_key"] for row in brain.db.rows(SAVED_KEYS_SQL, (session_key,))}
+    """Store a session's exchanges and observations in one transaction, idempotently.
+
+    Exchanges become conversation memories and, when brain.db has the capture tables,
+    turns and tool calls of the session too (with the capture job's dedup keys, so a
+    transcript captured later does not store them twice). Texts are embedded before
+    the write transaction opens; tool parameters, results and thinking are redacted
+    like memory content.
+    """
+    doc = parse_context(data, brain.clock.now())
+    report = SaveReport(doc.session_key)
+    saved = {row["save_key"] for row in brain.db.rows(SAVED_KEYS_SQL, (doc.session_key,))}
     new: list[dict[str, Any]] = []
+    new_raw: list[dict[str, Any]] = []
     seen: set[str] = set()
-    for item in [*exchanges, *observations]:
+    raws = {id(item): raw for item, raw in zip(doc.exchanges, doc.raw_exchanges)}
+    for item in [*doc.exchanges, *doc.observations]:
         key = item["metadata"]["save_key"]
-        is_exchange = item["kind"] == "exchange" and item["category"] == "conversation"
+        is_exchange = id(item) in raws
         if key in saved or key in seen:
             if is_exchange:
                 report.exchanges_already_saved += 1
@@ -266,12 +292,19 @@ def save_context(brain: Any, data: Any) -> SaveReport:
                 report.observations_already_saved += 1
             continue
         seen.add(key)
-        if extra:
-            item["metadata"]["context"] = extra
-        new.append({**item, "session_id": session_key, "agent": agent, "source": "agent"})
+        if doc.metadata:
+            item["metadata"]["context"] = doc.metadata
+        if is_exchange:
+            new_raw.append({**raws[id(item)], "save_key": key})
+        new.append({**item, "session_id": doc.session_key, "agent": doc.agent, "source": "agent"})
     if not new:
         return report
-    stored = brain.remember_many(new)  # one transaction: all or nothing
+    _redact_metadata(brain, new, new_raw)
+    brain.prefetch_vectors(new)  # embed outside the write transaction
+    with brain.db.atomic():  # all or nothing
+        stored = brain.remember_many(new, embed=False)
+        if new_raw and brain.db.table_exists("turns"):
+            _store_turns(brain, doc, new_raw)
     for item, memory in zip(new, stored):
         report.ids.append(memory.id)
         if memory.metadata.get("save_key") != item["metadata"]["save_key"]:
@@ -283,6 +316,64 @@ def save_context(brain: Any, data: Any) -> SaveReport:
         else:
             report.observations_stored += 1
     return report
+
+
+def _redact_metadata(brain: Any, items: list[dict[str, Any]], raws: list[dict[str, Any]]) -> None:
+    """Secrets in tool calls and thinking are removed as they are from memory content."""
+    if not brain.config.redact_on_remember:
+        return
+    from .redact import redact
+
+    def clean(text: str | None) -> str | None:
+        return None if text is None else redact(text)[0]
+
+    for item in items:
+        meta = item["metadata"]
+        if "thinking" in meta:
+            meta["thinking"] = clean(meta["thinking"])
+        for call in meta.get("tool_calls", []):
+            for field_name in ("params", "result"):
+                if field_name in call:
+                    call[field_name] = clean(call[field_name])
+    for raw in raws:
+        raw["user"], raw["assistant"] = clean(raw["user"]), clean(raw["assistant"])
+
+
+def _store_turns(brain: Any, doc: ContextDocument, raws: list[dict[str, Any]]) -> None:
+    """The exchanges as the session's turns and tool calls (inside the caller's transaction)."""
+    from .capture import store
+    from .capture.model import Session, ToolCall, Turn
+
+    db = brain.db
+    session = Session(id=doc.session_key, format="save-context", agent=doc.agent or "unknown")
+    store.upsert_session(db, session, source_file="save-context", updated_at=None, new_turns=0)
+    seq = store.max_seq(db, doc.session_key)
+    added = 0
+    latest = None
+    for raw in raws:
+        key = raw["save_key"]
+        assistant_turn = None
+        for role, text in (("user", raw["user"]), ("assistant", raw["assistant"])):
+            if not text:
+                continue
+            turn = Turn(session_id=doc.session_key, key=f"save-context:{key}:{role}", role=role,
+                        text=text, timestamp=raw["at"],
+                        model=raw["model"] if role == "assistant" else None)
+            turn_id = store.insert_turn(db, turn, seq + 1, "save-context")
+            if turn_id is not None:
+                seq, added = seq + 1, added + 1
+                latest = max(latest or raw["at"], raw["at"])
+            if role == "assistant":
+                assistant_turn = turn_id
+        for number, call in enumerate(raw["calls"]):
+            store.upsert_call(db, doc.session_key, ToolCall(
+                call_id=f"save-context:{key}:{number}", name=call["name"],
+                arguments=call.get("params"), result=call.get("result"),
+                status=call.get("status"), duration_ms=call.get("duration_ms"),
+                started_at=raw["at"],
+            ), assistant_turn)
+    store.upsert_session(db, session, source_file="save-context", updated_at=latest,
+                         new_turns=added)
 
 
 # --- the brief --------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from datetime import timedelta
 
 import pytest
@@ -65,6 +66,36 @@ def test_save_context_stores_exchanges_tool_calls_and_observations(brain):
     assert (obs.category, obs.title, obs.importance, obs.tags) == (
         "daily", "Deploy failed: disk full", 0.8, ["deploy", "ops"])
     assert obs.session_id == "agent:main:main"
+
+
+def test_exchanges_also_become_the_sessions_turns_and_tool_calls(brain):
+    save_context(brain, DOC)
+    save_context(brain, DOC)
+    session = brain.db.one("SELECT * FROM sessions WHERE id = ?", ("agent:main:main",))
+    assert (session["format"], session["agent"], session["turn_count"]) == ("save-context", "main", 4)
+    assert session["updated_at"] == "2026-11-30T10:05:00.000Z"
+    turns = brain.db.rows("SELECT seq, role, text, model, created_at FROM turns ORDER BY seq")
+    assert [(t["seq"], t["role"]) for t in turns] == [
+        (1, "user"), (2, "assistant"), (3, "user"), (4, "assistant")]
+    assert turns[1]["model"] == "claude-sonnet" and turns[0]["created_at"] == "2026-11-30T10:00:00.000Z"
+    calls = brain.db.rows("SELECT turn_id, name, arguments, result, status, duration_ms FROM tool_calls"
+                          " ORDER BY id")
+    assert [(c["name"], c["arguments"], c["status"], c["duration_ms"]) for c in calls] == [
+        ("bash", '{"cmd": "df -h"}', "ok", 120), ("bash", '{"cmd": "rm -rf /tmp/cache"}', "ok", None)]
+    assistant_id = brain.db.scalar("SELECT id FROM turns WHERE seq = 2")
+    assert {c["turn_id"] for c in calls} == {assistant_id}
+
+
+def test_secrets_in_tool_calls_and_thinking_are_redacted(brain):
+    doc = copy.deepcopy(DOC)
+    secret = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0" * 2
+    doc["exchanges"][0]["tool_calls"][0]["result"] = f"OPENAI_API_KEY={secret}"
+    doc["exchanges"][0]["thinking"] = f"the key is {secret}"
+    save_context(brain, doc)
+    stored = json.dumps([m.to_dict() for m in brain.list(limit=100)])
+    stored += json.dumps(brain.db.rows("SELECT * FROM tool_calls")) + json.dumps(
+        brain.db.rows("SELECT text FROM turns"))
+    assert secret not in stored
 
 
 def test_same_document_twice_stores_nothing_twice(brain):
@@ -187,9 +218,8 @@ def test_brief_has_every_section_in_order(brain, clock):
 @pytest.mark.parametrize("budget", [100, 150, 300, 600, 1000])
 def test_brief_fits_any_budget(brain, clock, budget):
     seed(brain, clock)
-    for i in range(60):
-        brain.remember(f"core fact number {i} " + "padding words " * 20, category="core",
-                       importance=0.5)
+    brain.remember_many([{"content": f"core fact number {i} " + "padding words " * 20,
+                          "category": "core", "importance": 0.5} for i in range(60)])
     brief = build_context(brain, session="agent:main:main", budget_tokens=budget)
     assert estimate_tokens(brief.markdown) <= budget
     assert brief.markdown.startswith("# Memory brief")
