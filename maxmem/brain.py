@@ -239,9 +239,47 @@ class Brain:
         pinned: bool = False,
         started_at: Any = None,
     ) -> Memory:
-        """Store one memory (or return the identical one already stored in its category)."""
+        """Store one memory (or return the identical one already stored in its category).
+
+        A near-duplicate of a memory of the same category updates that memory instead
+        (curation.merge_near_duplicate; `[curation] dedup = false` turns it off).
+        remember_many does not look for near-duplicates: bulk loads stay fast.
+        """
         item = {k: v for k, v in locals().items() if k != "self" and v is not None}
-        return self.remember_many([item])[0]
+        record = self._record(item)
+        from .curation import merge_near_duplicate  # lazy: curation sits above brain
+
+        merged = merge_near_duplicate(self, record)
+        if merged is not None:
+            return merged
+        checked = {k: v for k, v in record.items() if k in REMEMBER_ARGS and v is not None}
+        return self.remember_many([checked])[0]
+
+    def similar(
+        self, content: str, title: str | None = None, limit: int = 5, **filters: Any
+    ) -> list[tuple[Memory, float]]:
+        """Stored memories closest to `content` (as it would be stored), with their cosine
+        similarity, most similar first; filters as in search (superseded left out).
+        Empty without an embedder."""
+        limit = _positive(limit, "limit")
+        chosen = search_mod.Filters(**filters)
+        index = self._vector_index()
+        if index is None:
+            return []
+        vector = self._vectors_for([embed_text(title, check_content(content))])[0]
+        if vector is None:
+            return []
+        allowed = None if chosen.is_empty() else search_mod.allowed_ids(self.db, chosen)
+        quantizer = self._load_quantizer() or search_mod.Quantizer.identity(len(vector))
+        ids = index.candidates(vector, quantizer, max(50, 8 * limit), allowed)
+        exact = search_mod.exact_similarities(self.db, ids, vector)
+        best = sorted(exact.items(), key=lambda kv: -kv[1])[: limit + 8]
+        memories = {m.id: m for m in self._get_many([i for i, _ in best])}
+        found = [
+            (memories[i], float(s)) for i, s in best
+            if i in memories and (allowed is not None or memories[i].status != "superseded")
+        ]
+        return found[:limit]
 
     def remember_many(self, items: Iterable[Mapping[str, Any]], *, embed: bool = True) -> list[Memory]:
         """Store many memories in one transaction with batched embedding.
@@ -260,8 +298,9 @@ class Brain:
         texts = [embed_text(r["title"], r["content"]) for r in records]
         vectors = self._vectors_for(texts) if embed else self._cached_vectors(texts)
         with self.db.atomic():
-            ids = self._insert(records, vectors)
-        return self._get_many(ids)
+            ids, fresh = self._insert(records, vectors)
+        known = {m.id: m for m in self._get_many([i for i in ids if i not in fresh])}
+        return [fresh.get(i) or known[i] for i in ids]
 
     def prefetch_vectors(self, items: Iterable[Mapping[str, Any]]) -> int:
         """Embed, into the cache, the texts that remember_many(items) will store.
@@ -293,11 +332,17 @@ class Brain:
         cached = self._cached(identity(self.embedder), hashes)
         return [cached.get(h) for h in hashes]
 
-    def _insert(self, records: list[dict[str, Any]], vectors: "list[np.ndarray | None]") -> list[int]:
-        """Insert rows not already stored; returns the id each record ended up as."""
+    def _insert(
+        self, records: list[dict[str, Any]], vectors: "list[np.ndarray | None]"
+    ) -> tuple[list[int], dict[int, Memory]]:
+        """Insert rows not already stored.
+
+        Returns the id each record ended up as, and the Memory of each new row.
+        """
         existing = self._existing_ids([(r["content_hash"], r["category"]) for r in records])
         next_id = int(self.db.scalar("SELECT coalesce(max(id), 0) FROM memories")) + 1
         rows, new_vectors, ids, seen = [], [], [], dict(existing)
+        fresh: dict[int, Memory] = {}
         now = iso(self.clock.now())
         for record, vector in zip(records, vectors):
             key = (record["content_hash"], record["category"])
@@ -312,12 +357,13 @@ class Brain:
                 record["embedded_at"] = now
                 new_vectors.append((memory_id, vector))
             rows.append(_row_values(memory_id, record))
+            fresh[memory_id] = Memory(id=memory_id, **{k: record[k] for k in FIELDS})
         if rows:
             self.db.executemany(INSERT_SQL, rows)
-            self._log_changes([r[0] for r in rows], "upsert")
+            self._log_changes(list(fresh), "upsert", [m.to_dict() for m in fresh.values()])
             if new_vectors:
                 self._store_vectors([i for i, _ in new_vectors], np.vstack([v for _, v in new_vectors]))
-        return ids
+        return ids, fresh
 
     def _existing_ids(self, keys: list[tuple[str, str]]) -> dict[tuple[str, str], int]:
         found: dict[tuple[str, str], int] = {}

@@ -20,9 +20,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
-from .errors import ConfigError
+from .clock import iso, parse_time
+from .errors import ConfigError, InvalidInput
+from .memory import Memory
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .brain import Brain
 
 TRIGGERS = ("decision", "milestone", "preference", "failure", "lesson", "remember")
 
@@ -35,6 +40,8 @@ SPEAKING_ROLES = (USER, ASSISTANT)
 
 MIN_WORDS = 3
 MAX_WORDS = 80
+# Trigger memories are what must not be lost: they rank high in the boot context.
+IMPORTANCE = 0.9
 
 # --- patterns --------------------------------------------------------------------
 # Written for re.IGNORECASE against a "masked" sentence: code and quoted text are
@@ -298,7 +305,7 @@ def load_rules(config: Any = None) -> Rules:
         section = config.section("triggers") if hasattr(config, "section") else config
     if not isinstance(section, Mapping):
         raise ConfigError("[triggers] must be a table")
-    known = {"enabled", "guards", "min_words", "max_words", *TRIGGERS}
+    known = {"enabled", "guards", "min_words", "max_words", "importance", *TRIGGERS}
     for key in section:
         if key not in known:
             raise ConfigError(f"[triggers]: unknown setting {key!r} (known: {', '.join(sorted(known))})")
@@ -481,7 +488,7 @@ def detect_triggers(turns: Iterable[Any], rules: Rules | None = None) -> list[De
         text = _field(turn, "content", "text")
         if not isinstance(text, str) or not text.strip():
             continue
-        turn_id = _field(turn, "id", "uid", "turn_id")
+        turn_id = _field(turn, "id", "uid", "turn_id", "key")
         parts = sentences(text)
         for position, (original, masked) in enumerate(parts):
             found = _ordered(_classify_masked(original, masked, role, rules))
@@ -518,3 +525,186 @@ def _context(parts: list[tuple[str, str]], position: int, limit: int = 400) -> s
         text = f"{text} {following[0][0]}"
         following = following[1:]
     return text[:limit]
+
+
+# --- committing -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Committed:
+    """What `commit` did: "added" a core memory, "updated" a near-identical one, or
+    found it "unchanged" (the same text, already committed)."""
+
+    memory: Memory
+    action: str
+
+
+def check_trigger(trigger: Any) -> str:
+    if trigger not in TRIGGERS:
+        raise InvalidInput(f"unknown trigger {trigger!r}: use one of {', '.join(TRIGGERS)}")
+    return str(trigger)
+
+
+def _importance(brain: "Brain", importance: float | None) -> float:
+    if importance is not None:
+        return importance
+    section = brain.config.section("triggers")
+    value = section.get("importance", IMPORTANCE)
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"[triggers] importance = {value!r} must be a number from 0 to 1") from None
+    if not 0 <= value <= 1:
+        raise ConfigError(f"[triggers] importance = {value!r} must be a number from 0 to 1")
+    return value
+
+
+def commit(
+    brain: "Brain",
+    trigger: str,
+    text: str,
+    title: str | None = None,
+    tags: Sequence[str] | None = None,
+    importance: float | None = None,
+    project: str | None = None,
+    session_id: str | None = None,
+    agent: str | None = None,
+    source_turns: Sequence[Any] | None = None,
+    at: Any = None,
+    rule: str | None = None,
+) -> Committed:
+    """Write a trigger to core: kind = the trigger, high importance, provenance, never expiring.
+
+    A near-identical core memory (the same fact restated, see curation) is updated
+    instead of duplicated: tags and source turns are merged, importance kept at the
+    higher, and the count of restatements goes up.
+    """
+    from .curation import find_near_duplicate, merge_into
+
+    trigger = check_trigger(trigger)
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidInput("the text to commit is empty: say what was decided, learned, …")
+    if project is not None and (not isinstance(project, str) or not project.strip()):
+        raise InvalidInput("project must be a non-empty name")
+    metadata: dict[str, Any] = {"trigger": trigger}
+    if project:
+        metadata["project"] = project.strip()
+    if source_turns:
+        metadata["source_turns"] = [str(t) for t in source_turns]
+    if rule:
+        metadata["rule"] = rule
+    item: dict[str, Any] = {
+        "content": text,
+        "category": "core",
+        "kind": trigger,
+        "title": title,
+        "tags": list(tags or []),
+        "importance": _importance(brain, importance),
+        "metadata": metadata,
+        "source": "trigger",
+        "agent": agent,
+        "session_id": session_id,
+        "created_at": iso(parse_time(at)) if at is not None else None,
+    }
+    item = {k: v for k, v in item.items() if v is not None}
+    record = brain._record(item)
+    same = brain.db.one(
+        "SELECT * FROM memories WHERE content_hash = ? AND category = 'core' ORDER BY id LIMIT 1",
+        (record["content_hash"],),
+    )
+    existing = Memory.from_row(same) if same else None
+    if existing is None:
+        found = find_near_duplicate(brain, record["content"], "core", record.get("title"))
+        existing = found[0] if found else None
+    if existing is None:
+        checked = {k: v for k, v in record.items() if k in item or k == "uid"}
+        return Committed(brain.remember_many([checked])[0], "added")
+    merged_meta = {**existing.metadata, **metadata}
+    turns = [*existing.metadata.get("source_turns", []), *metadata.get("source_turns", [])]
+    if turns:
+        merged_meta["source_turns"] = list(dict.fromkeys(turns))
+    if same and set(record["tags"]) <= set(existing.tags) and merged_meta == existing.metadata and (
+        record["importance"] <= existing.importance
+    ):
+        return Committed(existing, "unchanged")
+    updated = merge_into(brain, existing, {**record, "metadata": merged_meta})
+    return Committed(updated, "updated")
+
+
+def commit_detections(brain: "Brain", detections: Iterable[Detection]) -> dict[str, Any]:
+    """Commit each detection to core; returns counts and the memories touched."""
+    counts = {"added": 0, "updated": 0, "unchanged": 0}
+    memories: list[Memory] = []
+    for detection in detections:
+        result = commit(
+            brain,
+            detection.trigger,
+            detection.context or detection.text,
+            session_id=detection.session_id,
+            agent=detection.agent,
+            source_turns=detection.source_turns,
+            at=detection.at,
+            rule=detection.rule,
+        )
+        counts[result.action] += 1
+        memories.append(result.memory)
+    return {**counts, "memories": memories}
+
+
+# --- sweeping conversation memories -------------------------------------------------
+
+# The chunker renders each turn as "role: text" (or "role (speaker): text"); tool
+# results as "tool name(args): ..." and an assistant's calls as "→ name(args)" lines.
+_ROLE_LINE = re.compile(r"^(user|assistant|tool|summary|system)(?: \([^)\n]*\))?:[ \t]?", re.MULTILINE)
+
+
+def turns_of(content: str) -> list[dict[str, str]]:
+    """Split a conversation memory back into its turns (role and text)."""
+    marks = list(_ROLE_LINE.finditer(content))
+    if not marks:
+        return [{"role": USER, "content": content}]
+    turns = []
+    for mark, following in zip(marks, marks[1:] + [None]):
+        end = following.start() if following else len(content)
+        text = content[mark.end() : end]
+        text = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("→"))
+        turns.append({"role": mark.group(1), "content": text.strip()})
+    return turns
+
+
+SWEEP_SQL = """
+SELECT * FROM memories
+WHERE category = 'conversation' AND created_at >= ? AND id > ?
+ORDER BY id
+LIMIT ?
+"""
+
+
+def sweep(brain: "Brain", since: Any = "1d", rules: Rules | None = None, batch: int = 200) -> dict[str, Any]:
+    """Scan conversation memories created since `since` ("1d", "12h", or a time) and
+    commit the triggers found in them. Running it twice adds nothing new."""
+    from .retention import parse_since
+
+    rules = rules or load_rules(brain.config)
+    start = parse_since(since, brain.clock.now())
+    scanned, found = 0, 0
+    totals = {"added": 0, "updated": 0, "unchanged": 0}
+    last_id = 0
+    while True:
+        rows = brain.db.rows(SWEEP_SQL, (iso(start), last_id, batch))
+        if not rows:
+            break
+        last_id = rows[-1]["id"]
+        for row in rows:
+            memory = Memory.from_row(row)
+            scanned += 1
+            turns = [
+                {**t, "id": memory.uid, "session_id": memory.session_id, "agent": memory.agent, "at": memory.created_at}
+                for t in turns_of(memory.content)
+            ]
+            detections = detect_triggers(turns, rules=rules)
+            found += len(detections)
+            result = commit_detections(brain, detections)
+            for key in totals:
+                totals[key] += result[key]
+    return {"since": iso(start), "scanned": scanned, "detections": found, **totals}

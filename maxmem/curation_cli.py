@@ -1,0 +1,205 @@
+"""CLI commands that keep memory clean: commit triggers, retention, supersede, core
+review, history. Registered on the `maxmem` group by cli.py; each command parses,
+calls one function of triggers / retention / curation, and prints.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Iterable
+
+import click
+
+from .cli import Context, cli, emit, json_option, memory_line, pass_state, split_tags
+from .errors import InvalidInput
+from .triggers import TRIGGERS
+
+
+def _memory_json(m: Any) -> dict[str, Any]:
+    return m.to_dict()
+
+
+# -- the six mandatory commit triggers ---------------------------------------------
+
+@cli.command()
+@click.argument("trigger", type=click.Choice(TRIGGERS))
+@click.argument("text")
+@click.option("-t", "--title")
+@click.option("--tag", "--tags", "tags", multiple=True, help="A tag (repeat, or comma-separated).")
+@click.option("-i", "--importance", type=float, help="0 to 1 (default: [triggers] importance, 0.9).")
+@click.option("-p", "--project", help="The project it belongs to (metadata.project).")
+@click.option("--session", "session_id", help="The session it came from.")
+@json_option
+@pass_state
+def commit(state: Context, trigger: str, text: str, title: str | None, tags: tuple[str, ...],
+           importance: float | None, project: str | None, session_id: str | None, as_json: bool) -> None:
+    """Commit a decision, milestone, preference, failure, lesson or remember to core.
+
+    A near-identical core memory is updated instead of duplicated.
+    """
+    from .triggers import commit as commit_trigger
+
+    result = commit_trigger(state.brain(), trigger, text, title=title, tags=split_tags(tags),
+                            importance=importance, project=project, session_id=session_id,
+                            agent=state.config.agent)
+    emit({"action": result.action, "memory": _memory_json(result.memory)}, as_json,
+         lambda d: [f"{d['action']} #{d['memory']['id']} core/{trigger}"])
+
+
+@cli.group()
+def triggers() -> None:
+    """Find the six commit triggers in conversation text."""
+
+
+@triggers.command("detect")
+@click.argument("text", required=False)
+@click.option("--role", type=click.Choice(["user", "assistant"]), default="user", show_default=True)
+@json_option
+@pass_state
+def triggers_detect(state: Context, text: str | None, role: str, as_json: bool) -> None:
+    """Show which sentences of TEXT (or stdin) fire a trigger; stores nothing."""
+    from .triggers import detect, load_rules
+
+    if text is None:
+        text = sys.stdin.read()
+    found = detect(text, role=role, rules=load_rules(state.config))
+    emit([{"trigger": d.trigger, "rule": d.rule, "text": d.text} for d in found], as_json,
+         lambda rows: [f"{r['trigger']:<10} {r['text']}  [{r['rule']}]" for r in rows] or ["no trigger found"])
+
+
+@triggers.command("sweep")
+@click.option("--since", default="1d", show_default=True,
+              help="How far back: 1d, 12h, 2w, or a date (2026-11-01).")
+@json_option
+@pass_state
+def triggers_sweep(state: Context, since: str, as_json: bool) -> None:
+    """Commit the triggers found in recent conversation memories (idempotent)."""
+    from .triggers import sweep
+
+    result = sweep(state.brain(), since=since)
+    emit(result, as_json, lambda d: [
+        f"triggers: scanned {d['scanned']} conversation memories since {d['since'][:16]}, "
+        f"{d['detections']} triggers: {d['added']} added, {d['updated']} updated, {d['unchanged']} unchanged"
+    ])
+
+
+# -- retention ---------------------------------------------------------------------
+
+@cli.command()
+@click.option("--apply", "apply_", is_flag=True, help="Archive and delete (default: a dry run).")
+@click.option("--stats", "show_stats", is_flag=True, help="Growth per category per month instead.")
+@click.option("--months", default=6, show_default=True, help="With --stats: how many months.")
+@click.option("--oldest", default=5, show_default=True, help="Dry run: how many of the oldest to list.")
+@json_option
+@pass_state
+def retain(state: Context, apply_: bool, show_stats: bool, months: int, oldest: int, as_json: bool) -> None:
+    """Expire memories past their category's retention (a dry run unless --apply).
+
+    core and project forever, daily 90 days, conversation 30 days ([retention] in the
+    config); pinned and trigger memories never expire. --apply writes the expired rows
+    to a gzipped JSONL archive next to brain.db (restore with  maxmem import FILE).
+    """
+    from . import retention
+
+    if show_stats and apply_:
+        raise InvalidInput("--stats and --apply do not go together: run them one after the other")
+    if oldest < 0:
+        raise InvalidInput("--oldest must be 0 or more")
+    brain = state.brain()
+    if show_stats:
+        emit(retention.growth(brain, months), as_json, retention.growth_lines)
+    elif apply_:
+        emit(retention.apply(brain), as_json, lambda r: [retention.summary(r)])
+    else:
+        emit(retention.plan(brain, oldest=oldest), as_json, retention.plan_summary)
+
+
+# -- curation ----------------------------------------------------------------------
+
+@cli.command()
+@click.argument("old")
+@click.argument("new")
+@json_option
+@pass_state
+def supersede(state: Context, old: str, new: str, as_json: bool) -> None:
+    """Mark memory OLD superseded by NEW; search leaves OLD out (unless --include-superseded)."""
+    from .curation import supersede as supersede_memory
+
+    old_memory, new_memory = supersede_memory(state.brain(), _id(old), _id(new))
+    emit({"old": _memory_json(old_memory), "new": _memory_json(new_memory)}, as_json,
+         lambda d: [f"#{d['old']['id']} superseded by #{d['new']['id']}"])
+
+
+def _id(value: str) -> str:
+    return value.strip().lstrip("#")
+
+
+@cli.group()
+def core() -> None:
+    """The core memories: budget and consolidation."""
+
+
+@core.command("review")
+@click.option("-n", "--limit", default=10, show_default=True, help="Candidates per list.")
+@click.option("--threshold", type=float, help="Similarity for near-duplicates ([curation] review_threshold).")
+@json_option
+@pass_state
+def core_review(state: Context, limit: int, threshold: float | None, as_json: bool) -> None:
+    """List consolidation candidates: near-duplicates, superseded, never recalled, least important."""
+    from .curation import core_review as review
+
+    result = review(state.brain(), limit=limit, threshold=threshold)
+    data = {
+        **result,
+        "near_duplicates": [
+            {"similarity": p["similarity"], "ids": p["ids"], "memories": [_memory_json(m) for m in p["memories"]]}
+            for p in result["near_duplicates"]
+        ],
+        **{k: [_memory_json(m) for m in result[k]] for k in ("superseded", "never_recalled", "lowest_importance")},
+    }
+    emit(data, as_json, lambda _: _review_lines(result))
+
+
+def _review_lines(result: dict[str, Any]) -> Iterable[str]:
+    budget = result["budget"]
+    yield (f"core: {budget['count']}/{budget['max_count']} memories, "
+           f"about {budget['tokens']}/{budget['max_tokens']} tokens" + ("  OVER BUDGET" if budget["over"] else ""))
+    yield f"near-duplicates (similarity ≥ {result['threshold']:g}; merge with  maxmem supersede OLD NEW):"
+    for pair in result["near_duplicates"] or ():
+        a, b = pair["memories"]
+        yield f"  {pair['similarity']:.3f}  {memory_line(a)}"
+        yield f"         {memory_line(b)}"
+    if not result["near_duplicates"]:
+        yield "  none"
+    for key, title in (
+        ("superseded", "superseded (delete with  maxmem forget ID):"),
+        ("never_recalled", f"never returned by a search in {result['never_recalled_days']} days:"),
+        ("lowest_importance", "lowest importance:"),
+    ):
+        yield title
+        for memory in result[key] or ():
+            yield f"  {memory_line(memory)}  (importance {memory.importance:g}, recalled {memory.recall_count}×)"
+        if not result[key]:
+            yield "  none"
+
+
+@cli.command()
+@click.argument("id_or_uid")
+@json_option
+@pass_state
+def history(state: Context, id_or_uid: str, as_json: bool) -> None:
+    """Show a memory's versions from the change log (deleted memories too)."""
+    from .curation import history as memory_history
+
+    versions = memory_history(state.brain(), _id(id_or_uid))
+
+    def text(rows: list[dict[str, Any]]) -> Iterable[str]:
+        for v in rows:
+            m = v["memory"]
+            what = "created" if not v["changed"] and v is rows[0] else (
+                "deleted" if v["op"] == "delete" else "changed " + ", ".join(v["changed"] or ["nothing"]))
+            yield f"v{v['seq']} {v['at']} {what}"
+            if v is rows[0] or "content" in v["changed"] or "status" in v["changed"]:
+                content = " ".join(str(m.get("content", "")).split())
+                yield f"    [{m.get('status')}] {content[:200]}"
+    emit(versions, as_json, text)
