@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date, timedelta, timezone
+from pathlib import Path
 
 import pytest
 
@@ -193,3 +194,72 @@ def test_content_that_looks_like_markdown_survives():
     assert back["content"] == tricky["content"]
     assert back["tags"] == ["x"]
     assert back["kind"] == "fact"
+
+
+# --- over a Brain ---------------------------------------------------------------------
+
+from maxmem import Brain  # noqa: E402
+from maxmem.markdown import export_markdown, import_markdown  # noqa: E402
+
+
+def fill(brain, clock):
+    brain.remember("Prefers short answers", category="core", kind="preference", tags=["style"],
+                   importance=0.9, pinned=True)
+    brain.remember("Build the memory", category="project", kind="project", title="maxmem",
+                   status="ongoing", importance=0.8)
+    clock.advance(hours=-30)
+    brain.remember("Upgraded the laptop", category="daily", title="Laptop")
+    clock.advance(hours=30)
+    brain.remember("Deployed v2", category="daily", kind="milestone", importance=0.7)
+    brain.remember("user: hi\nassistant: hello", category="conversation", kind="exchange")
+
+
+def test_export_into_a_fresh_brain_keeps_uids_and_fields(brain, clock, tmp_path, hash_embedder):
+    fill(brain, clock)
+    report = export_markdown(brain, tmp_path / "ws")
+    assert report.memories == 4, "conversations are left out by default"
+    assert sorted(f["path"] for f in report.files) == [
+        "MEMORY.md", "memory/2026-11-29.md", "memory/2026-11-30.md"]
+    with Brain.open(tmp_path / "other.db", embedder=hash_embedder, clock=clock) as other:
+        result = import_markdown(other, tmp_path / "ws")
+        assert sum(f["added"] for f in result.files) == 4
+        keep = ("uid", "category", "kind", "title", "content", "tags", "importance", "status",
+                "pinned")
+        mine = sorted((tuple(getattr(m, k) for k in keep) for m in brain.list(limit=100)
+                       if m.category != "conversation"))
+        theirs = sorted(tuple(getattr(m, k) for k in keep) for m in other.list(limit=100))
+        assert mine == theirs
+        daily = other.list(category="daily", order="oldest")
+        assert [m.created_at for m in daily] == ["2026-11-29T06:00:00.000Z", "2026-11-30T12:00:00.000Z"]
+        assert all(m.source == "import" for m in other.list(limit=100))
+        rows = other.db.rows("SELECT path, added, existing FROM markdown_imports")
+        assert sorted((Path(r["path"]).name, r["added"], r["existing"]) for r in rows) == [
+            ("2026-11-29.md", 1, 0), ("2026-11-30.md", 1, 0), ("MEMORY.md", 2, 0)]
+        again = import_markdown(other, tmp_path / "ws")
+        assert all(f["skipped"] for f in again.files)
+        assert other.db.scalar("SELECT count(*) FROM markdown_imports") == 3
+
+
+def test_conversations_on_request(brain, clock, tmp_path):
+    fill(brain, clock)
+    report = export_markdown(brain, tmp_path / "ws", include_conversations=True)
+    assert report.memories == 5
+    text = (tmp_path / "ws" / "memory" / "2026-11-30.md").read_text()
+    assert "- 12:00 user: hi <!-- maxmem" in text and "-->\n  assistant: hello\n" in text
+
+
+def test_import_of_a_broken_file_stores_nothing_from_it(brain, tmp_path):
+    ws = tmp_path / "ws" / "memory"
+    ws.mkdir(parents=True)
+    (ws / "2026-11-01.md").write_text("- fine line\n- broken <!-- maxmem uid=x importance=lots -->\n")
+    with pytest.raises(InvalidInput, match="2026-11-01.md line 2"):
+        import_markdown(brain, tmp_path / "ws")
+    assert brain.stats()["memories"] == 0
+    assert brain.db.scalar("SELECT count(*) FROM markdown_imports") == 0
+
+
+def test_export_refuses_a_file_as_directory(brain, tmp_path):
+    target = tmp_path / "afile"
+    target.write_text("x")
+    with pytest.raises(InvalidInput, match="is a file"):
+        export_markdown(brain, target)

@@ -180,3 +180,35 @@ def test_words_inside_a_topic_are_not_read_as_filters(clock):
     got = ask("notes about resolved errors in production", clock)
     assert got.text == "resolved errors in production"
     assert got.filters() == {}
+
+
+# --- parse_when: one moment, for `observe --started` ------------------------------------
+
+from maxmem.nlquery import parse_when  # noqa: E402
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("now", "2026-11-30T15:00:00+00:00"),
+    ("2 days ago", "2026-11-28T15:00:00+00:00"),
+    ("3 hours ago", "2026-11-30T12:00:00+00:00"),
+    ("45 minutes ago", "2026-11-30T14:15:00+00:00"),
+    ("yesterday", "2026-11-29T00:00:00+00:00"),
+    ("March 3", "2026-03-03T00:00:00+00:00"),
+    ("last friday", "2026-11-27T00:00:00+00:00"),
+    ("2026-11-28T09:30:00Z", "2026-11-28T09:30:00+00:00"),
+])
+def test_parse_when(clock, text, expected):
+    assert parse_when(text, clock).isoformat() == expected
+
+
+@pytest.mark.parametrize("text,message", [
+    ("", "empty time"),
+    ("a few days ago", "too vague"),
+    ("tomorrow", "in the future"),
+    ("2026-12-25T09:00:00Z", "in the future"),
+    ("whenever", "cannot read"),
+    ("3/4", "could be month/day"),
+])
+def test_parse_when_refuses(clock, text, message):
+    with pytest.raises(InvalidInput, match=message):
+        parse_when(text, clock)
