@@ -718,6 +718,16 @@ class Brain:
 
         return commit(self, trigger, text, **provenance).memory
 
+    def ensure_observation(self, project: str, location: str | None = None,
+                           assigned_by: str | None = None, key_details: str | None = None,
+                           next_steps: str | None = None, **provenance: Any) -> Any:
+        """The project's observation, created from a template only if none exists;
+        returns work.Ensured (.memory, .created). See work.ensure_observation."""
+        from .work import ensure_observation  # lazy: work sits above brain
+
+        return ensure_observation(self, project, location=location, assigned_by=assigned_by,
+                                  key_details=key_details, next_steps=next_steps, **provenance)
+
     def pin(self, id_or_uid: int | str, pinned: bool = True) -> Memory:
         """Pinned memories never expire and come first in the boot context."""
         return self.update(id_or_uid, pinned=pinned)
