@@ -8,7 +8,7 @@ import os
 import re
 import secrets
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from .clock import to_iso
@@ -60,7 +60,9 @@ class Memory:
         return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        data = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        data["tags"], data["metadata"] = list(self.tags), dict(self.metadata)
+        return data
 
 
 @dataclass

@@ -74,12 +74,13 @@ CREATE TRIGGER memories_au AFTER UPDATE OF title, content, tags ON memories BEGI
 END;
 
 -- A text is embedded once per model, ever.
+-- (A rowid table: vectors are kilobytes, too large for a WITHOUT ROWID b-tree.)
 CREATE TABLE embeddings_cache (
     model        TEXT NOT NULL,
     content_hash TEXT NOT NULL,
     vector       BLOB NOT NULL,
     PRIMARY KEY (model, content_hash)
-) WITHOUT ROWID;
+);
 
 -- Sign bits and int8 codes of each memory's centred vector: the in-RAM candidate
 -- stages of vector search (search.py). Derived from memories_vec.

@@ -52,18 +52,35 @@ _SHAPES: list[tuple[str, str]] = [
 # db_password, "client_secret") and leaves max_tokens, keyboard or PWD alone.
 _ASSIGNMENT = re.compile(
     r"""(?x)
-    (?P<name>\b[A-Za-z0-9_.-]*?(?i:secret|token|passw|passphrase|key|credential)[A-Za-z0-9_.-]*)
+    (?<![A-Za-z0-9_.-])(?P<name>[A-Za-z][A-Za-z0-9_.-]*)
     ["']?[ \t]*(?:=|:)[ \t]*
-    (?P<open>["'])?
-    (?P<secret>(?(open)[^"'\n]+|(?:[^\s"',;&)}\]]|&(?![A-Za-z0-9_.-]+=))+))
+    # the value is looked at, not consumed: scanning goes on inside it (URLs hold
+    # "https:" before "?token=")
+    (?=(?P<open>["'])?(?P<secret>(?(open)[^"'\n]+|(?:[^\s"',;&)}\]]|&(?![A-Za-z0-9_.-]+=))+)))
     """
 )
+_NAME_KEYWORDS = ("secret", "token", "passw", "passphrase", "key", "credential")
 _SECRET_WORDS = {"secret", "secrets", "token", "password", "passwd", "passphrase", "key", "apikey",
                  "credential", "credentials", "privatekey", "secretkey", "accesskey", "authkey"}
 _NAME_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _NOT_SECRETS = {"null", "none", "true", "false", "undefined", "nil", "redacted"}
 
 _SAFE_VALUE = re.compile(r"^(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|<[^>]*>|\.\.\.|…|xxx+|\*+)$", re.IGNORECASE)
+
+
+# Every built-in shape contains one of these literals (case aside). Most memories
+# hold no secret, and looking for a few substrings costs far less than fourteen
+# regular-expression substitutions; when one is present, every shape runs.
+_SHAPE_LITERALS = (
+    "://", "bearer", "sk-", "sk_", "rk_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_",
+    "xox", "aiza", "ya29.", "gocspx-", "akia", "asia", "abia", "acca", "aida", "aroa", "anpa",
+    "anva", "agpa", "eyj", "authorization",
+)
+
+
+def _may_hold_shape(text: str) -> bool:
+    lowered = text.lower()
+    return any(literal in lowered for literal in _SHAPE_LITERALS)
 
 
 @lru_cache(maxsize=32)
@@ -88,6 +105,22 @@ def redact(text: str, patterns: Iterable[str] | None = None) -> tuple[str, int]:
     """Return `text` with secrets replaced and the number of replacements made."""
     if not text:
         return text, 0
+    extra = compile_patterns(patterns)
+    if len(text) <= _CACHED_CHARS:
+        # Capture redacts a chunk, then Brain redacts it again on prefetch and on store.
+        return _redact_cached(text, extra)
+    return _redact(text, extra)
+
+
+_CACHED_CHARS = 8192
+
+
+@lru_cache(maxsize=2048)
+def _redact_cached(text: str, extra: tuple[str, ...]) -> tuple[str, int]:
+    return _redact(text, extra)
+
+
+def _redact(text: str, extra: tuple[str, ...]) -> tuple[str, int]:
     count = 0
     if "<" in text:
         text, n = _PRIVATE.subn("", text)
@@ -95,9 +128,10 @@ def redact(text: str, patterns: Iterable[str] | None = None) -> tuple[str, int]:
     if "PRIVATE KEY" in text:
         text, n = _PEM.subn(MARK.format("private-key"), text)
         count += n
-    for kind, pattern in _compiled(compile_patterns(patterns)):
-        text, n = _substitute(pattern, kind, text)
-        count += n
+    if extra or _may_hold_shape(text):
+        for kind, pattern in _compiled(extra):
+            text, n = _substitute(pattern, kind, text)
+            count += n
     if "=" in text or ":" in text:
         text, n = _assignments(text)
         count += n
@@ -105,23 +139,28 @@ def redact(text: str, patterns: Iterable[str] | None = None) -> tuple[str, int]:
 
 
 def _assignments(text: str) -> tuple[str, int]:
-    count = 0
+    lowered = text.lower()
+    if not any(keyword in lowered for keyword in _NAME_KEYWORDS):
+        return text, 0
     mark = MARK.format("secret")
-
-    def replace(match: re.Match[str]) -> str:
-        nonlocal count
+    parts: list[str] = []
+    done = 0  # text[:done] is in parts
+    for match in _ASSIGNMENT.finditer(text):
+        name = match.group("name")
+        start, end = match.span("secret")
+        if start < done or not any(keyword in name.lower() for keyword in _NAME_KEYWORDS):
+            continue
         value = match.group("secret")
-        words = {word.lower() for word in _NAME_WORDS.findall(match.group("name"))}
+        words = {word.lower() for word in _NAME_WORDS.findall(name)}
         if (not words & _SECRET_WORDS or value.startswith("[REDACTED") or _SAFE_VALUE.match(value)
                 or value.lower() in _NOT_SECRETS):
-            return match.group(0)
-        count += 1
-        offset = match.start()
-        start, end = match.span("secret")
-        whole = match.group(0)
-        return whole[: start - offset] + mark + whole[end - offset:]
-
-    return _ASSIGNMENT.sub(replace, text), count
+            continue
+        parts += [text[done:start], mark]
+        done = end
+    if not parts:
+        return text, 0
+    parts.append(text[done:])
+    return "".join(parts), len(parts) // 2
 
 
 def _substitute(pattern: re.Pattern[str], kind: str, text: str) -> tuple[str, int]:

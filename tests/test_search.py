@@ -147,7 +147,7 @@ def test_vector_index_buffers_updates():
     index.remove([1])
     assert len(index) == 1
     assert index.codes.tolist() == q.codes(c).tolist()
-    assert index.candidates(c, q, 5).tolist() == [2]
+    assert list(index.candidates(c, q, 5)) == [2]
 
 
 def test_scale():

@@ -1,0 +1,270 @@
+#!/usr/bin/env python3
+"""Core benchmark: ingest and hybrid-search speed at 10k/100k memories, 384/1536 dimensions.
+
+Everything is measured side by side in one run, so the ratios hold on a noisy machine:
+
+- ingest: `Brain.remember_many` (memories/s) next to a raw apsw insert of the same rows
+  into the same schema (memories + FTS5 triggers + vec0) in one transaction;
+- search: hybrid `Brain.search` p50/p95 next to the floor for the same query: exact KNN
+  by numpy over the same float32 matrix held in RAM, plus one FTS5 bm25 query;
+- recall@10 of the hybrid search against the exact hybrid ranking (the same fusion over
+  an exact vector top-k), on real multilingual-e5-small vectors.
+
+Vectors are precomputed (embedding time excluded): synthetic, e5-like (a shared mean
+direction plus noise) for the speed runs; for the recall check, real e5 vectors of
+generated notes, embedded once and cached in bench/out/.
+
+    python bench/core_bench.py                 # 10k and 100k at 384 and 1536 (a few minutes)
+    python bench/core_bench.py --sizes 10000   # quicker
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Sequence
+
+import apsw
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from maxmem import Brain, Config  # noqa: E402
+from maxmem.brain import INSERT_SQL, FIELDS, content_hash  # noqa: E402
+from maxmem import search as search_mod  # noqa: E402
+from maxmem.memory import new_uid  # noqa: E402
+
+OUT = Path(__file__).resolve().parent / "out"
+
+SUBJECTS = ["the backup job", "the staging API", "Grafana", "the invoice parser", "Jellyfin",
+            "the NAS", "Home Assistant", "the mobile app", "Postgres", "the router", "Tailscale",
+            "the CI pipeline", "the laptop", "Docker compose", "the Stripe webhook", "restic",
+            "the kids' calendar", "the dentist", "the accountant", "the garden sensors"]
+VERBS = ["was moved to", "now runs on", "failed because of", "depends on", "was replaced by",
+         "needs an update for", "talks to", "is blocked by", "was fixed with", "is scheduled after"]
+OBJECTS = ["port 8443", "the new SSD", "a cron job at 02:30", "an expired API key", "Caddy",
+           "the UPS", "a read-only volume", "Prometheus", "Watchtower", "the VAT deadline",
+           "a Tuesday appointment", "Backblaze B2", "the 4 TB disk", "React Native", "Tesseract 5",
+           "the old Raspberry Pi", "a DNS change", "Debian 12", "a firmware bug", "the family photos"]
+EXTRA = ["", " Priority is high.", " Check again next week.", " Sam asked for a summary.",
+         " This happened twice.", " Logged by the agent.", " See the runbook.", ""]
+QUESTIONS = ["why did the backup fail?", "which port does the staging API use?", "what runs on the NAS?",
+             "what is blocking the mobile app?", "when is the dentist appointment?",
+             "what replaced the old Raspberry Pi?", "how is Grafana deployed?",
+             "what depends on Postgres?", "what did we fix with Caddy?", "where are the family photos?",
+             "what is scheduled after the cron job?", "which disk was added to the NAS?",
+             "what talks to Prometheus?", "what needs a firmware update?", "what is the VAT deadline?",
+             "what happened with the Stripe webhook?", "how does the laptop reach the NAS?",
+             "what runs on Debian 12?", "what failed because of an expired key?", "what uses Tesseract?"]
+
+
+def texts(n: int, seed: int = 7) -> list[str]:
+    rng = random.Random(seed)
+    return [f"{rng.choice(SUBJECTS)} {rng.choice(VERBS)} {rng.choice(OBJECTS)} (note {i}).{rng.choice(EXTRA)}"
+            for i in range(n)]
+
+
+def e5_like(n: int, dim: int, seed: int = 11) -> np.ndarray:
+    """Unit vectors in a narrow cone, as embedding models produce (mean cosine ≈ 0.75)."""
+    rng = np.random.default_rng(seed)
+    mean = rng.normal(size=dim).astype(np.float32)
+    mean /= np.linalg.norm(mean)
+    topics = rng.normal(size=(64, dim)).astype(np.float32)
+    topics /= np.linalg.norm(topics, axis=1, keepdims=True)
+    out = np.empty((n, dim), dtype=np.float32)
+    for start in range(0, n, 20000):
+        m = min(20000, n - start)
+        t = topics[rng.integers(0, 64, m)]
+        noise = rng.normal(size=(m, dim)).astype(np.float32) / np.sqrt(dim)
+        v = 2.2 * mean + 0.9 * t + 0.7 * noise
+        out[start:start + m] = v / np.linalg.norm(v, axis=1, keepdims=True)
+    return out
+
+
+class Precomputed:
+    """An Embedder that hands out vectors computed beforehand (embedding time excluded)."""
+
+    provider, model = "bench", "precomputed"
+
+    def __init__(self, table: dict[str, np.ndarray], queries: dict[str, np.ndarray], dim: int):
+        self.table, self.queries, self._dim = table, queries, dim
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def embed_documents(self, batch: Sequence[str]) -> np.ndarray:
+        return np.vstack([self.table[t] for t in batch])
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.queries[text]
+
+
+def raw_insert(path: Path, rows: list[str], vectors: np.ndarray) -> float:
+    """The same rows through plain apsw: one transaction, executemany, no maxmem code."""
+    with Brain.open(path, embedder="none") as b:  # just the schema
+        b.db.execute(f"CREATE VIRTUAL TABLE memories_vec USING vec0(embedding float[{vectors.shape[1]}] "
+                     "distance_metric=cosine, chunk_size=256)")
+    conn = apsw.Connection(str(path))
+    import sqlite_vec
+    conn.enable_load_extension(True)
+    conn.load_extension(sqlite_vec.loadable_path())
+    conn.execute("PRAGMA synchronous=FULL")
+    now = "2026-11-30T00:00:00.000Z"
+    start = time.perf_counter()
+    conn.execute("BEGIN IMMEDIATE")
+    conn.executemany(INSERT_SQL, (
+        [i + 1, new_uid(), "daily", "note", None, t, "[]", 0.5, "active", None, None, "manual", None,
+         None, "{}", content_hash(t), 0, None, now, now, None, 0, now]
+        for i, t in enumerate(rows)))
+    conn.executemany("INSERT INTO memories_vec (rowid, embedding) VALUES (?, ?)",
+                     ((i + 1, v.tobytes()) for i, v in enumerate(vectors)))
+    conn.execute("COMMIT")
+    elapsed = time.perf_counter() - start
+    conn.close()
+    return elapsed
+
+
+def exact_hybrid(brain: Brain, query: str, qvec: np.ndarray, matrix: np.ndarray, ids: np.ndarray,
+                 limit: int = 10) -> list[int]:
+    """The same fusion as Brain.search, with an exact vector pool from numpy."""
+    pool = max(50, 5 * limit)
+    filters = search_mod.Filters()
+    keyword = search_mod.keyword_candidates(brain.db, query, filters, pool)
+    sims = matrix @ qvec
+    top = np.argpartition(-sims, pool - 1)[:pool]
+    vector = {int(ids[i]): float(sims[i]) for i in top}
+    position = {int(i): k for k, i in enumerate(ids)}
+    for i in keyword:
+        vector.setdefault(i, float(sims[position[i]]))
+    fused = search_mod.fuse(vector, keyword, brain.config.vector_weight, brain.config.keyword_weight)
+    return [s.id for s in fused[:limit]]
+
+
+def floor_query(db_path: Path, query: str, qvec: np.ndarray, matrix: np.ndarray) -> None:
+    pass
+
+
+def run_size(n: int, dim: int, queries: list[str], qvecs: np.ndarray, rows: list[str],
+             vectors: np.ndarray, tmp: Path, repeats: int) -> dict:
+    table = dict(zip(rows, vectors))
+    embedder = Precomputed(table, dict(zip(queries, qvecs)), dim)
+    raw_seconds = raw_insert(tmp / f"raw-{n}-{dim}.db", rows, vectors)
+    path = tmp / f"brain-{n}-{dim}.db"
+    start = time.perf_counter()
+    with Brain.open(path, embedder=embedder) as brain:
+        for s in range(0, n, 10000):
+            brain.remember_many([{"content": t} for t in rows[s:s + 10000]])
+    ingest_seconds = time.perf_counter() - start
+    result = {"n": n, "dim": dim, "ingest_per_s": n / ingest_seconds, "raw_per_s": n / raw_seconds}
+    with Brain.open(path, embedder=embedder) as brain:
+        brain.search(queries[0])  # loads the RAM index once, as a long-lived agent would
+        ids = np.arange(1, n + 1)
+        match_sql = search_mod.KEYWORD_SQL.format(
+            w=", ".join(map(str, search_mod.BM25_WEIGHTS)), where="1")
+        ours, floor = [], []
+        for _ in range(repeats):
+            for q, qv in zip(queries, qvecs):
+                t0 = time.perf_counter()
+                brain.search(q, limit=10, track=False)
+                t1 = time.perf_counter()
+                sims = vectors @ qv
+                top = np.argpartition(-sims, 9)[:10]
+                top[np.argsort(-sims[top])]
+                list(brain.db.execute(match_sql, (search_mod.fts_query(q), 50)))
+                t2 = time.perf_counter()
+                ours.append(t1 - t0)
+                floor.append(t2 - t1)
+        result.update(
+            search_p50_ms=1e3 * statistics.median(ours),
+            search_p95_ms=1e3 * float(np.percentile(ours, 95)),
+            floor_p50_ms=1e3 * statistics.median(floor),
+            floor_p95_ms=1e3 * float(np.percentile(floor, 95)),
+        )
+        del ids
+    for p in tmp.glob(f"*-{n}-{dim}.db*"):
+        p.unlink()
+    return result
+
+
+def real_vectors(count: int) -> tuple[list[str], np.ndarray, list[str], np.ndarray]:
+    """Real e5 vectors of generated notes and questions, cached in bench/out/."""
+    OUT.mkdir(exist_ok=True)
+    cache = OUT / f"e5-{count}.npz"
+    rows = texts(count, seed=99)
+    if cache.exists():
+        data = np.load(cache)
+        return rows, data["docs"], QUESTIONS, data["queries"]
+    from maxmem import LocalEmbedder
+    e5 = LocalEmbedder()
+    print(f"embedding {count} notes with the local model once (cached in {cache}) …", flush=True)
+    docs = np.vstack([e5.embed_documents(rows[s:s + 512]) for s in range(0, count, 512)])
+    queries = np.vstack([e5.embed_query(q) for q in QUESTIONS])
+    np.savez(cache, docs=docs, queries=queries)
+    return rows, docs, QUESTIONS, queries
+
+
+def recall_check(count: int, tmp: Path) -> dict:
+    rows, docs, queries, qvecs = real_vectors(count)
+    embedder = Precomputed(dict(zip(rows, docs)), dict(zip(queries, qvecs)), docs.shape[1])
+    path = tmp / "recall.db"
+    with Brain.open(path, embedder=embedder) as brain:
+        brain.remember_many([{"content": t} for t in rows])
+        ids = np.arange(1, count + 1)
+        recalls = []
+        for q, qv in zip(queries, qvecs):
+            got = [h.memory.id for h in brain.search(q, limit=10, track=False)]
+            want = exact_hybrid(brain, q, qv, docs, ids)
+            recalls.append(len(set(got) & set(want)) / len(want))
+    for p in tmp.glob("recall.db*"):
+        p.unlink()
+    return {"n": count, "recall_at_10": float(np.mean(recalls)), "queries": len(queries)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10000, 100000])
+    parser.add_argument("--dims", type=int, nargs="+", default=[384, 1536])
+    parser.add_argument("--repeats", type=int, default=3, help="passes over the 20 queries")
+    parser.add_argument("--recall-n", type=int, default=20000, help="real e5 vectors for the recall check")
+    parser.add_argument("--json", type=Path, help="also write the results here")
+    args = parser.parse_args()
+    results = {"speed": [], "recall": None}
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        for dim in args.dims:
+            qvecs = e5_like(len(QUESTIONS), dim, seed=5)
+            for n in args.sizes:
+                rows = texts(n)
+                vectors = e5_like(n, dim)
+                r = run_size(n, dim, QUESTIONS, qvecs, rows, vectors, tmp, args.repeats)
+                results["speed"].append(r)
+                print(f"n={n:>6} dim={dim:>4}  ingest {r['ingest_per_s']:>7.0f}/s vs raw {r['raw_per_s']:>7.0f}/s "
+                      f"(ratio {r['ingest_per_s'] / r['raw_per_s']:.2f})  search p50 {r['search_p50_ms']:.1f} ms "
+                      f"p95 {r['search_p95_ms']:.1f} ms vs floor p50 {r['floor_p50_ms']:.1f} ms "
+                      f"p95 {r['floor_p95_ms']:.1f} ms (ratio {r['search_p50_ms'] / r['floor_p50_ms']:.2f})",
+                      flush=True)
+        if args.recall_n:
+            rc = recall_check(args.recall_n, tmp)
+            results["recall"] = rc
+            print(f"recall@10 of hybrid search vs exact hybrid ranking, {rc['n']} real e5 vectors, "
+                  f"{rc['queries']} queries: {rc['recall_at_10']:.4f}")
+    print()
+    print("| memories | dim | ingest/s (maxmem) | ingest/s (raw apsw) | ratio | search p50 / p95 ms | floor p50 / p95 ms | p50 ratio |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in results["speed"]:
+        print(f"| {r['n']:,} | {r['dim']} | {r['ingest_per_s']:,.0f} | {r['raw_per_s']:,.0f} | "
+              f"{r['ingest_per_s'] / r['raw_per_s']:.2f} | {r['search_p50_ms']:.1f} / {r['search_p95_ms']:.1f} | "
+              f"{r['floor_p50_ms']:.1f} / {r['floor_p95_ms']:.1f} | {r['search_p50_ms'] / r['floor_p50_ms']:.2f} |")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
