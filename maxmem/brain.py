@@ -171,14 +171,14 @@ class Brain:
             self.db.set_meta("embedder_dim", str(self.embedder.dim))
 
     # -- validation ---------------------------------------------------------
-    def _record(self, item: Mapping[str, Any]) -> dict[str, Any]:
+    def _record(self, item: Mapping[str, Any], now: str | None = None) -> dict[str, Any]:
         """A memories row from user input, checked; raises InvalidInput naming the field."""
         unknown = set(item) - set(REMEMBER_ARGS)
         if unknown:
             raise InvalidInput(f"unknown field(s) {', '.join(sorted(unknown))}")
         if "content" not in item:
             raise InvalidInput("content is missing: give the text to remember")
-        now = iso(self.clock.now())
+        now = now or iso(self.clock.now())
         content = check_content(item["content"])
         content = self._redact(content)
         title = check_title(item.get("title"))
@@ -308,19 +308,20 @@ class Brain:
         Call it outside any transaction. Returns how many texts are still without a
         vector (embedding failed, or there is no embedder); 0 when all are cached.
         """
-        records = self._records(items)
         if self.embedder is None:
-            return len(records)
+            return len(list(items))
+        records = self._records(items)
         vectors = self._vectors_for([embed_text(r["title"], r["content"]) for r in records])
         return sum(1 for v in vectors if v is None)
 
     def _records(self, items: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         records = []
+        now = iso(self.clock.now())
         for number, item in enumerate(items, start=1):
             if not isinstance(item, Mapping):
                 raise InvalidInput(f"item {number}: must be an object with at least content")
             try:
-                records.append(self._record(item))
+                records.append(self._record(item, now))
             except InvalidInput as exc:
                 raise InvalidInput(f"item {number}: {exc}") from None
         return records
@@ -452,14 +453,20 @@ class Brain:
             "INSERT INTO memories_vec (rowid, embedding) VALUES (?, ?)",
             [(int(i), v.tobytes()) for i, v in zip(ids, matrix)],
         )
+        fitted_on = int(self.db.get_meta("quantizer_n", "0") or 0)
+        total = self._vector_count() + len(ids)
+        refit = fitted_on < CENTER_SAMPLE and total >= max(2 * fitted_on, 1)
+        if refit and total == len(ids):
+            # The first vectors of a brain fit the quantizer themselves: no read-back.
+            self._set_quantizer(search_mod.Quantizer.fit(matrix), total)
+            refit = False
         quantizer = self._load_quantizer() or search_mod.Quantizer.identity(matrix.shape[1])
         bits, codes = quantizer.bits(matrix), quantizer.codes(matrix)
         self.db.executemany(
             "INSERT OR REPLACE INTO vector_codes (id, bits, codes) VALUES (?, ?, ?)",
             [(int(i), b.tobytes(), c.tobytes()) for i, b, c in zip(ids, bits, codes)],
         )
-        fitted_on = int(self.db.get_meta("quantizer_n", "0") or 0)
-        if fitted_on < CENTER_SAMPLE and self._vector_count() >= max(2 * fitted_on, 1):
+        if refit:
             self._refit_quantizer()
         else:
             if self._index is not None:
@@ -487,16 +494,21 @@ class Brain:
             ids.append(rowid)
             rows.append(np.frombuffer(blob, dtype=np.float32))
         matrix = np.vstack(rows)
-        self._quantizer = search_mod.Quantizer.fit(matrix)
-        self.db.set_meta("quantizer", self._quantizer.to_meta())
-        self.db.set_meta("quantizer_n", str(len(ids)))
-        bits, codes = self._quantizer.bits(matrix), self._quantizer.codes(matrix)
+        quantizer = self._set_quantizer(search_mod.Quantizer.fit(matrix), len(ids))
+        bits, codes = quantizer.bits(matrix), quantizer.codes(matrix)
         self.db.executemany(
             "UPDATE vector_codes SET bits = ?, codes = ? WHERE id = ?",
             [(b.tobytes(), c.tobytes(), int(i)) for i, b, c in zip(ids, bits, codes)],
         )
         self._index = None
         self._bump_vectors_epoch()
+
+    def _set_quantizer(self, quantizer: search_mod.Quantizer, fitted_on: int) -> search_mod.Quantizer:
+        self._quantizer = quantizer
+        self.db.set_meta("quantizer", quantizer.to_meta())
+        self.db.set_meta("quantizer_n", str(fitted_on))
+        self._index = None  # its codes were taken with the old quantizer
+        return quantizer
 
     def _bump_vectors_epoch(self) -> None:
         epoch = int(self.db.get_meta("vectors_epoch", "0") or 0) + 1
