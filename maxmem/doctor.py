@@ -1,15 +1,54 @@
-"""Health checks for `maxmem doctor`: each check says ok or what needs attention."""
+"""Health checks for `maxmem doctor`: each check says ok or what needs attention.
+
+Checks: integrity, schema version, embedder identity vs configuration, pending
+embeddings, file permissions, disk and WAL size, the last run of each job
+(capture, retention, triggers, sync, backup) and its age, the newest backup on
+disk, and the checks passed in `extra` (the core budget). The report also carries sizes and growth per category.
+`maxmem doctor` exits 1 when any check fails, so an hourly cron line can alert.
+"""
 
 from __future__ import annotations
 
+import shutil
 import stat
+from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
+from .clock import Clock, iso
 from .config import Config
 from .errors import MaxmemError
+from .health import age_hours, format_age, last_runs
 
 Check = dict[str, Any]
+
+# A job that has run before and has not succeeded for longer than this needs
+# attention (hours). Capture runs every 2 h, retention and backups daily.
+DEFAULT_MAX_AGE_HOURS = {"capture": 6, "retention": 36, "triggers": 36, "sync": 6, "backup": 36}
+# The WAL should be folded back into brain.db by checkpoints; a WAL that keeps growing
+# means a reader holds a snapshot open for hours.
+WAL_WARN_BYTES = 256 * 1024 * 1024
+MIN_FREE_BYTES = 200 * 1024 * 1024
+
+CATEGORY_SIZES_SQL = """
+SELECT category, count(*) AS memories,
+       coalesce(sum(length(CAST(content AS BLOB)) + length(CAST(coalesce(title, '') AS BLOB))), 0) AS text_bytes,
+       sum(embedded_at IS NULL) AS unembedded
+FROM memories GROUP BY category
+"""
+# Growth comes from the change log (the time a memory was written, not the time it
+# says it happened): new uids and deletions since a point in time, per category.
+ADDED_SINCE_SQL = """
+SELECT json_extract(c.data, '$.category') AS category, count(*) AS n
+FROM changes c
+WHERE c.at >= ? AND c.op = 'upsert'
+  AND c.seq = (SELECT min(c2.seq) FROM changes c2 WHERE c2.uid = c.uid)
+GROUP BY 1
+"""
+DELETED_SINCE_SQL = """
+SELECT json_extract(data, '$.category') AS category, count(*) AS n
+FROM changes WHERE at >= ? AND op = 'delete' GROUP BY 1
+"""
 
 
 def _check(name: str, ok: bool, detail: str) -> Check:
@@ -30,9 +69,112 @@ def check_permissions(path: Path) -> Check:
     return _check("permissions", True, "files 0600, folder 0700")
 
 
+def check_backup_permissions(directory: Path) -> Check | None:
+    """The backups folder 0700 and every backup in it 0600."""
+    if not directory.is_dir():
+        return None
+    loose = [f"{directory} {oct(stat.S_IMODE(directory.stat().st_mode))}"] if (
+        stat.S_IMODE(directory.stat().st_mode) & 0o077) else []
+    for p in directory.iterdir():
+        if p.is_file() and stat.S_IMODE(p.stat().st_mode) & 0o077:
+            loose.append(f"{p.name} {oct(stat.S_IMODE(p.stat().st_mode))}")
+    if loose:
+        return _check("backup permissions", False, "readable by others: " + ", ".join(loose[:5])
+                      + f" (chmod 700 {directory}; chmod 600 {directory}/*)")
+    return _check("backup permissions", True, "files 0600, folder 0700")
+
+
+def sizes(brain: Any, now: datetime) -> dict[str, Any]:
+    """Size of brain.db and, per category, memories, text bytes and growth (1 day, 7 days)."""
+    path = brain.path
+    wal = Path(f"{path}-wal")
+    per: dict[str, dict[str, Any]] = {}
+    for row in brain.db.rows(CATEGORY_SIZES_SQL):
+        per[row["category"]] = {
+            "memories": row["memories"], "text_bytes": row["text_bytes"],
+            "unembedded": row["unembedded"], "added_1d": 0, "added_7d": 0, "deleted_7d": 0,
+        }
+    blank = {"memories": 0, "text_bytes": 0, "unembedded": 0, "added_1d": 0, "added_7d": 0, "deleted_7d": 0}
+    for days, key in ((1, "added_1d"), (7, "added_7d")):
+        for row in brain.db.rows(ADDED_SINCE_SQL, (iso(now - timedelta(days=days)),)):
+            per.setdefault(row["category"] or "?", dict(blank))[key] = row["n"]
+    for row in brain.db.rows(DELETED_SINCE_SQL, (iso(now - timedelta(days=7)),)):
+        per.setdefault(row["category"] or "?", dict(blank))["deleted_7d"] = row["n"]
+    page_size = int(brain.db.scalar("PRAGMA page_size"))
+    return {
+        "db_bytes": path.stat().st_size if path.exists() else 0,
+        "wal_bytes": wal.stat().st_size if wal.exists() else 0,
+        "free_pages_bytes": int(brain.db.scalar("PRAGMA freelist_count")) * page_size,
+        "categories": dict(sorted(per.items())),
+    }
+
+
+def check_space(path: Path, size: Mapping[str, Any]) -> Check:
+    free = shutil.disk_usage(path.parent).free
+    detail = (f"brain.db {size['db_bytes'] / 1e6:.1f} MB, WAL {size['wal_bytes'] / 1e6:.1f} MB, "
+              f"{free / 1e9:.1f} GB free on its disk")
+    if free < max(MIN_FREE_BYTES, size["db_bytes"]):
+        return _check("disk", False, detail + ": free space before writes start failing")
+    if size["wal_bytes"] > max(WAL_WARN_BYTES, size["db_bytes"]):
+        return _check("disk", False, detail + ": the WAL is not being checkpointed; "
+                      "a process may hold an old read open (fuser brain.db)")
+    return _check("disk", True, detail)
+
+
+def max_ages(config: Config) -> dict[str, float]:
+    configured = config.section("doctor").get("max_age_hours", {})
+    ages: dict[str, float] = dict(DEFAULT_MAX_AGE_HOURS)
+    if isinstance(configured, Mapping):
+        for job, hours in configured.items():
+            if isinstance(hours, (int, float)) and not isinstance(hours, bool) and hours > 0:
+                ages[str(job)] = float(hours)
+    return ages
+
+
+def job_checks(runs: Mapping[str, Mapping[str, Any]], config: Config, now: datetime,
+               newest_backup: Path | None) -> list[Check]:
+    """One check per job: its last run worked, and it last worked recently enough.
+
+    A job that never ran is not a failure (sync is optional, and a new brain.db has
+    run nothing yet) but is reported; list jobs under `[doctor] required` to make
+    "never" a failure.
+    """
+    limits = max_ages(config)
+    required = set(config.section("doctor").get("required", []) or [])
+    checks = []
+    jobs = list(DEFAULT_MAX_AGE_HOURS) + sorted(j for j in runs if j not in DEFAULT_MAX_AGE_HOURS)
+    for job in jobs:
+        run = runs.get(job)
+        base = job.split(":")[0]
+        limit = limits.get(job, limits.get(base))
+        name = f"last {job}"
+        last_ok = run.get("last_ok") if run else None
+        if job == "backup" and newest_backup is not None:
+            on_disk = iso(datetime.fromtimestamp(newest_backup.stat().st_mtime, now.tzinfo))
+            last_ok = max(filter(None, [last_ok, on_disk]))
+        ok_age = age_hours(last_ok, now)
+        if run is None and last_ok is None:
+            checks.append(_check(name, job not in required, "never run"
+                                 + (f": schedule  maxmem {job}" if job in required else "")))
+            continue
+        if run is not None and not run.get("ok"):
+            checks.append(_check(name, False, f"failed {format_age(age_hours(run.get('at'), now))}: "
+                                 f"{run.get('detail') or 'no detail'}"
+                                 + (f" (last worked {format_age(ok_age)})" if last_ok else "")))
+            continue
+        detail = f"ok {format_age(ok_age)}" + (f": {run['detail']}" if run and run.get("detail") else "")
+        if limit is not None and ok_age is not None and ok_age > limit:
+            checks.append(_check(name, False, f"{detail}; older than {limit:g} h: is its cron job running?"))
+        else:
+            checks.append(_check(name, True, detail))
+    return checks
+
+
 def run_checks(config: Config, embedder: str | None = None,
-               extra: list[Callable[[Any], Check]] | None = None) -> dict[str, Any]:
+               extra: list[Callable[[Any], Check]] | None = None,
+               clock: Clock | None = None) -> dict[str, Any]:
     """Every check, never raising: a failure to open is itself the result."""
+    from .backup import backup_dir, list_backups
     from .brain import Brain
 
     path = Path(config.db_path).expanduser()
@@ -41,14 +183,26 @@ def run_checks(config: Config, embedder: str | None = None,
         checks.append(_check("database", False, f"{path} does not exist: run  maxmem init"))
         return {"ok": False, "checks": checks}
     try:
-        brain = Brain.open(path, embedder=embedder, config=config, check_embedder=False)
+        brain = Brain.open(path, embedder=embedder, config=config, clock=clock, check_embedder=False)
     except MaxmemError as exc:
         checks.append(_check("database", False, str(exc)))
+        backups = list_backups(backup_dir(config, path))
+        if backups:
+            checks.append(_check("backups", True, f"newest: {backups[-1]} "
+                                 f"(restore with  maxmem restore {backups[-1]})"))
         return {"ok": False, "checks": checks}
+    report: dict[str, Any] = {}
     try:
-        result = brain.db.scalar("PRAGMA quick_check")
-        checks.append(_check("integrity", result == "ok", "ok" if result == "ok" else
-                             f"{result}: restore a backup (maxmem restore FILE)"))
+        now = brain.clock.now()
+        try:
+            lines = "\n".join(str(r[0]) for r in brain.db.execute("PRAGMA quick_check(3)")).splitlines()
+            problems = [line.strip() for line in lines if line.strip() and not line.startswith("***")]
+            ok = problems == ["ok"]
+            checks.append(_check("integrity", ok, "ok" if ok else
+                                 f"{'; '.join(problems)}: restore a backup (maxmem restore FILE)"))
+        except MaxmemError as exc:
+            checks.append(_check("integrity", False, str(exc)))
+            return {"ok": False, "checks": checks}
         stats = brain.stats()
         checks.append(_check("schema", stats["schema_version"] == stats["schema_latest"],
                              f"version {stats['schema_version']} of {stats['schema_latest']}"))
@@ -64,8 +218,31 @@ def run_checks(config: Config, embedder: str | None = None,
             f"{pending} memories without a vector" + (": run  maxmem embed --pending" if pending else ""),
         ))
         checks.append(check_permissions(path))
+        size = sizes(brain, now)
+        report["sizes"] = size
+        checks.append(check_space(path, size))
+        directory = backup_dir(config, path)
+        backups = list_backups(directory)
+        runs = last_runs(brain.db)
+        report["runs"] = runs
+        report["backups"] = {"dir": str(directory), "count": len(backups),
+                             "newest": str(backups[-1]) if backups else None}
+        checks.extend(job_checks(runs, config, now, backups[-1] if backups else None))
+        backup_perms = check_backup_permissions(directory)
+        if backup_perms:
+            checks.append(backup_perms)
         for check in extra or ():
             checks.append(check(brain))
     finally:
         brain.close()
-    return {"ok": all(c["ok"] for c in checks), "checks": checks}
+    return {"ok": all(c["ok"] for c in checks), "checks": checks, **report}
+
+
+def size_lines(size: Mapping[str, Any]) -> list[str]:
+    """The sizes part of the report as text lines."""
+    lines = [f"size: brain.db {size['db_bytes'] / 1e6:.1f} MB, WAL {size['wal_bytes'] / 1e6:.1f} MB, "
+             f"free pages {size['free_pages_bytes'] / 1e6:.1f} MB"]
+    for category, c in size["categories"].items():
+        lines.append(f"  {category:<13} {c['memories']:>7} memories {c['text_bytes'] / 1e6:>8.2f} MB text  "
+                     f"+{c['added_1d']} today, +{c['added_7d']} / -{c['deleted_7d']} in 7 days")
+    return lines

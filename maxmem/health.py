@@ -1,0 +1,115 @@
+"""When each job last ran, and whether it worked: what `maxmem doctor` reports ages from.
+
+Every job (capture, retention, triggers, sync, backup, embed) ends with one call:
+
+    record_run(brain.db, "capture", ok=True, detail="3 files, 41 turns")
+
+which keeps, in the `meta` table,
+- `last_run:<job>`  JSON {"at": ISO time, "ok": bool, "detail": one line}: the latest run;
+- `last_ok:<job>`   ISO time of the latest run that worked.
+
+A job with several targets may add a suffix: "sync:work-pg". The detail is redacted
+and cut to one line, so an error that quoted a DSN never leaves its password in
+brain.db. Recording is best effort: a busy or broken database must not turn a
+job's own success or failure into a different error.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from datetime import datetime
+from typing import Any
+
+from .clock import Clock, iso, parse_time
+from .db import Database
+from .errors import InvalidInput, MaxmemError
+
+log = logging.getLogger("maxmem")
+
+JOB = re.compile(r"^[a-z][a-z0-9_-]{0,31}(?::[A-Za-z0-9_.-]{1,64})?$")
+RUN_PREFIX = "last_run:"
+OK_PREFIX = "last_ok:"
+MAX_DETAIL = 300
+
+
+def check_job(job: str) -> str:
+    if not isinstance(job, str) or not JOB.match(job):
+        raise InvalidInput(
+            f"job name {job!r} is not allowed: use a lowercase word, optionally ':target'"
+        )
+    return job
+
+
+def one_line(text: str, limit: int = MAX_DETAIL) -> str:
+    """The detail as stored: secrets redacted, one line, at most `limit` characters."""
+    from .redact import redact
+
+    cleaned, _ = redact(str(text))
+    cleaned = " ".join(cleaned.split())
+    return cleaned if len(cleaned) <= limit else cleaned[: limit - 1] + "…"
+
+
+def record_run(
+    db: Database, job: str, ok: bool, detail: str = "", clock: Clock | None = None
+) -> bool:
+    """Record that `job` just ran (ok or not). Returns False if it could not be recorded."""
+    check_job(job)
+    at = iso((clock or Clock()).now())
+    value = json.dumps({"at": at, "ok": bool(ok), "detail": one_line(detail)}, ensure_ascii=False)
+    try:
+        with db.atomic():
+            db.set_meta(RUN_PREFIX + job, value)
+            if ok:
+                db.set_meta(OK_PREFIX + job, at)
+    except MaxmemError as exc:
+        log.warning("could not record the %s run in %s: %s", job, db.path, exc)
+        return False
+    return True
+
+
+def last_runs(db: Database) -> dict[str, dict[str, Any]]:
+    """job -> {"at", "ok", "detail", "last_ok"} for every job that ever recorded a run."""
+    runs: dict[str, dict[str, Any]] = {}
+    if not db.table_exists("meta"):
+        return runs
+    rows = db.rows(
+        "SELECT key, value FROM meta WHERE key >= ? AND key < ? OR key >= ? AND key < ?",
+        (RUN_PREFIX, RUN_PREFIX[:-1] + ";", OK_PREFIX, OK_PREFIX[:-1] + ";"),
+    )
+    for row in rows:
+        key, value = row["key"], row["value"]
+        if key.startswith(RUN_PREFIX):
+            job = key[len(RUN_PREFIX):]
+            try:
+                data = json.loads(value)
+            except json.JSONDecodeError:
+                data = {"at": None, "ok": False, "detail": "unreadable record"}
+            runs.setdefault(job, {"last_ok": None}).update(
+                at=data.get("at"), ok=bool(data.get("ok")), detail=data.get("detail", "")
+            )
+        else:
+            job = key[len(OK_PREFIX):]
+            runs.setdefault(job, {"at": None, "ok": False, "detail": ""})["last_ok"] = value
+    return runs
+
+
+def age_hours(when: str | None, now: datetime) -> float | None:
+    """Hours from an ISO time to `now`; None when there is no time."""
+    if not when:
+        return None
+    try:
+        return (now - parse_time(when)).total_seconds() / 3600
+    except MaxmemError:
+        return None
+
+
+def format_age(hours: float | None) -> str:
+    if hours is None:
+        return "never"
+    if hours < 1:
+        return f"{max(0, round(hours * 60))} min ago"
+    if hours < 48:
+        return f"{hours:.1f} h ago"
+    return f"{hours / 24:.1f} days ago"
