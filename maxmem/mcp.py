@@ -127,11 +127,11 @@ def build_server(brain: Any, tz: Any = None) -> Any:
         return _compact(memory)
 
     @tool("Read one memory by its id (a number) or uid.")
-    def get(id: Annotated[str, Field(description="The memory's id or uid.")]) -> dict[str, Any]:
+    def get(id: Annotated[int | str, Field(description="The memory's id (a number) or uid.")]) -> dict[str, Any]:
         return _compact(brain.get(id))
 
     @tool("Delete a memory for good (its keyword and vector index entries too).")
-    def forget(id: Annotated[str, Field(description="The memory's id or uid.")]) -> dict[str, Any]:
+    def forget(id: Annotated[int | str, Field(description="The memory's id (a number) or uid.")]) -> dict[str, Any]:
         memory = brain.forget(id)
         return {"forgotten": memory.id, "uid": memory.uid}
 

@@ -73,6 +73,7 @@ def test_tools_over_stdio(tmp_path, maxmem_home):
 
         got = payload(await call(session, "get", id=stored["uid"]))
         assert got["id"] == 1 and got["importance"] == 0.8
+        assert payload(await call(session, "get", id=1))["uid"] == stored["uid"]
 
         brief = payload(await call(session, "context", budget_tokens=500))
         assert brief.startswith("# Memory brief") and "dark mode" in brief
