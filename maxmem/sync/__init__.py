@@ -1,0 +1,1 @@
+"""Exporters that copy brain.db to a shared store (PostgreSQL + pgvector)."""

@@ -1,0 +1,347 @@
+"""Cross-agent recall: the hybrid ranking of maxmem/search.py, run inside PostgreSQL.
+
+The same steps as local search, over every exporting agent's memories:
+- keyword candidates: FTS5's bm25 recomputed in SQL (k1 = 1.2, b = 0.75, the same
+  column weights, IDF floored at 1e-6, document count and average length over the
+  whole table) on the FTS5 tokens the exporter stored, so scores equal brain.db's;
+- vector candidates: cosine similarity to the query vector (HNSW when pgvector is
+  there, exact over real[] otherwise; exact as well when filters are given, as local
+  search restricts its candidates to the filtered ids), and every keyword candidate
+  gets its exact similarity too;
+- both scaled min-max to 0–1 over their candidates and fused
+  vector_weight × vector + keyword_weight × keyword, ties broken by the newer local id;
+  a keyword candidate without a comparable vector lets its keyword score stand for
+  both sides, as local search does for memories still waiting for their vector.
+Local search estimates the cosine of its vector candidates from int8 codes and
+computes it exactly only for the head of the ranking; here every cosine is exact, so
+scores can differ from local ones by the estimate's error (about 0.005 of cosine)
+wherever local search used an estimate.
+Only vectors from the querying brain's embedder are compared; memories embedded by
+another model rank by keyword alone.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+from ..clock import iso, to_iso
+from ..db import check_identifier
+from ..embeddings import identity
+from ..errors import EmbeddingError, InvalidInput
+from ..memory import Memory
+from ..search import BM25_WEIGHTS, MODES, Filters
+from .postgres import SyncError, connect, describe_error, psycopg_module, read_schema, target_name
+from .terms import Tokenizer, query_payload
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..brain import Brain
+
+MEMORY_COLUMNS = (
+    "local_id", "uid", "category", "kind", "title", "content", "tags", "importance", "status",
+    "started_at", "resolved_at", "source", "agent", "session_id", "metadata", "content_hash",
+    "pinned", "superseded_by", "created_at", "updated_at", "last_recalled_at", "recall_count",
+    "embedded_at",
+)
+
+KEYWORD_CTES = """
+stats AS (
+    SELECT count(*)::float8 AS n, coalesce(sum(fts_length), 0)::float8 AS tokens FROM maxmem.memories
+),
+phrases AS (
+    SELECT p.ord, (p.val ->> 'q')::tsquery AS q,
+           ARRAY(SELECT jsonb_array_elements_text(p.val -> 't')) AS toks
+    FROM jsonb_array_elements(%(phrases)s::jsonb) WITH ORDINALITY AS p(val, ord)
+),
+idf AS (
+    SELECT ph.ord, ph.toks, CASE WHEN x.v <= 0 THEN 1e-6 ELSE x.v END AS idf
+    FROM phrases ph CROSS JOIN stats s
+    CROSS JOIN LATERAL (SELECT count(*)::float8 AS hits FROM maxmem.memories h WHERE h.tsv @@ ph.q) c
+    CROSS JOIN LATERAL (SELECT ln((s.n - c.hits + 0.5) / (c.hits + 0.5)) AS v) x
+),
+keyword AS (
+    SELECT m.instance_id, m.uid,
+           sum(i.idf * (f.freq * (1.2 + 1.0))
+               / (f.freq + 1.2 * (1 - 0.75 + 0.75 * m.fts_length / (s.tokens / s.n)))) AS bm25,
+           {has_vector} AS has_vector
+    FROM maxmem.memories m CROSS JOIN stats s CROSS JOIN idf i
+    CROSS JOIN LATERAL (SELECT maxmem.phrase_freq(m.tsv, i.toks, %(weights)s::float8[]) AS freq) f
+    WHERE m.tsv @@ %(match)s::tsquery AND {where}
+    GROUP BY m.instance_id, m.uid, has_vector
+    ORDER BY bm25 DESC
+    LIMIT %(pool)s
+)"""
+
+NO_KEYWORD_CTES = """
+keyword AS (SELECT NULL::text AS instance_id, NULL::text AS uid, NULL::float8 AS bm25,
+                   NULL::boolean AS has_vector WHERE false)"""
+
+VECTOR_CTES = """
+vector_pool AS (
+    SELECT m.instance_id, m.uid, 1 - ({distance}) AS sim
+    FROM maxmem.memories m
+    WHERE m.embedder = %(embedder)s AND m.embedding IS NOT NULL AND {where}
+    ORDER BY {order}
+    LIMIT %(pool)s
+),
+keyword_vectors AS (
+    SELECT k.instance_id, k.uid, 1 - ({distance}) AS sim
+    FROM keyword k JOIN maxmem.memories m ON m.instance_id = k.instance_id AND m.uid = k.uid
+    WHERE m.embedder = %(embedder)s AND m.embedding IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM vector_pool v WHERE v.instance_id = k.instance_id AND v.uid = k.uid)
+),
+vectors AS (SELECT * FROM vector_pool UNION ALL SELECT * FROM keyword_vectors)"""
+
+NO_VECTOR_CTES = """
+vectors AS (SELECT NULL::text AS instance_id, NULL::text AS uid, NULL::float8 AS sim WHERE false)"""
+
+FUSE_SQL = """
+candidates AS (
+    SELECT coalesce(v.instance_id, k.instance_id) AS instance_id, coalesce(v.uid, k.uid) AS uid,
+           v.sim, k.bm25, (k.uid IS NOT NULL AND NOT k.has_vector AND %(hybrid)s) AS unembedded
+    FROM vectors v FULL JOIN keyword k ON v.instance_id = k.instance_id AND v.uid = k.uid
+),
+bounds AS (
+    SELECT min(sim) AS vlo, max(sim) AS vhi, count(sim) AS vn,
+           min(bm25) AS klo, max(bm25) AS khi, count(bm25) AS kn
+    FROM candidates
+),
+scored AS (
+    SELECT c.instance_id, c.uid, c.sim, c.bm25, c.unembedded,
+           CASE WHEN b.vn = 0 OR c.unembedded THEN NULL WHEN c.sim IS NULL THEN 0.0
+                WHEN b.vhi - b.vlo < 1e-12 THEN 1.0
+                ELSE (c.sim - b.vlo) / (b.vhi - b.vlo) END AS vs,
+           CASE WHEN b.kn = 0 AND %(wk)s = 0 THEN NULL WHEN c.bm25 IS NULL THEN 0.0
+                WHEN b.khi - b.klo < 1e-12 THEN 1.0
+                ELSE (c.bm25 - b.klo) / (b.khi - b.klo) END AS ks
+    FROM candidates c CROSS JOIN bounds b
+)
+SELECT CASE WHEN s.unembedded THEN (%(wv)s + %(wk)s) * coalesce(s.ks, 0)
+            ELSE %(wv)s * coalesce(s.vs, 0) + %(wk)s * coalesce(s.ks, 0) END AS score,
+       s.vs, s.ks, s.sim, s.bm25,
+       m.instance_id, {columns}
+FROM scored s JOIN maxmem.memories m ON m.instance_id = s.instance_id AND m.uid = s.uid
+ORDER BY score DESC, m.local_id DESC, m.uid DESC
+LIMIT %(limit)s"""
+
+
+@dataclass
+class SyncHit:
+    """A memory found in the shared database; memory.id is its id in its own brain.db."""
+
+    memory: Memory
+    instance_id: str
+    score: float
+    vector_score: float | None
+    keyword_score: float | None
+    cosine: float | None = None
+    bm25: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "score": round(self.score, 6),
+            "vector_score": None if self.vector_score is None else round(self.vector_score, 6),
+            "keyword_score": None if self.keyword_score is None else round(self.keyword_score, 6),
+            "instance_id": self.instance_id,
+            "memory": self.memory.to_dict(),
+        }
+
+
+@dataclass
+class PgPlan:
+    mode: str
+    note: str | None
+    vector_type: str | None
+
+
+def pg_where(filters: Filters, agents: Sequence[str] | None) -> tuple[str, list[Any]]:
+    """The PostgreSQL twin of Filters.where() (same meaning, bound %s parameters)."""
+    filters.where()  # the same validation and error messages as local search
+    clauses: list[str] = []
+    params: list[Any] = []
+
+    def one_of(column: str, value: str | Sequence[str]) -> None:
+        values = [value] if isinstance(value, str) else list(value)
+        if values:
+            clauses.append(f"m.{column} = ANY(%s)")
+            params.append(values)
+
+    if filters.category:
+        one_of("category", filters.category)
+    if filters.kind:
+        one_of("kind", filters.kind)
+    if filters.status:
+        one_of("status", filters.status)
+    elif not filters.include_superseded:
+        clauses.append("m.status <> 'superseded'")
+    for tag in filters.tags or ():
+        clauses.append("m.tags ? %s")
+        params.append(str(tag))
+    if filters.since is not None:
+        clauses.append("m.created_at >= %s::timestamptz")
+        params.append(to_iso(filters.since))
+    if filters.until is not None:
+        clauses.append("m.created_at < %s::timestamptz")
+        params.append(to_iso(filters.until))
+    if filters.min_importance is not None:
+        clauses.append("m.importance >= %s::float8")
+        params.append(float(filters.min_importance))
+    if filters.max_importance is not None:
+        clauses.append("m.importance <= %s::float8")
+        params.append(float(filters.max_importance))
+    chosen = [a for a in ([filters.agent] if filters.agent else []) + list(agents or []) if a]
+    if chosen:
+        one_of("agent", chosen)
+    if filters.session_id:
+        clauses.append("m.session_id = %s")
+        params.append(filters.session_id)
+    for key, value in (filters.metadata or {}).items():
+        check_identifier(key, "metadata key")
+        if isinstance(value, bool):
+            # SQLite's json_extract gives 1/0 for true/false: match both spellings.
+            clauses.append("m.metadata -> %s IN (%s::jsonb, %s::jsonb)")
+            params += [key, json.dumps(value), json.dumps(int(value))]
+        else:
+            clauses.append("m.metadata -> %s = %s::jsonb")
+            params += [key, json.dumps(value)]
+    return " AND ".join(clauses) or "true", params
+
+
+def _named(sql: str, params: list[Any], prefix: str) -> tuple[str, dict[str, Any]]:
+    """Turn positional %s into %(prefix_i)s so a WHERE can be used twice in one statement."""
+    parts = sql.split("%s")
+    names = {f"{prefix}{i}": p for i, p in enumerate(params)}
+    out = parts[0]
+    for i, part in enumerate(parts[1:]):
+        out += f"%({prefix}{i})s" + part
+    return out, names
+
+
+def search(
+    brain: "Brain",
+    dsn: str,
+    query: str,
+    limit: int = 10,
+    agents: Sequence[str] | None = None,
+    mode: str = "hybrid",
+    pool: int | None = None,
+    **filter_args: Any,
+) -> tuple[list[SyncHit], PgPlan]:
+    """The best `limit` memories of every agent in the database for `query`."""
+    if mode not in MODES:
+        raise InvalidInput(f"search mode must be one of {', '.join(MODES)}")
+    if not isinstance(query, str):
+        raise InvalidInput("the search query must be text")
+    if not 1 <= int(limit) <= 100_000:
+        raise InvalidInput("limit must be from 1 to 100000")
+    metadata: Mapping[str, Any] | None = filter_args.pop("metadata", None)
+    filters = Filters(**filter_args, metadata=dict(metadata or {}) or None)
+    where, where_params = pg_where(filters, agents)
+    pool = pool or max(50, 5 * int(limit))
+    note = None
+
+    psycopg = psycopg_module()
+    conn = connect(dsn)
+    try:
+        schema = read_schema(conn) if _has_schema(conn) else None
+        if schema is None:
+            raise SyncError(
+                f"{target_name(dsn)} holds no maxmem data yet: run  maxmem sync postgres  first"
+            )
+        query_vector = None
+        if mode != "keyword" and query.strip():
+            if brain.embedder is None or schema.vector_type is None:
+                note = "keyword-only search: " + (
+                    "no embedder configured" if brain.embedder is None else "the database has no vectors yet"
+                )
+            else:
+                try:
+                    query_vector = brain.embedder.embed_query(query)
+                except EmbeddingError as exc:
+                    note = f"{exc}; searched by keyword only"
+                    if mode == "vector":
+                        raise
+        if mode == "vector" and query_vector is None:
+            raise InvalidInput("vector search needs an embedder and vectors in the database")
+        phrases = Tokenizer(brain.db).phrases(query) if mode != "vector" else []
+        use_vectors = query_vector is not None
+        if mode == "keyword" or not use_vectors:
+            wv, wk = 0.0, 1.0
+        elif mode == "vector":
+            wv, wk = 1.0, 0.0
+        else:
+            total = brain.config.vector_weight + brain.config.keyword_weight
+            wv, wk = brain.config.vector_weight / total, brain.config.keyword_weight / total
+
+        params: dict[str, Any] = {"pool": pool, "limit": int(limit), "wv": wv, "wk": wk,
+                                  "hybrid": use_vectors and mode == "hybrid"}
+        ctes = []
+        if phrases:
+            kw_where, kw_params = _named(where, where_params, "kf")
+            params.update(kw_params)
+            params["phrases"] = json.dumps(query_payload(phrases))
+            params["weights"] = list(BM25_WEIGHTS)
+            params["match"] = " | ".join(f"({p['q']})" for p in query_payload(phrases))
+            has_vector = (
+                "(m.embedder = %(embedder)s AND m.embedding IS NOT NULL)" if use_vectors else "false"
+            )
+            ctes.append(KEYWORD_CTES.format(where=kw_where, has_vector=has_vector))
+        else:
+            ctes.append(NO_KEYWORD_CTES)
+        if use_vectors:
+            params["embedder"] = identity(brain.embedder)  # type: ignore[arg-type]
+            vec_where, vec_params = _named(where, where_params, "vf")
+            params.update(vec_params)
+            if schema.vector_type == "vector":
+                from pgvector.psycopg import register_vector
+
+                register_vector(conn)
+                distance = "m.embedding <=> %(qv)s"
+                # Unfiltered: the HNSW index; filtered: exact, as local search is.
+                order = distance if filters.is_empty() else f"({distance}) + 0"
+                params["qv"] = query_vector
+            else:
+                distance = "maxmem.cosine_distance(m.embedding, %(qv)s::real[])"
+                order = distance
+                params["qv"] = [float(x) for x in query_vector]  # type: ignore[union-attr]
+            ctes.append(VECTOR_CTES.format(distance=distance, order=order, where=vec_where))
+        else:
+            ctes.append(NO_VECTOR_CTES)
+        columns = ", ".join(f"m.{c}" for c in MEMORY_COLUMNS)
+        sql = "WITH " + ",".join(ctes) + "," + FUSE_SQL.format(columns=columns)
+        with conn.transaction():
+            if use_vectors and schema.vector_type == "vector":
+                conn.execute(f"SET LOCAL hnsw.ef_search = {min(1000, max(40, 2 * pool)):d}")
+            cur = conn.execute(sql, params)
+            names = [d.name for d in cur.description]
+            rows = [dict(zip(names, r)) for r in cur.fetchall()]
+    except psycopg.Error as exc:
+        raise SyncError(f"search in {target_name(dsn)} failed: {describe_error(exc, dsn)}") from None
+    finally:
+        conn.close()
+    plan = PgPlan(mode, note, schema.vector_type)
+    return [_hit(r) for r in rows], plan
+
+
+def _has_schema(conn: Any) -> bool:
+    return bool(conn.execute(
+        "SELECT 1 FROM pg_tables WHERE schemaname = 'maxmem' AND tablename = 'meta'"
+    ).fetchone())
+
+
+def _hit(row: Mapping[str, Any]) -> SyncHit:
+    data = {c: row[c] for c in MEMORY_COLUMNS}
+    data["id"] = data.pop("local_id")
+    for key in ("started_at", "resolved_at", "created_at", "updated_at", "last_recalled_at", "embedded_at"):
+        if data[key] is not None:
+            data[key] = iso(data[key])
+    data["importance"] = float(data["importance"])
+    memory = Memory(**data)
+    return SyncHit(
+        memory, row["instance_id"], float(row["score"]),
+        None if row["vs"] is None else float(row["vs"]),
+        None if row["ks"] is None else float(row["ks"]),
+        None if row["sim"] is None else float(row["sim"]),
+        None if row["bm25"] is None else float(row["bm25"]),
+    )

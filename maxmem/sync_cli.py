@@ -1,0 +1,132 @@
+"""CLI commands for sharing memory through PostgreSQL: `maxmem sync postgres|status|search`.
+
+Registered on the `maxmem` group by cli.py; each parses, calls one function of
+maxmem.sync, and prints. The DSN comes from --dsn, MAXMEM_PG_DSN, or `dsn` under
+[sync.postgres] in the config file; its password is never printed.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Iterable
+
+import click
+
+from .cli import Context, cli, emit, filter_kwargs, json_option, memory_line, pass_state
+
+DSN_HELP = "libpq URL or key=value string (default: MAXMEM_PG_DSN, then [sync.postgres] dsn)."
+
+
+def _dsn(state: Context, dsn: str | None) -> str:
+    from .sync.postgres import resolve_dsn
+
+    return resolve_dsn(dsn, os.environ.get("MAXMEM_PG_DSN"), state.config)
+
+
+@cli.group()
+def sync() -> None:
+    """Share memory between agents through PostgreSQL (+ pgvector).
+
+    Each agent keeps its brain.db and exports it to one database; `sync search`
+    then ranks every agent's memories together.
+    """
+
+
+@sync.command("postgres")
+@click.option("--dsn", help=DSN_HELP)
+@click.option("--agent", help="This brain's agent name there (default: [sync.postgres] agent, "
+                               "the configured agent, or the host name).")
+@click.option("--batch-size", type=click.IntRange(1, 100_000),
+              help="Changes per PostgreSQL transaction (default 500).")
+@json_option
+@pass_state
+def sync_postgres(state: Context, dsn: str | None, agent: str | None, batch_size: int | None,
+                  as_json: bool) -> None:
+    """Export the changes since the last run to PostgreSQL (safe to re-run, e.g. from cron).
+
+    Exits 1 with one line if PostgreSQL is down, refuses the login or the connection
+    drops; nothing is lost, and the next run continues where this one stopped.
+    """
+    from .sync.postgres import export
+
+    url = _dsn(state, dsn)
+    brain = state.brain(embedder="none")  # exporting reads stored vectors; no model needed
+    report = export(brain, url, agent=agent, batch_size=batch_size)
+    for notice in report.notices:
+        click.echo(f"maxmem: notice: {notice}", err=True)
+    emit(report.to_dict(), as_json, lambda r: [
+        f"{r['target']}: {r['upserted']} upserted, {r['deleted']} deleted in {r['batches']} batch(es), "
+        f"{r['seconds']:.2f} s; cursor #{r['cursor']}, backlog {r['backlog']}"
+        + (" (HNSW index built)" if r["index_built"] else "")
+    ])
+
+
+@sync.command("status")
+@click.option("--dsn", help=DSN_HELP)
+@json_option
+@pass_state
+def sync_status(state: Context, dsn: str | None, as_json: bool) -> None:
+    """Cursor, backlog and last run of each database this brain exports to."""
+    from .sync.postgres import status
+
+    chosen = dsn or os.environ.get("MAXMEM_PG_DSN") or state.config.section("sync.postgres").get("dsn")
+    brain = state.brain(embedder="none")
+    found = status(brain, str(chosen) if chosen else None)
+    emit([s.to_dict() for s in found], as_json, lambda rows: _status_lines(rows))
+
+
+def _status_lines(rows: list[dict[str, Any]]) -> Iterable[str]:
+    if not rows:
+        yield "never synced: run  maxmem sync postgres --dsn URL"
+    for s in rows:
+        yield f"{s['target']}: cursor #{s['cursor']}, backlog {s['backlog']} change(s)"
+        if s["last_ok_at"]:
+            yield (f"  last success {s['last_ok_at']}: {s['last_upserted']} upserted, "
+                   f"{s['last_deleted']} deleted in {s['last_seconds']:.2f} s")
+        elif not s["last_error"]:
+            yield "  never synced"
+        if s["last_error"]:
+            yield f"  last error at {s['last_run_at']}: {s['last_error']}"
+
+
+@sync.command("search")
+@click.argument("query")
+@click.option("--dsn", help=DSN_HELP)
+@click.option("-n", "--limit", default=10, show_default=True, type=click.IntRange(1, 100_000))
+@click.option("--agent", "agents", multiple=True, help="Only this agent's memories (repeatable).")
+@click.option("-c", "--category", multiple=True,
+              type=click.Choice(["core", "daily", "conversation", "project"]))
+@click.option("-k", "--kind", multiple=True)
+@click.option("--tag", "tags", multiple=True, help="Only memories with this tag (repeatable: all of them).")
+@click.option("--since", help="Created at or after (ISO-8601 date or time).")
+@click.option("--until", help="Created before (ISO-8601 date or time).")
+@click.option("--min-importance", type=float)
+@click.option("--meta", multiple=True, help="Metadata key=value that must match.")
+@click.option("--status", multiple=True,
+              type=click.Choice(["active", "ongoing", "resolved", "superseded"]))
+@click.option("--session", "session_id")
+@click.option("--mode", type=click.Choice(["hybrid", "keyword", "vector"]), default="hybrid",
+              show_default=True)
+@click.option("--include-superseded", is_flag=True, help="Also return superseded memories.")
+@json_option
+@pass_state
+def sync_search(state: Context, query: str, dsn: str | None, limit: int, agents: tuple[str, ...],
+                mode: str, include_superseded: bool, as_json: bool, **filters: Any) -> None:
+    """Search every agent's memories in PostgreSQL (0.7 vector + 0.3 keyword, as local search)."""
+    from .sync.pgsearch import search
+
+    url = _dsn(state, dsn)
+    brain = state.brain()
+    hits, plan = search(brain, url, query, limit=limit, agents=list(agents), mode=mode,
+                        include_superseded=include_superseded,
+                        **{k: v for k, v in filter_kwargs(agent=None, **filters).items() if k != "agent"})
+    if plan.note:
+        click.echo(f"maxmem: note: {plan.note}", err=True)
+    if as_json:
+        emit({"query": query, "mode": plan.mode, "note": plan.note,
+              "hits": [h.to_dict() for h in hits]}, True)
+        return
+    if not hits:
+        click.echo("no memories found")
+    for rank, hit in enumerate(hits, start=1):
+        click.echo(f"{rank:>2}. {hit.score:.3f}  [{hit.memory.agent}] {memory_line(hit.memory)}")

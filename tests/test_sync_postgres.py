@@ -1,0 +1,397 @@
+"""The PostgreSQL exporter and cross-agent search, against a real PostgreSQL 16 + pgvector.
+
+The server comes from tests/pg_fixture.py (pgserver's binaries); if it cannot start,
+these tests are skipped with the reason (pytest -rs).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from maxmem import Brain, Config
+from maxmem.embeddings import identity
+from maxmem.sync import pgsearch
+from maxmem.sync.postgres import SyncError, export, mask_dsn, status, target_name
+
+psycopg = pytest.importorskip("psycopg")
+
+
+def open_brain(path: Path, embedder: Any, agent: str | None = None, clock: Any = None) -> Brain:
+    return Brain.open(path, embedder=embedder, config=Config(agent=agent), clock=clock)
+
+
+def pg_rows(dsn: str, where: str = "true", params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+    with psycopg.connect(dsn) as conn:
+        if conn.execute("SELECT 1 FROM pg_type WHERE typname = 'vector'").fetchone():
+            from pgvector.psycopg import register_vector
+
+            register_vector(conn)
+        cur = conn.execute(f"SELECT * FROM maxmem.memories WHERE {where} ORDER BY local_id", params)
+        names = [d.name for d in cur.description]
+        return [dict(zip(names, r)) for r in cur.fetchall()]
+
+
+def pg_scalar(dsn: str, sql: str, params: tuple[Any, ...] = ()) -> Any:
+    with psycopg.connect(dsn) as conn:
+        return conn.execute(sql, params).fetchone()[0]
+
+
+def add_many(brain: Brain, n: int, start: int = 0, **fields: Any) -> list[Any]:
+    return brain.remember_many([
+        {"content": f"note {i}: the deploy of service {i % 7} failed on host h{i}", "tags": ["ops", f"n{i}"],
+         "metadata": {"n": i}, "importance": (i % 10) / 10, **fields}
+        for i in range(start, start + n)
+    ])
+
+
+# -- export -----------------------------------------------------------------------
+
+def test_first_export_copies_every_field_and_the_vector(tmp_path, hash_embedder, clock, pg_dsn):
+    with open_brain(tmp_path / "a.db", hash_embedder, agent="laptop", clock=clock) as brain:
+        m = brain.remember("Chose PostgreSQL for the shared store", category="core", kind="decision",
+                           title="Shared store", tags=["db", "sync"], importance=0.9,
+                           metadata={"project": "maxmem", "n": 3}, session_id="s1", pinned=True,
+                           started_at="2026-11-29T10:00:00Z")
+        add_many(brain, 4)
+        report = export(brain, pg_dsn)
+        vector = np.frombuffer(brain.db.scalar("SELECT embedding FROM memories_vec WHERE rowid = ?", (m.id,)),
+                               dtype=np.float32)
+        instance = brain.db.get_meta("instance_id")
+    assert (report.upserted, report.deleted, report.backlog) == (5, 0, 0)
+    assert report.vector_type == "vector" and report.index_built and not report.notices
+    row = pg_rows(pg_dsn, "uid = %s", (m.uid,))[0]
+    assert row["instance_id"] == instance and row["agent"] == "laptop" and row["local_id"] == m.id
+    assert (row["category"], row["kind"], row["title"], row["content"]) == (
+        "core", "decision", "Shared store", "Chose PostgreSQL for the shared store")
+    assert row["tags"] == ["db", "sync"] and row["metadata"] == {"project": "maxmem", "n": 3}
+    assert row["importance"] == 0.9 and row["pinned"] is True and row["session_id"] == "s1"
+    assert row["created_at"].isoformat() == "2026-11-30T12:00:00+00:00"
+    assert row["started_at"].isoformat() == "2026-11-29T10:00:00+00:00"
+    assert row["embedder"] == identity(hash_embedder) and row["fts_length"] > 0
+    assert np.allclose(np.array(row["embedding"].to_numpy()), vector)
+    assert pg_scalar(pg_dsn, "SELECT indexdef FROM pg_indexes WHERE indexname = 'memories_embedding'").count("hnsw")
+    assert pg_scalar(pg_dsn, "SELECT count(*) FROM maxmem.schema_migrations") == 1
+
+
+def test_incremental_export_sends_only_new_changes_and_nothing_when_idle(tmp_path, hash_embedder, pg_dsn):
+    with open_brain(tmp_path / "a.db", hash_embedder) as brain:
+        add_many(brain, 10)
+        export(brain, pg_dsn, batch_size=4)
+        versions = dict(psycopg.connect(pg_dsn).execute("SELECT uid, xmin::text FROM maxmem.memories").fetchall())
+        add_many(brain, 3, start=10)
+        second = export(brain, pg_dsn)
+        assert (second.upserted, second.batches, second.backlog) == (3, 1, 0)
+        after = dict(psycopg.connect(pg_dsn).execute("SELECT uid, xmin::text FROM maxmem.memories").fetchall())
+        assert len(after) == 13 and all(after[u] == v for u, v in versions.items())  # old rows untouched
+        last_export = pg_scalar(pg_dsn, "SELECT last_export_at FROM maxmem.instances")
+        idle = export(brain, pg_dsn)
+        assert (idle.upserted, idle.deleted, idle.batches) == (0, 0, 0)
+        assert dict(psycopg.connect(pg_dsn).execute("SELECT uid, xmin::text FROM maxmem.memories").fetchall()) == after
+        assert pg_scalar(pg_dsn, "SELECT last_export_at FROM maxmem.instances") == last_export
+        [state] = status(brain)
+        assert state.cursor == brain.db.scalar("SELECT max(seq) FROM changes") and state.backlog == 0
+
+
+def test_update_supersede_forget_and_retention_deletes_propagate(tmp_path, hash_embedder, pg_dsn):
+    from maxmem.curation import supersede
+
+    with open_brain(tmp_path / "a.db", hash_embedder) as brain:
+        ms = add_many(brain, 6)
+        export(brain, pg_dsn)
+        brain.update(ms[0].id, content="the deploy was fixed by pinning the kernel", title="fixed")
+        supersede(brain, ms[1].id, ms[2].id)
+        brain.forget(ms[3].id)
+        brain.forget_many([brain.get(ms[4].id), brain.get(ms[5].id)])  # the retention job's path
+        report = export(brain, pg_dsn)
+        new_vector = np.frombuffer(brain.db.scalar("SELECT embedding FROM memories_vec WHERE rowid = ?",
+                                                   (ms[0].id,)), dtype=np.float32)
+    assert report.deleted == 3
+    rows = {r["uid"]: r for r in pg_rows(pg_dsn)}
+    assert set(rows) == {ms[0].uid, ms[1].uid, ms[2].uid}
+    assert rows[ms[0].uid]["content"] == "the deploy was fixed by pinning the kernel"
+    assert rows[ms[0].uid]["title"] == "fixed"
+    assert np.allclose(rows[ms[0].uid]["embedding"].to_numpy(), new_vector)
+    assert "kernel" in pg_scalar(pg_dsn, "SELECT tsv::text FROM maxmem.memories WHERE uid = %s", (ms[0].uid,))
+    assert rows[ms[1].uid]["status"] == "superseded" and rows[ms[1].uid]["superseded_by"] == ms[2].uid
+
+
+def test_two_agents_share_one_database_without_touching_each_other(tmp_path, hash_embedder, pg_dsn):
+    with open_brain(tmp_path / "a.db", hash_embedder, agent="laptop") as a, \
+            open_brain(tmp_path / "b.db", hash_embedder, agent="server") as b:
+        add_many(a, 5)
+        add_many(b, 4)
+        # A memory that arrived in both brains with the same uid (an import) stays two rows.
+        shared = a.remember("both agents know this", category="core")
+        b.import_records([{**shared.to_dict(), "content": "the server's own version"}])
+        export(a, pg_dsn)
+        export(b, pg_dsn)
+        assert a.db.get_meta("instance_id") != b.db.get_meta("instance_id")
+        a.forget(shared.id)
+        export(a, pg_dsn)
+        export(b, pg_dsn)
+        ids = {a.db.get_meta("instance_id"): "laptop", b.db.get_meta("instance_id"): "server"}
+    counts = dict(psycopg.connect(pg_dsn).execute(
+        "SELECT instance_id, count(*) FROM maxmem.memories GROUP BY 1").fetchall())
+    assert {ids[k]: v for k, v in counts.items()} == {"laptop": 5, "server": 5}
+    [row] = pg_rows(pg_dsn, "uid = %s", (shared.uid,))
+    assert ids[row["instance_id"]] == "server" and row["content"] == "the server's own version"
+    # The row keeps the memory's own agent (it was written on the laptop), as local search does.
+    assert row["agent"] == "laptop"
+    assert dict(psycopg.connect(pg_dsn).execute("SELECT agent, count(*) FROM maxmem.memories "
+                                                "WHERE uid <> %s GROUP BY 1", (shared.uid,)).fetchall()) == {
+        "laptop": 5, "server": 4}
+    assert pg_scalar(pg_dsn, "SELECT count(*) FROM maxmem.instances") == 2
+
+
+# -- failures -----------------------------------------------------------------------
+
+KILL_TRIGGER = """
+CREATE FUNCTION public.drop_connection() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.uid = '{uid}' THEN PERFORM pg_terminate_backend(pg_backend_pid()); END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER drop_connection BEFORE INSERT ON maxmem.memories
+    FOR EACH ROW EXECUTE FUNCTION public.drop_connection();
+"""
+
+
+def test_connection_dropped_mid_export_loses_nothing_and_the_next_run_resumes(tmp_path, hash_embedder, pg_dsn):
+    with open_brain(tmp_path / "a.db", hash_embedder) as brain:
+        add_many(brain, 5)
+        export(brain, pg_dsn)
+        later = add_many(brain, 250, start=5)
+        # The server ends the exporter's session while it inserts the 150th new memory
+        # (the second batch of 100): a real mid-batch connection loss.
+        with psycopg.connect(pg_dsn, autocommit=True) as admin:
+            admin.execute(KILL_TRIGGER.format(uid=later[149].uid))
+        with pytest.raises(SyncError) as caught:
+            export(brain, pg_dsn, batch_size=100)
+        message = str(caught.value)
+        assert "\n" not in message and "terminat" in message and "nothing is lost" in message
+        assert "pg-test-secret" not in message
+        assert pg_scalar(pg_dsn, "SELECT count(*) FROM maxmem.memories") == 105  # batch 1 only
+        cursor = status(brain)[0].cursor
+        assert cursor == pg_scalar(pg_dsn, "SELECT last_seq FROM maxmem.instances") == 105
+        assert status(brain)[0].last_error == message and status(brain)[0].backlog == 150
+        assert brain.db.scalar("SELECT count(*) FROM memories") == 255  # nothing lost locally
+        with psycopg.connect(pg_dsn, autocommit=True) as admin:
+            admin.execute("DROP TRIGGER drop_connection ON maxmem.memories")
+        report = export(brain, pg_dsn, batch_size=100)
+        assert (report.upserted, report.batches, report.backlog) == (150, 2, 0)
+    assert pg_scalar(pg_dsn, "SELECT count(*) FROM maxmem.memories") == 255
+    assert status_error_cleared(tmp_path / "a.db", hash_embedder)
+
+
+def status_error_cleared(path: Path, embedder: Any) -> bool:
+    with open_brain(path, embedder) as brain:
+        return status(brain)[0].last_error is None
+
+
+def test_replay_after_a_crash_before_the_local_cursor_was_saved_duplicates_nothing(tmp_path, hash_embedder,
+                                                                                   pg_dsn):
+    with open_brain(tmp_path / "a.db", hash_embedder) as brain:
+        add_many(brain, 12)
+        export(brain, pg_dsn)
+        # As if the process died after PostgreSQL committed but before brain.db recorded it.
+        with brain.db.atomic():
+            brain.db.execute("UPDATE sync_targets SET cursor = 0")
+        again = export(brain, pg_dsn)
+        assert again.upserted == 0  # PostgreSQL's own cursor says it has them
+        # And if PostgreSQL lost its cursor row too, the full replay still adds no row twice.
+        with psycopg.connect(pg_dsn, autocommit=True) as admin:
+            admin.execute("DELETE FROM maxmem.instances")
+        replay = export(brain, pg_dsn)
+        assert replay.upserted == 12
+    assert pg_scalar(pg_dsn, "SELECT count(*) FROM maxmem.memories") == 12
+
+
+def test_brain_restored_from_an_older_backup_is_exported_again_and_pruned(tmp_path, hash_embedder, pg_dsn):
+    path = tmp_path / "a.db"
+    with open_brain(path, hash_embedder) as brain:
+        add_many(brain, 4)
+        export(brain, pg_dsn)
+    shutil.copy(path, tmp_path / "backup.db")
+    with open_brain(path, hash_embedder) as brain:
+        add_many(brain, 3, start=4)
+        export(brain, pg_dsn)
+    assert pg_scalar(pg_dsn, "SELECT count(*) FROM maxmem.memories") == 7
+    shutil.copy(tmp_path / "backup.db", path)
+    with open_brain(path, hash_embedder) as brain:
+        report = export(brain, pg_dsn)
+    assert any("backup" in n for n in report.notices)
+    assert pg_scalar(pg_dsn, "SELECT count(*) FROM maxmem.memories") == 4
+
+
+def test_postgres_down_or_wrong_password_is_one_line_and_the_next_run_catches_up(tmp_path, hash_embedder,
+                                                                                  pg_cluster, pg_dsn):
+    down = f"postgresql://postgres:hunter2-secret@127.0.0.1:1/{pg_dsn.rsplit('/', 1)[1]}"
+    wrong = pg_dsn.replace("pg-test-secret", "wrong-secret-42")
+    with open_brain(tmp_path / "a.db", hash_embedder) as brain:
+        add_many(brain, 3)
+        for dsn, secret in ((down, "hunter2-secret"), (wrong, "wrong-secret-42")):
+            with pytest.raises(SyncError) as caught:
+                export(brain, dsn)
+            message = str(caught.value)
+            assert "\n" not in message and secret not in message and "127.0.0.1" in message
+        assert "password authentication failed" in message
+        assert brain.db.scalar("SELECT count(*) FROM memories") == 3
+        export(brain, pg_dsn)
+    assert pg_scalar(pg_dsn, "SELECT count(*) FROM maxmem.memories") == 3
+
+
+def test_server_stopped_mid_run_then_restarted(tmp_path, hash_embedder, pg_cluster, pg_dsn):
+    with open_brain(tmp_path / "a.db", hash_embedder) as brain:
+        add_many(brain, 3)
+        export(brain, pg_dsn)
+        add_many(brain, 2, start=3)
+        pg_cluster.stop()
+        try:
+            with pytest.raises(SyncError, match="cannot connect"):
+                export(brain, pg_dsn)
+        finally:
+            pg_cluster.start()
+        assert export(brain, pg_dsn).upserted == 2
+    assert pg_scalar(pg_dsn, "SELECT count(*) FROM maxmem.memories") == 5
+
+
+def test_dsn_masking_and_target_names():
+    assert mask_dsn("postgresql://me:s3cr%40t@db.example:5432/mem?sslmode=require") == \
+        "postgresql://me:***@db.example:5432/mem?sslmode=require"
+    assert mask_dsn("host=db user=me password='a b' dbname=mem") == "host=db user=me password=*** dbname=mem"
+    assert mask_dsn("postgres://h/db?password=xyz&user=me") == "postgres://h/db?password=***&user=me"
+    assert target_name("postgresql://me:pw@db.example:5432/mem") == "me@db.example:5432/mem"
+    assert target_name("host=db port=5433 user=me password=pw dbname=mem") == "me@db:5433/mem"
+
+
+def test_bad_dsn_text_never_echoes_the_password(tmp_path, hash_embedder):
+    with open_brain(tmp_path / "a.db", hash_embedder) as brain:
+        with pytest.raises(SyncError) as caught:
+            export(brain, "postgresql://me:topsecret@localhost:notaport/db")
+    assert "topsecret" not in str(caught.value)
+
+
+# -- without pgvector ---------------------------------------------------------------------
+
+def test_server_without_pgvector_stores_real_arrays_and_still_searches(tmp_path, hash_embedder,
+                                                                       pg_dsn_novector):
+    assert pg_scalar(pg_dsn_novector, "SELECT count(*) FROM pg_available_extensions WHERE name = 'vector'") == 0
+    with open_brain(tmp_path / "a.db", hash_embedder) as brain:
+        ms = add_many(brain, 20)
+        report = export(brain, pg_dsn_novector)
+        assert report.vector_type == "real[]" and not report.index_built
+        assert any("no pgvector" in n for n in report.notices)
+        # limit 10: local search then rescores all 20 exactly (see the cross-agent test)
+        local = brain.search("deploy of service 3 failed", limit=10, track=False)
+        hits, plan = pgsearch.search(brain, pg_dsn_novector, "deploy of service 3 failed", limit=10)
+    column_type = pg_scalar(pg_dsn_novector, "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
+                                             "WHERE attrelid = 'maxmem.memories'::regclass AND attname = 'embedding'")
+    assert column_type == "real[]"
+    assert len(pg_rows(pg_dsn_novector, "embedding IS NOT NULL")) == len(ms)
+    assert plan.vector_type == "real[]" and plan.note is None
+    assert [h.memory.uid for h in hits] == [h.memory.uid for h in local]
+    assert [round(h.score, 5) for h in hits] == [round(h.score, 5) for h in local]
+
+
+# -- cross-agent search -------------------------------------------------------------------
+
+LAPTOP = [
+    "Decided to use PostgreSQL with pgvector as the shared memory for the agent fleet",
+    "The nightly backup of the photo library failed because the NAS disk was full",
+    "User prefers short answers with code first and explanations after",
+    "Deployed the home assistant update; the zigbee bridge needed a restart",
+    "Lesson: always pin the Python version in CI, the 3.12 upgrade broke apsw wheels",
+    "Meeting with Dana moved to Thursday 3pm to review the budget spreadsheet",
+    "The grocery list app syncs through a CalDAV server on the raspberry pi",
+    "Kernel 6.8 fixed the suspend bug on the ThinkPad",
+    "Use ripgrep instead of grep for searching large repositories",
+    "The wifi drops every evening around 9pm; suspect the neighbour's channel overlap",
+    "Project maxmem: the exporter must never lose a change when the network drops",
+    "Booked flights to Lisbon for the conference in March",
+]
+SERVER = [
+    "Postgres autovacuum was falling behind on the events table; raised the cost limit",
+    "The backup job now writes to the second NAS volume after the disk filled up",
+    "Certificate renewal for the reverse proxy runs every sixty days via certbot",
+    "Decision: keep embeddings at 384 dimensions to save memory on the small server",
+    "Failure: the GPU container crashed when the driver updated underneath it",
+    "User asked to be notified on Signal when a deploy fails",
+    "Grafana dashboard shows disk latency spikes during the nightly backup window",
+    "Moved the DNS resolver to a dedicated container with unbound",
+    "The monitoring agent restarts the zigbee bridge if it stops reporting",
+    "Rotated the database passwords and updated the secrets store",
+    "Python 3.12 upgrade on the server needed new wheels for apsw and numpy",
+    "The search service answers in 40 ms for 100k memories after adding HNSW",
+]
+QUERIES = [
+    "backup disk full", "python upgrade broke wheels", "zigbee bridge restart", "shared memory database for agents",
+    "what did the user ask for", "network drops", "deploy failure notification", "how fast is search",
+]
+
+
+class Memo:
+    """The real local embedder, asked once per text: three brains store the same texts
+    and each query is asked a dozen times here."""
+
+    def __init__(self, embedder: Any) -> None:
+        self.inner, self.provider, self.model, self.dim = embedder, embedder.provider, embedder.model, embedder.dim
+        self.documents: dict[str, np.ndarray] = {}
+        self.queries: dict[str, np.ndarray] = {}
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        missing = [t for t in dict.fromkeys(texts) if t not in self.documents]
+        if missing:
+            self.documents.update(zip(missing, self.inner.embed_documents(missing)))
+        return np.vstack([self.documents[t] for t in texts])
+
+    def embed_query(self, text: str) -> np.ndarray:
+        if text not in self.queries:
+            self.queries[text] = self.inner.embed_query(text)
+        return self.queries[text]
+
+
+def test_cross_agent_search_matches_local_search_on_the_same_data(tmp_path, local_embedder, pg_dsn):
+    local_embedder = Memo(local_embedder)
+    def items(texts: list[str], agent: str, category: str) -> list[dict[str, Any]]:
+        return [{"content": t, "agent": agent, "category": category if i % 3 else "core",
+                 "tags": ["home"] if i % 2 else ["work"], "importance": 0.3 + (i % 5) / 10}
+                for i, t in enumerate(texts)]
+
+    laptop_items, server_items = items(LAPTOP, "laptop", "daily"), items(SERVER, "server", "project")
+    with open_brain(tmp_path / "laptop.db", local_embedder, agent="laptop") as laptop, \
+            open_brain(tmp_path / "server.db", local_embedder, agent="server") as server, \
+            open_brain(tmp_path / "both.db", local_embedder) as both:
+        laptop.remember_many(laptop_items)
+        server.remember_many(server_items)
+        both.remember_many(laptop_items + server_items)  # one brain holding the same data
+        export(laptop, pg_dsn)
+        export(server, pg_dsn)
+        # Local search estimates cosines from int8 codes and rescores exactly the head of
+        # its ranking (3 × limit): with 24 memories and limit 10 every score is exact, so
+        # PostgreSQL (always exact) must give the same ranking and the same scores.
+        cases: list[tuple[str, dict[str, Any]]] = [
+            ("hybrid", {}), ("keyword", {}), ("vector", {}), ("hybrid", {"category": "core"}),
+            ("hybrid", {"tags": ["home"]}), ("hybrid", {"min_importance": 0.5, "max_importance": 0.7}),
+        ]
+        compared = 0
+        for query in QUERIES:
+            for mode, f in cases:
+                local = both.search(query, limit=10, mode=mode, track=False, **f)
+                shared, _ = pgsearch.search(laptop, pg_dsn, query, limit=10, mode=mode, **f)
+                assert [h.memory.content for h in shared] == [h.memory.content for h in local], (query, f, mode)
+                assert np.allclose([h.score for h in shared], [h.score for h in local], atol=1e-5)
+                compared += 1
+            # --agent: one agent's memories, as local search with agent=
+            local = both.search(query, limit=10, agent="server", track=False)
+            shared, _ = pgsearch.search(laptop, pg_dsn, query, limit=10, agents=["server"])
+            assert [h.memory.content for h in shared] == [h.memory.content for h in local]
+            assert {h.memory.agent for h in shared} <= {"server"}
+        assert compared == len(QUERIES) * len(cases)
+        both_agents, _ = pgsearch.search(laptop, pg_dsn, "backup disk full", limit=4,
+                                         agents=["laptop", "server"])
+    assert {h.memory.agent for h in both_agents} == {"laptop", "server"}
