@@ -50,16 +50,12 @@ _SHAPES: list[tuple[str, str]] = [
 # NAME=value, NAME: value, "name": "value". Every assignment matches; the callback
 # keeps those whose name has a secret-sounding word (OPENAI_API_KEY, apiKey,
 # db_password, "client_secret") and leaves max_tokens, keyboard or PWD alone.
-_ASSIGNMENT = re.compile(
-    r"""(?x)
-    (?<![A-Za-z0-9_.-])(?P<name>[A-Za-z][A-Za-z0-9_.-]*)
-    ["']?[ \t]*(?:=|:)[ \t]*
-    # the value is looked at, not consumed: scanning goes on inside it (URLs hold
-    # "https:" before "?token=")
-    (?=(?P<open>["'])?(?P<secret>(?(open)[^"'\n]+|(?:[^\s"',;&)}\]]|&(?![A-Za-z0-9_.-]+=))+)))
-    """
+# What follows a secret-sounding name in an assignment: the separator and the value.
+_ASSIGNED = re.compile(
+    r"""["']?[ \t]*(?:=|:)[ \t]*(?P<open>["'])?(?P<secret>(?(open)[^"'\n]+|(?:[^\s"',;&)}\]]|&(?![A-Za-z0-9_.-]+=))+))"""
 )
 _NAME_KEYWORDS = ("secret", "token", "passw", "passphrase", "key", "credential")
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 _SECRET_WORDS = {"secret", "secrets", "token", "password", "passwd", "passphrase", "key", "apikey",
                  "credential", "credentials", "privatekey", "secretkey", "accesskey", "authkey"}
 _NAME_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
@@ -139,24 +135,41 @@ def _redact(text: str, extra: tuple[str, ...]) -> tuple[str, int]:
 
 
 def _assignments(text: str) -> tuple[str, int]:
+    """NAME=value, NAME: value, "name": "value" where the name says secret.
+
+    Found from the keywords outward (a regular expression tried at every word is
+    several times slower on long tool outputs, where most words are not names)."""
     lowered = text.lower()
-    if not any(keyword in lowered for keyword in _NAME_KEYWORDS):
+    names: set[tuple[int, int]] = set()
+    for keyword in _NAME_KEYWORDS:
+        at = lowered.find(keyword)
+        while at >= 0:
+            start, end = at, at + len(keyword)
+            while start > 0 and text[start - 1] in _NAME_CHARS:
+                start -= 1
+            while end < len(text) and text[end] in _NAME_CHARS:
+                end += 1
+            names.add((start, end))
+            at = lowered.find(keyword, end)
+    if not names:
         return text, 0
     mark = MARK.format("secret")
     parts: list[str] = []
     done = 0  # text[:done] is in parts
-    for match in _ASSIGNMENT.finditer(text):
-        name = match.group("name")
-        start, end = match.span("secret")
-        if start < done or not any(keyword in name.lower() for keyword in _NAME_KEYWORDS):
+    for start, end in sorted(names):
+        while start < end and not text[start].isalpha():
+            start += 1
+        match = _ASSIGNED.match(text, end)
+        if match is None or start >= end or start < done:
             continue
         value = match.group("secret")
-        words = {word.lower() for word in _NAME_WORDS.findall(name)}
+        words = {word.lower() for word in _NAME_WORDS.findall(text[start:end])}
         if (not words & _SECRET_WORDS or value.startswith("[REDACTED") or _SAFE_VALUE.match(value)
                 or value.lower() in _NOT_SECRETS):
             continue
-        parts += [text[done:start], mark]
-        done = end
+        value_start, value_end = match.span("secret")
+        parts += [text[done:value_start], mark]
+        done = value_end
     if not parts:
         return text, 0
     parts.append(text[done:])

@@ -342,7 +342,8 @@ def test_secrets_stay_out_of_brain_db_and_out_of_the_embedding_request(tmp_path,
     path.write_text("".join(json.dumps(e) + "\n" for e in entries), encoding="utf-8")
     embedding_server.requests.clear()
     db_path = tmp_path / "secret-brain.db"
-    with Brain.open(db_path, config=openai_config, clock=Clock()) as brain:
+    config = openai_config.with_(embed_timeout=120.0)  # e5 on a busy shared CPU can be slow
+    with Brain.open(db_path, config=config, clock=Clock()) as brain:
         report = run_capture(brain, paths=[path], format="openclaw")
         assert report.errors == 0 and report.new_turns == 3 and report.memories >= 1
         assert report.redactions >= 3 * len(SECRETS)

@@ -95,3 +95,17 @@ def test_redacting_twice_changes_nothing_more():
     once, n = redact(text)
     assert n >= len(SECRETS)
     assert redact(once) == (once, 0)
+
+
+def test_several_assignments_in_one_text():
+    text = 'A_TOKEN=abc123;B_SECRET=def456 {"token":"ghi789","password":"two words"} max_tokens=9'
+    out, count = redact(text)
+    assert out == ('A_TOKEN=[REDACTED:secret];B_SECRET=[REDACTED:secret] {"token":"[REDACTED:secret]",'
+                   '"password":"[REDACTED:secret]"} max_tokens=9')
+    assert count == 4
+
+
+def test_secret_value_after_a_url_scheme_in_the_same_text():
+    out, count = redact("see https://api.example.com/v1?access_token=zz9&page=2 for details")
+    assert out == "see https://api.example.com/v1?access_token=[REDACTED:secret]&page=2 for details"
+    assert count == 1
