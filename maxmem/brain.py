@@ -816,6 +816,8 @@ class Brain:
                     self.db.executemany(
                         "UPDATE memories SET embedded_at = ? WHERE id = ?", [(now, i) for i, _ in keep]
                     )
+                    # A new vector is a change too: the Postgres exporter sends it.
+                    self._log_changes([i for i, _ in keep], "upsert")
             done += len(rows)
             if progress:
                 progress(min(done, total), total)

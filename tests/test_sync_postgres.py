@@ -97,16 +97,19 @@ def test_incremental_export_sends_only_new_changes_and_nothing_when_idle(tmp_pat
         assert state.cursor == brain.db.scalar("SELECT max(seq) FROM changes") and state.backlog == 0
 
 
-def test_update_supersede_forget_and_retention_deletes_propagate(tmp_path, hash_embedder, pg_dsn):
+def test_update_supersede_forget_and_retention_deletes_propagate(tmp_path, hash_embedder, clock, pg_dsn):
+    from maxmem import retention
     from maxmem.curation import supersede
 
-    with open_brain(tmp_path / "a.db", hash_embedder) as brain:
-        ms = add_many(brain, 6)
+    with open_brain(tmp_path / "a.db", hash_embedder, clock=clock) as brain:
+        ms = add_many(brain, 4, category="core")
+        ms += add_many(brain, 2, start=4, category="daily", created_at="2026-03-01T00:00:00Z")
         export(brain, pg_dsn)
         brain.update(ms[0].id, content="the deploy was fixed by pinning the kernel", title="fixed")
         supersede(brain, ms[1].id, ms[2].id)
         brain.forget(ms[3].id)
-        brain.forget_many([brain.get(ms[4].id), brain.get(ms[5].id)])  # the retention job's path
+        expired = retention.apply(brain)  # daily memories older than 90 days go
+        assert expired["deleted_total"] == 2
         report = export(brain, pg_dsn)
         new_vector = np.frombuffer(brain.db.scalar("SELECT embedding FROM memories_vec WHERE rowid = ?",
                                                    (ms[0].id,)), dtype=np.float32)
@@ -118,6 +121,35 @@ def test_update_supersede_forget_and_retention_deletes_propagate(tmp_path, hash_
     assert np.allclose(rows[ms[0].uid]["embedding"].to_numpy(), new_vector)
     assert "kernel" in pg_scalar(pg_dsn, "SELECT tsv::text FROM maxmem.memories WHERE uid = %s", (ms[0].uid,))
     assert rows[ms[1].uid]["status"] == "superseded" and rows[ms[1].uid]["superseded_by"] == ms[2].uid
+
+
+class Outage:
+    """The hash embedder's identity, but every call fails like an unreachable API."""
+
+    def __init__(self, embedder: Any) -> None:
+        self.provider, self.model, self.dim = embedder.provider, embedder.model, embedder.dim
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        from maxmem.errors import EmbeddingError
+
+        raise EmbeddingError("embedding API unreachable")
+
+    embed_query = embed_documents
+
+
+def test_a_vector_backfilled_later_is_exported(tmp_path, hash_embedder, pg_dsn):
+    with open_brain(tmp_path / "a.db", hash_embedder) as brain:
+        add_many(brain, 2)
+        brain.embedder = Outage(hash_embedder)
+        late = brain.remember("stored while the embedding API was down")
+        export(brain, pg_dsn)
+        assert pg_rows(pg_dsn, "uid = %s", (late.uid,))[0]["embedding"] is None
+        brain.embedder = hash_embedder
+        assert brain.embed_pending() == 1
+        report = export(brain, pg_dsn)
+    assert report.upserted == 1
+    [row] = pg_rows(pg_dsn, "uid = %s", (late.uid,))
+    assert row["embedding"] is not None and row["embedder"] == identity(hash_embedder)
 
 
 def test_two_agents_share_one_database_without_touching_each_other(tmp_path, hash_embedder, pg_dsn):
@@ -395,3 +427,69 @@ def test_cross_agent_search_matches_local_search_on_the_same_data(tmp_path, loca
         both_agents, _ = pgsearch.search(laptop, pg_dsn, "backup disk full", limit=4,
                                          agents=["laptop", "server"])
     assert {h.memory.agent for h in both_agents} == {"laptop", "server"}
+
+
+# -- CLI --------------------------------------------------------------------------------
+
+@pytest.fixture
+def run(tmp_path, capsys, monkeypatch):
+    """maxmem ARGS against a temp brain.db; returns (exit code, stdout, stderr)."""
+    from maxmem.cli import main
+
+    db = tmp_path / "cli.db"
+
+    def invoke(*args: str) -> tuple[int, str, str]:
+        code = 0
+        try:
+            main(["--db", str(db), "--embedder", "none", *args])
+        except SystemExit as exc:
+            code = int(exc.code or 0)
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return invoke
+
+
+def test_cli_sync_postgres_status_and_search(run, pg_dsn, monkeypatch):
+    import json
+
+    assert run("add", "-c", "core", "the NAS backup failed because the disk was full")[0] == 0
+    assert run("add", "the zigbee bridge needed a restart")[0] == 0
+    code, out, err = run("sync", "status")
+    assert code == 0 and "never synced" in out
+    code, out, err = run("sync", "postgres", "--dsn", pg_dsn, "--agent", "laptop")
+    assert code == 0 and "2 upserted" in out and "backlog 0" in out, err
+    assert "pg-test-secret" not in out + err
+    monkeypatch.setenv("MAXMEM_PG_DSN", pg_dsn)
+    code, out, err = run("sync", "postgres", "--json")
+    assert code == 0 and json.loads(out)["upserted"] == 0
+    code, out, err = run("sync", "status", "--json")
+    [state] = json.loads(out)
+    assert state["target"] == target_name(pg_dsn) and state["backlog"] == 0 and state["last_error"] is None
+    code, out, err = run("sync", "search", "backup disk", "--agent", "laptop")
+    assert code == 0 and "NAS backup" in out.splitlines()[0] and "[laptop]" in out
+    assert "keyword-only" in err  # --embedder none
+    code, out, err = run("sync", "search", "backup disk", "--agent", "nobody")
+    assert code == 0 and "no memories found" in out
+
+
+def test_cli_sync_errors_are_one_line_with_exit_codes(run, pg_dsn, tmp_path):
+    run("add", "something to export")
+    code, out, err = run("sync", "postgres")
+    assert code == 2 and "MAXMEM_PG_DSN" in err and len(err.strip().splitlines()) == 1
+    wrong = pg_dsn.replace("pg-test-secret", "not-the-password")
+    code, out, err = run("sync", "postgres", "--dsn", wrong)
+    assert code == 1 and len(err.strip().splitlines()) == 1
+    assert "not-the-password" not in err and "password authentication failed" in err
+    code, out, err = run("sync", "status")
+    assert "last error" in out and "not-the-password" not in out
+    code, out, err = run("sync", "postgres", "--dsn", pg_dsn)
+    assert code == 0 and "1 upserted" in out
+    # The DSN and the agent label from [sync.postgres] in the config file.
+    config = tmp_path / "maxmem.toml"
+    config.write_text(f'[sync.postgres]\ndsn = "{pg_dsn}"\nagent = "from-config"\n')
+    run("add", "a memory exported with the configured settings")
+    code, out, err = run("--config", str(config), "sync", "postgres")
+    assert code == 0 and "1 upserted" in out, err
+    code, out, err = run("--config", str(config), "sync", "search", "configured settings", "-n", "1")
+    assert code == 0 and "[from-config]" in out
