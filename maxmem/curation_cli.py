@@ -12,7 +12,6 @@ import click
 
 from .cli import Context, cli, emit, json_option, memory_line, pass_state, split_tags
 from .errors import InvalidInput
-from .triggers import TRIGGERS
 
 
 def _memory_json(m: Any) -> dict[str, Any]:
@@ -22,7 +21,7 @@ def _memory_json(m: Any) -> dict[str, Any]:
 # -- the six mandatory commit triggers ---------------------------------------------
 
 @cli.command()
-@click.argument("trigger", type=click.Choice(TRIGGERS))
+@click.argument("trigger", metavar="TRIGGER")
 @click.argument("text")
 @click.option("-t", "--title")
 @click.option("--tag", "--tags", "tags", multiple=True, help="A tag (repeat, or comma-separated).")
@@ -33,7 +32,8 @@ def _memory_json(m: Any) -> dict[str, Any]:
 @pass_state
 def commit(state: Context, trigger: str, text: str, title: str | None, tags: tuple[str, ...],
            importance: float | None, project: str | None, session_id: str | None, as_json: bool) -> None:
-    """Commit a decision, milestone, preference, failure, lesson or remember to core.
+    """Commit TRIGGER (decision, milestone, preference, failure, lesson or remember)
+    to core: TEXT says what was decided and why, what shipped, what broke and the fix...
 
     A near-identical core memory is updated instead of duplicated.
     """

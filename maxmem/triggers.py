@@ -118,6 +118,7 @@ DEFAULT_PATTERNS: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {
          r"\b(?:the|a|an|our|my|this)\s+(?:[\w-]+\s+){0,2}(?:failure|crash|outage|bug|regression|incident|leak|error|downtime|problem|issue|breakage)\s+"
          r"(?:was|were|is|turned out|came|happened|had been)\s+(?:(?:caused|due|because|from|to be|an?|the)\b)", _BOTH),
         ("found-it", r"^\W*found it\W+[^.!?]*\b(?:caused by|because|due to)\b", _BOTH),
+        ("root-cause-was", r"\b(?:the|its|our)\s+(?:root\s+)?cause\s+(?:was|turned out to be)\b", _BOTH),
     ],
     "lesson": [
         ("lessons-learned", r"\blessons?\s+(?:learned|learnt)\b", _BOTH),
@@ -173,6 +174,7 @@ DEFAULT_EXCLUDES: dict[str, list[str]] = {
         r"\b(?:will|'ll)\s+fail\b",
         r"\bthat's expected\b|\bexpected\b",
         r"\bcould (?:be|have been)\b",
+        r"\bcause\s+(?:is|was)\s+(?:still\s+)?(?:unknown|unclear|a mystery|not (?:yet\s+)?(?:known|clear))\b",
     ],
     "lesson": [
         r"\bnext time (?:you|is|we meet|you're)\b",
@@ -305,7 +307,7 @@ def load_rules(config: Any = None) -> Rules:
         section = config.section("triggers") if hasattr(config, "section") else config
     if not isinstance(section, Mapping):
         raise ConfigError("[triggers] must be a table")
-    known = {"enabled", "guards", "min_words", "max_words", "importance", *TRIGGERS}
+    known = {"enabled", "guards", "min_words", "max_words", "importance", "capture", *TRIGGERS}
     for key in section:
         if key not in known:
             raise ConfigError(f"[triggers]: unknown setting {key!r} (known: {', '.join(sorted(known))})")
@@ -598,7 +600,7 @@ def commit(
         "category": "core",
         "kind": trigger,
         "title": title,
-        "tags": list(tags or []),
+        "tags": [] if tags is None else tags,
         "importance": _importance(brain, importance),
         "metadata": metadata,
         "source": "trigger",
@@ -651,11 +653,25 @@ def commit_detections(brain: "Brain", detections: Iterable[Detection]) -> dict[s
     return {**counts, "memories": memories}
 
 
+def commit_new_turns(brain: "Brain", turns: Iterable[Any]) -> dict[str, Any]:
+    """Capture's hook: commit the triggers found in turns it has just stored.
+
+    `[triggers] capture = false` turns it off. Call it after the turns' transaction
+    (commit embeds, and an API call must not hold the write lock).
+    """
+    if not brain.config.section("triggers").get("capture", True):
+        return {"detections": 0, "added": 0, "updated": 0, "unchanged": 0, "memories": []}
+    detections = detect_triggers(turns, rules=load_rules(brain.config))
+    return {"detections": len(detections), **commit_detections(brain, detections)}
+
+
 # --- sweeping conversation memories -------------------------------------------------
 
 # The chunker renders each turn as "role: text" (or "role (speaker): text"); tool
 # results as "tool name(args): ..." and an assistant's calls as "→ name(args)" lines.
-_ROLE_LINE = re.compile(r"^(user|assistant|tool|summary|system)(?: \([^)\n]*\))?:[ \t]?", re.MULTILINE)
+_ROLE_LINE = re.compile(
+    r"^(?:(user|assistant|summary|system)(?: \([^)\n]*\))?|(tool)(?: [^\n]*?)?):(?:[ \t]|$)", re.MULTILINE
+)
 
 
 def turns_of(content: str) -> list[dict[str, str]]:
@@ -668,7 +684,7 @@ def turns_of(content: str) -> list[dict[str, str]]:
         end = following.start() if following else len(content)
         text = content[mark.end() : end]
         text = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("→"))
-        turns.append({"role": mark.group(1), "content": text.strip()})
+        turns.append({"role": mark.group(1) or mark.group(2), "content": text.strip()})
     return turns
 
 

@@ -270,6 +270,7 @@ class _Job:
             if not self.dry_run:
                 self._commit(batch, parsed, new_cursor, expected, renamed_from, path, skipped)
                 expected, renamed_from = (new_cursor.byte_offset, _copy(new_cursor.state)), None
+                self._commit_triggers(batch, parsed)
             offset, state = result.end, _copy(parsed.state)
             if limit >= st.st_size or offset <= before:
                 break
@@ -280,6 +281,25 @@ class _Job:
             detail.status = "would-read"
         log.info("capture: %s: %d new turns, %d memories", path, detail.new_turns, detail.memories)
         return detail
+
+    def _commit_triggers(self, batch: _Batch, parsed: Parsed) -> None:
+        """The six commit triggers in the turns just stored become core memories
+        (maxmem.triggers; after the turns' transaction, and failing open)."""
+        if not batch.turns:
+            return
+        from ..triggers import commit_new_turns
+
+        turns = [{"role": t.role, "content": t.text, "key": t.key, "session_id": t.session_id,
+                  "agent": getattr(parsed.sessions.get(t.session_id), "agent", None), "at": t.timestamp}
+                 for t, _ in batch.turns]
+        try:
+            result = commit_new_turns(self.brain, turns)
+        except MaxmemError as exc:
+            log.warning("capture: committing triggers failed: %s", exc)
+            return
+        if result["detections"]:
+            log.info("capture: %d triggers: %d added to core, %d updated", result["detections"],
+                     result["added"], result["updated"])
 
     def _renamed(self, path: str, st: os.stat_result) -> store.Cursor | None:
         """The cursor of a file that was renamed to `path` (same inode, old name gone)."""
