@@ -147,10 +147,6 @@ def exact_hybrid(brain: Brain, query: str, qvec: np.ndarray, matrix: np.ndarray,
     return [s.id for s in fused[:limit]]
 
 
-def floor_query(db_path: Path, query: str, qvec: np.ndarray, matrix: np.ndarray) -> None:
-    pass
-
-
 def run_size(n: int, dim: int, queries: list[str], qvecs: np.ndarray, rows: list[str],
              vectors: np.ndarray, tmp: Path, repeats: int) -> dict:
     table = dict(zip(rows, vectors))
@@ -166,8 +162,8 @@ def run_size(n: int, dim: int, queries: list[str], qvecs: np.ndarray, rows: list
     with Brain.open(path, embedder=embedder) as brain:
         brain.search(queries[0])  # loads the RAM index once, as a long-lived agent would
         ids = np.arange(1, n + 1)
-        match_sql = search_mod.KEYWORD_SQL.format(
-            w=", ".join(map(str, search_mod.BM25_WEIGHTS)), where="1")
+        match_sql = search_mod.KEYWORD_SQL_UNFILTERED.format(
+            w=", ".join(map(str, search_mod.BM25_WEIGHTS)))
         ours, floor = [], []
         for _ in range(repeats):
             for q, qv in zip(queries, qvecs):
