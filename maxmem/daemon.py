@@ -47,12 +47,28 @@ def capture_job(config: Config, env: Mapping[str, str]) -> Job:
                f"transcripts into conversation memories every {settings.interval_hours:g} h")
 
 
+def retention_job(config: Config) -> Job:
+    from .retention import TIMEZONE, daily_at, load_policy
+
+    load_policy(config)  # a bad [retention] section stops the daemon at start, not at 03:00
+    section = config.section("retention")
+    at, tz = daily_at(section.get("schedule", "03:00")), str(section.get("timezone", TIMEZONE))
+
+    def run() -> str:
+        from .brain import Brain
+        from .retention import apply, summary
+
+        with Brain.open(config.db_path, config=config) as brain:
+            return summary(apply(brain))
+
+    return Job("retention", lambda s: s.every().day.at(at, tz), run,
+               f"archive and delete expired memories daily at {at} {tz}")
+
+
 def default_jobs(config: Config, env: Mapping[str, str]) -> list[Job]:
     """The jobs `maxmem daemon` runs."""
-    jobs = [capture_job(config, env)]
+    jobs = [capture_job(config, env), retention_job(config)]
     # ---- more jobs go here, e.g. --------------------------------------------------
-    # jobs.append(Job("retention", lambda s: s.every().day.at("03:00", "America/New_York"),
-    #                 lambda: run_retention(...).summary(), "expire old memories at 03:00"))
     # jobs.append(Job("sync", lambda s: s.every(15).minutes, lambda: ..., "export to PostgreSQL"))
     # -------------------------------------------------------------------------------
     return jobs

@@ -123,6 +123,14 @@ def parse_since(value: Any, now: datetime) -> datetime:
     return parse_time(value)
 
 
+def daily_at(value: Any) -> str:
+    """The daemon's "HH:MM" for `[retention] schedule`."""
+    text = str(value).strip()
+    if not re.match(r"^(?:[01]\d|2[0-3]):[0-5]\d$", text):
+        raise ConfigError(f"[retention] schedule = {value!r} must be a time of day like 03:00")
+    return text
+
+
 def zone(name: Any, where: str = "[retention] timezone") -> tzinfo:
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -179,6 +187,8 @@ def load_policy(config: Any = None) -> Policy:
     if not 0 < vacuum_share <= 1:
         raise ConfigError("[retention] vacuum_share must be in (0, 1]")
     archive_dir = Path(str(section["archive_dir"])).expanduser() if section.get("archive_dir") else None
+    if "schedule" in section:
+        daily_at(section["schedule"])
     return Policy(days, archive_days, zone(section.get("timezone", TIMEZONE)), batch_size, vacuum_share, archive_dir)
 
 
