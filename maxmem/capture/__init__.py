@@ -15,11 +15,24 @@ capture tables; `job` runs it all; `discover` knows where transcripts live.
 
 from __future__ import annotations
 
-from .discover import CaptureSettings, Source, discover, sources_for_path
-from .job import CaptureReport, FileReport, run_capture
-from .model import FORMATS, Session, ToolCall, Turn
+import importlib
+from typing import Any
 
-__all__ = [
-    "FORMATS", "CaptureReport", "CaptureSettings", "FileReport", "Session", "Source", "ToolCall",
-    "Turn", "discover", "run_capture", "sources_for_path",
-]
+# Imported on first use: the CLI reads FORMATS at start-up and must not pay for
+# apsw and the job machinery (`maxmem --version` stays fast).
+_EXPORTS = {
+    "CaptureSettings": "discover", "Source": "discover", "discover": "discover",
+    "sources_for_path": "discover", "CaptureReport": "job", "FileReport": "job",
+    "run_capture": "job", "FORMATS": "model", "Session": "model", "ToolCall": "model",
+    "Turn": "model",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'maxmem.capture' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
