@@ -195,3 +195,29 @@ def test_cli_commit_bad_inputs(tmp_path, capsys):
         err = capsys.readouterr().err
         assert exit_info.value.code == code, (argv, err)
         assert err.count("\n") == 1, err
+
+
+# -- the OpenClaw skill --------------------------------------------------------------------
+
+def test_skill_front_matter_and_commands_run(tmp_path):
+    import re
+    import shlex
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "skill" / "SKILL.md").read_text(encoding="utf-8")
+    front = text.split("---\n")[1]
+    assert re.search(r"^name: maxmem$", front, re.M) and re.search(r"^description: .{40,}", front, re.M)
+    for trigger in ("decision", "milestone", "preference", "failure", "lesson", "remember"):
+        assert f"maxmem commit {trigger} " in text
+    commands = re.findall(r"`(maxmem [^`]+)`", text) + re.findall(r"^(maxmem [^\n#]+?)\s*(?:#.*)?$", text, re.M)
+    runner = CliRunner()
+    args = ["--db", str(tmp_path / "skill.db"), "--embedder", "none"]
+    ran = 0
+    for command in dict.fromkeys(commands):
+        argv = shlex.split(command)[1:]
+        if argv[0] in ("supersede", "history", "get") or argv == ["commit"]:
+            continue  # they name ids of the example
+        result = runner.invoke(cli, [*args, *argv])
+        assert result.exit_code == 0, (command, result.output)
+        ran += 1
+    assert ran >= 12
