@@ -1,0 +1,48 @@
+"""Schema migrations: a blank database, and one left at every earlier version."""
+
+from __future__ import annotations
+
+import pytest
+
+from maxmem import Brain, DatabaseError
+from maxmem import migrations
+from maxmem.db import Database
+
+
+def test_blank_database_gets_every_migration(tmp_path):
+    db = Database(tmp_path / "b.db")
+    applied = migrations.migrate(db)
+    assert applied == [name for name, _ in migrations.MIGRATIONS]
+    assert migrations.schema_version(db) == len(migrations.MIGRATIONS)
+    assert migrations.migrate(db) == []
+    assert db.scalar("PRAGMA integrity_check") == "ok"
+    db.close()
+
+
+@pytest.mark.parametrize("stop", range(1, len(migrations.MIGRATIONS)))
+def test_database_from_an_earlier_version_is_upgraded_with_its_data(tmp_path, monkeypatch, stop):
+    path = tmp_path / "old.db"
+    everything = list(migrations.MIGRATIONS)
+    monkeypatch.setattr(migrations, "MIGRATIONS", everything[:stop])
+    db = Database(path)
+    migrations.migrate(db)
+    assert migrations.schema_version(db) == stop
+    with db.atomic():
+        db.execute(
+            "INSERT INTO memories (uid, category, content, content_hash, created_at, updated_at) "
+            "VALUES ('u1', 'core', 'kept across upgrades', 'h', '2026-01-01T00:00:00.000Z', "
+            "'2026-01-01T00:00:00.000Z')")
+    db.close()
+    monkeypatch.setattr(migrations, "MIGRATIONS", everything)
+    with Brain.open(path, embedder="none") as brain:
+        assert migrations.schema_version(brain.db) == len(everything)
+        assert brain.get("u1").content == "kept across upgrades"
+        assert brain.search("upgrades")[0].memory.uid == "u1"
+
+
+def test_newer_database_is_refused(tmp_path):
+    path = tmp_path / "new.db"
+    with Brain.open(path, embedder="none") as brain:
+        brain.db.execute(f"PRAGMA user_version = {len(migrations.MIGRATIONS) + 1}")
+    with pytest.raises(DatabaseError, match="newer than this maxmem"):
+        Brain.open(path, embedder="none")
