@@ -112,10 +112,15 @@ def test_generic_formats_by_path(cbrain, tmp_path):
     notes.write_text(MARKDOWN, encoding="utf-8")
     report = run_capture(cbrain, paths=[folder])
     assert report.errors == 0 and report.files == 2
+    twin = tmp_path / "other" / "chat.jsonl"  # same name, another folder: another session
+    twin.parent.mkdir()
+    twin.write_text('{"role": "user", "content": "Which port is redis on?"}\n', encoding="utf-8")
+    assert run_capture(cbrain, paths=[twin]).new_turns == 1
     report_md = run_capture(cbrain, paths=[notes], format="markdown")
     assert report_md.new_turns == 3
     texts = {t["text"] for t in turns(cbrain)}
-    assert {"Lisbon is lovely in May.", "hello claude", "5432, see docker ps.", "thanks!"} <= texts
+    assert {"Lisbon is lovely in May.", "hello claude", "5432, see docker ps.", "thanks!",
+            "Which port is redis on?"} <= texts
     assert "(regenerated, not shown)" not in texts
     # A re-exported ChatGPT file (rewritten whole) adds only what is new.
     export = json.loads((folder / "conversations.json").read_text())
@@ -360,3 +365,21 @@ def test_secrets_stay_out_of_brain_db_and_out_of_the_embedding_request(tmp_path,
         assert secret not in dump, f"{label} is stored in brain.db"
         assert secret.encode() not in raw, f"{label} is in the brain.db file"
     assert "[REDACTED:openai]" in dump and "[REDACTED:openai]" in sent
+
+
+def test_parallel_tool_results_with_the_same_output_and_time_are_both_kept(cbrain, tmp_path):
+    path = tmp_path / "par.jsonl"
+    base = {"parentUuid": "a1", "isSidechain": False, "cwd": "/p", "sessionId": "par",
+            "timestamp": "2026-11-28T10:00:01.000Z"}
+    lines = [dict(base, type="assistant", uuid="a1", parentUuid=None, message={
+        "id": "msg_p", "role": "assistant", "model": "m", "stop_reason": "tool_use", "content": [
+            {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "git status"}},
+            {"type": "tool_use", "id": "t2", "name": "Bash", "input": {"command": "git status"}}]})]
+    for uuid, call in (("r1", "t1"), ("r2", "t2")):
+        lines.append(dict(base, type="user", uuid=uuid, message={"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": call, "content": "nothing to commit"}]}))
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    assert run_capture(cbrain, paths=[path], format="claude-code").new_turns == 3
+    results = cbrain.db.rows("SELECT call_id, result, status FROM tool_calls ORDER BY call_id")
+    assert [(r["call_id"], r["result"], r["status"]) for r in results] == [
+        ("t1", "nothing to commit", "ok"), ("t2", "nothing to commit", "ok")]

@@ -348,7 +348,8 @@ def test_plain_jsonl(tmp_path):
     assert readers.detect_format(path) == "jsonl"
     assert texts(result) == ["What port does the API use?", "Port 8080.", "0.0.0.0:5432->5432/tcp"]
     turns = result.parsed.turns
-    assert turns[0].session_id == "chat" and turns[0].timestamp == "2026-02-01T10:00:00.000Z"
+    assert turns[0].session_id.startswith("chat-") and turns[0].timestamp == "2026-02-01T10:00:00.000Z"
+    assert result.parsed.state["default_session"] == turns[0].session_id  # kept with the cursor
     assert turns[1].timestamp == DEFAULT_TIME and turns[1].model == "m1"
     assert turns[2].tool_calls[0].name == "docker_ps"
     assert result.parsed.dropped["role:system"] == 1 and result.parsed.unknown["role:dolphin"] == 1

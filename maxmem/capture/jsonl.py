@@ -6,7 +6,7 @@ Accepted line shapes (field names are tried in order):
 `role` may also be `author`/`speaker`/`from`; content may be `text`/`message`/`body`
 and a string or a list of typed blocks. Roles human/ai/bot/model are mapped to
 user/assistant; system and developer lines are dropped. Lines are keyed by their own
-`id`, else by byte offset.
+`id`, else by byte offset. The session is the line's `session_id`, else the file.
 """
 
 from __future__ import annotations
@@ -40,7 +40,11 @@ def _first(obj: dict, *names: str) -> Any:
 
 def parse(records: Iterable[Record], state: dict[str, Any], ctx: ReadContext) -> Parsed:
     out = Parsed(state=dict(state))
-    default_session = Path(ctx.path).name.rsplit(".", 1)[0]
+    # Without a session id in the lines, the file is the session: its stem plus a hash
+    # of where it was first seen (two chat.jsonl in two folders are two sessions; the
+    # id travels with the cursor when the file is renamed).
+    default_session = out.state.setdefault(
+        "default_session", f"{Path(ctx.path).name.rsplit('.', 1)[0]}-{content_hash(ctx.path)[:8]}")
     for record in records:
         line = record.value
         message = line.get("message") if isinstance(line.get("message"), dict) else line

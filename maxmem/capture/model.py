@@ -73,7 +73,10 @@ class Turn:
 
     def __post_init__(self) -> None:
         if not self.fingerprint:
-            self.fingerprint = content_hash(self.role, self.timestamp, self.text)
+            # Call ids tell apart parallel tool results (or tool-only replies) that have
+            # the same text at the same millisecond; copies keep their call ids.
+            calls = ",".join(sorted(c.call_id for c in self.tool_calls))
+            self.fingerprint = content_hash(self.role, self.timestamp, self.text, calls)
 
 
 @dataclass
