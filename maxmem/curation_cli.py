@@ -32,10 +32,11 @@ def _memory_json(m: Any) -> dict[str, Any]:
 @pass_state
 def commit(state: Context, trigger: str, text: str, title: str | None, tags: tuple[str, ...],
            importance: float | None, project: str | None, session_id: str | None, as_json: bool) -> None:
-    """Commit TRIGGER (decision, milestone, preference, failure, lesson or remember)
-    to core: TEXT says what was decided and why, what shipped, what broke and the fix...
+    """Commit a decision, milestone, preference, failure, lesson or remember to core.
 
-    A near-identical core memory is updated instead of duplicated.
+    TRIGGER is one of those six words; TEXT says what was decided and why, what
+    shipped, what the user wants, what broke (cause and fix), what to do differently,
+    or what to remember. A near-identical core memory is updated instead of duplicated.
     """
     from .triggers import commit as commit_trigger
 
