@@ -342,9 +342,11 @@ def restore(
                                check_embedder=not force)
         except DatabaseError as exc:
             if "holds vectors from" in str(exc):
+                in_use = re.search(r"the embedder in use is (\S+): ", str(exc))
                 raise DatabaseError(
-                    f"{source} holds vectors from {_recorded(staging)}, not from the configured "
-                    "embedder: restore with that --embedder, or pass --force and run  maxmem reindex"
+                    f"{source} holds vectors from {_recorded(staging)}, but the configured embedder is "
+                    f"{in_use.group(1) if in_use else 'another'}: restore with that --embedder, "
+                    "or pass --force and run  maxmem reindex"
                 ) from None
             raise
         with brain:

@@ -24,6 +24,7 @@ from .errors import DatabaseError, InvalidInput
 log = logging.getLogger("maxmem")
 
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+DAMAGED_VECTORS = re.compile(r"blob failed|vector blob|malformed", re.IGNORECASE)
 
 
 def check_identifier(name: str, what: str = "name") -> str:
@@ -104,25 +105,32 @@ class Database:
         self.execute("PRAGMA cache_size=-32000")
 
     # -- statements ---------------------------------------------------------
+    def translate(self, exc: apsw.Error) -> DatabaseError | None:
+        """The DatabaseError a user should see for an apsw error, or None for a bug."""
+        if isinstance(exc, apsw.BusyError):
+            return DatabaseError(f"{self.path} is locked by another process for too long: try again")
+        if isinstance(exc, (apsw.CorruptError, apsw.NotADBError, apsw.IOError)) or (
+            # sqlite-vec reports a damaged vector page as a plain SQL error
+            isinstance(exc, apsw.SQLError) and DAMAGED_VECTORS.search(str(exc))
+        ):
+            return DatabaseError(_corrupt_message(self.path, exc))
+        if isinstance(exc, apsw.FullError):
+            return DatabaseError(f"the disk holding {self.path} is full: free space and retry")
+        if isinstance(exc, apsw.ReadOnlyError):
+            return DatabaseError(f"{self.path} is read-only: check its permissions")
+        return None
+
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> apsw.Cursor:
         try:
             return self.conn.execute(sql, params)
-        except apsw.BusyError:
-            raise DatabaseError(
-                f"{self.path} is locked by another process for too long: try again"
-            ) from None
-        except (apsw.CorruptError, apsw.NotADBError) as exc:
-            raise DatabaseError(_corrupt_message(self.path, exc)) from None
-        except apsw.FullError:
-            raise DatabaseError(f"the disk holding {self.path} is full: free space and retry") from None
-        except apsw.ReadOnlyError:
-            raise DatabaseError(f"{self.path} is read-only: check its permissions") from None
+        except apsw.Error as exc:
+            raise self.translate(exc) or exc from None
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         try:
             self.conn.executemany(sql, rows)
-        except apsw.BusyError:
-            raise DatabaseError(f"{self.path} is locked by another process for too long") from None
+        except apsw.Error as exc:
+            raise self.translate(exc) or exc from None
 
     def rows(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[dict[str, Any]]:
         cursor = self.execute(sql, params)
@@ -130,15 +138,21 @@ class Database:
             names = [d[0] for d in cursor.get_description()]
         except apsw.ExecutionCompleteError:
             return []
-        return [dict(zip(names, row)) for row in cursor]
+        try:
+            return [dict(zip(names, row)) for row in cursor]
+        except apsw.Error as exc:  # a damaged page met after the first row
+            raise self.translate(exc) or exc from None
 
     def one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> dict[str, Any] | None:
         found = self.rows(sql, params)
         return found[0] if found else None
 
     def scalar(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
-        for row in self.execute(sql, params):
-            return row[0]
+        try:
+            for row in self.execute(sql, params):
+                return row[0]
+        except apsw.Error as exc:
+            raise self.translate(exc) or exc from None
         return None
 
     def table_exists(self, name: str) -> bool:

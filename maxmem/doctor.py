@@ -173,12 +173,13 @@ def job_checks(runs: Mapping[str, Mapping[str, Any]], config: Config, now: datet
 def run_checks(config: Config, embedder: str | None = None,
                extra: list[Callable[[Any], Check]] | None = None,
                clock: Clock | None = None) -> dict[str, Any]:
-    """Every check, never raising: a failure to open is itself the result."""
+    """Every check, never raising: a failure to open or to read is itself the result."""
     from .backup import backup_dir, list_backups
     from .brain import Brain
 
     path = Path(config.db_path).expanduser()
     checks: list[Check] = []
+    report: dict[str, Any] = {}
     if not path.exists():
         checks.append(_check("database", False, f"{path} does not exist: run  maxmem init"))
         return {"ok": False, "checks": checks}
@@ -186,56 +187,62 @@ def run_checks(config: Config, embedder: str | None = None,
         brain = Brain.open(path, embedder=embedder, config=config, clock=clock, check_embedder=False)
     except MaxmemError as exc:
         checks.append(_check("database", False, str(exc)))
+    else:
+        try:
+            _inspect(brain, config, checks, report, extra or [])
+        except MaxmemError as exc:  # damage the checks ran into past the quick check
+            checks.append(_check("database", False, str(exc)))
+        finally:
+            brain.close()
+    if not all(c["ok"] for c in checks) and "backups" not in report:
         backups = list_backups(backup_dir(config, path))
         if backups:
             checks.append(_check("backups", True, f"newest: {backups[-1]} "
                                  f"(restore with  maxmem restore {backups[-1]})"))
-        return {"ok": False, "checks": checks}
-    report: dict[str, Any] = {}
-    try:
-        now = brain.clock.now()
-        try:
-            lines = "\n".join(str(r[0]) for r in brain.db.execute("PRAGMA quick_check(3)")).splitlines()
-            problems = [line.strip() for line in lines if line.strip() and not line.startswith("***")]
-            ok = problems == ["ok"]
-            checks.append(_check("integrity", ok, "ok" if ok else
-                                 f"{'; '.join(problems)}: restore a backup (maxmem restore FILE)"))
-        except MaxmemError as exc:
-            checks.append(_check("integrity", False, str(exc)))
-            return {"ok": False, "checks": checks}
-        stats = brain.stats()
-        checks.append(_check("schema", stats["schema_version"] == stats["schema_latest"],
-                             f"version {stats['schema_version']} of {stats['schema_latest']}"))
-        try:
-            brain._check_embedder_identity()
-            checks.append(_check("embedder", True, f"in use: {stats['embedder']}; "
-                                 f"vectors from: {stats['vectors_from'] or 'none yet'}"))
-        except MaxmemError as exc:
-            checks.append(_check("embedder", False, str(exc)))
-        pending = stats["unembedded"]
-        checks.append(_check(
-            "pending embeddings", pending == 0 or brain.embedder is None,
-            f"{pending} memories without a vector" + (": run  maxmem embed --pending" if pending else ""),
-        ))
-        checks.append(check_permissions(path))
-        size = sizes(brain, now)
-        report["sizes"] = size
-        checks.append(check_space(path, size))
-        directory = backup_dir(config, path)
-        backups = list_backups(directory)
-        runs = last_runs(brain.db)
-        report["runs"] = runs
-        report["backups"] = {"dir": str(directory), "count": len(backups),
-                             "newest": str(backups[-1]) if backups else None}
-        checks.extend(job_checks(runs, config, now, backups[-1] if backups else None))
-        backup_perms = check_backup_permissions(directory)
-        if backup_perms:
-            checks.append(backup_perms)
-        for check in extra or ():
-            checks.append(check(brain))
-    finally:
-        brain.close()
     return {"ok": all(c["ok"] for c in checks), "checks": checks, **report}
+
+
+def _inspect(brain: Any, config: Config, checks: list[Check], report: dict[str, Any],
+             extra: list[Callable[[Any], Check]]) -> None:
+    from .backup import backup_dir, list_backups
+
+    path = brain.path
+    now = brain.clock.now()
+    lines = "\n".join(str(r[0]) for r in brain.db.execute("PRAGMA quick_check(3)")).splitlines()
+    problems = [line.strip() for line in lines if line.strip() and not line.startswith("***")]
+    ok = problems == ["ok"]
+    checks.append(_check("integrity", ok, "ok" if ok else
+                         f"{'; '.join(problems)}: restore a backup (maxmem restore FILE)"))
+    stats = brain.stats()
+    checks.append(_check("schema", stats["schema_version"] == stats["schema_latest"],
+                         f"version {stats['schema_version']} of {stats['schema_latest']}"))
+    try:
+        brain._check_embedder_identity()
+        checks.append(_check("embedder", True, f"in use: {stats['embedder']}; "
+                             f"vectors from: {stats['vectors_from'] or 'none yet'}"))
+    except MaxmemError as exc:
+        checks.append(_check("embedder", False, str(exc)))
+    pending = stats["unembedded"]
+    checks.append(_check(
+        "pending embeddings", pending == 0 or brain.embedder is None,
+        f"{pending} memories without a vector" + (": run  maxmem embed --pending" if pending else ""),
+    ))
+    checks.append(check_permissions(path))
+    size = sizes(brain, now)
+    report["sizes"] = size
+    checks.append(check_space(path, size))
+    directory = backup_dir(config, path)
+    backups = list_backups(directory)
+    runs = last_runs(brain.db)
+    report["runs"] = runs
+    report["backups"] = {"dir": str(directory), "count": len(backups),
+                         "newest": str(backups[-1]) if backups else None}
+    checks.extend(job_checks(runs, config, now, backups[-1] if backups else None))
+    backup_perms = check_backup_permissions(directory)
+    if backup_perms:
+        checks.append(backup_perms)
+    for check in extra:
+        checks.append(check(brain))
 
 
 def size_lines(size: Mapping[str, Any]) -> list[str]:
