@@ -218,7 +218,7 @@ class Brain:
         cleaned, count = redact(content)
         if count:
             self.warnings.append(f"redacted {count} secret(s) before storing")
-            log.warning("redacted %d secret(s) before storing a memory", count)
+            log.info("redacted %d secret(s) before storing a memory", count)  # and in .warnings
         return cleaned
 
     # -- writing ------------------------------------------------------------
@@ -409,7 +409,7 @@ class Brain:
                 matrix = self.embedder.embed_documents(list(unique.values()))
             except EmbeddingError as exc:
                 self.warnings.append(f"{exc}")
-                log.warning("embedding failed, %d memories left pending: %s", len(unique), exc)
+                log.info("embedding failed, %d memories left pending: %s", len(unique), exc)  # and in .warnings
                 return [cached.get(h) for h in hashes]
             fresh = dict(zip(unique, np.asarray(matrix, dtype=np.float32)))
             with self.db.atomic():
