@@ -294,8 +294,9 @@ class _Job:
                  for t, _ in batch.turns]
         try:
             result = commit_new_turns(self.brain, turns)
-        except MaxmemError as exc:
+        except Exception as exc:  # the turns are stored; triggers must not fail the file
             log.warning("capture: committing triggers failed: %s", exc)
+            log.debug("capture: triggers failed", exc_info=True)
             return
         if result["detections"]:
             log.info("capture: %d triggers: %d added to core, %d updated", result["detections"],
