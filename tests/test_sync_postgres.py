@@ -318,9 +318,9 @@ def test_server_without_pgvector_stores_real_arrays_and_still_searches(tmp_path,
         report = export(brain, pg_dsn_novector)
         assert report.vector_type == "real[]" and not report.index_built
         assert any("no pgvector" in n for n in report.notices)
-        # limit 10: local search then rescores all 20 exactly (see the cross-agent test)
-        local = brain.search("deploy of service 3 failed", limit=10, track=False)
-        hits, plan = pgsearch.search(brain, pg_dsn_novector, "deploy of service 3 failed", limit=10)
+        # limit 20: local search then rescores all 20 exactly (see the cross-agent test)
+        local = brain.search("deploy of service 3 failed", limit=20, track=False)
+        hits, plan = pgsearch.search(brain, pg_dsn_novector, "deploy of service 3 failed", limit=20)
     column_type = pg_scalar(pg_dsn_novector, "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
                                              "WHERE attrelid = 'maxmem.memories'::regclass AND attname = 'embedding'")
     assert column_type == "real[]"
@@ -404,8 +404,8 @@ def test_cross_agent_search_matches_local_search_on_the_same_data(tmp_path, loca
         export(laptop, pg_dsn)
         export(server, pg_dsn)
         # Local search estimates cosines from int8 codes and rescores exactly the head of
-        # its ranking (3 × limit): with 24 memories and limit 10 every score is exact, so
-        # PostgreSQL (always exact) must give the same ranking and the same scores.
+        # its ranking: asked for all 24 memories every score is exact, so PostgreSQL (always
+        # exact) must give the same whole ranking and the same scores.
         cases: list[tuple[str, dict[str, Any]]] = [
             ("hybrid", {}), ("keyword", {}), ("vector", {}), ("hybrid", {"category": "core"}),
             ("hybrid", {"tags": ["home"]}), ("hybrid", {"min_importance": 0.5, "max_importance": 0.7}),
@@ -413,14 +413,14 @@ def test_cross_agent_search_matches_local_search_on_the_same_data(tmp_path, loca
         compared = 0
         for query in QUERIES:
             for mode, f in cases:
-                local = both.search(query, limit=10, mode=mode, track=False, **f)
-                shared, _ = pgsearch.search(laptop, pg_dsn, query, limit=10, mode=mode, **f)
+                local = both.search(query, limit=24, mode=mode, track=False, **f)
+                shared, _ = pgsearch.search(laptop, pg_dsn, query, limit=24, mode=mode, **f)
                 assert [h.memory.content for h in shared] == [h.memory.content for h in local], (query, f, mode)
                 assert np.allclose([h.score for h in shared], [h.score for h in local], atol=1e-5)
                 compared += 1
             # --agent: one agent's memories, as local search with agent=
-            local = both.search(query, limit=10, agent="server", track=False)
-            shared, _ = pgsearch.search(laptop, pg_dsn, query, limit=10, agents=["server"])
+            local = both.search(query, limit=24, agent="server", track=False)
+            shared, _ = pgsearch.search(laptop, pg_dsn, query, limit=24, agents=["server"])
             assert [h.memory.content for h in shared] == [h.memory.content for h in local]
             assert {h.memory.agent for h in shared} <= {"server"}
         assert compared == len(QUERIES) * len(cases)
@@ -519,3 +519,14 @@ def test_cron_script_exports_logs_without_the_password_and_exits_1_on_failure(tm
     assert "password authentication failed" in log and "1 upserted" in log and "sync: exit 0" in log
     assert "cron-wrong-pw" not in log and "pg-test-secret" not in log
     assert pg_scalar(pg_dsn, "SELECT content FROM maxmem.memories") == "exported from cron"
+
+
+def test_missing_psycopg_names_the_pip_command(tmp_path, hash_embedder, monkeypatch):
+    import sys
+
+    from maxmem.errors import MissingDependency
+
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # as if the extra were not installed
+    with open_brain(tmp_path / "a.db", hash_embedder) as brain:
+        with pytest.raises(MissingDependency, match=r"pip install 'maxmem\[postgres\]'"):
+            export(brain, "postgresql://me@localhost/db")

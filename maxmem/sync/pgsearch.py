@@ -45,33 +45,58 @@ MEMORY_COLUMNS = (
     "embedded_at",
 )
 
+# FTS5's bm25, set-based: the matching memories' tsvectors are unnested once, each
+# query phrase is found where its tokens sit at consecutive positions, and each
+# occurrence counts with its column's weight (A title, D content, B tags).
 KEYWORD_CTES = """
 stats AS (
     SELECT count(*)::float8 AS n, coalesce(sum(fts_length), 0)::float8 AS tokens FROM maxmem.memories
 ),
-phrases AS (
-    SELECT p.ord, (p.val ->> 'q')::tsquery AS q,
-           ARRAY(SELECT jsonb_array_elements_text(p.val -> 't')) AS toks
-    FROM jsonb_array_elements(%(phrases)s::jsonb) WITH ORDINALITY AS p(val, ord)
-),
+phrases (ord, n, hits) AS (VALUES {phrase_rows}),
+tokens (ord, i, tok) AS (VALUES {token_rows}),
 idf AS (
-    SELECT ph.ord, ph.toks, CASE WHEN x.v <= 0 THEN 1e-6 ELSE x.v END AS idf
-    FROM phrases ph CROSS JOIN stats s
-    CROSS JOIN LATERAL (SELECT count(*)::float8 AS hits FROM maxmem.memories h WHERE h.tsv @@ ph.q) c
-    CROSS JOIN LATERAL (SELECT ln((s.n - c.hits + 0.5) / (c.hits + 0.5)) AS v) x
+    SELECT p.ord, p.n, CASE WHEN x.v <= 0 THEN 1e-6 ELSE x.v END AS idf
+    FROM phrases p CROSS JOIN stats s
+    CROSS JOIN LATERAL (SELECT ln((s.n - p.hits + 0.5) / (p.hits + 0.5)) AS v) x
 ),
-keyword AS (
-    SELECT m.instance_id, m.uid,
-           sum(i.idf * (f.freq * (1.2 + 1.0))
-               / (f.freq + 1.2 * (1 - 0.75 + 0.75 * m.fts_length / (s.tokens / s.n)))) AS bm25,
-           {has_vector} AS has_vector
-    FROM maxmem.memories m CROSS JOIN stats s CROSS JOIN idf i
-    CROSS JOIN LATERAL (SELECT maxmem.phrase_freq(m.tsv, i.toks, %(weights)s::float8[]) AS freq) f
+matched AS (
+    SELECT m.instance_id, m.uid, m.fts_length, m.tsv, {has_vector} AS has_vector,
+           m.status <> 'superseded' AS visible
+    FROM maxmem.memories m
     WHERE m.tsv @@ %(match)s::tsquery AND {where}
-    GROUP BY m.instance_id, m.uid, has_vector
+),
+hits AS (
+    SELECT d.instance_id, d.uid, d.fts_length, d.has_vector, d.visible, u.lexeme, p.pos, p.w
+    FROM matched d
+    CROSS JOIN LATERAL unnest(d.tsv) AS u(lexeme, positions, weights)
+    CROSS JOIN LATERAL unnest(u.positions, u.weights) AS p(pos, w)
+    WHERE u.lexeme = ANY(%(lexemes)s::text[])
+),
+starts AS (
+    SELECT h.instance_id, h.uid, h.fts_length, h.has_vector, h.visible, t.ord, h.pos - (t.i - 1) AS start,
+           max(CASE WHEN t.i = 1 THEN h.w END) AS w, count(*) AS k
+    FROM hits h JOIN tokens t ON t.tok = h.lexeme
+    GROUP BY h.instance_id, h.uid, h.fts_length, h.has_vector, h.visible, t.ord, h.pos - (t.i - 1)
+),
+freqs AS (
+    SELECT s.instance_id, s.uid, s.fts_length, s.has_vector, s.visible, s.ord,
+           sum(CASE s.w WHEN 'A' THEN %(w_title)s::float8 WHEN 'B' THEN %(w_tags)s::float8
+                        ELSE %(w_content)s::float8 END) AS freq
+    FROM starts s JOIN idf i ON i.ord = s.ord
+    WHERE s.k = i.n
+    GROUP BY s.instance_id, s.uid, s.fts_length, s.has_vector, s.visible, s.ord
+),
+ranked AS (
+    SELECT f.instance_id, f.uid, f.has_vector, f.visible,
+           sum(i.idf * (f.freq * (1.2 + 1.0))
+               / (f.freq + 1.2 * (1 - 0.75 + 0.75 * f.fts_length / (st.tokens / st.n)))) AS bm25
+    FROM freqs f JOIN idf i ON i.ord = f.ord CROSS JOIN stats st
+    GROUP BY f.instance_id, f.uid, f.has_vector, f.visible
     ORDER BY bm25 DESC
     LIMIT %(pool)s
-)"""
+),
+-- Unfiltered, local search takes FTS5's best and drops superseded ones after; so here.
+keyword AS (SELECT instance_id, uid, has_vector, bm25 FROM ranked WHERE visible)"""
 
 NO_KEYWORD_CTES = """
 keyword AS (SELECT NULL::text AS instance_id, NULL::text AS uid, NULL::float8 AS bm25,
@@ -238,6 +263,7 @@ def search(
     metadata: Mapping[str, Any] | None = filter_args.pop("metadata", None)
     filters = Filters(**filter_args, metadata=dict(metadata or {}) or None)
     where, where_params = pg_where(filters, agents)
+    unfiltered = filters.is_empty() and not any(agents or ())
     pool = pool or max(50, 5 * int(limit))
     note = None
 
@@ -279,14 +305,32 @@ def search(
         ctes = []
         if phrases:
             kw_where, kw_params = _named(where, where_params, "kf")
+            if unfiltered:
+                kw_where, kw_params = "true", {}
             params.update(kw_params)
-            params["phrases"] = json.dumps(query_payload(phrases))
-            params["weights"] = list(BM25_WEIGHTS)
-            params["match"] = " | ".join(f"({p['q']})" for p in query_payload(phrases))
+            payload = query_payload(phrases)
+            phrase_rows, token_rows = [], []
+            for number, phrase in enumerate(payload, start=1):
+                # Each phrase's document count is its own statement with a constant tsquery,
+                # so it is answered from the GIN index.
+                params[f"q{number}"] = phrase["q"]
+                phrase_rows.append(
+                    f"({number}, {len(phrase['t'])}, (SELECT count(*)::float8 FROM maxmem.memories "
+                    f"WHERE tsv @@ %(q{number})s::tsquery))"
+                )
+                for position, token in enumerate(phrase["t"], start=1):
+                    params[f"t{number}_{position}"] = token
+                    token_rows.append(f"({number}, {position}, %(t{number}_{position})s::text)")
+            params["lexemes"] = sorted({t for p in payload for t in p["t"]})
+            params["match"] = " | ".join(f"({p['q']})" for p in payload)
+            params["w_title"], params["w_content"], params["w_tags"] = BM25_WEIGHTS
             has_vector = (
                 "(m.embedder = %(embedder)s AND m.embedding IS NOT NULL)" if use_vectors else "false"
             )
-            ctes.append(KEYWORD_CTES.format(where=kw_where, has_vector=has_vector))
+            ctes.append(KEYWORD_CTES.format(
+                where=kw_where, has_vector=has_vector,
+                phrase_rows=", ".join(phrase_rows), token_rows=", ".join(token_rows),
+            ))
         else:
             ctes.append(NO_KEYWORD_CTES)
         if use_vectors:
@@ -294,13 +338,11 @@ def search(
             vec_where, vec_params = _named(where, where_params, "vf")
             params.update(vec_params)
             if schema.vector_type == "vector":
-                from pgvector.psycopg import register_vector
-
-                register_vector(conn)
-                distance = "m.embedding <=> %(qv)s"
+                distance = "m.embedding <=> %(qv)s::vector"
                 # Unfiltered: the HNSW index; filtered: exact, as local search is.
-                order = distance if filters.is_empty() else f"({distance}) + 0"
-                params["qv"] = query_vector
+                order = distance if unfiltered else f"({distance}) + 0"
+                # As text: float32 values print exactly, and no type lookup round trips.
+                params["qv"] = "[" + ",".join(repr(float(x)) for x in query_vector) + "]"  # type: ignore[union-attr]
             else:
                 distance = "maxmem.cosine_distance(m.embedding, %(qv)s::real[])"
                 order = distance
