@@ -65,11 +65,34 @@ def retention_job(config: Config) -> Job:
                f"archive and delete expired memories daily at {at} {tz}")
 
 
+def sync_job(config: Config, env: Mapping[str, str]) -> Job | None:
+    """Export to PostgreSQL every [sync.postgres] interval_minutes (15), when a DSN is set."""
+    from .sync.postgres import batch_size_from, resolve_dsn, sync_interval, target_name
+
+    section = config.section("sync.postgres")
+    if not (env.get("MAXMEM_PG_DSN") or section.get("dsn")):
+        return None
+    dsn = resolve_dsn(None, env.get("MAXMEM_PG_DSN"), config)
+    minutes, size = sync_interval(config), batch_size_from(config)
+
+    def run() -> str:
+        from .brain import Brain
+        from .sync.postgres import export
+
+        with Brain.open(config.db_path, embedder="none", config=config) as brain:
+            return export(brain, dsn, batch_size=size).summary()
+
+    return Job("sync", lambda s: s.every(minutes).minutes, run,
+               f"export to PostgreSQL {target_name(dsn)} every {minutes} min")
+
+
 def default_jobs(config: Config, env: Mapping[str, str]) -> list[Job]:
     """The jobs `maxmem daemon` runs."""
     jobs = [capture_job(config, env), retention_job(config)]
     # ---- more jobs go here, e.g. --------------------------------------------------
-    # jobs.append(Job("sync", lambda s: s.every(15).minutes, lambda: ..., "export to PostgreSQL"))
+    sync = sync_job(config, env)
+    if sync is not None:
+        jobs.append(sync)
     # -------------------------------------------------------------------------------
     return jobs
 

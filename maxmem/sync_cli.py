@@ -54,11 +54,7 @@ def sync_postgres(state: Context, dsn: str | None, agent: str | None, batch_size
     report = export(brain, url, agent=agent, batch_size=batch_size)
     for notice in report.notices:
         click.echo(f"maxmem: notice: {notice}", err=True)
-    emit(report.to_dict(), as_json, lambda r: [
-        f"{r['target']}: {r['upserted']} upserted, {r['deleted']} deleted in {r['batches']} batch(es), "
-        f"{r['seconds']:.2f} s; cursor #{r['cursor']}, backlog {r['backlog']}"
-        + (" (HNSW index built)" if r["index_built"] else "")
-    ])
+    emit(report.to_dict(), as_json, lambda r: [report.summary()])
 
 
 @sync.command("status")

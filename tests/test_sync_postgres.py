@@ -530,3 +530,21 @@ def test_missing_psycopg_names_the_pip_command(tmp_path, hash_embedder, monkeypa
     with open_brain(tmp_path / "a.db", hash_embedder) as brain:
         with pytest.raises(MissingDependency, match=r"pip install 'maxmem\[postgres\]'"):
             export(brain, "postgresql://me@localhost/db")
+
+
+def test_daemon_runs_the_sync_job_only_when_a_dsn_is_configured(tmp_path, pg_dsn):
+    from maxmem.config import load_config
+    from maxmem.daemon import default_jobs, run_job, sync_job
+
+    config = load_config(env={}, db_path=tmp_path / "daemon.db")
+    assert sync_job(config, {}) is None and "sync" not in [j.name for j in default_jobs(config, {})]
+    path = tmp_path / "maxmem.toml"
+    path.write_text('[sync.postgres]\ninterval_minutes = 5\n')
+    config = load_config(env={}, path=path, db_path=tmp_path / "daemon.db")
+    with Brain.open(config.db_path, embedder="none", config=config) as brain:
+        brain.remember("exported by the daemon")
+    job = sync_job(config, {"MAXMEM_PG_DSN": pg_dsn})
+    assert job is not None and "every 5 min" in job.description and "pg-test-secret" not in job.description
+    summary = run_job(job)
+    assert summary is not None and "1 upserted" in summary and "pg-test-secret" not in summary
+    assert pg_scalar(pg_dsn, "SELECT content FROM maxmem.memories") == "exported by the daemon"

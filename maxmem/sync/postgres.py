@@ -238,6 +238,18 @@ def resolve_dsn(dsn: str | None, env_dsn: str | None, config: Config) -> str:
     return chosen
 
 
+def sync_interval(config: Config) -> int:
+    """Minutes between runs of the daemon's sync job: [sync.postgres] interval_minutes (15)."""
+    value = config.section("sync.postgres").get("interval_minutes", 15)
+    try:
+        minutes = int(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"[sync.postgres] interval_minutes must be a whole number, not {value!r}") from None
+    if minutes < 1:
+        raise ConfigError("[sync.postgres] interval_minutes must be at least 1")
+    return minutes
+
+
 def agent_label(config: Config, agent: str | None = None) -> str:
     """This brain's agent name in the shared database: --agent, [sync.postgres] agent,
     the configured agent, else the host name."""
@@ -490,6 +502,12 @@ class SyncReport:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def summary(self) -> str:
+        """One line for the CLI, cron logs and the daemon."""
+        line = (f"sync: {self.target}: {self.upserted} upserted, {self.deleted} deleted in "
+                f"{self.batches} batch(es), {self.seconds:.2f} s; cursor #{self.cursor}, backlog {self.backlog}")
+        return line + (f" (HNSW index built in {self.index_seconds:.1f} s)" if self.index_built else "")
 
 
 class Exporter:
