@@ -132,3 +132,14 @@ def test_explicit_paths(tmp_path):
     (tmp_path / "blob.bin").write_bytes(b"\x00")
     with pytest.raises(InvalidInput, match="--format"):
         sources_for_path(tmp_path / "blob.bin")
+
+
+def test_public_names_are_the_functions_whatever_is_imported_first():
+    import subprocess
+    import sys
+
+    code = ("from maxmem.capture import CaptureSettings, discover, run_capture, sources_for_path\n"
+            "import maxmem.capture.job, maxmem.capture as c\n"
+            "assert callable(discover) and callable(c.discover) and callable(c.sources_for_path)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr

@@ -10,7 +10,7 @@
 One reader module per format (openclaw, claude_code, codex, jsonl, chatgpt,
 markdown) turns records into `Session` / `Turn` / `ToolCall`; `lines` reads only
 complete lines past a cursor; `chunker` cuts turns into memories; `store` owns the
-capture tables; `job` runs it all; `discover` knows where transcripts live.
+capture tables; `job` runs it all; `roots` knows where transcripts live.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from typing import Any
 # Imported on first use: the CLI reads FORMATS at start-up and must not pay for
 # apsw and the job machinery (`maxmem --version` stays fast).
 _EXPORTS = {
-    "CaptureSettings": "discover", "Source": "discover", "discover": "discover",
-    "sources_for_path": "discover", "CaptureReport": "job", "FileReport": "job",
+    "CaptureSettings": "roots", "Source": "roots", "discover": "roots",
+    "sources_for_path": "roots", "CaptureReport": "job", "FileReport": "job",
     "run_capture": "job", "FORMATS": "model", "Session": "model", "ToolCall": "model",
     "Turn": "model",
 }

@@ -32,7 +32,7 @@ from ..errors import DatabaseError, MaxmemError
 from ..redact import redact
 from . import readers, store
 from .chunker import ChunkTurn, chunk
-from .discover import CaptureSettings, Source, discover, sources_for_path
+from .roots import CaptureSettings, Source, discover, sources_for_path
 from .lines import head_hash
 from .model import CaptureFormatError, Parsed, ReadContext, ToolCall, Turn
 from .text import truncate
