@@ -11,6 +11,7 @@ import gzip
 import io
 import json
 import logging
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
@@ -48,6 +49,11 @@ log = logging.getLogger("maxmem")
 # refitted each time the vector count doubles, up to this many vectors; then frozen.
 CENTER_SAMPLE = 1000
 ProgressFn = Callable[[int, int], None]
+# After an embedding failure, this Brain stores new memories pending and searches by
+# keyword for this long instead of waiting on the API again (an agent remembering in
+# a loop during an outage would otherwise wait out every retry, on every call).
+# `embed_pending()` always tries the API.
+EMBED_PAUSE_SECONDS = 60.0
 
 FIELDS = (
     "uid", "category", "kind", "title", "content", "tags", "importance", "status",
@@ -99,6 +105,7 @@ class Brain:
         self._index: search_mod.VectorIndex | None = None
         self._quantizer: search_mod.Quantizer | None = None
         self._seen_version: tuple[int, str | None] | None = None
+        self._embed_failure: tuple[float, str] | None = None  # (monotonic time, message)
 
     # -- opening ------------------------------------------------------------
     @classmethod
@@ -398,7 +405,12 @@ class Brain:
         """
         if self.embedder is None:
             return [None] * len(texts)
-        model = identity(self.embedder)
+        try:  # a remote model of unknown dimension is asked for it here
+            model = identity(self.embedder)
+        except EmbeddingError as exc:
+            self._embed_failure = (time.monotonic(), str(exc))
+            self._warn(_pending_note(str(exc)))
+            return [None] * len(texts)
         hashes = [text_hash(t) for t in texts]
         cached = self._cached(model, hashes)
         missing = [i for i, h in enumerate(hashes) if h not in cached]
@@ -406,10 +418,15 @@ class Brain:
             unique: dict[str, str] = {}
             for i in missing:
                 unique.setdefault(hashes[i], texts[i])
+            failing = self._recent_embed_failure()
+            if failing:
+                self._warn(_pending_note(failing))
+                return [cached.get(h) for h in hashes]
             try:
                 matrix = self.embedder.embed_documents(list(unique.values()))
             except EmbeddingError as exc:
-                self.warnings.append(f"{exc}")
+                self._embed_failure = (time.monotonic(), str(exc))
+                self._warn(_pending_note(str(exc)))
                 log.info("embedding failed, %d memories left pending: %s", len(unique), exc)  # and in .warnings
                 return [cached.get(h) for h in hashes]
             fresh = dict(zip(unique, np.asarray(matrix, dtype=np.float32)))
@@ -420,6 +437,16 @@ class Brain:
                 )
             cached.update(fresh)
         return [cached.get(h) for h in hashes]
+
+    def _recent_embed_failure(self) -> str | None:
+        """The message of an embedding failure less than EMBED_PAUSE_SECONDS ago."""
+        if self._embed_failure and time.monotonic() - self._embed_failure[0] < EMBED_PAUSE_SECONDS:
+            return self._embed_failure[1]
+        return None
+
+    def _warn(self, message: str) -> None:
+        if message not in self.warnings:
+            self.warnings.append(message)
 
     def _cached(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
@@ -647,9 +674,13 @@ class Brain:
         query_vector = None
         if index is not None and query.strip():
             try:
+                failing = self._recent_embed_failure()
+                if failing:
+                    raise EmbeddingError(failing)
                 query_vector = self.embedder.embed_query(query)  # type: ignore[union-attr]
             except EmbeddingError as exc:
-                self.warnings.append(f"{exc}; searched by keyword only")
+                self._embed_failure = self._embed_failure if failing else (time.monotonic(), str(exc))
+                self._warn(f"{exc}; searched by keyword only")
                 if mode == "vector":
                     raise
         scored, plan = search_mod.hybrid_search(
@@ -786,6 +817,7 @@ class Brain:
             raise EmbeddingError("no embedder configured: set one with  maxmem init --embedder local")
         total, done = self.pending_count(), 0
         last_id = 0
+        self._embed_failure = None  # an explicit backfill always tries the API
         while True:
             rows = self.db.rows(
                 "SELECT id, title, content FROM memories WHERE embedded_at IS NULL AND id > ? "
@@ -795,10 +827,12 @@ class Brain:
             if not rows:
                 break
             last_id = rows[-1]["id"]
-            before = len(self.warnings)
             vectors = self._vectors_for([embed_text(r["title"], r["content"]) for r in rows])
-            if len(self.warnings) > before:
-                raise EmbeddingError(self.warnings[-1])
+            if self._embed_failure:
+                message = self._embed_failure[1]
+                # It is the error now, not also a warning.
+                self.warnings = [w for w in self.warnings if not w.startswith(message)]
+                raise EmbeddingError(message)
             with self.db.atomic():
                 now = iso(self.clock.now())
                 ids = [r["id"] for r in rows]
@@ -941,6 +975,13 @@ REMEMBER_ARGS = (
     "source", "agent", "session_id", "status", "pinned", "started_at", "resolved_at",
     "uid", "updated_at", "superseded_by", "last_recalled_at", "recall_count",
 )
+
+
+def _pending_note(message: str) -> str:
+    """An embedding failure as the warning of a write: what happens to the memory."""
+    if "embed --pending" in message:
+        return message
+    return f"{message}; the memory is kept and will be embedded by  maxmem embed --pending"
 
 
 def _column_value(name: str, value: Any) -> Any:

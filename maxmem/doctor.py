@@ -213,15 +213,18 @@ def _inspect(brain: Any, config: Config, checks: list[Check], report: dict[str, 
     ok = problems == ["ok"]
     checks.append(_check("integrity", ok, "ok" if ok else
                          f"{'; '.join(problems)}: restore a backup (maxmem restore FILE)"))
+    try:
+        # First: it takes a remote model's dimension from brain.db instead of asking the API.
+        brain._check_embedder_identity()
+        embedder_check = None
+    except MaxmemError as exc:
+        embedder_check = _check("embedder", False, str(exc))
+        brain.embedder = None  # the stats below must not call an API that may be down
     stats = brain.stats()
     checks.append(_check("schema", stats["schema_version"] == stats["schema_latest"],
                          f"version {stats['schema_version']} of {stats['schema_latest']}"))
-    try:
-        brain._check_embedder_identity()
-        checks.append(_check("embedder", True, f"in use: {stats['embedder']}; "
-                             f"vectors from: {stats['vectors_from'] or 'none yet'}"))
-    except MaxmemError as exc:
-        checks.append(_check("embedder", False, str(exc)))
+    checks.append(embedder_check or _check("embedder", True, f"in use: {stats['embedder']}; "
+                                           f"vectors from: {stats['vectors_from'] or 'none yet'}"))
     pending = stats["unembedded"]
     checks.append(_check(
         "pending embeddings", pending == 0 or brain.embedder is None,
