@@ -224,7 +224,7 @@ class Brain:
             return content
         cleaned, count = redact(content)
         if count:
-            self.warnings.append(f"redacted {count} secret(s) before storing")
+            self._warn(f"redacted {count} secret(s) before storing")
             log.info("redacted %d secret(s) before storing a memory", count)  # and in .warnings
         return cleaned
 

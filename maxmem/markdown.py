@@ -557,10 +557,12 @@ def import_markdown(brain: Any, pattern: str | Path, *, tz: tzinfo = timezone.ut
                 item["created_at"] = fallback_time
         if known_keys is None:
             known_keys = {row[0] for row in brain.db.execute(IMPORT_KEYS_SQL)}
+        # Embed before the write transaction opens: a slow API must not hold the lock.
+        brain.prefetch_vectors(_not_yet_stored(brain, items, known_keys))
         with brain.db.atomic():
             new = _not_yet_stored(brain, items, known_keys)
             entry["existing"] = len(items) - len(new)
-            stored = brain.remember_many(new) if new else []
+            stored = brain.remember_many(new, embed=False) if new else []
             # remember_many returns the memory already stored for a text it has seen
             entry["added"] = sum(
                 1 for item, memory in zip(new, stored)

@@ -268,18 +268,21 @@ def ensure_observation(
     if not isinstance(project, str):
         raise InvalidInput("project must be text")
     key = project_key(project)
+    content = PROJECT_TEMPLATE.format(
+        project=project.strip(),
+        opened=brain.clock.now().strftime("%Y-%m-%d %H:%M:%S UTC"),
+        location=location or UNKNOWN,
+        assigned_by=assigned_by or UNKNOWN,
+        key_details=key_details or UNKNOWN,
+        next_steps=next_steps or UNKNOWN,
+    )
+    if brain.db.one(FIND_PROJECT_SQL, (key,)) is None:
+        # Embed before the write transaction opens: a slow API must not hold the lock.
+        brain.prefetch_vectors([{"content": content, "title": project.strip(), "category": "project"}])
     with brain.db.atomic():  # find-then-create must not race another writer
         row = brain.db.one(FIND_PROJECT_SQL, (key,))
         if row is not None:
             return Ensured(Memory.from_row(row), False, key)
-        content = PROJECT_TEMPLATE.format(
-            project=project.strip(),
-            opened=brain.clock.now().strftime("%Y-%m-%d %H:%M:%S UTC"),
-            location=location or UNKNOWN,
-            assigned_by=assigned_by or UNKNOWN,
-            key_details=key_details or UNKNOWN,
-            next_steps=next_steps or UNKNOWN,
-        )
         metadata = {"project": key}
         if location:
             metadata["location"] = location

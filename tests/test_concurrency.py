@@ -186,3 +186,55 @@ with Brain.open(db, config=config) as brain, open(log, "w") as out:
         m = brain.remember(f"slowly embedded memory {i}")
         out.write("stored\\n" if m.embedded_at else "pending\\n")
 """
+
+
+class WatchfulEmbedder(HashEmbedder):
+    """Records every embedding call made while brain.db has a write transaction open."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.db: Database | None = None
+        self.inside: list[str] = []
+
+    def embed_documents(self, texts):  # type: ignore[no-untyped-def]
+        if self.db is not None and self.db.conn.in_transaction:
+            import traceback
+
+            self.inside.append(" <- ".join(f"{f.name}" for f in reversed(traceback.extract_stack()[-8:-1])))
+        return super().embed_documents(texts)
+
+
+def test_no_job_embeds_inside_a_write_transaction(tmp_path):
+    """Every path that stores memories embeds before its write transaction opens."""
+    import gzip as gz
+
+    from maxmem.brain import read_jsonl
+    from maxmem.capture import CaptureSettings, run_capture
+    from maxmem.context import save_context
+    from maxmem.markdown import import_markdown
+    from maxmem.work import ensure_observation
+
+    embedder = WatchfulEmbedder()
+    with Brain.open(tmp_path / "brain.db", embedder=embedder) as brain:
+        embedder.db = brain.db
+        m = brain.remember("the first memory")
+        brain.remember_many([{"content": f"bulk {i}"} for i in range(5)])
+        brain.update(m.id, content="the first memory, changed")
+        exported = tmp_path / "export.jsonl"
+        exported.write_text(json.dumps({"content": "imported from JSONL", "category": "project"}) + "\n")
+        brain.import_records(read_jsonl(exported))
+        (tmp_path / "MEMORY.md").write_text("# Memory\n\n## Decisions\n\n- We keep the brain in one file\n")
+        import_markdown(brain, tmp_path / "MEMORY.md")
+        save_context(brain, {"session_key": "s1", "exchanges": [
+            {"user_message": "what port is staging on?", "assistant_response": "5433"}]})
+        ensure_observation(brain, "apollo", location="~/src/apollo")
+        transcript = tmp_path / "t.jsonl"
+        transcript.write_text("".join(json.dumps({"id": f"x{i}", "role": "user" if i % 2 else "assistant",
+                                                  "content": f"captured line {i} " * 30}) + "\n" for i in range(12)))
+        run_capture(brain, paths=[transcript], format="jsonl", settings=CaptureSettings(settle_seconds=0))
+        with Brain.open(tmp_path / "brain.db", embedder="none") as plain:
+            plain.remember("stored without a vector")
+        brain.embed_pending()
+        brain.reindex()
+        assert embedder.calls, "nothing was embedded"
+    assert embedder.inside == []
