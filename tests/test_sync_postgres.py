@@ -548,3 +548,29 @@ def test_daemon_runs_the_sync_job_only_when_a_dsn_is_configured(tmp_path, pg_dsn
     summary = run_job(job)
     assert summary is not None and "1 upserted" in summary and "pg-test-secret" not in summary
     assert pg_scalar(pg_dsn, "SELECT content FROM maxmem.memories") == "exported by the daemon"
+
+
+def test_a_role_without_create_rights_exports_into_the_existing_schema(tmp_path, hash_embedder, pg_cluster,
+                                                                        pg_dsn):
+    dbname = pg_dsn.rsplit("/", 1)[1]
+    role = f"rw_{dbname}"
+    with open_brain(tmp_path / "a.db", hash_embedder) as a:  # the admin's brain creates the schema
+        add_many(a, 2)
+        export(a, pg_dsn)
+    with psycopg.connect(pg_dsn, autocommit=True) as admin:
+        admin.execute(f"CREATE ROLE {role} LOGIN PASSWORD 'rw-secret'")
+        admin.execute(f"GRANT USAGE ON SCHEMA maxmem TO {role}")
+        admin.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA maxmem TO {role}")
+        admin.execute("DROP INDEX maxmem.memories_embedding")  # as if the admin's first run never finished
+    try:
+        dsn = f"postgresql://{role}:rw-secret@127.0.0.1:{pg_cluster.port}/{dbname}"
+        with open_brain(tmp_path / "b.db", hash_embedder) as b:
+            add_many(b, 3)
+            report = export(b, dsn)
+        assert report.upserted == 3 and not report.index_built
+        assert any("only the table's owner" in n for n in report.notices)
+        assert pg_scalar(pg_dsn, "SELECT count(*) FROM maxmem.memories") == 5
+    finally:
+        with psycopg.connect(pg_dsn, autocommit=True) as admin:
+            admin.execute(f"DROP OWNED BY {role}")
+            admin.execute(f"DROP ROLE {role}")

@@ -322,7 +322,15 @@ class Schema:
 
 
 def ensure_schema(conn: Any) -> list[str]:
-    """Apply PostgreSQL migrations not yet applied, under an advisory lock; names applied."""
+    """Apply PostgreSQL migrations not yet applied, under an advisory lock; names applied.
+
+    An up-to-date schema is only read: a role without CREATE on the database can
+    export into a schema an admin (or an earlier run) created.
+    """
+    if conn.execute("SELECT to_regclass('maxmem.schema_migrations')").fetchone()[0] is not None:
+        done = {row[0] for row in conn.execute("SELECT name FROM maxmem.schema_migrations")}
+        if done == {name for name, _ in PG_MIGRATIONS}:
+            return []
     applied = []
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
@@ -402,17 +410,23 @@ def ensure_embedding(conn: Any, dim: int) -> tuple[Schema, list[str]]:
     return schema, notices
 
 
-def ensure_vector_index(conn: Any) -> bool:
+def ensure_vector_index(conn: Any, notices: list[str]) -> bool:
     """Build the HNSW index if missing (after a bulk load it is far faster than growing it)."""
     schema = read_schema(conn)
     if schema.vector_type != "vector" or schema.has_index:
         return False
-    with conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
-        conn.execute(
-            "CREATE INDEX IF NOT EXISTS memories_embedding ON maxmem.memories "
-            "USING hnsw (embedding vector_cosine_ops)"
-        )
+    psycopg = psycopg_module()
+    try:
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
+            conn.execute(
+                "CREATE INDEX IF NOT EXISTS memories_embedding ON maxmem.memories "
+                "USING hnsw (embedding vector_cosine_ops)"
+            )
+    except psycopg.errors.InsufficientPrivilege:
+        notices.append("the HNSW index is missing and only the table's owner may build it: "
+                       "vector search scans exactly until the owner's next sync")
+        return False
     return True
 
 
@@ -692,9 +706,9 @@ def export(
         if report.upserted + report.deleted >= ANALYZE_AFTER:
             # Fresh statistics let the planner pick the HNSW and GIN indexes at once, and a
             # vacuumed table lets search count rows and tokens from an index alone.
-            conn.execute("VACUUM (ANALYZE) maxmem.memories")
+            conn.execute("VACUUM (ANALYZE) maxmem.memories")  # only a warning for non-owners
         index_started = time.monotonic()
-        report.index_built = ensure_vector_index(conn)
+        report.index_built = ensure_vector_index(conn, report.notices)
         report.index_seconds = time.monotonic() - index_started if report.index_built else 0.0
     except psycopg.Error as exc:
         message = (
