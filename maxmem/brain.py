@@ -898,6 +898,11 @@ class Brain:
         for number, raw in enumerate(records, start=1):
             if not isinstance(raw, Mapping):
                 raise InvalidInput(f"line {number}: not a JSON object")
+            if raw.get("_table") not in (None, "memories"):
+                # A retention archive also keeps the captured turns and tool calls it
+                # deleted (for reference); importing restores the memories.
+                counts["skipped"] = counts.get("skipped", 0) + 1
+                continue
             item = {k: v for k, v in raw.items() if k in REMEMBER_ARGS or k in ("uid", "id")}
             try:
                 record = self._record({k: v for k, v in item.items() if k != "id"})

@@ -234,6 +234,14 @@ def test_turns_and_tool_calls_age_with_conversations(tmp_path, hash_embedder):
             tables = sorted(json.loads(line)["_table"] for line in handle)
         assert tables == ["tool_calls", "tool_calls", "turns"]
         assert "1 turns and 2 tool calls" in summary(report)
+    # The archive of such a run still imports: the transcript lines are skipped.
+    with gzip.open(report["archive"], "at", encoding="utf-8") as handle:
+        handle.write(json.dumps({"content": "an archived memory", "category": "daily"}) + "\n")
+    with Brain.open(tmp_path / "restored.db", embedder="none") as restored:
+        from maxmem.brain import read_jsonl
+
+        counts = restored.import_records(read_jsonl(report["archive"]))
+        assert (counts["added"], counts["skipped"]) == (1, 3)
 
 
 def test_old_archives_are_pruned(aged, tmp_path):
