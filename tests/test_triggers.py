@@ -53,11 +53,12 @@ def test_labelled_set_is_large_and_balanced(items):
 
 # Floors are what was measured (bench/triggers_eval.py), rounded down a little so an
 # honest small change does not break CI while a real regression does. The held-out
-# split was written after the rules and never tuned on: measured precision 1.000 and
-# recall 0.768 overall; per trigger precision 1.000, recall 0.615–1.000.
+# split (145 sentences) was written after the rules and never tuned on: measured
+# precision 0.953 and recall 0.884 overall; per trigger precision 0.889-1.000, recall
+# 0.727-1.000. (An earlier held-out split whose errors were read is now part of dev.)
 DEV_FLOORS = {"precision": 0.97, "recall": 0.97}
-HELDOUT_FLOORS = {"precision": 0.95, "recall": 0.72}
-HELDOUT_TRIGGER_FLOORS = {"precision": 0.9, "recall": 0.55}
+HELDOUT_FLOORS = {"precision": 0.93, "recall": 0.85}
+HELDOUT_TRIGGER_FLOORS = {"precision": 0.85, "recall": 0.7}
 
 
 def test_precision_and_recall_floors(bench, items):
