@@ -790,8 +790,23 @@ class Brain:
         return len(memories)
 
     def _delete(self, memories: Sequence[Memory]) -> None:
+        """Delete rows, vectors and keyword entries; the change log keeps no copy.
+
+        Forgetting must really forget (a secret remembered by mistake, say): earlier
+        snapshots of the memory in `changes` lose their data, and the delete entry
+        keeps only what sync and `history` need to name it.
+        """
         ids = [m.id for m in memories]
-        self._log_changes(ids, "delete", [m.to_dict() for m in memories])
+        uids = [m.uid for m in memories]
+        for start in range(0, len(uids), 400):
+            chunk = uids[start : start + 400]
+            self.db.execute(
+                f"UPDATE changes SET data = NULL WHERE uid IN ({','.join('?' * len(chunk))})", chunk
+            )
+        self._log_changes(ids, "delete", [
+            {"id": m.id, "uid": m.uid, "category": m.category, "kind": m.kind, "forgotten": True}
+            for m in memories
+        ])
         self._drop_vectors(ids)
         self.db.executemany("DELETE FROM memories WHERE id = ?", [(i,) for i in ids])
 
