@@ -228,7 +228,7 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10000, 100000])
     parser.add_argument("--dims", type=int, nargs="+", default=[384, 1536])
     parser.add_argument("--repeats", type=int, default=3, help="passes over the 20 queries")
-    parser.add_argument("--recall-n", type=int, default=20000, help="real e5 vectors for the recall check")
+    parser.add_argument("--recall-n", type=int, default=5000, help="real e5 vectors for the recall check")
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args()
     results = {"speed": [], "recall": None}

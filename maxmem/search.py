@@ -78,6 +78,8 @@ class Filters:
         params: list[Any] = []
 
         def one_of(column: str, value: str | Sequence[str], allowed: Sequence[str] | None = None) -> None:
+            if not isinstance(value, (str, list, tuple, set, frozenset)):
+                raise InvalidInput(f"{column} filter must be text or a list of text, not {type(value).__name__}")
             values = [value] if isinstance(value, str) else list(value)
             if not values:
                 return
@@ -97,9 +99,12 @@ class Filters:
             one_of("status", self.status, STATUSES)
         elif not self.include_superseded:
             clauses.append("m.status != 'superseded'")
-        for tag in self.tags or ():
+        tags = [self.tags] if isinstance(self.tags, str) else self.tags or ()
+        if not isinstance(tags, (list, tuple, set, frozenset)) or not all(isinstance(t, str) for t in tags):
+            raise InvalidInput("the tags filter must be a list of text")
+        for tag in tags:
             clauses.append("EXISTS (SELECT 1 FROM json_each(m.tags) WHERE json_each.value = ?)")
-            params.append(str(tag))
+            params.append(tag)
         if self.since is not None:
             clauses.append("m.created_at >= ?")
             params.append(to_iso(self.since))
@@ -108,25 +113,37 @@ class Filters:
             params.append(to_iso(self.until))
         if self.min_importance is not None:
             clauses.append("m.importance >= ?")
-            params.append(float(self.min_importance))
+            params.append(_importance(self.min_importance, "min_importance"))
         if self.max_importance is not None:
             clauses.append("m.importance <= ?")
-            params.append(float(self.max_importance))
-        if self.agent:
-            clauses.append("m.agent = ?")
-            params.append(self.agent)
-        if self.session_id:
-            clauses.append("m.session_id = ?")
-            params.append(self.session_id)
+            params.append(_importance(self.max_importance, "max_importance"))
+        for column, value in (("agent", self.agent), ("session_id", self.session_id)):
+            if value:
+                if not isinstance(value, str):
+                    raise InvalidInput(f"the {column} filter must be text, not {type(value).__name__}")
+                clauses.append(f"m.{column} = ?")
+                params.append(value)
         for key, value in (self.metadata or {}).items():
             check_identifier(key, "metadata key")
-            if isinstance(value, (dict, list)):
+            if value is not None and not isinstance(value, (str, int, float)):
                 raise InvalidInput(f"metadata filter {key!r} must be a plain value, not {type(value).__name__}")
             if isinstance(value, bool):
                 value = int(value)
+            elif isinstance(value, int) and not -(2**63) <= value < 2**63:
+                value = float(value)  # SQLite keeps integers this large as REAL too
             clauses.append(f"json_extract(m.metadata, '$.{key}') = ?")
             params.append(value)
         return " AND ".join(clauses) or "1", params
+
+
+def _importance(value: Any, what: str) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise InvalidInput(f"{what} must be a number from 0 to 1, not {value!r}"[:200]) from None
+    if isinstance(value, bool) or number != number:
+        raise InvalidInput(f"{what} must be a number from 0 to 1, not {value!r}")
+    return number
 
 
 def keyword_terms(text: str) -> list[str]:
@@ -366,10 +383,8 @@ def exact_similarities(db: Database, ids: Iterable[int], query: np.ndarray) -> d
 
 def allowed_ids(db: Database, filters: Filters) -> np.ndarray:
     where, params = filters.where()
-    return np.fromiter(
-        (row[0] for row in db.execute(f"SELECT m.id FROM memories m WHERE {where}", params)),
-        dtype=np.int64,
-    )
+    rows = db.execute(f"SELECT m.id FROM memories m WHERE {where}", params).fetchall()
+    return np.array([row[0] for row in rows], dtype=np.int64)
 
 
 # -- fusion -------------------------------------------------------------------

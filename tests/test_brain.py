@@ -114,6 +114,8 @@ def test_forget_removes_row_fts_and_vectors(brain):
     assert brain.db.scalar("SELECT count(*) FROM memories_vec") == 0
     assert brain.db.scalar("SELECT count(*) FROM vector_codes") == 0
     assert brain.db.scalar("SELECT op FROM changes ORDER BY seq DESC LIMIT 1") == "delete"
+    logged = " ".join(r["data"] or "" for r in brain.db.rows("SELECT data FROM changes"))
+    assert "secret plan" not in logged, "forget leaves no copy in the change log"
 
 
 def test_pin_and_list_filters(brain, clock):
