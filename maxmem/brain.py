@@ -31,6 +31,7 @@ from .memory import (
     Memory,
     check_category,
     check_content,
+    check_count,
     check_importance,
     check_kind,
     check_metadata,
@@ -39,6 +40,7 @@ from .memory import (
     check_tags,
     check_time,
     check_title,
+    check_uid,
     new_uid,
 )
 from .migrations import MIGRATIONS, migrate, schema_version
@@ -191,7 +193,7 @@ class Brain:
         title = check_title(item.get("title"))
         created = check_time(item.get("created_at"), "created_at") or now
         return {
-            "uid": item.get("uid") or new_uid(),
+            "uid": check_uid(item.get("uid")) or new_uid(),
             "category": check_category(item.get("category", "daily")),
             "kind": check_kind(item.get("kind", "note")),
             "title": title,
@@ -207,11 +209,11 @@ class Brain:
             "metadata": check_metadata(item.get("metadata")),
             "content_hash": content_hash(content),
             "pinned": bool(item.get("pinned", False)),
-            "superseded_by": item.get("superseded_by"),
+            "superseded_by": check_uid(item.get("superseded_by"), "superseded_by"),
             "created_at": created,
             "updated_at": check_time(item.get("updated_at"), "updated_at") or now,
             "last_recalled_at": check_time(item.get("last_recalled_at"), "last_recalled_at"),
-            "recall_count": int(item.get("recall_count") or 0),
+            "recall_count": check_count(item.get("recall_count"), "recall_count"),
             "embedded_at": None,
         }
 
@@ -623,7 +625,7 @@ class Brain:
         if order not in ORDERS:
             raise InvalidInput(f"order must be one of {', '.join(ORDERS)}")
         filters = search_mod.Filters(
-            category, kind, tags, since, until, min_importance, dict(metadata or {}) or None,
+            category, kind, tags, since, until, min_importance, _metadata_filter(metadata),
             status, agent, session_id, include_superseded, max_importance,
         )
         where, params = filters.where()
@@ -632,7 +634,7 @@ class Brain:
             params.append(int(pinned))
         rows = self.db.rows(
             f"SELECT m.* FROM memories m WHERE {where} ORDER BY {ORDERS[order]} LIMIT ? OFFSET ?",
-            [*params, _positive(limit, "limit"), max(0, int(offset))],
+            [*params, _positive(limit, "limit"), _whole(offset, "offset")],
         )
         return [Memory.from_row(r) for r in rows]
 
@@ -666,7 +668,7 @@ class Brain:
             raise InvalidInput("the search query must be text")
         query = query.replace("\x00", " ")
         filters = search_mod.Filters(
-            category, kind, tags, since, until, min_importance, dict(metadata or {}) or None,
+            category, kind, tags, since, until, min_importance, _metadata_filter(metadata),
             status, agent, session_id, include_superseded, max_importance,
         )
         limit = _positive(limit, "limit")
@@ -925,7 +927,8 @@ class Brain:
                     record["content_hash"] = content_hash(record["content"])
             except InvalidInput as exc:
                 raise InvalidInput(f"line {number}: {exc}") from None
-            wanted_id = raw.get("id") if isinstance(raw.get("id"), int) else None
+            wanted = raw.get("id")
+            wanted_id = wanted if type(wanted) is int and 0 < wanted < 2**63 else None
             prepared.append((record, wanted_id))
         texts = [embed_text(r["title"], r["content"]) for r, _ in prepared]
         vectors = self._vectors_for(texts)
@@ -1016,10 +1019,25 @@ def _row_values(memory_id: int, record: Mapping[str, Any]) -> list[Any]:
     return [memory_id, *(_column_value(k, record[k]) for k in FIELDS)]
 
 
+def _metadata_filter(metadata: Any) -> dict[str, Any] | None:
+    if metadata is not None and not isinstance(metadata, Mapping):
+        raise InvalidInput(f"the metadata filter must be an object of key: value, not {type(metadata).__name__}")
+    return dict(metadata or {}) or None
+
+
+def _whole(value: Any, what: str) -> int:
+    """A whole number ≥ 0 (an offset)."""
+    try:
+        number = int(value)
+    except (TypeError, ValueError, OverflowError):
+        raise InvalidInput(f"{what} must be a whole number") from None
+    return max(0, number)
+
+
 def _positive(value: Any, what: str) -> int:
     try:
         number = int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise InvalidInput(f"{what} must be a whole number") from None
     if number < 1 or number > 100_000:
         raise InvalidInput(f"{what} must be from 1 to 100000")

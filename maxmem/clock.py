@@ -40,7 +40,9 @@ class FixedClock(Clock):
 def iso(dt: datetime) -> str:
     """Format an aware datetime as fixed-width UTC ISO-8601 with milliseconds."""
     dt = dt.astimezone(UTC)
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+    # Not strftime: its %Y gives "999", not "0999", and the text must keep its width.
+    return (f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d}T{dt.hour:02d}:{dt.minute:02d}:"
+            f"{dt.second:02d}.{dt.microsecond // 1000:03d}Z")
 
 
 def parse_time(value: str | datetime | date | int | float) -> datetime:
@@ -50,7 +52,10 @@ def parse_time(value: str | datetime | date | int | float) -> datetime:
     unambiguous date strings.
     """
     if isinstance(value, datetime):
-        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        try:
+            return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        except OverflowError:  # 0001-01-01T00:00+05:00 is before the first representable UTC time
+            raise InvalidInput(f"time out of range: {value.isoformat()}") from None
     if isinstance(value, date):
         return datetime(value.year, value.month, value.day, tzinfo=UTC)
     if isinstance(value, bool):

@@ -204,6 +204,26 @@ def check_time(value: Any, what: str) -> str | None:
         raise InvalidInput(f"{what}: {exc}") from None
 
 
+UID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
+
+
+def check_uid(value: Any, what: str = "uid") -> str | None:
+    """A uid given by the caller (imports keep theirs): short, plain ASCII, no spaces."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not UID.match(value):
+        raise InvalidInput(f"{what} {str(value)[:40]!r} is not allowed: use letters, digits, '-', '_', '.' or ':'")
+    return value
+
+
+def check_count(value: Any, what: str) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**63:
+        raise InvalidInput(f"{what} must be a whole number ≥ 0, not {str(value)[:40]!r}")
+    return value
+
+
 def check_short(value: Any, what: str) -> str | None:
     if value is None:
         return None
