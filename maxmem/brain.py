@@ -188,9 +188,10 @@ class Brain:
         if "content" not in item:
             raise InvalidInput("content is missing: give the text to remember")
         now = now or iso(self.clock.now())
-        content = check_content(item["content"])
-        content = self._redact(content)
-        title = check_title(item.get("title"))
+        content, title, tags, metadata = self._redact(
+            check_content(item["content"]), check_title(item.get("title")),
+            check_tags(item.get("tags")), check_metadata(item.get("metadata")),
+        )
         created = check_time(item.get("created_at"), "created_at") or now
         return {
             "uid": check_uid(item.get("uid")) or new_uid(),
@@ -198,7 +199,7 @@ class Brain:
             "kind": check_kind(item.get("kind", "note")),
             "title": title,
             "content": content,
-            "tags": check_tags(item.get("tags")),
+            "tags": tags,
             "importance": check_importance(item.get("importance", 0.5)),
             "status": check_status(item.get("status", "active")),
             "started_at": check_time(item.get("started_at"), "started_at"),
@@ -206,7 +207,7 @@ class Brain:
             "source": check_short(item.get("source", "manual"), "source") or "manual",
             "agent": check_short(item.get("agent", self.config.agent), "agent"),
             "session_id": check_short(item.get("session_id"), "session_id"),
-            "metadata": check_metadata(item.get("metadata")),
+            "metadata": metadata,
             "content_hash": content_hash(content),
             "pinned": bool(item.get("pinned", False)),
             "superseded_by": check_uid(item.get("superseded_by"), "superseded_by"),
@@ -217,18 +218,36 @@ class Brain:
             "embedded_at": None,
         }
 
-    def _redact(self, content: str) -> str:
+    def _redact(
+        self, content: str, title: str | None, tags: list[str], metadata: dict[str, Any]
+    ) -> tuple[str, str | None, list[str], dict[str, Any]]:
+        """Secrets out of every text field a memory stores and embeds (config.redact_on_remember)."""
         if not self.config.redact_on_remember:
-            return content
-        try:
-            from .redact import redact
-        except ImportError:  # redaction ships with the capture module
-            return content
-        cleaned, count = redact(content)
+            return content, title, tags, metadata
+        from .redact import redact
+
+        count = 0
+
+        def clean(value: Any) -> Any:
+            nonlocal count
+            if isinstance(value, str):
+                cleaned, found = redact(value)
+                count += found
+                return cleaned
+            if isinstance(value, list):
+                return [clean(v) for v in value]
+            if isinstance(value, dict):
+                return {k: clean(v) for k, v in value.items()}
+            return value
+
+        content, title = clean(content), clean(title)
+        tags, metadata = clean(tags), clean(metadata)
+        if not content.strip():
+            raise InvalidInput("content is empty once secrets and <private> parts are taken out")
         if count:
             self._warn(f"redacted {count} secret(s) before storing")
             log.info("redacted %d secret(s) before storing a memory", count)  # and in .warnings
-        return cleaned
+        return content, title, tags, metadata
 
     # -- writing ------------------------------------------------------------
     def remember(

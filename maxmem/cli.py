@@ -138,15 +138,22 @@ def _configure_logging(verbose: int, log_file: Path | None) -> None:
     logger = logging.getLogger("maxmem")
     level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
     logger.setLevel(min(level, logging.INFO) if log_file else level)
-    if not any(getattr(h, "_maxmem", False) for h in logger.handlers):
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setLevel(level)
-        handler.setFormatter(logging.Formatter("maxmem: %(levelname)s: %(message)s"))
-        handler._maxmem = True  # type: ignore[attr-defined]
-        logger.addHandler(handler)
-        logger.propagate = False
+    # The handlers of an earlier call in this process (tests, an embedding program) may
+    # hold a stderr that is closed by now: start afresh each time.
+    for old in [h for h in logger.handlers if getattr(h, "_maxmem", False)]:
+        logger.removeHandler(old)
+        if isinstance(old, logging.FileHandler):
+            old.close()
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setLevel(level)
+    handler.setFormatter(logging.Formatter("maxmem: %(levelname)s: %(message)s"))
+    handler._maxmem = True  # type: ignore[attr-defined]
+    logger.addHandler(handler)
+    logger.propagate = False
     if log_file:
-        log_file.parent.mkdir(parents=True, exist_ok=True)
+        from .db import secure_create
+
+        secure_create(log_file)  # 0600 in a 0700 folder when new: it may name memories
         file_handler = logging.FileHandler(log_file, encoding="utf-8")
         file_handler.setLevel(logging.INFO)
         file_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
@@ -282,6 +289,7 @@ def export(state: Context, dest: Path | None, fmt: str, keep: int | None,
         count = write_jsonl(brain.export_records(), sys.stdout)  # type: ignore[arg-type]
     else:
         secure_create(dest)
+        os.chmod(dest, 0o600)  # every memory goes in: private even if the file existed
         with open(dest, "w", encoding="utf-8") as handle:
             count = write_jsonl(brain.export_records(), handle)  # type: ignore[arg-type]
     click.echo(f"exported {count} memories" + (f" to {dest}" if dest else ""), err=True)

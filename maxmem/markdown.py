@@ -464,12 +464,14 @@ def export_markdown(
                 )
     written = []
     for target, rendered in targets:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # memories are private
         text = rendered.text
         if rendered.path != MEMORY_FILE:
             text = text.replace("\n\n", f"\n\n<!-- {EXPORT_MARK} -->\n\n", 1)
         temporary = target.with_name(f".{target.name}.tmp")
-        temporary.write_text(text, encoding="utf-8")
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
         os.replace(temporary, target)
         written.append({"path": rendered.path, "memories": rendered.count})
     return ExportReport(str(root), written)

@@ -198,7 +198,8 @@ class _Job:
     def _failed(self, path: str, detail: FileReport, exc: BaseException) -> FileReport:
         message = f"{exc.__class__.__name__}: {exc}" if not isinstance(exc, MaxmemError) else str(exc)
         detail.status, detail.note = "error", message
-        log.warning("capture: %s: %s", path, message)
+        # info, not warning: the report carries it and `maxmem capture` prints it once
+        log.info("capture: %s: %s", path, message)
         if isinstance(exc, DatabaseError) or self.dry_run:
             return detail
         try:
