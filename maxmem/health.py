@@ -8,7 +8,7 @@ which keeps, in the `meta` table,
 - `last_run:<job>`  JSON {"at": ISO time, "ok": bool, "detail": one line}: the latest run;
 - `last_ok:<job>`   ISO time of the latest run that worked.
 
-A job with several targets may add a suffix: "sync:work-pg". The detail is redacted
+A job with several targets adds a suffix, `job_name("sync", target)`: "sync:me@pg/brain". The detail is redacted
 and cut to one line, so an error that quoted a DSN never leaves its password in
 brain.db. Recording is best effort: a busy or broken database must not turn a
 job's own success or failure into a different error.
@@ -28,7 +28,7 @@ from .errors import InvalidInput, MaxmemError
 
 log = logging.getLogger("maxmem")
 
-JOB = re.compile(r"^[a-z][a-z0-9_-]{0,31}(?::[A-Za-z0-9_.-]{1,64})?$")
+JOB = re.compile(r"^[a-z][a-z0-9_-]{0,31}(?::[A-Za-z0-9_.@/:+-]{1,160})?$")
 RUN_PREFIX = "last_run:"
 OK_PREFIX = "last_ok:"
 MAX_DETAIL = 300
@@ -40,6 +40,11 @@ def check_job(job: str) -> str:
             f"job name {job!r} is not allowed: use a lowercase word, optionally ':target'"
         )
     return job
+
+
+def job_name(job: str, target: str) -> str:
+    """"sync:maxmem@db.example:5432/brain": a job run per target, as record_run accepts it."""
+    return f"{job}:{re.sub(r'[^A-Za-z0-9_.@/:+-]', '_', target)[:160] or '_'}"
 
 
 def one_line(text: str, limit: int = MAX_DETAIL) -> str:

@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
 from .clock import UTC, iso, parse_time
-from .errors import ConfigError, InvalidInput
+from .errors import ConfigError, InvalidInput, MaxmemError
+from .health import record_run
 from .memory import CATEGORIES, Memory
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -365,6 +366,9 @@ def apply(brain: "Brain", policy: Policy | None = None) -> dict[str, Any]:
                 deleted[category] = _expire_category(brain, archive, category, limits[category], policy.batch_size)
         if limits[TRANSCRIPT_CATEGORY] and _has_table(brain, "turns"):
             transcripts = _expire_transcripts(brain, archive, limits[TRANSCRIPT_CATEGORY], policy.batch_size)
+    except MaxmemError as exc:
+        record_run(brain.db, "retention", False, str(exc), brain.clock)
+        raise
     finally:
         archive.close()
     pruned = [str(p) for p in _prune_archives(brain, policy, now)]
@@ -383,6 +387,7 @@ def apply(brain: "Brain", policy: Policy | None = None) -> dict[str, Any]:
         "size_after": size_after,
     }
     log.info("%s", summary(report))
+    record_run(brain.db, "retention", True, summary(report), brain.clock)  # for `maxmem doctor`
     return report
 
 

@@ -157,6 +157,10 @@ def run_capture(
     report.embedding_pending = job.pending
     report.seconds = time.monotonic() - started
     log.info("%s", report.summary())
+    if not dry_run:  # for `maxmem doctor`: when capture last ran and whether it worked
+        from ..health import record_run
+
+        record_run(brain.db, "capture", report.errors == 0, report.summary(), brain.clock)
     return report
 
 

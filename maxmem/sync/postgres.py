@@ -37,6 +37,7 @@ from ..clock import iso
 from ..config import Config
 from ..db import Database
 from ..errors import ConfigError, MaxmemError, MissingDependency
+from ..health import job_name, record_run
 from .terms import Tokenizer
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -728,6 +729,7 @@ def export(
             (target, cursor, iso(brain.clock.now()), iso(brain.clock.now()), report.upserted,
              report.deleted, round(report.seconds, 3)),
         )
+    record_run(brain.db, job_name("sync", target), True, report.summary(), brain.clock)  # for doctor
     for notice in report.notices:
         log.warning("sync: %s", notice)
     return report
@@ -743,6 +745,7 @@ def _record_error(brain: "Brain", target: str, message: str) -> None:
             brain.db.execute(SAVE_ERROR_SQL, (target, iso(brain.clock.now()), message))
     except MaxmemError as exc:  # the original error matters more
         log.debug("could not record the sync error: %s", exc)
+    record_run(brain.db, job_name("sync", target), False, message, brain.clock)  # for doctor
 
 
 # -- status ---------------------------------------------------------------------

@@ -1,0 +1,141 @@
+"""maxmem doctor: job runs and their age, sizes and growth, permissions; exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from conftest import HashEmbedder
+from maxmem import Brain, Config, FixedClock, InvalidInput
+from maxmem.cli import main
+from maxmem.doctor import run_checks
+from maxmem.health import job_name, last_runs, record_run
+
+
+def run_cli(args: list[str], capsys) -> tuple[int, str, str]:
+    try:
+        main(args)
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def checks(report: dict) -> dict[str, dict]:
+    return {c["name"]: c for c in report["checks"]}
+
+
+def test_record_run_keeps_the_last_run_and_the_last_success(brain, clock):
+    record_run(brain.db, "capture", True, "3 files", clock)
+    clock.advance(hours=2)
+    record_run(brain.db, "capture", False, "PostgreSQL said:\nline two with postgresql://u:hunter2@h/db", clock)
+    run = last_runs(brain.db)["capture"]
+    assert run["ok"] is False and run["at"] == "2026-11-30T14:00:00.000Z"
+    assert run["last_ok"] == "2026-11-30T12:00:00.000Z"
+    assert "\n" not in run["detail"] and "hunter2" not in run["detail"]
+    with pytest.raises(InvalidInput):
+        record_run(brain.db, "Capture; DROP TABLE", True)
+    assert job_name("sync", "me@db.example:5432/brain") == "sync:me@db.example:5432/brain"
+    record_run(brain.db, job_name("sync", "we ird\u00e9@h/db"), True, "", clock)
+
+
+def config_for(path: Path, **sections) -> Config:
+    return Config(db_path=path, embedder="none", sections=sections)
+
+
+def test_job_ages_failures_and_required_jobs(tmp_path):
+    path = tmp_path / "brain.db"
+    clock = FixedClock("2026-11-30T12:00:00Z")
+    with Brain.open(path, embedder=HashEmbedder(), clock=clock) as brain:
+        brain.remember("something")
+        record_run(brain.db, "capture", True, "capture: 2 files", clock)
+        record_run(brain.db, "retention", True, "retention: 0 deleted", clock)
+        record_run(brain.db, job_name("sync", "me@pg/brain"), False, "PostgreSQL is down", clock)
+    report = run_checks(config_for(path), clock=FixedClock("2026-11-30T15:00:00Z"))
+    c = checks(report)
+    assert c["last capture"]["ok"] and c["last capture"]["detail"].startswith("ok 3.0 h ago")
+    assert c["last retention"]["ok"]
+    assert not c["last sync:me@pg/brain"]["ok"] and "PostgreSQL is down" in c["last sync:me@pg/brain"]["detail"]
+    assert "last sync" not in c  # it runs per target
+    assert c["last backup"]["ok"] and c["last backup"]["detail"] == "never run"
+    assert not report["ok"]
+
+    later = run_checks(config_for(path, doctor={"required": ["backup"], "max_age_hours": {"retention": 100}}),
+                       clock=FixedClock("2026-12-01T12:00:00Z"))
+    c = checks(later)
+    assert not c["last capture"]["ok"] and "older than 6 h" in c["last capture"]["detail"]
+    assert c["last retention"]["ok"]  # 24 h old, 100 allowed
+    assert not c["last backup"]["ok"] and "maxmem backup" in c["last backup"]["detail"]
+
+
+def test_sizes_and_growth_per_category_come_from_the_change_log(tmp_path):
+    path = tmp_path / "brain.db"
+    clock = FixedClock("2026-11-20T12:00:00Z")
+    with Brain.open(path, embedder=HashEmbedder(), clock=clock) as brain:
+        brain.remember_many([{"content": f"old core {i}", "category": "core"} for i in range(4)])
+        clock.advance(days=9)
+        brain.remember_many([{"content": f"new daily {i}", "category": "daily",
+                              "created_at": "2020-01-01"} for i in range(3)])  # back-dated, written now
+        clock.advance(hours=12)
+        brain.remember("today's project note", category="project")
+        brain.forget(brain.list(category="core", limit=1)[0].id)
+    report = run_checks(config_for(path), clock=clock)
+    cats = report["sizes"]["categories"]
+    assert cats["core"] == {**cats["core"], "memories": 3, "added_1d": 0, "added_7d": 0, "deleted_7d": 1}
+    assert cats["daily"]["memories"] == 3 and cats["daily"]["added_7d"] == 3 and cats["daily"]["added_1d"] == 3
+    assert cats["project"]["added_1d"] == 1 and cats["project"]["text_bytes"] == len("today's project note")
+    assert report["sizes"]["db_bytes"] > 0
+
+
+def test_doctor_after_real_jobs_and_its_exit_code(tmp_path, capsys, monkeypatch):
+    from maxmem import retention
+    from maxmem.backup import create_backup
+    from maxmem.capture import run_capture
+    from maxmem.errors import MaxmemError
+    from maxmem.sync.postgres import export
+
+    path = tmp_path / "brain.db"
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(json.dumps({"role": "user", "content": "hello there"}) + "\n")
+    with Brain.open(path, embedder="none") as brain:
+        run_capture(brain, paths=[transcript], format="jsonl")
+        retention.apply(brain, retention.load_policy({"archive_dir": str(tmp_path / "arch")}))
+    create_backup(path, config=Config())
+    code, out, err = run_cli(["--db", str(path), "--embedder", "none", "doctor", "--json"], capsys)
+    report = json.loads(out)
+    c = checks(report)
+    assert code == 0, out
+    assert c["last capture"]["ok"] and "capture: 1 files" in c["last capture"]["detail"]
+    assert c["last retention"]["ok"] and c["last backup"]["ok"]
+    assert set(report["runs"]) == {"capture", "retention", "backup"}
+
+    with Brain.open(path, embedder="none") as brain:
+        with pytest.raises(MaxmemError):
+            export(brain, "postgresql://me:pw-Never-Shown@127.0.0.1:9/brain?connect_timeout=2")
+    code, out, err = run_cli(["--db", str(path), "--embedder", "none", "doctor"], capsys)
+    assert code == 1
+    line = next(line for line in out.splitlines() if "last sync:" in line)
+    assert line.startswith("FAIL last sync:me@127.0.0.1:9/brain: failed") and "pw-Never-Shown" not in out
+    assert any(line.startswith("size: brain.db") for line in out.splitlines())
+
+
+def test_loose_permissions_need_attention(tmp_path, capsys):
+    path = tmp_path / "private" / "brain.db"
+    with Brain.open(path, embedder="none") as brain:
+        brain.remember("x")
+    os.chmod(path, 0o644)
+    code, out, err = run_cli(["--db", str(path), "--embedder", "none", "doctor"], capsys)
+    assert code == 1 and "FAIL permissions: readable by others: brain.db 0o644" in out
+
+
+def test_doctor_on_a_missing_or_unreadable_database(tmp_path, capsys):
+    code, out, err = run_cli(["--db", str(tmp_path / "none.db"), "doctor"], capsys)
+    assert code == 1 and "does not exist" in out and err == ""
+    bad = tmp_path / "bad.db"
+    bad.write_bytes(b"x" * 8192)
+    code, out, err = run_cli(["--db", str(bad), "doctor", "--json"], capsys)
+    assert code == 1 and json.loads(out)["checks"][0]["name"] == "database"
