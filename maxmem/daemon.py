@@ -86,6 +86,43 @@ def sync_job(config: Config, env: Mapping[str, str]) -> Job | None:
                f"export to PostgreSQL {target_name(dsn)} every {minutes} min")
 
 
+def backup_job(config: Config) -> Job:
+    """A checked, rotated backup daily at [backup] schedule (04:00, local time)."""
+    import re
+
+    from .backup import keep_count
+    from .errors import ConfigError
+
+    keep_count(config)  # a bad [backup] section stops the daemon at start
+    at = str(config.section("backup").get("schedule", "04:00")).strip()
+    if not re.match(r"^(?:[01]\d|2[0-3]):[0-5]\d$", at):
+        raise ConfigError(f"[backup] schedule = {at!r} must be a time of day like 04:00")
+
+    def run() -> str:
+        from .backup import create_backup
+
+        result = create_backup(config.db_path, config=config)
+        return (f"backup: {result.memories} memories to {result.path}"
+                + (f", {len(result.removed)} old backup(s) removed" if result.removed else ""))
+
+    return Job("backup", lambda s: s.every().day.at(at), run, f"checked, rotated backup daily at {at}")
+
+
+def doctor_job(config: Config) -> Job:
+    """`maxmem doctor` hourly: a check that needs attention is logged as an error."""
+
+    def run() -> str:
+        from .doctor import run_checks
+        from .errors import MaxmemError
+
+        failing = [c for c in run_checks(config)["checks"] if not c["ok"]]
+        if failing:
+            raise MaxmemError("; ".join(f"{c['name']}: {c['detail']}" for c in failing))
+        return "doctor: every check ok"
+
+    return Job("doctor", lambda s: s.every().hour, run, "health checks every hour")
+
+
 def default_jobs(config: Config, env: Mapping[str, str]) -> list[Job]:
     """The jobs `maxmem daemon` runs."""
     jobs = [capture_job(config, env), retention_job(config)]
@@ -93,6 +130,7 @@ def default_jobs(config: Config, env: Mapping[str, str]) -> list[Job]:
     sync = sync_job(config, env)
     if sync is not None:
         jobs.append(sync)
+    jobs += [backup_job(config), doctor_job(config)]
     # -------------------------------------------------------------------------------
     return jobs
 

@@ -139,3 +139,22 @@ def test_doctor_on_a_missing_or_unreadable_database(tmp_path, capsys):
     bad.write_bytes(b"x" * 8192)
     code, out, err = run_cli(["--db", str(bad), "doctor", "--json"], capsys)
     assert code == 1 and json.loads(out)["checks"][0]["name"] == "database"
+
+
+def test_the_daemon_backs_up_daily_and_checks_health_hourly(tmp_path):
+    from maxmem.daemon import backup_job, default_jobs, doctor_job, run_job
+    from maxmem.errors import ConfigError
+
+    path = tmp_path / "brain.db"
+    with Brain.open(path, embedder="none") as brain:
+        brain.remember("x")
+    config = Config(db_path=path, embedder="none", sections={"backup": {"keep": 2}})
+    assert [j.name for j in default_jobs(config, {})][-2:] == ["backup", "doctor"]
+    for _ in range(3):
+        assert run_job(backup_job(config)).startswith("backup: 1 memories to ")
+    assert len(list((tmp_path / "backups").glob("brain-*.db"))) == 2
+    assert run_job(doctor_job(config)) == "doctor: every check ok"
+    os.chmod(path, 0o644)
+    assert run_job(doctor_job(config)) is None  # logged as an error, the daemon goes on
+    with pytest.raises(ConfigError):
+        backup_job(Config(db_path=path, sections={"backup": {"schedule": "25:00"}}))
