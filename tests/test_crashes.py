@@ -133,6 +133,10 @@ def check_database(db: Path) -> dict[str, int]:
             for row in brain.db.rows("SELECT path, byte_offset, turns FROM capture_files"):
                 stored = q("SELECT count(*) FROM turns WHERE source_file = ?", (row["path"],))
                 assert stored >= row["turns"], row
+        # The exporter's cursor never points past the change log.
+        if brain.db.table_exists("sync_targets"):
+            assert q("SELECT coalesce(max(cursor), 0) FROM sync_targets") <= q(
+                "SELECT coalesce(max(seq), 0) FROM changes")
         return {"memories": q("SELECT count(*) FROM memories"),
                 "pending": q("SELECT count(*) FROM memories WHERE embedded_at IS NULL")}
 
@@ -205,24 +209,33 @@ def test_sigkill_loop_over_the_long_jobs(tmp_path, request):
             "retention": str(archive_dir), "sync": dsn or ""}
 
     outcomes: dict[str, list[str]] = {job: [] for job in jobs}
+    durations: dict[str, float] = {"embed": 0.15, "retention": 0.25}
     iterations = 24
     for iteration in range(iterations):
         job = jobs[iteration % len(jobs)] if iteration < len(jobs) * 2 else rng.choice(jobs)
         if job == "embed":  # give it something to backfill
             with Brain.open(db, embedder="none") as brain:
                 brain.remember_many([{"content": f"pending note {iteration}-{i} tango", "category": "daily"}
-                                     for i in range(40)])
+                                     for i in range(120)])
         if job == "capture":
             lines = append_transcript(transcript, lines, 60)
         if job == "retention":
             old |= set(add_old_daily(db, next_old, 40))
             next_old += 40
-        outcome = run_job(job, db, args[job], kill_after=rng.uniform(0.0, 0.5))
+        # Kill within the time the job took when last run to the end (in this process).
+        outcome = run_job(job, db, args[job], kill_after=rng.uniform(0.0, durations.get(job, 0.3)))
         outcomes[job].append(outcome)
         check_database(db)
+        if job == "import":  # one transaction: all of the file or none of it
+            with Brain.open(db, embedder=HashEmbedder()) as brain:
+                imported = {r[0] for r in brain.db.execute("SELECT uid FROM memories")} & import_uids
+            assert len(imported) in (0, len(import_uids))
 
         # Run it again to the end; its work must then be complete and not doubled.
+        started = time.perf_counter()
         finish_job(job, db, args[job])
+        if job not in ("embed", "retention"):  # (the rerun of these finds little left to do)
+            durations[job] = max(0.05, time.perf_counter() - started)
         counts = check_database(db)
         with Brain.open(db, embedder=HashEmbedder()) as brain:
             present = {r[0] for r in brain.db.execute("SELECT uid FROM memories")}
