@@ -125,6 +125,7 @@ def run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str
                           timeout=120)
 
 
+@pytest.mark.slow
 def test_the_cli_shows_the_redaction_and_logs_nothing_sensitive(tmp_path, embedding_server):
     """Real processes at default verbosity (and -v): no API key, no DSN password, no
     memory content on stderr or in the --log-file, whatever fails."""
