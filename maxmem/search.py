@@ -22,7 +22,7 @@ import numpy as np
 from .clock import to_iso
 from .db import Database, check_identifier
 from .errors import InvalidInput
-from .memory import CATEGORIES, STATUSES
+from .memory import CATEGORIES, STATUSES, clean_text
 
 MODES = ("hybrid", "keyword", "vector")
 
@@ -133,6 +133,8 @@ class Filters:
                 value = float(value)  # SQLite keeps integers this large as REAL too
             clauses.append(f"json_extract(m.metadata, '$.{key}') = ?")
             params.append(value)
+        # Text as it is stored: a lone surrogate or NUL in a filter cannot be bound as UTF-8.
+        params = [clean_text(p) if isinstance(p, str) else p for p in params]
         return " AND ".join(clauses) or "1", params
 
 

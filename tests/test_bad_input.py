@@ -139,6 +139,8 @@ def test_remember_any_date(brain, when, which):
          min_importance=None, limit=10)
 @example(since=None, until=None, tags=None, metadata=None, category=None, kind=None,
          min_importance=float("nan"), limit=10)
+@example(since=None, until=None, tags=["\ud800"], metadata={"team": "\udfff\x00"}, category=None,
+         kind="\ud800", min_importance=None, limit=10)
 def test_search_and_list_with_any_filters(seeded, since, until, tags, metadata, category, kind,
                                           min_importance, limit):
     filters = dict(since=since, until=until, tags=tags, metadata=metadata, category=category, kind=kind,
