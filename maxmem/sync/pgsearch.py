@@ -53,46 +53,48 @@ stats AS (
     SELECT count(*)::float8 AS n, coalesce(sum(fts_length), 0)::float8 AS tokens FROM maxmem.memories
 ),
 phrases (ord, n, hits) AS (VALUES {phrase_rows}),
-tokens (ord, i, tok) AS (VALUES {token_rows}),
+tokens (ord, i, tok, n) AS (VALUES {token_rows}),
 idf AS (
     SELECT p.ord, p.n, CASE WHEN x.v <= 0 THEN 1e-6 ELSE x.v END AS idf
     FROM phrases p CROSS JOIN stats s
     CROSS JOIN LATERAL (SELECT ln((s.n - p.hits + 0.5) / (p.hits + 0.5)) AS v) x
 ),
 matched AS (
-    SELECT m.instance_id, m.uid, m.fts_length, m.tsv, {has_vector} AS has_vector,
-           m.status <> 'superseded' AS visible
+    SELECT row_number() OVER () AS doc, m.instance_id, m.uid, m.fts_length, m.tsv,
+           {has_vector} AS has_vector, m.status <> 'superseded' AS visible
     FROM maxmem.memories m
     WHERE m.tsv @@ %(match)s::tsquery AND {where}
 ),
 hits AS (
-    SELECT d.instance_id, d.uid, d.fts_length, d.has_vector, d.visible, u.lexeme, p.pos, p.w
+    SELECT d.doc, u.lexeme, p.pos, p.w
     FROM matched d
     CROSS JOIN LATERAL unnest(d.tsv) AS u(lexeme, positions, weights)
     CROSS JOIN LATERAL unnest(u.positions, u.weights) AS p(pos, w)
     WHERE u.lexeme = ANY(%(lexemes)s::text[])
 ),
 starts AS (
-    SELECT h.instance_id, h.uid, h.fts_length, h.has_vector, h.visible, t.ord, h.pos - (t.i - 1) AS start,
-           max(CASE WHEN t.i = 1 THEN h.w END) AS w, count(*) AS k
+    SELECT h.doc, t.ord, t.n, max(CASE WHEN t.i = 1 THEN h.w END) AS w, count(*) AS k
     FROM hits h JOIN tokens t ON t.tok = h.lexeme
-    GROUP BY h.instance_id, h.uid, h.fts_length, h.has_vector, h.visible, t.ord, h.pos - (t.i - 1)
+    GROUP BY h.doc, t.ord, t.n, h.pos - (t.i - 1)
 ),
 freqs AS (
-    SELECT s.instance_id, s.uid, s.fts_length, s.has_vector, s.visible, s.ord,
+    SELECT s.doc, s.ord,
            sum(CASE s.w WHEN 'A' THEN %(w_title)s::float8 WHEN 'B' THEN %(w_tags)s::float8
                         ELSE %(w_content)s::float8 END) AS freq
-    FROM starts s JOIN idf i ON i.ord = s.ord
-    WHERE s.k = i.n
-    GROUP BY s.instance_id, s.uid, s.fts_length, s.has_vector, s.visible, s.ord
+    FROM starts s
+    WHERE s.k = s.n
+    GROUP BY s.doc, s.ord
+),
+scores AS (
+    SELECT f.doc, sum(i.idf * (f.freq * (1.2 + 1.0))
+                      / (f.freq + 1.2 * (1 - 0.75 + 0.75 * d.fts_length / (st.tokens / st.n)))) AS bm25
+    FROM freqs f JOIN idf i ON i.ord = f.ord JOIN matched d ON d.doc = f.doc CROSS JOIN stats st
+    GROUP BY f.doc
 ),
 ranked AS (
-    SELECT f.instance_id, f.uid, f.has_vector, f.visible,
-           sum(i.idf * (f.freq * (1.2 + 1.0))
-               / (f.freq + 1.2 * (1 - 0.75 + 0.75 * f.fts_length / (st.tokens / st.n)))) AS bm25
-    FROM freqs f JOIN idf i ON i.ord = f.ord CROSS JOIN stats st
-    GROUP BY f.instance_id, f.uid, f.has_vector, f.visible
-    ORDER BY bm25 DESC
+    SELECT d.instance_id, d.uid, d.has_vector, d.visible, s.bm25
+    FROM scores s JOIN matched d ON d.doc = s.doc
+    ORDER BY s.bm25 DESC
     LIMIT %(pool)s
 ),
 -- Unfiltered, local search takes FTS5's best and drops superseded ones after; so here.
@@ -320,7 +322,9 @@ def search(
                 )
                 for position, token in enumerate(phrase["t"], start=1):
                     params[f"t{number}_{position}"] = token
-                    token_rows.append(f"({number}, {position}, %(t{number}_{position})s::text)")
+                    token_rows.append(
+                        f"({number}, {position}, %(t{number}_{position})s::text, {len(phrase['t'])})"
+                    )
             params["lexemes"] = sorted({t for p in payload for t in p["t"]})
             params["match"] = " | ".join(f"({p['q']})" for p in payload)
             params["w_title"], params["w_content"], params["w_tags"] = BM25_WEIGHTS

@@ -50,6 +50,8 @@ log = logging.getLogger("maxmem")
 SCHEMA = "maxmem"
 DEFAULT_BATCH_SIZE = 500
 ANALYZE_AFTER = 1000  # rows changed in one run
+DEFAULT_INDEX_MEMORY = "512MB"  # maintenance_work_mem while the HNSW index is built
+_MEMORY = re.compile(r"^\d+\s*(kB|MB|GB)$")
 # pg_advisory_xact_lock key for schema changes ("maxmem" in ASCII).
 SCHEMA_LOCK = 0x6D61786D656D
 # Connection defaults unless the DSN says otherwise: fail fast when the server is
@@ -251,6 +253,14 @@ def sync_interval(config: Config) -> int:
     return minutes
 
 
+def index_memory_from(config: Config) -> str:
+    """[sync.postgres] index_memory: maintenance_work_mem for building the HNSW index."""
+    value = str(config.section("sync.postgres").get("index_memory", DEFAULT_INDEX_MEMORY)).strip()
+    if not _MEMORY.match(value):
+        raise ConfigError(f"[sync.postgres] index_memory must look like 512MB or 2GB, not {value!r}")
+    return value
+
+
 def agent_label(config: Config, agent: str | None = None) -> str:
     """This brain's agent name in the shared database: --agent, [sync.postgres] agent,
     the configured agent, else the host name."""
@@ -411,7 +421,7 @@ def ensure_embedding(conn: Any, dim: int) -> tuple[Schema, list[str]]:
     return schema, notices
 
 
-def ensure_vector_index(conn: Any, notices: list[str]) -> bool:
+def ensure_vector_index(conn: Any, notices: list[str], index_memory: str = DEFAULT_INDEX_MEMORY) -> bool:
     """Build the HNSW index if missing (after a bulk load it is far faster than growing it)."""
     schema = read_schema(conn)
     if schema.vector_type != "vector" or schema.has_index:
@@ -420,6 +430,9 @@ def ensure_vector_index(conn: Any, notices: list[str]) -> bool:
     try:
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
+            # HNSW builds about 5x faster when the graph fits in memory (100k × 384-d:
+            # 285 s with the default 64MB, 56 s with 512MB); only for this transaction.
+            conn.execute("SELECT set_config('maintenance_work_mem', %s, true)", (index_memory,))
             conn.execute(
                 "CREATE INDEX IF NOT EXISTS memories_embedding ON maxmem.memories "
                 "USING hnsw (embedding vector_cosine_ops)"
@@ -673,6 +686,7 @@ def export(
     started = time.monotonic()
     target = target_name(dsn)
     size = batch_size_from(brain.config, batch_size)
+    index_memory = index_memory_from(brain.config)
     report = SyncReport(target, instance_id(brain.db), agent_label(brain.config, agent))
     local_max = int(brain.db.scalar("SELECT coalesce(max(seq), 0) FROM changes"))
     try:
@@ -709,7 +723,7 @@ def export(
             # vacuumed table lets search count rows and tokens from an index alone.
             conn.execute("VACUUM (ANALYZE) maxmem.memories")  # only a warning for non-owners
         index_started = time.monotonic()
-        report.index_built = ensure_vector_index(conn, report.notices)
+        report.index_built = ensure_vector_index(conn, report.notices, index_memory)
         report.index_seconds = time.monotonic() - index_started if report.index_built else 0.0
     except psycopg.Error as exc:
         message = (
