@@ -108,6 +108,21 @@ def backup_job(config: Config) -> Job:
     return Job("backup", lambda s: s.every().day.at(at), run, f"checked, rotated backup daily at {at}")
 
 
+def embed_job(config: Config) -> Job:
+    """Vectors for memories stored while the embedding API failed, hourly."""
+
+    def run() -> str:
+        from .brain import Brain
+
+        with Brain.open(config.db_path, config=config) as brain:
+            if brain.embedder is None or not brain.pending_count():
+                return "embed: nothing pending"
+            done = brain.embed_pending()
+            return f"embed: {done} memories embedded, {brain.pending_count()} still pending"
+
+    return Job("embed", lambda s: s.every().hour, run, "backfill pending embeddings every hour")
+
+
 def doctor_job(config: Config) -> Job:
     """`maxmem doctor` hourly: a check that needs attention is logged as an error."""
 
@@ -130,7 +145,7 @@ def default_jobs(config: Config, env: Mapping[str, str]) -> list[Job]:
     sync = sync_job(config, env)
     if sync is not None:
         jobs.append(sync)
-    jobs += [backup_job(config), doctor_job(config)]
+    jobs += [embed_job(config), backup_job(config), doctor_job(config)]
     # -------------------------------------------------------------------------------
     return jobs
 

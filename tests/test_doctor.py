@@ -142,14 +142,15 @@ def test_doctor_on_a_missing_or_unreadable_database(tmp_path, capsys):
 
 
 def test_the_daemon_backs_up_daily_and_checks_health_hourly(tmp_path):
-    from maxmem.daemon import backup_job, default_jobs, doctor_job, run_job
+    from maxmem.daemon import backup_job, default_jobs, doctor_job, embed_job, run_job
     from maxmem.errors import ConfigError
 
     path = tmp_path / "brain.db"
     with Brain.open(path, embedder="none") as brain:
         brain.remember("x")
     config = Config(db_path=path, embedder="none", sections={"backup": {"keep": 2}})
-    assert [j.name for j in default_jobs(config, {})][-2:] == ["backup", "doctor"]
+    assert [j.name for j in default_jobs(config, {})][-3:] == ["embed", "backup", "doctor"]
+    assert run_job(embed_job(config)) == "embed: nothing pending"
     for _ in range(3):
         assert run_job(backup_job(config)).startswith("backup: 1 memories to ")
     assert len(list((tmp_path / "backups").glob("brain-*.db"))) == 2
