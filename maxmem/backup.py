@@ -217,8 +217,9 @@ def backup(
         _private_dir(directory, ours=True)
         target = _free_name(directory, "brain", _stamp(clock))
     else:
+        wants_folder = str(dest).endswith(("/", os.sep))  # before Path() drops the slash
         dest = Path(dest).expanduser()
-        if dest.is_dir() or str(dest).endswith(os.sep):
+        if dest.is_dir() or wants_folder:
             _private_dir(dest, ours=False)
             target = _free_name(dest, "brain", _stamp(clock))
         else:

@@ -11,12 +11,12 @@ from .cli import Context, cli, emit, json_option, pass_state
 
 
 @cli.command("backup")
-@click.argument("dest", required=False, type=click.Path(path_type=Path))
+@click.argument("dest", required=False, type=click.Path(path_type=str))  # str: keeps a trailing /
 @click.option("--keep", type=click.IntRange(min=1),
               help="Rotated backups to keep (default: [backup] keep, 7).")
 @json_option
 @pass_state
-def backup_(state: Context, dest: Path | None, keep: int | None, as_json: bool) -> None:
+def backup_(state: Context, dest: str | None, keep: int | None, as_json: bool) -> None:
     """Copy brain.db safely while it is in use (SQLite's online backup API).
 
     DEST may be a folder (default: [backup] dir, else backups/ beside brain.db), where

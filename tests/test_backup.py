@@ -109,6 +109,8 @@ def test_keep_comes_from_the_config_and_dest_can_be_a_folder_or_a_new_file(tmp_p
     for _ in range(3):
         create_backup(db, config=config)
     assert len(list_backups(tmp_path / "elsewhere")) == 2
+    made = create_backup(db, f"{tmp_path / 'new-folder'}/", config=config)  # a folder that is not there yet
+    assert Path(made.path).parent == tmp_path / "new-folder" and Path(made.path).name.startswith("brain-")
     target = tmp_path / "one" / "copy.db"
     assert create_backup(db, target, config=config).path == str(target)
     assert mode(target) == 0o600 and count(target) == 3
