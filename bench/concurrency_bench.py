@@ -7,7 +7,7 @@ agent (remember + search) alone, then the agent together with a bulk writer,
 capture, retention, a sync whose PostgreSQL is down, a search-only reader and a
 probe (a one-row write every 20 ms, whose wait is how long the others held the
 write lock). Prints each side by side, with the ratio mixed / alone. Vectors come
-from the deterministic 64-d hash embedder of tests/conftest.py, so the figures are
+from the deterministic hash embedder of tests/conftest.py, so the figures are
 SQLite's, not an embedding model's.
 """
 
