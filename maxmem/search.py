@@ -170,8 +170,11 @@ def fts_query(text: str) -> str | None:
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
 
 
-# bm25 column weights: title, content, tags.
-BM25_WEIGHTS = (2.0, 1.0, 1.5)
+# bm25 column weights: title, content, tags, context (the memory's date written out and,
+# for a conversation memory, its neighbours' text: see session_context.py). The context
+# counts less than the memory's own words; the weight was chosen on LoCoMo's tuning pair
+# (docs/notes/issue-8.md).
+BM25_WEIGHTS = (2.0, 1.0, 1.5, 0.5)
 
 KEYWORD_SQL = """
 SELECT m.id AS id, -bm25(memories_fts, {w}) AS score
@@ -311,8 +314,9 @@ class VectorIndex:
     ) -> dict[int, float]:
         """About the `count` nearest memories, with their approximate cosine similarity.
 
-        Two stages: Hamming distance on the sign bits keeps a tenth of the memories
-        (at least 20 × count), int8 dot products over those keep `count`. The int8
+        Two stages: Hamming distance on the sign bits keeps a tenth of the memories at
+        384-d (a fortieth at 1536-d; at least 20 × count), int8 dot products over
+        those keep `count`. The int8
         estimate is within about 0.005 of the exact cosine.
         """
         self._fold()
@@ -323,7 +327,8 @@ class VectorIndex:
         if len(ids) == 0:
             return {}
         bits = self.bits if rows is None else self.bits[rows]
-        coarse = min(len(ids), max(20 * count, len(ids) // 10))
+        # More bits sort better: a tenth of the memories at 384-d, a fortieth at 1536-d.
+        coarse = min(len(ids), max(20 * count, len(ids) * 38 // self.dim))
         if coarse < len(ids):
             near = np.argpartition(_hamming(bits, quantizer.bits(query)[0]), coarse - 1)[:coarse]
         else:
