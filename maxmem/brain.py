@@ -20,6 +20,7 @@ import apsw
 import numpy as np
 
 from . import search as search_mod
+from . import session_context
 from .clock import Clock, iso
 from .config import Config
 from .db import Database
@@ -72,6 +73,8 @@ UPDATABLE = {
     "pinned", "started_at", "resolved_at", "superseded_by", "agent", "session_id",
     "created_at", "source",
 }
+# Fields whose change moves a memory among its session neighbours (session_context.py).
+CONTEXT_FIELDS = {"content", "title", "session_id", "category", "created_at"}
 ORDERS = {
     "recent": "m.created_at DESC, m.id DESC",
     "oldest": "m.created_at ASC, m.id ASC",
@@ -391,8 +394,11 @@ class Brain:
         if rows:
             self.db.executemany(INSERT_SQL, rows)
             self._log_changes(list(fresh), "upsert", [m.to_dict() for m in fresh.values()])
+            blended = self._refresh_context(list(fresh), dict(new_vectors))
             if new_vectors:
-                self._store_vectors([i for i, _ in new_vectors], np.vstack([v for _, v in new_vectors]))
+                self._store_vectors(
+                    [i for i, _ in new_vectors], np.vstack([blended.get(i, v) for i, v in new_vectors])
+                )
         return ids, fresh
 
     def _existing_ids(self, keys: list[tuple[str, str]]) -> dict[tuple[str, str], int]:
@@ -417,6 +423,76 @@ class Brain:
             "INSERT INTO changes (uid, op, at, data) VALUES (?, ?, ?, ?)",
             [(s["uid"], op, now, json.dumps(s, ensure_ascii=False)) for s in snapshots],
         )
+
+    # -- session context ----------------------------------------------------
+    def _refresh_context(
+        self, ids: Iterable[int], own: Mapping[int, np.ndarray] | None = None, expand: bool = True
+    ) -> dict[int, np.ndarray]:
+        """Bring the session context of `ids` (and, with `expand`, of their neighbours) up to
+        date: the context text, and the stored vectors blended from the own vectors.
+
+        `own` holds the new own vectors of memories the caller is about to store: their
+        blended vectors are returned for it to store. Other memories whose blend changed
+        are re-stored here. Own vectors come from the embeddings cache (never the
+        embedder); a neighbour without one is left out of the blend. Inside the caller's
+        transaction.
+        """
+        own = dict(own or {})
+        contexts = session_context.plan(self.db, ids, expand)
+        if not contexts:
+            return {}
+        current = self._context_state([c.id for c in contexts])
+        self.db.executemany(
+            "UPDATE memories SET context = ? WHERE id = ?",
+            [(c.text, c.id) for c in contexts if c.id in current and current[c.id][0] != c.text],
+        )
+        if self.embedder is None:
+            return {}
+        session_ids = {c.id for c in contexts if c.text is not None}
+        wanted = (session_ids | {n for c in contexts for n in c.neighbours}) - set(own)
+        vectors = {**self._own_vectors(wanted), **own}
+        blended: dict[int, np.ndarray] = {}
+        restore: list[tuple[int, np.ndarray]] = []
+        for c in contexts:
+            if c.id not in vectors:
+                continue  # pending, or not in the cache: keeps what it has
+            vector = session_context.blend(vectors[c.id], [vectors[n] for n in c.neighbours if n in vectors])
+            if c.id in own:
+                blended[c.id] = vector
+            elif c.id in session_ids and current.get(c.id, (None, None))[1]:
+                restore.append((c.id, vector))
+        if restore:
+            self._drop_vectors([i for i, _ in restore])
+            self._store_vectors([i for i, _ in restore], np.vstack([v for _, v in restore]))
+        return blended
+
+    def _context_state(self, ids: Sequence[int]) -> dict[int, tuple[str | None, str | None]]:
+        """id -> (context, embedded_at) of the memories that exist."""
+        out: dict[int, tuple[str | None, str | None]] = {}
+        for start in range(0, len(ids), 400):
+            chunk = list(ids[start : start + 400])
+            for memory_id, context, embedded_at in self.db.execute(
+                f"SELECT id, context, embedded_at FROM memories WHERE id IN ({','.join('?' * len(chunk))})", chunk
+            ):
+                out[memory_id] = (context, embedded_at)
+        return out
+
+    def _own_vectors(self, ids: Iterable[int]) -> dict[int, np.ndarray]:
+        """The embeddings-cache vector of each memory's own text (not its stored blend)."""
+        model = self.db.get_meta("embedder")  # what the cache is keyed by; None: no vectors yet
+        wanted = sorted(set(ids))
+        if not wanted or model is None:
+            return {}
+        hashes: dict[int, str] = {}
+        for start in range(0, len(wanted), 400):
+            chunk = wanted[start : start + 400]
+            for row in self.db.execute(
+                f"SELECT id, title, content FROM memories WHERE id IN ({','.join('?' * len(chunk))}) "
+                "AND embedded_at IS NOT NULL", chunk
+            ):
+                hashes[row[0]] = text_hash(embed_text(row[1], row[2]))
+        cached = self._cached(model, list(hashes.values()))
+        return {i: cached[h] for i, h in hashes.items() if h in cached}
 
     # -- vectors ------------------------------------------------------------
     def _vectors_for(self, texts: Sequence[str]) -> "list[np.ndarray | None]":
@@ -757,16 +833,20 @@ class Brain:
         reembed = new_text != embed_text(old.title, old.content)
         vector = self._vectors_for([new_text])[0] if reembed else None
         changed["updated_at"] = iso(self.clock.now())
+        moved = bool(changed.keys() & CONTEXT_FIELDS)  # its session neighbours change
         with self.db.atomic():
             if reembed:
                 changed["embedded_at"] = changed["updated_at"] if vector is not None else None
+            near = session_context.around(self.db, [old.id]) if moved else set()
             assignments = ", ".join(f"{k} = ?" for k in changed)
             values = [_column_value(k, v) for k, v in changed.items()]
             self.db.execute(f"UPDATE memories SET {assignments} WHERE id = ?", [*values, old.id])
             if reembed:
                 self._drop_vectors([old.id])
-                if vector is not None:
-                    self._store_vectors([old.id], vector.reshape(1, -1))
+            own = {old.id: vector} if reembed and vector is not None else {}
+            blended = self._refresh_context([old.id, *near], own) if moved else {}
+            if own:
+                self._store_vectors([old.id], blended.get(old.id, vector).reshape(1, -1))
             self._log_changes([old.id], "upsert")
         return self.get(old.id)
 
@@ -828,8 +908,11 @@ class Brain:
             {"id": m.id, "uid": m.uid, "category": m.category, "kind": m.kind, "forgotten": True}
             for m in memories
         ])
+        near = session_context.around(self.db, ids)
         self._drop_vectors(ids)
         self.db.executemany("DELETE FROM memories WHERE id = ?", [(i,) for i in ids])
+        if near:  # their context and blend held the forgotten text
+            self._refresh_context(near, expand=False)
 
     def _drop_vectors(self, ids: Sequence[int]) -> None:
         if self.db.table_exists("memories_vec"):
@@ -883,9 +966,12 @@ class Brain:
                 keep = [(i, v) for i, v in zip(ids, vectors) if i in still and v is not None]
                 if keep:
                     self._drop_vectors([i for i, _ in keep])
-                    self._store_vectors([i for i, _ in keep], np.vstack([v for _, v in keep]))
                     self.db.executemany(
                         "UPDATE memories SET embedded_at = ? WHERE id = ?", [(now, i) for i, _ in keep]
+                    )
+                    blended = self._refresh_context([i for i, _ in keep], dict(keep))
+                    self._store_vectors(
+                        [i for i, _ in keep], np.vstack([blended.get(i, v) for i, v in keep])
                     )
                     # A new vector is a change too: the Postgres exporter sends it.
                     self._log_changes([i for i, _ in keep], "upsert")
@@ -952,6 +1038,7 @@ class Brain:
         texts = [embed_text(r["title"], r["content"]) for r, _ in prepared]
         vectors = self._vectors_for(texts)
         now = iso(self.clock.now())
+        touched: set[int] = set()  # whose session context to bring up to date at the end
         with self.db.atomic():
             for (record, wanted_id), vector in zip(prepared, vectors):
                 old = self.db.one("SELECT * FROM memories WHERE uid = ?", (record["uid"],))
@@ -962,6 +1049,7 @@ class Brain:
                         counts["unchanged"] += 1
                         continue
                     record["embedded_at"] = now if vector is not None else None
+                    touched |= session_context.around(self.db, [old["id"]])
                     values = [_column_value(k, record[k]) for k in FIELDS]
                     self.db.execute(
                         f"UPDATE memories SET {', '.join(f'{k} = ?' for k in FIELDS)} WHERE id = ?",
@@ -982,6 +1070,9 @@ class Brain:
                 if vector is not None:
                     self._store_vectors([memory_id], vector.reshape(1, -1))
                 self._log_changes([memory_id], "upsert")
+                touched.add(memory_id)
+            if touched:
+                self._refresh_context(touched)
         return counts
 
     # -- facts --------------------------------------------------------------

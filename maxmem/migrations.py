@@ -204,11 +204,83 @@ CREATE TABLE sync_targets (
 );
 """
 
+# Session context (maxmem/session_context.py): memories.context holds the text of a
+# conversation memory's neighbours in its session. The keyword index reads memories
+# through a view that adds each memory's date written out ("8 May 2023"), so the
+# `context` column of memories_fts = date + neighbours' text. Deletes read the old
+# values from the same view (BEFORE triggers), so the index always removes exactly
+# what it was given.
+SESSION_CONTEXT = """
+ALTER TABLE memories ADD COLUMN context TEXT;
+
+DROP TRIGGER memories_ai;
+DROP TRIGGER memories_ad;
+DROP TRIGGER memories_au;
+DROP TABLE memories_fts;
+
+CREATE VIEW memories_fts_source AS
+SELECT id, title, content, tags,
+    CASE WHEN created_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*' THEN
+        CAST(CAST(substr(created_at, 9, 2) AS INTEGER) AS TEXT) || ' ' ||
+        CASE substr(created_at, 6, 2)
+        WHEN '01' THEN 'January'
+        WHEN '02' THEN 'February'
+        WHEN '03' THEN 'March'
+        WHEN '04' THEN 'April'
+        WHEN '05' THEN 'May'
+        WHEN '06' THEN 'June'
+        WHEN '07' THEN 'July'
+        WHEN '08' THEN 'August'
+        WHEN '09' THEN 'September'
+        WHEN '10' THEN 'October'
+        WHEN '11' THEN 'November'
+        WHEN '12' THEN 'December'
+        ELSE '' END || ' ' || substr(created_at, 1, 4)
+    ELSE '' END || coalesce(' ' || context, '') AS context
+FROM memories;
+
+CREATE VIRTUAL TABLE memories_fts USING fts5 (
+    title, content, tags, context,
+    content = 'memories_fts_source', content_rowid = 'id',
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
+    INSERT INTO memories_fts (rowid, title, content, tags, context)
+    SELECT id, title, content, tags, context FROM memories_fts_source WHERE id = new.id;
+END;
+CREATE TRIGGER memories_bd BEFORE DELETE ON memories BEGIN
+    INSERT INTO memories_fts (memories_fts, rowid, title, content, tags, context)
+    SELECT 'delete', id, title, content, tags, context FROM memories_fts_source WHERE id = old.id;
+END;
+CREATE TRIGGER memories_bu BEFORE UPDATE OF title, content, tags, context, created_at ON memories BEGIN
+    INSERT INTO memories_fts (memories_fts, rowid, title, content, tags, context)
+    SELECT 'delete', id, title, content, tags, context FROM memories_fts_source WHERE id = old.id;
+END;
+CREATE TRIGGER memories_au AFTER UPDATE OF title, content, tags, context, created_at ON memories BEGIN
+    INSERT INTO memories_fts (rowid, title, content, tags, context)
+    SELECT id, title, content, tags, context FROM memories_fts_source WHERE id = new.id;
+END;
+"""
+
+
+def _session_context(db: Database) -> None:
+    from .session_context import backfill
+
+    drop, create = SESSION_CONTEXT.split("CREATE VIEW", 1)
+    for statement in _statements(drop):
+        db.execute(statement)
+    backfill(db)  # with no keyword index to keep in step yet
+    for statement in _statements("CREATE VIEW" + create):
+        db.execute(statement)
+    db.execute("INSERT INTO memories_fts (memories_fts) VALUES ('rebuild')")
+
+
 MIGRATIONS: list[tuple[str, Step]] = [
     ("0001_core", CORE),
     ("0002_markdown_imports", MARKDOWN_IMPORTS),
     ("0003_capture", CAPTURE),
     ("0004_sync_targets", SYNC_TARGETS),
+    ("0005_session_context", _session_context),
 ]
 
 BOOKKEEPING = """

@@ -1,0 +1,168 @@
+"""Session context: a conversation memory is read together with its neighbours.
+
+A turn of a conversation ("Yeah, I play clarinet!") rarely names what it is about;
+the turns around it do ("You play any instruments?"). So each `conversation` memory
+with a `session_id` is indexed with the text of the memories just before and after
+it in the same session (`memories.context`, a low-weight column of the keyword
+index), and its stored vector is its own embedding blended with theirs. The keyword
+index also reads every memory's date written out ("8 May 2023", see migration
+0005_session_context), so a question naming a date matches what was said that day.
+
+Measured on LoCoMo-10 with bench/locomo.py (docs/notes/issue-8.md).
+
+This is derived state. brain.py asks `plan()` which memories need a new context
+after a write (the written ones and the neighbours whose window they entered or
+left), stores the text and re-blends the vectors from the embeddings cache, so a
+neighbour arriving never calls the embedder, and a forgotten memory's text leaves
+its neighbours' context too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from .db import Database
+
+# Neighbours taken on each side, within the same session.
+NEIGHBOURS = 2
+# Characters of neighbouring text kept on each side (the nearest ones): a window of
+# short chat turns fits whole, of long captured chunks only the part next to the memory.
+CONTEXT_CHARS = 400
+# Weight of the neighbours' mean in the stored vector (the memory's own: 1 - this).
+BLEND = 0.4
+# Only pieces of one dialogue are read with their neighbours; notes, decisions and
+# facts stand on their own.
+CATEGORY = "conversation"
+
+SESSION_SQL = """
+SELECT id, content FROM memories
+WHERE session_id = ? AND category = 'conversation'
+ORDER BY created_at, id
+"""
+
+
+@dataclass
+class Context:
+    """The context one memory should have now."""
+
+    id: int
+    text: str | None          # for memories.context (None: not part of a session)
+    neighbours: list[int]     # whose own vectors are blended into its vector
+
+
+def plan(db: Database, ids: Iterable[int], expand: bool = True) -> list[Context]:
+    """The contexts to store for `ids` and, with `expand`, for their neighbours.
+
+    expand=True after a memory was written or moved (its new neighbours' windows
+    changed); expand=False for a known list (the former neighbours of a removed one).
+    """
+    wanted = sorted({int(i) for i in ids})
+    out: dict[int, Context] = {}
+    sessions: dict[str, set[int]] = {}
+    for start in range(0, len(wanted), 400):
+        chunk = wanted[start:start + 400]
+        for memory_id, category, session_id in db.execute(
+            f"SELECT id, category, session_id FROM memories WHERE id IN ({','.join('?' * len(chunk))})", chunk
+        ):
+            if category == CATEGORY and session_id:
+                sessions.setdefault(session_id, set()).add(memory_id)
+            else:
+                out[memory_id] = Context(memory_id, None, [])
+    for session_id, changed in sessions.items():
+        rows = db.execute(SESSION_SQL, (session_id,)).fetchall()
+        order = [r[0] for r in rows]
+        text = {r[0]: r[1] for r in rows}
+        touched = window_of(order, changed) if expand else changed & set(order)
+        for pos, memory_id in enumerate(order):
+            if memory_id in touched:
+                before, after = neighbours(order, pos)
+                out[memory_id] = Context(
+                    memory_id,
+                    context_text([text[i] for i in before], [text[i] for i in after]),
+                    before + after,
+                )
+    return [out[i] for i in sorted(out)]
+
+
+def around(db: Database, ids: Iterable[int]) -> set[int]:
+    """The session neighbours of `ids` (not `ids` themselves): whose context names them.
+
+    Call before removing or moving memories, then `plan(db, result, expand=False)`.
+    """
+    wanted = sorted({int(i) for i in ids})
+    found: set[int] = set()
+    sessions: set[str] = set()
+    for start in range(0, len(wanted), 400):
+        chunk = wanted[start:start + 400]
+        sessions.update(
+            row[0] for row in db.execute(
+                f"SELECT DISTINCT session_id FROM memories WHERE id IN ({','.join('?' * len(chunk))}) "
+                "AND category = 'conversation' AND session_id IS NOT NULL", chunk)
+        )
+    for session_id in sessions:
+        order = [r[0] for r in db.execute(SESSION_SQL, (session_id,))]
+        found |= window_of(order, set(wanted))
+    return found - set(wanted)
+
+
+def window_of(order: Sequence[int], changed: set[int]) -> set[int]:
+    """Ids of `order` (a session in time order) within NEIGHBOURS of a changed id, and those."""
+    touched: set[int] = set()
+    for pos, memory_id in enumerate(order):
+        if memory_id in changed:
+            touched.update(order[max(0, pos - NEIGHBOURS):pos + NEIGHBOURS + 1])
+    return touched
+
+
+def neighbours(order: Sequence[int], pos: int) -> tuple[list[int], list[int]]:
+    """The ids just before and just after position `pos`, nearest first."""
+    before = list(order[max(0, pos - NEIGHBOURS):pos])[::-1]
+    after = list(order[pos + 1:pos + 1 + NEIGHBOURS])
+    return before, after
+
+
+def context_text(before: Sequence[str], after: Sequence[str]) -> str:
+    """The nearest neighbouring text on each side (texts nearest first), in reading order."""
+    return " ".join(p for p in (_nearest(before, from_end=True), _nearest(after, from_end=False)) if p)
+
+
+def _nearest(texts: Sequence[str], from_end: bool) -> str:
+    """Up to CONTEXT_CHARS of `texts` (nearest first), cut on the side away from the memory."""
+    kept: list[str] = []
+    budget = CONTEXT_CHARS
+    for text in texts:
+        if budget <= 0:
+            break
+        text = " ".join(text.split())
+        if len(text) > budget:
+            text = text[-budget:] if from_end else text[:budget]
+            space = text.find(" ") if from_end else text.rfind(" ")
+            if space > 0:
+                text = text[space + 1:] if from_end else text[:space]
+        kept.append(text)
+        budget -= len(text) + 1
+    if from_end:
+        kept.reverse()
+    return " ".join(kept)
+
+
+def blend(own: np.ndarray, neighbour_vectors: Sequence[np.ndarray]) -> np.ndarray:
+    """Own vector and the neighbours' mean, mixed and brought back to unit length."""
+    own = np.asarray(own, dtype=np.float32)
+    if not neighbour_vectors:
+        return own
+    mixed = (1.0 - BLEND) * own + BLEND * np.mean(np.vstack(neighbour_vectors), axis=0)
+    norm = float(np.linalg.norm(mixed))
+    return (mixed / norm).astype(np.float32) if norm > 0 else own
+
+
+def backfill(db: Database) -> int:
+    """Store the context text of every session memory (the migration; vectors untouched)."""
+    ids = [r[0] for r in db.execute(
+        "SELECT id FROM memories WHERE category = 'conversation' AND session_id IS NOT NULL")]
+    contexts = [c for c in plan(db, ids, expand=False) if c.text is not None]
+    db.executemany("UPDATE memories SET context = ? WHERE id = ?", [(c.text, c.id) for c in contexts])
+    return len(contexts)
