@@ -154,7 +154,10 @@ def _copy_pages(dest: apsw.Connection, source: apsw.Connection, what: str) -> No
 
 def _check_copy(conn: apsw.Connection, what: str) -> int:
     """integrity_check of a copy; returns its number of memories."""
-    problems = [row[0] for row in conn.execute("PRAGMA integrity_check(5)")]
+    try:
+        problems = [row[0] for row in conn.execute("PRAGMA integrity_check(5)")]
+    except (apsw.CorruptError, apsw.NotADBError, apsw.IOError) as exc:
+        raise DatabaseError(f"{what} fails the integrity check ({exc}): not used") from None
     if problems != ["ok"]:
         first = " ".join(str(problems[0]).replace("*** in database main ***", "").split())
         raise DatabaseError(f"{what} fails the integrity check ({first}): not used")

@@ -23,7 +23,7 @@ from . import search as search_mod
 from . import session_context
 from .clock import Clock, iso
 from .config import Config
-from .db import Database
+from .db import Database, guarded
 from .embeddings import Embedder, identity, make_embedder, text_hash
 from .errors import DatabaseError, EmbeddingError, InvalidInput, NotFound
 from .memory import (
@@ -253,6 +253,7 @@ class Brain:
         return content, title, tags, metadata
 
     # -- writing ------------------------------------------------------------
+    @guarded
     def remember(
         self,
         content: str,
@@ -286,6 +287,7 @@ class Brain:
         checked = {k: v for k, v in record.items() if k in REMEMBER_ARGS and v is not None}
         return self.remember_many([checked])[0]
 
+    @guarded
     def similar(
         self, content: str, title: str | None = None, limit: int = 5, **filters: Any
     ) -> list[tuple[Memory, float]]:
@@ -313,6 +315,7 @@ class Brain:
         ]
         return found[:limit]
 
+    @guarded
     def remember_many(self, items: Iterable[Mapping[str, Any]], *, embed: bool = True) -> list[Memory]:
         """Store many memories in one transaction with batched embedding.
 
@@ -673,6 +676,7 @@ class Brain:
         return index
 
     # -- reading ------------------------------------------------------------
+    @guarded
     def get(self, id_or_uid: int | str) -> Memory:
         """A memory by integer id or uid; NotFound if there is none."""
         if isinstance(id_or_uid, str) and not id_or_uid.isdigit():
@@ -697,6 +701,7 @@ class Brain:
                 found[row["id"]] = Memory.from_row(row)
         return [found[int(i)] for i in ids if int(i) in found]
 
+    @guarded
     def list(
         self,
         category: str | Sequence[str] | None = None,
@@ -733,6 +738,7 @@ class Brain:
         )
         return [Memory.from_row(r) for r in rows]
 
+    @guarded
     def search(
         self,
         query: str,
@@ -814,6 +820,7 @@ class Brain:
             self.db.conn.set_busy_timeout(self.config.busy_timeout_ms)
 
     # -- changing -----------------------------------------------------------
+    @guarded
     def update(self, id_or_uid: int | str, **fields: Any) -> Memory:
         """Change some fields of a memory; new content or title is re-embedded."""
         unknown = set(fields) - UPDATABLE
@@ -877,6 +884,7 @@ class Brain:
         """Pinned memories never expire and come first in the boot context."""
         return self.update(id_or_uid, pinned=pinned)
 
+    @guarded
     def forget(self, id_or_uid: int | str) -> Memory:
         """Delete a memory everywhere (row, keyword index, vectors); logged for sync."""
         memory = self.get(id_or_uid)
@@ -884,6 +892,7 @@ class Brain:
             self._delete([memory])
         return memory
 
+    @guarded
     def forget_many(self, memories: Sequence[Memory]) -> int:
         """Delete many memories in one transaction (retention uses this)."""
         with self.db.atomic():
@@ -926,6 +935,7 @@ class Brain:
     def pending_count(self) -> int:
         return int(self.db.scalar("SELECT count(*) FROM memories WHERE embedded_at IS NULL"))
 
+    @guarded
     def embed_pending(self, batch_size: int = 256, progress: ProgressFn | None = None) -> int:
         """Embed every memory stored without a vector; returns how many got one.
 
@@ -980,6 +990,7 @@ class Brain:
                 progress(min(done, total), total)
         return done
 
+    @guarded
     def reindex(self, progress: ProgressFn | None = None, batch_size: int = 256) -> int:
         """Re-embed every memory with the current embedder (after changing model)."""
         if self.embedder is None:
@@ -1009,6 +1020,7 @@ class Brain:
                 yield Memory.from_row(row).to_dict()
             last = rows[-1]["id"]
 
+    @guarded
     def import_records(self, records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
         """Insert or update memories from exported dicts, keeping uid and timestamps.
 
@@ -1076,6 +1088,7 @@ class Brain:
         return counts
 
     # -- facts --------------------------------------------------------------
+    @guarded
     def stats(self) -> dict[str, Any]:
         """Counts, sizes and the embedder in use: what `maxmem stats` prints."""
         per_category = {c: 0 for c in CATEGORIES}

@@ -9,19 +9,22 @@ a concurrent writer, busy timeout or not), SAVEPOINTs inside.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import logging
 import os
 import re
 import threading
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence, TypeVar
 
 import apsw
 
 from .errors import DatabaseError, InvalidInput
 
 log = logging.getLogger("maxmem")
+
+T = TypeVar("T")
 
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 DAMAGED_VECTORS = re.compile(r"blob failed|vector blob|malformed", re.IGNORECASE)
@@ -41,6 +44,24 @@ def _corrupt_message(path: Path, exc: BaseException) -> str:
         f"{path} is not a usable brain.db ({exc.__class__.__name__}: {exc}): "
         "run  maxmem doctor  and restore a backup with  maxmem restore FILE"
     )
+
+
+DAMAGE = (apsw.CorruptError, apsw.NotADBError, apsw.IOError)
+
+
+def guarded(method: Callable[..., T]) -> Callable[..., T]:
+    """For the public methods of an object with a `.db`: damage met while reading rows
+    (past the first, where `Database.execute` cannot see it) becomes the one-line
+    DatabaseError too. One try per call, not per row."""
+
+    @functools.wraps(method)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> T:
+        try:
+            return method(self, *args, **kwargs)
+        except DAMAGE as exc:
+            raise DatabaseError(_corrupt_message(self.db.path, exc)) from None
+
+    return wrapper
 
 
 def secure_create(path: Path) -> None:
