@@ -1132,6 +1132,8 @@ def _pending_note(message: str) -> str:
 
 def _column_value(name: str, value: Any) -> Any:
     if name in ("tags", "metadata"):
+        if not value:  # most memories: no tags, no metadata (a bulk-load hot path)
+            return "[]" if name == "tags" else "{}"
         return json.dumps(value, ensure_ascii=False)
     if name == "pinned":
         return int(bool(value))
