@@ -20,7 +20,7 @@ its neighbours' context too.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
@@ -37,11 +37,22 @@ BLEND = 0.4
 # facts stand on their own.
 CATEGORY = "conversation"
 
+# `+category`: look the session up by its index (memories_session), not by scanning
+# every conversation memory in the category index.
 SESSION_SQL = """
-SELECT id, content FROM memories
-WHERE session_id = ? AND category = 'conversation'
+SELECT created_at, id, content FROM memories
+WHERE session_id = ? AND +category = 'conversation'
 ORDER BY created_at, id
 """
+
+
+class Pending(NamedTuple):
+    """A row about to be inserted, as `plan` needs it."""
+
+    category: str
+    session_id: str | None
+    created_at: str
+    content: str
 
 
 @dataclass
@@ -53,28 +64,43 @@ class Context:
     neighbours: list[int]     # whose own vectors are blended into its vector
 
 
-def plan(db: Database, ids: Iterable[int], expand: bool = True) -> list[Context]:
+def plan(
+    db: Database,
+    ids: Iterable[int],
+    expand: bool = True,
+    pending: Mapping[int, Pending] | None = None,
+) -> list[Context]:
     """The contexts to store for `ids` and, with `expand`, for their neighbours.
 
     expand=True after a memory was written or moved (its new neighbours' windows
     changed); expand=False for a known list (the former neighbours of a removed one).
+    `pending` holds rows about to be inserted (by id), taken as if already stored.
     """
+    pending = pending or {}
     wanted = sorted({int(i) for i in ids})
     out: dict[int, Context] = {}
     sessions: dict[str, set[int]] = {}
-    for start in range(0, len(wanted), 400):
-        chunk = wanted[start:start + 400]
-        for memory_id, category, session_id in db.execute(
+    found = [(i, p.category, p.session_id) for i, p in pending.items() if i in set(wanted)]
+    stored = [i for i in wanted if i not in pending]
+    for start in range(0, len(stored), 400):
+        chunk = stored[start:start + 400]
+        found += db.execute(
             f"SELECT id, category, session_id FROM memories WHERE id IN ({','.join('?' * len(chunk))})", chunk
-        ):
-            if category == CATEGORY and session_id:
-                sessions.setdefault(session_id, set()).add(memory_id)
-            else:
-                out[memory_id] = Context(memory_id, None, [])
+        ).fetchall()
+    for memory_id, category, session_id in found:
+        if category == CATEGORY and session_id:
+            sessions.setdefault(session_id, set()).add(memory_id)
+        else:
+            out[memory_id] = Context(memory_id, None, [])
+    joining: dict[str, list[tuple[str, int, str]]] = {}
+    for memory_id, p in pending.items():
+        if p.category == CATEGORY and p.session_id in sessions:
+            joining.setdefault(p.session_id, []).append((p.created_at, memory_id, p.content))
     for session_id, changed in sessions.items():
-        rows = db.execute(SESSION_SQL, (session_id,)).fetchall()
-        order = [r[0] for r in rows]
-        text = {r[0]: r[1] for r in rows}
+        rows = [(r[0], r[1], r[2]) for r in db.execute(SESSION_SQL, (session_id,))]
+        rows = sorted(rows + joining.get(session_id, []))
+        order = [r[1] for r in rows]
+        text = {r[1]: r[2] for r in rows}
         touched = window_of(order, changed) if expand else changed & set(order)
         for pos, memory_id in enumerate(order):
             if memory_id in touched:
@@ -100,10 +126,10 @@ def around(db: Database, ids: Iterable[int]) -> set[int]:
         sessions.update(
             row[0] for row in db.execute(
                 f"SELECT DISTINCT session_id FROM memories WHERE id IN ({','.join('?' * len(chunk))}) "
-                "AND category = 'conversation' AND session_id IS NOT NULL", chunk)
+                "AND +category = 'conversation' AND session_id IS NOT NULL", chunk)
         )
     for session_id in sessions:
-        order = [r[0] for r in db.execute(SESSION_SQL, (session_id,))]
+        order = [r[1] for r in db.execute(SESSION_SQL, (session_id,))]
         found |= window_of(order, set(wanted))
     return found - set(wanted)
 
