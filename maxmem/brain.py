@@ -397,7 +397,7 @@ class Brain:
         if rows:
             self.db.executemany(INSERT_SQL, rows)
             self._log_changes(list(fresh), "upsert", [m.to_dict() for m in fresh.values()])
-            blended = self._refresh_context(list(fresh), dict(new_vectors))
+            blended = self._refresh_context(list(fresh), dict(new_vectors), logged=fresh)
             if new_vectors:
                 self._store_vectors(
                     [i for i, _ in new_vectors], np.vstack([blended.get(i, v) for i, v in new_vectors])
@@ -429,7 +429,8 @@ class Brain:
 
     # -- session context ----------------------------------------------------
     def _refresh_context(
-        self, ids: Iterable[int], own: Mapping[int, np.ndarray] | None = None, expand: bool = True
+        self, ids: Iterable[int], own: Mapping[int, np.ndarray] | None = None, expand: bool = True,
+        logged: Iterable[int] = (),
     ) -> dict[int, np.ndarray]:
         """Bring the session context of `ids` (and, with `expand`, of their neighbours) up to
         date: the context text, and the stored vectors blended from the own vectors.
@@ -445,11 +446,17 @@ class Brain:
         if not contexts:
             return {}
         current = self._context_state([c.id for c in contexts])
+        retexted = {c.id for c in contexts if c.id in current and current[c.id][0] != c.text}
         self.db.executemany(
             "UPDATE memories SET context = ? WHERE id = ?",
-            [(c.text, c.id) for c in contexts if c.id in current and current[c.id][0] != c.text],
+            [(c.text, c.id) for c in contexts if c.id in retexted],
         )
+        # Memories changed here that the caller does not log (`logged`, `own`) are logged
+        # here, so that the Postgres exporter sends their new context and vector.
+        neighbours_changed = retexted - set(own) - set(logged)
         if self.embedder is None:
+            if neighbours_changed:
+                self._log_changes(sorted(neighbours_changed), "upsert")
             return {}
         session_ids = {c.id for c in contexts if c.text is not None}
         wanted = (session_ids | {n for c in contexts for n in c.neighbours}) - set(own)
@@ -467,6 +474,9 @@ class Brain:
         if restore:
             self._drop_vectors([i for i, _ in restore])
             self._store_vectors([i for i, _ in restore], np.vstack([v for _, v in restore]))
+            neighbours_changed |= {i for i, _ in restore} - set(logged)
+        if neighbours_changed:
+            self._log_changes(sorted(neighbours_changed), "upsert")
         return blended
 
     def _context_state(self, ids: Sequence[int]) -> dict[int, tuple[str | None, str | None]]:
@@ -851,7 +861,7 @@ class Brain:
             if reembed:
                 self._drop_vectors([old.id])
             own = {old.id: vector} if reembed and vector is not None else {}
-            blended = self._refresh_context([old.id, *near], own) if moved else {}
+            blended = self._refresh_context([old.id, *near], own, logged=[old.id]) if moved else {}
             if own:
                 self._store_vectors([old.id], blended.get(old.id, vector).reshape(1, -1))
             self._log_changes([old.id], "upsert")
@@ -1084,7 +1094,7 @@ class Brain:
                 self._log_changes([memory_id], "upsert")
                 touched.add(memory_id)
             if touched:
-                self._refresh_context(touched)
+                self._refresh_context(touched, logged=touched)
         return counts
 
     # -- facts --------------------------------------------------------------

@@ -15,6 +15,7 @@ import pytest
 
 from maxmem import Brain, Config
 from maxmem.embeddings import identity
+from maxmem.search import Filters, keyword_candidates
 from maxmem.sync import pgsearch
 from maxmem.sync.postgres import SyncError, export, mask_dsn, status, target_name
 
@@ -150,6 +151,24 @@ def test_a_vector_backfilled_later_is_exported(tmp_path, hash_embedder, pg_dsn):
     assert report.upserted == 1
     [row] = pg_rows(pg_dsn, "uid = %s", (late.uid,))
     assert row["embedding"] is not None and row["embedder"] == identity(hash_embedder)
+
+
+def test_a_neighbour_arriving_later_changes_the_session_context_that_is_exported(tmp_path, hash_embedder,
+                                                                                 pg_dsn):
+    turn = {"category": "conversation", "session_id": "s1"}
+    with open_brain(tmp_path / "a.db", hash_embedder) as brain:
+        first = brain.remember("do you play any instruments", created_at="2026-11-30T10:00:00Z", **turn)
+        export(brain, pg_dsn)
+        assert "clarinet" not in pg_scalar(pg_dsn, "SELECT tsv::text FROM maxmem.memories")
+        brain.remember("yes I play the clarinet", created_at="2026-11-30T10:01:00Z", **turn)
+        report = export(brain, pg_dsn)
+        local = brain.search("clarinet", limit=5, mode="keyword", track=False)
+        bm25 = keyword_candidates(brain.db, "clarinet", Filters(), 50)
+        shared, _ = pgsearch.search(brain, pg_dsn, "clarinet", limit=5, mode="keyword")
+    assert report.upserted == 2  # the new turn, and the first one whose context it entered
+    assert "clarinet" in pg_scalar(pg_dsn, "SELECT tsv::text FROM maxmem.memories WHERE uid = %s", (first.uid,))
+    assert [h.memory.uid for h in shared] == [h.memory.uid for h in local] and len(local) == 2
+    assert all(abs(h.bm25 - bm25[h.memory.id]) < 1e-9 for h in shared)
 
 
 def test_two_agents_share_one_database_without_touching_each_other(tmp_path, hash_embedder, pg_dsn):

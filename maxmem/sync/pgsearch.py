@@ -31,9 +31,9 @@ from ..db import check_identifier
 from ..embeddings import identity
 from ..errors import EmbeddingError, InvalidInput
 from ..memory import Memory
-from ..search import BM25_WEIGHTS, MODES, Filters
+from ..search import MODES, Filters
 from .postgres import SyncError, connect, describe_error, psycopg_module, read_schema, target_name
-from .terms import Tokenizer, query_payload
+from .terms import COLUMN_LABELS, Tokenizer, column_weights, query_payload
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..brain import Brain
@@ -60,31 +60,17 @@ idf AS (
     CROSS JOIN LATERAL (SELECT ln((s.n - p.hits + 0.5) / (p.hits + 0.5)) AS v) x
 ),
 matched AS (
-    SELECT row_number() OVER () AS doc, m.instance_id, m.uid, m.fts_length, m.tsv,
+    SELECT row_number() OVER () AS doc, m.instance_id, m.uid, m.fts_length, m.fts_freq, m.tsv,
            {has_vector} AS has_vector, m.status <> 'superseded' AS visible
     FROM maxmem.memories m
     WHERE m.tsv @@ %(match)s::tsquery AND {where}
 ),
-hits AS (
-    SELECT d.doc, u.lexeme, p.pos, p.w
-    FROM matched d
-    CROSS JOIN LATERAL unnest(d.tsv) AS u(lexeme, positions, weights)
-    CROSS JOIN LATERAL unnest(u.positions, u.weights) AS p(pos, w)
-    WHERE u.lexeme = ANY(%(lexemes)s::text[])
-),
-starts AS (
-    SELECT h.doc, t.ord, t.n, max(CASE WHEN t.i = 1 THEN h.w END) AS w, count(*) AS k
-    FROM hits h JOIN tokens t ON t.tok = h.lexeme
-    GROUP BY h.doc, t.ord, t.n, h.pos - (t.i - 1)
-),
-freqs AS (
-    SELECT s.doc, s.ord,
-           sum(CASE s.w WHEN 'A' THEN %(w_title)s::float8 WHEN 'B' THEN %(w_tags)s::float8
-                        ELSE %(w_content)s::float8 END) AS freq
-    FROM starts s
-    WHERE s.k = s.n
-    GROUP BY s.doc, s.ord
-),
+-- One-word phrases (nearly all): the exact per-column counts kept in fts_freq.
+word_freqs AS (
+    SELECT d.doc, t.ord, {word_freq} AS freq
+    FROM matched d JOIN tokens t ON t.n = 1 AND d.fts_freq ? t.tok
+),{phrase_ctes}
+freqs AS ({freq_union}),
 scores AS (
     SELECT f.doc, sum(i.idf * (f.freq * (1.2 + 1.0))
                       / (f.freq + 1.2 * (1 - 0.75 + 0.75 * d.fts_length / (st.tokens / st.n)))) AS bm25
@@ -99,6 +85,28 @@ ranked AS (
 ),
 -- Unfiltered, local search takes FTS5's best and drops superseded ones after; so here.
 keyword AS (SELECT instance_id, uid, has_vector, bm25 FROM ranked WHERE visible)"""
+
+# Phrases of several tokens: where the tokens sit at consecutive positions.
+PHRASE_CTES = """
+hits AS (
+    SELECT d.doc, u.lexeme, p.pos, p.w
+    FROM matched d
+    CROSS JOIN LATERAL unnest(d.tsv) AS u(lexeme, positions, weights)
+    CROSS JOIN LATERAL unnest(u.positions, u.weights) AS p(pos, w)
+    WHERE u.lexeme = ANY(%(phrase_lexemes)s::text[])
+),
+starts AS (
+    SELECT h.doc, t.ord, t.n, max(CASE WHEN t.i = 1 THEN h.w END) AS w, count(*) AS k
+    FROM hits h JOIN tokens t ON t.tok = h.lexeme AND t.n > 1
+    GROUP BY h.doc, t.ord, t.n, h.pos - (t.i - 1)
+),
+phrase_freqs AS (
+    SELECT s.doc, s.ord,
+           sum({label_weight}) AS freq
+    FROM starts s
+    WHERE s.k = s.n
+    GROUP BY s.doc, s.ord
+),"""
 
 NO_KEYWORD_CTES = """
 keyword AS (SELECT NULL::text AS instance_id, NULL::text AS uid, NULL::float8 AS bm25,
@@ -292,7 +300,8 @@ def search(
                         raise
         if mode == "vector" and query_vector is None:
             raise InvalidInput("vector search needs an embedder and vectors in the database")
-        phrases = Tokenizer(brain.db).phrases(query) if mode != "vector" else []
+        tokenizer = Tokenizer(brain.db)
+        phrases = tokenizer.phrases(query) if mode != "vector" else []
         use_vectors = query_vector is not None
         if mode == "keyword" or not use_vectors:
             wv, wk = 0.0, 1.0
@@ -325,15 +334,29 @@ def search(
                     token_rows.append(
                         f"({number}, {position}, %(t{number}_{position})s::text, {len(phrase['t'])})"
                     )
-            params["lexemes"] = sorted({t for p in payload for t in p["t"]})
+            multi = sorted({t for p in payload if len(p["t"]) > 1 for t in p["t"]})
+            if multi:
+                params["phrase_lexemes"] = multi
             params["match"] = " | ".join(f"({p['q']})" for p in payload)
-            params["w_title"], params["w_content"], params["w_tags"] = BM25_WEIGHTS
+            weights = column_weights(len(tokenizer.columns))
+            params.update({f"w{i}": w for i, w in enumerate(weights)})
+            word_freq = " + ".join(
+                f"coalesce((d.fts_freq -> t.tok ->> {i})::float8, 0) * %(w{i})s::float8"
+                for i in range(len(weights))
+            )
+            label_weight = "CASE s.w " + " ".join(
+                f"WHEN '{COLUMN_LABELS[i]}' THEN %(w{i})s::float8" for i in range(len(weights))
+            ) + " END"
             has_vector = (
                 "(m.embedder = %(embedder)s AND m.embedding IS NOT NULL)" if use_vectors else "false"
             )
             ctes.append(KEYWORD_CTES.format(
                 where=kw_where, has_vector=has_vector,
                 phrase_rows=", ".join(phrase_rows), token_rows=", ".join(token_rows),
+                phrase_ctes=PHRASE_CTES.format(label_weight=label_weight) if multi else "",
+                word_freq=word_freq,
+                freq_union="SELECT doc, ord, freq FROM word_freqs"
+                + (" UNION ALL SELECT doc, ord, freq FROM phrase_freqs" if multi else ""),
             ))
         else:
             ctes.append(NO_KEYWORD_CTES)

@@ -119,6 +119,7 @@ CREATE TABLE maxmem.memories (
     -- brain.db's FTS5 tokens as a tsvector literal (see maxmem/sync/terms.py)
     fts_terms        text NOT NULL DEFAULT '',
     fts_length       integer NOT NULL DEFAULT 0,
+    fts_freq         jsonb NOT NULL DEFAULT '{}',   -- token -> [title, content, tags] counts
     tsv              tsvector GENERATED ALWAYS AS (fts_terms::tsvector) STORED,
     embedder         text,
     exported_at      timestamptz NOT NULL DEFAULT now(),
@@ -152,10 +153,10 @@ STAGE_COLUMNS: list[tuple[str, str]] = [
     ("content_hash", "text"), ("pinned", "bool"), ("superseded_by", "text"),
     ("created_at", "text"), ("updated_at", "text"), ("last_recalled_at", "text"),
     ("recall_count", "int4"), ("embedded_at", "text"), ("fts_terms", "text"),
-    ("fts_length", "int4"), ("embedder", "text"),
+    ("fts_length", "int4"), ("fts_freq", "text"), ("embedder", "text"),
 ]
 CASTS = {
-    "tags": "jsonb", "metadata": "jsonb", "started_at": "timestamptz", "resolved_at": "timestamptz",
+    "tags": "jsonb", "metadata": "jsonb", "fts_freq": "jsonb", "started_at": "timestamptz", "resolved_at": "timestamptz",
     "created_at": "timestamptz", "updated_at": "timestamptz", "last_recalled_at": "timestamptz",
     "embedded_at": "timestamptz",
 }
@@ -475,17 +476,27 @@ class Batch:
     rows: list[dict[str, Any]]  # memories still present
     vectors: dict[int, np.ndarray]  # memory id -> vector
     deleted: list[str]  # uids no longer in brain.db
+    fts: dict[int, list[str | None]]  # memory id -> its keyword-index columns
 
 
-def read_batch(db: Database, after: int, size: int) -> Batch | None:
+def read_batch(db: Database, after: int, size: int, tokenizer: Tokenizer) -> Batch | None:
     changes = db.rows(CHANGES_SQL, (after, size))
     if not changes:
         return None
     uids = list(dict.fromkeys(c["uid"] for c in changes))
     rows: list[dict[str, Any]] = []
+    fts: dict[int, list[str | None]] = {}
+    columns = ", ".join(tokenizer.columns)
     for start in range(0, len(uids), 400):
         chunk = uids[start : start + 400]
-        rows += db.rows(f"SELECT * FROM memories WHERE uid IN ({','.join('?' * len(chunk))})", chunk)
+        found = db.rows(f"SELECT * FROM memories WHERE uid IN ({','.join('?' * len(chunk))})", chunk)
+        rows += found
+        ids = [r["id"] for r in found]
+        if ids:
+            for row in db.execute(
+                f"SELECT id, {columns} FROM {tokenizer.source} WHERE id IN ({','.join('?' * len(ids))})", ids
+            ):
+                fts[row[0]] = list(row[1:])
     present = {r["uid"] for r in rows}
     vectors: dict[int, np.ndarray] = {}
     if db.table_exists("memories_vec"):
@@ -495,7 +506,7 @@ def read_batch(db: Database, after: int, size: int) -> Batch | None:
             blob = db.scalar("SELECT embedding FROM memories_vec WHERE rowid = ?", (row["id"],))
             if blob is not None:
                 vectors[row["id"]] = np.frombuffer(blob, dtype=np.float32)
-    return Batch(changes[-1]["seq"], rows, vectors, [u for u in uids if u not in present])
+    return Batch(changes[-1]["seq"], rows, vectors, [u for u in uids if u not in present], fts)
 
 
 def local_cursor(db: Database, target: str) -> int:
@@ -609,13 +620,18 @@ class Exporter:
                     ) as copy:
                         copy.set_types([kind for _, kind in columns])
                         for row in batch.rows:
-                            copy.write_row(self._values(row, batch.vectors.get(row["id"])))
+                            copy.write_row(self._values(row, batch.vectors.get(row["id"]), batch.fts))
                 selects = [f"{n}::{CASTS[n]}" if n in CASTS else n for n in names]
-                updates = [f"{n} = EXCLUDED.{n}" for n in names if n not in ("instance_id", "uid")]
+                data = [n for n in names if n not in ("instance_id", "uid")]
+                updates = ", ".join(f"{n} = EXCLUDED.{n}" for n in data)
+                # A row that is already there as it is (a replay) is not written again.
+                changed = (f"ROW({', '.join(f'm.{n}' for n in data)}) IS DISTINCT FROM "
+                           f"ROW({', '.join(f'EXCLUDED.{n}' for n in data)})")
                 self.conn.execute(
-                    f"INSERT INTO maxmem.memories ({', '.join(names)}) "
+                    f"INSERT INTO maxmem.memories AS m ({', '.join(names)}) "
                     f"SELECT {', '.join(selects)} FROM maxmem_stage "
-                    f"ON CONFLICT (instance_id, uid) DO UPDATE SET {', '.join(updates)}, exported_at = now()"
+                    f"ON CONFLICT (instance_id, uid) DO UPDATE SET {updates}, exported_at = now() "
+                    f"WHERE {changed}"
                 )
             if batch.deleted:
                 self.conn.execute(DELETE_SQL, (report.instance_id, batch.deleted))
@@ -627,8 +643,9 @@ class Exporter:
         report.deleted += len(batch.deleted)
         report.batches += 1
 
-    def _values(self, row: Mapping[str, Any], vector: np.ndarray | None) -> list[Any]:
-        document = self.tokenizer.document(row["title"], row["content"], row["tags"])
+    def _values(self, row: Mapping[str, Any], vector: np.ndarray | None,
+                fts: Mapping[int, list[str | None]]) -> list[Any]:
+        document = self.tokenizer.document(fts.get(row["id"], []))
         values: list[Any] = []
         for name, _ in STAGE_COLUMNS:
             if name == "instance_id":
@@ -643,6 +660,8 @@ class Exporter:
                 values.append(document.terms)
             elif name == "fts_length":
                 values.append(document.length)
+            elif name == "fts_freq":
+                values.append(document.counts)
             elif name == "embedder":
                 values.append(self.embedder if row["embedded_at"] else None)
             elif name in ("importance",):
@@ -708,7 +727,7 @@ def export(
             )
             cursor = 0
         while True:
-            batch = read_batch(brain.db, cursor, size)
+            batch = read_batch(brain.db, cursor, size, exporter.tokenizer)
             if batch is None:
                 break
             exporter.send(batch)
