@@ -38,7 +38,7 @@ from core_bench import QUESTIONS, Precomputed, e5_like, texts  # noqa: E402
 
 from maxmem import Brain, Config  # noqa: E402
 from maxmem.sync import pgsearch  # noqa: E402
-from maxmem.sync.postgres import export  # noqa: E402
+from maxmem.sync.postgres import DEFAULT_INDEX_MEMORY, export  # noqa: E402
 
 FLOOR_SQL = """
 DROP TABLE IF EXISTS public.floor_copy;
@@ -69,6 +69,7 @@ def floor_seconds(dsn: str) -> tuple[float, float]:
         start = time.perf_counter()
         conn.execute(f"INSERT INTO public.floor_copy ({names}) SELECT {names} FROM maxmem.memories")
         load = time.perf_counter() - start
+        conn.execute(f"SET maintenance_work_mem = '{DEFAULT_INDEX_MEMORY}'")  # as the exporter does
         start = time.perf_counter()
         conn.execute("CREATE INDEX ON public.floor_copy USING hnsw (embedding vector_cosine_ops)")
         index = time.perf_counter() - start
