@@ -379,9 +379,20 @@ SERVER = [
     "Python 3.12 upgrade on the server needed new wheels for apsw and numpy",
     "The search service answers in 40 ms for 100k memories after adding HNSW",
 ]
+LAPTOP_CHAT = [
+    "Do you remember which disk failed last month?",
+    "It was the old 2 TB drive in the NAS, the one from 2019.",
+    "Right, order a replacement with more capacity then.",
+]
+SERVER_CHAT = [
+    "Can you check why the nightly job was slow?",
+    "The backup overlapped with the database vacuum window.",
+    "Move the vacuum to 4am so they no longer collide.",
+]
 QUERIES = [
     "backup disk full", "python upgrade broke wheels", "zigbee bridge restart", "shared memory database for agents",
     "what did the user ask for", "network drops", "deploy failure notification", "how fast is search",
+    "replacement drive capacity", "vacuum collided with the backup",
 ]
 
 
@@ -413,7 +424,15 @@ def test_cross_agent_search_matches_local_search_on_the_same_data(tmp_path, loca
                  "tags": ["home"] if i % 2 else ["work"], "importance": 0.3 + (i % 5) / 10}
                 for i, t in enumerate(texts)]
 
-    laptop_items, server_items = items(LAPTOP, "laptop", "daily"), items(SERVER, "server", "project")
+    def turns(texts: list[str], agent: str) -> list[dict[str, Any]]:
+        # A conversation: each turn is indexed with its neighbours' text and its vector is
+        # blended with theirs (session context), in PostgreSQL as locally.
+        return [{"content": t, "agent": agent, "category": "conversation", "session_id": f"{agent}-chat",
+                 "created_at": f"2026-11-29T20:0{i}:00Z"} for i, t in enumerate(texts)]
+
+    laptop_items = items(LAPTOP, "laptop", "daily") + turns(LAPTOP_CHAT, "laptop")
+    server_items = items(SERVER, "server", "project") + turns(SERVER_CHAT, "server")
+    everything = len(laptop_items) + len(server_items)
     with open_brain(tmp_path / "laptop.db", local_embedder, agent="laptop") as laptop, \
             open_brain(tmp_path / "server.db", local_embedder, agent="server") as server, \
             open_brain(tmp_path / "both.db", local_embedder) as both:
@@ -423,8 +442,8 @@ def test_cross_agent_search_matches_local_search_on_the_same_data(tmp_path, loca
         export(laptop, pg_dsn)
         export(server, pg_dsn)
         # Local search estimates cosines from int8 codes and rescores exactly the head of
-        # its ranking: asked for all 24 memories every score is exact, so PostgreSQL (always
-        # exact) must give the same whole ranking and the same scores.
+        # its ranking: asked for every memory, all its scores are exact, so PostgreSQL
+        # (always exact) must give the same whole ranking and the same scores.
         cases: list[tuple[str, dict[str, Any]]] = [
             ("hybrid", {}), ("keyword", {}), ("vector", {}), ("hybrid", {"category": "core"}),
             ("hybrid", {"tags": ["home"]}), ("hybrid", {"min_importance": 0.5, "max_importance": 0.7}),
@@ -432,14 +451,14 @@ def test_cross_agent_search_matches_local_search_on_the_same_data(tmp_path, loca
         compared = 0
         for query in QUERIES:
             for mode, f in cases:
-                local = both.search(query, limit=24, mode=mode, track=False, **f)
-                shared, _ = pgsearch.search(laptop, pg_dsn, query, limit=24, mode=mode, **f)
+                local = both.search(query, limit=everything, mode=mode, track=False, **f)
+                shared, _ = pgsearch.search(laptop, pg_dsn, query, limit=everything, mode=mode, **f)
                 assert [h.memory.content for h in shared] == [h.memory.content for h in local], (query, f, mode)
                 assert np.allclose([h.score for h in shared], [h.score for h in local], atol=1e-5)
                 compared += 1
             # --agent: one agent's memories, as local search with agent=
-            local = both.search(query, limit=24, agent="server", track=False)
-            shared, _ = pgsearch.search(laptop, pg_dsn, query, limit=24, agents=["server"])
+            local = both.search(query, limit=everything, agent="server", track=False)
+            shared, _ = pgsearch.search(laptop, pg_dsn, query, limit=everything, agents=["server"])
             assert [h.memory.content for h in shared] == [h.memory.content for h in local]
             assert {h.memory.agent for h in shared} <= {"server"}
         assert compared == len(QUERIES) * len(cases)
