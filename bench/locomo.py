@@ -287,9 +287,9 @@ def fmt(value: float | None) -> str:
     return "  -  " if value is None else f"{value:5.1f}"
 
 
-def report(result: dict[str, Any], out=sys.stdout) -> None:
+def report(result: dict[str, Any], out: Any = None) -> None:
     def line(text: str = "") -> None:
-        print(text, file=out)
+        print(text, file=out or sys.stdout)
 
     convs = result["conversations"]
     line(f"LoCoMo: {len(convs)} conversations, {result['memories']} memories, "

@@ -68,6 +68,10 @@ INSERT_SQL = (
     f"INSERT INTO memories (id, {', '.join(FIELDS)}) "
     f"VALUES ({', '.join('?' * (len(FIELDS) + 1))})"
 )
+INSERT_CONTEXT_SQL = (  # a new row with its session context (session_context.py)
+    f"INSERT INTO memories (id, {', '.join(FIELDS)}, context) "
+    f"VALUES ({', '.join('?' * (len(FIELDS) + 2))})"
+)
 UPDATABLE = {
     "content", "title", "tags", "importance", "status", "kind", "category", "metadata",
     "pinned", "started_at", "resolved_at", "superseded_by", "agent", "session_id",
@@ -395,9 +399,17 @@ class Brain:
             rows.append(_row_values(memory_id, record))
             fresh[memory_id] = Memory(id=memory_id, **{k: record[k] for k in FIELDS})
         if rows:
-            self.db.executemany(INSERT_SQL, rows)
+            # New rows go in with their session context (one pass through the keyword
+            # index); stored neighbours whose window they enter are updated after.
+            pending = {
+                m.id: session_context.Pending(m.category, m.session_id, m.created_at, m.content)
+                for m in fresh.values()
+            }
+            contexts = session_context.plan(self.db, list(fresh), pending=pending)
+            text = {c.id: c.text for c in contexts if c.id in pending}
+            self.db.executemany(INSERT_CONTEXT_SQL, [[*row, text.get(row[0])] for row in rows])
             self._log_changes(list(fresh), "upsert", [m.to_dict() for m in fresh.values()])
-            blended = self._refresh_context(list(fresh), dict(new_vectors), logged=fresh)
+            blended = self._apply_contexts(contexts, dict(new_vectors), logged=fresh)
             if new_vectors:
                 self._store_vectors(
                     [i for i, _ in new_vectors], np.vstack([blended.get(i, v) for i, v in new_vectors])
@@ -441,8 +453,14 @@ class Brain:
         embedder); a neighbour without one is left out of the blend. Inside the caller's
         transaction.
         """
+        return self._apply_contexts(session_context.plan(self.db, ids, expand), own, logged)
+
+    def _apply_contexts(
+        self, contexts: Sequence[session_context.Context], own: Mapping[int, np.ndarray] | None = None,
+        logged: Iterable[int] = (),
+    ) -> dict[int, np.ndarray]:
+        """Store planned contexts and re-blended vectors (see _refresh_context)."""
         own = dict(own or {})
-        contexts = session_context.plan(self.db, ids, expand)
         if not contexts:
             return {}
         current = self._context_state([c.id for c in contexts])
@@ -463,10 +481,11 @@ class Brain:
         vectors = {**self._own_vectors(wanted), **own}
         blended: dict[int, np.ndarray] = {}
         restore: list[tuple[int, np.ndarray]] = []
+        mixed = session_context.blend_many(vectors, contexts)
         for c in contexts:
-            if c.id not in vectors:
+            if c.id not in mixed:
                 continue  # pending, or not in the cache: keeps what it has
-            vector = session_context.blend(vectors[c.id], [vectors[n] for n in c.neighbours if n in vectors])
+            vector = mixed[c.id]
             if c.id in own:
                 blended[c.id] = vector
             elif c.id in session_ids and current.get(c.id, (None, None))[1]:

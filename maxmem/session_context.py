@@ -80,7 +80,8 @@ def plan(
     wanted = sorted({int(i) for i in ids})
     out: dict[int, Context] = {}
     sessions: dict[str, set[int]] = {}
-    found = [(i, p.category, p.session_id) for i, p in pending.items() if i in set(wanted)]
+    chosen = set(wanted)
+    found = [(i, p.category, p.session_id) for i, p in pending.items() if i in chosen]
     stored = [i for i in wanted if i not in pending]
     for start in range(0, len(stored), 400):
         chunk = stored[start:start + 400]
@@ -183,6 +184,34 @@ def blend(own: np.ndarray, neighbour_vectors: Sequence[np.ndarray]) -> np.ndarra
     mixed = (1.0 - BLEND) * own + BLEND * np.mean(np.vstack(neighbour_vectors), axis=0)
     norm = float(np.linalg.norm(mixed))
     return (mixed / norm).astype(np.float32) if norm > 0 else own
+
+
+def blend_many(vectors: Mapping[int, np.ndarray], contexts: Sequence[Context]) -> dict[int, np.ndarray]:
+    """`blend` for every context whose memory has a vector, in a few array operations.
+
+    Neighbours without a vector are left out of their mean.
+    """
+    ids = [c.id for c in contexts if c.id in vectors]
+    if not ids:
+        return {}
+    keys = list(vectors)
+    row = {k: n for n, k in enumerate(keys)}
+    matrix = np.vstack([vectors[k] for k in keys]).astype(np.float32)
+    out: dict[int, np.ndarray] = {}
+    groups: dict[int, list[tuple[int, list[int]]]] = {}
+    for c in contexts:
+        if c.id in vectors:
+            present = [row[n] for n in c.neighbours if n in row]
+            groups.setdefault(len(present), []).append((c.id, present))
+    for count, members in groups.items():
+        own = matrix[[row[i] for i, _ in members]]
+        if count:
+            mean = matrix[np.array([p for _, p in members])].mean(axis=1)
+            mixed = (1.0 - BLEND) * own + BLEND * mean
+            norms = np.linalg.norm(mixed, axis=1, keepdims=True)
+            own = np.where(norms > 0, mixed / np.where(norms > 0, norms, 1), own)
+        out.update(zip([i for i, _ in members], own.astype(np.float32)))
+    return out
 
 
 def backfill(db: Database) -> int:
