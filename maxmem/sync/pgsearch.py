@@ -31,6 +31,7 @@ from ..db import check_identifier
 from ..embeddings import identity
 from ..errors import EmbeddingError, InvalidInput
 from ..memory import Memory
+from .. import search as search_mod
 from ..search import MODES, Filters
 from .postgres import SyncError, connect, describe_error, psycopg_module, read_schema, target_name
 from .terms import COLUMN_LABELS, Tokenizer, column_weights, query_payload
@@ -45,49 +46,38 @@ MEMORY_COLUMNS = (
     "embedded_at",
 )
 
-# FTS5's bm25, set-based: the matching memories' tsvectors are unnested once, each
-# query phrase is found where its tokens sit at consecutive positions, and each
-# occurrence counts with its column's weight (A title, D content, B tags).
+# FTS5's bm25 in one pass over the memories that match the query: the SQL is written
+# for the query's phrases (k of them), so each memory's score is one expression:
+#   sum over k of idf_k * f_k * (k1 + 1) / (f_k + k1 * (1 - b + b * length / avgdl))
+# where f_k, phrase k's frequency weighted by column, comes for a one-word phrase from
+# the exact per-column counts in fts_freq, and for a phrase of several tokens from
+# the tsvector's positions (tokens at consecutive positions).
 KEYWORD_CTES = """
 stats AS (
     SELECT count(*)::float8 AS n, coalesce(sum(fts_length), 0)::float8 AS tokens FROM maxmem.memories
 ),
-phrases (ord, n, hits) AS (VALUES {phrase_rows}),
-tokens (ord, i, tok, n) AS (VALUES {token_rows}),
-idf AS (
-    SELECT p.ord, p.n, CASE WHEN x.v <= 0 THEN 1e-6 ELSE x.v END AS idf
-    FROM phrases p CROSS JOIN stats s
-    CROSS JOIN LATERAL (SELECT ln((s.n - p.hits + 0.5) / (p.hits + 0.5)) AS v) x
+idf AS MATERIALIZED (  -- once, not per matching memory
+    SELECT {idf_columns} FROM stats s
 ),
 matched AS (
     SELECT row_number() OVER () AS doc, m.instance_id, m.uid, m.fts_length, m.fts_freq, m.tsv,
            {has_vector} AS has_vector, m.status <> 'superseded' AS visible
     FROM maxmem.memories m
     WHERE m.tsv @@ %(match)s::tsquery AND {where}
-),
--- One-word phrases (nearly all): the exact per-column counts kept in fts_freq.
-word_freqs AS (
-    SELECT d.doc, t.ord, {word_freq} AS freq
-    FROM matched d JOIN tokens t ON t.n = 1 AND d.fts_freq ? t.tok
 ),{phrase_ctes}
-freqs AS ({freq_union}),
-scores AS (
-    SELECT f.doc, sum(i.idf * (f.freq * (1.2 + 1.0))
-                      / (f.freq + 1.2 * (1 - 0.75 + 0.75 * d.fts_length / (st.tokens / st.n)))) AS bm25
-    FROM freqs f JOIN idf i ON i.ord = f.ord JOIN matched d ON d.doc = f.doc CROSS JOIN stats st
-    GROUP BY f.doc
-),
 ranked AS (
-    SELECT d.instance_id, d.uid, d.has_vector, d.visible, s.bm25
-    FROM scores s JOIN matched d ON d.doc = s.doc
-    ORDER BY s.bm25 DESC
+    SELECT d.instance_id, d.uid, d.has_vector, d.visible, {bm25} AS bm25
+    FROM matched d CROSS JOIN stats st CROSS JOIN idf{phrase_join}
+    CROSS JOIN LATERAL (SELECT {frequencies}) f
+    ORDER BY bm25 DESC
     LIMIT %(pool)s
 ),
 -- Unfiltered, local search takes FTS5's best and drops superseded ones after; so here.
 keyword AS (SELECT instance_id, uid, has_vector, bm25 FROM ranked WHERE visible)"""
 
-# Phrases of several tokens: where the tokens sit at consecutive positions.
+# Phrases of several tokens: where their tokens sit at consecutive positions.
 PHRASE_CTES = """
+tokens (ord, i, tok, n) AS (VALUES {token_rows}),
 hits AS (
     SELECT d.doc, u.lexeme, p.pos, p.w
     FROM matched d
@@ -97,15 +87,14 @@ hits AS (
 ),
 starts AS (
     SELECT h.doc, t.ord, t.n, max(CASE WHEN t.i = 1 THEN h.w END) AS w, count(*) AS k
-    FROM hits h JOIN tokens t ON t.tok = h.lexeme AND t.n > 1
+    FROM hits h JOIN tokens t ON t.tok = h.lexeme
     GROUP BY h.doc, t.ord, t.n, h.pos - (t.i - 1)
 ),
 phrase_freqs AS (
-    SELECT s.doc, s.ord,
-           sum({label_weight}) AS freq
+    SELECT s.doc, {phrase_sums}
     FROM starts s
     WHERE s.k = s.n
-    GROUP BY s.doc, s.ord
+    GROUP BY s.doc
 ),"""
 
 NO_KEYWORD_CTES = """
@@ -153,7 +142,9 @@ scored AS (
     FROM candidates c CROSS JOIN bounds b
 )
 SELECT CASE WHEN s.unembedded THEN (%(wv)s + %(wk)s) * coalesce(s.ks, 0)
-            ELSE %(wv)s * coalesce(s.vs, 0) + %(wk)s * coalesce(s.ks, 0) END AS score,
+            ELSE %(wv)s * coalesce(s.vs, 0) + %(wk)s * coalesce(s.ks, 0) END
+       -- local search ranks a memory that is itself a question a little lower
+       - CASE WHEN %(hybrid)s AND rtrim(m.content) LIKE '%%?' THEN %(asking)s ELSE 0 END AS score,
        s.vs, s.ks, s.sim, s.bm25,
        m.instance_id, {columns}
 FROM scored s JOIN maxmem.memories m ON m.instance_id = s.instance_id AND m.uid = s.uid
@@ -312,7 +303,8 @@ def search(
             wv, wk = brain.config.vector_weight / total, brain.config.keyword_weight / total
 
         params: dict[str, Any] = {"pool": pool, "limit": int(limit), "wv": wv, "wk": wk,
-                                  "hybrid": use_vectors and mode == "hybrid"}
+                                  "hybrid": use_vectors and mode == "hybrid",
+                                  "asking": float(getattr(search_mod, "ASKING_PENALTY", 0.0))}
         ctes = []
         if phrases:
             kw_where, kw_params = _named(where, where_params, "kf")
@@ -320,43 +312,48 @@ def search(
                 kw_where, kw_params = "true", {}
             params.update(kw_params)
             payload = query_payload(phrases)
-            phrase_rows, token_rows = [], []
-            for number, phrase in enumerate(payload, start=1):
-                # Each phrase's document count is its own statement with a constant tsquery,
-                # so it is answered from the GIN index.
-                params[f"q{number}"] = phrase["q"]
-                phrase_rows.append(
-                    f"({number}, {len(phrase['t'])}, (SELECT count(*)::float8 FROM maxmem.memories "
-                    f"WHERE tsv @@ %(q{number})s::tsquery))"
-                )
-                for position, token in enumerate(phrase["t"], start=1):
-                    params[f"t{number}_{position}"] = token
-                    token_rows.append(
-                        f"({number}, {position}, %(t{number}_{position})s::text, {len(phrase['t'])})"
-                    )
-            multi = sorted({t for p in payload if len(p["t"]) > 1 for t in p["t"]})
-            if multi:
-                params["phrase_lexemes"] = multi
             params["match"] = " | ".join(f"({p['q']})" for p in payload)
             weights = column_weights(len(tokenizer.columns))
             params.update({f"w{i}": w for i, w in enumerate(weights)})
-            word_freq = " + ".join(
-                f"coalesce((d.fts_freq -> t.tok ->> {i})::float8, 0) * %(w{i})s::float8"
-                for i in range(len(weights))
-            )
             label_weight = "CASE s.w " + " ".join(
                 f"WHEN '{COLUMN_LABELS[i]}' THEN %(w{i})s::float8" for i in range(len(weights))
             ) + " END"
+            frequencies, terms, token_rows, phrase_sums = [], [], [], []
+            for k, phrase in enumerate(payload, start=1):
+                # The phrase's document count is its own subquery with a constant tsquery
+                # (see _idf_columns), answered from the GIN index.
+                params[f"q{k}"] = phrase["q"]
+                if len(phrase["t"]) == 1:
+                    params[f"t{k}"] = phrase["t"][0]
+                    frequencies.append(" + ".join(
+                        f"coalesce((d.fts_freq -> %(t{k})s ->> {i})::float8, 0) * %(w{i})s::float8"
+                        for i in range(len(weights))
+                    ) + f" AS f{k}")
+                else:
+                    frequencies.append(f"coalesce(pf.f{k}, 0) AS f{k}")
+                    phrase_sums.append(f"sum({label_weight}) FILTER (WHERE s.ord = {k}) AS f{k}")
+                    for position, token in enumerate(phrase["t"], start=1):
+                        params[f"t{k}_{position}"] = token
+                        token_rows.append(f"({k}, {position}, %(t{k}_{position})s::text, {len(phrase['t'])})")
+                terms.append(
+                    f"idf.i{k} * (f.f{k} * (1.2 + 1.0)) "
+                    f"/ (f.f{k} + 1.2 * (1 - 0.75 + 0.75 * d.fts_length / (st.tokens / st.n)))"
+                )
+            multi = sorted({t for p in payload if len(p["t"]) > 1 for t in p["t"]})
+            if multi:
+                params["phrase_lexemes"] = multi
             has_vector = (
                 "(m.embedder = %(embedder)s AND m.embedding IS NOT NULL)" if use_vectors else "false"
             )
             ctes.append(KEYWORD_CTES.format(
                 where=kw_where, has_vector=has_vector,
-                phrase_rows=", ".join(phrase_rows), token_rows=", ".join(token_rows),
-                phrase_ctes=PHRASE_CTES.format(label_weight=label_weight) if multi else "",
-                word_freq=word_freq,
-                freq_union="SELECT doc, ord, freq FROM word_freqs"
-                + (" UNION ALL SELECT doc, ord, freq FROM phrase_freqs" if multi else ""),
+                idf_columns=_idf_columns(len(payload)),
+                phrase_ctes=PHRASE_CTES.format(
+                    token_rows=", ".join(token_rows), phrase_sums=", ".join(phrase_sums)
+                ) if multi else "",
+                phrase_join=" LEFT JOIN phrase_freqs pf ON pf.doc = d.doc" if multi else "",
+                frequencies=", ".join(frequencies),
+                bm25=" + ".join(terms),
             ))
         else:
             ctes.append(NO_KEYWORD_CTES)
@@ -391,6 +388,16 @@ def search(
         conn.close()
     plan = PgPlan(mode, note, schema.vector_type)
     return [_hit(r) for r in rows], plan
+
+
+def _idf_columns(count: int) -> str:
+    """i1..iK: each phrase's IDF, ln((N - n + 0.5) / (n + 0.5)) floored at 1e-6 as FTS5 does."""
+    return ", ".join(
+        f"(SELECT CASE WHEN v <= 0 THEN 1e-6 ELSE v END FROM "
+        f"(SELECT ln((s.n - c + 0.5) / (c + 0.5)) AS v FROM "
+        f"(SELECT count(*)::float8 AS c FROM maxmem.memories WHERE tsv @@ %(q{k})s::tsquery) hits) x) AS i{k}"
+        for k in range(1, count + 1)
+    )
 
 
 def _has_schema(conn: Any) -> bool:
