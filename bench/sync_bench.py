@@ -52,7 +52,7 @@ def server(dsn: str | None):
         return None, dsn
     import pg_fixture
 
-    cluster = pg_fixture._start_cluster(pg_fixture.bundled_install(), "bench")
+    cluster = pg_fixture._start_cluster("bench")
     return cluster, cluster.dsn(cluster.create_database())
 
 

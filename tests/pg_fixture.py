@@ -8,13 +8,16 @@ ourselves:
 
 - `pg_cluster` (session): one server on 127.0.0.1 with scram-sha-256 over TCP.
 - `pg_dsn` (per test): a fresh database on it, dropped afterwards.
-- `pg_cluster_novector` / `pg_dsn_novector`: a server started from a hard-linked
-  copy of the install with the vector extension files left out, so
+- `pg_cluster_novector` / `pg_dsn_novector`: a server started from a copy of the
+  install with the vector extension files left out, so
   `pg_available_extensions` has no `vector` — the real condition of a host without
   pgvector, not a flag that pretends.
 
 PostgreSQL refuses to run as root. Like pgserver, we then run it as an unprivileged
-system user named `pgserver` (created with useradd if missing).
+system user named `pgserver` (created with useradd if missing); each server runs from
+its own hard-linked copy of the binaries in its temporary folder, which that user can
+reach wherever the venv lives (pgserver instead opens up the permissions of every
+parent folder of the venv).
 
 If PostgreSQL cannot start here, every test using these fixtures is skipped with
 the reason (shown by `pytest -rs`), never silently.
@@ -86,26 +89,22 @@ class PgCluster:
 
     _names = itertools.count(1)
 
-    def __init__(self, install: Path, *, label: str = "pg") -> None:
-        self.install = install
+    def __init__(self, *, label: str = "pg", with_vector: bool = True) -> None:
         self.root = Path(tempfile.mkdtemp(prefix=f"maxmem-{label}-"))
         self.data = self.root / "data"
         self.log = self.root / "server.log"
         self.port = _free_port()
-        self.run_as = _run_as()
-        # The wheel's binaries find their shared libraries through an RPATH relative
-        # to the wheel; a copied install needs them on LD_LIBRARY_PATH instead.
-        libs = bundled_install().parent.parent / "pgserver.libs"
-        self.env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "LC_ALL": "C",
-            "LD_LIBRARY_PATH": str(libs),
-        }
-        if self.run_as:
-            os.chmod(self.root, 0o755)
-            os.chown(self.root, self.run_as["user"], self.run_as["group"])
+        self.env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C"}
         try:
+            self.run_as = _run_as()
+            if self.run_as:
+                os.chmod(self.root, 0o755)
+                os.chown(self.root, self.run_as["user"], self.run_as["group"])
+            self.install = private_install(self.root, with_vector)
             self._initdb()
+        except OSError as exc:
+            shutil.rmtree(self.root, ignore_errors=True)
+            raise PgUnavailable(f"cannot prepare {self.root}: {exc}") from None
         except BaseException:
             shutil.rmtree(self.root, ignore_errors=True)
             raise
@@ -179,10 +178,10 @@ class PgCluster:
             conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
-def _start_cluster(install: Path, label: str) -> PgCluster:
+def _start_cluster(label: str, with_vector: bool = True) -> PgCluster:
     if importlib.util.find_spec("psycopg") is None:
         raise PgUnavailable("psycopg is not installed (pip install 'maxmem[postgres]')")
-    cluster = PgCluster(install, label=label)
+    cluster = PgCluster(label=label, with_vector=with_vector)
     atexit.register(cluster.destroy)  # also when pytest is interrupted
     try:
         cluster.start()
@@ -193,23 +192,35 @@ def _start_cluster(install: Path, label: str) -> PgCluster:
     return cluster
 
 
-def install_without_vector(install: Path, into: Path) -> Path:
-    """A hard-linked copy of the PostgreSQL install with pgvector's files left out."""
+def _link(src: str, dst: str) -> None:
+    try:
+        os.link(src, dst)
+    except OSError:  # another file system
+        shutil.copy2(src, dst)
+
+
+def private_install(into: Path, with_vector: bool = True) -> Path:
+    """A hard-linked copy of pgserver's PostgreSQL inside `into`.
+
+    The wheel's layout is kept (pgserver/pginstall next to pgserver.libs), so the
+    binaries find their libraries through their RPATH; and the unprivileged server user
+    can reach them wherever the venv is (a checkout under a 0700 home included). With
+    `with_vector` False pgvector's files are left out: a server without pgvector.
+    """
+    install = bundled_install()
 
     def skip(folder: str, names: list[str]) -> list[str]:
-        left_out = [n for n in names if n.startswith("vector")]
+        left_out = [n for n in names if not with_vector and n.startswith("vector")]
         if Path(folder) == install:
             left_out.append("include")
         return left_out
 
-    def link(src: str, dst: str) -> None:
-        try:
-            os.link(src, dst)
-        except OSError:
-            shutil.copy2(src, dst)
-
-    target = into / "pginstall"
-    shutil.copytree(install, target, ignore=skip, copy_function=link, symlinks=True)
+    site = into / "site"
+    target = site / "pgserver" / "pginstall"
+    shutil.copytree(install, target, ignore=skip, copy_function=_link, symlinks=True)
+    libs = install.parent.parent / "pgserver.libs"
+    if libs.is_dir():
+        shutil.copytree(libs, site / "pgserver.libs", copy_function=_link, symlinks=True)
     return target
 
 
@@ -217,7 +228,7 @@ def install_without_vector(install: Path, into: Path) -> Path:
 def pg_cluster() -> Iterator[PgCluster]:
     """A running PostgreSQL 16 with pgvector available; skipped with the reason if impossible."""
     try:
-        cluster = _start_cluster(bundled_install(), "pg")
+        cluster = _start_cluster("pg")
     except PgUnavailable as exc:
         pytest.skip(f"PostgreSQL could not start: {exc}")
     yield cluster
@@ -227,18 +238,12 @@ def pg_cluster() -> Iterator[PgCluster]:
 @pytest.fixture(scope="session")
 def pg_cluster_novector() -> Iterator[PgCluster]:
     """A running PostgreSQL 16 whose installation has no pgvector at all."""
-    holder = Path(tempfile.mkdtemp(prefix="maxmem-pginstall-"))
-    os.chmod(holder, 0o755)  # the unprivileged server user must reach the binaries
     try:
-        try:
-            install = install_without_vector(bundled_install(), holder)
-            cluster = _start_cluster(install, "pgnovec")
-        except (PgUnavailable, OSError) as exc:
-            pytest.skip(f"PostgreSQL without pgvector could not start: {exc}")
-        yield cluster
-        cluster.destroy()
-    finally:
-        shutil.rmtree(holder, ignore_errors=True)
+        cluster = _start_cluster("pgnovec", with_vector=False)
+    except PgUnavailable as exc:
+        pytest.skip(f"PostgreSQL without pgvector could not start: {exc}")
+    yield cluster
+    cluster.destroy()
 
 
 @pytest.fixture
