@@ -809,7 +809,7 @@ class Brain:
                 failing = self._recent_embed_failure()
                 if failing:
                     raise EmbeddingError(failing)
-                query_vector = self.embedder.embed_query(query)  # type: ignore[union-attr]
+                query_vector = self.embedder.embed_query(search_mod.vector_query(query))  # type: ignore[union-attr]
             except EmbeddingError as exc:
                 self._embed_failure = self._embed_failure if failing else (time.monotonic(), str(exc))
                 self._warn(f"{exc}; searched by keyword only")

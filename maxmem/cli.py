@@ -360,7 +360,8 @@ def search(state: Context, query: str, limit: int, mode: str, include_superseded
             e = hit.explain
             click.echo(f"      vector {_fmt(e.get('vector'))} (cosine {_fmt(e.get('cosine'))}) × "
                        f"{state.config.vector_weight:g} + keyword {_fmt(e.get('keyword'))} "
-                       f"(bm25 {_fmt(e.get('bm25'))}) × {state.config.keyword_weight:g}")
+                       f"(bm25 {_fmt(e.get('bm25'))}) × {state.config.keyword_weight:g}"
+                       + (f" − {e['penalty']:g} (a question)" if e.get("penalty") else ""))
     if explain:
         click.echo(f"FTS5 query: {plan.match or '(no keyword terms)'}; filters: {plan.where} {plan.params}; "
                    f"candidates: {plan.vector_candidates} vector, {plan.keyword_candidates} keyword")

@@ -7,7 +7,10 @@ a tenth, int8 dot products estimate the cosine of those and keep the pool, and a
 fusion the head of the ranking is rescored exactly against the float32 vectors in
 the sqlite-vec table (a point lookup there costs 25-50 µs, so only the head is). Keyword candidates come from FTS5 bm25. Both lists are taken after
 the filters, then each score is scaled to 0–1 over the candidates and fused:
-score = vector_weight × vector + keyword_weight × keyword.
+score = vector_weight × vector + keyword_weight × keyword (less a small penalty for a
+memory that is itself a question). What the two sides see of a conversation memory
+includes its session neighbours (session_context.py); the query is embedded without
+its closing question mark. Measured on LoCoMo: docs/notes/issue-8.md.
 """
 
 from __future__ import annotations
@@ -156,6 +159,16 @@ def keyword_terms(text: str) -> list[str]:
     for w in kept:
         seen.setdefault(w, None)
     return list(seen)[:MAX_QUERY_TERMS]
+
+
+def vector_query(text: str) -> str:
+    """The text a query is embedded as: without its closing question marks.
+
+    A question mark pulls the query's vector toward stored questions rather than the
+    statements that answer them (LoCoMo, docs/notes/issue-8.md: vector-only R@10 60.8
+    -> 63.3 over categories 1-4).
+    """
+    return text.rstrip().rstrip("?？").rstrip() or text
 
 
 def fts_query(text: str) -> str | None:
@@ -404,6 +417,7 @@ class Scored:
     keyword_score: float | None
     raw_vector: float | None = None
     raw_keyword: float | None = None
+    penalty: float = 0.0  # taken off for a memory that is a question (ASKING_PENALTY)
 
 
 def scale(values: dict[int, float]) -> dict[int, float]:
@@ -416,14 +430,36 @@ def scale(values: dict[int, float]) -> dict[int, float]:
     return {k: (v - low) / (high - low) for k, v in values.items()}
 
 
+# Taken off the hybrid score of a memory that is itself a question ("What do you
+# play?"): it shares a question's words and shape but holds no answer. Chosen on
+# LoCoMo's tuning pair (docs/notes/issue-8.md: R@5 +1.7, R@10 +0.9 over all ten).
+ASKING_PENALTY = 0.06
+QUESTIONS_SQL = (
+    "SELECT id FROM memories WHERE id IN ({ids}) "
+    "AND (rtrim(content) LIKE '%?' OR rtrim(content) LIKE '%？')"
+)
+
+
+def questions(db: Database, ids: Iterable[int]) -> set[int]:
+    """The memories among `ids` whose text ends with a question mark."""
+    wanted = [int(i) for i in ids]
+    found: set[int] = set()
+    for start in range(0, len(wanted), 400):
+        chunk = wanted[start : start + 400]
+        found.update(row[0] for row in db.execute(QUESTIONS_SQL.format(ids=",".join("?" * len(chunk))), chunk))
+    return found
+
+
 def fuse(
     vector: dict[int, float],
     keyword: dict[int, float],
     vector_weight: float,
     keyword_weight: float,
     unembedded: set[int] | frozenset[int] = frozenset(),
+    asking: set[int] | frozenset[int] = frozenset(),
 ) -> list[Scored]:
-    """score = wv·vector + wk·keyword, each min-max scaled over the union of candidates.
+    """score = wv·vector + wk·keyword, each min-max scaled over the union of candidates,
+    minus ASKING_PENALTY for a memory that is a question (`asking`).
 
     A candidate absent from a list scores 0 on that side. Every keyword candidate gets an
     exact vector similarity before this (see hybrid_search), so only true non-matches of
@@ -443,7 +479,9 @@ def fuse(
         else:
             vs = v_scaled.get(memory_id, 0.0) if vector else None
             score = wv * (vs or 0.0) + wk * (ks or 0.0)
-        out.append(Scored(memory_id, score, vs, ks, vector.get(memory_id), keyword.get(memory_id)))
+        penalty = ASKING_PENALTY if memory_id in asking else 0.0
+        out.append(Scored(memory_id, score - penalty, vs, ks, vector.get(memory_id), keyword.get(memory_id),
+                          penalty))
     out.sort(key=lambda s: (-s.score, -s.id))
     return out
 
@@ -504,13 +542,14 @@ def hybrid_search(
             vector.update(found)
             unembedded = {i for i in missing if i not in found}
     plan.vector_candidates, plan.keyword_candidates = len(vector), len(keyword)
+    asking = questions(db, set(vector) | set(keyword)) if mode == "hybrid" and ASKING_PENALTY else set()
 
     def ranked() -> list[Scored]:
         if mode == "keyword" or not use_vectors:
             return fuse({}, keyword, 0.0, 1.0)
         if mode == "vector":
             return fuse(vector, {}, 1.0, 0.0)
-        return fuse(vector, keyword, vector_weight, keyword_weight, unembedded)
+        return fuse(vector, keyword, vector_weight, keyword_weight, unembedded, asking)
 
     fused = ranked()
     if use_vectors:
@@ -548,6 +587,7 @@ def explain_rows(scored: Sequence[Scored]) -> list[dict[str, Any]]:
             "keyword": None if s.keyword_score is None else round(s.keyword_score, 4),
             "cosine": None if s.raw_vector is None else round(s.raw_vector, 4),
             "bm25": None if s.raw_keyword is None else round(s.raw_keyword, 4),
+            "penalty": round(s.penalty, 4),
         }
         for s in scored
     ]

@@ -165,3 +165,25 @@ def test_real_local_embedder_finds_a_paraphrase(tmp_path, local_embedder, clock)
         ])
         hits = b.search("where are our pictures stored?", mode="vector")
         assert hits[0].memory.content.startswith("We moved the family photos")
+
+
+def test_the_query_is_embedded_without_its_question_mark(brain, hash_embedder):
+    from maxmem.search import vector_query
+
+    assert vector_query("what do you play? ") == "what do you play"
+    assert vector_query("¿qué tocas？") == "¿qué tocas" and vector_query("??") == "??"
+
+
+def test_a_memory_that_is_a_question_pays_the_asking_penalty(brain):
+    from maxmem.search import ASKING_PENALTY
+
+    asks = brain.remember("Do you play the clarinet?", category="conversation")
+    tells = brain.remember("I play the clarinet on Sundays", category="conversation")
+    hits = {h.memory.id: h for h in brain.search("clarinet", explain=True, track=False)}
+    for memory, penalty in ((asks, ASKING_PENALTY), (tells, 0.0)):
+        h = hits[memory.id]
+        assert h.score == pytest.approx(0.7 * h.vector_score + 0.3 * h.keyword_score - penalty)
+        assert h.explain["penalty"] == penalty
+    # the ablation modes rank by one side only
+    keyword = brain.search("clarinet", mode="keyword", explain=True, track=False)
+    assert all(h.score == pytest.approx(h.keyword_score) for h in keyword)
