@@ -284,7 +284,7 @@ def search(
                 )
             else:
                 try:
-                    query_vector = brain.embedder.embed_query(query)
+                    query_vector = brain.embedder.embed_query(search_mod.vector_query(query))
                 except EmbeddingError as exc:
                     note = f"{exc}; searched by keyword only"
                     if mode == "vector":
