@@ -87,6 +87,11 @@ def e5_like(n: int, dim: int, seed: int = 11) -> np.ndarray:
     return out
 
 
+def _asked(text: str) -> str:
+    """The question as Brain.search hands it to the embedder (search.vector_query)."""
+    return next(q for q in QUESTIONS if search_mod.vector_query(q) == text)
+
+
 class Precomputed:
     """An Embedder that hands out vectors computed beforehand (embedding time excluded)."""
 
@@ -103,7 +108,7 @@ class Precomputed:
         return np.vstack([self.table[t] for t in batch])
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self.queries[text]
+        return self.queries[text] if text in self.queries else self.queries[_asked(text)]
 
 
 def raw_insert(path: Path, rows: list[str], vectors: np.ndarray) -> float:
