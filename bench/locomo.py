@@ -48,6 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from maxmem import Brain  # noqa: E402
 from maxmem.embeddings import Embedder, make_embedder  # noqa: E402
 from maxmem.config import Config  # noqa: E402
+from maxmem.search import vector_query  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "out"
 TUNING = ("conv-26", "conv-30")
@@ -240,6 +241,12 @@ def run(conversations: Sequence[Conversation], modes: Sequence[str], embedder: E
     search_seconds = {m: 0.0 for m in modes}
     build_seconds = 0.0
     questions = 0
+    if any(m != "keyword" for m in modes):
+        # Every question's vector into the cache first (as Brain.search embeds it), so the
+        # timed searches measure search; embedding time is measured on its own.
+        for conv in conversations:
+            for q in conv.questions:
+                embedder.embed_query(vector_query(q.text))
     for conv in conversations:
         path = workdir / f"{conv.sample_id}.db"
         started = time.perf_counter()
@@ -292,8 +299,10 @@ def report(result: dict[str, Any], out: Any = None) -> None:
         print(text, file=out or sys.stdout)
 
     convs = result["conversations"]
+    embedded = result.get("embedded_this_run")
     line(f"LoCoMo: {len(convs)} conversations, {result['memories']} memories, "
-         f"{result['questions']} questions; build {result['build_seconds']:.1f} s")
+         f"{result['questions']} questions; build {result['build_seconds']:.1f} s"
+         + (f" ({embedded} texts embedded this run, the rest from the cache)" if embedded is not None else ""))
     cats = [CATEGORIES[c] for c in SCORED]
     for group, title in (("all", "all conversations"), ("tuning", "tuning pair (conv-26, conv-30)"),
                          ("other", "the other eight")):
@@ -315,8 +324,10 @@ def report(result: dict[str, Any], out: Any = None) -> None:
     line()
     embed_ms = result.get("query_embedding_ms", 0.0)
     for mode, ms in result["search_ms_per_question"].items():
-        extra = f" + {embed_ms:.0f} ms question embedding" if mode != "keyword" and embed_ms else ""
+        extra = f" + {embed_ms:.0f} ms to embed the question" if mode != "keyword" and embed_ms else ""
         line(f"query time, {mode}: {ms:.1f} ms search{extra}")
+    line("(search: Brain.search with the question's vector cached; embedding: median of 20 "
+         "uncached questions, local model)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -335,8 +346,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with tempfile.TemporaryDirectory(prefix="maxmem-locomo-") as workdir:
             result = run(conversations, args.modes, embedder, Path(workdir))
-        result["query_embedding_ms"] = query_embedding_ms(inner, conversations)
         result["embedded_this_run"] = embedder.embedded
+        result["query_embedding_ms"] = query_embedding_ms(inner, conversations)
     finally:
         embedder.close()
     report(result)

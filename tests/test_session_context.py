@@ -72,7 +72,7 @@ def test_the_stored_vector_blends_the_own_vectors_of_the_neighbours(brain, hash_
     ids = conversation(brain)
     own = {i: hash_embedder.embed_query(t) for i, t in zip(ids, TURNS)}
     expected = session_context.blend(own[ids[2]], [own[ids[1]], own[ids[0]], own[ids[3]], own[ids[4]]])
-    assert np.allclose(stored_vector(brain, ids[2]), expected, atol=1e-6)
+    assert np.allclose(stored_vector(brain, ids[2]), expected, atol=2e-3)  # the cache keeps float16
     assert not np.allclose(stored_vector(brain, ids[2]), own[ids[2]], atol=1e-3)
     # the cache still holds the memory's own vector, so a re-blend never calls the embedder
     calls = len(hash_embedder.calls)
@@ -80,7 +80,7 @@ def test_the_stored_vector_blends_the_own_vectors_of_the_neighbours(brain, hash_
     assert len(hash_embedder.calls) == calls + 1  # only the new text
     expected = session_context.blend(own[ids[4]], [own[ids[3]], own[ids[2]], hash_embedder.embed_query(
         "Melanie: and Vivaldi in the evening.")])
-    assert np.allclose(stored_vector(brain, ids[4]), expected, atol=1e-6)
+    assert np.allclose(stored_vector(brain, ids[4]), expected, atol=2e-3)  # the cache keeps float16
 
 
 def test_a_new_turn_updates_its_neighbours(brain):
@@ -121,7 +121,7 @@ def test_pending_turns_are_blended_once_embedded(brain, hash_embedder):
     assert brain.embed_pending() == len(TURNS)
     own = {i: hash_embedder.embed_query(t) for i, t in zip(ids, TURNS)}
     expected = session_context.blend(own[ids[0]], [own[ids[1]], own[ids[2]]])
-    assert np.allclose(stored_vector(brain, ids[0]), expected, atol=1e-6)
+    assert np.allclose(stored_vector(brain, ids[0]), expected, atol=2e-3)  # the cache keeps float16
 
 
 def test_turns_are_ordered_by_time_within_a_session(brain):
