@@ -346,6 +346,23 @@ def search(state: Context, query: str, limit: int, mode: str, include_superseded
     hits = brain.search(query, limit=limit, mode=mode, include_superseded=include_superseded,
                         explain=explain, **filter_kwargs(**filters))
     plan = brain.last_plan
+
+    def explain_line(hit: Any) -> str:
+        e = hit.explain
+        return (f"      vector {_fmt(e.get('vector'))} (cosine {_fmt(e.get('cosine'))}) × "
+                f"{state.config.vector_weight:g} + keyword {_fmt(e.get('keyword'))} "
+                f"(bm25 {_fmt(e.get('bm25'))}) × {state.config.keyword_weight:g}"
+                + (f" − {e['penalty']:g} (a question)" if e.get("penalty") else ""))
+
+    print_hits(query, hits, plan, as_json, explain_line if explain else None)
+    if explain and not as_json:
+        click.echo(f"FTS5 query: {plan.match or '(no keyword terms)'}; filters: {plan.where} {plan.params}; "
+                   f"candidates: {plan.vector_candidates} vector, {plan.keyword_candidates} keyword")
+
+
+def print_hits(query: str, hits: list[Any], plan: Any, as_json: bool,
+               explain_line: Callable[[Any], str] | None = None, show_agent: bool = False) -> None:
+    """Search results as ranked lines (or JSON), the plan's note on stderr."""
     if plan.note:
         click.echo(f"maxmem: note: {plan.note}", err=True)
     if as_json:
@@ -355,16 +372,10 @@ def search(state: Context, query: str, limit: int, mode: str, include_superseded
     if not hits:
         click.echo("no memories found")
     for rank, hit in enumerate(hits, start=1):
-        click.echo(f"{rank:>2}. {hit.score:.3f}  {memory_line(hit.memory)}")
-        if explain:
-            e = hit.explain
-            click.echo(f"      vector {_fmt(e.get('vector'))} (cosine {_fmt(e.get('cosine'))}) × "
-                       f"{state.config.vector_weight:g} + keyword {_fmt(e.get('keyword'))} "
-                       f"(bm25 {_fmt(e.get('bm25'))}) × {state.config.keyword_weight:g}"
-                       + (f" − {e['penalty']:g} (a question)" if e.get("penalty") else ""))
-    if explain:
-        click.echo(f"FTS5 query: {plan.match or '(no keyword terms)'}; filters: {plan.where} {plan.params}; "
-                   f"candidates: {plan.vector_candidates} vector, {plan.keyword_candidates} keyword")
+        who = f"[{hit.memory.agent}] " if show_agent else ""
+        click.echo(f"{rank:>2}. {hit.score:.3f}  {who}{memory_line(hit.memory)}")
+        if explain_line is not None:
+            click.echo(explain_line(hit))
 
 
 def _fmt(value: float | None) -> str:

@@ -12,7 +12,7 @@ from typing import Any, Iterable
 
 import click
 
-from .cli import Context, cli, emit, filter_kwargs, json_option, memory_line, pass_state
+from .cli import Context, cli, emit, filter_kwargs, json_option, pass_state, print_hits
 
 DSN_HELP = "libpq URL or key=value string (default: MAXMEM_PG_DSN, then [sync.postgres] dsn)."
 
@@ -116,13 +116,4 @@ def sync_search(state: Context, query: str, dsn: str | None, limit: int, agents:
     hits, plan = search(brain, url, query, limit=limit, agents=list(agents), mode=mode,
                         include_superseded=include_superseded,
                         **{k: v for k, v in filter_kwargs(agent=None, **filters).items() if k != "agent"})
-    if plan.note:
-        click.echo(f"maxmem: note: {plan.note}", err=True)
-    if as_json:
-        emit({"query": query, "mode": plan.mode, "note": plan.note,
-              "hits": [h.to_dict() for h in hits]}, True)
-        return
-    if not hits:
-        click.echo("no memories found")
-    for rank, hit in enumerate(hits, start=1):
-        click.echo(f"{rank:>2}. {hit.score:.3f}  [{hit.memory.agent}] {memory_line(hit.memory)}")
+    print_hits(query, hits, plan, as_json, show_agent=True)
