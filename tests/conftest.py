@@ -16,6 +16,20 @@ from maxmem import Brain, Config, FixedClock
 pytest_plugins: list[str] = ["pg_fixture"]
 
 
+def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """Run the maxmem command in-process as a user would (main(): exit codes, one-line
+    errors); returns (exit code, stdout, stderr)."""
+    from maxmem.cli import main
+
+    try:
+        main(args)
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
 @pytest.fixture(autouse=True)
 def maxmem_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Point MAXMEM_HOME (config and default brain.db) at a temp dir; hide real keys."""

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from maxmem.cli import main
+from conftest import run_cli
 
 
 @pytest.fixture
@@ -20,13 +20,7 @@ def run(tmp_path, capsys, monkeypatch):
     def invoke(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
         if stdin is not None:
             monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
-        code = 0
-        try:
-            main(["--db", str(db), "--embedder", "none", *args])
-        except SystemExit as exc:
-            code = int(exc.code or 0)
-        out, err = capsys.readouterr()
-        return code, out, err
+        return run_cli(["--db", str(db), "--embedder", "none", *args], capsys)
 
     return invoke
 

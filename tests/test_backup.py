@@ -15,8 +15,8 @@ import pytest
 from conftest import HashEmbedder
 from maxmem import Brain, Config, DatabaseError, FixedClock, InvalidInput
 from maxmem.backup import backup, create_backup, list_backups, restore
-from maxmem.cli import main
 from maxmem.health import last_runs
+from conftest import run_cli
 
 WORKER = Path(__file__).with_name("stress_worker.py")
 
@@ -37,16 +37,6 @@ def count(path: Path) -> int:
         return conn.execute("SELECT count(*) FROM memories").fetchall()[0][0]
     finally:
         conn.close()
-
-
-def run_cli(args: list[str], capsys) -> tuple[int, str, str]:
-    try:
-        main(args)
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_backup_while_other_processes_write_is_consistent(tmp_path):

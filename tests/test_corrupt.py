@@ -20,7 +20,7 @@ import pytest
 
 from conftest import HashEmbedder
 from maxmem import Brain, MaxmemError
-from maxmem.cli import main
+from conftest import run_cli
 
 COMMANDS = [["search", "kilo lima"], ["list", "-n", "3"], ["stats"], ["add", "a new memory"],
             ["get", "1"], ["doctor"]]
@@ -82,16 +82,6 @@ def damaged_copy(good: Path, folder: Path, how: str) -> Path:
     os.chmod(path, 0o600)
     DAMAGE[how](path)
     return path
-
-
-def run_cli(args: list[str], capsys) -> tuple[int, str, str]:
-    try:
-        main(args)
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def files(path: Path) -> dict[str, bytes]:

@@ -10,19 +10,9 @@ import pytest
 
 from conftest import HashEmbedder
 from maxmem import Brain, Config, FixedClock, InvalidInput
-from maxmem.cli import main
 from maxmem.doctor import run_checks
 from maxmem.health import job_name, last_runs, record_run
-
-
-def run_cli(args: list[str], capsys) -> tuple[int, str, str]:
-    try:
-        main(args)
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
+from conftest import run_cli
 
 
 def checks(report: dict) -> dict[str, dict]:

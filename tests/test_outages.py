@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from maxmem.cli import main
+from conftest import run_cli
 
 KEY = "sk-test-key"
 CONTENT = "the spare house key is under the blue flowerpot by the door"
@@ -27,14 +27,7 @@ def closed_port() -> int:
         return s.getsockname()[1]
 
 
-def run(args: list[str], capsys) -> tuple[int, str, str]:
-    try:
-        main(args)
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
+run = run_cli
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ from maxmem.embeddings import identity
 from maxmem.search import Filters, keyword_candidates
 from maxmem.sync import pgsearch
 from maxmem.sync.postgres import SyncError, export, mask_dsn, status, target_name
+from conftest import run_cli
 
 psycopg = pytest.importorskip("psycopg")
 
@@ -472,18 +473,10 @@ def test_cross_agent_search_matches_local_search_on_the_same_data(tmp_path, loca
 @pytest.fixture
 def run(tmp_path, capsys, monkeypatch):
     """maxmem ARGS against a temp brain.db; returns (exit code, stdout, stderr)."""
-    from maxmem.cli import main
-
     db = tmp_path / "cli.db"
 
     def invoke(*args: str) -> tuple[int, str, str]:
-        code = 0
-        try:
-            main(["--db", str(db), "--embedder", "none", *args])
-        except SystemExit as exc:
-            code = int(exc.code or 0)
-        out, err = capsys.readouterr()
-        return code, out, err
+        return run_cli(["--db", str(db), "--embedder", "none", *args], capsys)
 
     return invoke
 
