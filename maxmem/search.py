@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
@@ -258,8 +259,19 @@ class Quantizer:
 
     def codes(self, vectors: np.ndarray) -> np.ndarray:
         """int8 codes of the centred vectors: (n, dim)."""
+        return self.encode(vectors)[1]
+
+    def encode(self, vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(bits, codes) of many vectors, centring them once (the bulk-insert path)."""
         centred = np.atleast_2d(np.asarray(vectors, dtype=np.float32)) - self.center
-        return np.clip(np.rint(centred / self.scale), -127, 127).astype(np.int8)
+        packed = np.packbits(centred > 0, axis=1)
+        pad = (-packed.shape[1]) % 8
+        if pad:
+            packed = np.pad(packed, ((0, 0), (0, pad)))
+        centred /= self.scale
+        np.rint(centred, out=centred)
+        np.clip(centred, -127, 127, out=centred)
+        return np.ascontiguousarray(packed).view(np.uint64), centred.astype(np.int8)
 
     def to_meta(self) -> str:
         return np.concatenate([self.center, self.scale]).astype(np.float32).tobytes().hex()
@@ -269,6 +281,10 @@ class Quantizer:
         both = np.frombuffer(bytes.fromhex(raw), dtype=np.float32)
         half = len(both) // 2
         return cls(both[:half].copy(), both[half:].copy())
+
+
+# Bytes of float32 rows widened at a time by VectorIndex._approx (fits a CPU cache).
+APPROX_BLOCK_BYTES = 1 << 20
 
 
 class VectorIndex:
@@ -281,7 +297,7 @@ class VectorIndex:
     def __init__(self, words: int, dim: int) -> None:
         self.words, self.dim = words, dim
         self.ids = np.zeros(0, dtype=np.int64)
-        self.bits = np.zeros((0, words), dtype=np.uint64)
+        self.bits = np.zeros((words, 0), dtype=np.uint64)  # word-major: one row per 64 bits
         self.codes = np.zeros((0, dim), dtype=np.int8)
         self._added: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self._removed: set[int] = set()
@@ -307,20 +323,20 @@ class VectorIndex:
     def _fold_removals(self) -> None:
         if self._removed:
             keep = ~np.isin(self.ids, np.fromiter(self._removed, dtype=np.int64))
-            self.ids, self.bits, self.codes = self.ids[keep], self.bits[keep], self.codes[keep]
+            self.ids, self.bits, self.codes = self.ids[keep], self.bits[:, keep], self.codes[keep]
             self._removed.clear()
 
     def _fold(self) -> None:
         self._fold_removals()
         if self._added:
             ids = np.concatenate([self.ids, *(a[0] for a in self._added)])
-            bits = np.vstack([self.bits, *(a[1] for a in self._added)])
+            bits = np.hstack([self.bits, *(a[1].T for a in self._added)])
             codes = np.vstack([self.codes, *(a[2] for a in self._added)])
             self._added.clear()
             # A re-added id (an update) keeps only its newest entry; ids stay sorted.
             _, last = np.unique(ids[::-1], return_index=True)
             keep = len(ids) - 1 - last
-            self.ids, self.bits, self.codes = ids[keep], bits[keep], codes[keep]
+            self.ids, self.bits, self.codes = ids[keep], np.ascontiguousarray(bits[:, keep]), codes[keep]
 
     def candidates(
         self, query: np.ndarray, quantizer: Quantizer, count: int, allowed: np.ndarray | None = None
@@ -339,11 +355,11 @@ class VectorIndex:
             ids = ids[rows]
         if len(ids) == 0:
             return {}
-        bits = self.bits if rows is None else self.bits[rows]
+        bits = self.bits if rows is None else self.bits[:, rows]
         # More bits sort better: a tenth of the memories at 384-d, a fortieth at 1536-d.
         coarse = min(len(ids), max(20 * count, len(ids) * 38 // self.dim))
         if coarse < len(ids):
-            near = np.argpartition(_hamming(bits, quantizer.bits(query)[0]), coarse - 1)[:coarse]
+            near = _nearest(_hamming(bits, quantizer.bits(query)[0]), coarse)
         else:
             near = np.arange(len(ids))
         code_rows = near if rows is None else rows[near]
@@ -365,18 +381,43 @@ class VectorIndex:
         return dict(zip(wanted_arr[present].tolist(), scores.tolist()))
 
     def _approx(self, rows: np.ndarray, query: np.ndarray, quantizer: Quantizer) -> np.ndarray:
+        """Cosine estimates from the int8 codes of `rows`.
+
+        Block by block through two small buffers that stay in the CPU cache: gathering
+        and widening all the rows at once (15 MB at 100k, 384-d) took three times longer.
+        """
         q = np.asarray(query, dtype=np.float32)
-        return self.codes[rows].astype(np.float32) @ (q * quantizer.scale) + float(q @ quantizer.center)
+        weights, offset = q * quantizer.scale, float(q @ quantizer.center)
+        out = np.empty(len(rows), dtype=np.float32)
+        block = max(64, APPROX_BLOCK_BYTES // (4 * self.dim))
+        gathered = np.empty((min(block, len(rows)), self.dim), dtype=np.int8)
+        widened = np.empty(gathered.shape, dtype=np.float32)
+        for start in range(0, len(rows), block):
+            size = min(block, len(rows) - start)
+            np.take(self.codes, rows[start : start + size], axis=0, out=gathered[:size])
+            widened[:size] = gathered[:size]
+            np.matmul(widened[:size], weights, out=out[start : start + size])
+        return out + offset
 
 
 def _hamming(bits: np.ndarray, query_bits: np.ndarray) -> np.ndarray:
-    """Hamming distance of each row to the query; summed word by word (a reduce over a
-    short axis is several times slower)."""
-    counts = np.bitwise_count(bits ^ query_bits)
-    distance = counts[:, 0].astype(np.uint16)
-    for word in range(1, counts.shape[1]):
-        distance += counts[:, word]
+    """Hamming distance of each memory to the query. The bits are stored word-major
+    (words, n), so each word is one contiguous pass: 2-3 times faster than row-major."""
+    distance = np.bitwise_count(bits[0] ^ query_bits[0]).astype(np.uint16)
+    for word in range(1, len(bits)):
+        distance += np.bitwise_count(bits[word] ^ query_bits[word])
     return distance
+
+
+def _nearest(distance: np.ndarray, count: int) -> np.ndarray:
+    """Positions of the `count` smallest distances (ties at the cut taken in order).
+
+    Distances are small integers, so a histogram finds the cut: a third of the time of
+    an argpartition over 100k.
+    """
+    cut = int(np.searchsorted(np.cumsum(np.bincount(distance)), count))
+    below = np.flatnonzero(distance < cut)
+    return np.concatenate([below, np.flatnonzero(distance == cut)[: count - len(below)]])
 
 
 def decode_vector(blob: bytes) -> np.ndarray:
@@ -499,6 +540,10 @@ class SearchPlan:
     note: str | None = None
 
 
+# Runs the keyword query of a hybrid search beside its vector stages (hybrid_search).
+_WORKERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="maxmem-keyword")
+
+
 def hybrid_search(
     db: Database,
     query: str,
@@ -525,14 +570,23 @@ def hybrid_search(
     if not use_vectors and mode == "hybrid":
         plan.note = "keyword-only search: no embedder configured (see maxmem doctor)"
 
-    keyword = keyword_candidates(db, query, filters, pool) if mode != "vector" else {}
+    keyword: dict[int, float] = {}
     vector: dict[int, float] = {}
     unembedded: set[int] = set()
     exact: dict[int, float] = {}
+    if not use_vectors and mode != "vector":
+        keyword = keyword_candidates(db, query, filters, pool)
     if use_vectors:
         assert query_vector is not None and index is not None and quantizer is not None
         allowed = None if filters.is_empty() else allowed_ids(db, filters)
-        vector = index.candidates(query_vector, quantizer, pool + 8, allowed)
+        # The keyword query (SQLite, which releases the GIL) runs on a worker thread
+        # while the vector stages (numpy) run here: a search costs the slower of the
+        # two, not their sum. Nothing here touches the database until it is done.
+        job = _WORKERS.submit(keyword_candidates, db, query, filters, pool) if mode != "vector" else None
+        try:
+            vector = index.candidates(query_vector, quantizer, pool + 8, allowed)
+        finally:
+            keyword = job.result() if job else {}
         if allowed is None:
             vector = _only_matching(db, vector, filters)
         vector = dict(sorted(vector.items(), key=lambda kv: -kv[1])[:pool])

@@ -64,6 +64,11 @@ class Context:
     neighbours: list[int]     # whose own vectors are blended into its vector
 
 
+def in_session(category: str, session_id: str | None) -> bool:
+    """Whether a memory is read with its session neighbours."""
+    return category == CATEGORY and bool(session_id)
+
+
 def plan(
     db: Database,
     ids: Iterable[int],
@@ -89,13 +94,13 @@ def plan(
             f"SELECT id, category, session_id FROM memories WHERE id IN ({','.join('?' * len(chunk))})", chunk
         ).fetchall()
     for memory_id, category, session_id in found:
-        if category == CATEGORY and session_id:
+        if in_session(category, session_id):
             sessions.setdefault(session_id, set()).add(memory_id)
         else:
             out[memory_id] = Context(memory_id, None, [])
     joining: dict[str, list[tuple[str, int, str]]] = {}
     for memory_id, p in pending.items():
-        if p.category == CATEGORY and p.session_id in sessions:
+        if in_session(p.category, p.session_id) and p.session_id in sessions:
             joining.setdefault(p.session_id, []).append((p.created_at, memory_id, p.content))
     for session_id, changed in sessions.items():
         rows = [(r[0], r[1], r[2]) for r in db.execute(SESSION_SQL, (session_id,))]

@@ -150,6 +150,47 @@ def test_vector_index_buffers_updates():
     assert list(index.candidates(c, q, 5)) == [2]
 
 
+def test_candidate_stages_match_a_plain_computation():
+    """Word-major Hamming, the histogram cut and the blocked int8 estimate agree with the
+    obvious numpy; sizes cross the blocks and ties sit at the cut."""
+    from maxmem import search as search_mod
+
+    rng = np.random.default_rng(3)
+    dim = 200
+    vectors = rng.normal(size=(3000, dim)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    quantizer = Quantizer.fit(vectors)
+    bits, codes = quantizer.encode(vectors)
+    assert np.array_equal(bits, quantizer.bits(vectors)) and np.array_equal(codes, quantizer.codes(vectors))
+    index = VectorIndex(words=bits.shape[1], dim=dim)
+    index.add(np.arange(1, 3001), bits, codes)
+    query = vectors[7]
+    query_bits = quantizer.bits(query)[0]
+    plain = np.array([sum(bin(int(w ^ q)).count("1") for w, q in zip(row, query_bits)) for row in bits])
+    assert len(index) == 3000 and np.array_equal(search_mod._hamming(index.bits, query_bits), plain)
+    for count in (1, 37, 500, 2999):
+        chosen = search_mod._nearest(plain, count)
+        assert len(chosen) == len(set(chosen.tolist())) == count
+        assert plain[chosen].max() <= np.sort(plain)[count - 1]
+    rows = rng.permutation(3000)[:2500]  # more rows than one block of 200-d float32
+    estimate = index._approx(rows, query, quantizer)
+    exact = (codes[rows].astype(np.float64) * quantizer.scale) @ query + float(query @ quantizer.center)
+    assert np.allclose(estimate, exact, atol=1e-4)
+    assert np.max(np.abs(estimate - vectors[rows] @ query)) < 0.02
+    assert list(index.candidates(query, quantizer, 1)) == [8]
+
+
+def test_vector_table_chunks_stay_small_at_any_dimension(tmp_path, hash_embedder):
+    from maxmem.brain import vector_table_sql
+
+    assert "chunk_size=128" in vector_table_sql(384) and "chunk_size=32" in vector_table_sql(1536)
+    assert "chunk_size=256" in vector_table_sql(64) and "chunk_size=16" in vector_table_sql(4096)
+    with Brain.open(tmp_path / "v.db", embedder=hash_embedder) as b:
+        b.remember("one memory with a vector")
+        ddl = b.db.scalar("SELECT sql FROM sqlite_master WHERE name = 'memories_vec'")
+        assert ddl == vector_table_sql(hash_embedder.dim)
+
+
 def test_scale():
     assert scale({}) == {}
     assert scale({1: 5.0}) == {1: 1.0}
