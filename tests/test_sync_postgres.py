@@ -445,6 +445,8 @@ def test_cross_agent_search_matches_local_search_on_the_same_data(tmp_path, loca
         # Local search estimates cosines from int8 codes and rescores exactly the head of
         # its ranking: asked for every memory, all its scores are exact, so PostgreSQL
         # (always exact) must give the same whole ranking and the same scores.
+        # Vector scores are cosines around the querying brain's centre (its quantizer's,
+        # search.centred_cosine), so the brain holding the same data asks.
         cases: list[tuple[str, dict[str, Any]]] = [
             ("hybrid", {}), ("keyword", {}), ("vector", {}), ("hybrid", {"category": "core"}),
             ("hybrid", {"tags": ["home"]}), ("hybrid", {"min_importance": 0.5, "max_importance": 0.7}),
@@ -453,13 +455,13 @@ def test_cross_agent_search_matches_local_search_on_the_same_data(tmp_path, loca
         for query in QUERIES:
             for mode, f in cases:
                 local = both.search(query, limit=everything, mode=mode, track=False, **f)
-                shared, _ = pgsearch.search(laptop, pg_dsn, query, limit=everything, mode=mode, **f)
+                shared, _ = pgsearch.search(both, pg_dsn, query, limit=everything, mode=mode, **f)
                 assert [h.memory.content for h in shared] == [h.memory.content for h in local], (query, f, mode)
                 assert np.allclose([h.score for h in shared], [h.score for h in local], atol=1e-5)
                 compared += 1
             # --agent: one agent's memories, as local search with agent=
             local = both.search(query, limit=everything, agent="server", track=False)
-            shared, _ = pgsearch.search(laptop, pg_dsn, query, limit=everything, agents=["server"])
+            shared, _ = pgsearch.search(both, pg_dsn, query, limit=everything, agents=["server"])
             assert [h.memory.content for h in shared] == [h.memory.content for h in local]
             assert {h.memory.agent for h in shared} <= {"server"}
         assert compared == len(QUERIES) * len(cases)

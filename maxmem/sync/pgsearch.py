@@ -7,7 +7,9 @@ The same steps as local search, over every exporting agent's memories:
 - vector candidates: cosine similarity to the query vector (HNSW when pgvector is
   there, exact over real[] otherwise; exact as well when filters are given, as local
   search restricts its candidates to the filtered ids), and every keyword candidate
-  gets its exact similarity too;
+  gets its exact similarity too; as locally, the cosine is taken around a centre, the
+  querying brain's (search.centred_cosine), and HNSW picks its candidates by the plain
+  cosine;
 - both scaled min-max to 0–1 over their candidates and fused
   vector_weight × vector + keyword_weight × keyword, ties broken by the newer local id;
   a keyword candidate without a comparable vector lets its keyword score stand for
@@ -25,6 +27,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+import numpy as np
 
 from ..clock import iso, to_iso
 from ..db import check_identifier
@@ -103,14 +107,14 @@ keyword AS (SELECT NULL::text AS instance_id, NULL::text AS uid, NULL::float8 AS
 
 VECTOR_CTES = """
 vector_pool AS (
-    SELECT m.instance_id, m.uid, 1 - ({distance}) AS sim
+    SELECT m.instance_id, m.uid, {similarity} AS sim
     FROM maxmem.memories m
     WHERE m.embedder = %(embedder)s AND m.embedding IS NOT NULL AND {where}
     ORDER BY {order}
     LIMIT %(pool)s
 ),
 keyword_vectors AS (
-    SELECT k.instance_id, k.uid, 1 - ({distance}) AS sim
+    SELECT k.instance_id, k.uid, {similarity} AS sim
     FROM keyword k JOIN maxmem.memories m ON m.instance_id = k.instance_id AND m.uid = k.uid
     WHERE m.embedder = %(embedder)s AND m.embedding IS NOT NULL
       AND NOT EXISTS (SELECT 1 FROM vector_pool v WHERE v.instance_id = k.instance_id AND v.uid = k.uid)
@@ -371,7 +375,10 @@ def search(
                 distance = "maxmem.cosine_distance(m.embedding, %(qv)s::real[])"
                 order = distance
                 params["qv"] = [float(x) for x in query_vector]  # type: ignore[union-attr]
-            ctes.append(VECTOR_CTES.format(distance=distance, order=order, where=vec_where))
+            similarity = _centred_similarity(brain, query_vector, distance, params)  # type: ignore[arg-type]
+            if order != distance or schema.vector_type != "vector":
+                order = f"-({similarity})"  # exact candidates, as local search's are centred
+            ctes.append(VECTOR_CTES.format(similarity=similarity, order=order, where=vec_where))
         else:
             ctes.append(NO_VECTOR_CTES)
         columns = ", ".join(f"m.{c}" for c in MEMORY_COLUMNS)
@@ -388,6 +395,21 @@ def search(
         conn.close()
     plan = PgPlan(mode, note, schema.vector_type)
     return [_hit(r) for r in rows], plan
+
+
+def _centred_similarity(brain: "Brain", query_vector: Any, distance: str, params: dict[str, Any]) -> str:
+    """SQL for search_mod.centred_cosine around the querying brain's centre (its quantizer's),
+    from a memory's cosine distances to the query and to the centre (vectors are unit)."""
+    quantizer = brain._load_quantizer()
+    center = np.zeros(len(query_vector), np.float32) if quantizer is None else quantizer.center
+    values = [float(x) for x in center]
+    params["cv"] = values if isinstance(params["qv"], list) else "[" + ",".join(map(repr, values)) + "]"
+    params["cc"], params["qc"] = float(center @ center), float(np.asarray(query_vector, np.float32) @ center)
+    norm = float(np.sqrt(params["cc"]))
+    to_center = distance.replace("%(qv)s", "%(cv)s")
+    center_dots = f"((1 - ({to_center})) * {norm!r})" if norm > 0 else "0"
+    return (f"((1 - ({distance})) - {center_dots} - %(qc)s + %(cc)s) / "
+            f"sqrt(greatest((1 - 2 * {center_dots} + %(cc)s) * (1 - 2 * %(qc)s + %(cc)s), 1e-12))")
 
 
 def _idf_columns(count: int) -> str:
