@@ -72,6 +72,14 @@ INSERT_CONTEXT_SQL = (  # a new row with its session context (session_context.py
     f"INSERT INTO memories (id, {', '.join(FIELDS)}, context) "
     f"VALUES ({', '.join('?' * (len(FIELDS) + 2))})"
 )
+# The vectors the embeddings cache refers to (_by_reference): a memory's own vector,
+# read from vec0. The caller checks that the content hashes to the wanted text hash.
+HELD_VECTORS_SQL = """
+SELECT m.content_hash, m.content, v.embedding
+FROM memories m JOIN memories_vec v ON v.rowid = m.id
+WHERE {where} AND m.title IS NULL AND m.embedded_at IS NOT NULL
+  AND NOT (m.category = 'conversation' AND m.session_id IS NOT NULL)
+"""
 UPDATABLE = {
     "content", "title", "tags", "importance", "status", "kind", "category", "metadata",
     "pinned", "started_at", "resolved_at", "superseded_by", "agent", "session_id",
@@ -347,9 +355,11 @@ class Brain:
         if not records:
             return []
         texts = [embed_text(r["title"], r["content"]) for r in records]
-        vectors = self._vectors_for(texts) if embed else self._cached_vectors(texts)
+        vectors, embedded = self._embed_uncached(texts) if embed else (self._cached_vectors(texts), {})
         with self.db.atomic():
             ids, fresh = self._insert(records, vectors)
+            held = {m.content_hash for m in fresh.values() if m.embedded_at and _by_reference(m)}
+            self._cache_vectors({h: v for h, v in embedded.items() if h not in held})
         known = {m.id: m for m in self._get_many([i for i in ids if i not in fresh])}
         return [fresh.get(i) or known[i] for i in ids]
 
@@ -490,7 +500,9 @@ class Brain:
                 self._log_changes(sorted(neighbours_changed), "upsert")
             return {}
         session_ids = {c.id for c in contexts if c.text is not None}
-        wanted = (session_ids | {n for c in contexts for n in c.neighbours}) - set(own)
+        # A memory that left its session gets its own vector back (blend of no neighbours).
+        leaving = {c.id for c in contexts if c.text is None and c.id in retexted}
+        wanted = (session_ids | leaving | {n for c in contexts for n in c.neighbours}) - set(own)
         vectors = {**self._own_vectors(wanted), **own}
         blended: dict[int, np.ndarray] = {}
         restore: list[tuple[int, np.ndarray]] = []
@@ -501,7 +513,7 @@ class Brain:
             vector = mixed[c.id]
             if c.id in own:
                 blended[c.id] = vector
-            elif c.id in session_ids and current.get(c.id, (None, None))[1]:
+            elif (c.id in session_ids or c.id in leaving) and current.get(c.id, (None, None))[1]:
                 restore.append((c.id, vector))
         if restore:
             self._drop_vectors([i for i, _ in restore])
@@ -545,14 +557,37 @@ class Brain:
 
         On an embedding failure the texts get None (stored as pending) and a warning.
         """
+        vectors, fresh = self._embed_uncached(texts)
+        if fresh:
+            with self.db.atomic():
+                self._cache_vectors(fresh)
+        return vectors
+
+    def _cache_vectors(self, fresh: Mapping[str, np.ndarray], model: str | None = None) -> None:
+        """Keep vectors (by text hash) in the embeddings cache, as float16."""
+        if not fresh or (model is None and self.embedder is None):
+            return
+        model = model or identity(self.embedder)  # type: ignore[arg-type]
+        halves = np.asarray(np.vstack(list(fresh.values())), dtype=np.float16)
+        self.db.executemany(
+            "INSERT OR IGNORE INTO embeddings_cache (model, content_hash, vector) VALUES (?, ?, ?)",
+            [(model, h, v.tobytes()) for h, v in zip(fresh, halves)],
+        )
+
+    def _embed_uncached(
+        self, texts: Sequence[str]
+    ) -> "tuple[list[np.ndarray | None], dict[str, np.ndarray]]":
+        """Vectors from the cache, else from the embedder, and those just embedded (by
+        text hash), which the caller keeps in the cache (_cache_vectors) unless a stored
+        memory holds them (see _by_reference)."""
         if self.embedder is None:
-            return [None] * len(texts)
+            return [None] * len(texts), {}
         try:  # a remote model of unknown dimension is asked for it here
             model = identity(self.embedder)
         except EmbeddingError as exc:
             self._embed_failure = (time.monotonic(), str(exc))
             self._warn(_pending_note(str(exc)))
-            return [None] * len(texts)
+            return [None] * len(texts), {}
         hashes = [text_hash(t) for t in texts]
         cached = self._cached(model, hashes)
         missing = [i for i, h in enumerate(hashes) if h not in cached]
@@ -563,23 +598,18 @@ class Brain:
             failing = self._recent_embed_failure()
             if failing:
                 self._warn(_pending_note(failing))
-                return [cached.get(h) for h in hashes]
+                return [cached.get(h) for h in hashes], {}
             try:
                 matrix = self.embedder.embed_documents(list(unique.values()))
             except EmbeddingError as exc:
                 self._embed_failure = (time.monotonic(), str(exc))
                 self._warn(_pending_note(str(exc)))
                 log.info("embedding failed, %d memories left pending: %s", len(unique), exc)  # and in .warnings
-                return [cached.get(h) for h in hashes]
+                return [cached.get(h) for h in hashes], {}
             fresh = dict(zip(unique, np.asarray(matrix, dtype=np.float32)))
-            halves = np.asarray(matrix, dtype=np.float16)
-            with self.db.atomic():
-                self.db.executemany(
-                    "INSERT OR IGNORE INTO embeddings_cache (model, content_hash, vector) VALUES (?, ?, ?)",
-                    [(model, h, v.tobytes()) for h, v in zip(unique, halves)],
-                )
             cached.update(fresh)
-        return [cached.get(h) for h in hashes]
+            return [cached.get(h) for h in hashes], fresh
+        return [cached.get(h) for h in hashes], {}
 
     def _recent_embed_failure(self) -> str | None:
         """The message of an embedding failure less than EMBED_PAUSE_SECONDS ago."""
@@ -612,7 +642,32 @@ class Brain:
                     out[h] = vector / max(float(np.linalg.norm(vector)), 1e-12)
                 else:
                     out[h] = np.frombuffer(blob, dtype=np.float32)
+        missing = [h for h in unique if h not in out]
+        if missing and model == self.db.get_meta("embedder") and self.db.table_exists("memories_vec"):
+            for start in range(0, len(missing), 400):
+                chunk = missing[start : start + 400]
+                for h, content, blob in self.db.execute(
+                    HELD_VECTORS_SQL.format(where=f"m.content_hash IN ({','.join('?' * len(chunk))})"), chunk
+                ):
+                    if text_hash(content) == h:  # the content as embedded, not only as hashed
+                        out[h] = np.frombuffer(blob, dtype=np.float32)
         return out
+
+    def _keep_held_vectors(self, ids: Sequence[int]) -> None:
+        """Copy into the cache the vectors it only refers to (see _by_reference), before
+        the memories holding them are deleted or re-embedded: a text is embedded once."""
+        model = self.db.get_meta("embedder")  # the model of the stored vectors
+        if model is None or not self.db.table_exists("memories_vec"):
+            return
+        held: dict[str, np.ndarray] = {}
+        for start in range(0, len(ids), 400):
+            chunk = [int(i) for i in ids[start : start + 400]]
+            for h, content, blob in self.db.execute(
+                HELD_VECTORS_SQL.format(where=f"m.id IN ({','.join('?' * len(chunk))})"), chunk
+            ):
+                if text_hash(content) == h:
+                    held[h] = np.frombuffer(blob, dtype=np.float32)
+        self._cache_vectors(held, model)
 
     def _ensure_vector_table(self) -> None:
         assert self.embedder is not None
@@ -635,8 +690,9 @@ class Brain:
         total = self._vector_count() + len(ids)
         refit = fitted_on < CENTER_SAMPLE and total >= max(2 * fitted_on, 1)
         if refit and total == len(ids):
-            # The first vectors of a brain fit the quantizer themselves: no read-back.
-            self._set_quantizer(search_mod.Quantizer.fit(matrix), total)
+            # The first vectors of a brain fit the quantizer themselves: no read-back
+            # (the first CENTER_SAMPLE of a big first batch, as if it came one by one).
+            self._set_quantizer(search_mod.Quantizer.fit(matrix[:CENTER_SAMPLE]), min(total, CENTER_SAMPLE))
             refit = False
         quantizer = self._load_quantizer() or search_mod.Quantizer.identity(matrix.shape[1])
         bits, codes = quantizer.encode(matrix)
@@ -895,6 +951,8 @@ class Brain:
             if reembed:
                 changed["embedded_at"] = changed["updated_at"] if vector is not None else None
             near = session_context.around(self.db, [old.id]) if moved else set()
+            if reembed or moved:  # its vector may stop being its text's own vector
+                self._keep_held_vectors([old.id])
             assignments = ", ".join(f"{k} = ?" for k in changed)
             values = [_column_value(k, v) for k, v in changed.items()]
             self.db.execute(f"UPDATE memories SET {assignments} WHERE id = ?", [*values, old.id])
@@ -968,6 +1026,7 @@ class Brain:
             for m in memories
         ])
         near = session_context.around(self.db, ids)
+        self._keep_held_vectors(ids)
         self._drop_vectors(ids)
         self.db.executemany("DELETE FROM memories WHERE id = ?", [(i,) for i in ids])
         if near:  # their context and blend held the forgotten text
@@ -1112,6 +1171,7 @@ class Brain:
                         continue
                     record["embedded_at"] = now if vector is not None else None
                     touched |= session_context.around(self.db, [old["id"]])
+                    self._keep_held_vectors([old["id"]])
                     values = [_column_value(k, record[k]) for k in FIELDS]
                     self.db.execute(
                         f"UPDATE memories SET {', '.join(f'{k} = ?' for k in FIELDS)} WHERE id = ?",
@@ -1190,8 +1250,27 @@ def _column_value(name: str, value: Any) -> Any:
     return value
 
 
+def _by_reference(memory: Memory) -> bool:
+    """Whether the embeddings cache refers to this memory's vec0 row instead of holding
+    a copy of its vector (a second copy cost a third of the bulk-insert time at 1536-d).
+
+    True when the stored vector is exactly the embedding of the text the cache is keyed
+    by: no title (the text is the content), and not a session memory (whose stored
+    vector is blended with its neighbours'; their own vectors stay in the cache).
+    """
+    return memory.title is None and not session_context.in_session(memory.category, memory.session_id)
+
+
 def _row_values(memory_id: int, record: Mapping[str, Any]) -> list[Any]:
-    return [memory_id, *(_column_value(k, record[k]) for k in FIELDS)]
+    """The INSERT_SQL parameters of a record (the bulk-load hot path: only the three
+    columns that need converting go through _column_value)."""
+    row = [memory_id, *map(record.__getitem__, FIELDS)]
+    for position, name in _CONVERTED:
+        row[position] = _column_value(name, row[position])
+    return row
+
+
+_CONVERTED = tuple((FIELDS.index(name) + 1, name) for name in ("tags", "metadata", "pinned"))
 
 
 def _metadata_filter(metadata: Any) -> dict[str, Any] | None:

@@ -6,6 +6,7 @@ import json
 import os
 import stat
 
+import numpy as np
 import pytest
 
 from maxmem import Brain, DatabaseError, InvalidInput, NotFound
@@ -50,6 +51,59 @@ def test_each_text_is_embedded_once_per_model(brain, hash_embedder):
     brain.forget(m.id)
     brain.remember("cache me once", category="daily")
     assert hash_embedder.embedded_texts.count("cache me once") == 1
+
+
+def cached_count(brain) -> int:
+    return brain.db.scalar("SELECT count(*) FROM embeddings_cache")
+
+
+def test_the_cache_refers_to_a_stored_vector_instead_of_copying_it(brain, hash_embedder):
+    plain = brain.remember("the NAS backup runs at 02:30", category="daily")
+    assert cached_count(brain) == 0  # its vec0 row is the cache entry
+    brain.remember("a titled note", title="Title", category="daily")
+    brain.remember("said in a chat", category="conversation", session_id="s1")
+    assert cached_count(brain) == 2  # embedded text ≠ content; a blended vector is not its own
+    # the same text elsewhere is not embedded again; its vector is the stored one
+    again = brain.remember("the NAS backup runs at 02:30", category="core")
+    assert hash_embedder.embedded_texts.count("the NAS backup runs at 02:30") == 1
+    stored = [np.frombuffer(brain.db.scalar("SELECT embedding FROM memories_vec WHERE rowid = ?", (m.id,)),
+                            np.float32) for m in (plain, again)]
+    assert np.array_equal(stored[0], stored[1])
+
+
+def test_a_referred_vector_survives_update_and_forget(brain, hash_embedder):
+    m = brain.remember("first wording of the note", category="daily")
+    brain.update(m.id, content="second wording of the note")
+    brain.update(m.id, content="first wording of the note")
+    brain.forget(m.id)
+    brain.remember("second wording of the note", category="project")
+    brain.remember("first wording of the note", category="core")
+    texts = hash_embedder.embedded_texts
+    assert texts.count("first wording of the note") == 1 and texts.count("second wording of the note") == 1
+
+
+def test_content_with_outer_whitespace_is_cached_by_its_exact_text(brain, hash_embedder):
+    brain.remember("  padded note  ", category="daily")
+    brain.remember("  padded note  ", category="core")
+    assert hash_embedder.embedded_texts.count("  padded note  ") == 1
+
+
+def test_a_memory_leaving_its_session_gets_its_own_vector_back(brain, hash_embedder):
+    turns = brain.remember_many([
+        {"content": f"turn {i} about {topic}", "category": "conversation", "session_id": "s1",
+         "created_at": f"2026-01-01T10:0{i}:00Z"}
+        for i, topic in enumerate(["gardens", "tomatoes", "boilers"])
+    ])
+    middle = turns[1]
+    own = hash_embedder.embed_documents(["turn 1 about tomatoes"])[0]
+
+    def stored() -> np.ndarray:
+        return np.frombuffer(brain.db.scalar("SELECT embedding FROM memories_vec WHERE rowid = ?",
+                                             (middle.id,)), np.float32)
+
+    assert float(stored() @ own) < 0.99  # blended with its neighbours
+    brain.update(middle.id, category="daily")
+    assert float(stored() @ own) > 0.999
 
 
 @pytest.mark.parametrize("kwargs, message", [

@@ -179,6 +179,9 @@ def test_apply_archives_then_deletes_everywhere(aged, tmp_path):
     assert [v["op"] for v in versions] == ["delete"]
     assert versions[0]["memory"]["archive"] == os.path.basename(archive)
     assert "tomatoes" not in json.dumps([r["data"] for r in aged.db.rows("SELECT data FROM changes")])
+    # nor does the embeddings cache keep a vector of it (forget copies it there first)
+    assert aged.db.scalar("SELECT count(*) FROM embeddings_cache WHERE content_hash = ?",
+                          (old_daily.content_hash,)) == 0
     assert "deleted 2 memories (daily 1, conversation 1)" in summary(report)
 
 
