@@ -180,6 +180,21 @@ def test_candidate_stages_match_a_plain_computation():
     assert list(index.candidates(query, quantizer, 1)) == [8]
 
 
+def test_keyword_query_on_a_worker_thread_ranks_the_same(brain, monkeypatch):
+    from maxmem import search as search_mod
+
+    brain.remember_many([{"content": f"note {i} about {w} and the garden"} for i, w in
+                         enumerate(["tomatoes", "basil", "the boiler", "taxes", "the NAS"] * 8)])
+    inline = [(h.memory.id, h.score) for h in brain.search("tomatoes in the garden", track=False)]
+    filtered = [h.memory.id for h in brain.search("garden", category="daily", track=False)]
+    monkeypatch.setattr(search_mod, "KEYWORD_THREAD_FROM", 0)
+    assert [(h.memory.id, h.score) for h in brain.search("tomatoes in the garden", track=False)] == inline
+    assert [h.memory.id for h in brain.search("garden", category="daily", track=False)] == filtered
+    brain.db.execute("DROP TABLE memories_fts")  # a failure in the thread reaches the caller
+    with pytest.raises(Exception, match="memories_fts"):
+        brain.search("tomatoes", track=False)
+
+
 def test_vector_table_chunks_stay_small_at_any_dimension(tmp_path, hash_embedder):
     from maxmem.brain import vector_table_sql
 
