@@ -90,9 +90,11 @@ def e5_like(n: int, dim: int, seed: int = 11) -> np.ndarray:
     return out
 
 
-def _asked(text: str) -> str:
-    """The question as Brain.search hands it to the embedder (search.vector_query)."""
-    return next(q for q in QUESTIONS if search_mod.vector_query(q) == text)
+def recall_questions() -> list[str]:
+    """The 20 speed-run questions and 80 more from templates, for the recall check."""
+    templates = ["what happened with {}?", "is anything blocking {}?", "what changed about {}?",
+                 "when was {} last mentioned?"]
+    return QUESTIONS + [t.format(s) for t in templates for s in SUBJECTS]
 
 
 class Precomputed:
@@ -101,7 +103,9 @@ class Precomputed:
     provider, model = "bench", "precomputed"
 
     def __init__(self, table: dict[str, np.ndarray], queries: dict[str, np.ndarray], dim: int):
-        self.table, self.queries, self._dim = table, queries, dim
+        # keyed as asked too: Brain.search embeds the question without its "?"
+        asked = {search_mod.vector_query(q): v for q, v in queries.items()}
+        self.table, self.queries, self._dim = table, {**asked, **queries}, dim
 
     @property
     def dim(self) -> int:
@@ -111,7 +115,7 @@ class Precomputed:
         return np.vstack([self.table[t] for t in batch])
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self.queries[text] if text in self.queries else self.queries[_asked(text)]
+        return self.queries[text]
 
 
 def raw_insert(path: Path, rows: list[str], vectors: np.ndarray) -> float:
@@ -152,7 +156,9 @@ def exact_hybrid(brain: Brain, query: str, qvec: np.ndarray, matrix: np.ndarray,
     position = {int(i): k for k, i in enumerate(ids)}
     for i in keyword:
         vector.setdefault(i, float(sims[position[i]]))
-    fused = search_mod.fuse(vector, keyword, brain.config.vector_weight, brain.config.keyword_weight)
+    asking = search_mod.questions(brain.db, set(vector) | set(keyword))  # as search does
+    fused = search_mod.fuse(vector, keyword, brain.config.vector_weight, brain.config.keyword_weight,
+                            asking=asking)
     return [s.id for s in fused[:limit]]
 
 
@@ -206,44 +212,82 @@ def real_vectors(count: int) -> tuple[list[str], np.ndarray, list[str], np.ndarr
     """Real e5 vectors of generated notes and questions, cached in bench/out/."""
     OUT.mkdir(exist_ok=True)
     cache = OUT / f"e5-{count}.npz"
-    rows = texts(count, seed=99)
+    rows, questions = texts(count, seed=99), recall_questions()
+    docs = queries = None
     if cache.exists():
         data = np.load(cache)
-        return rows, data["docs"], QUESTIONS, data["queries"]
+        docs = data["docs"]
+        if "questions" in data and data["questions"].tolist() == questions:
+            queries = data["queries"]
+    if docs is not None and queries is not None:
+        return rows, docs, questions, queries
     from maxmem import LocalEmbedder
     e5 = LocalEmbedder()
-    print(f"embedding {count} notes with the local model once (cached in {cache}) …", flush=True)
-    docs = np.vstack([e5.embed_documents(rows[s:s + 512]) for s in range(0, count, 512)])
-    queries = np.vstack([e5.embed_query(q) for q in QUESTIONS])
-    np.savez(cache, docs=docs, queries=queries)
-    return rows, docs, QUESTIONS, queries
+    if docs is None:
+        print(f"embedding {count} notes with the local model once (cached in {cache}) …", flush=True)
+        docs = np.vstack([e5.embed_documents(rows[s:s + 512]) for s in range(0, count, 512)])
+    queries = np.vstack([e5.embed_query(q) for q in questions])
+    np.savez(cache, docs=docs, queries=queries, questions=np.array(questions))
+    return rows, docs, questions, queries
 
 
-def recall_check(count: int, tmp: Path) -> dict:
+def locomo_items(path: Path) -> tuple[list[dict], np.ndarray, list[str], np.ndarray]:
+    """LoCoMo's turns (as bench/locomo.py stores them: conversation memories with their
+    sessions) and questions, with real e5 vectors from that benchmark's cache."""
+    import locomo  # bench/locomo.py, beside this script
+    from maxmem import LocalEmbedder
+
+    conversations = locomo.load(path)
+    embedder = locomo.CachedEmbedder(LocalEmbedder(), locomo.OUT / "locomo-embeddings.sqlite")
+    items = [item for c in conversations for item in c.items]
+    questions = [q.text for c in conversations for q in c.questions]
+    docs = embedder.embed_documents([item["content"] for item in items])
+    queries = np.vstack([embedder.embed_query(search_mod.vector_query(q)) for q in questions])
+    embedder.close()
+    return items, docs, questions, queries
+
+
+def recall_check(count: int, tmp: Path, locomo_path: Path | None = None) -> dict:
     rows, docs, queries, qvecs = real_vectors(count)
-    embedder = Precomputed(dict(zip(rows, docs)), dict(zip(queries, qvecs)), docs.shape[1])
+    items = [{"content": t} for t in rows]
+    table, asked = dict(zip(rows, docs)), dict(zip(queries, qvecs))
+    if locomo_path is not None:  # real chat turns and questions besides the generated notes
+        turns, turn_vectors, questions, question_vectors = locomo_items(locomo_path)
+        items += turns
+        table.update(zip((t["content"] for t in turns), turn_vectors))
+        asked.update(zip(questions, question_vectors))
+        queries, qvecs = [*queries, *questions], np.vstack([qvecs, question_vectors])
+    embedder = Precomputed(table, asked, docs.shape[1])
     path = tmp / "recall.db"
     with Brain.open(path, embedder=embedder) as brain:
-        brain.remember_many([{"content": t} for t in rows])
-        ids = np.arange(1, count + 1)
+        brain.remember_many(items)
+        # the vectors as stored (a conversation turn's is blended with its neighbours')
+        stored = list(brain.db.execute("SELECT rowid, embedding FROM memories_vec ORDER BY rowid"))
+        ids = np.array([row[0] for row in stored])
+        matrix = np.vstack([np.frombuffer(row[1], dtype=np.float32) for row in stored])
         recalls = []
         for q, qv in zip(queries, qvecs):
             got = [h.memory.id for h in brain.search(q, limit=10, track=False)]
-            want = exact_hybrid(brain, q, qv, docs, ids)
+            want = exact_hybrid(brain, q, qv, matrix, ids)
             recalls.append(len(set(got) & set(want)) / len(want))
     for p in tmp.glob("recall.db*"):
         p.unlink()
-    return {"n": count, "recall_at_10": float(np.mean(recalls)), "queries": len(queries)}
+    return {"n": len(items), "recall_at_10": float(np.mean(recalls)), "queries": len(queries),
+            "locomo": locomo_path is not None}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10000, 100000])
+    parser.add_argument("--sizes", type=int, nargs="*", default=[10000, 100000],
+                        help="brain sizes for the speed runs (none: only the recall check)")
     parser.add_argument("--dims", type=int, nargs="+", default=[384, 1536])
     parser.add_argument("--repeats", type=int, default=3, help="passes over the 20 queries")
     parser.add_argument("--ingest-repeats", type=int, default=2,
                         help="interleaved ingest runs (raw, maxmem, raw, …); the best of each is kept")
     parser.add_argument("--recall-n", type=int, default=5000, help="real e5 vectors for the recall check")
+    parser.add_argument("--recall-data", type=Path, metavar="LOCOMO_JSON",
+                        help="also store LoCoMo's 5,882 turns and ask its 1,982 questions in the "
+                             "recall check (real chat text; vectors from bench/locomo.py's cache)")
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args()
     results = {"speed": [], "recall": None}
@@ -262,9 +306,10 @@ def main() -> None:
                       f"p95 {r['floor_p95_ms']:.1f} ms (ratio {r['search_p50_ms'] / r['floor_p50_ms']:.2f})",
                       flush=True)
         if args.recall_n:
-            rc = recall_check(args.recall_n, tmp)
+            rc = recall_check(args.recall_n, tmp, args.recall_data)
             results["recall"] = rc
-            print(f"recall@10 of hybrid search vs exact hybrid ranking, {rc['n']} real e5 vectors, "
+            what = " (generated notes + LoCoMo turns)" if rc["locomo"] else " (generated notes)"
+            print(f"recall@10 of hybrid search vs exact hybrid ranking, {rc['n']} real e5 vectors{what}, "
                   f"{rc['queries']} queries: {rc['recall_at_10']:.4f}")
     print()
     print("| memories | dim | ingest/s (maxmem) | ingest/s (raw apsw) | ratio | search p50 / p95 ms | floor p50 / p95 ms | p50 ratio |")

@@ -285,6 +285,10 @@ class Quantizer:
         return cls(both[:half].copy(), both[half:].copy())
 
 
+# The Hamming stage keeps this many memories per bit of a vector (38: a tenth at 384-d, a
+# fortieth at 1536-d): more bits sort better.
+COARSE_BITS = 38
+COARSE_MIN = 20  # … and at least this many per memory wanted
 # Bytes of float32 rows widened at a time by VectorIndex._approx (fits a CPU cache).
 APPROX_BLOCK_BYTES = 1 << 20
 
@@ -360,7 +364,7 @@ class VectorIndex:
             return {}
         bits = self.bits if rows is None else self.bits[:, rows]
         # More bits sort better: a tenth of the memories at 384-d, a fortieth at 1536-d.
-        coarse = min(len(ids), max(20 * count, len(ids) * 38 // self.dim))
+        coarse = min(len(ids), max(COARSE_MIN * count, len(ids) * COARSE_BITS // self.dim))
         if coarse < len(ids):
             near = _nearest(_hamming(bits, quantizer.bits(query)[0]), coarse)
         else:
