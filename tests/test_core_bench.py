@@ -1,0 +1,48 @@
+"""bench/core_bench.py end to end at toy sizes, so the script that checks the speed
+targets cannot rot (its figures come from full runs, never from a test)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+import core_bench  # noqa: E402
+
+
+def test_the_benchmark_runs_and_reports_every_figure(tmp_path):
+    out = tmp_path / "core.json"
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "core_bench.py"), "--sizes", "300", "--dims", "32",
+         "--repeats", "1", "--ingest-repeats", "1", "--recall-n", "0", "--json", str(out)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "| 300 | 32 |" in result.stdout
+    (row,) = json.loads(out.read_text())["speed"]
+    for key in ("ingest_per_s", "raw_per_s", "search_p50_ms", "search_p95_ms", "floor_p50_ms", "floor_p95_ms"):
+        assert row[key] > 0
+
+
+def test_the_exact_ranking_matches_search_on_a_small_brain(tmp_path):
+    """recall_check's reference: with every vector a candidate the fast path is exact."""
+    rows = core_bench.texts(200, seed=3)
+    vectors = core_bench.e5_like(200, 32, seed=4)
+    queries = core_bench.QUESTIONS[:5]
+    qvecs = core_bench.e5_like(5, 32, seed=6)
+    embedder = core_bench.Precomputed(dict(zip(rows, vectors)), dict(zip(queries, qvecs)), 32)
+    from maxmem import Brain
+
+    with Brain.open(tmp_path / "b.db", embedder=embedder) as brain:
+        brain.remember_many([{"content": t} for t in rows])
+        stored = list(brain.db.execute("SELECT rowid, embedding FROM memories_vec ORDER BY rowid"))
+        ids = np.array([r[0] for r in stored])
+        matrix = np.vstack([np.frombuffer(r[1], dtype=np.float32) for r in stored])
+        for q, qv in zip(queries, qvecs):
+            got = [h.memory.id for h in brain.search(q, limit=10, track=False)]
+            assert got == core_bench.exact_hybrid(brain, q, qv, matrix, ids)
