@@ -383,3 +383,43 @@ def test_parallel_tool_results_with_the_same_output_and_time_are_both_kept(cbrai
     results = cbrain.db.rows("SELECT call_id, result, status FROM tool_calls ORDER BY call_id")
     assert [(r["call_id"], r["result"], r["status"]) for r in results] == [
         ("t1", "nothing to commit", "ok"), ("t2", "nothing to commit", "ok")]
+
+
+# --- compressed Codex rollouts (*.jsonl.zst) ------------------------------------------------
+
+def _compress(path: Path) -> Path:
+    import zstandard
+
+    target = path.with_name(path.name + ".zst")
+    target.write_bytes(zstandard.ZstdCompressor().compress(path.read_bytes()))
+    return target
+
+
+def test_a_compressed_codex_rollout_is_read_and_its_plain_twin_wins(cbrain, home, tmp_path):
+    rollout = next((home / "codex" / "sessions").rglob("rollout-*.jsonl"))
+    want = expected_keys(rollout)
+    packed = _compress(rollout)
+    settings = CaptureSettings(openclaw_dirs=(), claude_dirs=(), codex_dirs=(home / "codex",), settle_seconds=0)
+    run_capture(cbrain, settings=settings)  # both exist: only the plain file is read
+    paths = {r["path"] for r in cbrain.db.rows("SELECT path FROM capture_files")}
+    assert paths == {str(rollout)}
+    rollout.unlink()  # Codex replaced it by the compressed copy: nothing new, nothing twice
+    report = run_capture(cbrain, settings=settings)
+    assert report.new_turns == 0 and [t["key"] for t in turns(cbrain)] == want
+    assert str(packed) in {r["path"] for r in cbrain.db.rows("SELECT path FROM capture_files")}
+    assert run_capture(cbrain, settings=settings).details[0].status == "unchanged"
+    # a brain that never saw the plain file captures the same turns from the compressed one
+    with Brain.open(tmp_path / "fresh.db", embedder=cbrain.embedder, clock=Clock()) as fresh:
+        assert run_capture(fresh, settings=settings).new_turns == len(want)
+        assert [t["key"] for t in turns(fresh)] == want
+        assert detect_format(packed) == "codex"
+
+
+def test_a_broken_compressed_rollout_is_one_error_and_the_run_goes_on(cbrain, home):
+    rollout = next((home / "codex" / "sessions").rglob("rollout-*.jsonl"))
+    broken = rollout.with_name("rollout-2026-11-28T11-00-00-0000.jsonl.zst")
+    broken.write_bytes(b"\x28\xb5\x2f\xfd not really zstd")
+    report = run_capture(cbrain, settings=settings_for(home))
+    errors = [d for d in report.details if d.status == "error"]
+    assert [d.path for d in errors] == [str(broken)] and "zstd" in errors[0].note
+    assert report.new_turns > 0  # every other transcript was captured

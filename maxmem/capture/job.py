@@ -234,7 +234,8 @@ class _Job:
         with open(path, "rb") as stream:
             head = head_hash(stream)
         fmt = source.format
-        document = readers.is_document_format(fmt)
+        # A compressed rollout is replaced, never appended to: read whole, like a document.
+        document = readers.is_document_format(fmt) or readers.is_compressed(path)
         if cursor is None or document:
             offset, state = 0, {}
         elif (cursor.inode != st.st_ino and renamed_from is None) or st.st_size < cursor.byte_offset \

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -39,6 +40,22 @@ def is_document_format(fmt: str) -> bool:
     return fmt in DOCUMENT_FORMATS
 
 
+def is_compressed(path: str | Path) -> bool:
+    """A zstd-compressed transcript (Codex's `*.jsonl.zst`): written once, read whole."""
+    return str(path).endswith(".zst")
+
+
+def decompressed(path: str | Path, limit: int | None = None) -> bytes:
+    """The text of a zstd-compressed file (at most `limit` bytes of it)."""
+    import zstandard
+
+    try:
+        with open(path, "rb") as raw, zstandard.ZstdDecompressor().stream_reader(raw) as stream:
+            return stream.read() if limit is None else stream.read(limit)
+    except zstandard.ZstdError as exc:
+        raise CaptureFormatError(f"{path}: not a readable zstd file ({exc})") from None
+
+
 def detect_format(path: str | Path) -> str | None:
     """Guess a file's format from its name and first line; None if it is not a transcript."""
     path = Path(path)
@@ -50,9 +67,12 @@ def detect_format(path: str | Path) -> str | None:
     if ".jsonl" not in name:
         return None
     try:
-        with path.open("rb") as stream:
-            head = stream.read(65536)
-    except OSError:
+        if is_compressed(path):
+            head = decompressed(path, 65536)
+        else:
+            with path.open("rb") as stream:
+                head = stream.read(65536)
+    except (OSError, CaptureFormatError):
         return None
     for raw in head.split(b"\n")[:20]:
         try:
@@ -83,7 +103,12 @@ def read(path: str | Path, fmt: str, offset: int, state: dict[str, Any], ctx: Re
         return ReadResult(parsed, len(data))
     if fmt not in LINE_FORMATS:
         raise CaptureFormatError(f"unknown transcript format {fmt!r}: use one of {', '.join(FORMATS)}")
-    with open(path, "rb") as stream:
+    if is_compressed(path):  # offsets are into the text; `limit` (the file's size) does not apply
+        stream: io.BufferedIOBase | io.BytesIO = io.BytesIO(decompressed(path))
+        limit = None
+    else:
+        stream = open(path, "rb")
+    with stream:
         reader = LineReader(stream, offset, limit, name=str(path))
         records = list(reader)
     parsed = LINE_FORMATS[fmt](records, state, ctx)

@@ -139,10 +139,11 @@ def _all(settings: CaptureSettings) -> Iterator[Source]:
     for root in settings.codex_dirs:
         yield from (Source(p, "codex") for p in _glob(root / "sessions", "*/*/*/rollout-*.jsonl"))
         yield from (Source(p, "codex") for p in _glob(root / "archived_sessions", "rollout-*.jsonl"))
-        compressed = [p for p in _glob(root / "sessions", "*/*/*/rollout-*.jsonl.zst")
-                      if not p.with_suffix("").exists()]
-        if compressed:
-            log.info("capture: %d compressed Codex rollout(s) (.jsonl.zst) not read", len(compressed))
+        # Newer Codex builds may replace a rollout by a zstd-compressed copy; when both
+        # exist the plain file is the live one.
+        for pattern in ("sessions/*/*/*/rollout-*.jsonl.zst", "archived_sessions/rollout-*.jsonl.zst"):
+            folder, _, glob = pattern.partition("/")
+            yield from (Source(p, "codex") for p in _glob(root / folder, glob) if not p.with_suffix("").exists())
 
 
 def openclaw_sources(root: Path) -> Iterator[Source]:
@@ -208,9 +209,9 @@ def sources_for_path(path: Path, fmt: str | None = None) -> list[Source]:
         elif fmt == "markdown":
             wanted = name.endswith((".md", ".markdown"))
         elif fmt is not None:
-            wanted = name.endswith(".jsonl")
+            wanted = name.endswith((".jsonl", ".jsonl.zst"))
         else:
-            wanted = name.endswith(".jsonl") or bool(_CONVERSATIONS.match(name))
+            wanted = name.endswith((".jsonl", ".jsonl.zst")) or bool(_CONVERSATIONS.match(name))
         if wanted:
             detected = fmt or detect_format(file)
             if detected:
