@@ -644,31 +644,31 @@ class Brain:
                 else:
                     out[h] = np.frombuffer(blob, dtype=np.float32)
         missing = [h for h in unique if h not in out]
-        if missing and model == self.db.get_meta("embedder") and self.db.table_exists("memories_vec"):
-            for start in range(0, len(missing), 400):
-                chunk = missing[start : start + 400]
-                for h, content, blob in self.db.execute(
-                    HELD_VECTORS_SQL.format(where=f"m.content_hash IN ({','.join('?' * len(chunk))})"), chunk
-                ):
-                    if text_hash(content) == h:  # the content as embedded, not only as hashed
-                        out[h] = np.frombuffer(blob, dtype=np.float32)
+        if missing and model == self.db.get_meta("embedder"):
+            out.update(self._held_vectors("m.content_hash", missing))
         return out
+
+    def _held_vectors(self, column: str, values: Sequence[Any]) -> dict[str, np.ndarray]:
+        """Text hash -> stored vector of the memories (`column` IN `values`) whose vec0 row
+        the cache refers to (see _by_reference)."""
+        held: dict[str, np.ndarray] = {}
+        if not self.db.table_exists("memories_vec"):
+            return held
+        for start in range(0, len(values), 400):
+            chunk = list(values[start : start + 400])
+            for h, content, blob in self.db.execute(
+                HELD_VECTORS_SQL.format(where=f"{column} IN ({','.join('?' * len(chunk))})"), chunk
+            ):
+                if text_hash(content) == h:  # the content as embedded, not only as hashed
+                    held[h] = np.frombuffer(blob, dtype=np.float32)
+        return held
 
     def _keep_held_vectors(self, ids: Sequence[int]) -> None:
         """Copy into the cache the vectors it only refers to (see _by_reference), before
         the memories holding them are deleted or re-embedded: a text is embedded once."""
         model = self.db.get_meta("embedder")  # the model of the stored vectors
-        if model is None or not self.db.table_exists("memories_vec"):
-            return
-        held: dict[str, np.ndarray] = {}
-        for start in range(0, len(ids), 400):
-            chunk = [int(i) for i in ids[start : start + 400]]
-            for h, content, blob in self.db.execute(
-                HELD_VECTORS_SQL.format(where=f"m.id IN ({','.join('?' * len(chunk))})"), chunk
-            ):
-                if text_hash(content) == h:
-                    held[h] = np.frombuffer(blob, dtype=np.float32)
-        self._cache_vectors(held, model)
+        if model is not None:
+            self._cache_vectors(self._held_vectors("m.id", [int(i) for i in ids]), model)
 
     def _ensure_vector_table(self) -> None:
         assert self.embedder is not None
@@ -1256,10 +1256,16 @@ def _by_reference(memory: Memory) -> bool:
     a copy of its vector (writing a float16 copy was ~15 % of bulk-insert time at 1536-d).
 
     True when the stored vector is exactly the embedding of the text the cache is keyed
-    by: no title (the text is the content), and not a session memory (whose stored
-    vector is blended with its neighbours'; their own vectors stay in the cache).
+    by, and a cache lookup can find it (HELD_VECTORS_SQL): no title (the text is the
+    content), content without outer whitespace (its content_hash is its text's hash),
+    and not a session memory (whose stored vector is blended with its neighbours'; their
+    own vectors stay in the cache).
     """
-    return memory.title is None and not session_context.in_session(memory.category, memory.session_id)
+    return (
+        memory.title is None
+        and not session_context.in_session(memory.category, memory.session_id)
+        and text_hash(memory.content) == memory.content_hash
+    )
 
 
 def _row_values(memory_id: int, record: Mapping[str, Any]) -> list[Any]:

@@ -88,6 +88,16 @@ def test_content_with_outer_whitespace_is_cached_by_its_exact_text(brain, hash_e
     assert hash_embedder.embedded_texts.count("  padded note  ") == 1
 
 
+def test_a_session_turn_keeps_its_own_vector_beside_a_padded_twin(brain, hash_embedder):
+    """A padded note hashes like the turn's text (content_hash strips) but does not hold
+    the turn's vector: the turn's own vector must stay in the cache for its blend."""
+    turn, _ = brain.remember_many([
+        {"content": "we chose the blue tiles", "category": "conversation", "session_id": "s1"},
+        {"content": "  we chose the blue tiles  ", "category": "daily"},
+    ])
+    assert set(brain._own_vectors([turn.id])) == {turn.id}
+
+
 def test_a_memory_leaving_its_session_gets_its_own_vector_back(brain, hash_embedder):
     turns = brain.remember_many([
         {"content": f"turn {i} about {topic}", "category": "conversation", "session_id": "s1",
