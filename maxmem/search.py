@@ -252,12 +252,7 @@ class Quantizer:
 
     def bits(self, vectors: np.ndarray) -> np.ndarray:
         """Sign bits of the centred vectors, padded to whole 64-bit words: (n, words) uint64."""
-        centred = np.atleast_2d(np.asarray(vectors, dtype=np.float32)) - self.center
-        packed = np.packbits(centred > 0, axis=1)
-        pad = (-packed.shape[1]) % 8
-        if pad:
-            packed = np.pad(packed, ((0, 0), (0, pad)))
-        return np.ascontiguousarray(packed).view(np.uint64)
+        return _sign_bits(np.atleast_2d(np.asarray(vectors, dtype=np.float32)) - self.center)
 
     def codes(self, vectors: np.ndarray) -> np.ndarray:
         """int8 codes of the centred vectors: (n, dim)."""
@@ -266,14 +261,11 @@ class Quantizer:
     def encode(self, vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(bits, codes) of many vectors, centring them once (the bulk-insert path)."""
         centred = np.atleast_2d(np.asarray(vectors, dtype=np.float32)) - self.center
-        packed = np.packbits(centred > 0, axis=1)
-        pad = (-packed.shape[1]) % 8
-        if pad:
-            packed = np.pad(packed, ((0, 0), (0, pad)))
+        bits = _sign_bits(centred)
         centred /= self.scale
         np.rint(centred, out=centred)
         np.clip(centred, -127, 127, out=centred)
-        return np.ascontiguousarray(packed).view(np.uint64), centred.astype(np.int8)
+        return bits, centred.astype(np.int8)
 
     def to_meta(self) -> str:
         return np.concatenate([self.center, self.scale]).astype(np.float32).tobytes().hex()
@@ -283,6 +275,14 @@ class Quantizer:
         both = np.frombuffer(bytes.fromhex(raw), dtype=np.float32)
         half = len(both) // 2
         return cls(both[:half].copy(), both[half:].copy())
+
+
+def _sign_bits(centred: np.ndarray) -> np.ndarray:
+    packed = np.packbits(centred > 0, axis=1)
+    pad = (-packed.shape[1]) % 8
+    if pad:
+        packed = np.pad(packed, ((0, 0), (0, pad)))
+    return np.ascontiguousarray(packed).view(np.uint64)
 
 
 # The Hamming stage keeps this many memories per bit of a vector (38: a tenth at 384-d, a
