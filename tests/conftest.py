@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Sequence
 
@@ -11,9 +12,27 @@ import numpy as np
 import pytest
 
 from maxmem import Brain, Config, FixedClock
+from maxmem.db import Database
 
 # pg_fixture: a real PostgreSQL + pgvector for the sync tests (skipped, with the reason, if it cannot start).
 pytest_plugins: list[str] = ["pg_fixture"]
+
+
+@contextmanager
+def database_at_version(path: Path, monkeypatch: pytest.MonkeyPatch, stop: int) -> Iterator[Database]:
+    """brain.db as an older maxmem left it: migrated up to migration `stop` only. On
+    exit the connection closes and every migration is known again (for the upgrade)."""
+    from maxmem import migrations
+
+    everything = list(migrations.MIGRATIONS)
+    monkeypatch.setattr(migrations, "MIGRATIONS", everything[:stop])
+    db = Database(path)
+    try:
+        migrations.migrate(db)
+        yield db
+    finally:
+        db.close()
+        monkeypatch.setattr(migrations, "MIGRATIONS", everything)
 
 
 def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

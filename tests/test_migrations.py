@@ -8,6 +8,8 @@ from maxmem import Brain, DatabaseError
 from maxmem import migrations
 from maxmem.db import Database
 
+from conftest import database_at_version
+
 
 def test_blank_database_gets_every_migration(tmp_path):
     db = Database(tmp_path / "b.db")
@@ -22,20 +24,15 @@ def test_blank_database_gets_every_migration(tmp_path):
 @pytest.mark.parametrize("stop", range(1, len(migrations.MIGRATIONS)))
 def test_database_from_an_earlier_version_is_upgraded_with_its_data(tmp_path, monkeypatch, stop):
     path = tmp_path / "old.db"
-    everything = list(migrations.MIGRATIONS)
-    monkeypatch.setattr(migrations, "MIGRATIONS", everything[:stop])
-    db = Database(path)
-    migrations.migrate(db)
-    assert migrations.schema_version(db) == stop
-    with db.atomic():
-        db.execute(
-            "INSERT INTO memories (uid, category, content, content_hash, created_at, updated_at) "
-            "VALUES ('u1', 'core', 'kept across upgrades', 'h', '2026-01-01T00:00:00.000Z', "
-            "'2026-01-01T00:00:00.000Z')")
-    db.close()
-    monkeypatch.setattr(migrations, "MIGRATIONS", everything)
+    with database_at_version(path, monkeypatch, stop) as db:
+        assert migrations.schema_version(db) == stop
+        with db.atomic():
+            db.execute(
+                "INSERT INTO memories (uid, category, content, content_hash, created_at, updated_at) "
+                "VALUES ('u1', 'core', 'kept across upgrades', 'h', '2026-01-01T00:00:00.000Z', "
+                "'2026-01-01T00:00:00.000Z')")
     with Brain.open(path, embedder="none") as brain:
-        assert migrations.schema_version(brain.db) == len(everything)
+        assert migrations.schema_version(brain.db) == len(migrations.MIGRATIONS)
         assert brain.get("u1").content == "kept across upgrades"
         assert brain.search("upgrades")[0].memory.uid == "u1"
 

@@ -7,7 +7,8 @@ import pytest
 
 from maxmem import Brain
 from maxmem import migrations, session_context
-from maxmem.db import Database
+
+from conftest import database_at_version
 
 DAY = "2023-05-08T13:56:00.000Z"
 TURNS = [
@@ -146,17 +147,11 @@ def test_long_neighbours_are_cut_to_the_part_next_to_the_memory(brain):
 @pytest.mark.parametrize("stop", [4])
 def test_upgrade_backfills_the_context_of_stored_conversations(tmp_path, monkeypatch, stop):
     path = tmp_path / "old.db"
-    everything = list(migrations.MIGRATIONS)
-    monkeypatch.setattr(migrations, "MIGRATIONS", everything[:stop])
-    db = Database(path)
-    migrations.migrate(db)
-    with db.atomic():
+    with database_at_version(path, monkeypatch, stop) as db, db.atomic():
         for n, text in enumerate(TURNS, start=1):
             db.execute(
                 "INSERT INTO memories (id, uid, category, content, content_hash, created_at, updated_at, session_id) "
                 "VALUES (?, ?, 'conversation', ?, 'h', ?, ?, 's1')", (n, f"u{n}", text, DAY, DAY))
-    db.close()
-    monkeypatch.setattr(migrations, "MIGRATIONS", everything)
     with Brain.open(path, embedder="none") as brain:
         assert "Bach" in context_of(brain, 2)
         assert 2 in keyword_ids(brain, "breakfast") and 1 in keyword_ids(brain, "8 May 2023")
