@@ -106,7 +106,8 @@ def vector_table_sql(dim: int) -> str:
     sqlite-vec keeps vectors in chunk blobs and reads one vector by walking the chunk's
     overflow pages, so a point lookup (search rescores its head that way) costs time in
     proportion to the chunk's bytes: at 1536-d, chunks of 256 vectors (1.5 MB) took
-    ~290 µs a lookup, of 32 (192 KB) ~70 µs, inserting as fast. Chunks stay near 192 KB.
+    ~350 µs a lookup, of 32 (192 KB) ~60 µs, inserting as fast (bench/vector_stages.py).
+    Chunks stay near 192 KB.
     """
     chunk = min(256, max(16, 128 * 384 // dim))
     return (f"CREATE VIRTUAL TABLE memories_vec USING vec0("

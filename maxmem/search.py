@@ -394,7 +394,8 @@ class VectorIndex:
         int8 codes of `rows`.
 
         Block by block through two small buffers that stay in the CPU cache: gathering
-        and widening all the rows at once (15 MB at 100k, 384-d) took three times longer.
+        and widening all the rows at once (15 MB at 100k, 384-d) was slower (3.4 vs 2.7 ms
+        for a tenth of 100k rows, bench/vector_stages.py; more under memory pressure).
         """
         q, center = np.asarray(query, dtype=np.float32), quantizer.center
         weights, offset = q * quantizer.scale, float(q @ center)
@@ -417,7 +418,8 @@ class VectorIndex:
 
 def _hamming(bits: np.ndarray, query_bits: np.ndarray) -> np.ndarray:
     """Hamming distance of each memory to the query. The bits are stored word-major
-    (words, n), so each word is one contiguous pass: 2-3 times faster than row-major."""
+    (words, n), so each word is one contiguous pass: about 3 times faster than row-major
+    (bench/vector_stages.py)."""
     distance = np.bitwise_count(bits[0] ^ query_bits[0]).astype(np.uint16)
     for word in range(1, len(bits)):
         distance += np.bitwise_count(bits[word] ^ query_bits[word])
@@ -427,8 +429,8 @@ def _hamming(bits: np.ndarray, query_bits: np.ndarray) -> np.ndarray:
 def _nearest(distance: np.ndarray, count: int) -> np.ndarray:
     """Positions of the `count` smallest distances (ties at the cut taken in order).
 
-    Distances are small integers, so a histogram finds the cut: a third of the time of
-    an argpartition over 100k.
+    Distances are small integers, so a histogram finds the cut: a third to a half of the
+    time of an argpartition over 100k (bench/vector_stages.py).
     """
     cut = int(np.searchsorted(np.cumsum(np.bincount(distance)), count))
     below = np.flatnonzero(distance < cut)
@@ -578,8 +580,8 @@ class SearchPlan:
 
 
 # Runs the keyword query of a hybrid search beside its vector stages (hybrid_search),
-# from this many stored vectors (at 10k, 384-d, a search took 6.0 ms threaded and 5.6 ms
-# inline; at 100k 21.9 vs 24.3 ms).
+# from this many stored vectors: at 100k it saves a sixth of a search, at 10k nothing
+# beyond noise (bench/vector_stages.py: 17.6 vs 21.3 ms, 5.2 vs 5.5 ms).
 _WORKERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="maxmem-keyword")
 KEYWORD_THREAD_FROM = 30_000
 

@@ -46,3 +46,12 @@ def test_the_exact_ranking_matches_search_on_a_small_brain(tmp_path):
         for q, qv in zip(queries, qvecs):
             got = [h.memory.id for h in brain.search(q, limit=10, track=False)]
             assert got == core_bench.exact_hybrid(brain, q, qv, matrix, ids)
+
+
+def test_the_vector_stage_figures_script_runs():
+    """bench/vector_stages.py backs the figures quoted in search.py and brain.py."""
+    result = subprocess.run([sys.executable, str(ROOT / "bench" / "vector_stages.py"), "--sizes", "2000"],
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    for expected in ("point lookup", "word-major", "histogram", "in blocks", "on the worker thread"):
+        assert expected in result.stdout
