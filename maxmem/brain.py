@@ -1003,13 +1003,17 @@ class Brain:
         return memory
 
     @guarded
-    def forget_many(self, memories: Sequence[Memory]) -> int:
-        """Delete many memories in one transaction (retention uses this)."""
+    def forget_many(self, memories: Sequence[Memory], keep_cached: bool = True) -> int:
+        """Delete many memories in one transaction (retention uses this).
+
+        keep_cached=False: their texts' vectors do not stay in the embeddings cache
+        (retention: expired content leaves nothing behind).
+        """
         with self.db.atomic():
-            self._delete(list(memories))
+            self._delete(list(memories), keep_cached)
         return len(memories)
 
-    def _delete(self, memories: Sequence[Memory]) -> None:
+    def _delete(self, memories: Sequence[Memory], keep_cached: bool = True) -> None:
         """Delete rows, vectors and keyword entries; the change log keeps no copy.
 
         Forgetting must really forget (a secret remembered by mistake, say): earlier
@@ -1028,7 +1032,8 @@ class Brain:
             for m in memories
         ])
         near = session_context.around(self.db, ids)
-        self._keep_held_vectors(ids)
+        if keep_cached:
+            self._keep_held_vectors(ids)
         self._drop_vectors(ids)
         self.db.executemany("DELETE FROM memories WHERE id = ?", [(i,) for i in ids])
         if near:  # their context and blend held the forgotten text
@@ -1265,7 +1270,7 @@ def _by_reference(memory: Memory) -> bool:
     return (
         memory.title is None
         and not session_context.in_session(memory.category, memory.session_id)
-        and text_hash(memory.content) == memory.content_hash
+        and memory.content == memory.content.strip()
     )
 
 

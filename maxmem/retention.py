@@ -400,8 +400,8 @@ def _expire_category(brain: "Brain", archive: Archive, category: str, limit: str
                 return total
             memories = [Memory.from_row(r) for r in rows]
             archive.write([_as_record(m) for m in memories])
-            brain.forget_many(memories)  # (which keeps their vectors in the cache …)
-            _drop_cached_vectors(brain, memories)  # … that expired content must leave too
+            _drop_cached_vectors(brain, memories)
+            brain.forget_many(memories, keep_cached=False)
             _compact_changes(brain, [m.uid for m in memories], archive.path.name)
         total += len(memories)
 
