@@ -12,7 +12,6 @@ import io
 import json
 import logging
 import time
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
@@ -873,9 +872,7 @@ class Brain:
         each scaled to 0–1 over the candidates. mode "keyword" or "vector" ranks by one
         side only. With no embedder the search is keyword-only (see `last_plan.note`).
         """
-        if not isinstance(query, str):
-            raise InvalidInput("the search query must be text")
-        query = query.replace("\x00", " ")
+        query = search_mod.checked_query(query)
         filters = search_mod.Filters(
             category, kind, tags, since, until, min_importance, _metadata_filter(metadata),
             status, agent, session_id, include_superseded, max_importance,
@@ -883,7 +880,7 @@ class Brain:
         limit = _positive(limit, "limit")
         index = self._vector_index() if mode != "keyword" else None
         query_vector = None
-        if index is not None and query.strip():
+        if index is not None:
             try:
                 failing = self._recent_embed_failure()
                 if failing:

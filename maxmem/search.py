@@ -164,6 +164,17 @@ def keyword_terms(text: str) -> list[str]:
     return list(seen)[:MAX_QUERY_TERMS]
 
 
+def checked_query(query: object) -> str:
+    """A search query as text, or InvalidInput: an empty query is a mistake (an unset
+    shell variable, say), not a request for everything (`maxmem list` is that)."""
+    if not isinstance(query, str):
+        raise InvalidInput("the search query must be text")
+    query = query.replace("\x00", " ")
+    if not query.strip():
+        raise InvalidInput("the search query is empty: give some words to look for")
+    return query
+
+
 def vector_query(text: str) -> str:
     """The text a query is embedded as: without its closing question marks.
 
@@ -609,7 +620,7 @@ def hybrid_search(
     use_vectors = query_vector is not None and index is not None and mode != "keyword"
     if mode == "vector" and not use_vectors:
         raise InvalidInput("vector search needs an embedder: configure one or use mode keyword")
-    if not use_vectors and mode == "hybrid":
+    if index is None and mode == "hybrid":
         plan.note = "keyword-only search: no embedder configured (see maxmem doctor)"
 
     keyword: dict[int, float] = {}

@@ -67,6 +67,8 @@ def test_errors_are_one_line_with_exit_codes(tmp_path):
     assert r.exit_code == 2 and "metadata key" in r.stderr
     r = run("--db", db, "search")
     assert r.exit_code == 2
+    r = run("--db", db, "--embedder", "none", "search", "  ")
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1 and "search query is empty" in r.stderr
     bad = tmp_path / "corrupt.db"
     bad.write_bytes(b"garbage" * 1000)
     r = run("--db", str(bad), "--embedder", "none", "stats")

@@ -526,6 +526,8 @@ def test_cli_sync_errors_are_one_line_with_exit_codes(run, pg_dsn, tmp_path):
     assert code == 0 and "1 upserted" in out, err
     code, out, err = run("--config", str(config), "sync", "search", "configured settings", "-n", "1")
     assert code == 0 and "[from-config]" in out
+    code, out, err = run("--config", str(config), "sync", "search", " ")
+    assert code == 2 and "search query is empty" in err and len(err.strip().splitlines()) == 1
 
 
 def test_cron_script_exports_logs_without_the_password_and_exits_1_on_failure(tmp_path, pg_dsn):

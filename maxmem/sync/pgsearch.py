@@ -261,8 +261,7 @@ def search(
     """The best `limit` memories of every agent in the database for `query`."""
     if mode not in MODES:
         raise InvalidInput(f"search mode must be one of {', '.join(MODES)}")
-    if not isinstance(query, str):
-        raise InvalidInput("the search query must be text")
+    query = search_mod.checked_query(query)
     if not 1 <= int(limit) <= 100_000:
         raise InvalidInput("limit must be from 1 to 100000")
     metadata: Mapping[str, Any] | None = filter_args.pop("metadata", None)
@@ -281,7 +280,7 @@ def search(
                 f"{target_name(dsn)} holds no maxmem data yet: run  maxmem sync postgres  first"
             )
         query_vector = None
-        if mode != "keyword" and query.strip():
+        if mode != "keyword":
             if brain.embedder is None or schema.vector_type is None:
                 note = "keyword-only search: " + (
                     "no embedder configured" if brain.embedder is None else "the database has no vectors yet"
