@@ -895,6 +895,8 @@ class Brain:
             self.db, query, query_vector, index, self._load_quantizer(), filters, limit,
             self.config.vector_weight, self.config.keyword_weight, mode=mode,
         )
+        if index is None and self.embedder is not None and plan.note:
+            plan.note = "keyword-only search: no memory has a vector yet (maxmem embed --pending)"
         self.last_plan = plan
         memories = {m.id: m for m in self._get_many([s.id for s in scored])}
         hits = [

@@ -235,9 +235,12 @@ def test_keyword_only_brain_embeds_later(tmp_path, hash_embedder, clock):
         assert b.last_plan.note and "keyword-only" in b.last_plan.note
         assert b.pending_count() == 1
     with Brain.open(path, embedder=hash_embedder, clock=clock) as b:
+        assert b.search("postgres")  # an embedder, but nothing embedded yet: the note says so
+        assert "no memory has a vector yet" in b.last_plan.note
         assert b.embed_pending() == 1
         assert b.pending_count() == 0
         hit = b.search("postgres nas")[0]
+        assert b.last_plan.note is None
         assert hit.vector_score is not None
 
 
