@@ -57,6 +57,12 @@ def test_job_ages_failures_and_required_jobs(tmp_path):
     later = run_checks(config_for(path, doctor={"required": ["backup"], "max_age_hours": {"retention": 100}}),
                        clock=FixedClock("2026-12-01T12:00:00Z"))
     c = checks(later)
+    assert c["last backup"]["detail"] == "never run: schedule  maxmem backup"
+    fresh = tmp_path / "fresh.db"
+    Brain.open(fresh, embedder=HashEmbedder(), clock=clock).close()
+    hints = checks(run_checks(config_for(fresh, doctor={"required": ["retention", "sync"]}), clock=clock))
+    assert hints["last retention"]["detail"] == "never run: schedule  maxmem retain --apply"
+    assert hints["last sync"]["detail"] == "never run: schedule  maxmem sync postgres"
     assert not c["last capture"]["ok"] and "older than 6 h" in c["last capture"]["detail"]
     assert c["last retention"]["ok"]  # 24 h old, 100 allowed
     assert not c["last backup"]["ok"] and "maxmem backup" in c["last backup"]["detail"]
