@@ -221,7 +221,7 @@ def add(state: Context, content: str | None, category: str, kind: str, title: st
     if content in (None, "-"):
         if sys.stdin.isatty():
             raise InvalidInput("give the text to remember, or pipe it on standard input")
-        content = sys.stdin.read()
+        content = sys.stdin.read().rstrip()  # the newline `echo` ends with is not content
     memory = state.brain().remember(
         content, category=category, kind=kind, title=title, tags=split_tags(tags),
         importance=importance, metadata=parse_metadata(meta), created_at=created_at,
@@ -577,6 +577,9 @@ from . import backup_cli  # noqa: E402,F401
 from . import curation_cli  # noqa: E402,F401
 
 
+_SHOW_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())  # click 8.2 and later
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the CLI, turning expected errors into one line and an exit code."""
     try:
@@ -584,8 +587,15 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Abort:
         click.echo("maxmem: aborted", err=True)
         sys.exit(1)
-    except click.ClickException as exc:
+    except _SHOW_HELP as exc:  # a group called with nothing: its help, as click prints it
         exc.show()
+        sys.exit(exc.exit_code)
+    except click.UsageError as exc:
+        hint = f" (see {exc.ctx.command_path} --help)" if exc.ctx else ""
+        click.echo(f"maxmem: error: {' '.join(exc.format_message().split())}{hint}", err=True)
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        click.echo(f"maxmem: error: {' '.join(exc.format_message().split())}", err=True)
         sys.exit(exc.exit_code)
     except MaxmemError as exc:
         click.echo(f"maxmem: error: {exc}", err=True)

@@ -65,14 +65,26 @@ def test_errors_are_one_line_with_exit_codes(tmp_path):
     assert r.exit_code == 2 and "importance" in r.stderr and "Traceback" not in r.stderr
     r = run("--db", db, "--embedder", "none", "add", "x", "--meta", "bad key=1")
     assert r.exit_code == 2 and "metadata key" in r.stderr
-    r = run("--db", db, "search")
-    assert r.exit_code == 2
+    r = run("--db", db, "search")  # click's own usage errors too: one line, with where to look
+    assert r.exit_code == 2 and r.stderr == "maxmem: error: Missing argument 'QUERY'. (see maxmem search --help)\n"
+    r = run("--db", db, "add", "x", "-c", "bogus")
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1 and "'bogus' is not one of" in r.stderr
+    r = run("--nope")
+    assert r.exit_code == 2 and r.stderr == "maxmem: error: No such option '--nope'. (see maxmem --help)\n"
     r = run("--db", db, "--embedder", "none", "search", "  ")
     assert r.exit_code == 2 and r.stderr.count("\n") == 1 and "search query is empty" in r.stderr
     bad = tmp_path / "corrupt.db"
     bad.write_bytes(b"garbage" * 1000)
     r = run("--db", str(bad), "--embedder", "none", "stats")
     assert r.exit_code == 1 and "maxmem doctor" in r.stderr and r.stderr.count("\n") == 1
+
+
+def test_add_from_standard_input_is_the_same_memory_as_from_the_argument(tmp_path):
+    db = str(tmp_path / "b.db")
+    r = run("--db", db, "--embedder", "none", "add", "--json", input="from stdin\n")
+    assert r.exit_code == 0 and json.loads(r.stdout)["content"] == "from stdin"
+    r = run("--db", db, "--embedder", "none", "add", "from stdin", "--json")
+    assert json.loads(r.stdout)["id"] == 1  # the same text: the same memory, not a second one
 
 
 @pytest.mark.parametrize("query", ['"', "AND", "NEAR(", "a:b", "*", "-", "(", "🧠", "'; DROP TABLE memories; --"])
