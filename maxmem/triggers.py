@@ -19,8 +19,10 @@ replaced from the `[triggers]` section of the config.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from functools import cached_property, lru_cache
+from typing import TYPE_CHECKING, Any
 
 from .clock import iso, parse_time
 from .errors import ConfigError, InvalidInput
@@ -245,6 +247,7 @@ _INDENTED_CODE = re.compile(r"^(?: {4}|\t).*$", re.MULTILINE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n\s*\n|\n(?=\s*(?:[-*•]\s|\d+[.)]\s))|\n")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 _WORD = re.compile(r"[A-Za-zÀ-ÿ0-9']+")
+_ASCII_LETTERS_AND_SPACES = {c: None for c in range(128) if chr(c).isalpha() or chr(c).isspace()}
 
 
 @dataclass(frozen=True)
@@ -259,7 +262,11 @@ class Rule:
 
 @dataclass(frozen=True)
 class Rules:
-    """The compiled rules detection runs with; build them with `load_rules(config)`."""
+    """The compiled rules detection runs with; build them with `load_rules(config)`.
+
+    `prefilter=False` tries every rule on every sentence: the slow reference the
+    prefilter is tested against, with the same results.
+    """
 
     patterns: tuple[Rule, ...]
     excludes: Mapping[str, tuple[re.Pattern[str], ...]]
@@ -267,6 +274,87 @@ class Rules:
     enabled: tuple[str, ...] = TRIGGERS
     min_words: int = MIN_WORDS
     max_words: int = MAX_WORDS
+    prefilter: bool = True
+
+    @cached_property
+    def _by_role(self) -> dict[str, tuple[tuple[Rule, frozenset[str] | None], ...]]:
+        # The rules each role may fire, in order, with the strings one of which a match needs.
+        return {
+            role: tuple(
+                (rule, _needed_literals(rule.regex.pattern, rule.regex.flags))
+                for rule in self.patterns
+                if rule.trigger in self.enabled and role in rule.roles
+            )
+            for role in SPEAKING_ROLES
+        }
+
+    @cached_property
+    def _literals(self) -> dict[str, frozenset[str]]:
+        return {
+            role: frozenset(lit for _, needs in rules for lit in needs or ())
+            for role, rules in self._by_role.items()
+        }
+
+    def candidates(self, masked: str, role: str) -> list[Rule]:
+        """The rules, in order, that may match a masked sentence said by `role`."""
+        if not self.prefilter:
+            return [rule for rule, _ in self._by_role[role]]
+        folded = (masked if masked.isascii() else masked.translate(_ASCII_FOLD)).lower()
+        present = {lit for lit in self._literals[role] if lit in folded}
+        return [rule for rule, needs in self._by_role[role] if needs is None or not needs.isdisjoint(present)]
+
+
+# --- prefilter --------------------------------------------------------------------
+# Most sentences can match no rule. Each rule's regex is read once, with the stdlib's
+# own parser, for literal strings one of which every match must contain; a rule is
+# tried only when one of them is in the sentence. A pattern (or part of one) the
+# reader cannot vouch for promises nothing, and such a rule is tried on every sentence.
+
+# Under re.IGNORECASE these four non-ASCII letters match ASCII ones (a test checks this
+# against every code point); they are folded before the case-insensitive substring test.
+_ASCII_FOLD = str.maketrans({"İ": "i", "ı": "i", "ſ": "s", "K": "k"})
+
+
+@lru_cache(maxsize=1024)
+def _needed_literals(pattern: str, flags: int) -> frozenset[str] | None:
+    """Lowercase ASCII strings one of which every match of the pattern contains, or None."""
+    try:
+        from re import _constants, _parser  # type: ignore[attr-defined]
+
+        return _needs(_parser.parse(pattern, flags), _constants)
+    except Exception:  # a parser that changed shape: no prefilter, never a wrong one
+        return None
+
+
+def _needs(items: Any, ops: Any) -> frozenset[str] | None:
+    # Every item of a sequence must match, so any one item's promise holds for the whole:
+    # keep the rarest. A run of ASCII literals is one string (zero-width items end a run).
+    options: list[frozenset[str]] = []
+    run: list[str] = []
+    for op, arg in items:
+        if op is ops.LITERAL and arg < 128:
+            run.append(chr(arg).lower())
+            continue
+        if run:
+            options.append(frozenset({"".join(run)}))
+            run = []
+        inner: frozenset[str] | None = None
+        if op is ops.SUBPATTERN:
+            inner = _needs(arg[-1], ops)
+        elif op is ops.ATOMIC_GROUP:
+            inner = _needs(arg, ops)
+        elif op in (ops.MAX_REPEAT, ops.MIN_REPEAT, ops.POSSESSIVE_REPEAT) and arg[0] >= 1:
+            inner = _needs(arg[2], ops)
+        elif op is ops.BRANCH:
+            branches = [_needs(branch, ops) for branch in arg[1]]
+            if all(branch is not None for branch in branches):
+                inner = frozenset().union(*branches)  # type: ignore[arg-type]
+        if inner is not None:
+            options.append(inner)
+    if run:
+        options.append(frozenset({"".join(run)}))
+    # A string of n letters is about 10^n times rarer than one letter.
+    return min(options, key=lambda needs: sum(0.1 ** len(lit) for lit in needs), default=None)
 
 
 @dataclass(frozen=True)
@@ -416,7 +504,9 @@ def _is_question(masked: str) -> bool:
 def _looks_like_code(original: str, masked: str) -> bool:
     if _LOG_LINE.match(original):
         return True
-    letters = sum(ch.isalpha() or ch.isspace() for ch in masked)
+    # Dropping ASCII letters and spaces in C first leaves few characters to count in Python.
+    rest = masked.translate(_ASCII_LETTERS_AND_SPACES)
+    letters = len(masked) - len(rest) + sum(ch.isalpha() or ch.isspace() for ch in rest)
     return letters < 0.75 * len(masked)
 
 
@@ -440,6 +530,9 @@ def _ordered(found: list[tuple[str, str]]) -> list[tuple[str, str]]:
 
 
 def _classify_masked(original: str, masked: str, role: str, rules: Rules) -> list[tuple[str, str]]:
+    candidates = rules.candidates(masked, role)
+    if not candidates:  # the checks below only ever reject a hit; with no rule to try there is none
+        return []
     words = _WORD.findall(masked)
     if not (rules.min_words <= len(words) <= rules.max_words):
         return []
@@ -447,21 +540,17 @@ def _classify_masked(original: str, masked: str, role: str, rules: Rules) -> lis
         return []
     if any(guard.search(masked) for guard in rules.guards):
         return []
-    reported = bool(_REPORTED.search(masked))
-    third_party = bool(_THIRD_PARTY_SUBJECT.match(masked))
-    speculative = bool(_SPECULATION.search(masked))
     hits: list[tuple[str, str]] = []
-    for rule in rules.patterns:
-        if rule.trigger not in rules.enabled or role not in rule.roles:
-            continue
+    for rule in candidates:
         match = rule.regex.search(masked)
         if not match:
             continue
-        if reported or _CONDITION.search(masked[: match.start()]):
+        # Most sentences match nothing, so the guards below run only for a match.
+        if _REPORTED.search(masked) or _CONDITION.search(masked[: match.start()]):
             continue
-        if third_party and rule.trigger in _THIRD_PARTY_APPLIES:
+        if rule.trigger in _THIRD_PARTY_APPLIES and _THIRD_PARTY_SUBJECT.match(masked):
             continue
-        if speculative and rule.trigger in _SPECULATION_APPLIES:
+        if rule.trigger in _SPECULATION_APPLIES and _SPECULATION.search(masked):
             continue
         if any(ex.search(masked) for ex in rules.excludes.get(rule.trigger, ())):
             continue
