@@ -197,10 +197,15 @@ def history(state: Context, id_or_uid: str, as_json: bool) -> None:
     def text(rows: list[dict[str, Any]]) -> Iterable[str]:
         for v in rows:
             m = v["memory"]
-            what = "created" if not v["changed"] and v is rows[0] else (
-                "deleted" if v["op"] == "delete" else "changed " + ", ".join(v["changed"] or ["nothing"]))
+            if v["op"] == "delete":
+                what = (f"deleted by retention, archived in {m.get('archive')}" if m.get("expired")
+                        else "forgotten" if m.get("forgotten") else "deleted")
+            elif not m:  # forgetting erased this version's data; its date stays
+                what = ("created" if v is rows[0] else "changed") + " (erased when forgotten)"
+            else:
+                what = "created" if v is rows[0] else "changed " + ", ".join(v["changed"] or ["nothing"])
             yield f"v{v['seq']} {v['at']} {what}"
-            if v is rows[0] or "content" in v["changed"] or "status" in v["changed"]:
+            if m and v["op"] != "delete" and (v is rows[0] or {"content", "status"} & set(v["changed"])):
                 content = " ".join(str(m.get("content", "")).split())
                 yield f"    [{m.get('status')}] {content[:200]}"
     emit(versions, as_json, text)

@@ -408,12 +408,13 @@ def _expire_category(brain: "Brain", archive: Archive, category: str, limit: str
 
 def _compact_changes(brain: "Brain", uids: list[str], archive_name: str) -> None:
     """Expired content leaves the change log too: earlier versions of each uid go, and
-    its delete entry says where the archived copy is. The exporter reads only seq and
-    uid (a gap in seq is fine); `maxmem history` then shows the deletion."""
+    its delete entry (id, uid, category, kind: no content) says where the archived copy
+    is. The exporter reads only seq and uid (a gap in seq is fine); `maxmem history`,
+    by id or uid, then shows the deletion."""
     marks = ",".join("?" * len(uids))
     brain.db.execute(f"DELETE FROM changes WHERE op = 'upsert' AND uid IN ({marks})", uids)
     brain.db.execute(
-        f"UPDATE changes SET data = json_object('uid', uid, 'expired', 1, 'archive', ?) "
+        f"UPDATE changes SET data = json_set(json_remove(data, '$.forgotten'), '$.expired', 1, '$.archive', ?) "
         f"WHERE op = 'delete' AND uid IN ({marks})",
         [archive_name, *uids],
     )

@@ -248,6 +248,20 @@ def test_cli_supersede_history_core_review(tmp_path):
     assert json.loads(out.output)["superseded"][0]["id"] == old
 
 
+def test_cli_history_text_of_a_forgotten_memory(tmp_path):
+    runner = CliRunner()
+    args = ["--db", str(tmp_path / "h.db"), "--embedder", "none"]
+    runner.invoke(cli, [*args, "add", "a secret said by mistake"])
+    runner.invoke(cli, [*args, "update", "1", "-i", "0.8"])
+    runner.invoke(cli, [*args, "forget", "1"])
+    out = runner.invoke(cli, [*args, "history", "1"])
+    lines = out.output.splitlines()
+    assert out.exit_code == 0 and len(lines) == 3, out.output
+    assert lines[0].endswith("created (erased when forgotten)")
+    assert lines[1].endswith("changed (erased when forgotten)")
+    assert lines[2].endswith("forgotten") and "secret" not in out.output
+
+
 def test_cli_bad_inputs_are_one_line(tmp_path, capsys):
     from maxmem.cli import main
 

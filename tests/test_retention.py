@@ -178,6 +178,7 @@ def test_apply_archives_then_deletes_everywhere(aged, tmp_path):
     versions = history(aged, old_daily.uid)
     assert [v["op"] for v in versions] == ["delete"]
     assert versions[0]["memory"]["archive"] == os.path.basename(archive)
+    assert history(aged, old_daily.id) == versions  # by the id it had, too
     assert "tomatoes" not in json.dumps([r["data"] for r in aged.db.rows("SELECT data FROM changes")])
     # nor does the embeddings cache keep a vector of it (forget copies it there first)
     assert aged.db.scalar("SELECT count(*) FROM embeddings_cache WHERE content_hash = ?",
@@ -306,6 +307,9 @@ def test_cli_dry_run_apply_and_stats(tmp_path):
     assert json.loads(out.output)["categories"]["daily"]["expired"] == 1
     out = runner.invoke(cli, [*args, "retain", "--apply"])
     assert out.exit_code == 0 and out.output.startswith("retention: deleted 1 memories (daily 1)")
+    archive = os.path.basename(out.output.split("archived 1 rows to ")[1].split()[0])
+    out = runner.invoke(cli, [*args, "history", "1"])  # by the id it had
+    assert out.exit_code == 0 and out.output.rstrip().endswith(f"deleted by retention, archived in {archive}")
     out = runner.invoke(cli, [*args, "retain", "--apply", "--json"])
     assert json.loads(out.output)["deleted_total"] == 0
     out = runner.invoke(cli, [*args, "retain", "--stats"])
