@@ -5,13 +5,15 @@
 Stores N memories with remember_many (no check there) in a realistic mix (core
 2 %, daily 8 %, conversation 90 %: conversations come from capture, which uses
 remember_many), then times 200 single `remember` calls into core and into daily
-with `[curation] dedup` on and off, on copies of the same brain.db. Vectors come from a cheap deterministic 384-d embedder so that the
-numbers show the lookup, not the model (the real model's time is the same in both
-columns: the check embeds through the cache that remember then reads).
+with `[curation] dedup` on and off, on copies of the same brain.db. Vectors come
+from a cheap deterministic 384-d embedder so that the numbers show the lookup, not
+the model (the real model's time is the same in both columns: the check embeds
+through the cache that remember then reads).
 """
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import shutil
 import statistics
@@ -58,7 +60,9 @@ def timed(path: Path, dedup: bool, texts: list[str], category: str) -> list[floa
 
 
 def main() -> None:
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 20000
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("n", nargs="?", type=int, default=20000, help="memories stored first (default 20000)")
+    n = parser.parse_args().n
     folder = Path(tempfile.mkdtemp(prefix="maxmem-dedup-"))
     try:
         base = folder / "base.db"
