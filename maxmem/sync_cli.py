@@ -51,9 +51,7 @@ def sync_postgres(state: Context, dsn: str | None, agent: str | None, batch_size
 
     url = _dsn(state, dsn)
     brain = state.brain(embedder="none")  # exporting reads stored vectors; no model needed
-    report = export(brain, url, agent=agent, batch_size=batch_size)
-    for notice in report.notices:
-        click.echo(f"maxmem: notice: {notice}", err=True)
+    report = export(brain, url, agent=agent, batch_size=batch_size)  # logs its notices as warnings
     emit(report.to_dict(), as_json, lambda r: [report.summary()])
 
 

@@ -263,7 +263,8 @@ def test_replay_after_a_crash_before_the_local_cursor_was_saved_duplicates_nothi
     assert pg_scalar(pg_dsn, "SELECT count(*) FROM maxmem.memories") == 12
 
 
-def test_brain_restored_from_an_older_backup_is_exported_again_and_pruned(tmp_path, hash_embedder, pg_dsn):
+def test_brain_restored_from_an_older_backup_is_exported_again_and_pruned(tmp_path, hash_embedder, pg_dsn,
+                                                                         capsys):
     path = tmp_path / "a.db"
     with open_brain(path, hash_embedder) as brain:
         add_many(brain, 4)
@@ -278,6 +279,12 @@ def test_brain_restored_from_an_older_backup_is_exported_again_and_pruned(tmp_pa
         report = export(brain, pg_dsn)
     assert any("backup" in n for n in report.notices)
     assert pg_scalar(pg_dsn, "SELECT count(*) FROM maxmem.memories") == 4
+    with open_brain(path, hash_embedder) as brain:  # once more, through the command
+        add_many(brain, 2, start=4)
+        export(brain, pg_dsn)
+    shutil.copy(tmp_path / "backup.db", path)
+    code, out, err = run_cli(["--db", str(path), "--embedder", "none", "sync", "postgres", "--dsn", pg_dsn], capsys)
+    assert code == 0 and err.count("restored from a backup?") == 1, err  # said once, not twice
 
 
 def test_postgres_down_or_wrong_password_is_one_line_and_the_next_run_catches_up(tmp_path, hash_embedder,
