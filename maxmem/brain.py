@@ -132,6 +132,7 @@ class Brain:
         self.embedder = embedder
         self.clock = clock
         self.warnings: list[str] = []
+        self.last_merged: int | None = None  # the memory the last remember() updated instead of adding one
         self._index: search_mod.VectorIndex | None = None
         self._quantizer: search_mod.Quantizer | None = None
         self._seen_version: tuple[int, str | None] | None = None
@@ -299,7 +300,8 @@ class Brain:
         """Store one memory (or return the identical one already stored in its category).
 
         A near-duplicate of a memory of the same category updates that memory instead
-        (curation.merge_near_duplicate; `[curation] dedup = false` turns it off).
+        (curation.merge_near_duplicate; `[curation] dedup = false` turns it off); its id
+        is then in `last_merged`.
         remember_many does not look for near-duplicates: bulk loads stay fast.
         """
         item = {k: v for k, v in locals().items() if k != "self" and v is not None}
@@ -307,6 +309,7 @@ class Brain:
         from .curation import merge_near_duplicate  # lazy: curation sits above brain
 
         merged = merge_near_duplicate(self, record)
+        self.last_merged = merged.id if merged is not None else None
         if merged is not None:
             return merged
         checked = {k: v for k, v in record.items() if k in REMEMBER_ARGS and v is not None}

@@ -222,12 +222,16 @@ def add(state: Context, content: str | None, category: str, kind: str, title: st
         if sys.stdin.isatty():
             raise InvalidInput("give the text to remember, or pipe it on standard input")
         content = sys.stdin.read().rstrip()  # the newline `echo` ends with is not content
-    memory = state.brain().remember(
+    brain = state.brain()
+    memory = brain.remember(
         content, category=category, kind=kind, title=title, tags=split_tags(tags),
         importance=importance, metadata=parse_metadata(meta), created_at=created_at,
         session_id=session_id, pinned=pin,
     )
-    emit(memory.to_dict(), as_json, lambda d: [f"remembered #{d['id']} ({d['uid']})"])
+    merged = brain.last_merged is not None
+    emit(memory.to_dict(), as_json, lambda d: [
+        f"updated #{d['id']} ({d['uid']}): it already said nearly this (see  maxmem history {d['id']})"
+        if merged else f"remembered #{d['id']} ({d['uid']})"])
 
 
 @cli.command("import")

@@ -36,7 +36,7 @@ def test_restatement_updates_the_memory_instead_of_adding_one(local_brain):
     first = local_brain.remember("My passport expires in March 2027.", category="core", tags=["travel"])
     again = local_brain.remember("Remember that my passport expires in March 2027.", category="core",
                                  tags=["documents"], importance=0.9)
-    assert again.id == first.id
+    assert again.id == first.id and local_brain.last_merged == first.id
     assert again.content == "Remember that my passport expires in March 2027."  # the newer, fuller wording
     assert again.tags == ["travel", "documents"] and again.importance == 0.9
     assert again.metadata["restated"] == 1 and again.metadata["restated_similarity"] >= 0.93
@@ -246,6 +246,17 @@ def test_cli_supersede_history_core_review(tmp_path):
     assert out.exit_code == 0 and "superseded (delete with" in out.output and f"#{old}" in out.output
     out = runner.invoke(cli, [*args, "core", "review", "--json", "-n", "3"])
     assert json.loads(out.output)["superseded"][0]["id"] == old
+
+
+def test_cli_add_says_when_it_updated_a_near_duplicate(tmp_path):
+    runner = CliRunner()
+    args = _db_args(tmp_path)
+    out = runner.invoke(cli, [*args, "add", "-c", "core", "My passport expires in March 2027."])
+    assert out.output.startswith("remembered #1 ")
+    out = runner.invoke(cli, [*args, "add", "-c", "core", "Remember that my passport expires in March 2027."])
+    assert out.exit_code == 0 and out.output.startswith("updated #1 ") and "maxmem history 1" in out.output
+    out = runner.invoke(cli, [*args, "add", "-c", "core", "The dentist is on Tuesday"])
+    assert out.output.startswith("remembered #2 ")
 
 
 def test_cli_history_text_of_a_forgotten_memory(tmp_path):
