@@ -312,7 +312,7 @@ class Rules:
 
 # Under re.IGNORECASE these four non-ASCII letters match ASCII ones (a test checks this
 # against every code point); they are folded before the case-insensitive substring test.
-_ASCII_FOLD = str.maketrans({"İ": "i", "ı": "i", "ſ": "s", "K": "k"})
+_ASCII_FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})  # İ ı ſ, Kelvin sign
 
 
 @lru_cache(maxsize=1024)
