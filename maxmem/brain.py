@@ -998,29 +998,31 @@ class Brain:
 
     @guarded
     def forget(self, id_or_uid: int | str) -> Memory:
-        """Delete a memory everywhere (row, keyword index, vectors); logged for sync."""
+        """Delete a memory everywhere: row, keyword index, vectors, the cached vector of
+        its text, the change log's copies, and the freed bytes (see _delete); logged for
+        sync."""
         memory = self.get(id_or_uid)
-        with self.db.atomic():
-            self._delete([memory])
+        self.forget_many([memory])
         return memory
 
     @guarded
-    def forget_many(self, memories: Sequence[Memory], keep_cached: bool = True) -> int:
-        """Delete many memories in one transaction (retention uses this).
-
-        keep_cached=False: their texts' vectors do not stay in the embeddings cache
-        (retention: expired content leaves nothing behind).
-        """
+    def forget_many(self, memories: Sequence[Memory]) -> int:
+        """Delete many memories in one transaction (retention uses this), as `forget`."""
         with self.db.atomic():
-            self._delete(list(memories), keep_cached)
+            self._delete(list(memories))
+        if not self.db.conn.in_transaction:  # a caller's transaction (retention) is still open
+            self._truncate_wal()
         return len(memories)
 
-    def _delete(self, memories: Sequence[Memory], keep_cached: bool = True) -> None:
+    def _delete(self, memories: Sequence[Memory]) -> None:
         """Delete rows, vectors and keyword entries; the change log keeps no copy.
 
         Forgetting must really forget (a secret remembered by mistake, say): earlier
-        snapshots of the memory in `changes` lose their data, and the delete entry
-        keeps only what sync and `history` need to name it.
+        snapshots of the memory in `changes` lose their data, the delete entry keeps
+        only what sync and `history` need to name it, the embeddings cache drops the
+        vector (and text hash) of a text no other memory has, and the bytes freed are
+        overwritten: PRAGMA secure_delete (db.py) and FTS5's secure-delete option
+        (migration 0006). forget_many then empties the WAL (_truncate_wal).
         """
         ids = [m.id for m in memories]
         uids = [m.uid for m in memories]
@@ -1034,12 +1036,48 @@ class Brain:
             for m in memories
         ])
         near = session_context.around(self.db, ids)
-        if keep_cached:
-            self._keep_held_vectors(ids)
+        self._drop_cached_texts(memories)
         self._drop_vectors(ids)
         self.db.executemany("DELETE FROM memories WHERE id = ?", [(i,) for i in ids])
         if near:  # their context and blend held the forgotten text
             self._refresh_context(near, expand=False)
+
+    def _drop_cached_texts(self, memories: Sequence[Memory]) -> None:
+        """Drop from the embeddings cache the vector of each text that no memory left
+        outside `memories` has (its key is the text's hash: a fingerprint of the text)."""
+        ids = {m.id for m in memories}
+        still_used: set[tuple[str, str | None]] = set()
+        for start in range(0, len(memories), 400):
+            chunk = memories[start : start + 400]
+            still_used.update(
+                (row[1], row[2]) for row in self.db.execute(
+                    f"SELECT id, content_hash, title FROM memories WHERE content_hash IN ({','.join('?' * len(chunk))})",
+                    [m.content_hash for m in chunk],
+                ) if row[0] not in ids
+            )
+        drop = {text_hash(embed_text(m.title, m.content)) for m in memories
+                if (m.content_hash, m.title) not in still_used}
+        # The key is (model, content_hash): delete by both, or each row is a full scan.
+        models = [row[0] for row in self.db.execute("SELECT DISTINCT model FROM embeddings_cache")]
+        self.db.executemany(
+            "DELETE FROM embeddings_cache WHERE model = ? AND content_hash = ?",
+            [(model, h) for model in models for h in sorted(drop)],
+        )
+
+    def _truncate_wal(self) -> None:
+        """After a forget, empty brain.db-wal, whose older frames still hold the deleted
+        bytes until the log restarts. Best effort: another process reading brain.db
+        holds the log, and the next checkpoint truncates it then."""
+        if self.db.scalar("PRAGMA journal_mode") != "wal":
+            return
+        self.db.conn.set_busy_timeout(200)
+        try:
+            self.db.conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_TRUNCATE)
+        except apsw.BusyError:
+            self._warn("another process is reading brain.db: the forgotten text stays in brain.db-wal "
+                       "until that file is emptied (by the next forget, or when the last process closes brain.db)")
+        finally:
+            self.db.conn.set_busy_timeout(self.config.busy_timeout_ms)
 
     def _drop_vectors(self, ids: Sequence[int]) -> None:
         if self.db.table_exists("memories_vec"):

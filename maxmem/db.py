@@ -121,6 +121,9 @@ class Database:
             if self.scalar("PRAGMA journal_mode") != "wal":
                 self.execute("PRAGMA journal_mode=WAL")
         self.execute("PRAGMA synchronous=FULL")
+        # Deleted and overwritten bytes are zeroed, not left in free space: a forgotten
+        # secret must not stay readable in the file (Brain._delete).
+        self.execute("PRAGMA secure_delete=ON")
         self.execute("PRAGMA foreign_keys=ON")
         self.execute("PRAGMA mmap_size=268435456")
         self.execute("PRAGMA cache_size=-32000")

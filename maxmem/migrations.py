@@ -281,6 +281,9 @@ MIGRATIONS: list[tuple[str, Step]] = [
     ("0003_capture", CAPTURE),
     ("0004_sync_targets", SYNC_TARGETS),
     ("0005_session_context", _session_context),
+    # Deleting from the keyword index removes the entries' tokens from the index itself,
+    # not only marks them deleted (FTS5, SQLite 3.42+): forgetting leaves no trace there.
+    ("0006_fts_secure_delete", "INSERT INTO memories_fts (memories_fts, rank) VALUES ('secure-delete', 1)"),
 ]
 
 BOOKKEEPING = """

@@ -400,8 +400,7 @@ def _expire_category(brain: "Brain", archive: Archive, category: str, limit: str
                 return total
             memories = [Memory.from_row(r) for r in rows]
             archive.write([_as_record(m) for m in memories])
-            _drop_cached_vectors(brain, memories)
-            brain.forget_many(memories, keep_cached=False)
+            brain.forget_many(memories)
             _compact_changes(brain, [m.uid for m in memories], archive.path.name)
         total += len(memories)
 
@@ -426,30 +425,6 @@ _MEMORY_FIELDS = tuple(f.name for f in dataclass_fields(Memory))
 def _as_record(memory: Memory) -> dict[str, Any]:
     """Memory.to_dict without its deep copy: the same keys, what `maxmem import` reads."""
     return {name: getattr(memory, name) for name in _MEMORY_FIELDS}
-
-
-def _drop_cached_vectors(brain: "Brain", memories: list[Memory]) -> None:
-    """Forget the cached vector of each text no remaining memory uses (space, not speed)."""
-    from .brain import embed_text
-    from .embeddings import text_hash
-
-    ids = [m.id for m in memories]
-    hashes = list({m.content_hash for m in memories})
-    still_used = {
-        (row[0], row[1])
-        for row in brain.db.execute(
-            f"SELECT content_hash, title FROM memories WHERE content_hash IN ({','.join('?' * len(hashes))}) "
-            f"AND id NOT IN ({','.join('?' * len(ids))})",
-            [*hashes, *ids],
-        )
-    }
-    drop = [text_hash(embed_text(m.title, m.content)) for m in memories if (m.content_hash, m.title) not in still_used]
-    # The key is (model, content_hash): delete by both, or each row is a full scan.
-    models = [row[0] for row in brain.db.execute("SELECT DISTINCT model FROM embeddings_cache")]
-    brain.db.executemany(
-        "DELETE FROM embeddings_cache WHERE model = ? AND content_hash = ?",
-        [(model, h) for model in models for h in drop],
-    )
 
 
 def _expire_transcripts(brain: "Brain", archive: Archive, limit: str, batch: int) -> dict[str, int]:

@@ -46,11 +46,22 @@ def test_remember_many_is_one_batch_and_dedupes_inside_the_batch(brain, hash_emb
     assert len(hash_embedder.calls) == 1 and len(hash_embedder.calls[0]) == 50
 
 
-def test_each_text_is_embedded_once_per_model(brain, hash_embedder):
-    m = brain.remember("cache me once", category="daily")
-    brain.forget(m.id)
-    brain.remember("cache me once", category="daily")
+def test_each_text_is_embedded_once_while_a_memory_has_it(brain, hash_embedder):
+    a = brain.remember("cache me once", category="daily")
+    brain.remember("cache me once", category="core")
+    brain.forget(a.id)  # another memory still has the text: its vector stays
+    brain.remember("cache me once", category="project")
     assert hash_embedder.embedded_texts.count("cache me once") == 1
+
+
+def test_forgetting_the_last_memory_of_a_text_drops_its_cached_vector(brain, hash_embedder):
+    turn = brain.remember_many([{"content": "the vault code is 1234", "category": "conversation",
+                                 "session_id": "s"}])[0]  # a session turn's own vector is a cache copy
+    assert brain.db.scalar("SELECT count(*) FROM embeddings_cache") == 1
+    brain.forget(turn.id)
+    assert brain.db.scalar("SELECT count(*) FROM embeddings_cache") == 0  # no vector, no text hash
+    brain.remember("the vault code is 1234", category="daily")
+    assert hash_embedder.embedded_texts.count("the vault code is 1234") == 2
 
 
 def cached_count(brain) -> int:
@@ -71,15 +82,15 @@ def test_the_cache_refers_to_a_stored_vector_instead_of_copying_it(brain, hash_e
     assert np.array_equal(stored[0], stored[1])
 
 
-def test_a_referred_vector_survives_update_and_forget(brain, hash_embedder):
+def test_a_referred_vector_survives_updates_until_forgotten(brain, hash_embedder):
     m = brain.remember("first wording of the note", category="daily")
     brain.update(m.id, content="second wording of the note")
     brain.update(m.id, content="first wording of the note")
-    brain.forget(m.id)
-    brain.remember("second wording of the note", category="project")
+    brain.remember("second wording of the note", category="project")  # kept when the update replaced it
+    brain.forget(m.id)  # the last memory with the first wording: its vector goes with it
     brain.remember("first wording of the note", category="core")
     texts = hash_embedder.embedded_texts
-    assert texts.count("first wording of the note") == 1 and texts.count("second wording of the note") == 1
+    assert texts.count("second wording of the note") == 1 and texts.count("first wording of the note") == 2
 
 
 def test_content_with_outer_whitespace_is_cached_by_its_exact_text(brain, hash_embedder):

@@ -159,3 +159,51 @@ def test_the_cli_shows_the_redaction_and_logs_nothing_sensitive(tmp_path, embedd
                       "Kowalczyk", "maiden"):
         assert sensitive not in stderr, sensitive
     assert "failed" in stderr  # the failures were reported, without the secrets
+
+
+def _files_holding(folder: Path, name: str, needles: list[bytes]) -> dict[str, int]:
+    """How often any needle occurs in brain.db and its -wal / -shm, per file."""
+    found = {}
+    for f in sorted(folder.glob(name + "*")):
+        data = f.read_bytes()
+        found[f.name] = sum(data.count(n) for n in needles)
+    return found
+
+
+def test_a_forgotten_memory_leaves_no_bytes_in_brain_db(tmp_path):
+    """forget of a secret remembered by mistake: not in the row's old page, the change
+    log's old snapshot, the keyword index, the vectors, the embeddings cache or the WAL."""
+    embedder = HashEmbedder()
+    text = "the alarm code is xqzzyvax4417, tell nobody"  # a word no other text shares a prefix with
+    vector = embedder._vector(text)
+    needles = [b"xqzzyvax", vector.tobytes()[:64], vector.astype("float16").tobytes()[:32]]
+    with Brain.open(tmp_path / "f.db", embedder=embedder) as brain:
+        brain.remember_many([{"content": f"ordinary note {i} about tiles", "category": "daily"} for i in range(300)])
+        secret = brain.remember(text, category="core")
+        brain.remember_many([{"content": f"later note {i}", "category": "daily"} for i in range(50)])
+        turn = brain.remember_many([{"content": f"user: {text}", "category": "conversation", "session_id": "s"},
+                                    {"content": "assistant: noted", "category": "conversation", "session_id": "s"}])[0]
+        assert sum(_files_holding(tmp_path, "f.db", needles[:1]).values()) > 0  # it was there
+        brain.forget(secret.id)
+        brain.forget(turn.id)
+        assert brain.search("xqzzyvax4417", mode="keyword") == []
+        assert brain.warnings == []  # no other process: the WAL was emptied too
+        held = _files_holding(tmp_path, "f.db", needles)
+        assert "f.db-wal" in held and set(held.values()) == {0}, held
+
+
+def test_forget_says_when_a_reader_keeps_the_text_in_the_wal(tmp_path):
+    import apsw
+
+    with Brain.open(tmp_path / "r.db", embedder="none") as brain:
+        secret = brain.remember("the safe combination is 31-7-22", category="core")
+        reader = apsw.Connection(str(tmp_path / "r.db"))
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM memories").fetchall()  # holds a snapshot with the text
+        brain.forget(secret.id)
+        assert any("stays in brain.db-wal" in w for w in brain.warnings)
+        reader.execute("COMMIT")
+        reader.close()
+        brain.remember("another note", category="daily")
+        brain.forget(brain.search("another note", mode="keyword")[0].memory.id)  # the log is emptied now
+        assert (tmp_path / "r.db-wal").stat().st_size == 0
