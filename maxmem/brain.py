@@ -999,17 +999,23 @@ class Brain:
     @guarded
     def forget(self, id_or_uid: int | str) -> Memory:
         """Delete a memory everywhere: row, keyword index, vectors, the cached vector of
-        its text, the change log's copies, and the freed bytes (see _delete); logged for
-        sync."""
+        its text, the change log's copies, the captured transcript turns it was made of,
+        and the freed bytes (see _delete); logged for sync."""
         memory = self.get(id_or_uid)
         self.forget_many([memory])
         return memory
 
     @guarded
-    def forget_many(self, memories: Sequence[Memory]) -> int:
-        """Delete many memories in one transaction (retention uses this), as `forget`."""
+    def forget_many(self, memories: Sequence[Memory], raw_turns: bool = True) -> int:
+        """Delete many memories in one transaction, as `forget`.
+
+        raw_turns=False keeps the captured transcript turns they were made of (retention,
+        which archives those turns itself).
+        """
         with self.db.atomic():
             self._delete(list(memories))
+            if raw_turns:
+                self._forget_turns(memories)
         if not self.db.conn.in_transaction:  # a caller's transaction (retention) is still open
             self._truncate_wal()
         return len(memories)
@@ -1063,6 +1069,17 @@ class Brain:
             "DELETE FROM embeddings_cache WHERE model = ? AND content_hash = ?",
             [(model, h) for model in models for h in sorted(drop)],
         )
+
+    def _forget_turns(self, memories: Sequence[Memory]) -> None:
+        """Blank the captured turns (and their tool calls) each memory was made of."""
+        captured = [m for m in memories if m.source == "capture"
+                    and isinstance(m.metadata.get("turn_range"), list) and len(m.metadata["turn_range"]) == 2]
+        if not captured or not self.db.table_exists("turns"):
+            return
+        from .capture.store import forget_turns  # lazy: capture sits above brain
+
+        for m in captured:
+            forget_turns(self.db, m.metadata.get("session_id") or m.session_id or "", *m.metadata["turn_range"])
 
     def _truncate_wal(self) -> None:
         """After a forget, empty brain.db-wal, whose older frames still hold the deleted

@@ -400,7 +400,7 @@ def _expire_category(brain: "Brain", archive: Archive, category: str, limit: str
                 return total
             memories = [Memory.from_row(r) for r in rows]
             archive.write([_as_record(m) for m in memories])
-            brain.forget_many(memories)
+            brain.forget_many(memories, raw_turns=False)  # the turns expire below, archived
             _compact_changes(brain, [m.uid for m in memories], archive.path.name)
         total += len(memories)
 

@@ -214,6 +214,25 @@ def test_rewritten_file_is_read_again_without_duplicates(cbrain, tmp_path):
     assert len(turns(cbrain)) == 4
 
 
+def test_forgetting_a_captured_memory_blanks_its_turns_and_they_do_not_come_back(cbrain, tmp_path):
+    path = tmp_path / "leak.jsonl"
+    lines = ["set up the alarm", "the alarm code is xqzzyvax4417, noted", "thanks"]
+    path.write_text(_openclaw_lines("leak-session", lines), encoding="utf-8")
+    assert run_capture(cbrain, paths=[path], format="openclaw").new_turns == 3
+    hit = cbrain.search("xqzzyvax4417", mode="keyword")[0].memory
+    assert hit.source == "capture" and hit.metadata["turn_range"] == [1, 3]
+    cbrain.forget(hit.id)
+    assert [t["text"] for t in turns(cbrain)] == ["", "", ""]
+    assert all(b"xqzzyvax" not in f.read_bytes() for f in tmp_path.glob("brain.db*"))
+    # The same file read again after a rewrite: its turns are known, nothing is taken in twice.
+    tmp = tmp_path / "leak.tmp"
+    tmp.write_text(_openclaw_lines("leak-session", lines).replace('"version": 3', '"version": 3, "m": 1', 1),
+                   encoding="utf-8")
+    os.replace(tmp, path)
+    run_capture(cbrain, paths=[path], format="openclaw")
+    assert cbrain.search("xqzzyvax4417", mode="keyword") == []
+
+
 def test_v1_file_migrated_with_new_random_ids_is_not_duplicated(cbrain, tmp_path):
     path = tmp_path / "v1.jsonl"
     v1 = [{"type": "session", "id": "v1s", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/"},

@@ -173,6 +173,17 @@ def known_calls(db: Database, session_id: str, call_ids: Sequence[str]) -> dict[
     return found
 
 
+def forget_turns(db: Database, session_id: str, first_seq: int, last_seq: int) -> None:
+    """Blank the stored turns a forgotten memory was made of, and their tool calls'
+    arguments and results (Brain.forget). Keys and fingerprints stay, so capture does
+    not take the same transcript lines in again."""
+    where = "session_id = ? AND seq BETWEEN ? AND ?"
+    params = (session_id, int(first_seq), int(last_seq))
+    db.execute(f"UPDATE tool_calls SET arguments = NULL, result = NULL WHERE turn_id IN "
+               f"(SELECT id FROM turns WHERE {where})", params)
+    db.execute(f"UPDATE turns SET text = '' WHERE {where}", params)
+
+
 def max_seq(db: Database, session_id: str) -> int:
     return int(db.scalar(MAX_SEQ, (session_id,)) or 0)
 
