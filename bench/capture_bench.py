@@ -6,7 +6,9 @@
    tool calls, tool results, a few secrets) is captured into a fresh brain.db with
    embedding excluded (embedder "none"), with and without the commit-trigger pass
    ([triggers] capture = false): wall and CPU time, turns per CPU-second, next to
-   the time it takes only to split and json-parse the same file (the floor).
+   the time it takes only to split and json-parse the same file (the floor), and the
+   CPU time of trigger detection alone over the stored turns (steadier than the
+   difference of the two captures on a shared machine).
 2. 100 unchanged (idle) transcripts are captured once, then captured again: the
    no-op re-run time (median of --repeat), per file, next to the first run.
 """
@@ -29,6 +31,7 @@ from types import MappingProxyType  # noqa: E402
 
 from maxmem import Brain, Config  # noqa: E402
 from maxmem.capture import CaptureSettings, run_capture  # noqa: E402
+from maxmem.triggers import detect_triggers, load_rules  # noqa: E402
 
 WORDS = ("port docker compose backup nas schedule invoice parser week date tide table json flag "
          "heating repair tuesday gift warranty reminder sunday review notes summary deploy server "
@@ -101,10 +104,16 @@ def main() -> None:
                 started, cpu = time.perf_counter(), time.process_time()
                 report = run_capture(brain, paths=[big], format="openclaw", settings=settings)
                 elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+                turns = brain.db.rows("SELECT role, text AS content FROM turns ORDER BY id")
             assert report.errors == 0, report.details
             print(f"   {label:24} {elapsed:8.2f} {cpu:8.2f} {report.new_turns / cpu:12,.0f} "
                   f"{size_mb / cpu:9.2f}  {cpu / floor:6.1f}x")
         print(f"   {'json parse only (floor)':24} {floor:8.2f} {floor:8.2f} {'':>12} {size_mb / floor:9.2f}")
+        detect_cpu = time.process_time()
+        detections = detect_triggers(turns, rules=load_rules(None))
+        detect_cpu = time.process_time() - detect_cpu
+        print(f"   {'trigger detection alone':24} {'':>8} {detect_cpu:8.2f}  over the {len(turns):,} stored turns, "
+              f"{len(detections)} detections")
         print(f"   {report.new_turns:,} turns, {report.tool_calls:,} tool calls, {report.memories:,} memories, "
               f"{report.redactions} redactions; the machine is shared: CPU time is the steadier figure")
 
