@@ -283,6 +283,7 @@ def test_brain_restored_from_an_older_backup_is_exported_again_and_pruned(tmp_pa
         add_many(brain, 2, start=4)
         export(brain, pg_dsn)
     shutil.copy(tmp_path / "backup.db", path)
+    capsys.readouterr()  # only what the command prints
     code, out, err = run_cli(["--db", str(path), "--embedder", "none", "sync", "postgres", "--dsn", pg_dsn], capsys)
     assert code == 0 and err.count("restored from a backup?") == 1, err  # said once, not twice
 
