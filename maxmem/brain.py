@@ -79,6 +79,15 @@ FROM memories m JOIN memories_vec v ON v.rowid = m.id
 WHERE {where} AND m.title IS NULL AND m.embedded_at IS NOT NULL
   AND NOT (m.category = 'conversation' AND m.session_id IS NOT NULL)
 """
+# The highest id ever given (meta 'last_id', migration 0007) and the stored ones.
+NEXT_ID_SQL = """
+SELECT max(coalesce((SELECT max(id) FROM memories), 0),
+           coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'last_id'), 0)) + 1
+"""
+NOTE_ID_SQL = """
+INSERT INTO meta (key, value) VALUES ('last_id', ?1)
+ON CONFLICT (key) DO UPDATE SET value = max(CAST(value AS INTEGER), ?1)
+"""
 UPDATABLE = {
     "content", "title", "tags", "importance", "status", "kind", "category", "metadata",
     "pinned", "started_at", "resolved_at", "superseded_by", "agent", "session_id",
@@ -398,6 +407,14 @@ class Brain:
         cached = self._cached(identity(self.embedder), hashes)
         return [cached.get(h) for h in hashes]
 
+    def _next_id(self) -> int:
+        """The id for a new memory: above every id brain.db ever gave, so a forgotten
+        memory's id never names another one ("forget 12" sent twice forgets one memory)."""
+        return int(self.db.scalar(NEXT_ID_SQL))
+
+    def _note_id(self, memory_id: int) -> None:
+        self.db.execute(NOTE_ID_SQL, (int(memory_id),))
+
     def _insert(
         self, records: list[dict[str, Any]], vectors: "list[np.ndarray | None]"
     ) -> tuple[list[int], dict[int, Memory]]:
@@ -406,7 +423,7 @@ class Brain:
         Returns the id each record ended up as, and the Memory of each new row.
         """
         existing = self._existing_ids([(r["content_hash"], r["category"]) for r in records])
-        next_id = int(self.db.scalar("SELECT coalesce(max(id), 0) FROM memories")) + 1
+        next_id = self._next_id()
         rows, new_vectors, ids, seen = [], [], [], dict(existing)
         fresh: dict[int, Memory] = {}
         now = iso(self.clock.now())
@@ -435,6 +452,7 @@ class Brain:
             contexts = session_context.plan(self.db, list(pending), pending=pending) if pending else []
             text = {c.id: c.text for c in contexts if c.id in pending}
             self.db.executemany(INSERT_CONTEXT_SQL, [[*row, text.get(row[0])] for row in rows])
+            self._note_id(next_id - 1)
             self._log_changes(list(fresh), "upsert", [m.to_dict() for m in fresh.values()])
             blended = self._apply_contexts(contexts, dict(new_vectors), logged=fresh)
             if new_vectors:
@@ -1246,12 +1264,10 @@ class Brain:
                     counts["updated"] += 1
                 else:
                     taken = wanted_id is None or self.db.scalar("SELECT 1 FROM memories WHERE id = ?", (wanted_id,))
-                    memory_id = (
-                        int(self.db.scalar("SELECT coalesce(max(id), 0) + 1 FROM memories"))
-                        if taken else int(wanted_id)  # type: ignore[arg-type]
-                    )
+                    memory_id = self._next_id() if taken else int(wanted_id)  # type: ignore[arg-type]
                     record["embedded_at"] = now if vector is not None else None
                     self.db.execute(INSERT_SQL, _row_values(memory_id, record))
+                    self._note_id(memory_id)
                     counts["added"] += 1
                 if vector is not None:
                     self._store_vectors([memory_id], vector.reshape(1, -1))

@@ -284,6 +284,14 @@ MIGRATIONS: list[tuple[str, Step]] = [
     # Deleting from the keyword index removes the entries' tokens from the index itself,
     # not only marks them deleted (FTS5, SQLite 3.42+): forgetting leaves no trace there.
     ("0006_fts_secure_delete", "INSERT INTO memories_fts (memories_fts, rank) VALUES ('secure-delete', 1)"),
+    # The highest memory id ever given, so a forgotten memory's id is never given again
+    # (Brain._next_id): from the stored ids and the ids the change log still names.
+    ("0007_last_id", """
+INSERT OR IGNORE INTO meta (key, value)
+SELECT 'last_id', max(coalesce((SELECT max(id) FROM memories), 0),
+                      coalesce((SELECT max(CAST(json_extract(data, '$.id') AS INTEGER)) FROM changes
+                                WHERE data IS NOT NULL), 0))
+"""),
 ]
 
 BOOKKEEPING = """

@@ -287,3 +287,22 @@ def test_corrupt_file_gives_one_line_error(tmp_path):
     with pytest.raises(DatabaseError, match="maxmem doctor"):
         Brain.open(path, embedder="none")
     assert path.read_bytes().startswith(b"this is not"), "never written to"
+
+
+def test_a_forgotten_memorys_id_is_never_given_again(tmp_path, hash_embedder):
+    path = tmp_path / "ids.db"
+    with Brain.open(path, embedder=hash_embedder) as b:
+        first, second = b.remember("first note", category="daily"), b.remember("second note", category="daily")
+        b.forget(second.id)
+        third = b.remember_many([{"content": "third note", "category": "daily"}])[0]
+        assert third.id == second.id + 1
+        b.forget(third.id)
+        with pytest.raises(NotFound):
+            b.forget(third.id)  # sent twice: the second finds nothing, it does not forget another
+        # A brain.db from before the high-water mark: the change log still names the ids.
+        b.db.execute("DELETE FROM meta WHERE key = 'last_id'")
+        b.db.execute("DELETE FROM schema_migrations WHERE name = '0007_last_id'")
+        b.db.execute("PRAGMA user_version = 6")
+    with Brain.open(path, embedder=hash_embedder) as b:
+        assert b.remember("fourth note", category="daily").id == third.id + 1
+        assert [m.id for m in b.list(limit=10, order="oldest")] == [first.id, third.id + 1]
