@@ -134,17 +134,31 @@ def cli(ctx: click.Context, db_path: Path | None, config_path: Path | None, embe
     ctx.call_on_close(state.close)
 
 
+class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Logs to sys.stderr as it is when a record comes, not as it was at set-up: the
+    handler outlives main(), and library calls later in the same process (tests, an
+    embedding program) may run with another stderr, the first one closed."""
+
+    @property  # type: ignore[override]
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass
+
+
 def _configure_logging(verbose: int, log_file: Path | None) -> None:
     logger = logging.getLogger("maxmem")
     level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
     logger.setLevel(min(level, logging.INFO) if log_file else level)
-    # The handlers of an earlier call in this process (tests, an embedding program) may
-    # hold a stderr that is closed by now: start afresh each time.
+    # Start afresh each time: an earlier call in this process (tests, an embedding
+    # program) left its handlers and may have had another log file.
     for old in [h for h in logger.handlers if getattr(h, "_maxmem", False)]:
         logger.removeHandler(old)
         if isinstance(old, logging.FileHandler):
             old.close()
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _StderrHandler()
     handler.setLevel(level)
     handler.setFormatter(logging.Formatter("maxmem: %(levelname)s: %(message)s"))
     handler._maxmem = True  # type: ignore[attr-defined]

@@ -165,3 +165,17 @@ def test_readme_demo_search_runs_on_the_sample(tmp_path):
     lines = [l for l in r.stdout.splitlines() if re.match(r"^\s*\d+\.\s+\d\.\d{3}", l)]
     assert len(lines) >= 3, r.stdout
     assert "PostgreSQL" in lines[0], r.stdout
+
+
+def test_warnings_logged_after_the_command_go_to_the_stderr_of_that_moment(tmp_path, monkeypatch):
+    import io
+    import logging
+
+    first = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", first)
+    run("--db", str(tmp_path / "b.db"), "--embedder", "none", "stats")  # sets up maxmem's logging
+    first.close()  # that stderr is gone (a test's capture, an embedding program's pipe)
+    later = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", later)
+    logging.getLogger("maxmem.sync").warning("a notice from a library call")
+    assert later.getvalue() == "maxmem: WARNING: a notice from a library call\n"
