@@ -17,6 +17,7 @@ from typing import Any, Callable, Mapping
 
 from .clock import Clock, iso
 from .config import Config
+from .db import DAMAGE
 from .errors import MaxmemError
 from .health import age_hours, format_age, last_runs
 
@@ -195,7 +196,7 @@ def run_checks(config: Config, embedder: str | None = None,
     else:
         try:
             _inspect(brain, config, checks, report, extra or [])
-        except MaxmemError as exc:  # damage the checks ran into past the quick check
+        except (MaxmemError, *DAMAGE) as exc:  # damage the checks ran into past the quick check
             checks.append(_check("database", False, str(exc)))
         finally:
             brain.close()
@@ -213,7 +214,11 @@ def _inspect(brain: Any, config: Config, checks: list[Check], report: dict[str, 
 
     path = brain.path
     now = brain.clock.now()
-    lines = "\n".join(str(r[0]) for r in brain.db.execute("PRAGMA quick_check(3)")).splitlines()
+    try:
+        found = "\n".join(str(r[0]) for r in brain.db.execute("PRAGMA quick_check(3)"))
+    except DAMAGE as exc:  # damage bad enough that the check itself cannot read on
+        found = str(exc)
+    lines = found.splitlines()
     problems = [line.strip() for line in lines if line.strip() and not line.startswith("***")]
     ok = problems == ["ok"]
     checks.append(_check("integrity", ok, "ok" if ok else

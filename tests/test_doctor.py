@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import os
 from pathlib import Path
 
@@ -135,6 +136,21 @@ def test_doctor_on_a_missing_or_unreadable_database(tmp_path, capsys):
     bad.write_bytes(b"x" * 8192)
     code, out, err = run_cli(["--db", str(bad), "doctor", "--json"], capsys)
     assert code == 1 and json.loads(out)["checks"][0]["name"] == "database"
+
+
+def test_doctor_on_a_damaged_page_reports_instead_of_crashing(tmp_path, capsys):
+    path = tmp_path / "brain.db"
+    with Brain.open(path, embedder=HashEmbedder()) as brain:
+        brain.remember_many([{"content": f"note {i} " + "words " * 40, "category": "daily"} for i in range(300)])
+    damaged = tmp_path / "damaged.db"
+    for page in range(1, 40, 3):  # one page turned to garbage, wherever it falls
+        shutil.copy(path, damaged)
+        with open(damaged, "r+b") as f:
+            f.seek(4096 * page)
+            f.write(b"\xff" * 4096)
+        code, out, err = run_cli(["--db", str(damaged), "--embedder", "none", "doctor"], capsys)
+        assert code == 1 and "Traceback" not in err, (page, err)
+        assert "FAIL integrity" in out or "FAIL database" in out, (page, out)
 
 
 def test_the_daemon_backs_up_daily_and_checks_health_hourly(tmp_path):
