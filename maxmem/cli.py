@@ -286,7 +286,6 @@ def export(state: Context, dest: Path | None, fmt: str, keep: int | None,
            include_conversations: bool, force: bool) -> None:
     """Export every memory as JSONL (one memory per line, every field) to DEST or stdout."""
     from .brain import write_jsonl
-    from .db import secure_create
 
     brain = state.brain()
     if fmt == "markdown":
@@ -306,11 +305,32 @@ def export(state: Context, dest: Path | None, fmt: str, keep: int | None,
     if dest is None:
         count = write_jsonl(brain.export_records(), sys.stdout)  # type: ignore[arg-type]
     else:
-        secure_create(dest)
-        os.chmod(dest, 0o600)  # every memory goes in: private even if the file existed
-        with open(dest, "w", encoding="utf-8") as handle:
-            count = write_jsonl(brain.export_records(), handle)  # type: ignore[arg-type]
+        count = _write_private(dest, lambda handle: write_jsonl(brain.export_records(), handle))
     click.echo(f"exported {count} memories" + (f" to {dest}" if dest else ""), err=True)
+
+
+def _write_private(dest: Path, write: Callable[[Any], int]) -> int:
+    """Write DEST whole or not at all, readable by its owner only: every memory goes in.
+
+    A new file 0600 beside DEST (folders made 0700) is renamed over it, so a failed run
+    leaves the old export as it was, and an existing file's loose mode is not kept.
+    Anything at DEST but a regular file (a folder, a device) is refused, never touched.
+    """
+    if dest.exists() and not dest.is_file():
+        raise InvalidInput(f"{dest} is not a regular file: give the path of a file to export to")
+    dest.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    temporary = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
+    fd = os.open(temporary, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            count = write(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, dest)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    return count
 
 
 # -- recalling -----------------------------------------------------------------
@@ -623,3 +643,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(130)
     except BrokenPipeError:
         sys.exit(0)
+    except OSError as exc:  # a file the user named: unwritable folder, disk full, …
+        where = f": {exc.filename}" if exc.filename else ""
+        click.echo(f"maxmem: error: {exc.strerror or exc}{where}", err=True)
+        sys.exit(1)

@@ -109,6 +109,25 @@ def test_export_import_round_trip(tmp_path):
     assert a == b
 
 
+def test_export_never_touches_what_is_not_a_file_and_replaces_a_file_whole(tmp_path):
+    db = str(tmp_path / "a.db")
+    run("--db", db, "--embedder", "none", "add", "one memory")
+    folder = tmp_path / "Documents"
+    folder.mkdir(mode=0o755)
+    r = run("--db", db, "--embedder", "none", "export", str(folder))
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1 and "not a regular file" in r.stderr
+    assert (folder.stat().st_mode & 0o777) == 0o755  # was chmod-ed to 0600 before
+    old = tmp_path / "old.jsonl"
+    old.write_text("an older export\n")
+    old.chmod(0o644)
+    assert run("--db", db, "--embedder", "none", "export", str(old)).exit_code == 0
+    assert (old.stat().st_mode & 0o777) == 0o600 and "one memory" in old.read_text()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary left
+    # A file where a folder should be: the OS error is one line too, not a traceback.
+    r = run("--db", db, "--embedder", "none", "export", str(old / "inside.jsonl"))
+    assert r.exit_code == 1 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr, r.stderr
+
+
 def test_init_writes_private_config(tmp_path, maxmem_home):
     r = run("init", "--embedder", "none", "--agent", "laptop", "--json")
     assert r.exit_code == 0, r.output
