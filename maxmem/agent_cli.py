@@ -13,7 +13,7 @@ from typing import Any, Iterable
 
 import click
 
-from .cli import Context, cli, emit, json_option, memory_line, pass_state, split_tags
+from .cli import Context, cli, emit, json_option, memory_line, pass_state, read_stdin, split_tags
 from .errors import ConfigError, InvalidInput
 
 
@@ -171,7 +171,7 @@ def save_context(state: Context, path: Path | None, as_json: bool) -> None:
     else:
         if sys.stdin.isatty():
             raise InvalidInput("pipe the JSON document on standard input, or pass --file")
-        raw = sys.stdin.read()
+        raw = read_stdin()
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as exc:

@@ -51,6 +51,17 @@ class Context:
         self.brains.clear()
 
 
+def read_stdin() -> str:
+    """Standard input as UTF-8 text, or one line saying where it is not (whatever the
+    locale: a strict decoder raises mid-read, a lenient one changes the text quietly)."""
+    raw = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode("utf-8")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"standard input is not UTF-8 (byte 0x{raw[exc.start]:02x} at offset "
+                           f"{exc.start}): convert it first, e.g. with iconv -t UTF-8") from None
+
+
 def emit(data: Any, as_json: bool, text: Callable[[Any], Iterable[str]] | None = None) -> None:
     """Print `data` as JSON, or as the lines `text(data)` gives."""
     if as_json:
@@ -235,7 +246,7 @@ def add(state: Context, content: str | None, category: str, kind: str, title: st
     if content in (None, "-"):
         if sys.stdin.isatty():
             raise InvalidInput("give the text to remember, or pipe it on standard input")
-        content = sys.stdin.read().rstrip()  # the newline `echo` ends with is not content
+        content = read_stdin().rstrip()  # the newline `echo` ends with is not content
     brain = state.brain()
     memory = brain.remember(
         content, category=category, kind=kind, title=title, tags=split_tags(tags),

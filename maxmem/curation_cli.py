@@ -10,7 +10,7 @@ from typing import Any, Iterable
 
 import click
 
-from .cli import Context, cli, emit, json_option, memory_line, pass_state, split_tags
+from .cli import Context, cli, emit, json_option, memory_line, pass_state, read_stdin, split_tags
 from .errors import InvalidInput
 
 
@@ -62,7 +62,7 @@ def triggers_detect(state: Context, text: str | None, role: str, as_json: bool) 
     from .triggers import detect, load_rules
 
     if text is None:
-        text = sys.stdin.read()
+        text = read_stdin()
     found = detect(text, role=role, rules=load_rules(state.config))
     emit([{"trigger": d.trigger, "rule": d.rule, "text": d.text} for d in found], as_json,
          lambda rows: [f"{r['trigger']:<10} {r['text']}  [{r['rule']}]" for r in rows] or ["no trigger found"])

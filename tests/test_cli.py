@@ -109,6 +109,15 @@ def test_export_import_round_trip(tmp_path):
     assert a == b
 
 
+def test_standard_input_that_is_not_utf8_is_one_line_and_stores_nothing(tmp_path):
+    db = str(tmp_path / "a.db")
+    r = run("--db", db, "--embedder", "none", "add", input=b"caf\xe9 latin-1")  # type: ignore[arg-type]
+    assert r.exit_code == 2 and r.stderr == ("maxmem: error: standard input is not UTF-8 (byte 0xe9 at offset 3): "
+                                             "convert it first, e.g. with iconv -t UTF-8\n")
+    assert run("--db", db, "--embedder", "none", "triggers", "detect", input=b"\xff").exit_code == 2  # type: ignore[arg-type]
+    assert json.loads(run("--db", db, "--embedder", "none", "stats", "--json").stdout)["memories"] == 0
+
+
 def test_export_never_touches_what_is_not_a_file_and_replaces_a_file_whole(tmp_path):
     db = str(tmp_path / "a.db")
     run("--db", db, "--embedder", "none", "add", "one memory")
