@@ -46,6 +46,7 @@ ARCHIVE_DAYS = 730
 TIMEZONE = "America/New_York"
 BATCH_SIZE = 500
 VACUUM_SHARE = 0.25
+MAX_DAYS = 36_525  # the longest finite retention period: 100 years
 FOREVER = ("forever", "never", "inf", "infinite", "none")
 TRANSCRIPT_CATEGORY = "conversation"
 
@@ -108,6 +109,8 @@ def parse_days(value: Any, where: str) -> float | None:
         days = float(match.group(1)) * _UNIT_DAYS[(match.group(2) or "d").lower()]
     if days <= 0:
         raise ConfigError(f"{where} = {value!r} must be more than 0 (or \"forever\")")
+    if not days <= MAX_DAYS:  # NaN too; beyond this no date can be computed
+        raise ConfigError(f"{where} = {value!r}: at most {MAX_DAYS} days (100 years), or \"forever\"")
     return days
 
 

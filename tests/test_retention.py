@@ -58,6 +58,10 @@ def test_policy_from_config():
     ({"batch_size": 0}, "batch_size"),
     ({"vacuum_share": 2}, "vacuum_share"),
     ({"batch_size": "many"}, "whole number"),
+    ({"daily": float("inf")}, "at most 36525 days"),
+    ({"daily": float("nan")}, "at most 36525 days"),
+    ({"daily": "99999999999d"}, "at most 36525 days"),
+    ({"archive_days": 1e400}, "at most 36525 days"),
 ])
 def test_bad_policy_is_a_config_error(section, fragment):
     with pytest.raises(ConfigError) as err:
