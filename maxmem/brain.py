@@ -32,6 +32,7 @@ from .memory import (
     check_category,
     check_content,
     check_count,
+    check_flag,
     check_importance,
     check_kind,
     check_metadata,
@@ -247,7 +248,7 @@ class Brain:
             "session_id": check_short(item.get("session_id"), "session_id"),
             "metadata": metadata,
             "content_hash": content_hash(content),
-            "pinned": bool(item.get("pinned", False)),
+            "pinned": check_flag(item.get("pinned", False), "pinned"),
             "superseded_by": check_uid(item.get("superseded_by"), "superseded_by"),
             "created_at": created,
             "updated_at": check_time(item.get("updated_at"), "updated_at") or now,
@@ -859,7 +860,7 @@ class Brain:
         where, params = filters.where()
         if pinned is not None:
             where += " AND m.pinned = ?"
-            params.append(int(pinned))
+            params.append(int(check_flag(pinned, "pinned")))
         rows = self.db.rows(
             f"SELECT m.* FROM memories m WHERE {where} ORDER BY {ORDERS[order]} LIMIT ? OFFSET ?",
             [*params, _positive(limit, "limit"), _whole(offset, "offset")],

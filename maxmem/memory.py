@@ -140,6 +140,16 @@ def check_kind(kind: Any) -> str:
     return kind
 
 
+def check_flag(value: Any, what: str) -> bool:
+    """A yes/no field: true/false (or 1/0, as SQLite stores it), never a word: "false"
+    would otherwise count as true."""
+    if value is None:
+        return False
+    if isinstance(value, bool) or (isinstance(value, int) and value in (0, 1)):
+        return bool(value)
+    raise InvalidInput(f"{what} must be true or false, not {value!r}")
+
+
 def check_importance(importance: Any) -> float:
     try:
         value = float(importance)

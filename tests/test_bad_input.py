@@ -216,3 +216,17 @@ def test_identifiers_from_input_are_validated(brain):
             brain.search("guarded", metadata={key: 1})
         with pytest.raises(MaxmemError, match="not allowed"):
             brain.remember("guarded again", metadata={key: 1})
+
+
+def test_a_yes_no_field_takes_true_or_false_never_a_word(brain, tmp_path):
+    for value in ("false", "no", 2, [], "0"):
+        with pytest.raises(MaxmemError, match="pinned must be true or false"):
+            brain.remember("pin me?", pinned=value)
+        with pytest.raises(MaxmemError, match="pinned must be true or false"):
+            brain.list(pinned=value)
+    path = tmp_path / "in.jsonl"
+    path.write_text('{"content": "from a file", "pinned": "false"}\n')
+    with pytest.raises(MaxmemError, match="pinned must be true or false"):
+        brain.import_records(read_jsonl(path))
+    assert brain.stats()["memories"] == 0
+    assert brain.remember("pinned", pinned=True).pinned and not brain.remember("not pinned", pinned=0).pinned
