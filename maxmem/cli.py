@@ -641,20 +641,31 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except click.UsageError as exc:
         hint = f" (see {exc.ctx.command_path} --help)" if exc.ctx else ""
-        click.echo(f"maxmem: error: {' '.join(exc.format_message().split())}{hint}", err=True)
-        sys.exit(exc.exit_code)
+        _error(exc.format_message() + hint, exc.exit_code)
     except click.ClickException as exc:
-        click.echo(f"maxmem: error: {' '.join(exc.format_message().split())}", err=True)
-        sys.exit(exc.exit_code)
+        _error(exc.format_message(), exc.exit_code)
     except MaxmemError as exc:
-        click.echo(f"maxmem: error: {exc}", err=True)
-        sys.exit(exc.exit_code)
+        _error(str(exc), exc.exit_code)
     except KeyboardInterrupt:
         click.echo("maxmem: interrupted", err=True)
         sys.exit(130)
     except BrokenPipeError:
         sys.exit(0)
     except OSError as exc:  # a file the user named: unwritable folder, disk full, …
-        where = f": {exc.filename}" if exc.filename else ""
-        click.echo(f"maxmem: error: {exc.strerror or exc}{where}", err=True)
-        sys.exit(1)
+        _error(f"{exc.strerror or exc}" + (f": {exc.filename}" if exc.filename else ""), 1)
+
+
+ERROR_CHARS = 500
+
+
+def _error(message: str, code: int) -> None:
+    """The one error line, then exit. An error may quote what was given, so secrets are
+    redacted (a key passed as --kind by mistake must not reach stderr or a cron log) and a
+    huge value is cut."""
+    from .redact import redact
+
+    line = redact(" ".join(message.split()))[0]
+    if len(line) > ERROR_CHARS:
+        line = line[:ERROR_CHARS] + "…"
+    click.echo(f"maxmem: error: {line}", err=True)
+    sys.exit(code)

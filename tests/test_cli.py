@@ -109,6 +109,16 @@ def test_export_import_round_trip(tmp_path):
     assert a == b
 
 
+def test_an_error_quoting_a_secret_or_a_huge_value_redacts_and_cuts_it(tmp_path):
+    db = str(tmp_path / "a.db")
+    key = "sk-proj-Zq8Xv2Lm4Nw7Rt1Yb6Hc3Kd9Pf5Gs0Ju"
+    for args in (["add", "x", "-k", key], ["list", "--since", key]):
+        r = run("--db", db, "--embedder", "none", *args)
+        assert r.exit_code == 2 and key not in r.stderr and "[REDACTED:openai]" in r.stderr, r.stderr
+    r = run("--db", db, "--embedder", "none", "add", "x", "-k", "a" * 10_000)
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1 and len(r.stderr) < 600
+
+
 def test_standard_input_that_is_not_utf8_is_one_line_and_stores_nothing(tmp_path):
     db = str(tmp_path / "a.db")
     r = run("--db", db, "--embedder", "none", "add", input=b"caf\xe9 latin-1")  # type: ignore[arg-type]
