@@ -233,6 +233,23 @@ def test_forgetting_a_captured_memory_blanks_its_turns_and_they_do_not_come_back
     assert cbrain.search("xqzzyvax4417", mode="keyword") == []
 
 
+def test_a_locked_brain_counts_nothing_as_added_and_the_next_run_takes_it(tmp_path, hash_embedder):
+    import apsw
+    from maxmem import Config
+
+    path = tmp_path / "chat.jsonl"
+    path.write_text(_openclaw_lines("lock-session", ["one", "two", "three"]), encoding="utf-8")
+    config = Config(db_path=tmp_path / "l.db").with_(busy_timeout_ms=200)
+    with Brain.open(tmp_path / "l.db", embedder=hash_embedder, config=config, clock=Clock()) as brain:
+        other = apsw.Connection(str(tmp_path / "l.db"))
+        other.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+        report = run_capture(brain, paths=[path], format="openclaw")
+        assert report.errors == 1 and report.new_turns == 0 and report.memories == 0
+        other.execute("ROLLBACK")
+        other.close()
+        assert run_capture(brain, paths=[path], format="openclaw").new_turns == 3
+
+
 def test_v1_file_migrated_with_new_random_ids_is_not_duplicated(cbrain, tmp_path):
     path = tmp_path / "v1.jsonl"
     v1 = [{"type": "session", "id": "v1s", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/"},

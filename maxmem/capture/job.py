@@ -261,13 +261,6 @@ class _Job:
             parsed = result.parsed
             batch = self._prepare(parsed, path, fmt)
             skipped = result.stats.malformed
-            detail.skipped_lines += skipped
-            detail.unknown_records += sum(parsed.unknown.values())
-            detail.new_turns += len(batch.turns)
-            detail.tool_calls += sum(len(t.tool_calls) for t, _ in batch.turns if t.role != "tool") \
-                + len(batch.calls)
-            detail.memories += len(batch.items)
-            detail.redactions += batch.redactions
             new_cursor = store.Cursor(
                 path=path, format=fmt, device=st.st_dev, inode=st.st_ino, size=limit,
                 mtime_ns=st.st_mtime_ns, head_hash=head, byte_offset=result.end,
@@ -277,6 +270,14 @@ class _Job:
                 self._commit(batch, parsed, new_cursor, expected, renamed_from, path, skipped)
                 expected, renamed_from = (new_cursor.byte_offset, _copy(new_cursor.state)), None
                 self._commit_triggers(batch, parsed)
+            # Counted once stored: a window whose commit failed (a locked brain.db) is not.
+            detail.skipped_lines += skipped
+            detail.unknown_records += sum(parsed.unknown.values())
+            detail.new_turns += len(batch.turns)
+            detail.tool_calls += sum(len(t.tool_calls) for t, _ in batch.turns if t.role != "tool") \
+                + len(batch.calls)
+            detail.memories += len(batch.items)
+            detail.redactions += batch.redactions
             offset, state = result.end, _copy(parsed.state)
             if limit >= st.st_size or offset <= before:
                 break
