@@ -808,7 +808,9 @@ class Brain:
     @guarded
     def get(self, id_or_uid: int | str) -> Memory:
         """A memory by integer id or uid; NotFound if there is none."""
-        if isinstance(id_or_uid, str) and not id_or_uid.isdigit():
+        if isinstance(id_or_uid, bool):  # True is 1 to int(): never memory #1 by accident
+            row = None
+        elif isinstance(id_or_uid, str) and not id_or_uid.isdigit():
             row = self.db.one("SELECT * FROM memories WHERE uid = ?", (id_or_uid,))
         else:
             try:
@@ -1372,7 +1374,9 @@ def _whole(value: Any, what: str) -> int:
         number = int(value)
     except (TypeError, ValueError, OverflowError):
         raise InvalidInput(f"{what} must be a whole number") from None
-    return max(0, number)
+    if number < 0 or isinstance(value, bool):
+        raise InvalidInput(f"{what} must be a whole number, 0 or more, not {value!r}")
+    return number
 
 
 def _positive(value: Any, what: str) -> int:
@@ -1389,7 +1393,7 @@ def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
     """Records of a JSONL file (gzipped when it ends in .gz); a bad line names its number."""
     opener = gzip.open if str(path).endswith(".gz") else open
     try:
-        with opener(path, "rt", encoding="utf-8") as handle:  # type: ignore[operator]
+        with opener(path, "rt", encoding="utf-8-sig") as handle:  # type: ignore[operator]  # a BOM is no JSON
             for number, line in enumerate(handle, start=1):
                 if not line.strip():
                     continue

@@ -73,6 +73,8 @@ def secure_create(path: Path) -> None:
     if not path.exists():
         fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
         os.close(fd)
+    elif path.is_file() and path.stat().st_size == 0:  # an empty file about to become brain.db
+        os.chmod(path, 0o600)
 
 
 class Database:

@@ -230,3 +230,25 @@ def test_a_yes_no_field_takes_true_or_false_never_a_word(brain, tmp_path):
         brain.import_records(read_jsonl(path))
     assert brain.stats()["memories"] == 0
     assert brain.remember("pinned", pinned=True).pinned and not brain.remember("not pinned", pinned=0).pinned
+
+
+def test_ids_offsets_and_files_people_actually_pass(brain, tmp_path):
+    first = brain.remember("the first memory")
+    with pytest.raises(MaxmemError, match="no memory True"):
+        brain.get(True)  # True is 1 to int(): it must not name memory #1
+    with pytest.raises(MaxmemError, match="no memory"):
+        brain.forget(True)
+    assert brain.get(first.id).content == "the first memory"
+    with pytest.raises(MaxmemError, match="offset must be a whole number, 0 or more"):
+        brain.list(offset=-1)
+    bom = tmp_path / "bom.jsonl"  # as some editors save it
+    bom.write_bytes(b"\xef\xbb\xbf" + b'{"content": "from a file with a BOM"}\n')
+    assert brain.import_records(read_jsonl(bom))["added"] == 1
+
+
+def test_an_empty_file_becomes_a_private_brain_db(tmp_path):
+    path = tmp_path / "empty.db"
+    path.touch(mode=0o644)
+    os.chmod(path, 0o644)
+    Brain.open(path, embedder="none").close()
+    assert (path.stat().st_mode & 0o777) == 0o600
