@@ -295,7 +295,10 @@ def import_(state: Context, path: Path, fmt: str, as_json: bool) -> None:
 @pass_state
 def export(state: Context, dest: Path | None, fmt: str, keep: int | None,
            include_conversations: bool, force: bool) -> None:
-    """Export every memory as JSONL (one memory per line, every field) to DEST or stdout."""
+    """Export every memory as JSONL (one memory per line, every field) to DEST or stdout.
+
+    DEST is a file, written whole or not at all and readable by you only (0600).
+    """
     from .brain import write_jsonl
 
     brain = state.brain()
