@@ -62,13 +62,20 @@ def read_stdin() -> str:
                            f"{exc.start}): convert it first, e.g. with iconv -t UTF-8") from None
 
 
+# Characters a terminal acts on instead of showing (escape sequences, bidi overrides that
+# reorder what follows): a stored memory must not move the cursor or disguise a line.
+_TERMINAL_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7f, *range(0x80, 0xa0)) if c not in (0x09, 0x0a)}
+_TERMINAL_CONTROLS.update({c: f"\\u{c:04x}" for c in (*range(0x202a, 0x202f), *range(0x2066, 0x206a))})
+
+
 def emit(data: Any, as_json: bool, text: Callable[[Any], Iterable[str]] | None = None) -> None:
-    """Print `data` as JSON, or as the lines `text(data)` gives."""
+    """Print `data` as JSON, or as the lines `text(data)` gives (control characters shown
+    escaped: JSON escapes them itself)."""
     if as_json:
         click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
     elif text is not None:
         for line in text(data):
-            click.echo(line)
+            click.echo(str(line).translate(_TERMINAL_CONTROLS))
 
 
 def json_option(f: Callable[..., Any]) -> Callable[..., Any]:

@@ -217,3 +217,13 @@ def test_warnings_logged_after_the_command_go_to_the_stderr_of_that_moment(tmp_p
     monkeypatch.setattr(sys, "stderr", later)
     logging.getLogger("maxmem.sync").warning("a notice from a library call")
     assert later.getvalue() == "maxmem: WARNING: a notice from a library call\n"
+
+
+def test_terminal_controls_in_a_memory_are_shown_escaped_not_acted_on(tmp_path):
+    db = str(tmp_path / "a.db")
+    run("--db", db, "--embedder", "none", "add", "evil \x1b]0;pwned\x07 name\u202etxt.exe\tok")
+    out = run("--db", db, "--embedder", "none", "list").stdout
+    assert "\x1b" not in out and "\u202e" not in out and "\x07" not in out
+    assert "evil \\x1b]0;pwned\\x07 name\\u202etxt.exe ok" in out
+    data = json.loads(run("--db", db, "--embedder", "none", "list", "--json").stdout)
+    assert data[0]["content"] == "evil \x1b]0;pwned\x07 name\u202etxt.exe\tok"  # stored as given
