@@ -284,7 +284,9 @@ def import_(state: Context, path: Path, fmt: str, as_json: bool) -> None:
         emit(report.to_dict(), as_json, lambda _: [report.describe()])
         return
     if not path.is_file():
-        raise InvalidInput(f"{path}: no such file")
+        raise InvalidInput(f"{path}: " + ("a folder: give a JSONL file, or --format markdown for a workspace of notes"
+                                          if path.is_dir() else "no such file" if not path.exists() else
+                                          "not a regular file"))
 
     counts = state.brain().import_records(read_jsonl(path))
     emit(counts, as_json, lambda c: [

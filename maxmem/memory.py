@@ -221,8 +221,10 @@ def check_uid(value: Any, what: str = "uid") -> str | None:
     """A uid given by the caller (imports keep theirs): short, plain ASCII, no spaces."""
     if value is None:
         return None
-    if not isinstance(value, str) or not UID.match(value):
-        raise InvalidInput(f"{what} {str(value)[:40]!r} is not allowed: use letters, digits, '-', '_', '.' or ':'")
+    if not isinstance(value, str):
+        raise InvalidInput(f"{what} must be a uid (text), not {type(value).__name__} {str(value)[:40]}")
+    if not UID.match(value):
+        raise InvalidInput(f"{what} {value[:40]!r} is not allowed: use letters, digits, '-', '_', '.' or ':'")
     return value
 
 

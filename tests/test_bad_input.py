@@ -252,3 +252,16 @@ def test_an_empty_file_becomes_a_private_brain_db(tmp_path):
     os.chmod(path, 0o644)
     Brain.open(path, embedder="none").close()
     assert (path.stat().st_mode & 0o777) == 0o600
+
+
+def test_messages_name_what_is_wrong(brain, tmp_path, capsys):
+    from conftest import run_cli
+
+    memory = brain.remember("to be superseded")
+    with pytest.raises(MaxmemError, match="superseded_by must be a uid \\(text\\), not int 999"):
+        brain.update(memory.id, superseded_by=999)
+    db = ["--db", str(tmp_path / "cli.db"), "--embedder", "none"]
+    code, out, err = run_cli([*db, "import", str(tmp_path)], capsys)
+    assert code == 2 and "a folder: give a JSONL file" in err
+    code, out, err = run_cli([*db, "capture", "--path", "/dev/null"], capsys)
+    assert code == 2 and "/dev/null is not a regular file" in err

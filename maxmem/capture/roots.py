@@ -198,7 +198,8 @@ def sources_for_path(path: Path, fmt: str | None = None) -> list[Source]:
                                f"({', '.join(FORMATS)})")
         return [Source(path, detected)]
     if not path.is_dir():
-        raise InvalidInput(f"{path} does not exist: give a transcript file or a folder of them")
+        raise InvalidInput(f"{path} " + ("does not exist" if not path.exists() else "is not a regular file")
+                           + ": give a transcript file or a folder of them")
     out: list[Source] = []
     for file in sorted(p for p in path.rglob("*") if p.is_file()):
         name = file.name
