@@ -80,6 +80,17 @@ FROM memories m JOIN memories_vec v ON v.rowid = m.id
 WHERE {where} AND m.title IS NULL AND m.embedded_at IS NOT NULL
   AND NOT (m.category = 'conversation' AND m.session_id IS NOT NULL)
 """
+# The models the embeddings cache holds vectors of, one index seek each (a plain
+# DISTINCT reads the whole index: 11 ms of a 27 ms forget at 100k cached vectors).
+CACHE_MODELS_SQL = """
+WITH RECURSIVE models (model) AS (
+    SELECT min(model) FROM embeddings_cache
+    UNION ALL
+    SELECT (SELECT min(model) FROM embeddings_cache WHERE model > models.model) FROM models
+    WHERE models.model IS NOT NULL
+)
+SELECT model FROM models WHERE model IS NOT NULL
+"""
 # The highest id ever given (meta 'last_id', migration 0007) and the stored ones.
 NEXT_ID_SQL = """
 SELECT max(coalesce((SELECT max(id) FROM memories), 0),
@@ -1085,7 +1096,7 @@ class Brain:
         drop = {text_hash(embed_text(m.title, m.content)) for m in memories
                 if (m.content_hash, m.title) not in still_used}
         # The key is (model, content_hash): delete by both, or each row is a full scan.
-        models = [row[0] for row in self.db.execute("SELECT DISTINCT model FROM embeddings_cache")]
+        models = [row[0] for row in self.db.execute(CACHE_MODELS_SQL)]
         self.db.executemany(
             "DELETE FROM embeddings_cache WHERE model = ? AND content_hash = ?",
             [(model, h) for model in models for h in sorted(drop)],

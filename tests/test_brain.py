@@ -64,6 +64,17 @@ def test_forgetting_the_last_memory_of_a_text_drops_its_cached_vector(brain, has
     assert hash_embedder.embedded_texts.count("the vault code is 1234") == 2
 
 
+def test_forgetting_drops_the_text_from_every_models_cache(brain, hash_embedder):
+    turn = brain.remember_many([{"content": "the door code is 4321", "category": "conversation",
+                                 "session_id": "s"}])[0]
+    key = brain.db.scalar("SELECT content_hash FROM embeddings_cache")
+    for model in ("a-model-used-before:384", "z-model-used-before:384"):  # left by reindexes
+        brain.db.execute("INSERT INTO embeddings_cache (model, content_hash, vector) VALUES (?, ?, x'00')",
+                         (model, key))
+    brain.forget(turn.id)
+    assert brain.db.scalar("SELECT count(*) FROM embeddings_cache") == 0
+
+
 def cached_count(brain) -> int:
     return brain.db.scalar("SELECT count(*) FROM embeddings_cache")
 
