@@ -209,15 +209,13 @@ def init(state: Context, init_embedder: str | None, agent: str | None, force: bo
     """Write the config file and create brain.db (mode 0600, folder 0700)."""
     import tomli_w
 
+    from .db import write_private
+
     path = state.config.config_path or default_config_path(os.environ)
     config = state.config.with_(embedder=init_embedder, agent=agent)
     wrote = False
     if not path.exists() or force:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        data = config.to_toml_dict()
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "wb") as handle:
-            tomli_w.dump(data, handle)
+        write_private(path, lambda handle: handle.write(tomli_w.dumps(config.to_toml_dict())))
         wrote = True
     state.config = config
     brain = state.brain()
@@ -309,6 +307,7 @@ def export(state: Context, dest: Path | None, fmt: str, keep: int | None,
     DEST is a file, written whole or not at all and readable by you only (0600).
     """
     from .brain import write_jsonl
+    from .db import write_private
 
     brain = state.brain()
     if fmt == "markdown":
@@ -328,32 +327,8 @@ def export(state: Context, dest: Path | None, fmt: str, keep: int | None,
     if dest is None:
         count = write_jsonl(brain.export_records(), sys.stdout)  # type: ignore[arg-type]
     else:
-        count = _write_private(dest, lambda handle: write_jsonl(brain.export_records(), handle))
+        count = write_private(dest, lambda handle: write_jsonl(brain.export_records(), handle))
     click.echo(f"exported {count} memories" + (f" to {dest}" if dest else ""), err=True)
-
-
-def _write_private(dest: Path, write: Callable[[Any], int]) -> int:
-    """Write DEST whole or not at all, readable by its owner only: every memory goes in.
-
-    A new file 0600 beside DEST (folders made 0700) is renamed over it, so a failed run
-    leaves the old export as it was, and an existing file's loose mode is not kept.
-    Anything at DEST but a regular file (a folder, a device) is refused, never touched.
-    """
-    if dest.exists() and not dest.is_file():
-        raise InvalidInput(f"{dest} is not a regular file: give the path of a file to export to")
-    dest.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    temporary = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
-    fd = os.open(temporary, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            count = write(handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, dest)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
-    return count
 
 
 # -- recalling -----------------------------------------------------------------

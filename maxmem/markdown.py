@@ -33,6 +33,7 @@ from pathlib import Path, PurePath
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from .clock import iso, parse_time
+from .db import write_private
 from .errors import InvalidInput
 
 MEMORY_FILE = "MEMORY.md"
@@ -464,15 +465,10 @@ def export_markdown(
                 )
     written = []
     for target, rendered in targets:
-        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # memories are private
         text = rendered.text
         if rendered.path != MEMORY_FILE:
             text = text.replace("\n\n", f"\n\n<!-- {EXPORT_MARK} -->\n\n", 1)
-        temporary = target.with_name(f".{target.name}.tmp")
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(temporary, target)
+        write_private(target, lambda handle: handle.write(text))  # memories are private
         written.append({"path": rendered.path, "memories": rendered.count})
     return ExportReport(str(root), written)
 

@@ -154,6 +154,9 @@ def test_init_writes_private_config(tmp_path, maxmem_home):
     config = Path(data["config"])
     assert config.read_text().count("agent") == 1 and (config.stat().st_mode & 0o777) == 0o600
     assert Path(data["db"]).exists()
+    config.chmod(0o644)  # loosened by hand; --force writes it anew, private again
+    assert run("init", "--embedder", "none", "--agent", "desk", "--force").exit_code == 0
+    assert 'agent = "desk"' in config.read_text() and (config.stat().st_mode & 0o777) == 0o600
 
 
 def test_embed_pending_and_reindex(tmp_path):
