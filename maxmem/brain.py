@@ -930,8 +930,10 @@ class Brain:
             self.db, query, query_vector, index, self._load_quantizer(), filters, limit,
             self.config.vector_weight, self.config.keyword_weight, mode=mode,
         )
-        if index is None and self.embedder is not None and plan.note:
-            plan.note = "keyword-only search: no memory has a vector yet (maxmem embed --pending)"
+        if index is None and mode == "hybrid":  # (an embedder that failed has said so in a warning)
+            plan.note = "keyword-only search: " + (
+                "no embedder configured (see maxmem doctor)" if self.embedder is None
+                else "no memory has a vector yet (maxmem embed --pending)")
         self.last_plan = plan
         memories = {m.id: m for m in self._get_many([s.id for s in scored])}
         hits = [

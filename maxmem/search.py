@@ -579,7 +579,8 @@ def fuse(
 
 @dataclass
 class SearchPlan:
-    """How one search ran: for --explain and for the "keyword-only" notice."""
+    """How one search ran: for --explain and for the "keyword-only" notice (Brain.search
+    sets `note`: it knows why there are no vectors)."""
 
     mode: str
     match: str | None
@@ -620,8 +621,6 @@ def hybrid_search(
     use_vectors = query_vector is not None and index is not None and mode != "keyword"
     if mode == "vector" and not use_vectors:
         raise InvalidInput("vector search needs an embedder: configure one or use mode keyword")
-    if index is None and mode == "hybrid":
-        plan.note = "keyword-only search: no embedder configured (see maxmem doctor)"
 
     keyword: dict[int, float] = {}
     vector: dict[int, float] = {}
