@@ -54,7 +54,8 @@ class Context:
 def read_stdin() -> str:
     """Standard input as UTF-8 text, or one line saying where it is not (whatever the
     locale: a strict decoder raises mid-read, a lenient one changes the text quietly)."""
-    raw = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode("utf-8")
+    raw = (sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer")
+           else sys.stdin.read().encode("utf-8", "surrogateescape"))  # undecodable bytes back as they came
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -26,7 +26,8 @@ Check = dict[str, Any]
 # A job that has run before and has not succeeded for longer than this needs
 # attention (hours). Capture runs every 2 h, retention and backups daily.
 DEFAULT_MAX_AGE_HOURS = {"capture": 6, "retention": 36, "sync": 6, "backup": 36}
-# The command that runs each job (the hint for a required job that never ran).
+# The command that runs each job (the hint for a required job that never ran); a job
+# that "never ran" is one of these, any other has a run on record.
 JOB_COMMANDS = {"capture": "maxmem capture", "retention": "maxmem retain --apply",
                 "sync": "maxmem sync postgres", "backup": "maxmem backup"}
 # The WAL should be folded back into brain.db by checkpoints; a WAL that keeps growing
@@ -161,7 +162,7 @@ def job_checks(runs: Mapping[str, Mapping[str, Any]], config: Config, now: datet
             if any(other.startswith(f"{job}:") for other in runs):
                 continue  # it runs per target: those have their own lines
             checks.append(_check(name, job not in required, "never run"
-                                 + (f": schedule  {JOB_COMMANDS.get(job, 'maxmem ' + job)}" if job in required else "")))
+                                 + (f": schedule  {JOB_COMMANDS[job]}" if job in required else "")))
             continue
         if run is not None and not run.get("ok"):
             checks.append(_check(name, False, f"failed {format_age(age_hours(run.get('at'), now))}: "
