@@ -55,3 +55,12 @@ def test_the_vector_stage_figures_script_runs():
     assert result.returncode == 0, result.stderr
     for expected in ("point lookup", "word-major", "histogram", "in blocks", "on the worker thread"):
         assert expected in result.stdout
+
+
+def test_the_forget_cost_script_runs():
+    """bench/forget_cost.py backs the secure_delete cost quoted in the README."""
+    result = subprocess.run([sys.executable, str(ROOT / "bench" / "forget_cost.py"), "--n", "400", "--rounds", "1"],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    for step in ("ingest", "update x300", "forget x300", "forget_many 10%"):
+        assert any(line.startswith(step) and len(line.split()) >= 4 for line in result.stdout.splitlines()), step
