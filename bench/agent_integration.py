@@ -22,8 +22,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from maxmem import Brain, FixedClock  # noqa: E402
-from maxmem.context import build_context, save_context  # noqa: E402
-from maxmem.markdown import export_markdown, import_markdown  # noqa: E402
+from maxmem.briefing import build_brief  # noqa: E402
+from maxmem.compaction import save_context  # noqa: E402
+from maxmem.workspace import export_markdown, import_markdown  # noqa: E402
 from maxmem.nlquery import answer, interpret  # noqa: E402
 
 WORDS = ("sqlite postgres deploy docker login cookie billing report laptop backup cron "
@@ -74,7 +75,7 @@ def main() -> None:
             seed_ms = (time.perf_counter() - t) * 1000
             print(f"brain: {args.n} memories, keyword-only; seeded in {seed_ms:.0f} ms")
 
-            ms = timed(lambda: build_context(brain, session="s7", budget_tokens=2000), args.repeat)
+            ms = timed(lambda: build_brief(brain, session="s7", budget_tokens=2000), args.repeat)
             print(f"context brief (2000 tokens, session s7)      {ms:8.1f} ms")
             q1 = interpret("high-importance unresolved projects from last week", clock)
             ms = timed(lambda: answer(brain, q1), args.repeat)

@@ -39,9 +39,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from maxmem import Brain, Config  # noqa: E402
-from maxmem.brain import INSERT_SQL, FIELDS, content_hash, vector_table_sql  # noqa: E402
+from maxmem.records import FIELDS, content_hash  # noqa: E402
+from maxmem.vectors import centred_cosine, vector_table_sql  # noqa: E402
 from maxmem import search as search_mod  # noqa: E402
-from maxmem.memory import new_uid  # noqa: E402
+from maxmem.memory import Filters, new_uid  # noqa: E402
+
+INSERT_SQL = f"INSERT INTO memories (id, {', '.join(FIELDS)}) VALUES ({', '.join('?' * (len(FIELDS) + 1))})"
 
 OUT = Path(__file__).resolve().parent / "out"
 
@@ -147,10 +150,10 @@ def exact_hybrid(brain: Brain, query: str, qvec: np.ndarray, matrix: np.ndarray,
     """The same fusion as Brain.search, with an exact vector pool from numpy (the same
     similarity: the cosine around the brain's quantizer centre, search.centred_cosine)."""
     pool = max(50, 5 * limit)
-    filters = search_mod.Filters()
+    filters = Filters()
     keyword = search_mod.keyword_candidates(brain.db, query, filters, pool)
-    center = brain._load_quantizer().center
-    sims = search_mod.centred_cosine(matrix @ qvec, matrix @ center, qvec, center)
+    center = brain.vectors.quantizer().center
+    sims = centred_cosine(matrix @ qvec, matrix @ center, qvec, center)
     top = np.argpartition(-sims, pool - 1)[:pool]
     vector = {int(ids[i]): float(sims[i]) for i in top}
     position = {int(i): k for k, i in enumerate(ids)}

@@ -2,9 +2,9 @@
 """The design figures behind search's vector stages, each measured side by side:
 
 - a vec0 point lookup (how search rescores its head) for several chunk sizes
-  (brain.vector_table_sql picks ~192 KB chunks);
+  (vectors.vector_table_sql picks ~192 KB chunks);
 - Hamming distances over row-major vs word-major bits (VectorIndex keeps word-major);
-- the candidate cut by argpartition vs by a histogram of the distances (search._nearest);
+- the candidate cut by argpartition vs by a histogram of the distances (vectors.nearest);
 - int8 estimates for a tenth of 100k rows, all rows widened at once vs in cache-sized
   blocks (VectorIndex._approx);
 - a whole hybrid Brain.search with the keyword query inline vs on the worker thread
@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import core_bench  # noqa: E402
 from maxmem import Brain  # noqa: E402
 from maxmem import search as search_mod  # noqa: E402
+from maxmem import vectors  # noqa: E402
 
 
 def median_ms(fn: Callable[[], object], repeats: int = 30) -> float:
@@ -90,14 +91,14 @@ def stages(dim: int, n: int = 100000) -> None:
     word_major, query = np.ascontiguousarray(bits.T), bits[5].copy()
     print(f"{dim}-d, {n:,} memories:", flush=True)
     print(f"  Hamming, row-major {median_ms(lambda: row_major_hamming(bits, query)):.2f} ms, "
-          f"word-major {median_ms(lambda: search_mod._hamming(word_major, query)):.2f} ms", flush=True)
-    distance = search_mod._hamming(word_major, query)
-    keep = n * search_mod.COARSE_BITS // dim
+          f"word-major {median_ms(lambda: vectors.hamming(word_major, query)):.2f} ms", flush=True)
+    distance = vectors.hamming(word_major, query)
+    keep = n * vectors.COARSE_BITS // dim
     print(f"  cut to {keep:,}: argpartition {median_ms(lambda: np.argpartition(distance, keep - 1)[:keep]):.2f} ms, "
-          f"histogram {median_ms(lambda: search_mod._nearest(distance, keep)):.2f} ms", flush=True)
-    index = search_mod.VectorIndex(words, dim)
+          f"histogram {median_ms(lambda: vectors.nearest(distance, keep)):.2f} ms", flush=True)
+    index = vectors.VectorIndex(words, dim)
     index.codes = rng.integers(-127, 127, size=(n, dim), dtype=np.int8)
-    quantizer = search_mod.Quantizer.identity(dim)
+    quantizer = vectors.Quantizer.identity(dim)
     rows, vector = rng.choice(n, keep, replace=False), rng.normal(size=dim).astype(np.float32)
     weights = vector * quantizer.scale
     print(f"  int8 estimates for {keep:,} rows: all at once "

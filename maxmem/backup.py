@@ -28,9 +28,11 @@ from typing import Any
 
 import apsw
 
+from .brain import Brain
 from .clock import Clock
 from .config import Config
-from .db import Database, secure_create
+from .db import Database
+from .files import secure_create
 from .errors import DatabaseError, InvalidInput, MaxmemError
 from .health import record_run
 
@@ -315,7 +317,6 @@ def restore(
     current brain.db is kept aside first, as `before-restore-<time>.db` in the backups
     folder (or, when it is too damaged to copy, renamed there as it is).
     """
-    from .brain import Brain
 
     config = config or Config()
     clock = clock or Clock()

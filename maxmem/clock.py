@@ -6,12 +6,18 @@ filters and ORDER BY work on the stored strings directly.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
+from typing import Any
 
-from .errors import InvalidInput
+from .errors import ConfigError, InvalidInput
 
 UTC = timezone.utc
+MAX_DAYS = 36_525  # the longest finite duration: 100 years
+FOREVER = ("forever", "never", "inf", "infinite", "none")
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(h|d|w|y)?\s*$", re.IGNORECASE)
+_UNIT_DAYS = {"h": 1 / 24, "d": 1, "w": 7, "y": 365}
 
 
 class Clock:
@@ -88,3 +94,36 @@ def parse_time(value: str | datetime | date | int | float) -> datetime:
 def to_iso(value: str | datetime | date | int | float) -> str:
     """parse_time then iso: the stored form of any accepted time."""
     return iso(parse_time(value))
+
+
+def parse_days(value: Any, where: str) -> float | None:
+    """Days from 90, "90d", "12w", "2y", "36h"; None for "forever"."""
+    if value is None or (isinstance(value, str) and value.strip().lower() in FOREVER):
+        return None
+    if isinstance(value, bool):
+        raise ConfigError(f"{where} = {value!r}: give days (90), a duration (90d, 12w, 2y) or \"forever\"")
+    if isinstance(value, (int, float)):
+        days = float(value)
+    else:
+        match = _DURATION.match(str(value))
+        if not match:
+            raise ConfigError(f"{where} = {value!r}: give days (90), a duration (90d, 12w, 2y) or \"forever\"")
+        days = float(match.group(1)) * _UNIT_DAYS[(match.group(2) or "d").lower()]
+    if days <= 0:
+        raise ConfigError(f"{where} = {value!r} must be more than 0 (or \"forever\")")
+    if not days <= MAX_DAYS:  # NaN too; beyond this no date can be computed
+        raise ConfigError(f"{where} = {value!r}: at most {MAX_DAYS} days (100 years), or \"forever\"")
+    return days
+
+
+def parse_since(value: Any, now: datetime) -> datetime:
+    """A start time from "1d", "12h", "2w" (back from now) or a time ("2026-11-01")."""
+    if isinstance(value, str) and _DURATION.match(value) and not value.strip().isdigit():
+        try:
+            days = parse_days(value, "--since")
+        except ConfigError as exc:
+            raise InvalidInput(str(exc)) from None
+        return now - timedelta(days=days or 0)
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 100_000:
+        return now - timedelta(days=float(value))
+    return parse_time(value)

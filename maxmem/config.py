@@ -11,6 +11,7 @@ import os
 import sys
 import tomllib
 from dataclasses import dataclass, field, fields, replace
+from datetime import timezone, tzinfo
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping
@@ -71,6 +72,26 @@ class Config:
         for name, table in self.sections.items():
             out[name] = _thaw(table)
         return out
+
+
+def zone(name: Any, where: str = "[retention] timezone") -> tzinfo:
+    """The time zone called `name` (an IANA name like America/New_York, or UTC);
+    ConfigError naming `where` when there is none."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    if str(name).upper() == "UTC":
+        return timezone.utc
+    try:
+        return ZoneInfo(str(name))
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ConfigError(f"{where} {name!r} is not a time zone name like America/New_York") from None
+
+
+def local_timezone(config: Config) -> tzinfo:
+    """The zone "today" is read in (briefs, plain-English dates, Markdown days):
+    `[context] timezone` in the config, else UTC."""
+    name = config.section("context").get("timezone")
+    return zone(name, "[context] timezone") if name else timezone.utc
 
 
 def _thaw(value: Any) -> Any:

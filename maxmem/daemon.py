@@ -11,13 +11,21 @@ America/New_York) and sync add themselves in the marked place.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import schedule
 
+from .backup import create_backup, keep_count
+from .brain import Brain
+from .capture import CaptureSettings, run_capture
 from .config import Config
+from .doctor import run_checks
+from .errors import ConfigError, MaxmemError
+from .retention import TIMEZONE, apply, daily_at, load_policy, summary
+from .sync.postgres import batch_size_from, export, resolve_dsn, sync_interval, target_name
 
 log = logging.getLogger("maxmem")
 
@@ -31,14 +39,9 @@ class Job:
 
 
 def capture_job(config: Config, env: Mapping[str, str]) -> Job:
-    from .capture import CaptureSettings
-
     settings = CaptureSettings.from_config(config, env)  # read the roots once, at start
 
     def run() -> str:
-        from .brain import Brain
-        from .capture import run_capture
-
         with Brain.open(config.db_path, config=config) as brain:
             return run_capture(brain, settings=settings).summary()
 
@@ -48,16 +51,11 @@ def capture_job(config: Config, env: Mapping[str, str]) -> Job:
 
 
 def retention_job(config: Config) -> Job:
-    from .retention import TIMEZONE, daily_at, load_policy
-
     load_policy(config)  # a bad [retention] section stops the daemon at start, not at 03:00
     section = config.section("retention")
     at, tz = daily_at(section.get("schedule", "03:00")), str(section.get("timezone", TIMEZONE))
 
     def run() -> str:
-        from .brain import Brain
-        from .retention import apply, summary
-
         with Brain.open(config.db_path, config=config) as brain:
             return summary(apply(brain))
 
@@ -67,8 +65,6 @@ def retention_job(config: Config) -> Job:
 
 def sync_job(config: Config, env: Mapping[str, str]) -> Job | None:
     """Export to PostgreSQL every [sync.postgres] interval_minutes (15), when a DSN is set."""
-    from .sync.postgres import batch_size_from, resolve_dsn, sync_interval, target_name
-
     section = config.section("sync.postgres")
     if not (env.get("MAXMEM_PG_DSN") or section.get("dsn")):
         return None
@@ -76,9 +72,6 @@ def sync_job(config: Config, env: Mapping[str, str]) -> Job | None:
     minutes, size = sync_interval(config), batch_size_from(config)
 
     def run() -> str:
-        from .brain import Brain
-        from .sync.postgres import export
-
         with Brain.open(config.db_path, embedder="none", config=config) as brain:
             return export(brain, dsn, batch_size=size).summary()
 
@@ -88,19 +81,12 @@ def sync_job(config: Config, env: Mapping[str, str]) -> Job | None:
 
 def backup_job(config: Config) -> Job:
     """A checked, rotated backup daily at [backup] schedule (04:00, local time)."""
-    import re
-
-    from .backup import keep_count
-    from .errors import ConfigError
-
     keep_count(config)  # a bad [backup] section stops the daemon at start
     at = str(config.section("backup").get("schedule", "04:00")).strip()
     if not re.match(r"^(?:[01]\d|2[0-3]):[0-5]\d$", at):
         raise ConfigError(f"[backup] schedule = {at!r} must be a time of day like 04:00")
 
     def run() -> str:
-        from .backup import create_backup
-
         result = create_backup(config.db_path, config=config)
         return (f"backup: {result.memories} memories to {result.path}"
                 + (f", {len(result.removed)} old backup(s) removed" if result.removed else ""))
@@ -112,8 +98,6 @@ def embed_job(config: Config) -> Job:
     """Vectors for memories stored while the embedding API failed, hourly."""
 
     def run() -> str:
-        from .brain import Brain
-
         with Brain.open(config.db_path, config=config) as brain:
             if brain.embedder is None or not brain.pending_count():
                 return "embed: nothing pending"
@@ -127,9 +111,6 @@ def doctor_job(config: Config) -> Job:
     """`maxmem doctor` hourly: a check that needs attention is logged as an error."""
 
     def run() -> str:
-        from .doctor import run_checks
-        from .errors import MaxmemError
-
         failing = [c for c in run_checks(config)["checks"] if not c["ok"]]
         if failing:
             raise MaxmemError("; ".join(f"{c['name']}: {c['detail']}" for c in failing))

@@ -15,6 +15,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from .backup import backup_dir, list_backups
+from .brain import Brain
 from .clock import Clock, iso
 from .config import Config
 from .db import DAMAGE
@@ -89,7 +91,7 @@ def check_backup_permissions(directory: Path) -> Check | None:
     return _check("backup permissions", True, "files 0600, folder 0700")
 
 
-def sizes(brain: Any, now: datetime) -> dict[str, Any]:
+def sizes(brain: "Brain", now: datetime) -> dict[str, Any]:
     """Size of brain.db and, per category, memories, text bytes and growth (1 day, 7 days)."""
     path = brain.path
     wal = Path(f"{path}-wal")
@@ -181,9 +183,6 @@ def run_checks(config: Config, embedder: str | None = None,
                extra: list[Callable[[Any], Check]] | None = None,
                clock: Clock | None = None) -> dict[str, Any]:
     """Every check, never raising: a failure to open or to read is itself the result."""
-    from .backup import backup_dir, list_backups
-    from .brain import Brain
-
     path = Path(config.db_path).expanduser()
     checks: list[Check] = []
     report: dict[str, Any] = {}
@@ -209,10 +208,8 @@ def run_checks(config: Config, embedder: str | None = None,
     return {"ok": all(c["ok"] for c in checks), "checks": checks, **report}
 
 
-def _inspect(brain: Any, config: Config, checks: list[Check], report: dict[str, Any],
+def _inspect(brain: "Brain", config: Config, checks: list[Check], report: dict[str, Any],
              extra: list[Callable[[Any], Check]]) -> None:
-    from .backup import backup_dir, list_backups
-
     path = brain.path
     now = brain.clock.now()
     try:
@@ -226,11 +223,11 @@ def _inspect(brain: Any, config: Config, checks: list[Check], report: dict[str, 
                          f"{'; '.join(problems)}: restore a backup (maxmem restore FILE)"))
     try:
         # First: it takes a remote model's dimension from brain.db instead of asking the API.
-        brain._check_embedder_identity()
+        brain.vectors.check_identity()
         embedder_check = None
     except MaxmemError as exc:
         embedder_check = _check("embedder", False, str(exc))
-        brain.embedder = None  # the stats below must not call an API that may be down
+        brain.vectors.embedder = None  # the stats below must not call an API that may be down
     stats = brain.stats()
     checks.append(_check("schema", stats["schema_version"] == stats["schema_latest"],
                          f"version {stats['schema_version']} of {stats['schema_latest']}"))

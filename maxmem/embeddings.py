@@ -136,6 +136,12 @@ class OpenAIEmbedder:
             self._dim = int(self._request(["dimension probe"]).shape[1])
         return self._dim
 
+    def assume_dim(self, dim: int) -> None:
+        """Take the dimension brain.db recorded for this model instead of asking the API
+        (at open: a server that is down must not stop a keyword search)."""
+        if self._dim is None and dim > 0:
+            self._dim = int(dim)
+
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)

@@ -25,6 +25,7 @@ from typing import Any
 from .clock import Clock, iso, parse_time
 from .db import Database
 from .errors import InvalidInput, MaxmemError
+from .redact import redact
 
 log = logging.getLogger("maxmem")
 
@@ -49,8 +50,6 @@ def job_name(job: str, target: str) -> str:
 
 def one_line(text: str, limit: int = MAX_DETAIL) -> str:
     """The detail as stored: secrets redacted, one line, at most `limit` characters."""
-    from .redact import redact
-
     cleaned, _ = redact(str(text))
     cleaned = " ".join(cleaned.split())
     return cleaned if len(cleaned) <= limit else cleaned[: limit - 1] + "…"

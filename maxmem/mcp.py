@@ -14,12 +14,16 @@ The SDK is an optional extra (pip install 'maxmem[mcp]') and imported only here.
 # at registration, and they name pydantic's Field, imported only when serving.
 import functools
 import logging
+from datetime import tzinfo
 from typing import TYPE_CHECKING, Annotated, Any, Awaitable, Callable, Literal
 
+from . import __version__, nlquery
+from .briefing import DEFAULT_BUDGET_TOKENS, build_brief
 from .errors import MaxmemError, MissingDependency
+from .triggers import commit as commit_trigger
 
 if TYPE_CHECKING:
-    from .cli import Context
+    from .brain import Brain
 
 log = logging.getLogger("maxmem")
 
@@ -64,12 +68,9 @@ def _compact(memory: Any, score: float | None = None) -> dict[str, Any]:
     return out
 
 
-def build_server(brain: Any, tz: Any = None) -> Any:
+def build_server(brain: "Brain", tz: Any = None) -> Any:
     """An MCPServer whose tools act on `brain` (kept open for the server's life)."""
     MCPServer, ToolError, Field = _sdk()
-    from . import __version__
-    from .context import DEFAULT_BUDGET_TOKENS, build_context
-    from .nlquery import answer, interpret
 
     server = MCPServer("maxmem", instructions=INSTRUCTIONS, version=__version__)
 
@@ -147,8 +148,6 @@ def build_server(brain: Any, tz: Any = None) -> Any:
         project: Annotated[str | None, Field(description="The project it belongs to.")] = None,
         session_id: Annotated[str | None, Field(description="The session it came from.")] = None,
     ) -> dict[str, Any]:
-        from .triggers import commit as commit_trigger
-
         result = commit_trigger(brain, trigger, content, title=title, tags=tags,
                                 importance=importance, project=project, session_id=session_id)
         return {**_compact(result.memory), "action": result.action}
@@ -160,14 +159,14 @@ def build_server(brain: Any, tz: Any = None) -> Any:
         session: Annotated[str | None, Field(description="Include this session's exchanges.")] = None,
         budget_tokens: Annotated[int, Field(ge=100, le=100_000)] = DEFAULT_BUDGET_TOKENS,
     ) -> str:
-        return build_context(brain, session=session, budget_tokens=budget_tokens,
+        return build_brief(brain, session=session, budget_tokens=budget_tokens,
                              **({"tz": tz} if tz else {})).markdown
 
     @tool("Ask in plain English, e.g. 'high-importance unresolved projects from last week' or "
           "'decisions about the API since March 3'. Returns how it was understood and the results.")
     def query(question: Annotated[str, Field(description="The question.")]) -> dict[str, Any]:
-        interp = interpret(question, brain.clock, **({"tz": tz} if tz else {}))
-        result = answer(brain, interp)
+        interp = nlquery.interpret(question, brain.clock, **({"tz": tz} if tz else {}))
+        result = nlquery.answer(brain, interp)
         return {
             "interpretation": interp.describe(),
             "notes": list(interp.notes),
@@ -178,12 +177,8 @@ def build_server(brain: Any, tz: Any = None) -> Any:
     return server
 
 
-def serve(state: "Context") -> None:
-    """Run the stdio server for the CLI's brain until the client closes the pipe."""
-    _sdk()  # fail with the pip command before opening anything
-    from .agent_cli import local_tz
-
-    brain = state.brain()
-    server = build_server(brain, tz=local_tz(state))
+def serve(brain: "Brain", tz: tzinfo | None = None) -> None:
+    """Run the stdio server over `brain` until the client closes the pipe."""
+    server = build_server(brain, tz=tz)
     log.info("maxmem mcp: serving %s over stdio", brain.path)
     server.run("stdio")

@@ -6,10 +6,11 @@ import json
 import math
 import os
 import re
-import secrets
 import time
-from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import Any
 
 from .clock import to_iso
 from .db import check_identifier
@@ -21,6 +22,13 @@ KIND = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 MAX_CONTENT_BYTES = 1_000_000
 MAX_TITLE_CHARS = 500
 MAX_TAG_CHARS = 64
+# How `Brain.list` can order memories (SQL over the memories table aliased `m`).
+ORDERS = {
+    "recent": "m.created_at DESC, m.id DESC",
+    "oldest": "m.created_at ASC, m.id ASC",
+    "importance": "m.importance DESC, m.created_at DESC",
+    "updated": "m.updated_at DESC, m.id DESC",
+}
 
 
 @dataclass
@@ -244,9 +252,137 @@ def check_short(value: Any, what: str) -> str | None:
     return clean_text(value)
 
 
-def as_list(value: Any) -> Iterable[Any]:
-    return value if isinstance(value, (list, tuple)) else [value]
 
 
-def random_token() -> str:
-    return secrets.token_hex(8)
+# -- filters ------------------------------------------------------------------
+
+Names = str | Sequence[str] | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Filters:
+    """What a memory must match: the one filter vocabulary of search, list, the CLI,
+    MCP, sync and Postgres search. Checked when made (InvalidInput names the field);
+    `sql` is its WHERE clause over the memories table aliased `m`.
+
+    `include_superseded` is False by default (search's default); `Brain.list` lists
+    superseded memories too unless told otherwise.
+    """
+
+    category: Names = None
+    kind: Names = None
+    tags: Sequence[str] | None = None
+    since: Any = None
+    until: Any = None
+    min_importance: float | None = None
+    max_importance: float | None = None
+    metadata: Mapping[str, Any] | None = None
+    status: Names = None
+    agent: Names = None
+    session_id: str | None = None
+    pinned: bool | None = None
+    include_superseded: bool = False
+
+    def __post_init__(self) -> None:
+        if self.metadata is not None and not isinstance(self.metadata, Mapping):
+            raise InvalidInput(
+                f"the metadata filter must be an object of key: value, not {type(self.metadata).__name__}")
+        self.sql  # noqa: B018 - checks every field now, not at the first query
+
+    @classmethod
+    def of(cls, filters: "Filters | None" = None, **fields: Any) -> "Filters":
+        """`filters` with `fields` changed (None values are not given), or Filters(**fields)."""
+        given = {k: v for k, v in fields.items() if v is not None}
+        if filters is None:
+            return cls(**given)
+        if not isinstance(filters, Filters):
+            raise InvalidInput(f"filters must be a Filters, not {type(filters).__name__}")
+        return replace(filters, **given) if given else filters
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields that are set (for JSON output and explanations)."""
+        return {k: v for k, v in self.__dict__.items()
+                if k in self.__dataclass_fields__ and v not in (None, False, [], (), {})}
+
+    def is_empty(self) -> bool:
+        """True when only the default (no superseded memories) applies.
+
+        Then the vector stage runs over the whole index and drops the few superseded
+        candidates afterwards, instead of first listing every allowed id.
+        """
+        return not (self.to_dict() or self.include_superseded)
+
+    @cached_property
+    def sql(self) -> tuple[str, list[Any]]:
+        """(WHERE clause, bound parameters)."""
+        return _where(self)
+
+
+def _names(column: str, value: Any, allowed: Sequence[str] | None = None) -> list[str]:
+    if not isinstance(value, (str, list, tuple, set, frozenset)):
+        raise InvalidInput(f"{column} filter must be text or a list of text, not {type(value).__name__}")
+    values = [value] if isinstance(value, str) else list(value)
+    for v in values:
+        if not isinstance(v, str) or not v:
+            raise InvalidInput(f"{column} filter must be text, not {v!r}")
+        if allowed and v not in allowed:
+            raise InvalidInput(f"unknown {column} {v!r}: use one of {', '.join(allowed)}")
+    return values
+
+
+def _bound_importance(value: Any, what: str) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise InvalidInput(f"{what} must be a number from 0 to 1, not {value!r}"[:200]) from None
+    if isinstance(value, bool) or number != number:
+        raise InvalidInput(f"{what} must be a number from 0 to 1, not {value!r}")
+    return number
+
+
+def _where(f: Filters) -> tuple[str, list[Any]]:
+    clauses: list[str] = []
+    params: list[Any] = []
+    for column, value, allowed in (("category", f.category, CATEGORIES), ("kind", f.kind, None),
+                                   ("status", f.status, STATUSES), ("agent", f.agent, None)):
+        values = _names(column, value, allowed) if value else []
+        if values:
+            clauses.append(f"m.{column} IN ({','.join('?' * len(values))})")
+            params.extend(values)
+    if not f.status and not f.include_superseded:
+        clauses.append("m.status != 'superseded'")
+    tags = [f.tags] if isinstance(f.tags, str) else f.tags or ()
+    if not isinstance(tags, (list, tuple, set, frozenset)) or not all(isinstance(t, str) for t in tags):
+        raise InvalidInput("the tags filter must be a list of text")
+    for tag in tags:
+        clauses.append("EXISTS (SELECT 1 FROM json_each(m.tags) WHERE json_each.value = ?)")
+        params.append(tag)
+    for column, op, value in (("created_at", ">=", f.since), ("created_at", "<", f.until)):
+        if value is not None:
+            clauses.append(f"m.{column} {op} ?")
+            params.append(to_iso(value))
+    for op, value, what in ((">=", f.min_importance, "min_importance"), ("<=", f.max_importance, "max_importance")):
+        if value is not None:
+            clauses.append(f"m.importance {op} ?")
+            params.append(_bound_importance(value, what))
+    if f.session_id:
+        if not isinstance(f.session_id, str):
+            raise InvalidInput(f"the session_id filter must be text, not {type(f.session_id).__name__}")
+        clauses.append("m.session_id = ?")
+        params.append(f.session_id)
+    if f.pinned is not None:
+        clauses.append("m.pinned = ?")
+        params.append(int(check_flag(f.pinned, "pinned")))
+    for key, value in (f.metadata or {}).items():
+        check_identifier(key, "metadata key")
+        if value is not None and not isinstance(value, (str, int, float)):
+            raise InvalidInput(f"metadata filter {key!r} must be a plain value, not {type(value).__name__}")
+        if isinstance(value, bool):
+            value = int(value)
+        elif isinstance(value, int) and not -(2**63) <= value < 2**63:
+            value = float(value)  # SQLite keeps integers this large as REAL too
+        clauses.append(f"json_extract(m.metadata, '$.{key}') = ?")
+        params.append(value)
+    # Text as it is stored: a lone surrogate or NUL in a filter cannot be bound as UTF-8.
+    params = [clean_text(p) if isinstance(p, str) else p for p in params]
+    return " AND ".join(clauses) or "1", params

@@ -264,15 +264,47 @@ END;
 
 
 def _session_context(db: Database) -> None:
-    from .session_context import backfill
-
     drop, create = SESSION_CONTEXT.split("CREATE VIEW", 1)
     for statement in _statements(drop):
         db.execute(statement)
-    backfill(db)  # with no keyword index to keep in step yet
+    _backfill_neighbour_text(db)  # with no keyword index to keep in step yet
     for statement in _statements("CREATE VIEW" + create):
         db.execute(statement)
     db.execute("INSERT INTO memories_fts (memories_fts) VALUES ('rebuild')")
+
+
+# 0005's data step, frozen as it shipped: the text of the two memories before and the two
+# after each session memory, 400 characters a side cut at a space. neighbours.py computes
+# the same for later writes and may change; a migration must not change with it.
+NEIGHBOUR_CHARS = 400
+
+
+def _backfill_neighbour_text(db: Database) -> None:
+    sessions = [row[0] for row in db.execute(
+        "SELECT DISTINCT session_id FROM memories WHERE category = 'conversation' AND session_id IS NOT NULL")]
+    for session_id in sessions:
+        rows = db.execute("SELECT id, content FROM memories WHERE session_id = ? AND category = 'conversation' "
+                          "ORDER BY created_at, id", (session_id,)).fetchall()
+        texts = [" ".join(content.split()) for _, content in rows]
+        for pos, (memory_id, _) in enumerate(rows):
+            sides = (_side(texts[max(0, pos - 2):pos][::-1], from_end=True), _side(texts[pos + 1:pos + 3], from_end=False))
+            db.execute("UPDATE memories SET context = ? WHERE id = ?", (" ".join(p for p in sides if p), memory_id))
+
+
+def _side(texts: list[str], from_end: bool) -> str:
+    """Up to NEIGHBOUR_CHARS of `texts` (nearest first), cut on the side away from the memory."""
+    kept: list[str] = []
+    left = NEIGHBOUR_CHARS
+    for text in texts:
+        if left <= 0:
+            break
+        if len(text) > left:
+            text = text[-left:] if from_end else text[:left]
+            space = text.find(" ") if from_end else text.rfind(" ")
+            text = (text[space + 1:] if from_end else text[:space]) if space > 0 else text
+        kept.append(text)
+        left -= len(text) + 1
+    return " ".join(kept[::-1] if from_end else kept)
 
 
 MIGRATIONS: list[tuple[str, Step]] = [
@@ -285,7 +317,7 @@ MIGRATIONS: list[tuple[str, Step]] = [
     # not only marks them deleted (FTS5, SQLite 3.42+): forgetting leaves no trace there.
     ("0006_fts_secure_delete", "INSERT INTO memories_fts (memories_fts, rank) VALUES ('secure-delete', 1)"),
     # The highest memory id ever given, so a forgotten memory's id is never given again
-    # (Brain._next_id): from the stored ids and the ids the change log still names.
+    # (rows.Rows.next_id): from the stored ids and the ids the change log still names.
     ("0007_last_id", """
 INSERT OR IGNORE INTO meta (key, value)
 SELECT 'last_id', max(coalesce((SELECT max(id) FROM memories), 0),

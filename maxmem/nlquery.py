@@ -20,12 +20,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, timezone, tzinfo
-from typing import Any, Callable
+from typing import Any, Callable, TYPE_CHECKING
 
 from dateutil.relativedelta import relativedelta
 
-from .clock import Clock, iso
+from . import search as search_mod
+from .clock import Clock, iso, parse_time
 from .errors import InvalidInput
+from .memory import ORDERS, Filters
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .brain import Brain
 
 MAX_LIMIT = 1000
 
@@ -248,8 +253,6 @@ def parse_when(text: str, clock: Clock, tz: tzinfo = timezone.utc) -> datetime:
         then = now - relativedelta(**{m.group("unit") + "s": n})
         return then.astimezone(timezone.utc)
     if re.fullmatch(r"\d{4}-\d{2}-\d{2}[t ]\d{1,2}:\d{2}.*", phrase):
-        from .clock import parse_time
-
         moment = parse_time(text.strip())
     else:
         if re.search(_VAGUE, phrase) or re.search(_FUTURE, phrase):
@@ -708,7 +711,7 @@ def _brain_filters(interp: Interpretation) -> dict[str, Any]:
     return filters
 
 
-def answer(brain: Any, interp: Interpretation) -> Answer:
+def answer(brain: "Brain", interp: Interpretation) -> Answer:
     """Run an interpretation: Brain.search when there is text (then ordered as asked),
     Brain.list when there are only filters."""
     filters = _brain_filters(interp)
@@ -728,17 +731,14 @@ def answer(brain: Any, interp: Interpretation) -> Answer:
 
 def explain(interp: Interpretation) -> list[tuple[str, str, list[Any]]]:
     """The SQL a question would run, as (what, sql, parameters), without running it."""
-    from . import search as search_mod
-    from .brain import ORDERS
-
     f = _brain_filters(interp)
-    filters = search_mod.Filters(
+    filters = Filters(
         category=f.get("category"), kind=f.get("kind"), tags=f.get("tags"),
         since=f.get("since"), until=f.get("until"), min_importance=f.get("min_importance"),
         status=f.get("status"), max_importance=f.get("max_importance"),
         include_superseded=False,
     )
-    where, params = filters.where()
+    where, params = filters.sql
     if not interp.text:
         limit = interp.limit or DEFAULT_LIST_LIMIT
         sql = (f"SELECT m.* FROM memories m WHERE {where} "

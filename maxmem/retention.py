@@ -31,7 +31,8 @@ from datetime import datetime, time, timedelta, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
-from .clock import UTC, iso, parse_time
+from .clock import UTC, iso, parse_days
+from .config import zone
 from .errors import ConfigError, InvalidInput, MaxmemError
 from .health import record_run
 from .memory import CATEGORIES, Memory
@@ -46,12 +47,8 @@ ARCHIVE_DAYS = 730
 TIMEZONE = "America/New_York"
 BATCH_SIZE = 500
 VACUUM_SHARE = 0.25
-MAX_DAYS = 36_525  # the longest finite retention period: 100 years
-FOREVER = ("forever", "never", "inf", "infinite", "none")
 TRANSCRIPT_CATEGORY = "conversation"
 
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(h|d|w|y)?\s*$", re.IGNORECASE)
-_UNIT_DAYS = {"h": 1 / 24, "d": 1, "w": 7, "y": 365}
 
 # Never expire: pinned, or written by a commit trigger (source or metadata says so).
 PROTECTED = "(pinned = 1 OR source = 'trigger' OR json_extract(metadata, '$.trigger') IS NOT NULL)"
@@ -94,56 +91,12 @@ WHERE turn_id IS NULL AND coalesce(started_at, finished_at) < ? LIMIT ?
 # -- durations and policy -------------------------------------------------------
 
 
-def parse_days(value: Any, where: str) -> float | None:
-    """Days from 90, "90d", "12w", "2y", "36h"; None for "forever"."""
-    if value is None or (isinstance(value, str) and value.strip().lower() in FOREVER):
-        return None
-    if isinstance(value, bool):
-        raise ConfigError(f"{where} = {value!r}: give days (90), a duration (90d, 12w, 2y) or \"forever\"")
-    if isinstance(value, (int, float)):
-        days = float(value)
-    else:
-        match = _DURATION.match(str(value))
-        if not match:
-            raise ConfigError(f"{where} = {value!r}: give days (90), a duration (90d, 12w, 2y) or \"forever\"")
-        days = float(match.group(1)) * _UNIT_DAYS[(match.group(2) or "d").lower()]
-    if days <= 0:
-        raise ConfigError(f"{where} = {value!r} must be more than 0 (or \"forever\")")
-    if not days <= MAX_DAYS:  # NaN too; beyond this no date can be computed
-        raise ConfigError(f"{where} = {value!r}: at most {MAX_DAYS} days (100 years), or \"forever\"")
-    return days
-
-
-def parse_since(value: Any, now: datetime) -> datetime:
-    """A start time from "1d", "12h", "2w" (back from now) or a time ("2026-11-01")."""
-    if isinstance(value, str) and _DURATION.match(value) and not value.strip().isdigit():
-        try:
-            days = parse_days(value, "--since")
-        except ConfigError as exc:
-            raise InvalidInput(str(exc)) from None
-        return now - timedelta(days=days or 0)
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 100_000:
-        return now - timedelta(days=float(value))
-    return parse_time(value)
-
-
 def daily_at(value: Any) -> str:
     """The daemon's "HH:MM" for `[retention] schedule`."""
     text = str(value).strip()
     if not re.match(r"^(?:[01]\d|2[0-3]):[0-5]\d$", text):
         raise ConfigError(f"[retention] schedule = {value!r} must be a time of day like 03:00")
     return text
-
-
-def zone(name: Any, where: str = "[retention] timezone") -> tzinfo:
-    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
-    if str(name).upper() == "UTC":
-        return UTC
-    try:
-        return ZoneInfo(str(name))
-    except (ZoneInfoNotFoundError, ValueError):
-        raise ConfigError(f"{where} {name!r} is not a time zone name like America/New_York") from None
 
 
 @dataclass(frozen=True)

@@ -11,13 +11,13 @@ centred_cosine. Keyword candidates come from FTS5 bm25. Both lists are taken aft
 the filters, then each score is scaled to 0–1 over the candidates and fused:
 score = vector_weight × vector + keyword_weight × keyword (less a small penalty for a
 memory that is itself a question). What the two sides see of a conversation memory
-includes its session neighbours (session_context.py); the query is embedded without
-its closing question mark. Measured on LoCoMo: docs/notes/issue-8.md.
+includes its session neighbours (neighbours.py); the query is embedded without
+its closing question mark. Measured on LoCoMo: docs/notes/issue-8.md. The vector
+stages themselves are in vectors.py.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -25,10 +25,10 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from .clock import to_iso
-from .db import Database, check_identifier
+from .db import Database
 from .errors import InvalidInput
-from .memory import CATEGORIES, STATUSES, clean_text
+from .memory import Filters
+from .vectors import Quantizer, VectorIndex, VectorStore, exact_similarities
 
 MODES = ("hybrid", "keyword", "vector")
 
@@ -46,112 +46,6 @@ STOP_WORDS = frozenset(
 )
 WORD = re.compile(r"\w+", re.UNICODE)
 MAX_QUERY_TERMS = 64
-
-
-@dataclass
-class Filters:
-    """What a memory must match to be a candidate at all."""
-
-    category: str | Sequence[str] | None = None
-    kind: str | Sequence[str] | None = None
-    tags: Sequence[str] | None = None
-    since: Any = None
-    until: Any = None
-    min_importance: float | None = None
-    metadata: dict[str, Any] | None = None
-    status: str | Sequence[str] | None = None
-    agent: str | None = None
-    session_id: str | None = None
-    include_superseded: bool = False
-    max_importance: float | None = None
-
-    def is_empty(self) -> bool:
-        """True when only the default (no superseded memories) applies.
-
-        Then the vector stage runs over the whole index and drops the few superseded
-        candidates afterwards, instead of first listing every allowed id.
-        """
-        return not (
-            self.category or self.kind or self.tags or self.status or self.agent
-            or self.session_id or self.metadata or self.include_superseded
-            or self.since is not None or self.until is not None
-            or self.min_importance is not None or self.max_importance is not None
-        )
-
-    def where(self) -> tuple[str, list[Any]]:
-        """SQL over the memories table aliased `m`, with bound parameters only."""
-        clauses: list[str] = []
-        params: list[Any] = []
-
-        def one_of(column: str, value: str | Sequence[str], allowed: Sequence[str] | None = None) -> None:
-            if not isinstance(value, (str, list, tuple, set, frozenset)):
-                raise InvalidInput(f"{column} filter must be text or a list of text, not {type(value).__name__}")
-            values = [value] if isinstance(value, str) else list(value)
-            if not values:
-                return
-            for v in values:
-                if not isinstance(v, str) or not v:
-                    raise InvalidInput(f"{column} filter must be text, not {v!r}")
-                if allowed and v not in allowed:
-                    raise InvalidInput(f"unknown {column} {v!r}: use one of {', '.join(allowed)}")
-            clauses.append(f"m.{column} IN ({','.join('?' * len(values))})")
-            params.extend(values)
-
-        if self.category:
-            one_of("category", self.category, CATEGORIES)
-        if self.kind:
-            one_of("kind", self.kind)
-        if self.status:
-            one_of("status", self.status, STATUSES)
-        elif not self.include_superseded:
-            clauses.append("m.status != 'superseded'")
-        tags = [self.tags] if isinstance(self.tags, str) else self.tags or ()
-        if not isinstance(tags, (list, tuple, set, frozenset)) or not all(isinstance(t, str) for t in tags):
-            raise InvalidInput("the tags filter must be a list of text")
-        for tag in tags:
-            clauses.append("EXISTS (SELECT 1 FROM json_each(m.tags) WHERE json_each.value = ?)")
-            params.append(tag)
-        if self.since is not None:
-            clauses.append("m.created_at >= ?")
-            params.append(to_iso(self.since))
-        if self.until is not None:
-            clauses.append("m.created_at < ?")
-            params.append(to_iso(self.until))
-        if self.min_importance is not None:
-            clauses.append("m.importance >= ?")
-            params.append(_importance(self.min_importance, "min_importance"))
-        if self.max_importance is not None:
-            clauses.append("m.importance <= ?")
-            params.append(_importance(self.max_importance, "max_importance"))
-        for column, value in (("agent", self.agent), ("session_id", self.session_id)):
-            if value:
-                if not isinstance(value, str):
-                    raise InvalidInput(f"the {column} filter must be text, not {type(value).__name__}")
-                clauses.append(f"m.{column} = ?")
-                params.append(value)
-        for key, value in (self.metadata or {}).items():
-            check_identifier(key, "metadata key")
-            if value is not None and not isinstance(value, (str, int, float)):
-                raise InvalidInput(f"metadata filter {key!r} must be a plain value, not {type(value).__name__}")
-            if isinstance(value, bool):
-                value = int(value)
-            elif isinstance(value, int) and not -(2**63) <= value < 2**63:
-                value = float(value)  # SQLite keeps integers this large as REAL too
-            clauses.append(f"json_extract(m.metadata, '$.{key}') = ?")
-            params.append(value)
-        # Text as it is stored: a lone surrogate or NUL in a filter cannot be bound as UTF-8.
-        params = [clean_text(p) if isinstance(p, str) else p for p in params]
-        return " AND ".join(clauses) or "1", params
-
-
-def _importance(value: Any, what: str) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise InvalidInput(f"{what} must be a number from 0 to 1, not {value!r}"[:200]) from None
-    if isinstance(value, bool) or number != number:
-        raise InvalidInput(f"{what} must be a number from 0 to 1, not {value!r}")
-    return number
 
 
 def keyword_terms(text: str) -> list[str]:
@@ -229,271 +123,13 @@ def keyword_candidates(db: Database, query: str, filters: Filters, limit: int) -
         sql = KEYWORD_SQL_UNFILTERED.format(w=weights)
         found = {row[0]: float(row[1]) for row in db.execute(sql, [match, limit])}
         return _only_matching(db, found, filters)
-    where, params = filters.where()
+    where, params = filters.sql
     sql = KEYWORD_SQL.format(w=weights, where=where)
     return {row[0]: float(row[1]) for row in db.execute(sql, [match, *params, limit])}
 
 
-# -- vectors ------------------------------------------------------------------
-
-@dataclass
-class Quantizer:
-    """How stored vectors are compressed for the in-RAM candidate stages.
-
-    Embedding models put every vector in one narrow cone, so bits and int8 codes are
-    taken around `center` (the mean of the stored vectors), with one int8 step per
-    dimension (`scale`). In a design-time measurement on 5,882 real e5 vectors, sign bits
-    around zero kept 45% of the exact top-10 among 100 candidates, around the centre 93%.
-    """
-
-    center: np.ndarray
-    scale: np.ndarray
-
-    @classmethod
-    def fit(cls, vectors: np.ndarray) -> "Quantizer":
-        vectors = np.asarray(vectors, dtype=np.float32)
-        center = vectors.mean(axis=0)
-        spread = np.abs(vectors - center).max(axis=0)
-        spread[spread == 0] = 1.0
-        return cls(center.astype(np.float32), (spread / 127.0).astype(np.float32))
-
-    @classmethod
-    def identity(cls, dim: int) -> "Quantizer":
-        return cls(np.zeros(dim, np.float32), np.full(dim, 1.0 / 127.0, np.float32))
-
-    def bits(self, vectors: np.ndarray) -> np.ndarray:
-        """Sign bits of the centred vectors, padded to whole 64-bit words: (n, words) uint64."""
-        return _sign_bits(np.atleast_2d(np.asarray(vectors, dtype=np.float32)) - self.center)
-
-    def codes(self, vectors: np.ndarray) -> np.ndarray:
-        """int8 codes of the centred vectors: (n, dim)."""
-        return self.encode(vectors)[1]
-
-    def encode(self, vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(bits, codes) of many vectors, centring them once (the bulk-insert path)."""
-        centred = np.atleast_2d(np.asarray(vectors, dtype=np.float32)) - self.center
-        bits = _sign_bits(centred)
-        centred /= self.scale
-        np.rint(centred, out=centred)
-        np.clip(centred, -127, 127, out=centred)
-        return bits, centred.astype(np.int8)
-
-    def to_meta(self) -> str:
-        return np.concatenate([self.center, self.scale]).astype(np.float32).tobytes().hex()
-
-    @classmethod
-    def from_meta(cls, raw: str) -> "Quantizer":
-        both = np.frombuffer(bytes.fromhex(raw), dtype=np.float32)
-        half = len(both) // 2
-        return cls(both[:half].copy(), both[half:].copy())
-
-
-def _sign_bits(centred: np.ndarray) -> np.ndarray:
-    packed = np.packbits(centred > 0, axis=1)
-    pad = (-packed.shape[1]) % 8
-    if pad:
-        packed = np.pad(packed, ((0, 0), (0, pad)))
-    return np.ascontiguousarray(packed).view(np.uint64)
-
-
-# The Hamming stage keeps this many memories per bit of a vector (38: a tenth at 384-d, a
-# fortieth at 1536-d): more bits sort better.
-COARSE_BITS = 38
-COARSE_MIN = 20  # … and at least this many per memory wanted
-# Bytes of float32 rows widened at a time by VectorIndex._approx (fits a CPU cache).
-APPROX_BLOCK_BYTES = 1 << 20
-
-
-class VectorIndex:
-    """Sign bits and int8 codes of every stored vector, in RAM, for the candidate stages.
-
-    Appends and removals are buffered and folded in at the next search, so that a loop
-    of single `remember` calls does not copy the whole matrix each time.
-    """
-
-    def __init__(self, words: int, dim: int) -> None:
-        self.words, self.dim = words, dim
-        self.ids = np.zeros(0, dtype=np.int64)
-        self.bits = np.zeros((words, 0), dtype=np.uint64)  # word-major: one row per 64 bits
-        self.codes = np.zeros((0, dim), dtype=np.int8)
-        self._added: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-        self._removed: set[int] = set()
-
-    def __len__(self) -> int:
-        self._fold()
-        return len(self.ids)
-
-    def add(self, ids: Sequence[int], bits: np.ndarray, codes: np.ndarray) -> None:
-        ids_arr = np.asarray(ids, dtype=np.int64)
-        if len(ids_arr):
-            self._fold_removals()
-            self._added.append((
-                ids_arr,
-                np.asarray(bits, dtype=np.uint64).reshape(len(ids_arr), self.words),
-                np.asarray(codes, dtype=np.int8).reshape(len(ids_arr), self.dim),
-            ))
-
-    def remove(self, ids: Iterable[int]) -> None:
-        self._fold()
-        self._removed.update(int(i) for i in ids)
-
-    def _fold_removals(self) -> None:
-        if self._removed:
-            keep = ~np.isin(self.ids, np.fromiter(self._removed, dtype=np.int64))
-            self.ids, self.bits, self.codes = self.ids[keep], self.bits[:, keep], self.codes[keep]
-            self._removed.clear()
-
-    def _fold(self) -> None:
-        self._fold_removals()
-        if self._added:
-            ids = np.concatenate([self.ids, *(a[0] for a in self._added)])
-            bits = np.hstack([self.bits, *(a[1].T for a in self._added)])
-            codes = np.vstack([self.codes, *(a[2] for a in self._added)])
-            self._added.clear()
-            # A re-added id (an update) keeps only its newest entry; ids stay sorted.
-            _, last = np.unique(ids[::-1], return_index=True)
-            keep = len(ids) - 1 - last
-            self.ids, self.bits, self.codes = ids[keep], np.ascontiguousarray(bits[:, keep]), codes[keep]
-
-    def candidates(
-        self, query: np.ndarray, quantizer: Quantizer, count: int, allowed: np.ndarray | None = None,
-        centred: bool = False,
-    ) -> dict[int, float]:
-        """About the `count` nearest memories, with their approximate cosine similarity.
-
-        Two stages: Hamming distance on the sign bits keeps a tenth of the memories at
-        384-d (a fortieth at 1536-d; at least 20 × count), int8 dot products over
-        those keep `count`. The int8
-        estimate is within about 0.005 of the exact cosine.
-        """
-        self._fold()
-        ids, rows = self.ids, None
-        if allowed is not None:
-            rows = np.flatnonzero(np.isin(ids, allowed))
-            ids = ids[rows]
-        if len(ids) == 0:
-            return {}
-        bits = self.bits if rows is None else self.bits[:, rows]
-        # More bits sort better: a tenth of the memories at 384-d, a fortieth at 1536-d.
-        coarse = min(len(ids), max(COARSE_MIN * count, len(ids) * COARSE_BITS // self.dim))
-        if coarse < len(ids):
-            near = _nearest(_hamming(bits, quantizer.bits(query)[0]), coarse)
-        else:
-            near = np.arange(len(ids))
-        code_rows = near if rows is None else rows[near]
-        scores = self._approx(code_rows, query, quantizer, centred)
-        if len(scores) > count:
-            best = np.argpartition(-scores, count - 1)[:count]
-            near, scores = near[best], scores[best]
-        return dict(zip(ids[near].tolist(), scores.tolist()))
-
-    def approximate(
-        self, wanted: Sequence[int], query: np.ndarray, quantizer: Quantizer, centred: bool = False
-    ) -> dict[int, float]:
-        """Approximate cosine (or centred cosine) of the query to each wanted id that has a vector."""
-        self._fold()
-        wanted_arr = np.asarray(list(wanted), dtype=np.int64)
-        if not len(wanted_arr) or not len(self.ids):
-            return {}
-        pos = np.searchsorted(self.ids, wanted_arr).clip(0, len(self.ids) - 1)
-        present = self.ids[pos] == wanted_arr
-        scores = self._approx(pos[present], query, quantizer, centred)
-        return dict(zip(wanted_arr[present].tolist(), scores.tolist()))
-
-    def _approx(self, rows: np.ndarray, query: np.ndarray, quantizer: Quantizer, centred: bool = False) -> np.ndarray:
-        """Cosine estimates (with `centred`, centred cosine: see centred_cosine) from the
-        int8 codes of `rows`.
-
-        Block by block through two small buffers that stay in the CPU cache: gathering
-        and widening all the rows at once (15 MB at 100k, 384-d) was slower (3.4 vs 2.7 ms
-        for a tenth of 100k rows, bench/vector_stages.py; more under memory pressure).
-        """
-        q, center = np.asarray(query, dtype=np.float32), quantizer.center
-        weights, offset = q * quantizer.scale, float(q @ center)
-        out = np.empty(len(rows), dtype=np.float32)
-        center_weights, center_dots = center * quantizer.scale, np.empty(len(rows) if centred else 0, np.float32)
-        block = max(64, APPROX_BLOCK_BYTES // (4 * self.dim))
-        gathered = np.empty((min(block, len(rows)), self.dim), dtype=np.int8)
-        widened = np.empty(gathered.shape, dtype=np.float32)
-        for start in range(0, len(rows), block):
-            size = min(block, len(rows) - start)
-            np.take(self.codes, rows[start : start + size], axis=0, out=gathered[:size])
-            widened[:size] = gathered[:size]
-            np.matmul(widened[:size], weights, out=out[start : start + size])
-            if centred:  # each row's dot product with the centre, while the block is in cache
-                np.matmul(widened[:size], center_weights, out=center_dots[start : start + size])
-        if centred:
-            return centred_cosine(out + offset, center_dots + float(center @ center), q, center)
-        return out + offset
-
-
-def _hamming(bits: np.ndarray, query_bits: np.ndarray) -> np.ndarray:
-    """Hamming distance of each memory to the query. The bits are stored word-major
-    (words, n), so each word is one contiguous pass: about 3 times faster than row-major
-    (bench/vector_stages.py)."""
-    distance = np.bitwise_count(bits[0] ^ query_bits[0]).astype(np.uint16)
-    for word in range(1, len(bits)):
-        distance += np.bitwise_count(bits[word] ^ query_bits[word])
-    return distance
-
-
-def _nearest(distance: np.ndarray, count: int) -> np.ndarray:
-    """Positions of the `count` smallest distances (ties at the cut taken in order).
-
-    Distances are small integers, so a histogram finds the cut: a third to a half of the
-    time of an argpartition over 100k (bench/vector_stages.py).
-    """
-    cut = int(np.searchsorted(np.cumsum(np.bincount(distance)), count))
-    below = np.flatnonzero(distance < cut)
-    return np.concatenate([below, np.flatnonzero(distance == cut)[: count - len(below)]])
-
-
-def decode_vector(blob: bytes) -> np.ndarray:
-    return np.frombuffer(blob, dtype=np.float32)
-
-
-def centred_cosine(dots: np.ndarray, center_dots: np.ndarray, query: np.ndarray, center: np.ndarray) -> np.ndarray:
-    """Cosine of the query to each stored vector d, both taken around the stored vectors'
-    mean c: (d−c)·(q−c) / (|d−c| |q−c|), from d·q (`dots`) and d·c (`center_dots`) of unit
-    vectors.
-
-    An embedding model's vectors all lean one way (LoCoMo's turns are about 0.8 apart),
-    so a plain cosine partly measures how typical a memory is; around the mean it
-    measures what the memory is about (LoCoMo, docs/notes/issue-8.md "Session 2 levers":
-    vector-only R@10 63.3 -> 67.9, hybrid 78.9 -> 80.4). A centre of zeros leaves the
-    plain cosine.
-    """
-    cc, qc = float(center @ center), float(query @ center)
-    norms = np.sqrt(np.maximum((1.0 - 2.0 * center_dots + cc) * (1.0 - 2.0 * qc + cc), 1e-12))
-    return (dots - center_dots - qc + cc) / norms
-
-
-def exact_similarities(
-    db: Database, ids: Iterable[int], query: np.ndarray, center: np.ndarray | None = None
-) -> dict[int, float]:
-    """Cosine similarity of the query to each stored vector (unit vectors: a dot product);
-    with `center`, the centred cosine (see centred_cosine)."""
-    out: dict[int, float] = {}
-    ids = [int(i) for i in ids]
-    if not ids:
-        return out
-    found_ids, rows = [], []
-    for memory_id in ids:
-        blob = db.scalar("SELECT embedding FROM memories_vec WHERE rowid = ?", (memory_id,))
-        if blob is not None:
-            found_ids.append(memory_id)
-            rows.append(decode_vector(blob))
-    if rows:
-        matrix, query = np.vstack(rows), query.astype(np.float32)
-        sims = matrix @ query
-        if center is not None:
-            sims = centred_cosine(sims, matrix @ center, query, center)
-        out = dict(zip(found_ids, sims.tolist()))
-    return out
-
-
 def allowed_ids(db: Database, filters: Filters) -> np.ndarray:
-    where, params = filters.where()
+    where, params = filters.sql
     rows = db.execute(f"SELECT m.id FROM memories m WHERE {where}", params).fetchall()
     return np.array([row[0] for row in rows], dtype=np.int64)
 
@@ -526,19 +162,14 @@ def scale(values: dict[int, float]) -> dict[int, float]:
 # LoCoMo's tuning pair (docs/notes/issue-8.md: R@5 +1.7, R@10 +0.9 over all ten).
 ASKING_PENALTY = 0.06
 QUESTIONS_SQL = (
-    "SELECT id FROM memories WHERE id IN ({ids}) "
+    "SELECT id FROM memories WHERE id IN ({marks}) "
     "AND (rtrim(content) LIKE '%?' OR rtrim(content) LIKE '%？')"
 )
 
 
 def questions(db: Database, ids: Iterable[int]) -> set[int]:
     """The memories among `ids` whose text ends with a question mark."""
-    wanted = [int(i) for i in ids]
-    found: set[int] = set()
-    for start in range(0, len(wanted), 400):
-        chunk = wanted[start : start + 400]
-        found.update(row[0] for row in db.execute(QUESTIONS_SQL.format(ids=",".join("?" * len(chunk))), chunk))
-    return found
+    return {row[0] for row in db.each_in(QUESTIONS_SQL, [int(i) for i in ids])}
 
 
 def fuse(
@@ -616,7 +247,7 @@ def hybrid_search(
     if mode not in MODES:
         raise InvalidInput(f"search mode must be one of {', '.join(MODES)}")
     pool = pool or max(50, 5 * limit)
-    where, params = filters.where()
+    where, params = filters.sql
     plan = SearchPlan(mode=mode, match=fts_query(query), where=where, params=params)
     use_vectors = query_vector is not None and index is not None and mode != "keyword"
     if mode == "vector" and not use_vectors:
@@ -672,19 +303,29 @@ def hybrid_search(
     return fused[:limit], plan
 
 
+def similar(db: Database, vectors: VectorStore, vector: np.ndarray, filters: Filters,
+            limit: int) -> list[tuple[int, float]]:
+    """(id, plain cosine) of the stored memories nearest to `vector` among the filtered,
+    most similar first: the near-duplicate search (curation's thresholds are plain
+    cosines). A few more than `limit`, for the caller to drop superseded ones."""
+    index = vectors.index()
+    if index is None:
+        return []
+    allowed = None if filters.is_empty() else allowed_ids(db, filters)
+    quantizer = vectors.quantizer() or Quantizer.identity(len(vector))
+    # The int8 estimates rank near-duplicates first; a small pool keeps curation cheap.
+    ids = index.candidates(vector, quantizer, max(16, 4 * limit), allowed)
+    exact = vectors.similarities(ids, vector, centred=False)
+    return sorted(exact.items(), key=lambda kv: -kv[1])[: limit + 8]
+
+
 def _only_matching(db: Database, scores: dict[int, float], filters: Filters) -> dict[int, float]:
     """Drop candidates that fail the default filter (superseded memories)."""
     if not scores:
         return scores
-    ids = list(scores)
-    where, params = filters.where()
-    placeholders = ",".join("?" * len(ids))
-    keep = {
-        row[0]
-        for row in db.execute(
-            f"SELECT m.id FROM memories m WHERE m.id IN ({placeholders}) AND {where}", [*ids, *params]
-        )
-    }
+    where, params = filters.sql
+    keep = {row[0] for row in db.each_in(f"SELECT m.id FROM memories m WHERE {where} AND m.id IN ({{marks}})",
+                                         list(scores), params)}
     return {k: v for k, v in scores.items() if k in keep}
 
 
@@ -701,7 +342,3 @@ def explain_rows(scored: Sequence[Scored]) -> list[dict[str, Any]]:
         }
         for s in scored
     ]
-
-
-def dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))

@@ -24,12 +24,12 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any
 
-from .clock import iso, parse_time
+from .clock import iso, parse_since, parse_time
 from .errors import ConfigError, InvalidInput
 from .memory import Memory
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .brain import Brain
+    from .brain import Brain, Stored
 
 TRIGGERS = ("decision", "milestone", "preference", "failure", "lesson", "remember")
 
@@ -634,15 +634,6 @@ def _context(parts: list[tuple[str, str]], position: int, limit: int = 400) -> s
 # --- committing -------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Committed:
-    """What `commit` did: "added" a core memory, "updated" a near-identical one, or
-    found it "unchanged" (the same text, already committed)."""
-
-    memory: Memory
-    action: str
-
-
 def check_trigger(trigger: Any) -> str:
     if trigger not in TRIGGERS:
         raise InvalidInput(f"unknown trigger {trigger!r}: use one of {', '.join(TRIGGERS)}")
@@ -676,15 +667,14 @@ def commit(
     source_turns: Sequence[Any] | None = None,
     at: Any = None,
     rule: str | None = None,
-) -> Committed:
+) -> "Stored":
     """Write a trigger to core: kind = the trigger, high importance, provenance, never expiring.
 
     A near-identical core memory (the same fact restated, see curation) is updated
     instead of duplicated: tags and source turns are merged, importance kept at the
-    higher, and the count of restatements goes up.
+    higher, and the count of restatements goes up. Returns what `Brain.store` did:
+    "added", "updated", or "unchanged" (the same text, already committed with as much).
     """
-    from .curation import find_near_duplicate, merge_into
-
     trigger = check_trigger(trigger)
     if not isinstance(text, str) or not text.strip():
         raise InvalidInput("the text to commit is empty: say what was decided, learned, …")
@@ -710,29 +700,7 @@ def commit(
         "session_id": session_id,
         "created_at": iso(parse_time(at)) if at is not None else None,
     }
-    item = {k: v for k, v in item.items() if v is not None}
-    record = brain._record(item)
-    same = brain.db.one(
-        "SELECT * FROM memories WHERE content_hash = ? AND category = 'core' ORDER BY id LIMIT 1",
-        (record["content_hash"],),
-    )
-    existing = Memory.from_row(same) if same else None
-    if existing is None:
-        found = find_near_duplicate(brain, record["content"], "core", record.get("title"))
-        existing = found[0] if found else None
-    if existing is None:
-        checked = {k: v for k, v in record.items() if k in item or k == "uid"}
-        return Committed(brain.remember_many([checked])[0], "added")
-    merged_meta = {**existing.metadata, **metadata}
-    turns = [*existing.metadata.get("source_turns", []), *metadata.get("source_turns", [])]
-    if turns:
-        merged_meta["source_turns"] = list(dict.fromkeys(turns))
-    if same and set(record["tags"]) <= set(existing.tags) and merged_meta == existing.metadata and (
-        record["importance"] <= existing.importance
-    ):
-        return Committed(existing, "unchanged")
-    updated = merge_into(brain, existing, {**record, "metadata": merged_meta})
-    return Committed(updated, "updated")
+    return brain.store({k: v for k, v in item.items() if v is not None}, merge_exact=True, near=True)
 
 
 def commit_detections(brain: "Brain", detections: Iterable[Detection]) -> dict[str, Any]:
@@ -801,8 +769,6 @@ LIMIT ?
 def sweep(brain: "Brain", since: Any = "1d", rules: Rules | None = None, batch: int = 200) -> dict[str, Any]:
     """Scan conversation memories created since `since` ("1d", "12h", or a time) and
     commit the triggers found in them. Running it twice adds nothing new."""
-    from .retention import parse_since
-
     rules = rules or load_rules(brain.config)
     start = parse_since(since, brain.clock.now())
     scanned, found = 0, 0

@@ -16,11 +16,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone, tzinfo
-from typing import Any, Sequence
+from typing import Any, Sequence, TYPE_CHECKING
 
 from .clock import iso, parse_time
 from .errors import InvalidInput
 from .memory import Memory, check_kind
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .brain import Brain
 
 # Work that is open: ongoing, or active with a start time; the most important first.
 OPEN_WORK_SQL = """
@@ -91,7 +94,7 @@ def category_for(kind: str) -> str:
 
 
 def observe(
-    brain: Any,
+    brain: "Brain",
     type: str,
     content: str,
     title: str | None = None,
@@ -129,7 +132,7 @@ def observe(
     )
 
 
-def resolve(brain: Any, id_or_uid: int | str, title: str | None = None,
+def resolve(brain: "Brain", id_or_uid: int | str, title: str | None = None,
             content: str | None = None) -> Memory:
     """Close a piece of work: status resolved, resolved_at now; a `content` note is
     appended as the resolution, a `title` replaces the old one."""
@@ -163,7 +166,7 @@ def duration_hours(memory: Memory) -> float | None:
     return hours_between(memory.started_at or memory.created_at, parse_time(memory.resolved_at))
 
 
-def active(brain: Any, min_importance: float | None = None, limit: int = 100) -> list[OpenWork]:
+def active(brain: "Brain", min_importance: float | None = None, limit: int = 100) -> list[OpenWork]:
     """Open work, most important first, each with how many hours it has been open."""
     if min_importance is not None and not 0.0 <= float(min_importance) <= 1.0:
         raise InvalidInput("min-importance must be from 0 to 1")
@@ -192,7 +195,7 @@ class TimelineEvent:
         return out
 
 
-def timeline(brain: Any, days: int = 30) -> list[TimelineEvent]:
+def timeline(brain: "Brain", days: int = 30) -> list[TimelineEvent]:
     """What started, was recorded and was resolved in the last `days` days, in time order."""
     if not isinstance(days, int) or days < 1 or days > 36500:
         raise InvalidInput("days must be a whole number from 1 to 36500")
@@ -254,7 +257,7 @@ def project_from_task(task: str) -> str:
 
 
 def ensure_observation(
-    brain: Any,
+    brain: "Brain",
     project: str,
     location: str | None = None,
     assigned_by: str | None = None,

@@ -45,7 +45,7 @@ def schema_reference() -> str:
              "Generated from the migrations by `python scripts/gen_docs.py`; do not edit by hand.",
              "", "Migrations, in order: " + ", ".join(f"`{name}`" for name, _ in MIGRATIONS) + ".", "",
              "`memories_vec` (a sqlite-vec `vec0` table) is created on the first vector with the "
-             "embedder's dimension (chunks of about 192 KB: `brain.vector_table_sql`); `meta` records "
+             "embedder's dimension (chunks of about 192 KB: `vectors.vector_table_sql`); `meta` records "
              "the embedder, the quantizer and the schema facts.", "",
              "`embeddings_cache` holds (as float16) the vector of every text embedded that no live "
              "memory holds as its stored vector: a memory without a title and outside a session "

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from maxmem import Brain, MaxmemError
-from maxmem.brain import read_jsonl
+from maxmem.jsonl import read_jsonl
 
 # MAXMEM_FUZZ_EXAMPLES=2000 for a deeper run by hand.
 SETTINGS = settings(max_examples=int(os.environ.get("MAXMEM_FUZZ_EXAMPLES", "120")), deadline=None,
@@ -174,7 +174,7 @@ def test_jsonl_import_of_any_lines(brain, tmp_path, lines):
      "- [decision] tagged #tag", "  - nested", "title: x", "\ufeff"])), max_size=12).map("\n".join),
     name=st.sampled_from(["MEMORY.md", "2026-11-30.md", "notes.md"]))
 def test_markdown_import_of_any_text(brain, tmp_path, text, name):
-    from maxmem.markdown import import_markdown
+    from maxmem.workspace import import_markdown
 
     folder = tmp_path / "md"
     folder.mkdir(exist_ok=True)
@@ -195,7 +195,7 @@ def test_markdown_import_of_any_text(brain, tmp_path, text, name):
                   {}, optional={"type": ANYTHING, "content": st.one_of(ANY_TEXT, ANYTHING),
                                 "title": ANYTHING, "tags": ANYTHING}), max_size=3))})))
 def test_save_context_of_any_document(brain, document):
-    from maxmem.context import save_context
+    from maxmem.compaction import save_context
 
     attempt(brain, save_context, brain, document)
 

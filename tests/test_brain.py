@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from maxmem import Brain, DatabaseError, InvalidInput, NotFound
-from maxmem.brain import read_jsonl, write_jsonl
+from maxmem.jsonl import read_jsonl, write_jsonl
 
 
 def test_remember_and_get_round_trip(brain):
@@ -117,7 +117,7 @@ def test_a_session_turn_keeps_its_own_vector_beside_a_padded_twin(brain, hash_em
         {"content": "we chose the blue tiles", "category": "conversation", "session_id": "s1"},
         {"content": "  we chose the blue tiles  ", "category": "daily"},
     ])
-    assert set(brain._own_vectors([turn.id])) == {turn.id}
+    assert set(brain.vectors.own([turn.id])) == {turn.id}
 
 
 def test_a_memory_leaving_its_session_gets_its_own_vector_back(brain, hash_embedder):
@@ -253,16 +253,19 @@ def test_keyword_only_brain_embeds_later(tmp_path, hash_embedder, clock):
     path = tmp_path / "b.db"
     with Brain.open(path, embedder="none", clock=clock) as b:
         b.remember("postgres runs on the nas", category="project")
-        assert b.search("postgres")[0].memory.content == "postgres runs on the nas"
-        assert b.last_plan.note and "keyword-only" in b.last_plan.note
+        hits = b.search("postgres")
+        assert hits[0].memory.content == "postgres runs on the nas"
+        assert hits.plan.note and "keyword-only" in hits.plan.note
         assert b.pending_count() == 1
     with Brain.open(path, embedder=hash_embedder, clock=clock) as b:
-        assert b.search("postgres")  # an embedder, but nothing embedded yet: the note says so
-        assert "no memory has a vector yet" in b.last_plan.note
+        hits = b.search("postgres")
+        assert hits  # an embedder, but nothing embedded yet: the note says so
+        assert "no memory has a vector yet" in hits.plan.note
         assert b.embed_pending() == 1
         assert b.pending_count() == 0
-        hit = b.search("postgres nas")[0]
-        assert b.last_plan.note is None
+        hits = b.search("postgres nas")
+        hit = hits[0]
+        assert hits.plan.note is None
         assert hit.vector_score is not None
 
 

@@ -208,10 +208,10 @@ def test_no_job_embeds_inside_a_write_transaction(tmp_path):
     """Every path that stores memories embeds before its write transaction opens."""
     import gzip as gz
 
-    from maxmem.brain import read_jsonl
+    from maxmem.jsonl import read_jsonl
     from maxmem.capture import CaptureSettings, run_capture
-    from maxmem.context import save_context
-    from maxmem.markdown import import_markdown
+    from maxmem.compaction import save_context
+    from maxmem.workspace import import_markdown
     from maxmem.work import ensure_observation
 
     embedder = WatchfulEmbedder()

@@ -9,7 +9,8 @@ from datetime import timedelta
 import pytest
 
 from maxmem import InvalidInput
-from maxmem.context import build_context, estimate_tokens, save_context
+from maxmem.briefing import build_brief, estimate_tokens
+from maxmem.compaction import save_context
 from maxmem.work import observe
 
 DOC = {
@@ -167,7 +168,7 @@ def test_a_failure_while_storing_leaves_nothing_half_written(brain, monkeypatch)
     def broken(*args, **kwargs):
         raise RuntimeError("disk full while logging changes")
 
-    monkeypatch.setattr(brain, "_log_changes", broken)
+    monkeypatch.setattr(brain.rows, "log", broken)
     with pytest.raises(RuntimeError):
         save_context(brain, DOC)
     monkeypatch.undo()
@@ -197,7 +198,7 @@ def seed(brain, clock):
 
 def test_brief_has_every_section_in_order(brain, clock):
     seed(brain, clock)
-    brief = build_context(brain, session="agent:main:main", budget_tokens=2000)
+    brief = build_brief(brain, session="agent:main:main", budget_tokens=2000)
     text = brief.markdown
     assert text.startswith("# Memory brief — 2026-11-30 12:00 UTC\n")
     headings = [line for line in text.splitlines() if line.startswith("## ")]
@@ -220,7 +221,7 @@ def test_brief_fits_any_budget(brain, clock, budget):
     seed(brain, clock)
     brain.remember_many([{"content": f"core fact number {i} " + "padding words " * 20,
                           "category": "core", "importance": 0.5} for i in range(60)])
-    brief = build_context(brain, session="agent:main:main", budget_tokens=budget)
+    brief = build_brief(brain, session="agent:main:main", budget_tokens=budget)
     assert estimate_tokens(brief.markdown) <= budget
     assert brief.markdown.startswith("# Memory brief")
     if budget >= 300:
@@ -230,20 +231,20 @@ def test_brief_fits_any_budget(brain, clock, budget):
 
 def test_more_budget_shows_more(brain, clock):
     seed(brain, clock)
-    small = build_context(brain, session="agent:main:main", budget_tokens=150)
-    big = build_context(brain, session="agent:main:main", budget_tokens=4000)
+    small = build_brief(brain, session="agent:main:main", budget_tokens=150)
+    big = build_brief(brain, session="agent:main:main", budget_tokens=4000)
     shown = lambda b: sum(len(ids) for ids in b.sections.values())  # noqa: E731
     assert shown(small) < shown(big)
     assert big.sections["core"][0] == brain.list(pinned=True)[0].id
 
 
 def test_empty_brain_brief(brain):
-    brief = build_context(brain)
+    brief = build_brief(brain)
     assert "(nothing remembered yet)" in brief.markdown
 
 
 def test_brief_rejects_a_tiny_budget(brain):
     with pytest.raises(InvalidInput, match="at least 100"):
-        build_context(brain, budget_tokens=10)
+        build_brief(brain, budget_tokens=10)
     with pytest.raises(InvalidInput):
-        build_context(brain, budget_tokens="lots")  # type: ignore[arg-type]
+        build_brief(brain, budget_tokens="lots")  # type: ignore[arg-type]

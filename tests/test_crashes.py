@@ -24,7 +24,7 @@ import pytest
 
 from conftest import HashEmbedder
 from maxmem import Brain
-from maxmem.brain import read_jsonl
+from maxmem.jsonl import read_jsonl
 from test_concurrency import change_log_agrees
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,7 +43,7 @@ with Brain.open(db, embedder=embedder, check_embedder=job != "reindex") as brain
     elif job == "embed":
         brain.embed_pending(batch_size=16)
     elif job == "import":
-        from maxmem.brain import read_jsonl
+        from maxmem.jsonl import read_jsonl
         brain.import_records(read_jsonl(arg))
     elif job == "capture":
         from maxmem.capture import CaptureSettings, run_capture

@@ -9,14 +9,8 @@ from click.testing import CliRunner
 
 from maxmem import Brain, Config, FixedClock, InvalidInput, NotFound
 from maxmem.cli import cli
-from maxmem.curation import (
-    core_budget,
-    core_review,
-    history,
-    is_near_duplicate,
-    settings,
-    supersede,
-)
+from maxmem.curation import is_near_duplicate, settings
+from maxmem.review import core_budget, core_review
 from maxmem.errors import ConfigError
 
 
@@ -34,14 +28,15 @@ def _config(**curation) -> Config:
 
 def test_restatement_updates_the_memory_instead_of_adding_one(local_brain):
     first = local_brain.remember("My passport expires in March 2027.", category="core", tags=["travel"])
-    again = local_brain.remember("Remember that my passport expires in March 2027.", category="core",
-                                 tags=["documents"], importance=0.9)
-    assert again.id == first.id and local_brain.last_merged == first.id
+    stored = local_brain.store({"content": "Remember that my passport expires in March 2027.", "category": "core",
+                                "tags": ["documents"], "importance": 0.9})
+    again = stored.memory
+    assert again.id == first.id and stored.action == "updated"
     assert again.content == "Remember that my passport expires in March 2027."  # the newer, fuller wording
     assert again.tags == ["travel", "documents"] and again.importance == 0.9
     assert again.metadata["restated"] == 1 and again.metadata["restated_similarity"] >= 0.93
     assert local_brain.stats()["categories"]["core"] == 1
-    versions = history(local_brain, first.id)
+    versions = local_brain.history(first.id)
     assert [v["op"] for v in versions] == ["upsert", "upsert"]
     assert "content" in versions[1]["changed"]
     assert versions[0]["memory"]["content"] == "My passport expires in March 2027."
@@ -132,8 +127,8 @@ def test_supersede_links_and_hides_the_old_memory(brain):
     assert brain.get(new.id).metadata["supersedes"] == [old.uid]
     assert old.id not in [h.memory.id for h in brain.search("dentist appointment")]
     assert old.id in [h.memory.id for h in brain.search("dentist appointment", include_superseded=True)]
-    again = supersede(brain, old.id, new.id)  # idempotent
-    assert again[1].metadata["supersedes"] == [old.uid]
+    brain.supersede(old.id, new.id)  # idempotent
+    assert brain.get(new.id).metadata["supersedes"] == [old.uid]
 
 
 def test_supersede_bad_inputs(brain):
@@ -209,17 +204,17 @@ def test_search_without_tracking_does_not_count(brain):
 def test_history_of_a_deleted_memory_by_id_and_uid(brain):
     m = brain.remember("short-lived fact", category="daily")
     brain.update(m.id, importance=0.7)
-    assert history(brain, m.id)[1]["changed"] == ["importance"]
+    assert brain.history(m.id)[1]["changed"] == ["importance"]
     brain.forget(m.id)
-    by_id = history(brain, m.id)
+    by_id = brain.history(m.id)
     assert [v["op"] for v in by_id] == ["upsert", "upsert", "delete"]
     # Forgetting keeps the versions' dates but no copy of the content.
     assert "short-lived fact" not in json.dumps(by_id)
-    assert history(brain, m.uid) == by_id
+    assert brain.history(m.uid) == by_id
     with pytest.raises(NotFound):
-        history(brain, 4242)
+        brain.history(4242)
     with pytest.raises(NotFound):
-        history(brain, "no-such-uid")
+        brain.history("no-such-uid")
 
 
 # -- CLI ----------------------------------------------------------------------------

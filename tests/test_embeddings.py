@@ -62,9 +62,10 @@ def test_outage_keeps_the_memory_pending_then_backfills(tmp_path, openai_config,
         m = b.remember("stored during an outage: the wifi password is in the drawer")
         assert m.embedded_at is None and b.pending_count() == 1
         assert any("maxmem embed --pending" in w for w in b.warnings)
-        assert b.search("wifi drawer")[0].memory.id == m.id  # keyword side still answers
+        hits = b.search("wifi drawer")
+        assert hits[0].memory.id == m.id  # keyword side still answers
         assert "searched by keyword only" in b.warnings[-1]
-        assert b.last_plan.note is None  # an embedder is configured: the warning says what failed
+        assert hits.plan.note is None  # an embedder is configured: the warning says what failed
         embedding_server.failures.clear()  # the API is back
         assert b.embed_pending() == 1 and b.pending_count() == 0
 

@@ -84,7 +84,7 @@ def test_outage_stores_the_memory_keeps_keyword_search_and_backfills_later(failu
 
     break_it()
     code, out, err = run(["add", CONTENT], capsys)
-    assert code == 0 and out.startswith("remembered #2")
+    assert code == 0 and out.startswith("remembered #2"), err
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("maxmem: warning:"), err
     assert FAILURES[failure] in err

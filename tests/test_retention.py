@@ -13,14 +13,13 @@ from click.testing import CliRunner
 
 from maxmem import Brain, Config, FixedClock
 from maxmem.cli import cli
-from maxmem.curation import history
+from maxmem.clock import parse_since
 from maxmem.errors import ConfigError, InvalidInput
 from maxmem.retention import (
     apply,
     cutoff,
     growth,
     load_policy,
-    parse_since,
     plan,
     summary,
     zone,
@@ -179,10 +178,10 @@ def test_apply_archives_then_deletes_everywhere(aged, tmp_path):
     assert aged.db.scalar("SELECT count(*) FROM memories_vec WHERE rowid = ?", (old_daily.id,)) == 0
     assert aged.db.scalar("SELECT count(*) FROM vector_codes WHERE id = ?", (old_daily.id,)) == 0
     # the change log records the delete and keeps no copy of the expired content
-    versions = history(aged, old_daily.uid)
+    versions = aged.history(old_daily.uid)
     assert [v["op"] for v in versions] == ["delete"]
     assert versions[0]["memory"]["archive"] == os.path.basename(archive)
-    assert history(aged, old_daily.id) == versions  # by the id it had, too
+    assert aged.history(old_daily.id) == versions  # by the id it had, too
     assert "tomatoes" not in json.dumps([r["data"] for r in aged.db.rows("SELECT data FROM changes")])
     # nor does the embeddings cache keep a vector of it (forget copies it there first)
     assert aged.db.scalar("SELECT count(*) FROM embeddings_cache WHERE content_hash = ?",
@@ -246,7 +245,7 @@ def test_turns_and_tool_calls_age_with_conversations(tmp_path, hash_embedder):
     with gzip.open(report["archive"], "at", encoding="utf-8") as handle:
         handle.write(json.dumps({"content": "an archived memory", "category": "daily"}) + "\n")
     with Brain.open(tmp_path / "restored.db", embedder="none") as restored:
-        from maxmem.brain import read_jsonl
+        from maxmem.jsonl import read_jsonl
 
         counts = restored.import_records(read_jsonl(report["archive"]))
         assert (counts["added"], counts["skipped"]) == (1, 3)

@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from maxmem import Brain, InvalidInput
-from maxmem.search import Quantizer, VectorIndex, fts_query, scale
+from maxmem.search import fts_query, scale
+from maxmem.vectors import Quantizer, VectorIndex, hamming, nearest
 
 NASTY = ['AND', 'OR NOT', '"unclosed', "it's", "a*b", "-x", "col:value", "NEAR(a b)",
          "(((", "^start", "emoji 🧠🔥", "  ", "", "SELECT * FROM memories; --", "\\", "'\"'",
@@ -122,12 +123,12 @@ def test_search_sees_writes_of_another_connection(tmp_path, hash_embedder, clock
 
 
 def test_quantizer_is_refitted_until_enough_vectors_and_codes_follow(tmp_path, hash_embedder, clock):
-    from maxmem import brain as brain_mod
+    from maxmem import vectors as vectors_mod
 
     with Brain.open(tmp_path / "c.db", embedder=hash_embedder, clock=clock) as b:
         b.remember("first memory")
         assert b.db.get_meta("quantizer_n") == "1"
-        n = brain_mod.CENTER_SAMPLE + 10
+        n = vectors_mod.CENTER_SAMPLE + 10
         b.remember_many([{"content": f"memory {i} words {i % 7} more {i % 13}"} for i in range(n)])
         assert int(b.db.get_meta("quantizer_n")) == n + 1
         b.remember_many([{"content": f"later memory {i}"} for i in range(5)])
@@ -157,8 +158,6 @@ def test_vector_index_buffers_updates():
 def test_candidate_stages_match_a_plain_computation():
     """Word-major Hamming, the histogram cut and the blocked int8 estimate agree with the
     obvious numpy; sizes cross the blocks and ties sit at the cut."""
-    from maxmem import search as search_mod
-
     rng = np.random.default_rng(3)
     dim = 200
     vectors = rng.normal(size=(3000, dim)).astype(np.float32)
@@ -171,9 +170,9 @@ def test_candidate_stages_match_a_plain_computation():
     query = vectors[7]
     query_bits = quantizer.bits(query)[0]
     plain = np.array([sum(bin(int(w ^ q)).count("1") for w, q in zip(row, query_bits)) for row in bits])
-    assert len(index) == 3000 and np.array_equal(search_mod._hamming(index.bits, query_bits), plain)
+    assert len(index) == 3000 and np.array_equal(hamming(index.bits, query_bits), plain)
     for count in (1, 37, 500, 2999):
-        chosen = search_mod._nearest(plain, count)
+        chosen = nearest(plain, count)
         assert len(chosen) == len(set(chosen.tolist())) == count
         assert plain[chosen].max() <= np.sort(plain)[count - 1]
     rows = rng.permutation(3000)[:2500]  # more rows than one block of 200-d float32
@@ -200,7 +199,7 @@ def test_keyword_query_on_a_worker_thread_ranks_the_same(brain, monkeypatch):
 
 
 def test_vector_table_chunks_stay_small_at_any_dimension(tmp_path, hash_embedder):
-    from maxmem.brain import vector_table_sql
+    from maxmem.vectors import vector_table_sql
 
     assert "chunk_size=128" in vector_table_sql(384) and "chunk_size=32" in vector_table_sql(1536)
     assert "chunk_size=256" in vector_table_sql(64) and "chunk_size=16" in vector_table_sql(4096)

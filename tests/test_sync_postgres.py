@@ -15,7 +15,8 @@ import pytest
 
 from maxmem import Brain, Config
 from maxmem.embeddings import identity
-from maxmem.search import Filters, keyword_candidates
+from maxmem.memory import Filters
+from maxmem.search import keyword_candidates
 from maxmem.sync import pgsearch
 from maxmem.sync.postgres import SyncError, export, mask_dsn, status, target_name
 from conftest import run_cli
@@ -101,14 +102,13 @@ def test_incremental_export_sends_only_new_changes_and_nothing_when_idle(tmp_pat
 
 def test_update_supersede_forget_and_retention_deletes_propagate(tmp_path, hash_embedder, clock, pg_dsn):
     from maxmem import retention
-    from maxmem.curation import supersede
 
     with open_brain(tmp_path / "a.db", hash_embedder, clock=clock) as brain:
         ms = add_many(brain, 4, category="core")
         ms += add_many(brain, 2, start=4, category="daily", created_at="2026-03-01T00:00:00Z")
         export(brain, pg_dsn)
         brain.update(ms[0].id, content="the deploy was fixed by pinning the kernel", title="fixed")
-        supersede(brain, ms[1].id, ms[2].id)
+        brain.supersede(ms[1].id, ms[2].id)
         brain.forget(ms[3].id)
         expired = retention.apply(brain)  # daily memories older than 90 days go
         assert expired["deleted_total"] == 2
@@ -142,11 +142,11 @@ class Outage:
 def test_a_vector_backfilled_later_is_exported(tmp_path, hash_embedder, pg_dsn):
     with open_brain(tmp_path / "a.db", hash_embedder) as brain:
         add_many(brain, 2)
-        brain.embedder = Outage(hash_embedder)
+        brain.vectors.embedder = Outage(hash_embedder)
         late = brain.remember("stored while the embedding API was down")
         export(brain, pg_dsn)
         assert pg_rows(pg_dsn, "uid = %s", (late.uid,))[0]["embedding"] is None
-        brain.embedder = hash_embedder
+        brain.vectors.embedder = hash_embedder
         assert brain.embed_pending() == 1
         report = export(brain, pg_dsn)
     assert report.upserted == 1

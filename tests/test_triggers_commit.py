@@ -48,8 +48,8 @@ def test_a_restated_trigger_updates_the_existing_memory(tmp_path, local_embedder
         assert again.memory.metadata["restated"] == 1
 
 
-def test_brain_commit_delegates(brain):
-    m = brain.commit("preference", "I prefer tabs over spaces.", importance=0.95)
+def test_commit_writes_core(brain):
+    m = commit(brain, "preference", "I prefer tabs over spaces.", importance=0.95).memory
     assert m.kind == "preference" and m.importance == 0.95 and m.category == "core"
 
 

@@ -147,9 +147,3 @@ def test_project_from_task_refuses_nothing():
         project_from_task("")
     with pytest.raises(InvalidInput, match="cannot tell the project"):
         project_from_task("please fix it")
-
-
-def test_brain_ensure_observation_delegates(brain):
-    first = brain.ensure_observation("apollo", location="~/code/apollo")
-    second = brain.ensure_observation("Apollo")
-    assert first.created and not second.created and first.memory.id == second.memory.id

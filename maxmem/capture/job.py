@@ -29,7 +29,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..clock import iso, parse_time
 from ..errors import DatabaseError, MaxmemError
+from ..health import record_run
 from ..redact import redact
+from ..triggers import commit_new_turns
 from . import readers, store
 from .chunker import ChunkTurn, chunk
 from .roots import CaptureSettings, Source, discover, sources_for_path
@@ -158,8 +160,6 @@ def run_capture(
     report.seconds = time.monotonic() - started
     log.info("%s", report.summary())
     if not dry_run:  # for `maxmem doctor`: when capture last ran and whether it worked
-        from ..health import record_run
-
         record_run(brain.db, "capture", report.errors == 0, report.summary(), brain.clock)
     return report
 
@@ -294,8 +294,6 @@ class _Job:
         (maxmem.triggers; after the turns' transaction, and failing open)."""
         if not batch.turns:
             return
-        from ..triggers import commit_new_turns
-
         turns = [{"role": t.role, "content": t.text, "key": t.key, "session_id": t.session_id,
                   "agent": getattr(parsed.sessions.get(t.session_id), "agent", None), "at": t.timestamp}
                  for t, _ in batch.turns]

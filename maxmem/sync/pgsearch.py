@@ -36,7 +36,8 @@ from ..embeddings import identity
 from ..errors import EmbeddingError, InvalidInput
 from ..memory import Memory
 from .. import search as search_mod
-from ..search import MODES, Filters
+from ..memory import Filters
+from ..search import MODES
 from .postgres import SyncError, connect, describe_error, psycopg_module, read_schema, target_name
 from .terms import COLUMN_LABELS, Tokenizer, column_weights, query_payload
 
@@ -186,8 +187,8 @@ class PgPlan:
 
 
 def pg_where(filters: Filters, agents: Sequence[str] | None) -> tuple[str, list[Any]]:
-    """The PostgreSQL twin of Filters.where() (same meaning, bound %s parameters)."""
-    filters.where()  # the same validation and error messages as local search
+    """The PostgreSQL twin of Filters.sql (same meaning, bound %s parameters; Filters
+    checked its fields when it was made)."""
     clauses: list[str] = []
     params: list[Any] = []
 
@@ -220,9 +221,13 @@ def pg_where(filters: Filters, agents: Sequence[str] | None) -> tuple[str, list[
     if filters.max_importance is not None:
         clauses.append("m.importance <= %s::float8")
         params.append(float(filters.max_importance))
-    chosen = [a for a in ([filters.agent] if filters.agent else []) + list(agents or []) if a]
+    named = [filters.agent] if isinstance(filters.agent, str) else list(filters.agent or [])
+    chosen = [a for a in [*named, *(agents or [])] if a]
     if chosen:
         one_of("agent", chosen)
+    if filters.pinned is not None:
+        clauses.append("m.pinned = %s")
+        params.append(bool(filters.pinned))
     if filters.session_id:
         clauses.append("m.session_id = %s")
         params.append(filters.session_id)
@@ -256,7 +261,8 @@ def search(
     agents: Sequence[str] | None = None,
     mode: str = "hybrid",
     pool: int | None = None,
-    **filter_args: Any,
+    filters: Filters | None = None,
+    **fields: Any,
 ) -> tuple[list[SyncHit], PgPlan]:
     """The best `limit` memories of every agent in the database for `query`."""
     if mode not in MODES:
@@ -264,8 +270,7 @@ def search(
     query = search_mod.checked_query(query)
     if not 1 <= int(limit) <= 100_000:
         raise InvalidInput("limit must be from 1 to 100000")
-    metadata: Mapping[str, Any] | None = filter_args.pop("metadata", None)
-    filters = Filters(**filter_args, metadata=dict(metadata or {}) or None)
+    filters = Filters.of(filters, **fields)
     where, where_params = pg_where(filters, agents)
     unfiltered = filters.is_empty() and not any(agents or ())
     pool = pool or max(50, 5 * int(limit))
@@ -399,7 +404,7 @@ def search(
 def _centred_similarity(brain: "Brain", query_vector: Any, distance: str, params: dict[str, Any]) -> str:
     """SQL for search_mod.centred_cosine around the querying brain's centre (its quantizer's),
     from a memory's cosine distances to the query and to the centre (vectors are unit)."""
-    quantizer = brain._load_quantizer()
+    quantizer = brain.vectors.quantizer()
     center = np.zeros(len(query_vector), np.float32) if quantizer is None else quantizer.center
     values = [float(x) for x in center]
     params["cv"] = values if isinstance(params["qv"], list) else "[" + ",".join(map(repr, values)) + "]"

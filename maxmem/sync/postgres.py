@@ -47,7 +47,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 log = logging.getLogger("maxmem")
 
-SCHEMA = "maxmem"
 DEFAULT_BATCH_SIZE = 500
 ANALYZE_AFTER = 1000  # rows changed in one run
 DEFAULT_INDEX_MEMORY = "512MB"  # maintenance_work_mem while the HNSW index is built
@@ -484,19 +483,12 @@ def read_batch(db: Database, after: int, size: int, tokenizer: Tokenizer) -> Bat
     if not changes:
         return None
     uids = list(dict.fromkeys(c["uid"] for c in changes))
-    rows: list[dict[str, Any]] = []
     fts: dict[int, list[str | None]] = {}
     columns = ", ".join(tokenizer.columns)
-    for start in range(0, len(uids), 400):
-        chunk = uids[start : start + 400]
-        found = db.rows(f"SELECT * FROM memories WHERE uid IN ({','.join('?' * len(chunk))})", chunk)
-        rows += found
-        ids = [r["id"] for r in found]
-        if ids:
-            for row in db.execute(
-                f"SELECT id, {columns} FROM {tokenizer.source} WHERE id IN ({','.join('?' * len(ids))})", ids
-            ):
-                fts[row[0]] = list(row[1:])
+    rows = db.rows_in("SELECT * FROM memories WHERE uid IN ({marks})", uids)
+    for row in db.each_in(f"SELECT id, {columns} FROM {tokenizer.source} WHERE id IN ({{marks}})",
+                          [r["id"] for r in rows]):
+        fts[row[0]] = list(row[1:])
     present = {r["uid"] for r in rows}
     vectors: dict[int, np.ndarray] = {}
     if db.table_exists("memories_vec"):

@@ -1,38 +1,27 @@
-"""CLI commands for agent integration: work tracking, compaction hooks, plain-English
-queries, the MCP server. Registered on the `maxmem` group by cli.py; each command
-parses, calls one function of work / context / nlquery / mcp, and prints.
-"""
+"""Commands for agents: work tracking (observe, resolve, active, timeline,
+ensure-observation), compaction (save-context, context), plain-English queries, MCP.
+Each parses, calls one function of work / compaction / briefing / nlquery, prints."""
 
 from __future__ import annotations
 
 import json
 import sys
-from datetime import timezone, tzinfo
 from pathlib import Path
 from typing import Any, Iterable
 
 import click
 
-from .cli import Context, cli, emit, json_option, memory_line, pass_state, read_stdin, split_tags
-from .errors import ConfigError, InvalidInput
-
-
-def local_tz(state: Context) -> tzinfo:
-    """The time zone "today" is read in: [context] timezone in the config, else UTC."""
-    name = state.config.section("context").get("timezone")
-    if not name:
-        return timezone.utc
-    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
-    try:
-        return ZoneInfo(str(name))
-    except (ZoneInfoNotFoundError, ValueError):
-        raise ConfigError(f"[context] timezone {name!r} is not a time zone name like Europe/Paris") from None
+from .. import compaction, nlquery, work
+from ..briefing import DEFAULT_BUDGET_TOKENS, build_brief
+from ..clock import Clock
+from ..errors import InvalidInput
+from ..mcp import serve
+from .common import State, emit, json_option, memory_line, pass_state, read_stdin, split_tags
 
 
 # -- work tracking ---------------------------------------------------------------
 
-@cli.command()
+@click.command()
 @click.argument("type")
 @click.argument("content")
 @click.option("-t", "--title")
@@ -43,16 +32,13 @@ def local_tz(state: Context) -> tzinfo:
 @click.option("--session", "session_id", help="Session to file it under.")
 @json_option
 @pass_state
-def observe(state: Context, type: str, content: str, title: str | None, importance: float,
+def observe(state: State, type: str, content: str, title: str | None, importance: float,
             tags: tuple[str, ...], ongoing: bool, started: str | None, session_id: str | None,
             as_json: bool) -> None:
     """Record an observation of TYPE (project, decision, failure, lesson, …)."""
-    from .nlquery import parse_when
-    from .work import observe as observe_
-
     brain = state.brain()
-    when = parse_when(started, brain.clock, local_tz(state)) if started is not None else None
-    memory = observe_(brain, type, content, title=title, importance=importance,
+    when = nlquery.parse_when(started, brain.clock, state.timezone()) if started is not None else None
+    memory = work.observe(brain, type, content, title=title, importance=importance,
                       tags=split_tags(tags), ongoing=ongoing, started=when,
                       session_id=session_id)
     emit(memory.to_dict(), as_json, lambda d: [
@@ -61,53 +47,47 @@ def observe(state: Context, type: str, content: str, title: str | None, importan
     ])
 
 
-@cli.command()
+@click.command()
 @click.argument("id_or_uid")
 @click.option("-t", "--title", help="A new title.")
 @click.option("--content", help="How it was resolved (appended to the memory).")
 @json_option
 @pass_state
-def resolve(state: Context, id_or_uid: str, title: str | None, content: str | None,
+def resolve(state: State, id_or_uid: str, title: str | None, content: str | None,
             as_json: bool) -> None:
     """Mark a piece of work resolved: sets resolved_at and keeps how long it was open."""
-    from .work import duration_hours, format_hours, resolve as resolve_
-
-    memory = resolve_(state.brain(), id_or_uid, title=title, content=content)
-    hours = duration_hours(memory) or 0.0
+    memory = work.resolve(state.brain(), id_or_uid, title=title, content=content)
+    hours = work.duration_hours(memory) or 0.0
     emit({**memory.to_dict(), "hours_open": round(hours, 2)}, as_json,
-         lambda d: [f"resolved #{d['id']} after {format_hours(hours)}"])
+         lambda d: [f"resolved #{d['id']} after {work.format_hours(hours)}"])
 
 
-@cli.command()
+@click.command()
 @click.option("--min-importance", type=float, help="Only work at least this important (0 to 1).")
 @click.option("-n", "--limit", default=100, show_default=True)
 @json_option
 @pass_state
-def active(state: Context, min_importance: float | None, limit: int, as_json: bool) -> None:
+def active(state: State, min_importance: float | None, limit: int, as_json: bool) -> None:
     """Open work (ongoing, or active with a start time), most important first."""
-    from .work import active as active_, format_hours
-
-    work = active_(state.brain(), min_importance=min_importance, limit=limit)
-    emit([w.to_dict() for w in work], as_json, lambda _: [
-        f"{memory_line(w.memory)}  — open {format_hours(w.hours_open)}" for w in work
+    open_work = work.active(state.brain(), min_importance=min_importance, limit=limit)
+    emit([w.to_dict() for w in open_work], as_json, lambda _: [
+        f"{memory_line(w.memory)}  — open {work.format_hours(w.hours_open)}" for w in open_work
     ] or ["no open work"])
 
 
-@cli.command()
+@click.command()
 @click.option("--days", default=30, show_default=True, help="How far back.")
 @json_option
 @pass_state
-def timeline(state: Context, days: int, as_json: bool) -> None:
+def timeline(state: State, days: int, as_json: bool) -> None:
     """What was started, recorded and resolved day by day (not raw conversation)."""
-    from .work import format_hours, local, timeline as timeline_
-
-    tz = local_tz(state)
-    events = timeline_(state.brain(), days=days)
+    tz = state.timezone()
+    events = work.timeline(state.brain(), days=days)
 
     def text(_: Any) -> Iterable[str]:
         day = None
         for e in events:
-            at = local(e.at, tz)
+            at = work.local(e.at, tz)
             if at[:10] != day:
                 day = at[:10]
                 yield day
@@ -116,7 +96,7 @@ def timeline(state: Context, days: int, as_json: bool) -> None:
             body = body if len(body) <= 100 else body[:99] + "…"
             extra = ""
             if e.event == "resolved":
-                extra = f" (open {format_hours(e.to_dict()['hours_open'])})"
+                extra = f" (open {work.format_hours(e.to_dict()['hours_open'])})"
             yield f"  {at[11:]} {e.event:<8} #{e.memory.id} {e.memory.kind}: {what}{body}{extra}"
         if day is None:
             yield f"nothing in the last {days} days"
@@ -124,7 +104,7 @@ def timeline(state: Context, days: int, as_json: bool) -> None:
     emit([e.to_dict() for e in events], as_json, text)
 
 
-@cli.command("ensure-observation")
+@click.command("ensure-observation")
 @click.option("--project", help="The project's name.")
 @click.option("--from-task", "task", help="Derive the project name from a task description.")
 @click.option("--location", help="Where the work lives (a path, a URL).")
@@ -134,35 +114,31 @@ def timeline(state: Context, days: int, as_json: bool) -> None:
 @click.option("--session", "session_id", help="Session to file it under.")
 @json_option
 @pass_state
-def ensure_observation(state: Context, project: str | None, task: str | None,
+def ensure_observation(state: State, project: str | None, task: str | None,
                        location: str | None, assigned_by: str | None, key_details: str | None,
                        next_steps: str | None, session_id: str | None, as_json: bool) -> None:
     """Create the project's observation from a template unless it already exists."""
-    from .work import ensure_observation as ensure, project_from_task
-
     if bool(project) == bool(task):
         raise InvalidInput("give either --project NAME or --from-task TEXT")
-    name = project or project_from_task(task or "")
-    result = ensure(state.brain(), name, location=location, assigned_by=assigned_by,
+    name = project or work.project_from_task(task or "")
+    result = work.ensure_observation(state.brain(), name, location=location, assigned_by=assigned_by,
                     key_details=key_details, next_steps=next_steps, session_id=session_id)
     emit(result.to_dict(), as_json, lambda _: [result.describe()])
 
 
 # -- compaction hooks ------------------------------------------------------------
 
-@cli.command("save-context")
+@click.command("save-context")
 @click.option("--file", "path", type=click.Path(dir_okay=False, path_type=Path),
               help="Read the JSON document from this file instead of standard input.")
 @json_option
 @pass_state
-def save_context(state: Context, path: Path | None, as_json: bool) -> None:
+def save_context(state: State, path: Path | None, as_json: bool) -> None:
     """Store a session's exchanges, tool calls and observations (before compaction).
 
     Reads {"session_key", "agent", "exchanges": [...], "observations": [...]} as JSON
     from standard input or --file; saving the same document twice stores nothing twice.
     """
-    from .context import save_context as save
-
     if path is not None:
         try:
             raw = path.read_text(encoding="utf-8")
@@ -176,23 +152,21 @@ def save_context(state: Context, path: Path | None, as_json: bool) -> None:
         data = json.loads(raw)
     except json.JSONDecodeError as exc:
         raise InvalidInput(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
-    report = save(state.brain(), data)
+    report = compaction.save_context(state.brain(), data)
     emit(report.to_dict(), as_json, lambda _: [report.describe()])
 
 
-@cli.command("context")
+@click.command("context")
 @click.option("--session", help="Include this session's latest exchanges.")
 @click.option("--budget-tokens", type=int, default=None,
               help="Size limit of the brief (≈4 characters a token; default 2000).")
 @json_option
 @pass_state
-def context_(state: Context, session: str | None, budget_tokens: int | None, as_json: bool) -> None:
+def context_(state: State, session: str | None, budget_tokens: int | None, as_json: bool) -> None:
     """Print the boot brief an agent reads after compaction or at session start."""
-    from .context import DEFAULT_BUDGET_TOKENS, build_context
-
     budget = budget_tokens or int(state.config.section("context").get("budget_tokens")
                                   or DEFAULT_BUDGET_TOKENS)
-    brief = build_context(state.brain(), session=session, budget_tokens=budget, tz=local_tz(state))
+    brief = build_brief(state.brain(), session=session, budget_tokens=budget, tz=state.timezone())
     if as_json:
         emit(brief.to_dict(), True)
     else:
@@ -201,20 +175,17 @@ def context_(state: Context, session: str | None, budget_tokens: int | None, as_
 
 # -- plain-English queries ---------------------------------------------------------
 
-@cli.command()
+@click.command()
 @click.argument("question")
 @click.option("--explain", is_flag=True, help="Show the interpretation and the SQL; run nothing.")
 @json_option
 @pass_state
-def query(state: Context, question: str, explain: bool, as_json: bool) -> None:
+def query(state: State, question: str, explain: bool, as_json: bool) -> None:
     """Ask in plain English, e.g. "high-importance unresolved projects from last week"."""
-    from .clock import Clock
-    from .nlquery import answer, explain as explain_, interpret
-
-    tz = local_tz(state)
+    tz = state.timezone()
     if explain:
-        interp = interpret(question, Clock(), tz=tz)
-        steps = explain_(interp)
+        interp = nlquery.interpret(question, Clock(), tz=tz)
+        steps = nlquery.explain(interp)
         data = {**interp.to_dict(), "sql": [{"step": w, "sql": s, "params": p} for w, s, p in steps]}
         emit(data, as_json, lambda _: [f"interpreted as: {interp.describe()}",
                                        *interp.notes,
@@ -222,7 +193,7 @@ def query(state: Context, question: str, explain: bool, as_json: bool) -> None:
                                          for w, s, p in steps)])
         return
     brain = state.brain()
-    result = answer(brain, interpret(question, brain.clock, tz=tz))
+    result = nlquery.answer(brain, nlquery.interpret(question, brain.clock, tz=tz))
     if as_json:
         emit(result.to_dict(), True)
         return
@@ -238,10 +209,11 @@ def query(state: Context, question: str, explain: bool, as_json: bool) -> None:
 
 # -- MCP -------------------------------------------------------------------------
 
-@cli.command()
+@click.command()
 @pass_state
-def mcp(state: Context) -> None:
+def mcp(state: State) -> None:
     """Serve this brain to an agent over the Model Context Protocol (stdio)."""
-    from .mcp import serve
+    serve(state.brain(), state.timezone())
 
-    serve(state)
+
+COMMANDS = [observe, resolve, active, timeline, ensure_observation, save_context, context_, query, mcp]

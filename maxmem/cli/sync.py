@@ -1,8 +1,8 @@
-"""CLI commands for sharing memory through PostgreSQL: `maxmem sync postgres|status|search`.
+"""Commands for sharing memory through PostgreSQL: sync postgres, sync status, sync search.
 
-Registered on the `maxmem` group by cli.py; each parses, calls one function of
-maxmem.sync, and prints. The DSN comes from --dsn, MAXMEM_PG_DSN, or `dsn` under
-[sync.postgres] in the config file; its password is never printed.
+Each parses, calls one function of maxmem.sync, and prints. The DSN comes from --dsn,
+MAXMEM_PG_DSN, or `dsn` under [sync.postgres] in the config file; its password is
+never printed.
 """
 
 from __future__ import annotations
@@ -12,18 +12,17 @@ from typing import Any, Iterable
 
 import click
 
-from .cli import Context, cli, emit, filter_kwargs, json_option, pass_state, print_hits
+from ..sync import pgsearch, postgres
+from .common import State, emit, filter_options, filters_from, json_option, pass_state, print_hits
 
 DSN_HELP = "libpq URL or key=value string (default: MAXMEM_PG_DSN, then [sync.postgres] dsn)."
 
 
-def _dsn(state: Context, dsn: str | None) -> str:
-    from .sync.postgres import resolve_dsn
-
-    return resolve_dsn(dsn, os.environ.get("MAXMEM_PG_DSN"), state.config)
+def _dsn(state: State, dsn: str | None) -> str:
+    return postgres.resolve_dsn(dsn, os.environ.get("MAXMEM_PG_DSN"), state.config)
 
 
-@cli.group()
+@click.group()
 def sync() -> None:
     """Share memory between agents through PostgreSQL (+ pgvector).
 
@@ -40,18 +39,16 @@ def sync() -> None:
               help="Changes per PostgreSQL transaction (default 500).")
 @json_option
 @pass_state
-def sync_postgres(state: Context, dsn: str | None, agent: str | None, batch_size: int | None,
+def sync_postgres(state: State, dsn: str | None, agent: str | None, batch_size: int | None,
                   as_json: bool) -> None:
     """Export the changes since the last run to PostgreSQL (safe to re-run, e.g. from cron).
 
     Exits 1 with one line if PostgreSQL is down, refuses the login or the connection
     drops; nothing is lost, and the next run continues where this one stopped.
     """
-    from .sync.postgres import export
-
     url = _dsn(state, dsn)
     brain = state.brain(embedder="none")  # exporting reads stored vectors; no model needed
-    report = export(brain, url, agent=agent, batch_size=batch_size)  # logs its notices as warnings
+    report = postgres.export(brain, url, agent=agent, batch_size=batch_size)  # logs its notices as warnings
     emit(report.to_dict(), as_json, lambda r: [report.summary()])
 
 
@@ -59,13 +56,11 @@ def sync_postgres(state: Context, dsn: str | None, agent: str | None, batch_size
 @click.option("--dsn", help=DSN_HELP)
 @json_option
 @pass_state
-def sync_status(state: Context, dsn: str | None, as_json: bool) -> None:
+def sync_status(state: State, dsn: str | None, as_json: bool) -> None:
     """Cursor, backlog and last run of each database this brain exports to."""
-    from .sync.postgres import status
-
     chosen = dsn or os.environ.get("MAXMEM_PG_DSN") or state.config.section("sync.postgres").get("dsn")
     brain = state.brain(embedder="none")
-    found = status(brain, str(chosen) if chosen else None)
+    found = postgres.status(brain, str(chosen) if chosen else None)
     emit([s.to_dict() for s in found], as_json, lambda rows: _status_lines(rows))
 
 
@@ -87,31 +82,19 @@ def _status_lines(rows: list[dict[str, Any]]) -> Iterable[str]:
 @click.argument("query")
 @click.option("--dsn", help=DSN_HELP)
 @click.option("-n", "--limit", default=10, show_default=True, type=click.IntRange(1, 100_000))
-@click.option("--agent", "agents", multiple=True, help="Only this agent's memories (repeatable).")
-@click.option("-c", "--category", multiple=True,
-              type=click.Choice(["core", "daily", "conversation", "project"]))
-@click.option("-k", "--kind", multiple=True)
-@click.option("--tag", "tags", multiple=True, help="Only memories with this tag (repeatable: all of them).")
-@click.option("--since", help="Created at or after (ISO-8601 date or time).")
-@click.option("--until", help="Created before (ISO-8601 date or time).")
-@click.option("--min-importance", type=float)
-@click.option("--meta", multiple=True, help="Metadata key=value that must match.")
-@click.option("--status", multiple=True,
-              type=click.Choice(["active", "ongoing", "resolved", "superseded"]))
-@click.option("--session", "session_id")
+@filter_options
 @click.option("--mode", type=click.Choice(["hybrid", "keyword", "vector"]), default="hybrid",
               show_default=True)
 @click.option("--include-superseded", is_flag=True, help="Also return superseded memories.")
 @json_option
 @pass_state
-def sync_search(state: Context, query: str, dsn: str | None, limit: int, agents: tuple[str, ...],
-                mode: str, include_superseded: bool, as_json: bool, **filters: Any) -> None:
+def sync_search(state: State, query: str, dsn: str | None, limit: int, mode: str, include_superseded: bool,
+                as_json: bool, **filters: Any) -> None:
     """Search every agent's memories in PostgreSQL (0.7 vector + 0.3 keyword, as local search)."""
-    from .sync.pgsearch import search
-
     url = _dsn(state, dsn)
-    brain = state.brain()
-    hits, plan = search(brain, url, query, limit=limit, agents=list(agents), mode=mode,
-                        include_superseded=include_superseded,
-                        **{k: v for k, v in filter_kwargs(agent=None, **filters).items() if k != "agent"})
+    chosen = filters_from(state, include_superseded=include_superseded, **filters)
+    hits, plan = pgsearch.search(state.brain(), url, query, limit=limit, mode=mode, filters=chosen)
     print_hits(query, hits, plan, as_json, show_agent=True)
+
+
+COMMANDS = [sync]

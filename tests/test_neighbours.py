@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from maxmem import Brain
-from maxmem import migrations, session_context
+from maxmem import migrations, neighbours
 
 from conftest import database_at_version
 
@@ -72,14 +72,14 @@ def test_other_categories_and_sessions_are_not_neighbours(brain):
 def test_the_stored_vector_blends_the_own_vectors_of_the_neighbours(brain, hash_embedder):
     ids = conversation(brain)
     own = {i: hash_embedder.embed_query(t) for i, t in zip(ids, TURNS)}
-    expected = session_context.blend(own[ids[2]], [own[ids[1]], own[ids[0]], own[ids[3]], own[ids[4]]])
+    expected = neighbours.blend(own[ids[2]], [own[ids[1]], own[ids[0]], own[ids[3]], own[ids[4]]])
     assert np.allclose(stored_vector(brain, ids[2]), expected, atol=2e-3)  # the cache keeps float16
     assert not np.allclose(stored_vector(brain, ids[2]), own[ids[2]], atol=1e-3)
     # the cache still holds the memory's own vector, so a re-blend never calls the embedder
     calls = len(hash_embedder.calls)
     conversation(brain, ["Melanie: and Vivaldi in the evening."])
     assert len(hash_embedder.calls) == calls + 1  # only the new text
-    expected = session_context.blend(own[ids[4]], [own[ids[3]], own[ids[2]], hash_embedder.embed_query(
+    expected = neighbours.blend(own[ids[4]], [own[ids[3]], own[ids[2]], hash_embedder.embed_query(
         "Melanie: and Vivaldi in the evening.")])
     assert np.allclose(stored_vector(brain, ids[4]), expected, atol=2e-3)  # the cache keeps float16
 
@@ -121,7 +121,7 @@ def test_pending_turns_are_blended_once_embedded(brain, hash_embedder):
     assert "Bach" in context_of(brain, ids[2])  # text context needs no vectors
     assert brain.embed_pending() == len(TURNS)
     own = {i: hash_embedder.embed_query(t) for i, t in zip(ids, TURNS)}
-    expected = session_context.blend(own[ids[0]], [own[ids[1]], own[ids[2]]])
+    expected = neighbours.blend(own[ids[0]], [own[ids[1]], own[ids[2]]])
     assert np.allclose(stored_vector(brain, ids[0]), expected, atol=2e-3)  # the cache keeps float16
 
 
@@ -141,7 +141,7 @@ def test_long_neighbours_are_cut_to_the_part_next_to_the_memory(brain):
     text = context_of(brain, ids[1])
     assert "nearend" in text and "nearstart" in text
     assert "start " not in text[:6] and "farend" not in text
-    assert len(text) <= 2 * session_context.CONTEXT_CHARS + 1
+    assert len(text) <= 2 * neighbours.CONTEXT_CHARS + 1
 
 
 @pytest.mark.parametrize("stop", [4])

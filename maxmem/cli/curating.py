@@ -1,17 +1,17 @@
-"""CLI commands that keep memory clean: commit triggers, retention, supersede, core
-review, history. Registered on the `maxmem` group by cli.py; each command parses,
-calls one function of triggers / retention / curation, and prints.
-"""
+"""Commands that keep memory clean: commit triggers, retention, supersede, core review,
+history. Each parses, calls one function of triggers / retention / review (or one
+Brain method), and prints."""
 
 from __future__ import annotations
 
-import sys
 from typing import Any, Iterable
 
 import click
 
-from .cli import Context, cli, emit, json_option, memory_line, pass_state, read_stdin, split_tags
-from .errors import InvalidInput
+from .. import retention, review
+from .. import triggers as triggers_mod
+from ..errors import InvalidInput
+from .common import State, emit, json_option, memory_line, pass_state, read_stdin, split_tags
 
 
 def _memory_json(m: Any) -> dict[str, Any]:
@@ -20,7 +20,7 @@ def _memory_json(m: Any) -> dict[str, Any]:
 
 # -- the six mandatory commit triggers ---------------------------------------------
 
-@cli.command()
+@click.command()
 @click.argument("trigger", metavar="TRIGGER")
 @click.argument("text")
 @click.option("-t", "--title")
@@ -30,7 +30,7 @@ def _memory_json(m: Any) -> dict[str, Any]:
 @click.option("--session", "session_id", help="The session it came from.")
 @json_option
 @pass_state
-def commit(state: Context, trigger: str, text: str, title: str | None, tags: tuple[str, ...],
+def commit(state: State, trigger: str, text: str, title: str | None, tags: tuple[str, ...],
            importance: float | None, project: str | None, session_id: str | None, as_json: bool) -> None:
     """Commit a decision, milestone, preference, failure, lesson or remember to core.
 
@@ -38,16 +38,14 @@ def commit(state: Context, trigger: str, text: str, title: str | None, tags: tup
     shipped, what the user wants, what broke (cause and fix), what to do differently,
     or what to remember. A near-identical core memory is updated instead of duplicated.
     """
-    from .triggers import commit as commit_trigger
-
-    result = commit_trigger(state.brain(), trigger, text, title=title, tags=split_tags(tags),
+    result = triggers_mod.commit(state.brain(), trigger, text, title=title, tags=split_tags(tags),
                             importance=importance, project=project, session_id=session_id,
                             agent=state.config.agent)
     emit({"action": result.action, "memory": _memory_json(result.memory)}, as_json,
          lambda d: [f"{d['action']} #{d['memory']['id']} core/{trigger}"])
 
 
-@cli.group()
+@click.group()
 def triggers() -> None:
     """Find the six commit triggers in conversation text."""
 
@@ -57,13 +55,11 @@ def triggers() -> None:
 @click.option("--role", type=click.Choice(["user", "assistant"]), default="user", show_default=True)
 @json_option
 @pass_state
-def triggers_detect(state: Context, text: str | None, role: str, as_json: bool) -> None:
+def triggers_detect(state: State, text: str | None, role: str, as_json: bool) -> None:
     """Show which sentences of TEXT (or stdin) fire a trigger; stores nothing."""
-    from .triggers import detect, load_rules
-
     if text is None:
         text = read_stdin()
-    found = detect(text, role=role, rules=load_rules(state.config))
+    found = triggers_mod.detect(text, role=role, rules=triggers_mod.load_rules(state.config))
     emit([{"trigger": d.trigger, "rule": d.rule, "text": d.text} for d in found], as_json,
          lambda rows: [f"{r['trigger']:<10} {r['text']}  [{r['rule']}]" for r in rows] or ["no trigger found"])
 
@@ -73,11 +69,9 @@ def triggers_detect(state: Context, text: str | None, role: str, as_json: bool) 
               help="How far back: 1d, 12h, 2w, or a date (2026-11-01).")
 @json_option
 @pass_state
-def triggers_sweep(state: Context, since: str, as_json: bool) -> None:
+def triggers_sweep(state: State, since: str, as_json: bool) -> None:
     """Commit the triggers found in recent conversation memories (idempotent)."""
-    from .triggers import sweep
-
-    result = sweep(state.brain(), since=since)
+    result = triggers_mod.sweep(state.brain(), since=since)
     emit(result, as_json, lambda d: [
         f"triggers: scanned {d['scanned']} conversation memories since {d['since'][:16]}, "
         f"{d['detections']} triggers: {d['added']} added, {d['updated']} updated, {d['unchanged']} unchanged"
@@ -86,22 +80,20 @@ def triggers_sweep(state: Context, since: str, as_json: bool) -> None:
 
 # -- retention ---------------------------------------------------------------------
 
-@cli.command()
+@click.command()
 @click.option("--apply", "apply_", is_flag=True, help="Archive and delete (default: a dry run).")
 @click.option("--stats", "show_stats", is_flag=True, help="Growth per category per month instead.")
 @click.option("--months", default=6, show_default=True, help="With --stats: how many months.")
 @click.option("--oldest", default=5, show_default=True, help="Dry run: how many of the oldest to list.")
 @json_option
 @pass_state
-def retain(state: Context, apply_: bool, show_stats: bool, months: int, oldest: int, as_json: bool) -> None:
+def retain(state: State, apply_: bool, show_stats: bool, months: int, oldest: int, as_json: bool) -> None:
     """Expire memories past their category's retention (a dry run unless --apply).
 
     core and project forever, daily 90 days, conversation 30 days ([retention] in the
     config); pinned and trigger memories never expire. --apply writes the expired rows
     to a gzipped JSONL archive next to brain.db (restore with  maxmem import FILE).
     """
-    from . import retention
-
     if show_stats and apply_:
         raise InvalidInput("--stats and --apply do not go together: run them one after the other")
     if oldest < 0:
@@ -117,16 +109,16 @@ def retain(state: Context, apply_: bool, show_stats: bool, months: int, oldest: 
 
 # -- curation ----------------------------------------------------------------------
 
-@cli.command()
+@click.command()
 @click.argument("old")
 @click.argument("new")
 @json_option
 @pass_state
-def supersede(state: Context, old: str, new: str, as_json: bool) -> None:
+def supersede(state: State, old: str, new: str, as_json: bool) -> None:
     """Mark memory OLD superseded by NEW; search leaves OLD out (unless --include-superseded)."""
-    from .curation import supersede as supersede_memory
-
-    old_memory, new_memory = supersede_memory(state.brain(), _id(old), _id(new))
+    brain = state.brain()
+    old_memory = brain.supersede(_id(old), _id(new))
+    new_memory = brain.get(_id(new))
     emit({"old": _memory_json(old_memory), "new": _memory_json(new_memory)}, as_json,
          lambda d: [f"#{d['old']['id']} superseded by #{d['new']['id']}"])
 
@@ -135,7 +127,7 @@ def _id(value: str) -> str:
     return value.strip().lstrip("#")
 
 
-@cli.group()
+@click.group()
 def core() -> None:
     """The core memories: budget and consolidation."""
 
@@ -145,11 +137,9 @@ def core() -> None:
 @click.option("--threshold", type=float, help="Similarity for near-duplicates ([curation] review_threshold).")
 @json_option
 @pass_state
-def core_review(state: Context, limit: int, threshold: float | None, as_json: bool) -> None:
+def core_review(state: State, limit: int, threshold: float | None, as_json: bool) -> None:
     """List consolidation candidates: near-duplicates, superseded, never recalled, least important."""
-    from .curation import core_review as review
-
-    result = review(state.brain(), limit=limit, threshold=threshold)
+    result = review.core_review(state.brain(), limit=limit, threshold=threshold)
     data = {
         **result,
         "near_duplicates": [
@@ -184,15 +174,13 @@ def _review_lines(result: dict[str, Any]) -> Iterable[str]:
             yield "  none"
 
 
-@cli.command()
+@click.command()
 @click.argument("id_or_uid")
 @json_option
 @pass_state
-def history(state: Context, id_or_uid: str, as_json: bool) -> None:
+def history(state: State, id_or_uid: str, as_json: bool) -> None:
     """Show a memory's versions from the change log (deleted memories too)."""
-    from .curation import history as memory_history
-
-    versions = memory_history(state.brain(), _id(id_or_uid))
+    versions = state.brain().history(_id(id_or_uid))
 
     def text(rows: list[dict[str, Any]]) -> Iterable[str]:
         for v in rows:
@@ -204,8 +192,11 @@ def history(state: Context, id_or_uid: str, as_json: bool) -> None:
                 what = ("created" if v is rows[0] else "changed") + " (erased when forgotten)"
             else:
                 what = "created" if v is rows[0] else "changed " + ", ".join(v["changed"] or ["nothing"])
-            yield f"v{v['seq']} {v['at']} {what}"
+            yield f"v{v['version']} {v['at']} {what}"
             if m and v["op"] != "delete" and (v is rows[0] or {"content", "status"} & set(v["changed"])):
                 content = " ".join(str(m.get("content", "")).split())
                 yield f"    [{m.get('status')}] {content[:200]}"
     emit(versions, as_json, text)
+
+
+COMMANDS = [commit, triggers, retain, supersede, core, history]

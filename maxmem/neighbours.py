@@ -1,4 +1,4 @@
-"""Session context: a conversation memory is read together with its neighbours.
+"""Neighbours: a conversation memory is read together with the turns around it.
 
 A turn of a conversation ("Yeah, I play clarinet!") rarely names what it is about;
 the turns around it do ("You play any instruments?"). So each `conversation` memory
@@ -10,11 +10,11 @@ index also reads every memory's date written out ("8 May 2023", see migration
 
 Measured on LoCoMo-10 with bench/locomo.py (docs/notes/issue-8.md).
 
-This is derived state. brain.py asks `plan()` which memories need a new context
-after a write (the written ones and the neighbours whose window they entered or
-left), stores the text and re-blends the vectors from the embeddings cache, so a
-neighbour arriving never calls the embedder, and a forgotten memory's text leaves
-its neighbours' context too.
+This is derived state (the `context` column holds the neighbours' text). After a
+write, rows.py asks `plan()` which memories need a new window (the written ones and
+the neighbours whose window they entered or left), stores the text and re-blends the
+vectors from the embeddings cache, so a neighbour arriving never calls the embedder,
+and a forgotten memory's text leaves its neighbours' windows too.
 """
 
 from __future__ import annotations
@@ -56,8 +56,8 @@ class Pending(NamedTuple):
 
 
 @dataclass
-class Context:
-    """The context one memory should have now."""
+class Window:
+    """The neighbours one memory should be read with now."""
 
     id: int
     text: str | None          # for memories.context (None: not part of a session)
@@ -74,8 +74,8 @@ def plan(
     ids: Iterable[int],
     expand: bool = True,
     pending: Mapping[int, Pending] | None = None,
-) -> list[Context]:
-    """The contexts to store for `ids` and, with `expand`, for their neighbours.
+) -> list[Window]:
+    """The windows to store for `ids` and, with `expand`, for their neighbours.
 
     expand=True after a memory was written or moved (its new neighbours' windows
     changed); expand=False for a known list (the former neighbours of a removed one).
@@ -83,21 +83,17 @@ def plan(
     """
     pending = pending or {}
     wanted = sorted({int(i) for i in ids})
-    out: dict[int, Context] = {}
+    out: dict[int, Window] = {}
     sessions: dict[str, set[int]] = {}
     chosen = set(wanted)
     found = [(i, p.category, p.session_id) for i, p in pending.items() if i in chosen]
     stored = [i for i in wanted if i not in pending]
-    for start in range(0, len(stored), 400):
-        chunk = stored[start:start + 400]
-        found += db.execute(
-            f"SELECT id, category, session_id FROM memories WHERE id IN ({','.join('?' * len(chunk))})", chunk
-        ).fetchall()
+    found += db.each_in("SELECT id, category, session_id FROM memories WHERE id IN ({marks})", stored)
     for memory_id, category, session_id in found:
         if in_session(category, session_id):
             sessions.setdefault(session_id, set()).add(memory_id)
         else:
-            out[memory_id] = Context(memory_id, None, [])
+            out[memory_id] = Window(memory_id, None, [])
     joining: dict[str, list[tuple[str, int, str]]] = {}
     for memory_id, p in pending.items():
         if in_session(p.category, p.session_id) and p.session_id in sessions:
@@ -111,7 +107,7 @@ def plan(
         for pos, memory_id in enumerate(order):
             if memory_id in touched:
                 before, after = neighbours(order, pos)
-                out[memory_id] = Context(
+                out[memory_id] = Window(
                     memory_id,
                     context_text([text[i] for i in before], [text[i] for i in after]),
                     before + after,
@@ -127,13 +123,9 @@ def around(db: Database, ids: Iterable[int]) -> set[int]:
     wanted = sorted({int(i) for i in ids})
     found: set[int] = set()
     sessions: set[str] = set()
-    for start in range(0, len(wanted), 400):
-        chunk = wanted[start:start + 400]
-        sessions.update(
-            row[0] for row in db.execute(
-                f"SELECT DISTINCT session_id FROM memories WHERE id IN ({','.join('?' * len(chunk))}) "
-                "AND +category = 'conversation' AND session_id IS NOT NULL", chunk)
-        )
+    sessions.update(row[0] for row in db.each_in(
+        "SELECT DISTINCT session_id FROM memories WHERE id IN ({marks}) "
+        "AND +category = 'conversation' AND session_id IS NOT NULL", wanted))
     for session_id in sessions:
         order = [r[1] for r in db.execute(SESSION_SQL, (session_id,))]
         found |= window_of(order, set(wanted))
@@ -191,12 +183,12 @@ def blend(own: np.ndarray, neighbour_vectors: Sequence[np.ndarray]) -> np.ndarra
     return (mixed / norm).astype(np.float32) if norm > 0 else own
 
 
-def blend_many(vectors: Mapping[int, np.ndarray], contexts: Sequence[Context]) -> dict[int, np.ndarray]:
-    """`blend` for every context whose memory has a vector, in a few array operations.
+def blend_many(vectors: Mapping[int, np.ndarray], windows: Sequence[Window]) -> dict[int, np.ndarray]:
+    """`blend` for every window whose memory has a vector, in a few array operations.
 
     Neighbours without a vector are left out of their mean.
     """
-    ids = [c.id for c in contexts if c.id in vectors]
+    ids = [w.id for w in windows if w.id in vectors]
     if not ids:
         return {}
     keys = list(vectors)
@@ -204,10 +196,10 @@ def blend_many(vectors: Mapping[int, np.ndarray], contexts: Sequence[Context]) -
     matrix = np.vstack([vectors[k] for k in keys]).astype(np.float32)
     out: dict[int, np.ndarray] = {}
     groups: dict[int, list[tuple[int, list[int]]]] = {}
-    for c in contexts:
-        if c.id in vectors:
-            present = [row[n] for n in c.neighbours if n in row]
-            groups.setdefault(len(present), []).append((c.id, present))
+    for w in windows:
+        if w.id in vectors:
+            present = [row[n] for n in w.neighbours if n in row]
+            groups.setdefault(len(present), []).append((w.id, present))
     for count, members in groups.items():
         own = matrix[[row[i] for i, _ in members]]
         if count:
@@ -217,12 +209,3 @@ def blend_many(vectors: Mapping[int, np.ndarray], contexts: Sequence[Context]) -
             own = np.where(norms > 0, mixed / np.where(norms > 0, norms, 1), own)
         out.update(zip([i for i, _ in members], own.astype(np.float32)))
     return out
-
-
-def backfill(db: Database) -> int:
-    """Store the context text of every session memory (the migration; vectors untouched)."""
-    ids = [r[0] for r in db.execute(
-        "SELECT id FROM memories WHERE category = 'conversation' AND session_id IS NOT NULL")]
-    contexts = [c for c in plan(db, ids, expand=False) if c.text is not None]
-    db.executemany("UPDATE memories SET context = ? WHERE id = ?", [(c.text, c.id) for c in contexts])
-    return len(contexts)

@@ -1,4 +1,4 @@
-"""Memories as Markdown, both ways, in OpenClaw's workspace layout.
+"""The Markdown workspace: memories as Markdown files, both ways, in OpenClaw's layout.
 
 OpenClaw keeps an agent's memory as plain Markdown in its workspace:
 
@@ -17,7 +17,7 @@ an export read back by `parse_markdown` gives the same memories.
 Parsing reads any such file, including hand-written ones: each top-level bullet, and
 each paragraph outside a list, becomes a memory; nested bullets stay in their parent;
 a heading names the section (and the kind, when it is one: "## Decisions"); a daily
-file's name gives the date. Nothing here touches the database.
+file's name gives the date. The export and import at the end run over a Brain.
 """
 
 from __future__ import annotations
@@ -30,11 +30,15 @@ import shutil
 from dataclasses import dataclass
 from datetime import date, datetime, time, timezone, tzinfo
 from pathlib import Path, PurePath
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence, TYPE_CHECKING
 
 from .clock import iso, parse_time
-from .db import write_private
+from .files import write_private
 from .errors import InvalidInput
+from .memory import Memory
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .brain import Brain
 
 MEMORY_FILE = "MEMORY.md"
 DAILY_DIR = "memory"
@@ -403,7 +407,7 @@ IMPORTED_SQL = "SELECT 1 FROM markdown_imports WHERE path = ? AND sha256 = ?"
 RECORD_IMPORT_SQL = (
     "INSERT INTO markdown_imports (path, sha256, imported_at, added, existing) VALUES (?, ?, ?, ?, ?)"
 )
-UID_EXISTS_SQL = "SELECT uid FROM memories WHERE uid IN ({})"
+UID_EXISTS_SQL = "SELECT uid FROM memories WHERE uid IN ({marks})"
 # One pass over the imported memories per import run (not per file or per item).
 IMPORT_KEYS_SQL = (
     "SELECT json_extract(metadata, '$.import_key') FROM memories "
@@ -426,9 +430,7 @@ class ExportReport:
         return {"directory": self.directory, "memories": self.memories, "files": self.files}
 
 
-def _iter_memories(brain: Any, categories: Sequence[str]) -> Iterator[Any]:
-    from .memory import Memory
-
+def _iter_memories(brain: "Brain", categories: Sequence[str]) -> Iterator[Any]:
     sql = ALL_MEMORIES_SQL.format(",".join("?" * len(categories)))
     last = 0
     while rows := brain.db.rows(sql, (last, *categories)):
@@ -438,7 +440,7 @@ def _iter_memories(brain: Any, categories: Sequence[str]) -> Iterator[Any]:
 
 
 def export_markdown(
-    brain: Any,
+    brain: "Brain",
     directory: str | Path,
     *,
     tz: tzinfo = timezone.utc,
@@ -473,7 +475,7 @@ def export_markdown(
     return ExportReport(str(root), written)
 
 
-def backup_markdown(brain: Any, root: str | Path, keep: int, *, tz: tzinfo = timezone.utc,
+def backup_markdown(brain: "Brain", root: str | Path, keep: int, *, tz: tzinfo = timezone.utc,
                     include_conversations: bool = False) -> ExportReport:
     """A dated export (root/YYYY-MM-DD/) for a nightly job; only the newest `keep` stay."""
     if keep < 1:
@@ -520,7 +522,7 @@ def markdown_files(pattern: str | Path) -> list[Path]:
     return found
 
 
-def import_markdown(brain: Any, pattern: str | Path, *, tz: tzinfo = timezone.utc) -> ImportReport:
+def import_markdown(brain: "Brain", pattern: str | Path, *, tz: tzinfo = timezone.utc) -> ImportReport:
     """Bring MEMORY.md / memory/YYYY-MM-DD.md files in, each file in one transaction.
 
     A file already imported with the same content is skipped; within a changed file,
@@ -584,14 +586,9 @@ def _import_key(relative: str, item: Mapping[str, Any]) -> str:
     return hashlib.sha256(basis.encode("utf-8")).hexdigest()[:32]
 
 
-def _not_yet_stored(brain: Any, items: list[dict[str, Any]],
+def _not_yet_stored(brain: "Brain", items: list[dict[str, Any]],
                     known_keys: set[str]) -> list[dict[str, Any]]:
-    uids = [i["uid"] for i in items if i.get("uid")]
-    have_uids: set[str] = set()
-    for start in range(0, len(uids), 400):
-        chunk = uids[start:start + 400]
-        have_uids.update(r["uid"] for r in brain.db.rows(
-            UID_EXISTS_SQL.format(",".join("?" * len(chunk))), chunk))
+    have_uids = {row[0] for row in brain.db.each_in(UID_EXISTS_SQL, [i["uid"] for i in items if i.get("uid")])}
     out, seen = [], set()
     for item in items:
         key = item["metadata"]["import_key"]

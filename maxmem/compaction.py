@@ -1,4 +1,4 @@
-"""Compaction hooks: save a session before its context is compacted, brief it after.
+"""Before compaction: save a session's exchanges and observations (`maxmem save-context`).
 
 `save_context(brain, data)` is the pre-compaction hook. It takes one JSON document —
 the session's exchanges (with their tool calls) and the observations the agent
@@ -6,13 +6,8 @@ curated — checks all of it before writing anything, and stores it in one
 transaction: each exchange as a `conversation` memory of kind "exchange", each
 observation as a memory whose kind is its type. Every item carries a `save_key` in
 its metadata (a hash of what identifies it), so saving the same document twice, or
-a later document that repeats earlier exchanges, stores nothing twice.
-
-`build_context(brain, session=...)` is the post-compaction / session-start brief: a
-compact Markdown page within a token budget — core memories (pinned, then most
-important), work in progress with how long it has been open, today's and yesterday's
-daily notes, the session's latest exchanges, and the last day's important
-observations. Tokens are estimated at 4 characters each.
+a later document that repeats earlier exchanges, stores nothing twice. After
+compaction, the agent reads the boot brief (briefing.py).
 """
 
 from __future__ import annotations
@@ -20,17 +15,20 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone, tzinfo
-from typing import Any, Mapping, Sequence
+from datetime import datetime
+from typing import Any, Mapping, TYPE_CHECKING
 
+from .capture import store
+from .capture.model import Session, ToolCall, Turn
 from .clock import iso, parse_time
 from .errors import InvalidInput
-from .memory import Memory, check_importance, check_kind, check_tags
-from .work import active, category_for, format_hours
+from .memory import check_importance, check_kind, check_tags
+from .redact import redact
+from .work import category_for
 
-CHARS_PER_TOKEN = 4
-DEFAULT_BUDGET_TOKENS = 2000
-MIN_BUDGET_TOKENS = 100
+if TYPE_CHECKING:  # pragma: no cover
+    from .brain import Brain
+
 MAX_TEXT = 200_000  # per message: larger ones are cut (the rest is in the transcript)
 MAX_TOOL_TEXT = 2_000  # tool params / results kept per call
 MAX_THINKING = 4_000
@@ -41,19 +39,6 @@ SAVED_KEYS_SQL = """
 SELECT json_extract(metadata, '$.save_key') AS save_key FROM memories
 WHERE session_id = ? AND json_extract(metadata, '$.save_key') IS NOT NULL
 """
-
-# The share of the budget each section of the brief starts with; what a section does
-# not use goes to the sections that were cut short, in this order.
-SHARES = (
-    ("core", 0.30),
-    ("work", 0.20),
-    ("daily", 0.20),
-    ("session", 0.20),
-    ("recent", 0.10),
-)
-
-
-# --- save-context -----------------------------------------------------------------------
 
 
 @dataclass
@@ -229,7 +214,7 @@ def _observation(value: Any, where: str, session_key: str) -> dict[str, Any]:
 
 
 @dataclass
-class ContextDocument:
+class SaveDocument:
     """A checked save-context document: memory items, and each exchange's raw parts."""
 
     session_key: str
@@ -240,7 +225,7 @@ class ContextDocument:
     metadata: dict[str, Any]
 
 
-def parse_context(data: Any, now: datetime) -> ContextDocument:
+def parse_context(data: Any, now: datetime) -> SaveDocument:
     """Check a save-context document, all of it, before anything is written.
     Raises InvalidInput naming the first bad field, e.g. exchanges[3].user_message."""
     doc = _object(data, "the document")
@@ -261,12 +246,12 @@ def parse_context(data: Any, now: datetime) -> ContextDocument:
     ]
     if not parsed and not observations:
         raise InvalidInput("nothing to save: exchanges and observations are both empty")
-    return ContextDocument(session_key, agent, [item for item, _ in parsed],
+    return SaveDocument(session_key, agent, [item for item, _ in parsed],
                            [raw for _, raw in parsed], observations,
                            dict(doc.get("metadata") or {}))
 
 
-def save_context(brain: Any, data: Any) -> SaveReport:
+def save_context(brain: "Brain", data: Any) -> SaveReport:
     """Store a session's exchanges and observations in one transaction, idempotently.
 
     Exchanges become conversation memories and, when brain.db has the capture tables,
@@ -318,12 +303,10 @@ def save_context(brain: Any, data: Any) -> SaveReport:
     return report
 
 
-def _redact_metadata(brain: Any, items: list[dict[str, Any]], raws: list[dict[str, Any]]) -> None:
+def _redact_metadata(brain: "Brain", items: list[dict[str, Any]], raws: list[dict[str, Any]]) -> None:
     """Secrets in tool calls and thinking are removed as they are from memory content."""
     if not brain.config.redact_on_remember:
         return
-    from .redact import redact
-
     def clean(text: str | None) -> str | None:
         return None if text is None else redact(text)[0]
 
@@ -339,11 +322,8 @@ def _redact_metadata(brain: Any, items: list[dict[str, Any]], raws: list[dict[st
         raw["user"], raw["assistant"] = clean(raw["user"]), clean(raw["assistant"])
 
 
-def _store_turns(brain: Any, doc: ContextDocument, raws: list[dict[str, Any]]) -> None:
+def _store_turns(brain: "Brain", doc: SaveDocument, raws: list[dict[str, Any]]) -> None:
     """The exchanges as the session's turns and tool calls (inside the caller's transaction)."""
-    from .capture import store
-    from .capture.model import Session, ToolCall, Turn
-
     db = brain.db
     session = Session(id=doc.session_key, format="save-context", agent=doc.agent or "unknown")
     store.upsert_session(db, session, source_file="save-context", updated_at=None, new_turns=0)
@@ -374,187 +354,3 @@ def _store_turns(brain: Any, doc: ContextDocument, raws: list[dict[str, Any]]) -
             ), assistant_turn)
     store.upsert_session(db, session, source_file="save-context", updated_at=latest,
                          new_turns=added)
-
-
-# --- the brief --------------------------------------------------------------------------
-
-
-def estimate_tokens(text: str) -> int:
-    return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
-
-
-def _one_line(text: str, limit: int) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
-
-
-def _label(memory: Memory, limit: int = 240) -> str:
-    body = _one_line(memory.content, limit)
-    if memory.title and not memory.content.startswith(memory.title):
-        return f"**{_one_line(memory.title, 80)}** — {body}"
-    return body
-
-
-@dataclass
-class Section:
-    name: str
-    heading: str
-    lines: list[str]
-    ids: list[int]
-    shown: int = 0
-
-    def render(self, budget_chars: int) -> tuple[str, int]:
-        """The section's Markdown within `budget_chars`; returns (text, lines shown)."""
-        if not self.lines:
-            return "", 0
-        head = f"## {self.heading}\n"
-        if len(head) >= budget_chars:
-            return "", 0
-        out, used, shown = [head], len(head), 0
-        for line in self.lines:
-            more = len(self.lines) - shown - 1
-            tail = f"- … {more} more\n" if more else ""
-            if used + len(line) + 1 + len(tail) > budget_chars:
-                break
-            out.append(line + "\n")
-            used += len(line) + 1
-            shown += 1
-        if shown == 0:
-            return "", 0
-        if shown < len(self.lines):
-            out.append(f"- … {len(self.lines) - shown} more\n")
-        return "".join(out), shown
-
-
-@dataclass
-class Brief:
-    """The boot context: Markdown within the budget, and what went into it."""
-
-    markdown: str
-    budget_tokens: int
-    sections: dict[str, list[int]]
-
-    @property
-    def tokens(self) -> int:
-        return estimate_tokens(self.markdown)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "budget_tokens": self.budget_tokens,
-            "tokens": self.tokens,
-            "sections": self.sections,
-            "markdown": self.markdown,
-        }
-
-
-def _time(at: str, tz: tzinfo) -> str:
-    return parse_time(at).astimezone(tz).strftime("%H:%M")
-
-
-def build_context(
-    brain: Any,
-    session: str | None = None,
-    budget_tokens: int = DEFAULT_BUDGET_TOKENS,
-    tz: tzinfo = timezone.utc,
-    exchanges: int = 10,
-) -> Brief:
-    """A Markdown brief of what the agent should know on waking, within the budget."""
-    if isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int):
-        raise InvalidInput("budget-tokens must be a whole number")
-    if budget_tokens < MIN_BUDGET_TOKENS:
-        raise InvalidInput(f"budget-tokens must be at least {MIN_BUDGET_TOKENS}")
-    now = brain.clock.now()
-    local_now = now.astimezone(tz)
-    today = local_now.date()
-    start_yesterday = datetime.combine(today - timedelta(days=1), datetime.min.time(), tzinfo=tz)
-
-    shown_ids: set[int] = set()
-
-    def fresh(memories: Sequence[Memory]) -> list[Memory]:
-        out = [m for m in memories if m.id not in shown_ids]
-        shown_ids.update(m.id for m in out)
-        return out
-
-    pinned = brain.list(category="core", pinned=True, order="importance", limit=200,
-                        include_superseded=False)
-    core = fresh([*pinned, *brain.list(category="core", order="importance", limit=200,
-                                       include_superseded=False)])
-    core_lines = [("- 📌 " if m.pinned else "- ") + _label(m) + f" (#{m.id})" for m in core]
-
-    work = [w for w in active(brain, limit=200) if w.memory.id not in shown_ids]
-    shown_ids.update(w.memory.id for w in work)
-    work_lines = [
-        f"- {_label(w.memory, 200)} — {w.memory.status}, open {format_hours(w.hours_open)}"
-        f" (#{w.memory.id})"
-        for w in work
-    ]
-
-    # The last day's important observations are taken before the daily notes, so a
-    # high-importance note is listed there once rather than lost among the others.
-    important = fresh([
-        m for m in brain.list(since=iso(now - timedelta(days=1)), min_importance=0.7,
-                              order="importance", limit=100, include_superseded=False)
-        if m.category != "conversation"
-    ])
-    recent_lines = [f"- {_label(m, 200)} ({m.kind}, #{m.id})" for m in important]
-
-    daily = fresh(brain.list(category="daily", since=iso(start_yesterday), order="recent",
-                             limit=200, include_superseded=False))
-    daily_lines = []
-    for m in daily:
-        day = parse_time(m.created_at).astimezone(tz).date()
-        when = "today" if day == today else "yesterday"
-        daily_lines.append(f"- {when} {_time(m.created_at, tz)} {_label(m, 200)} (#{m.id})")
-
-    session_lines: list[str] = []
-    session_ids: list[int] = []
-    if session:
-        recent = brain.list(category="conversation", session_id=session, order="recent",
-                            limit=max(1, exchanges))
-        for m in reversed(fresh(recent)):
-            session_lines.append(f"- {_time(m.created_at, tz)} {_one_line(m.content, 400)}")
-            session_ids.append(m.id)
-
-    sections = [
-        Section("core", "Core", core_lines, [m.id for m in core]),
-        Section("work", "Work in progress", work_lines, [w.memory.id for w in work]),
-        Section("daily", "Daily notes (today and yesterday)", daily_lines,
-                [m.id for m in daily]),
-        Section("session", f"This session ({session})" if session else "This session",
-                session_lines, session_ids),
-        Section("recent", "Important in the last day", recent_lines,
-                [m.id for m in important]),
-    ]
-    header = f"# Memory brief — {local_now.strftime('%Y-%m-%d %H:%M %Z')}\n\n"
-    total = budget_tokens * CHARS_PER_TOKEN - len(header)
-    texts = _fit(sections, total)
-    body = "\n".join(t for t in texts if t)
-    if not body:
-        body = "(nothing remembered yet)\n"
-    markdown = header + body
-    return Brief(
-        markdown=markdown,
-        budget_tokens=budget_tokens,
-        sections={s.name: s.ids[: s.shown] for s in sections if s.shown},
-    )
-
-
-def _fit(sections: list[Section], total_chars: int) -> list[str]:
-    """Render every section within its share; then hand what was left over to the
-    sections that were cut short, in order of importance."""
-    shares = dict(SHARES)
-    budgets = {s.name: int(total_chars * shares[s.name]) for s in sections}
-    texts: dict[str, str] = {}
-    for s in sections:
-        texts[s.name], s.shown = s.render(budgets[s.name])
-    for _ in range(2):
-        left = total_chars - sum(len(t) + 1 for t in texts.values() if t)
-        for s in sections:
-            if left <= 0:
-                break
-            if s.shown < len(s.lines):
-                budget = len(texts[s.name]) + left
-                text, shown = s.render(budget - (0 if texts[s.name] else 1))
-                left -= len(text) - len(texts[s.name]) + (1 if text and not texts[s.name] else 0)
-                texts[s.name], s.shown = text, shown
-    return [texts[s.name] for s in sections]

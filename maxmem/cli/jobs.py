@@ -1,23 +1,24 @@
-"""CLI commands for the scheduled jobs: `maxmem capture` and `maxmem daemon`.
-
-Registered on the `maxmem` group by cli.py; each parses, calls one function of
-maxmem.capture / maxmem.daemon, and prints.
-"""
+"""Commands for the scheduled jobs: capture and daemon. Each parses, calls one function
+of maxmem.capture / maxmem.daemon, and prints."""
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Any, Iterable
 
 import click
 
-from .capture.model import FORMATS
-from .cli import Context, cli, emit, json_option, pass_state
+from ..capture import CaptureSettings, run_capture
+from ..capture.model import FORMATS
+from ..daemon import default_jobs, run_daemon, run_job
+from .common import State, emit, json_option, pass_state
 
 
-@cli.command()
+@click.command()
 @click.option("--path", "paths", multiple=True, type=click.Path(exists=True, path_type=Path),
               help="A transcript file or folder to read instead of the agents' folders (repeat).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS),
@@ -25,7 +26,7 @@ from .cli import Context, cli, emit, json_option, pass_state
 @click.option("--dry-run", is_flag=True, help="Show what would be read; write nothing.")
 @json_option
 @pass_state
-def capture(state: Context, paths: tuple[Path, ...], fmt: str | None, dry_run: bool, as_json: bool) -> None:
+def capture(state: State, paths: tuple[Path, ...], fmt: str | None, dry_run: bool, as_json: bool) -> None:
     """Read new transcript lines (OpenClaw, Claude Code, Codex, …) into conversation memories.
 
     Without --path, reads the agents' own folders (~/.openclaw, ~/.claude, ~/.codex, or
@@ -33,8 +34,6 @@ def capture(state: Context, paths: tuple[Path, ...], fmt: str | None, dry_run: b
     Only complete new lines are read; running it again adds nothing twice.
     Exits 1 if a file could not be read (the others are still captured).
     """
-    from .capture import CaptureSettings, run_capture
-
     if fmt and not paths:
         raise click.UsageError("--format applies to --path: give the file or folder too")
     settings = CaptureSettings.from_config(state.config, os.environ)
@@ -58,19 +57,14 @@ def capture(state: Context, paths: tuple[Path, ...], fmt: str | None, dry_run: b
         sys.exit(1)
 
 
-@cli.command()
+@click.command()
 @click.option("--once", is_flag=True, help="Run every job once now and exit.")
 @pass_state
-def daemon(state: Context, once: bool) -> None:
+def daemon(state: State, once: bool) -> None:
     """Run the scheduled jobs (capture every 2 h, …) until stopped, for machines without cron.
 
     Log lines go to stderr, or to --log-file. Stop it with Ctrl-C or SIGTERM.
     """
-    import signal
-    import threading
-
-    from .daemon import default_jobs, run_daemon, run_job
-
     jobs = default_jobs(state.config, os.environ)
     if once:
         failed = []
@@ -91,3 +85,6 @@ def daemon(state: Context, once: bool) -> None:
         run_daemon(jobs, stop)
     except KeyboardInterrupt:
         stop.set()
+
+
+COMMANDS = [capture, daemon]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from maxmem.errors import InvalidInput
-from maxmem.markdown import (
+from maxmem.workspace import (
     file_date,
     parse_markdown,
     render_daily,
@@ -199,7 +199,7 @@ def test_content_that_looks_like_markdown_survives():
 # --- over a Brain ---------------------------------------------------------------------
 
 from maxmem import Brain  # noqa: E402
-from maxmem.markdown import export_markdown, import_markdown  # noqa: E402
+from maxmem.workspace import export_markdown, import_markdown  # noqa: E402
 
 
 def fill(brain, clock):

@@ -1,0 +1,216 @@
+"""What every command module shares: the click state, output, options, input.
+
+Command modules import this module, never each other and never the package root.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from dataclasses import dataclass, field
+from datetime import tzinfo
+from typing import Any, Callable, Iterable
+
+import click
+
+from ..brain import Brain
+from ..clock import Clock
+from ..config import Config, local_timezone
+from ..errors import InvalidInput
+from ..memory import CATEGORIES, STATUSES, Filters
+from ..nlquery import parse_when
+
+
+ISO_START = re.compile(r"^\d{4}-\d{2}-\d{2}|^\d+(?:\.\d+)?$")
+
+
+@dataclass
+class State:
+    """What the `maxmem` group resolved once for every command (click's ctx.obj)."""
+
+    config: Config
+    embedder: str | None = None
+    brains: list[Brain] = field(default_factory=list)
+
+    def brain(self, embedder: str | None = None, check_embedder: bool = True) -> Brain:
+        brain = Brain.open(
+            self.config.db_path,
+            embedder=embedder or self.embedder,
+            config=self.config,
+            check_embedder=check_embedder,
+        )
+        self.brains.append(brain)
+        return brain
+
+    def close(self) -> None:
+        for brain in self.brains:
+            for warning in brain.warnings:
+                click.echo(f"maxmem: warning: {warning}", err=True)
+            brain.close()
+        self.brains.clear()
+
+    def timezone(self) -> tzinfo:
+        """The zone "today" is read in (config.local_timezone)."""
+        return local_timezone(self.config)
+
+
+def read_stdin() -> str:
+    """Standard input as UTF-8 text, or one line saying where it is not (whatever the
+    locale: a strict decoder raises mid-read, a lenient one changes the text quietly)."""
+    raw = (sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer")
+           else sys.stdin.read().encode("utf-8", "surrogateescape"))  # undecodable bytes back as they came
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"standard input is not UTF-8 (byte 0x{raw[exc.start]:02x} at offset "
+                           f"{exc.start}): convert it first, e.g. with iconv -t UTF-8") from None
+
+
+# Characters a terminal acts on instead of showing (escape sequences, bidi overrides that
+# reorder what follows): a stored memory must not move the cursor or disguise a line.
+_TERMINAL_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7f, *range(0x80, 0xa0)) if c not in (0x09, 0x0a)}
+_TERMINAL_CONTROLS.update({c: f"\\u{c:04x}" for c in (*range(0x202a, 0x202f), *range(0x2066, 0x206a))})
+
+
+def emit(data: Any, as_json: bool, text: Callable[[Any], Iterable[str]] | None = None) -> None:
+    """Print `data` as JSON, or as the lines `text(data)` gives (control characters shown
+    escaped: JSON escapes them itself)."""
+    if as_json:
+        click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+    elif text is not None:
+        for line in text(data):
+            click.echo(str(line).translate(_TERMINAL_CONTROLS))
+
+
+def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")(f)
+
+
+def parse_metadata(pairs: Iterable[str]) -> dict[str, Any] | None:
+    """key=value pairs; values that parse as JSON (numbers, true, null) keep their type."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise InvalidInput(f"--meta {pair!r}: write key=value")
+        try:
+            out[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key.strip()] = value
+    return out or None
+
+
+def split_tags(tags: Iterable[str]) -> list[str] | None:
+    out = [t.strip() for value in tags for t in value.split(",") if t.strip()]
+    return out or None
+
+
+def memory_line(m: Any) -> str:
+    title = f"{m.title} — " if m.title else ""
+    text = " ".join(m.content.split())
+    if len(text) > 160:
+        text = text[:157] + "…"
+    flags = " [pinned]" if m.pinned else ""
+    if m.status != "active":
+        flags += f" [{m.status}]"
+    return f"#{m.id} {m.created_at[:10]} {m.category}/{m.kind}{flags}: {title}{text}"
+
+
+def memory_detail(m: Any) -> Iterable[str]:
+    data = m.to_dict()
+    content = data.pop("content")
+    for key, value in data.items():
+        if value in (None, [], {}):
+            continue
+        if isinstance(value, (list, dict)):
+            value = json.dumps(value, ensure_ascii=False)
+        yield f"{key}: {value}"
+    yield ""
+    yield content
+
+
+
+pass_state = click.make_pass_decorator(State)
+
+
+
+def filter_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """The filter vocabulary (memory.Filters) as options: search, list, sync search."""
+    options = [
+        click.option("-c", "--category", multiple=True, type=click.Choice(CATEGORIES)),
+        click.option("-k", "--kind", multiple=True),
+        click.option("--tag", "tags", multiple=True, help="Only memories with this tag (repeatable: all of them)."),
+        click.option("--since", help='Created at or after: a date or time, or "yesterday", "3 days ago", …'),
+        click.option("--until", help="Created before: a date or time, or plain English as --since."),
+        click.option("--min-importance", type=float),
+        click.option("--max-importance", type=float),
+        click.option("--meta", multiple=True, help="Metadata key=value that must match."),
+        click.option("--status", multiple=True, type=click.Choice(STATUSES)),
+        click.option("--agent", "agents", multiple=True, help="Only this agent's memories (repeatable)."),
+        click.option("--session", "session_id"),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def filters_from(state: State, category: tuple[str, ...], kind: tuple[str, ...], tags: tuple[str, ...],
+                 since: str | None, until: str | None, min_importance: float | None,
+                 max_importance: float | None, meta: tuple[str, ...], status: tuple[str, ...],
+                 agents: tuple[str, ...], session_id: str | None, **more: Any) -> Filters:
+    """The Filters the filter options gave (`more`: include_superseded, pinned)."""
+    return Filters.of(
+        category=list(category) or None, kind=list(kind) or None, tags=split_tags(tags),
+        since=_when(state, since), until=_when(state, until), min_importance=min_importance,
+        max_importance=max_importance, metadata=parse_metadata(meta), status=list(status) or None,
+        agent=list(agents) or None, session_id=session_id, **more,
+    )
+
+
+def _when(state: State, text: str | None) -> Any:
+    """A --since/--until value: an ISO date or time as given (Filters reads it), else
+    English as `maxmem query` reads it ("yesterday", "3 days ago", "last friday")."""
+    if text is None or ISO_START.match(text.strip()):
+        return text
+    return parse_when(text, Clock(), state.timezone())
+
+
+def print_hits(query: str, hits: list[Any], plan: Any, as_json: bool,
+               explain_line: Callable[[Any], str] | None = None, show_agent: bool = False) -> None:
+    """Search results as ranked lines (or JSON), the plan's note on stderr."""
+    if plan.note:
+        click.echo(f"maxmem: note: {plan.note}", err=True)
+    if as_json:
+        emit({"query": query, "mode": plan.mode, "note": plan.note,
+              "hits": [h.to_dict() for h in hits]}, True)
+        return
+    if not hits:
+        click.echo("no memories found")
+    for rank, hit in enumerate(hits, start=1):
+        who = f"[{hit.memory.agent}] " if show_agent else ""
+        click.echo(f"{rank:>2}. {hit.score:.3f}  {who}{memory_line(hit.memory)}")
+        if explain_line is not None:
+            click.echo(explain_line(hit))
+
+
+def fmt(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+
+def progress(label: str) -> Callable[[int, int], None]:
+    bar: dict[str, Any] = {}
+
+    def update(done: int, total: int) -> None:
+        if "bar" not in bar:
+            bar["bar"] = click.progressbar(length=total, label=label, file=sys.stderr)
+            bar["bar"].__enter__()
+            bar["done"] = 0
+        bar["bar"].update(done - bar["done"])
+        bar["done"] = done
+        if done >= total:
+            bar["bar"].__exit__(None, None, None)
+
+    return update
+

@@ -1,0 +1,229 @@
+"""Commands for memories one by one: add, import, export, search, get, list, update,
+forget, pin. Each parses, calls one Brain method (or the Markdown workspace), prints."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..errors import InvalidInput
+from ..files import write_private
+from ..jsonl import read_jsonl, write_jsonl
+from ..memory import CATEGORIES, STATUSES
+from ..workspace import backup_markdown, export_markdown, import_markdown
+from .common import (State, emit, filter_options, filters_from, fmt, json_option, memory_detail, memory_line,
+                     parse_metadata, pass_state, print_hits, read_stdin, split_tags)
+
+@click.command()
+@click.argument("content", required=False)
+@click.option("-c", "--category", default="daily", show_default=True,
+              type=click.Choice(CATEGORIES))
+@click.option("-k", "--kind", default="note", show_default=True, help="note, decision, fact, task, …")
+@click.option("-t", "--title")
+@click.option("--tag", "tags", multiple=True, help="A tag (repeat, or comma-separated).")
+@click.option("-i", "--importance", type=float, default=0.5, show_default=True, help="0 to 1.")
+@click.option("--meta", multiple=True, help="Metadata key=value (repeat).")
+@click.option("--created-at", help="When it happened (ISO-8601); default now.")
+@click.option("--session", "session_id", help="Session id to file it under.")
+@click.option("--pin", is_flag=True, help="Never expires; first in the boot context.")
+@json_option
+@pass_state
+def add(state: State, content: str | None, category: str, kind: str, title: str | None,
+        tags: tuple[str, ...], importance: float, meta: tuple[str, ...], created_at: str | None,
+        session_id: str | None, pin: bool, as_json: bool) -> None:
+    """Remember CONTENT (or standard input when CONTENT is - or absent)."""
+    if content in (None, "-"):
+        if sys.stdin.isatty():
+            raise InvalidInput("give the text to remember, or pipe it on standard input")
+        content = read_stdin().rstrip()  # the newline `echo` ends with is not content
+    item = {"content": content, "category": category, "kind": kind, "title": title, "tags": split_tags(tags),
+            "importance": importance, "metadata": parse_metadata(meta), "created_at": created_at,
+            "session_id": session_id, "pinned": pin}
+    stored = state.brain().store({k: v for k, v in item.items() if v is not None})
+    merged = stored.action == "updated"
+    emit(stored.memory.to_dict(), as_json, lambda d: [
+        f"updated #{d['id']} ({d['uid']}): it already said nearly this (see  maxmem history {d['id']})"
+        if merged else f"remembered #{d['id']} ({d['uid']})"])
+
+
+@click.command("import")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "markdown"]), default="jsonl",
+              show_default=True, help="markdown: PATH is a GLOB ('memory/*.md'), a file or a workspace.")
+@json_option
+@pass_state
+def import_(state: State, path: Path, fmt: str, as_json: bool) -> None:
+    """Import memories from a JSONL file (.jsonl or .jsonl.gz, e.g. an export or archive)."""
+    if fmt == "markdown":
+        report = import_markdown(state.brain(), str(path), tz=state.timezone())
+        emit(report.to_dict(), as_json, lambda _: [report.describe()])
+        return
+    if not path.is_file():
+        raise InvalidInput(f"{path}: " + ("a folder: give a JSONL file, or --format markdown for a workspace of notes"
+                                          if path.is_dir() else "no such file" if not path.exists() else
+                                          "not a regular file"))
+
+    counts = state.brain().import_records(read_jsonl(path))
+    emit(counts, as_json, lambda c: [
+        f"imported {path}: {c['added']} added, {c['updated']} updated, {c['unchanged']} unchanged"
+    ])
+
+
+@click.command()
+@click.argument("dest", required=False, type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "markdown"]), default="jsonl",
+              show_default=True, help="markdown: MEMORY.md + memory/YYYY-MM-DD.md under DEST.")
+@click.option("--keep", type=int, help="markdown: write DEST/YYYY-MM-DD/, keep the newest N.")
+@click.option("--include-conversations", is_flag=True, help="markdown: also raw exchanges.")
+@click.option("--force", is_flag=True, help="markdown: overwrite files maxmem did not write.")
+@pass_state
+def export(state: State, dest: Path | None, fmt: str, keep: int | None,
+           include_conversations: bool, force: bool) -> None:
+    """Export every memory as JSONL (one memory per line, every field) to DEST or stdout.
+
+    DEST is a file, written whole or not at all and readable by you only (0600).
+    """
+    brain = state.brain()
+    if fmt == "markdown":
+        if dest is None:
+            raise InvalidInput("give the directory to write MEMORY.md and memory/ into")
+        if keep is not None:
+            report = backup_markdown(brain, dest, keep, tz=state.timezone(),
+                                     include_conversations=include_conversations)
+        else:
+            report = export_markdown(brain, dest, tz=state.timezone(), force=force,
+                                     include_conversations=include_conversations)
+        click.echo(report.describe(), err=True)
+        return
+    if dest is None:
+        count = write_jsonl(brain.export_records(), sys.stdout)  # type: ignore[arg-type]
+    else:
+        count = write_private(dest, lambda handle: write_jsonl(brain.export_records(), handle))
+    click.echo(f"exported {count} memories" + (f" to {dest}" if dest else ""), err=True)
+
+
+
+@click.command()
+@click.argument("query")
+@click.option("-n", "--limit", default=10, show_default=True)
+@filter_options
+@click.option("--mode", type=click.Choice(["hybrid", "keyword", "vector"]), default="hybrid",
+              show_default=True, help="Rank by both (default), or by one side only.")
+@click.option("--include-superseded", is_flag=True, help="Also return superseded memories.")
+@click.option("--explain", is_flag=True, help="Show each hit's vector and keyword components.")
+@json_option
+@pass_state
+def search(state: State, query: str, limit: int, mode: str, include_superseded: bool,
+           explain: bool, as_json: bool, **filters: Any) -> None:
+    """Find the memories that best answer QUERY (0.7 vector + 0.3 keyword)."""
+    hits = state.brain().search(query, limit=limit, mode=mode, explain=explain,
+                                filters=filters_from(state, include_superseded=include_superseded, **filters))
+    plan = hits.plan
+
+    def explain_line(hit: Any) -> str:
+        e = hit.explain
+        return (f"      vector {fmt(e.get('vector'))} (cosine {fmt(e.get('cosine'))}) × "
+                f"{state.config.vector_weight:g} + keyword {fmt(e.get('keyword'))} "
+                f"(bm25 {fmt(e.get('bm25'))}) × {state.config.keyword_weight:g}"
+                + (f" − {e['penalty']:g} (a question)" if e.get("penalty") else ""))
+
+    print_hits(query, hits, plan, as_json, explain_line if explain else None)
+    if explain and not as_json:
+        click.echo(f"FTS5 query: {plan.match or '(no keyword terms)'}; filters: {plan.where} {plan.params}; "
+                   f"candidates: {plan.vector_candidates} vector, {plan.keyword_candidates} keyword")
+
+
+
+@click.command()
+@click.argument("ids", nargs=-1, required=True)
+@json_option
+@pass_state
+def get(state: State, ids: tuple[str, ...], as_json: bool) -> None:
+    """Show memories by id or uid."""
+    memories = state.brain().get_many(list(ids))
+    if as_json:
+        emit([m.to_dict() for m in memories] if len(ids) > 1 else memories[0].to_dict(), True)
+        return
+    for index, memory in enumerate(memories):
+        if index:
+            click.echo("---")
+        for line in memory_detail(memory):
+            click.echo(line)
+
+
+@click.command("list")
+@filter_options
+@click.option("-n", "--limit", default=50, show_default=True)
+@click.option("--offset", default=0)
+@click.option("--order", type=click.Choice(["recent", "oldest", "importance", "updated"]),
+              default="recent", show_default=True)
+@click.option("--pinned", is_flag=True, default=None, help="Only pinned memories.")
+@json_option
+@pass_state
+def list_(state: State, limit: int, offset: int, order: str, pinned: bool | None,
+          as_json: bool, **filters: Any) -> None:
+    """List memories, newest first, with the same filters as search."""
+    chosen = filters_from(state, include_superseded=True, pinned=pinned or None, **filters)
+    memories = state.brain().list(chosen, limit=limit, offset=offset, order=order)
+    emit([m.to_dict() for m in memories], as_json,
+         lambda _: [memory_line(m) for m in memories] or ["no memories"])
+
+
+
+@click.command()
+@click.argument("id_or_uid")
+@click.option("--content")
+@click.option("-t", "--title")
+@click.option("-c", "--category", type=click.Choice(CATEGORIES))
+@click.option("-k", "--kind")
+@click.option("--tag", "tags", multiple=True, help="Replace the tags.")
+@click.option("-i", "--importance", type=float)
+@click.option("--status", type=click.Choice(STATUSES))
+@click.option("--meta", multiple=True, help="Set metadata key=value (merged into the existing).")
+@json_option
+@pass_state
+def update(state: State, id_or_uid: str, content: str | None, title: str | None,
+           category: str | None, kind: str | None, tags: tuple[str, ...], importance: float | None,
+           status: str | None, meta: tuple[str, ...], as_json: bool) -> None:
+    """Change a memory; new content is re-embedded and the old version kept in history."""
+    brain = state.brain()
+    fields: dict[str, Any] = {k: v for k, v in {
+        "content": content, "title": title, "category": category, "kind": kind,
+        "importance": importance, "status": status, "tags": split_tags(tags),
+    }.items() if v is not None}
+    extra = parse_metadata(meta)
+    if extra:
+        fields["metadata"] = {**brain.get(id_or_uid).metadata, **extra}
+    if not fields:
+        raise InvalidInput("nothing to change: give --content, --title, --tag, --importance, …")
+    memory = brain.update(id_or_uid, **fields)
+    emit(memory.to_dict(), as_json, lambda d: [f"updated #{d['id']}"])
+
+
+@click.command()
+@click.argument("ids", nargs=-1, required=True)
+@json_option
+@pass_state
+def forget(state: State, ids: tuple[str, ...], as_json: bool) -> None:
+    """Delete memories everywhere (keyword index and vectors too)."""
+    brain = state.brain()
+    gone = [brain.forget(i) for i in ids]
+    emit([m.to_dict() for m in gone], as_json, lambda _: [f"forgot #{m.id}" for m in gone])
+
+
+@click.command()
+@click.argument("id_or_uid")
+@click.option("--off", is_flag=True, help="Unpin instead.")
+@json_option
+@pass_state
+def pin(state: State, id_or_uid: str, off: bool, as_json: bool) -> None:
+    """Pin a memory: it never expires and leads the boot context."""
+    memory = state.brain().pin(id_or_uid, pinned=not off)
+    emit(memory.to_dict(), as_json,
+         lambda d: [f"{'unpinned' if off else 'pinned'} #{d['id']}"])
+
+
+COMMANDS = [add, import_, export, search, get, list_, update, forget, pin]

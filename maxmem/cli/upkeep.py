@@ -1,0 +1,113 @@
+"""Commands that set up and look after brain.db: init, stats, doctor, embed, reindex."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, Iterable
+
+import click
+import tomli_w
+
+from ..config import EMBEDDERS, default_config_path
+from ..files import write_private
+from ..doctor import run_checks, size_lines
+from ..errors import InvalidInput
+from ..review import budget_check, core_budget
+from .common import State, emit, json_option, pass_state, progress
+
+@click.command()
+@click.option("--embedder", "init_embedder", type=click.Choice(EMBEDDERS), default=None,
+              help="Provider to record in the config file.")
+@click.option("--agent", help="This agent's name (stored on its memories, used by sync).")
+@click.option("--force", is_flag=True, help="Overwrite an existing config file.")
+@json_option
+@pass_state
+def init(state: State, init_embedder: str | None, agent: str | None, force: bool, as_json: bool) -> None:
+    """Write the config file and create brain.db (mode 0600, folder 0700)."""
+    path = state.config.config_path or default_config_path(os.environ)
+    config = state.config.with_(embedder=init_embedder, agent=agent)
+    wrote = False
+    if not path.exists() or force:
+        write_private(path, lambda handle: handle.write(tomli_w.dumps(config.to_toml_dict())))
+        wrote = True
+    state.config = config
+    brain = state.brain()
+    result = {"config": str(path), "config_written": wrote, "db": str(brain.path),
+              "embedder": brain.stats()["embedder"]}
+    emit(result, as_json, lambda r: [
+        f"config: {r['config']}" + ("" if r["config_written"] else " (kept; --force to overwrite)"),
+        f"brain.db: {r['db']}",
+        f"embedder: {r['embedder']}",
+    ])
+
+
+@click.command()
+@json_option
+@pass_state
+def stats(state: State, as_json: bool) -> None:
+    """Counts per category, size, pending embeddings and the embedder in use."""
+    brain = state.brain()
+    data = {**brain.stats(), "core_budget": core_budget(brain)}
+
+    def text(d: dict[str, Any]) -> Iterable[str]:
+        yield f"brain.db: {d['path']} ({d['size_bytes'] / 1e6:.1f} MB)"
+        yield f"memories: {d['memories']} (" + ", ".join(f"{k} {v}" for k, v in d["categories"].items()) + ")"
+        yield f"embedder: {d['embedder']}"
+        if d["vectors_from"] and d["vectors_from"] != d["embedder"]:
+            yield f"vectors from: {d['vectors_from']}"
+        yield f"pending embeddings: {d['unembedded']}"
+        yield f"schema: {d['schema_version']}/{d['schema_latest']}"
+        if d["core_budget"]["warning"]:
+            yield f"warning: {d['core_budget']['warning']}"
+    emit(data, as_json, text)
+
+
+@click.command()
+@json_option
+@pass_state
+def doctor(state: State, as_json: bool) -> None:
+    """Check brain.db: integrity, schema, embedder, pending work, permissions, disk,
+    the last capture / retention / sync / backup and their age, the core budget.
+
+    Exits 1 when something needs attention, so cron can alert on it.
+    """
+    report = run_checks(state.config, embedder=state.embedder, extra=[budget_check])
+    emit(report, as_json, lambda r: [
+        *(f"{'ok  ' if c['ok'] else 'FAIL'} {c['name']}: {c['detail']}" for c in r["checks"]),
+        *(size_lines(r["sizes"]) if "sizes" in r else []),
+    ])
+    if not report["ok"]:
+        sys.exit(1)
+
+
+@click.command()
+@click.option("--pending", is_flag=True, required=True, help="Embed memories stored without a vector.")
+@json_option
+@pass_state
+def embed(state: State, pending: bool, as_json: bool) -> None:
+    """Backfill vectors for memories stored while no embedder was reachable."""
+    brain = state.brain()
+    done = brain.embed_pending(progress=None if as_json else progress("embedding"))
+    emit({"embedded": done, "pending": brain.pending_count()}, as_json,
+         lambda d: [f"embedded {d['embedded']} memories; {d['pending']} still pending"])
+
+
+@click.command()
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@json_option
+@pass_state
+def reindex(state: State, yes: bool, as_json: bool) -> None:
+    """Re-embed every memory with the configured embedder (after changing model)."""
+    brain = state.brain(check_embedder=False)
+    if brain.embedder is None:
+        raise InvalidInput("no embedder to reindex with: pass --embedder local or openai")
+    count = brain.stats()["memories"]
+    if not yes and sys.stdin.isatty():
+        click.confirm(f"re-embed {count} memories with {brain.stats()['embedder']}?", abort=True)
+    done = brain.reindex(progress=None if as_json else progress("reindexing"))
+    emit({"reindexed": done, "embedder": brain.stats()["embedder"]}, as_json,
+         lambda d: [f"reindexed {d['reindexed']} memories with {d['embedder']}"])
+
+
+COMMANDS = [init, stats, doctor, embed, reindex]

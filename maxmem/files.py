@@ -1,0 +1,48 @@
+"""Private files: brain.db, exports, logs and configs hold memories, so they are made
+0600 in 0700 folders, and written whole or not at all."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import IO, Callable, TypeVar
+
+from .errors import InvalidInput
+
+T = TypeVar("T")
+
+
+def secure_create(path: Path) -> None:
+    """Create the folder 0700 and an empty file 0600 before SQLite touches it.
+
+    SQLite gives the -wal and -shm files the mode of the database file.
+    """
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if not path.exists():
+        fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
+        os.close(fd)
+    elif path.is_file() and path.stat().st_size == 0:  # an empty file about to become brain.db
+        os.chmod(path, 0o600)
+
+
+def write_private(path: Path, write: Callable[[IO[str]], T]) -> T:
+    """Write a text file whole or not at all, readable by its owner only (it holds
+    memories): `write(handle)` fills a 0600 temporary beside it (folders made 0700),
+    which then replaces `path`. A failed write leaves the old file as it was.
+    Anything at `path` but a regular file (a folder, a device) is refused, never touched.
+    """
+    if path.exists() and not path.is_file():
+        raise InvalidInput(f"{path} is not a regular file: give the path of a file to write")
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(temporary, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            result = write(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    return result
