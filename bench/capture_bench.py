@@ -60,7 +60,8 @@ def transcript(lines: int, session: str, seed: int = 7) -> str:
                                     "arguments": {"command": f"docker ps --filter name={rnd.choice(WORDS)}"}}],
                        "usage": {"input": 100, "output": 40, "totalTokens": 140}}
         elif kind == 2:
-            result = "\n".join(f"c{j} {rnd.choice(WORDS)} 0.0.0.0:{5000 + j}->80/tcp" for j in range(rnd.randint(1, 30)))
+            result = "\n".join(f"c{j} {rnd.choice(WORDS)} 0.0.0.0:{5000 + j}->80/tcp"
+                               for j in range(rnd.randint(1, 30)))
             message = {"role": "toolResult", "toolCallId": f"call{i - 1}", "toolName": "bash",
                        "content": [{"type": "text", "text": result}], "isError": False}
         else:

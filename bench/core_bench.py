@@ -24,25 +24,26 @@ generated notes, embedded once and cached in bench/out/.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import random
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import apsw
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from maxmem import Brain, Config  # noqa: E402
-from maxmem.records import FIELDS, content_hash  # noqa: E402
-from maxmem.vectors import centred_cosine, vector_table_sql  # noqa: E402
+from maxmem import Brain  # noqa: E402
 from maxmem import search as search_mod  # noqa: E402
 from maxmem.memory import Filters, new_uid  # noqa: E402
+from maxmem.records import FIELDS, content_hash  # noqa: E402
+from maxmem.vectors import centred_cosine, vector_table_sql  # noqa: E402
 
 INSERT_SQL = f"INSERT INTO memories (id, {', '.join(FIELDS)}) VALUES ({', '.join('?' * (len(FIELDS) + 1))})"
 
@@ -186,7 +187,7 @@ def run_size(n: int, dim: int, queries: list[str], qvecs: np.ndarray, rows: list
         ids = np.arange(1, n + 1)
         match_sql = search_mod.KEYWORD_SQL_UNFILTERED.format(
             w=", ".join(map(str, search_mod.BM25_WEIGHTS)))
-        ours, floor = [], []
+        ours, tracked, floor = [], [], []
         for _ in range(repeats):
             for q, qv in zip(queries, qvecs):
                 t0 = time.perf_counter()
@@ -197,18 +198,43 @@ def run_size(n: int, dim: int, queries: list[str], qvecs: np.ndarray, rows: list
                 top[np.argsort(-sims[top])]
                 list(brain.db.execute(match_sql, (search_mod.fts_query(q), 50)))
                 t2 = time.perf_counter()
+                brain.search(q, limit=10)  # counting its hits (usage.py: written in batches)
+                t3 = time.perf_counter()
                 ours.append(t1 - t0)
                 floor.append(t2 - t1)
+                tracked.append(t3 - t2)
         result.update(
             search_p50_ms=1e3 * statistics.median(ours),
             search_p95_ms=1e3 * float(np.percentile(ours, 95)),
+            tracked_p50_ms=1e3 * statistics.median(tracked),
+            tracked_p95_ms=1e3 * float(np.percentile(tracked, 95)),
             floor_p50_ms=1e3 * statistics.median(floor),
             floor_p95_ms=1e3 * float(np.percentile(floor, 95)),
         )
         del ids
+    result["bytes_unchanged_by_search"] = search_leaves_bytes(path, embedder, queries[0])
     for p in tmp.glob(f"*-{n}-{dim}.db*"):
         p.unlink()
     return result
+
+
+def file_digest(path: Path) -> str:
+    """brain.db and its WAL, hashed together: what a read must leave as it was."""
+    digest = hashlib.sha256()
+    for part in (path, Path(f"{path}-wal")):
+        digest.update(part.read_bytes() if part.exists() else b"")
+    return digest.hexdigest()
+
+
+def search_leaves_bytes(path: Path, embedder: "Precomputed", query: str) -> dict:
+    """Whether a tracked search leaves brain.db's bytes as they were until the batched
+    usage write (here: the flush at close), and whether that write then happens."""
+    with Brain.open(path, embedder=embedder) as brain:
+        before = file_digest(path)
+        hits = brain.search(query, limit=10)
+        after_search = file_digest(path)
+    return {"unchanged_after_search": before == after_search and bool(hits),
+            "written_at_close": file_digest(path) != after_search}
 
 
 def real_vectors(count: int) -> tuple[list[str], np.ndarray, list[str], np.ndarray]:
@@ -238,6 +264,7 @@ def locomo_items(path: Path) -> tuple[list[dict], np.ndarray, list[str], np.ndar
     """LoCoMo's turns (as bench/locomo.py stores them: conversation memories with their
     sessions) and questions, with real e5 vectors from that benchmark's cache."""
     import locomo  # bench/locomo.py, beside this script
+
     from maxmem import LocalEmbedder
 
     conversations = locomo.load(path)
@@ -308,6 +335,12 @@ def main() -> None:
                       f"p95 {r['search_p95_ms']:.1f} ms vs floor p50 {r['floor_p50_ms']:.1f} ms "
                       f"p95 {r['floor_p95_ms']:.1f} ms (ratio {r['search_p50_ms'] / r['floor_p50_ms']:.2f})",
                       flush=True)
+                bytes_check = r["bytes_unchanged_by_search"]
+                print(f"            usage tracking: search p50 {r['tracked_p50_ms']:.1f} ms p95 "
+                      f"{r['tracked_p95_ms']:.1f} ms tracked vs {r['search_p50_ms']:.1f} / {r['search_p95_ms']:.1f} ms "
+                      f"untracked (p95 ratio {r['tracked_p95_ms'] / r['search_p95_ms']:.2f}); brain.db bytes "
+                      f"unchanged after a tracked search: {bytes_check['unchanged_after_search']}, "
+                      f"written at close: {bytes_check['written_at_close']}", flush=True)
         if args.recall_n:
             rc = recall_check(args.recall_n, tmp, args.recall_data)
             results["recall"] = rc
@@ -315,7 +348,8 @@ def main() -> None:
             print(f"recall@10 of hybrid search vs exact hybrid ranking, {rc['n']} real e5 vectors{what}, "
                   f"{rc['queries']} queries: {rc['recall_at_10']:.4f}")
     print()
-    print("| memories | dim | ingest/s (maxmem) | ingest/s (raw apsw) | ratio | search p50 / p95 ms | floor p50 / p95 ms | p50 ratio |")
+    print("| memories | dim | ingest/s (maxmem) | ingest/s (raw apsw) | ratio | search p50 / p95 ms "
+          "| floor p50 / p95 ms | p50 ratio |")
     print("|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in results["speed"]:
         print(f"| {r['n']:,} | {r['dim']} | {r['ingest_per_s']:,.0f} | {r['raw_per_s']:,.0f} | "

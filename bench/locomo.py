@@ -36,18 +36,19 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from maxmem import Brain  # noqa: E402
-from maxmem.embeddings import Embedder, make_embedder  # noqa: E402
 from maxmem.config import Config  # noqa: E402
+from maxmem.embeddings import Embedder, make_embedder  # noqa: E402
 from maxmem.search import vector_query  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "out"
@@ -78,7 +79,7 @@ class Conversation:
 
 def session_time(text: str) -> str:
     """'1:56 pm on 8 May, 2023' -> '2023-05-08T13:56:00.000Z' (the only timestamp LoCoMo has)."""
-    parsed = datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=timezone.utc)
+    parsed = datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
     return parsed.strftime("%Y-%m-%dT%H:%M:%S.000Z")
 
 
@@ -316,7 +317,8 @@ def report(result: dict[str, Any], out: Any = None) -> None:
             r = by_group[group]
             per_cat = " ".join(f"{fmt(r[c]['r10']):>11s}" for c in cats)
             o = r["overall"]
-            line(f"{mode:9s} {per_cat}  {fmt(o['r5'])} {fmt(o['r10'])} {fmt(o['mrr'])}   {fmt(r['adversarial']['r10'])}")
+            line(f"{mode:9s} {per_cat}  {fmt(o['r5'])} {fmt(o['r10'])} {fmt(o['mrr'])}   "
+                 f"{fmt(r['adversarial']['r10'])}")
         if group == "all":
             d = DRAGON_R10
             line(f"{'DRAGON':9s} " + " ".join(f"{d[c]:11.1f}" for c in SCORED)

@@ -61,7 +61,8 @@ def evaluate(items: list[dict]) -> dict:
     rows["overall"] = _ratios(total)
     negatives = [i for i in items if i["label"] == "none"]
     false_alarms = sum(1 for item, pred in mistakes if item["label"] == "none")
-    return {"rows": rows, "mistakes": mistakes, "n": len(items), "negatives": len(negatives), "false_alarms": false_alarms}
+    return {"rows": rows, "mistakes": mistakes, "n": len(items), "negatives": len(negatives),
+            "false_alarms": false_alarms}
 
 
 def _ratios(c: dict) -> dict:
@@ -76,12 +77,14 @@ def _ratios(c: dict) -> dict:
 
 def table(result: dict, title: str) -> str:
     lines = [
-        f"{title}: {result['n']} items ({result['negatives']} negatives, {result['false_alarms']} false alarms on them)",
+        f"{title}: {result['n']} items ({result['negatives']} negatives, "
+        f"{result['false_alarms']} false alarms on them)",
         f"{'trigger':<11} {'support':>7} {'tp':>4} {'fp':>4} {'fn':>4} {'precision':>9} {'recall':>7}",
     ]
     for name, r in result["rows"].items():
         lines.append(
-            f"{name:<11} {r['support']:>7} {r['tp']:>4} {r['fp']:>4} {r['fn']:>4} {r['precision']:>9.3f} {r['recall']:>7.3f}"
+            f"{name:<11} {r['support']:>7} {r['tp']:>4} {r['fp']:>4} {r['fn']:>4} "
+            f"{r['precision']:>9.3f} {r['recall']:>7.3f}"
         )
     return "\n".join(lines)
 

@@ -21,8 +21,8 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import apsw
 import numpy as np
@@ -32,9 +32,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import core_bench  # noqa: E402
-from maxmem import Brain  # noqa: E402
+
+from maxmem import (
+    Brain,  # noqa: E402
+    vectors,  # noqa: E402
+)
 from maxmem import search as search_mod  # noqa: E402
-from maxmem import vectors  # noqa: E402
 
 
 def median_ms(fn: Callable[[], object], repeats: int = 30) -> float:

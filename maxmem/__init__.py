@@ -7,9 +7,13 @@ need little of the package start fast.
 from __future__ import annotations
 
 import importlib
+from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+try:
+    __version__ = version("maxmem")  # one source: pyproject.toml
+except PackageNotFoundError:  # pragma: no cover - run from a checkout that was never installed
+    __version__ = "0+unknown"
 
 _EXPORTS = {
     "Brain": "brain",
@@ -48,6 +52,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from .clock import Clock, FixedClock
     from .config import Config, load_config
     from .embeddings import Embedder, LocalEmbedder, OpenAIEmbedder
-    from .errors import (ConfigError, DatabaseError, EmbeddingError, InvalidInput,
-                         MaxmemError, MissingDependency, NotFound)
+    from .errors import (
+        ConfigError,
+        DatabaseError,
+        EmbeddingError,
+        InvalidInput,
+        MaxmemError,
+        MissingDependency,
+        NotFound,
+    )
     from .memory import Hit, Memory

@@ -32,8 +32,8 @@ from .brain import Brain
 from .clock import Clock
 from .config import Config
 from .db import Database
-from .files import secure_create
 from .errors import DatabaseError, InvalidInput, MaxmemError
+from .files import secure_create
 from .health import record_run
 
 log = logging.getLogger("maxmem")

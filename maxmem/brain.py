@@ -13,6 +13,7 @@ write lock), and an embedding failure never loses a memory: the row is stored wi
 
 from __future__ import annotations
 
+import builtins
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -22,7 +23,8 @@ from typing import Any, Literal
 import apsw
 import numpy as np
 
-from . import changes, curation, search as hybrid
+from . import changes, curation
+from . import search as hybrid
 from .capture.store import forget_turns
 from .clock import Clock, iso
 from .config import Config
@@ -79,11 +81,11 @@ class Brain:
     def open(
         cls,
         path: str | Path | None = None,
-        embedder: "str | Embedder | None" = None,
+        embedder: str | Embedder | None = None,
         config: Config | None = None,
         clock: Clock | None = None,
         check_embedder: bool = True,
-    ) -> "Brain":
+    ) -> Brain:
         """Open (creating and migrating if needed) the brain.db at `path`.
 
         embedder: "auto" | "openai" | "local" | "none" | an Embedder; None = config.embedder.
@@ -103,7 +105,7 @@ class Brain:
             db.close()
             raise
 
-    def __enter__(self) -> "Brain":
+    def __enter__(self) -> Brain:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -398,7 +400,7 @@ class Brain:
 
     @guarded
     def list(self, filters: Filters | None = None, *, limit: int = 50, offset: int = 0,
-             order: str = "recent", **fields: Any) -> list[Memory]:
+             order: str = "recent", **fields: Any) -> builtins.list[Memory]:
         """Memories matching the filters, newest first (or `order`: oldest, importance,
         updated). Superseded memories are listed too unless the filters say otherwise."""
         if order not in ORDERS:
@@ -460,7 +462,7 @@ class Brain:
             return None
 
     @guarded
-    def history(self, id_or_uid: int | str) -> list[dict[str, Any]]:
+    def history(self, id_or_uid: int | str) -> builtins.list[dict[str, Any]]:
         """Every recorded version of a memory, oldest first, numbered 1, 2, 3, … with the
         fields each changed. Works for deleted memories too (by uid, or the id they had)."""
         try:
@@ -555,7 +557,7 @@ class Brain:
                 old = self.db.one("SELECT * FROM memories WHERE uid = ?", (record["uid"],))
                 if old is None:
                     taken = wanted_id is None or self.db.scalar("SELECT 1 FROM memories WHERE id = ?", (wanted_id,))
-                    memory_id = self.rows.next_id() if taken else int(wanted_id)  # type: ignore[arg-type]
+                    memory_id = self.rows.next_id() if taken or wanted_id is None else wanted_id
                     self.rows.add(memory_id, record, vector)
                     counts["added"] += 1
                 elif _same(Memory.from_row(old), record):
@@ -571,9 +573,9 @@ class Brain:
         return counts
 
     def _importable(self, records: Iterable[Mapping[str, Any]],
-                    counts: dict[str, int]) -> list[tuple[dict[str, Any], int | None]]:
+                    counts: dict[str, int]) -> builtins.list[tuple[dict[str, Any], int | None]]:
         """Each record checked, with the id it asks for (kept when free)."""
-        prepared: list[tuple[dict[str, Any], int | None]] = []
+        prepared: builtins.list[tuple[dict[str, Any], int | None]] = []
         now = iso(self.clock.now())
         for number, raw in enumerate(records, start=1):
             if not isinstance(raw, Mapping):

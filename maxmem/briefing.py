@@ -9,9 +9,10 @@ observations. Each memory appears once. Tokens are estimated at 4 characters eac
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone, tzinfo
-from typing import Any, Sequence, TYPE_CHECKING
+from datetime import UTC, datetime, timedelta, tzinfo
+from typing import TYPE_CHECKING, Any
 
 from .clock import iso, parse_time
 from .errors import InvalidInput
@@ -109,10 +110,10 @@ def _time(at: str, tz: tzinfo) -> str:
 
 
 def build_brief(
-    brain: "Brain",
+    brain: Brain,
     session: str | None = None,
     budget_tokens: int = DEFAULT_BUDGET_TOKENS,
-    tz: tzinfo = timezone.utc,
+    tz: tzinfo = UTC,
     exchanges: int = 10,
 ) -> Brief:
     """A Markdown brief of what the agent should know on waking, within the budget."""

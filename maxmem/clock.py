@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from .errors import ConfigError, InvalidInput
 
-UTC = timezone.utc
+UTC = UTC
 MAX_DAYS = 36_525  # the longest finite duration: 100 years
 FOREVER = ("forever", "never", "inf", "infinite", "none")
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(h|d|w|y)?\s*$", re.IGNORECASE)

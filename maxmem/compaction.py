@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Mapping, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .capture import store
 from .capture.model import Session, ToolCall, Turn
@@ -251,7 +252,7 @@ def parse_context(data: Any, now: datetime) -> SaveDocument:
                            dict(doc.get("metadata") or {}))
 
 
-def save_context(brain: "Brain", data: Any) -> SaveReport:
+def save_context(brain: Brain, data: Any) -> SaveReport:
     """Store a session's exchanges and observations in one transaction, idempotently.
 
     Exchanges become conversation memories and, when brain.db has the capture tables,
@@ -303,7 +304,7 @@ def save_context(brain: "Brain", data: Any) -> SaveReport:
     return report
 
 
-def _redact_metadata(brain: "Brain", items: list[dict[str, Any]], raws: list[dict[str, Any]]) -> None:
+def _redact_metadata(brain: Brain, items: list[dict[str, Any]], raws: list[dict[str, Any]]) -> None:
     """Secrets in tool calls and thinking are removed as they are from memory content."""
     if not brain.config.redact_on_remember:
         return
@@ -322,7 +323,7 @@ def _redact_metadata(brain: "Brain", items: list[dict[str, Any]], raws: list[dic
         raw["user"], raw["assistant"] = clean(raw["user"]), clean(raw["assistant"])
 
 
-def _store_turns(brain: "Brain", doc: SaveDocument, raws: list[dict[str, Any]]) -> None:
+def _store_turns(brain: Brain, doc: SaveDocument, raws: list[dict[str, Any]]) -> None:
     """The exchanges as the session's turns and tool calls (inside the caller's transaction)."""
     db = brain.db
     session = Session(id=doc.session_key, format="save-context", agent=doc.agent or "unknown")

@@ -10,11 +10,12 @@ from __future__ import annotations
 import os
 import sys
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
-from datetime import timezone, tzinfo
+from datetime import UTC, tzinfo
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 from .errors import ConfigError
 
@@ -56,7 +57,7 @@ class Config:
             value = value.get(part, {}) if isinstance(value, Mapping) else {}
         return value if isinstance(value, Mapping) else MappingProxyType({})
 
-    def with_(self, **changes: Any) -> "Config":
+    def with_(self, **changes: Any) -> Config:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
     def to_toml_dict(self) -> dict[str, Any]:
@@ -80,7 +81,7 @@ def zone(name: Any, where: str = "[retention] timezone") -> tzinfo:
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
     if str(name).upper() == "UTC":
-        return timezone.utc
+        return UTC
     try:
         return ZoneInfo(str(name))
     except (ZoneInfoNotFoundError, ValueError):
@@ -91,7 +92,7 @@ def local_timezone(config: Config) -> tzinfo:
     """The zone "today" is read in (briefs, plain-English dates, Markdown days):
     `[context] timezone` in the config, else UTC."""
     name = config.section("context").get("timezone")
-    return zone(name, "[context] timezone") if name else timezone.utc
+    return zone(name, "[context] timezone") if name else UTC
 
 
 def _thaw(value: Any) -> Any:

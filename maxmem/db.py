@@ -14,8 +14,9 @@ import itertools
 import logging
 import re
 import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
+from typing import Any, TypeVar
 
 import apsw
 
@@ -201,7 +202,7 @@ class Database:
 
     # -- transactions -------------------------------------------------------
     @contextlib.contextmanager
-    def atomic(self) -> Iterator["Database"]:
+    def atomic(self) -> Iterator[Database]:
         """One write transaction (BEGIN IMMEDIATE); nested calls become savepoints."""
         with self._lock:
             if self._depth == 0:

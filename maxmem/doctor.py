@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import shutil
 import stat
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from .backup import backup_dir, list_backups
 from .brain import Brain
@@ -91,7 +92,7 @@ def check_backup_permissions(directory: Path) -> Check | None:
     return _check("backup permissions", True, "files 0600, folder 0700")
 
 
-def sizes(brain: "Brain", now: datetime) -> dict[str, Any]:
+def sizes(brain: Brain, now: datetime) -> dict[str, Any]:
     """Size of brain.db and, per category, memories, text bytes and growth (1 day, 7 days)."""
     path = brain.path
     wal = Path(f"{path}-wal")
@@ -208,7 +209,7 @@ def run_checks(config: Config, embedder: str | None = None,
     return {"ok": all(c["ok"] for c in checks), "checks": checks, **report}
 
 
-def _inspect(brain: "Brain", config: Config, checks: list[Check], report: dict[str, Any],
+def _inspect(brain: Brain, config: Config, checks: list[Check], report: dict[str, Any],
              extra: list[Callable[[Any], Check]]) -> None:
     path = brain.path
     now = brain.clock.now()

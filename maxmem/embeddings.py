@@ -12,7 +12,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from typing import Protocol, Sequence, runtime_checkable
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -214,7 +215,7 @@ def local_available() -> bool:
 
 
 def make_embedder(
-    choice: "str | Embedder | None", config: Config, recorded_provider: str | None = None
+    choice: str | Embedder | None, config: Config, recorded_provider: str | None = None
 ) -> Embedder | None:
     """Resolve "auto" | "openai" | "local" | "none" | an Embedder object.
 

@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Callable, TypeVar
+from typing import IO, TypeVar
 
 from .errors import InvalidInput
 

@@ -14,8 +14,9 @@ The SDK is an optional extra (pip install 'maxmem[mcp]') and imported only here.
 # at registration, and they name pydantic's Field, imported only when serving.
 import functools
 import logging
+from collections.abc import Awaitable, Callable
 from datetime import tzinfo
-from typing import TYPE_CHECKING, Annotated, Any, Awaitable, Callable, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from . import __version__, nlquery
 from .briefing import DEFAULT_BUDGET_TOKENS, build_brief

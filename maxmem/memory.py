@@ -60,7 +60,7 @@ class Memory:
     embedded_at: str | None = None
 
     @classmethod
-    def from_row(cls, row: Mapping[str, Any]) -> "Memory":
+    def from_row(cls, row: Mapping[str, Any]) -> Memory:
         data = dict(row)
         data["tags"] = json.loads(data.get("tags") or "[]")
         data["metadata"] = json.loads(data.get("metadata") or "{}")
@@ -290,7 +290,7 @@ class Filters:
         self.sql  # noqa: B018 - checks every field now, not at the first query
 
     @classmethod
-    def of(cls, filters: "Filters | None" = None, **fields: Any) -> "Filters":
+    def of(cls, filters: Filters | None = None, **fields: Any) -> Filters:
         """`filters` with `fields` changed (None values are not given), or Filters(**fields)."""
         given = {k: v for k, v in fields.items() if v is not None}
         if filters is None:

@@ -7,13 +7,13 @@ is refused instead of being written in a shape it does not know.
 
 from __future__ import annotations
 
-from typing import Callable, Union
+from collections.abc import Callable
 
 from .clock import Clock, iso
 from .db import Database
 from .errors import DatabaseError
 
-Step = Union[str, Callable[[Database], None]]
+Step = str | Callable[[Database], None]
 
 CORE = """
 CREATE TABLE meta (
@@ -287,7 +287,8 @@ def _backfill_neighbour_text(db: Database) -> None:
                           "ORDER BY created_at, id", (session_id,)).fetchall()
         texts = [" ".join(content.split()) for _, content in rows]
         for pos, (memory_id, _) in enumerate(rows):
-            sides = (_side(texts[max(0, pos - 2):pos][::-1], from_end=True), _side(texts[pos + 1:pos + 3], from_end=False))
+            sides = (_side(texts[max(0, pos - 2):pos][::-1], from_end=True),
+                     _side(texts[pos + 1:pos + 3], from_end=False))
             db.execute("UPDATE memories SET context = ? WHERE id = ?", (" ".join(p for p in sides if p), memory_id))
 
 

@@ -18,9 +18,10 @@ default), never the system's.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import date, datetime, time, timedelta, timezone, tzinfo
-from typing import Any, Callable, TYPE_CHECKING
+from datetime import UTC, date, datetime, time, timedelta, tzinfo
+from typing import TYPE_CHECKING, Any
 
 from dateutil.relativedelta import relativedelta
 
@@ -228,7 +229,7 @@ class Interpretation:
         return out
 
 
-def interpret(question: str, clock: Clock, tz: tzinfo = timezone.utc) -> Interpretation:
+def interpret(question: str, clock: Clock, tz: tzinfo = UTC) -> Interpretation:
     """Read a plain-English question; raise InvalidInput for what must not be guessed."""
     if not isinstance(question, str) or not question.strip():
         raise InvalidInput("empty question: ask e.g. 'decisions about the API from last week'")
@@ -237,7 +238,7 @@ def interpret(question: str, clock: Clock, tz: tzinfo = timezone.utc) -> Interpr
     return _Reader(question, clock.now().astimezone(tz)).read()
 
 
-def parse_when(text: str, clock: Clock, tz: tzinfo = timezone.utc) -> datetime:
+def parse_when(text: str, clock: Clock, tz: tzinfo = UTC) -> datetime:
     """One moment in the past: "now", "2 days ago", "3 hours ago", "yesterday",
     "March 3", "last friday", or an ISO-8601 time. Relative phrases keep the time of
     day ("2 days ago" is exactly 48 hours back); named days start at midnight in `tz`."""
@@ -246,12 +247,12 @@ def parse_when(text: str, clock: Clock, tz: tzinfo = timezone.utc) -> datetime:
     now = clock.now().astimezone(tz)
     phrase = " ".join(text.lower().split())
     if phrase == "now":
-        return now.astimezone(timezone.utc)
+        return now.astimezone(UTC)
     if m := re.fullmatch(rf"(?P<n>{_NUMBER})\s+(?P<unit>minute|hour|day|week|month|year)s?\s+ago",
                          phrase):
         n = _number(m.group("n"))
         then = now - relativedelta(**{m.group("unit") + "s": n})
-        return then.astimezone(timezone.utc)
+        return then.astimezone(UTC)
     if re.fullmatch(r"\d{4}-\d{2}-\d{2}[t ]\d{1,2}:\d{2}.*", phrase):
         moment = parse_time(text.strip())
     else:
@@ -259,10 +260,10 @@ def parse_when(text: str, clock: Clock, tz: tzinfo = timezone.utc) -> datetime:
             _Reader(phrase, now)._refuse_unguessable()
         reader = _Reader(phrase, now)
         day = reader._date(phrase)
-        moment = reader._midnight(day).astimezone(timezone.utc)
+        moment = reader._midnight(day).astimezone(UTC)
     if moment > clock.now():
         raise InvalidInput(f"{text.strip()!r} is in the future: give a time in the past")
-    return moment.astimezone(timezone.utc)
+    return moment.astimezone(UTC)
 
 
 class _Reader:
@@ -273,7 +274,7 @@ class _Reader:
         self.rest = " " + " ".join(self.question.split()) + " "
         self.now = now
         self.today = now.date()
-        self.tz = now.tzinfo or timezone.utc
+        self.tz = now.tzinfo or UTC
         self.fields: dict[str, Any] = {}
         self.texts: list[str] = []
         self.tags: list[str] = []
@@ -711,7 +712,7 @@ def _brain_filters(interp: Interpretation) -> dict[str, Any]:
     return filters
 
 
-def answer(brain: "Brain", interp: Interpretation) -> Answer:
+def answer(brain: Brain, interp: Interpretation) -> Answer:
     """Run an interpretation: Brain.search when there is text (then ordered as asked),
     Brain.list when there are only filters."""
     filters = _brain_filters(interp)

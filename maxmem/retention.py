@@ -25,11 +25,12 @@ import json
 import logging
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from dataclasses import fields as dataclass_fields
 from datetime import datetime, time, timedelta, tzinfo
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 from .clock import UTC, iso, parse_days
 from .config import zone
@@ -133,7 +134,8 @@ def load_policy(config: Any = None) -> Policy:
         if key not in known:
             raise ConfigError(f"[retention]: unknown setting {key!r} (known: {', '.join(sorted(known))})")
     days = {c: (parse_days(section[c], f"[retention] {c}") if c in section else DEFAULT_DAYS[c]) for c in CATEGORIES}
-    archive_days = parse_days(section["archive_days"], "[retention] archive_days") if "archive_days" in section else ARCHIVE_DAYS
+    archive_days = (parse_days(section["archive_days"], "[retention] archive_days")
+                    if "archive_days" in section else ARCHIVE_DAYS)
     try:
         batch_size = int(section.get("batch_size", BATCH_SIZE))
         vacuum_share = float(section.get("vacuum_share", VACUUM_SHARE))
@@ -170,16 +172,16 @@ def cutoffs(policy: Policy, now: datetime) -> dict[str, str | None]:
 # -- the dry run ------------------------------------------------------------------
 
 
-def _vector_bytes(brain: "Brain") -> int:
+def _vector_bytes(brain: Brain) -> int:
     dim = brain.db.get_meta("embedder_dim")
     return 4 * int(dim) if dim and str(dim).isdigit() else 0
 
 
-def _has_table(brain: "Brain", name: str) -> bool:
+def _has_table(brain: Brain, name: str) -> bool:
     return brain.db.table_exists(name)
 
 
-def plan(brain: "Brain", policy: Policy | None = None, oldest: int = 5) -> dict[str, Any]:
+def plan(brain: Brain, policy: Policy | None = None, oldest: int = 5) -> dict[str, Any]:
     """What `apply` would do now: per category counts and sizes, and the oldest items to go."""
     policy = policy or load_policy(brain.config)
     now = brain.clock.now()
@@ -228,7 +230,7 @@ def _snippet(title: str | None, content: str, width: int = 80) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _transcript_counts(brain: "Brain", limit: str | None) -> dict[str, int]:
+def _transcript_counts(brain: Brain, limit: str | None) -> dict[str, int]:
     if not limit or not _has_table(brain, "turns"):
         return {}
     turns = int(brain.db.scalar("SELECT count(*) FROM turns WHERE created_at < ?", (limit,)))
@@ -304,7 +306,7 @@ def _file_size(path: Path) -> int:
     return sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.exists())
 
 
-def apply(brain: "Brain", policy: Policy | None = None) -> dict[str, Any]:
+def apply(brain: Brain, policy: Policy | None = None) -> dict[str, Any]:
     """Archive and delete every expired row, prune old archives, reclaim space."""
     policy = policy or load_policy(brain.config)
     now = brain.clock.now()
@@ -347,7 +349,7 @@ def apply(brain: "Brain", policy: Policy | None = None) -> dict[str, Any]:
     return report
 
 
-def _expire_category(brain: "Brain", archive: Archive, category: str, limit: str, batch: int) -> int:
+def _expire_category(brain: Brain, archive: Archive, category: str, limit: str, batch: int) -> int:
     total = 0
     while True:
         with brain.db.atomic():
@@ -361,7 +363,7 @@ def _expire_category(brain: "Brain", archive: Archive, category: str, limit: str
         total += len(memories)
 
 
-def _compact_changes(brain: "Brain", uids: list[str], archive_name: str) -> None:
+def _compact_changes(brain: Brain, uids: list[str], archive_name: str) -> None:
     """Expired content leaves the change log too: earlier versions of each uid go, and
     its delete entry (id, uid, category, kind: no content) says where the archived copy
     is. The exporter reads only seq and uid (a gap in seq is fine); `maxmem history`,
@@ -383,7 +385,7 @@ def _as_record(memory: Memory) -> dict[str, Any]:
     return {name: getattr(memory, name) for name in _MEMORY_FIELDS}
 
 
-def _expire_transcripts(brain: "Brain", archive: Archive, limit: str, batch: int) -> dict[str, int]:
+def _expire_transcripts(brain: Brain, archive: Archive, limit: str, batch: int) -> dict[str, int]:
     counts = {"turns": 0, "tool_calls": 0}
     calls_table = _has_table(brain, "tool_calls")
     while True:
@@ -413,7 +415,7 @@ def _expire_transcripts(brain: "Brain", archive: Archive, limit: str, batch: int
 _ARCHIVE_NAME = re.compile(r"\.retention-(\d{8}T\d{6}Z)(?:-\d+)?\.jsonl\.gz$")
 
 
-def _archives(brain: "Brain", policy: Policy) -> list[tuple[Path, datetime]]:
+def _archives(brain: Brain, policy: Policy) -> list[tuple[Path, datetime]]:
     path = Path(brain.path)
     if str(path) == ":memory:" and policy.archive_dir is None:
         return []
@@ -427,14 +429,14 @@ def _archives(brain: "Brain", policy: Policy) -> list[tuple[Path, datetime]]:
     return sorted(found, key=lambda item: item[1])
 
 
-def _expired_archives(brain: "Brain", policy: Policy, now: datetime) -> list[Path]:
+def _expired_archives(brain: Brain, policy: Policy, now: datetime) -> list[Path]:
     if policy.archive_days is None:
         return []
     oldest_kept = now - timedelta(days=policy.archive_days)
     return [p for p, made in _archives(brain, policy) if made < oldest_kept]
 
 
-def _prune_archives(brain: "Brain", policy: Policy, now: datetime) -> list[Path]:
+def _prune_archives(brain: Brain, policy: Policy, now: datetime) -> list[Path]:
     pruned = []
     for archive_path in _expired_archives(brain, policy, now):
         try:
@@ -445,7 +447,7 @@ def _prune_archives(brain: "Brain", policy: Policy, now: datetime) -> list[Path]
     return pruned
 
 
-def _compact_vectors(brain: "Brain", share: float) -> bool:
+def _compact_vectors(brain: Brain, share: float) -> bool:
     """Rebuild the vec0 table when `share` of its slots belong to deleted rows.
 
     vec0 never reuses the slot of a deleted vector and VACUUM does not compact its
@@ -463,13 +465,14 @@ def _compact_vectors(brain: "Brain", share: float) -> bool:
         brain.db.execute("CREATE TEMP TABLE retention_vectors AS SELECT rowid AS id, embedding FROM memories_vec")
         brain.db.execute("DROP TABLE memories_vec")
         brain.db.execute(ddl)
-        brain.db.execute("INSERT INTO memories_vec (rowid, embedding) SELECT id, embedding FROM retention_vectors ORDER BY id")
+        brain.db.execute("INSERT INTO memories_vec (rowid, embedding) "
+                         "SELECT id, embedding FROM retention_vectors ORDER BY id")
         brain.db.execute("DROP TABLE temp.retention_vectors")
     log.info("rebuilt the vector table: %d live vectors in %d slots", live, slots)
     return True
 
 
-def _reclaim(brain: "Brain", share: float) -> bool:
+def _reclaim(brain: Brain, share: float) -> bool:
     """VACUUM when the free pages reach `share` of the file (deletes leave them free)."""
     _compact_vectors(brain, share)
     pages = int(brain.db.scalar("PRAGMA page_count") or 0)
@@ -518,7 +521,8 @@ def plan_summary(result: Mapping[str, Any]) -> list[str]:
     if result["oldest"]:
         lines.append("  oldest that would go:")
         for item in result["oldest"]:
-            lines.append(f"    #{item['id']} {item['created_at'][:10]} {item['category']}/{item['kind']}: {item['text']}")
+            lines.append(f"    #{item['id']} {item['created_at'][:10]} {item['category']}/{item['kind']}: "
+                         f"{item['text']}")
     for archive_path in result["archives_to_prune"]:
         lines.append(f"  old archive that would be removed: {archive_path}")
     return lines
@@ -527,7 +531,7 @@ def plan_summary(result: Mapping[str, Any]) -> list[str]:
 # -- growth -----------------------------------------------------------------------
 
 
-def growth(brain: "Brain", months: int = 6) -> dict[str, Any]:
+def growth(brain: Brain, months: int = 6) -> dict[str, Any]:
     """Memories and bytes created per category per month, for the last `months` months."""
     if not 1 <= int(months) <= 120:
         raise InvalidInput("months must be from 1 to 120")

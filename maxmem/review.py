@@ -26,7 +26,7 @@ FROM memories WHERE category = 'core' AND status != 'superseded'
 """
 
 
-def core_budget(brain: "Brain", config: Settings | None = None) -> dict[str, Any]:
+def core_budget(brain: Brain, config: Settings | None = None) -> dict[str, Any]:
     """Active core memories against the budget: count, estimated tokens, and a warning."""
     config = config or settings(brain.config)
     count, size = brain.db.execute(CORE_SIZE_SQL).fetchone()
@@ -49,7 +49,7 @@ def core_budget(brain: "Brain", config: Settings | None = None) -> dict[str, Any
     }
 
 
-def budget_check(brain: "Brain") -> dict[str, Any]:
+def budget_check(brain: Brain) -> dict[str, Any]:
     """The core budget as a `maxmem doctor` check."""
     budget = core_budget(brain)
     detail = budget["warning"] or (
@@ -58,7 +58,7 @@ def budget_check(brain: "Brain") -> dict[str, Any]:
     return {"name": "core budget", "ok": not budget["over"], "detail": detail}
 
 
-def _core_vectors(brain: "Brain") -> tuple[list[Memory], np.ndarray]:
+def _core_vectors(brain: Brain) -> tuple[list[Memory], np.ndarray]:
     memories = brain.list(category="core", include_superseded=False, limit=100_000, order="oldest")
     if brain.embedder is None or not memories:
         return [], np.zeros((0, 0), dtype=np.float32)
@@ -67,7 +67,7 @@ def _core_vectors(brain: "Brain") -> tuple[list[Memory], np.ndarray]:
     return kept, (np.vstack([stored[m.id] for m in kept]) if kept else np.zeros((0, 0), dtype=np.float32))
 
 
-def near_duplicate_pairs(brain: "Brain", threshold: float, limit: int) -> list[dict[str, Any]]:
+def near_duplicate_pairs(brain: Brain, threshold: float, limit: int) -> list[dict[str, Any]]:
     """Pairs of active core memories at least `threshold` similar, most similar first."""
     memories, matrix = _core_vectors(brain)
     pairs: list[tuple[float, int, int]] = []
@@ -85,7 +85,7 @@ def near_duplicate_pairs(brain: "Brain", threshold: float, limit: int) -> list[d
     ]
 
 
-def core_review(brain: "Brain", limit: int = 10, threshold: float | None = None) -> dict[str, Any]:
+def core_review(brain: Brain, limit: int = 10, threshold: float | None = None) -> dict[str, Any]:
     """Consolidation candidates in core: near-duplicates, superseded, never recalled, least important."""
     config = settings(brain.config)
     if limit < 1:

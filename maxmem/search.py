@@ -19,9 +19,10 @@ stages themselves are in vectors.py.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -81,7 +81,7 @@ DEFAULT_PATTERNS: dict[str, list[tuple[str, str, tuple[str, ...]]]] = {
         ("now-done", r"\b(?:is|are|has been|have been|was|were)\s+(?:now\s+|finally\s+|officially\s+|fully\s+|successfully\s+)*(?:complete|completed|done|finished|live|released|shipped|launched|deployed|published|approved|generally available|out)\b(?!\s+(?:of|for|with|in|by|via|through|using|on|at)\b)", _USER),
         ("the-x-launched", r"\b(?:the|our|my)\s+(?:[\w'.-]+\s+){0,4}(?:just\s+|finally\s+|officially\s+)?(?:launched|went live|closed|got approved|got accepted|got published|passed|crossed|sold out|broke even)\b", _USER),
         ("version-released", r"\bv?\d+\.\d+(?:\.\d+)?\b[^.;!?]{0,40}\b(?:is|was|has been|have been)\s+(?:now\s+)?(?:released|shipped|published|out|live|tagged)\b", _BOTH),
-        ("released-version", r"\b(?:we|i)\s+{adv}(?:released|shipped|published|tagged)\s+(?:version\s+)?v?\d+(?:\.\d+)+".format(adv=_ADV), _BOTH),
+        ("released-version", rf"\b(?:we|i)\s+{_ADV}(?:released|shipped|published|tagged)\s+(?:version\s+)?v?\d+(?:\.\d+)+", _BOTH),
         ("its-out", r"\bit'?s\s+(?:finally\s+)?(?:out|live)\b", _USER),
         ("label", rf"^\W*milestone{_LABEL_END}", _BOTH),
         ("my-first", r"\b(?:i|we)\s+(?:just\s+|finally\s+)?(?:ran|did|finished|completed|won|sold|published|launched|shipped|closed|signed|landed|made)\s+(?:my|our)\s+(?:very\s+)?first\b", _USER),
@@ -640,7 +640,7 @@ def check_trigger(trigger: Any) -> str:
     return str(trigger)
 
 
-def _importance(brain: "Brain", importance: float | None) -> float:
+def _importance(brain: Brain, importance: float | None) -> float:
     if importance is not None:
         return importance
     section = brain.config.section("triggers")
@@ -655,7 +655,7 @@ def _importance(brain: "Brain", importance: float | None) -> float:
 
 
 def commit(
-    brain: "Brain",
+    brain: Brain,
     trigger: str,
     text: str,
     title: str | None = None,
@@ -667,7 +667,7 @@ def commit(
     source_turns: Sequence[Any] | None = None,
     at: Any = None,
     rule: str | None = None,
-) -> "Stored":
+) -> Stored:
     """Write a trigger to core: kind = the trigger, high importance, provenance, never expiring.
 
     A near-identical core memory (the same fact restated, see curation) is updated
@@ -703,7 +703,7 @@ def commit(
     return brain.store({k: v for k, v in item.items() if v is not None}, merge_exact=True, near=True)
 
 
-def commit_detections(brain: "Brain", detections: Iterable[Detection]) -> dict[str, Any]:
+def commit_detections(brain: Brain, detections: Iterable[Detection]) -> dict[str, Any]:
     """Commit each detection to core; returns counts and the memories touched."""
     counts = {"added": 0, "updated": 0, "unchanged": 0}
     memories: list[Memory] = []
@@ -723,7 +723,7 @@ def commit_detections(brain: "Brain", detections: Iterable[Detection]) -> dict[s
     return {**counts, "memories": memories}
 
 
-def commit_new_turns(brain: "Brain", turns: Iterable[Any]) -> dict[str, Any]:
+def commit_new_turns(brain: Brain, turns: Iterable[Any]) -> dict[str, Any]:
     """Capture's hook: commit the triggers found in turns it has just stored.
 
     `[triggers] capture = false` turns it off. Call it after the turns' transaction
@@ -766,7 +766,7 @@ LIMIT ?
 """
 
 
-def sweep(brain: "Brain", since: Any = "1d", rules: Rules | None = None, batch: int = 200) -> dict[str, Any]:
+def sweep(brain: Brain, since: Any = "1d", rules: Rules | None = None, batch: int = 200) -> dict[str, Any]:
     """Scan conversation memories created since `since` ("1d", "12h", or a time) and
     commit the triggers found in them. Running it twice adds nothing new."""
     rules = rules or load_rules(brain.config)

@@ -6,7 +6,8 @@ turn every read into a write: it cost 0.5–1.2 ms of a search's p50 at 100k mem
 doubled its p95, made searches wait for writers' locks and changed a brain.db that was
 only read. So a search only counts, in memory; the counts are written in one small
 transaction at most every FLUSH_SECONDS (by the next search after that), and when
-the brain is closed; the memories a Brain hands out count them in meanwhile (`seen`). A flush never waits for a lock: when another process is writing,
+the brain is closed; the memories a Brain hands out count them in meanwhile (`seen`).
+A flush never waits for a lock: when another process is writing,
 the counts wait for the next flush (and those of a process that ends while brain.db
 is locked are lost: they are statistics, not memories).
 """

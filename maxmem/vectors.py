@@ -120,7 +120,7 @@ class Quantizer:
     scale: np.ndarray
 
     @classmethod
-    def fit(cls, vectors: np.ndarray) -> "Quantizer":
+    def fit(cls, vectors: np.ndarray) -> Quantizer:
         vectors = np.asarray(vectors, dtype=np.float32)
         center = vectors.mean(axis=0)
         spread = np.abs(vectors - center).max(axis=0)
@@ -128,7 +128,7 @@ class Quantizer:
         return cls(center.astype(np.float32), (spread / 127.0).astype(np.float32))
 
     @classmethod
-    def identity(cls, dim: int) -> "Quantizer":
+    def identity(cls, dim: int) -> Quantizer:
         return cls(np.zeros(dim, np.float32), np.full(dim, 1.0 / 127.0, np.float32))
 
     def bits(self, vectors: np.ndarray) -> np.ndarray:
@@ -152,7 +152,7 @@ class Quantizer:
         return np.concatenate([self.center, self.scale]).astype(np.float32).tobytes().hex()
 
     @classmethod
-    def from_meta(cls, raw: str) -> "Quantizer":
+    def from_meta(cls, raw: str) -> Quantizer:
         both = np.frombuffer(bytes.fromhex(raw), dtype=np.float32)
         half = len(both) // 2
         return cls(both[:half].copy(), both[half:].copy())

@@ -14,9 +14,10 @@ from a template only if none exists yet, and says which happened.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone, tzinfo
-from typing import Any, Sequence, TYPE_CHECKING
+from datetime import UTC, datetime, timedelta, tzinfo
+from typing import TYPE_CHECKING, Any
 
 from .clock import iso, parse_time
 from .errors import InvalidInput
@@ -94,7 +95,7 @@ def category_for(kind: str) -> str:
 
 
 def observe(
-    brain: "Brain",
+    brain: Brain,
     type: str,
     content: str,
     title: str | None = None,
@@ -132,7 +133,7 @@ def observe(
     )
 
 
-def resolve(brain: "Brain", id_or_uid: int | str, title: str | None = None,
+def resolve(brain: Brain, id_or_uid: int | str, title: str | None = None,
             content: str | None = None) -> Memory:
     """Close a piece of work: status resolved, resolved_at now; a `content` note is
     appended as the resolution, a `title` replaces the old one."""
@@ -166,7 +167,7 @@ def duration_hours(memory: Memory) -> float | None:
     return hours_between(memory.started_at or memory.created_at, parse_time(memory.resolved_at))
 
 
-def active(brain: "Brain", min_importance: float | None = None, limit: int = 100) -> list[OpenWork]:
+def active(brain: Brain, min_importance: float | None = None, limit: int = 100) -> list[OpenWork]:
     """Open work, most important first, each with how many hours it has been open."""
     if min_importance is not None and not 0.0 <= float(min_importance) <= 1.0:
         raise InvalidInput("min-importance must be from 0 to 1")
@@ -195,7 +196,7 @@ class TimelineEvent:
         return out
 
 
-def timeline(brain: "Brain", days: int = 30) -> list[TimelineEvent]:
+def timeline(brain: Brain, days: int = 30) -> list[TimelineEvent]:
     """What started, was recorded and was resolved in the last `days` days, in time order."""
     if not isinstance(days, int) or days < 1 or days > 36500:
         raise InvalidInput("days must be a whole number from 1 to 36500")
@@ -257,7 +258,7 @@ def project_from_task(task: str) -> str:
 
 
 def ensure_observation(
-    brain: "Brain",
+    brain: Brain,
     project: str,
     location: str | None = None,
     assigned_by: str | None = None,
@@ -317,5 +318,5 @@ def format_hours(hours: float) -> str:
     return f"{hours / 24:.1f} days"
 
 
-def local(at: str, tz: tzinfo = timezone.utc) -> str:
+def local(at: str, tz: tzinfo = UTC) -> str:
     return parse_time(at).astimezone(tz).strftime("%Y-%m-%d %H:%M")

@@ -27,14 +27,15 @@ import hashlib
 import os
 import re
 import shutil
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, time, timezone, tzinfo
+from datetime import UTC, date, datetime, time, tzinfo
 from pathlib import Path, PurePath
-from typing import Any, Iterable, Iterator, Mapping, Sequence, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .clock import iso, parse_time
-from .files import write_private
 from .errors import InvalidInput
+from .files import write_private
 from .memory import Memory
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -117,7 +118,7 @@ def _field(memory: Any, name: str, default: Any = None) -> Any:
 
 
 def render_workspace(
-    memories: Iterable[Any], *, tz: tzinfo = timezone.utc, generated_at: datetime | None = None
+    memories: Iterable[Any], *, tz: tzinfo = UTC, generated_at: datetime | None = None
 ) -> list[RenderedFile]:
     """All files of an export: MEMORY.md (core and project) and one file per day."""
     long_term: list[Any] = []
@@ -167,7 +168,7 @@ def render_memory_md(memories: Iterable[Any], *, generated_at: datetime | None =
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def render_daily(day: date, memories: Iterable[Any], *, tz: tzinfo = timezone.utc) -> str:
+def render_daily(day: date, memories: Iterable[Any], *, tz: tzinfo = UTC) -> str:
     """memory/YYYY-MM-DD.md: a dated log, one timed bullet per memory, oldest first."""
     ordered = sorted(memories, key=lambda m: _field(m, "created_at") or "")
     lines = [f"# {day.isoformat()}", ""]
@@ -240,7 +241,7 @@ def _one_line(text: str) -> str:
 
 
 def parse_markdown(
-    text: str, *, path: str | PurePath = MEMORY_FILE, tz: tzinfo = timezone.utc
+    text: str, *, path: str | PurePath = MEMORY_FILE, tz: tzinfo = UTC
 ) -> list[dict[str, Any]]:
     """Memories (dicts for Brain.remember_many) from one MEMORY.md or daily file.
 
@@ -430,7 +431,7 @@ class ExportReport:
         return {"directory": self.directory, "memories": self.memories, "files": self.files}
 
 
-def _iter_memories(brain: "Brain", categories: Sequence[str]) -> Iterator[Any]:
+def _iter_memories(brain: Brain, categories: Sequence[str]) -> Iterator[Any]:
     sql = ALL_MEMORIES_SQL.format(",".join("?" * len(categories)))
     last = 0
     while rows := brain.db.rows(sql, (last, *categories)):
@@ -440,10 +441,10 @@ def _iter_memories(brain: "Brain", categories: Sequence[str]) -> Iterator[Any]:
 
 
 def export_markdown(
-    brain: "Brain",
+    brain: Brain,
     directory: str | Path,
     *,
-    tz: tzinfo = timezone.utc,
+    tz: tzinfo = UTC,
     include_conversations: bool = False,
     force: bool = False,
 ) -> ExportReport:
@@ -470,12 +471,12 @@ def export_markdown(
         text = rendered.text
         if rendered.path != MEMORY_FILE:
             text = text.replace("\n\n", f"\n\n<!-- {EXPORT_MARK} -->\n\n", 1)
-        write_private(target, lambda handle: handle.write(text))  # memories are private
+        write_private(target, lambda handle, text=text: handle.write(text))  # memories are private
         written.append({"path": rendered.path, "memories": rendered.count})
     return ExportReport(str(root), written)
 
 
-def backup_markdown(brain: "Brain", root: str | Path, keep: int, *, tz: tzinfo = timezone.utc,
+def backup_markdown(brain: Brain, root: str | Path, keep: int, *, tz: tzinfo = UTC,
                     include_conversations: bool = False) -> ExportReport:
     """A dated export (root/YYYY-MM-DD/) for a nightly job; only the newest `keep` stay."""
     if keep < 1:
@@ -522,7 +523,7 @@ def markdown_files(pattern: str | Path) -> list[Path]:
     return found
 
 
-def import_markdown(brain: "Brain", pattern: str | Path, *, tz: tzinfo = timezone.utc) -> ImportReport:
+def import_markdown(brain: Brain, pattern: str | Path, *, tz: tzinfo = UTC) -> ImportReport:
     """Bring MEMORY.md / memory/YYYY-MM-DD.md files in, each file in one transaction.
 
     A file already imported with the same content is skipped; within a changed file,
@@ -549,7 +550,7 @@ def import_markdown(brain: "Brain", pattern: str | Path, *, tz: tzinfo = timezon
         items = parse_markdown(text, path=relative, tz=tz)
         fallback_time = None
         if file_date(path) is None:  # MEMORY.md: undated bullets take the file's date
-            fallback_time = iso(datetime.fromtimestamp(path.stat().st_mtime, timezone.utc))
+            fallback_time = iso(datetime.fromtimestamp(path.stat().st_mtime, UTC))
         for item in items:
             item["metadata"]["import_key"] = _import_key(relative, item)
             item["source"] = "import"
@@ -586,7 +587,7 @@ def _import_key(relative: str, item: Mapping[str, Any]) -> str:
     return hashlib.sha256(basis.encode("utf-8")).hexdigest()[:32]
 
 
-def _not_yet_stored(brain: "Brain", items: list[dict[str, Any]],
+def _not_yet_stored(brain: Brain, items: list[dict[str, Any]],
                     known_keys: set[str]) -> list[dict[str, Any]]:
     have_uids = {row[0] for row in brain.db.each_in(UID_EXISTS_SQL, [i["uid"] for i in items if i.get("uid")])}
     out, seen = [], set()

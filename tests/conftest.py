@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
 
 from maxmem import Brain, Config, FixedClock
 from maxmem.db import Database
+
+if TYPE_CHECKING:
+    from embed_server import EmbeddingServer
 
 # pg_fixture: a real PostgreSQL + pgvector for the sync tests (skipped, with the reason, if it cannot start).
 pytest_plugins: list[str] = ["pg_fixture"]
@@ -123,7 +127,7 @@ def local_embedder():
 
 
 @pytest.fixture(scope="session")
-def embedding_server() -> Iterator["EmbeddingServer"]:
+def embedding_server() -> Iterator[EmbeddingServer]:
     from embed_server import EmbeddingServer
 
     server = EmbeddingServer()

@@ -35,8 +35,9 @@ import shutil
 import socket
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -79,7 +80,7 @@ def _run_as() -> dict[str, Any]:
                 check=True, capture_output=True, text=True,
             )
         except (OSError, subprocess.CalledProcessError) as exc:
-            raise PgUnavailable(f"running as root and cannot create user {SYSTEM_USER}: {exc}")
+            raise PgUnavailable(f"running as root and cannot create user {SYSTEM_USER}: {exc}") from None
         entry = pwd.getpwnam(SYSTEM_USER)
     return {"user": entry.pw_uid, "group": entry.pw_gid, "extra_groups": []}
 

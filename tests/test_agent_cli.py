@@ -5,10 +5,8 @@ from __future__ import annotations
 import io
 import json
 import sys
-from pathlib import Path
 
 import pytest
-
 from conftest import run_cli
 
 

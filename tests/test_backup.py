@@ -11,12 +11,11 @@ from pathlib import Path
 
 import apsw
 import pytest
+from conftest import HashEmbedder, run_cli
 
-from conftest import HashEmbedder
 from maxmem import Brain, Config, DatabaseError, FixedClock, InvalidInput
 from maxmem.backup import backup, create_backup, list_backups, restore
 from maxmem.health import last_runs
-from conftest import run_cli
 
 WORKER = Path(__file__).with_name("stress_worker.py")
 
@@ -159,7 +158,8 @@ def test_restore_refuses_vectors_from_another_embedder_unless_forced(tmp_path):
     db = tmp_path / "brain.db"
     make_brain(db, 5)
     saved = create_backup(db, config=Config()).path
-    with pytest.raises(DatabaseError, match=r"holds vectors from test:hash-bow:\d+, but the configured embedder is test:hash-bow:32: .*--force"):
+    with pytest.raises(DatabaseError, match=r"holds vectors from test:hash-bow:\d+, "
+                       r"but the configured embedder is test:hash-bow:32: .*--force"):
         restore(saved, db, config=Config(), embedder=HashEmbedder(dim=32))
     result = restore(saved, db, config=Config(), embedder=HashEmbedder(dim=32), force=True)
     assert result.memories == 5

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, assume, example, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from maxmem import Brain, MaxmemError
@@ -201,7 +200,8 @@ def test_save_context_of_any_document(brain, document):
 
 
 def test_huge_inputs_fail_fast_with_one_line(brain):
-    for call in (lambda: brain.remember("x" * 2_000_000), lambda: brain.remember("ok", tags=["t"] * 10_000 + ["y" * 99]),
+    for call in (lambda: brain.remember("x" * 2_000_000),
+                 lambda: brain.remember("ok", tags=["t"] * 10_000 + ["y" * 99]),
                  lambda: brain.remember("ok", title="t" * 10_000)):
         attempt(brain, call)
     hits = brain.search("word " * 25_000)  # 125 KB of query: answered, not refused

@@ -8,14 +8,14 @@ import shutil
 from pathlib import Path
 
 import pytest
+from test_capture_readers import CHATGPT_EXPORT, CLAUDE, CODEX, FIXTURES, MARKDOWN, OPENCLAW
+from test_redact import SECRETS
 
 from maxmem import Brain, Clock
 from maxmem.capture import CaptureSettings, run_capture
-from maxmem.db import Database
-from maxmem.capture.readers import detect_format, read
 from maxmem.capture.model import ReadContext
-from test_capture_readers import CHATGPT_EXPORT, CLAUDE, CODEX, FIXTURES, MARKDOWN, OPENCLAW
-from test_redact import SECRETS
+from maxmem.capture.readers import detect_format, read
+from maxmem.db import Database
 
 
 @pytest.fixture
@@ -235,6 +235,7 @@ def test_forgetting_a_captured_memory_blanks_its_turns_and_they_do_not_come_back
 
 def test_a_locked_brain_counts_nothing_as_added_and_the_next_run_takes_it(tmp_path, hash_embedder):
     import apsw
+
     from maxmem import Config
 
     path = tmp_path / "chat.jsonl"

@@ -13,11 +13,11 @@ import time
 from pathlib import Path
 
 import schedule
-
-from maxmem.daemon import Job, run_daemon
 from test_capture import home  # noqa: F401  (the fixture)
 from test_capture_readers import FIXTURES
 from test_cli import run
+
+from maxmem.daemon import Job, run_daemon
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "maxmem-capture-cron"

@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
+from test_capture import cbrain, home, settings_for, turns  # noqa: F401  (fixtures)
 
 from maxmem import Config, load_config
 from maxmem.capture import CaptureSettings, discover, run_capture, sources_for_path
 from maxmem.errors import ConfigError, InvalidInput
-from test_capture import cbrain, home, settings_for, turns  # noqa: F401  (fixtures)
 
 
 def names(sources) -> set[str]:

@@ -203,7 +203,7 @@ def test_readme_demo_search_runs_on_the_sample(tmp_path):
     r = subprocess.run([sys.executable, "-m", "maxmem", *args], capture_output=True, text=True,
                        cwd=ROOT, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
     assert r.returncode == 0, r.stderr
-    lines = [l for l in r.stdout.splitlines() if re.match(r"^\s*\d+\.\s+\d\.\d{3}", l)]
+    lines = [line for line in r.stdout.splitlines() if re.match(r"^\s*\d+\.\s+\d\.\d{3}", line)]
     assert len(lines) >= 3, r.stdout
     assert "PostgreSQL" in lines[0], r.stdout
 

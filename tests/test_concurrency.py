@@ -13,15 +13,12 @@ import gzip
 import json
 import subprocess
 import sys
-import threading
 import time
-from collections import defaultdict
 from pathlib import Path
 
-import apsw
 import pytest
-
 from conftest import HashEmbedder
+
 from maxmem import Brain, Config
 from maxmem.db import Database
 
@@ -206,13 +203,12 @@ class WatchfulEmbedder(HashEmbedder):
 
 def test_no_job_embeds_inside_a_write_transaction(tmp_path):
     """Every path that stores memories embeds before its write transaction opens."""
-    import gzip as gz
 
-    from maxmem.jsonl import read_jsonl
     from maxmem.capture import CaptureSettings, run_capture
     from maxmem.compaction import save_context
-    from maxmem.workspace import import_markdown
+    from maxmem.jsonl import read_jsonl
     from maxmem.work import ensure_observation
+    from maxmem.workspace import import_markdown
 
     embedder = WatchfulEmbedder()
     with Brain.open(tmp_path / "brain.db", embedder=embedder) as brain:

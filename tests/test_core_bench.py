@@ -25,8 +25,11 @@ def test_the_benchmark_runs_and_reports_every_figure(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "| 300 | 32 |" in result.stdout
     (row,) = json.loads(out.read_text())["speed"]
-    for key in ("ingest_per_s", "raw_per_s", "search_p50_ms", "search_p95_ms", "floor_p50_ms", "floor_p95_ms"):
+    for key in ("ingest_per_s", "raw_per_s", "search_p50_ms", "search_p95_ms", "floor_p50_ms", "floor_p95_ms",
+                "tracked_p50_ms", "tracked_p95_ms"):
         assert row[key] > 0
+    assert row["bytes_unchanged_by_search"] == {"unchanged_after_search": True, "written_at_close": True}
+    assert "usage tracking:" in result.stdout
 
 
 def test_the_exact_ranking_matches_search_on_a_small_brain(tmp_path):

@@ -17,10 +17,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import HashEmbedder, run_cli
 
-from conftest import HashEmbedder
 from maxmem import Brain, MaxmemError
-from conftest import run_cli
 
 COMMANDS = [["search", "kilo lima"], ["list", "-n", "3"], ["stats"], ["add", "a new memory"],
             ["get", "1"], ["doctor"]]

@@ -21,11 +21,11 @@ import zlib
 from pathlib import Path
 
 import pytest
-
 from conftest import HashEmbedder
+from test_concurrency import change_log_agrees
+
 from maxmem import Brain
 from maxmem.jsonl import read_jsonl
-from test_concurrency import change_log_agrees
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -7,11 +7,11 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from maxmem import Brain, Config, FixedClock, InvalidInput, NotFound
+from maxmem import Brain, Config, InvalidInput, NotFound
 from maxmem.cli import cli
 from maxmem.curation import is_near_duplicate, settings
-from maxmem.review import core_budget, core_review
 from maxmem.errors import ConfigError
+from maxmem.review import core_budget, core_review
 
 
 @pytest.fixture

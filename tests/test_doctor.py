@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import json
-import shutil
 import os
+import shutil
 from pathlib import Path
 
 import pytest
+from conftest import HashEmbedder, run_cli
 
-from conftest import HashEmbedder
 from maxmem import Brain, Config, FixedClock, InvalidInput
 from maxmem.doctor import run_checks
 from maxmem.health import job_name, last_runs, record_run
-from conftest import run_cli
 
 
 def checks(report: dict) -> dict[str, dict]:

@@ -7,7 +7,7 @@ import pytest
 
 from maxmem import Brain, Config, EmbeddingError
 from maxmem.config import load_config
-from maxmem.embeddings import OpenAIEmbedder, make_embedder
+from maxmem.embeddings import make_embedder
 
 
 def test_openai_embedder_batches_and_matches_local_vectors(openai_config, embedding_server, local_embedder):
@@ -34,7 +34,7 @@ def test_brain_with_openai_provider_end_to_end(tmp_path, openai_config, embeddin
 
 def test_retries_429_and_5xx_then_succeeds(openai_config, embedding_server):
     embedder = make_embedder("openai", openai_config)
-    embedder.dim  # probe first
+    assert embedder.dim  # probe first
     embedding_server.failures[:] = [429, 500, 503]
     before = len(embedding_server.requests)
     vectors = embedder.embed_documents(["retry me"])

@@ -66,7 +66,8 @@ def test_load_follows_the_protocol(tmp_path):
     conv = locomo.load(path)[0]
     assert [i["metadata"]["dia_id"] for i in conv.items] == ["D1:1", "D1:2", "D1:3", "D2:1", "D2:2"]
     third = conv.items[2]
-    assert third["content"] == "Ada: She sleeps under the tomato plants all day. [shares a cat asleep under tomato plants]"
+    assert third["content"] == ("Ada: She sleeps under the tomato plants all day. "
+                                "[shares a cat asleep under tomato plants]")
     assert third["created_at"] == "2023-05-08T13:56:00.000Z" and third["category"] == "conversation"
     assert third["metadata"] == {"dia_id": "D1:3", "session": 1} and third["session_id"] == "conv-26/session_1"
     assert [q.gold for q in conv.questions] == [["D1:1"], ["D2:1"], ["D1:1", "D2:1"], ["D1:3"], ["D2:2"]]
@@ -86,7 +87,7 @@ def test_the_benchmark_runs_end_to_end_through_brain(tmp_path, capsys):
     result = json.loads(out.read_text())
     assert result["memories"] == 10 and result["questions"] == 10
     assert set(result["results"]) == {"hybrid", "keyword", "vector"}
-    for mode, groups in result["results"].items():
+    for groups in result["results"].values():
         assert groups["tuning"]["overall"]["n"] == 4 and groups["all"]["overall"]["n"] == 8
         assert groups["all"]["adversarial"]["n"] == 2
         # five memories per brain: everything is within the top 10

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import pytest
-
-from maxmem import Brain, DatabaseError
-from maxmem import migrations
-from maxmem.db import Database
-
 from conftest import database_at_version
+
+from maxmem import Brain, DatabaseError, migrations
+from maxmem.db import Database
 
 
 def test_blank_database_gets_every_migration(tmp_path):

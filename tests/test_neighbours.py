@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from maxmem import Brain
-from maxmem import migrations, neighbours
-
 from conftest import database_at_version
+
+from maxmem import Brain, neighbours
 
 DAY = "2023-05-08T13:56:00.000Z"
 TURNS = [

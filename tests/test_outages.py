@@ -9,12 +9,11 @@ cleanly while the outage lasts and backfills once the API is back.
 from __future__ import annotations
 
 import socket
-import time
 import subprocess
 import sys
+import time
 
 import pytest
-
 from conftest import run_cli
 
 KEY = "sk-test-key"

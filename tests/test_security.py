@@ -3,8 +3,6 @@ API, nothing sensitive in logs."""
 
 from __future__ import annotations
 
-import gzip
-import json
 import os
 import stat
 import subprocess
@@ -12,8 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import HashEmbedder
+
 from maxmem import Brain, Config
 
 SECRET = "sk-proj-Zq8Xv2Lm4Nw7Rt1Yb6Hc3Kd9Pf5Gs0Ju"  # the shape of an OpenAI key

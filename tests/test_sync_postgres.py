@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import run_cli
 
 from maxmem import Brain, Config
 from maxmem.embeddings import identity
@@ -19,7 +20,6 @@ from maxmem.memory import Filters
 from maxmem.search import keyword_candidates
 from maxmem.sync import pgsearch
 from maxmem.sync.postgres import SyncError, export, mask_dsn, status, target_name
-from conftest import run_cli
 
 psycopg = pytest.importorskip("psycopg")
 

@@ -105,7 +105,8 @@ def test_generated_turns_give_the_reference_detections(turns, which):
 
 # --- generated patterns -------------------------------------------------------------
 
-_ATOMS = ["we", "decided", "ab", "a", "b", "ki", "s", "K", r"\w", r"\s", ".", "[ab]", "[^a]", r"\d", r"\b", "^", "$", "—"]
+_ATOMS = ["we", "decided", "ab", "a", "b", "ki", "s", "K", r"\w", r"\s", ".", "[ab]", "[^a]", r"\d", r"\b",
+          "^", "$", "—"]
 
 
 def _patterns():
@@ -113,8 +114,10 @@ def _patterns():
         return st.one_of(
             st.tuples(inner, inner).map("".join),
             st.tuples(inner, inner).map("|".join),
-            st.tuples(st.sampled_from(["(?:", "(", "(?=", "(?!", "(?>", "(?-i:", "(?<!a)("]), inner).map(lambda t: f"{t[0]}{t[1]})"),
-            st.tuples(st.just("(?:"), inner, st.sampled_from(["?", "*", "+", "{2}", "{0,2}", "{1,3}", "+?", "*+", "??"]))
+            st.tuples(st.sampled_from(["(?:", "(", "(?=", "(?!", "(?>", "(?-i:", "(?<!a)("]), inner)
+            .map(lambda t: f"{t[0]}{t[1]})"),
+            st.tuples(st.just("(?:"), inner,
+                      st.sampled_from(["?", "*", "+", "{2}", "{0,2}", "{1,3}", "+?", "*+", "??"]))
             .map(lambda t: f"{t[0]}{t[1]}){t[2]}"),
             st.tuples(st.just("("), inner, st.just(r")\1")).map("".join),
         )
@@ -123,7 +126,8 @@ def _patterns():
 
 
 @settings(max_examples=2 * EXAMPLES, deadline=None)
-@given(_patterns(), st.lists(st.text(alphabet="abdeiwcsKk\u0131\u0130\u017f\u212a .—\n", max_size=12), min_size=1, max_size=6))
+@given(_patterns(), st.lists(st.text(alphabet="abdeiwcsKk\u0131\u0130\u017f\u212a .—\n", max_size=12),
+                             min_size=1, max_size=6))
 def test_a_pattern_is_tried_whenever_it_can_match(pattern, samples):
     try:
         regex = re.compile(pattern, re.IGNORECASE)

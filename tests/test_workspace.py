@@ -225,8 +225,8 @@ def test_export_into_a_fresh_brain_keeps_uids_and_fields(brain, clock, tmp_path,
         assert sum(f["added"] for f in result.files) == 4
         keep = ("uid", "category", "kind", "title", "content", "tags", "importance", "status",
                 "pinned")
-        mine = sorted((tuple(getattr(m, k) for k in keep) for m in brain.list(limit=100)
-                       if m.category != "conversation"))
+        mine = sorted(tuple(getattr(m, k) for k in keep) for m in brain.list(limit=100)
+                       if m.category != "conversation")
         theirs = sorted(tuple(getattr(m, k) for k in keep) for m in other.list(limit=100))
         assert mine == theirs
         daily = other.list(category="daily", order="oldest")

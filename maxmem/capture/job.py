@@ -34,9 +34,9 @@ from ..redact import redact
 from ..triggers import commit_new_turns
 from . import readers, store
 from .chunker import ChunkTurn, chunk
-from .roots import CaptureSettings, Source, discover, sources_for_path
 from .lines import head_hash
 from .model import CaptureFormatError, Parsed, ReadContext, ToolCall, Turn
+from .roots import CaptureSettings, Source, discover, sources_for_path
 from .text import truncate
 
 if TYPE_CHECKING:
@@ -129,7 +129,7 @@ class _Batch:
 
 
 def run_capture(
-    brain: "Brain",
+    brain: Brain,
     paths: Sequence[str | Path] | None = None,
     format: str | None = None,
     dry_run: bool = False,
@@ -176,7 +176,7 @@ def _by_mtime(sources: list[Source]) -> list[Source]:
 
 
 class _Job:
-    def __init__(self, brain: "Brain", settings: CaptureSettings, dry_run: bool) -> None:
+    def __init__(self, brain: Brain, settings: CaptureSettings, dry_run: bool) -> None:
         self.brain = brain
         self.db = brain.db
         self.settings = settings
@@ -187,7 +187,7 @@ class _Job:
     def capture_file(self, source: Source) -> FileReport | None:
         path = os.path.abspath(source.path)
         detail = FileReport(path=path, format=source.format)
-        for attempt in range(3):
+        for _ in range(3):
             try:
                 return self._capture(source, path, detail)
             except _Conflict:

@@ -64,7 +64,7 @@ class CaptureSettings:
 
     @classmethod
     def from_config(cls, config: Config, env: Mapping[str, str] | None = None,
-                    home: Path | None = None) -> "CaptureSettings":
+                    home: Path | None = None) -> CaptureSettings:
         """Settings from the config's [capture] table, with the agents' variables
         (OPENCLAW_STATE_DIR, CLAUDE_CONFIG_DIR, CODEX_HOME) taken from `env`."""
         env = env or {}

@@ -102,7 +102,7 @@ class Cursor:
     state: dict[str, Any]
 
     @classmethod
-    def from_row(cls, row: dict[str, Any]) -> "Cursor":
+    def from_row(cls, row: dict[str, Any]) -> Cursor:
         try:
             state = json.loads(row["state"] or "{}")
         except ValueError:

@@ -94,20 +94,23 @@ class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
         pass
 
 
+HANDLER_NAME = "maxmem-cli"  # the handlers this module added, to replace on the next call
+
+
 def _configure_logging(verbose: int, log_file: Path | None) -> None:
     logger = logging.getLogger("maxmem")
     level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
     logger.setLevel(min(level, logging.INFO) if log_file else level)
     # Start afresh each time: an earlier call in this process (tests, an embedding
     # program) left its handlers and may have had another log file.
-    for old in [h for h in logger.handlers if getattr(h, "_maxmem", False)]:
+    for old in [h for h in logger.handlers if h.get_name() == HANDLER_NAME]:
         logger.removeHandler(old)
         if isinstance(old, logging.FileHandler):
             old.close()
     handler = _StderrHandler()
     handler.setLevel(level)
     handler.setFormatter(logging.Formatter("maxmem: %(levelname)s: %(message)s"))
-    handler._maxmem = True  # type: ignore[attr-defined]
+    handler.set_name(HANDLER_NAME)
     logger.addHandler(handler)
     logger.propagate = False
     if log_file:
@@ -115,7 +118,7 @@ def _configure_logging(verbose: int, log_file: Path | None) -> None:
         file_handler = logging.FileHandler(log_file, encoding="utf-8")
         file_handler.setLevel(logging.INFO)
         file_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
-        file_handler._maxmem = True  # type: ignore[attr-defined]
+        file_handler.set_name(HANDLER_NAME)
         logger.addHandler(file_handler)
 
 

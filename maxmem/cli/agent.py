@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import click
 
@@ -17,7 +18,6 @@ from ..clock import Clock
 from ..errors import InvalidInput
 from ..mcp import serve
 from .common import State, emit, json_option, memory_line, pass_state, read_stdin, split_tags
-
 
 # -- work tracking ---------------------------------------------------------------
 

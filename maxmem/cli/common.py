@@ -8,9 +8,10 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import tzinfo
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import click
 
@@ -20,7 +21,6 @@ from ..config import Config, local_timezone
 from ..errors import InvalidInput
 from ..memory import CATEGORIES, STATUSES, Filters
 from ..nlquery import parse_when
-
 
 ISO_START = re.compile(r"^\d{4}-\d{2}-\d{2}|^\d+(?:\.\d+)?$")
 

@@ -4,7 +4,8 @@ Brain method), and prints."""
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import click
 

@@ -7,8 +7,9 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import click
 

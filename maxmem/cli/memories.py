@@ -14,8 +14,22 @@ from ..files import write_private
 from ..jsonl import read_jsonl, write_jsonl
 from ..memory import CATEGORIES, STATUSES
 from ..workspace import backup_markdown, export_markdown, import_markdown
-from .common import (State, emit, filter_options, filters_from, fmt, json_option, memory_detail, memory_line,
-                     parse_metadata, pass_state, print_hits, read_stdin, split_tags)
+from .common import (
+    State,
+    emit,
+    filter_options,
+    filters_from,
+    fmt,
+    json_option,
+    memory_detail,
+    memory_line,
+    parse_metadata,
+    pass_state,
+    print_hits,
+    read_stdin,
+    split_tags,
+)
+
 
 @click.command()
 @click.argument("content", required=False)

@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import click
 import tomli_w
 
 from ..config import EMBEDDERS, default_config_path
-from ..files import write_private
 from ..doctor import run_checks, size_lines
 from ..errors import InvalidInput
+from ..files import write_private
 from ..review import budget_check, core_budget
 from .common import State, emit, json_option, pass_state, progress
+
 
 @click.command()
 @click.option("--embedder", "init_embedder", type=click.Choice(EMBEDDERS), default=None,

@@ -25,18 +25,18 @@ another model rank by keyword alone.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .. import search as search_mod
 from ..clock import iso, to_iso
 from ..db import check_identifier
 from ..embeddings import identity
 from ..errors import EmbeddingError, InvalidInput
-from ..memory import Memory
-from .. import search as search_mod
-from ..memory import Filters
+from ..memory import Filters, Memory
 from ..search import MODES
 from .postgres import SyncError, connect, describe_error, psycopg_module, read_schema, target_name
 from .terms import COLUMN_LABELS, Tokenizer, column_weights, query_payload
@@ -254,7 +254,7 @@ def _named(sql: str, params: list[Any], prefix: str) -> tuple[str, dict[str, Any
 
 
 def search(
-    brain: "Brain",
+    brain: Brain,
     dsn: str,
     query: str,
     limit: int = 10,
@@ -401,7 +401,7 @@ def search(
     return [_hit(r) for r in rows], plan
 
 
-def _centred_similarity(brain: "Brain", query_vector: Any, distance: str, params: dict[str, Any]) -> str:
+def _centred_similarity(brain: Brain, query_vector: Any, distance: str, params: dict[str, Any]) -> str:
     """SQL for search_mod.centred_cosine around the querying brain's centre (its quantizer's),
     from a memory's cosine distances to the query and to the centre (vectors are unit)."""
     quantizer = brain.vectors.quantizer()

@@ -27,8 +27,9 @@ import re
 import socket
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import numpy as np
@@ -155,7 +156,8 @@ STAGE_COLUMNS: list[tuple[str, str]] = [
     ("fts_length", "int4"), ("fts_freq", "text"), ("embedder", "text"),
 ]
 CASTS = {
-    "tags": "jsonb", "metadata": "jsonb", "fts_freq": "jsonb", "started_at": "timestamptz", "resolved_at": "timestamptz",
+    "tags": "jsonb", "metadata": "jsonb", "fts_freq": "jsonb", "started_at": "timestamptz",
+    "resolved_at": "timestamptz",
     "created_at": "timestamptz", "updated_at": "timestamptz", "last_recalled_at": "timestamptz",
     "embedded_at": "timestamptz",
 }
@@ -307,7 +309,7 @@ def describe_error(exc: BaseException, dsn: str) -> str:
     return mask_dsn(text)
 
 
-def connect(dsn: str) -> "psycopg.Connection[Any]":
+def connect(dsn: str) -> psycopg.Connection[Any]:
     """An autocommit connection (transactions are explicit) or a one-line SyncError."""
     psycopg = psycopg_module()
     try:
@@ -544,7 +546,7 @@ class SyncReport:
 class Exporter:
     """Pushes one brain to one PostgreSQL database over one connection."""
 
-    def __init__(self, brain: "Brain", conn: Any, report: SyncReport) -> None:
+    def __init__(self, brain: Brain, conn: Any, report: SyncReport) -> None:
         self.brain = brain
         self.db = brain.db
         self.conn = conn
@@ -682,7 +684,7 @@ class Exporter:
 
 
 def export(
-    brain: "Brain",
+    brain: Brain,
     dsn: str,
     agent: str | None = None,
     batch_size: int | None = None,
@@ -764,7 +766,7 @@ def _backlog(db: Database, cursor: int) -> int:
     return int(db.scalar("SELECT count(*) FROM changes WHERE seq > ?", (cursor,)))
 
 
-def _record_error(brain: "Brain", target: str, message: str) -> None:
+def _record_error(brain: Brain, target: str, message: str) -> None:
     try:
         with brain.db.atomic():
             brain.db.execute(SAVE_ERROR_SQL, (target, iso(brain.clock.now()), message))
@@ -791,7 +793,7 @@ class TargetStatus:
         return asdict(self)
 
 
-def status(brain: "Brain", dsn: str | None = None) -> list[TargetStatus]:
+def status(brain: Brain, dsn: str | None = None) -> list[TargetStatus]:
     """Cursor, backlog and last run of each database this brain exports to (no connection).
 
     `dsn`, the configured target, is listed even before its first run.

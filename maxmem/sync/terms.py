@@ -7,10 +7,10 @@ tags and the session context with the date written out, through the
 `memories_fts_source` view), tokenizes them with brain.db's FTS5 tokenizer (through
 apsw) and sends the tokens as a tsvector literal: one weight label per column (title
 A, content D, tags B, context C; search applies the bm25 column weights to those
-labels), one empty position between columns so that a phrase never spans two of them. The token count goes along as `fts_length`, FTS5's
-document length, and each token's count per column as JSON (`fts_freq`), from which
-search reads a single word's frequency without unnesting the tsvector (4x faster at
-100k memories); the tsvector serves the GIN index and phrases of several tokens.
+labels), one empty position between columns so that a phrase never spans two of them.
+The token count goes along as `fts_length`, FTS5's document length, and each token's
+count per column as JSON (`fts_freq`), from which search reads a single word's
+frequency without unnesting the tsvector (4x faster at 100k memories); the tsvector serves the GIN index and phrases of several tokens.
 Search tokenizes the query the same way.
 
 PostgreSQL limits: positions stop at 16383 and a lexeme keeps at most 256 of them,
@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import apsw
 
@@ -87,7 +88,7 @@ class Tokenizer:
             return []
         return [t[2] for t in self._tokenize(text.encode("utf-8"), reason, None)]
 
-    def document(self, values: Sequence[str | None]) -> "Document":
+    def document(self, values: Sequence[str | None]) -> Document:
         """The tsvector literal, token count and per-column counts of one memory's FTS5
         columns (`values` in the order of `self.columns`)."""
         positions: dict[str, list[str]] = {}

@@ -1,0 +1,165 @@
+"""The layout explains the design: no import circles, no private names across modules,
+and a write goes down the floors once.
+
+The floors are the import graph's (../shared/tools/import-graph, which also counts
+imports inside functions): a module's floor is one above the highest it imports. The
+write-path tests trace every call between maxmem's modules while a trigger commit, an
+`add` and a capture batch run, and check that no call climbs to a higher floor and
+that no module is entered twice on one call stack (A -> B -> A).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import pytest
+
+from maxmem import Brain, Clock
+from maxmem.capture import CaptureSettings, run_capture
+from maxmem.triggers import commit
+
+ROOT = Path(__file__).resolve().parent.parent
+GRAPH = ROOT.parent / "shared" / "tools" / "import-graph"
+PACKAGE = ROOT / "maxmem"
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "transcripts"
+# Frames that only pass a call through: db.guarded's wrapper (a decorator of Brain's
+# public methods) and contextlib's generator of db.atomic.
+PASS_THROUGH = {("maxmem.db", "wrapper")}
+
+
+def import_graph() -> str:
+    if not GRAPH.exists():
+        pytest.skip(f"{GRAPH} is not here (it comes with ../shared)")
+    result = subprocess.run([sys.executable, str(GRAPH), "maxmem"], capture_output=True, text=True, cwd=ROOT)
+    return result.stdout
+
+
+def floors() -> dict[str, int]:
+    found: dict[str, int] = {}
+    for line in import_graph().splitlines():
+        if m := re.match(r"floor\s+(\d+): (.+)", line):
+            found.update({name: int(m.group(1)) for name in m.group(2).split(", ")})
+    return found
+
+
+def test_no_import_circles_and_no_private_names_across_modules():
+    out = import_graph()
+    assert re.search(r"\b0 circles, 0 private names imported", out), out
+    assert not re.search(r"^(circle|private):", out, re.M), out
+
+
+def test_no_module_uses_another_modules_private_attributes():
+    """`brain._record` and the like: private names reached through an object."""
+    pattern = re.compile(r"\b(?!self\b|cls\b)([a-z][a-z_]*)\._[a-z]\w*")
+    offenders = []
+    for path in PACKAGE.rglob("*.py"):
+        for number, line in enumerate(path.read_text().splitlines(), start=1):
+            code = line.split("#", 1)[0]
+            for m in pattern.finditer(code):
+                if m.group(1) not in ("re", "sys", "os", "reader", "_constants", "_parser"):
+                    offenders.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert offenders == []
+
+
+def module_of(frame: FrameType) -> str | None:
+    path = Path(frame.f_code.co_filename)
+    try:
+        relative = path.resolve().relative_to(ROOT)
+    except ValueError:
+        return None
+    if relative.parts[0] != "maxmem":
+        return None
+    name = ".".join(relative.with_suffix("").parts)
+    return name.removesuffix(".__init__")
+
+
+@contextmanager
+def traced(calls: list[tuple[list[str], str]]) -> Iterator[None]:
+    """Record, for every call into a maxmem module from maxmem code, the modules on the
+    stack (collapsed, outermost first) and the callee's module."""
+
+    def stack_of(frame: FrameType | None) -> list[str]:
+        modules: list[str] = []
+        while frame is not None:
+            name = module_of(frame)
+            if name is not None and (name, frame.f_code.co_name) not in PASS_THROUGH:
+                if not modules or modules[-1] != name:
+                    modules.append(name)
+            frame = frame.f_back
+        return modules[::-1]
+
+    def profile(frame: FrameType, event: str, arg: Any) -> None:
+        if event != "call":
+            return
+        callee = module_of(frame)
+        if callee is None or (callee, frame.f_code.co_name) in PASS_THROUGH:
+            return
+        stack = stack_of(frame.f_back)
+        if stack:
+            calls.append((stack, callee))
+
+    sys.setprofile(profile)
+    try:
+        yield
+    finally:
+        sys.setprofile(None)
+
+
+def check_downward(action: Callable[[], Any]) -> int:
+    levels = floors()
+    calls: list[tuple[list[str], str]] = []
+    with traced(calls):
+        action()
+    assert calls, "nothing was traced"
+    climbs, revisits = set(), set()
+    for stack, callee in calls:
+        caller = stack[-1]
+        if callee != caller and levels[callee] > levels[caller]:
+            climbs.add(f"{caller} (floor {levels[caller]}) -> {callee} (floor {levels[callee]})")
+        if callee != caller and callee in stack:
+            revisits.add(" -> ".join([*stack, callee]))
+    assert not climbs, sorted(climbs)
+    assert not revisits, sorted(revisits)
+    return len(calls)
+
+
+def test_a_trigger_commit_goes_down_once(tmp_path, local_embedder, clock):
+    with Brain.open(tmp_path / "brain.db", embedder=local_embedder, clock=clock) as brain:
+        commit(brain, "decision", "We decided to use PostgreSQL for the shared memory.", source_turns=["a"])
+
+        def restated() -> None:
+            commit(brain, "decision", "We decided to use PostgreSQL for the shared memory, again.",
+                   source_turns=["b"])  # a near-duplicate: merged into the first
+            commit(brain, "lesson", "Always snapshot the database before a migration.")
+
+        assert check_downward(restated) > 100
+
+
+def test_an_add_goes_down_once(tmp_path, local_embedder, clock):
+    with Brain.open(tmp_path / "brain.db", embedder=local_embedder, clock=clock) as brain:
+        brain.remember("My passport expires in March 2027.", category="core")
+
+        def add() -> None:
+            brain.remember("Remember that my passport expires in March 2027.", category="core")  # merged
+            brain.remember("The wifi at the cabin is called Seeblick_5G.", category="daily")
+
+        assert check_downward(add) > 100
+
+
+def test_a_capture_batch_goes_down_once(tmp_path, hash_embedder):
+    home = tmp_path / "home"
+    shutil.copytree(FIXTURES, home)
+    settings = CaptureSettings(openclaw_dirs=(home / "openclaw",), claude_dirs=(home / "claude-code",),
+                               codex_dirs=(home / "codex",), settle_seconds=0)
+    with Brain.open(tmp_path / "brain.db", embedder=hash_embedder, clock=Clock()) as brain:
+        report: list[Any] = []
+        assert check_downward(lambda: report.append(run_capture(brain, settings=settings))) > 100
+        assert report[0].new_turns > 0
