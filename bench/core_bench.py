@@ -226,7 +226,7 @@ def file_digest(path: Path) -> str:
     return digest.hexdigest()
 
 
-def search_leaves_bytes(path: Path, embedder: "Precomputed", query: str) -> dict:
+def search_leaves_bytes(path: Path, embedder: Precomputed, query: str) -> dict:
     """Whether a tracked search leaves brain.db's bytes as they were until the batched
     usage write (here: the flush at close), and whether that write then happens."""
     with Brain.open(path, embedder=embedder) as brain:

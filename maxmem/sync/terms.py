@@ -10,7 +10,8 @@ A, content D, tags B, context C; search applies the bm25 column weights to those
 labels), one empty position between columns so that a phrase never spans two of them.
 The token count goes along as `fts_length`, FTS5's document length, and each token's
 count per column as JSON (`fts_freq`), from which search reads a single word's
-frequency without unnesting the tsvector (4x faster at 100k memories); the tsvector serves the GIN index and phrases of several tokens.
+frequency without unnesting the tsvector (4x faster at 100k memories); the tsvector
+serves the GIN index and phrases of several tokens.
 Search tokenizes the query the same way.
 
 PostgreSQL limits: positions stop at 16383 and a lexeme keeps at most 256 of them,
