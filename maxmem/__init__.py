@@ -31,6 +31,7 @@ _EXPORTS = {
     "MaxmemError": "errors",
     "MissingDependency": "errors",
     "NotFound": "errors",
+    "Filters": "memory",
     "Hit": "memory",
     "Memory": "memory",
 }
@@ -61,4 +62,4 @@ if TYPE_CHECKING:  # pragma: no cover
         MissingDependency,
         NotFound,
     )
-    from .memory import Hit, Memory
+    from .memory import Filters, Hit, Memory

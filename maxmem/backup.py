@@ -168,7 +168,8 @@ def _check_copy(conn: apsw.Connection, what: str) -> int:
     ).fetchall()
     if not has_memories:
         raise InvalidInput(f"{what} is an SQLite file but not a brain.db (no memories table)")
-    return int(conn.execute("SELECT count(*) FROM memories").fetchall()[0][0])
+    count = conn.execute("SELECT count(*) FROM memories").fetchall()[0][0]
+    return int(count) if isinstance(count, int) else 0
 
 
 def _write_copy(source: apsw.Connection, target: Path, what: str) -> int:

@@ -95,7 +95,7 @@ def settings(config: Any) -> Settings:
     for key, value in section.items():
         if key not in known:
             raise ConfigError(f"[curation]: unknown setting {key!r} (known: {', '.join(known)})")
-        kind = known[key].type
+        kind = str(known[key].type)
         try:
             if kind == "bool":
                 if not isinstance(value, bool):

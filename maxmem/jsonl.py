@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import gzip
-import io
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from .errors import InvalidInput
 
@@ -16,7 +15,7 @@ def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
     """Records of a JSONL file (gzipped when it ends in .gz); a bad line names its number."""
     opener = gzip.open if str(path).endswith(".gz") else open
     try:
-        with opener(path, "rt", encoding="utf-8-sig") as handle:  # type: ignore[operator]  # a BOM is no JSON
+        with opener(path, "rt", encoding="utf-8-sig") as handle:  # utf-8-sig: a BOM is no JSON
             for number, line in enumerate(handle, start=1):
                 if not line.strip():
                     continue
@@ -28,7 +27,7 @@ def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
         raise InvalidInput(f"cannot read {path}: {exc}") from None
 
 
-def write_jsonl(records: Iterable[Mapping[str, Any]], handle: io.TextIOBase) -> int:
+def write_jsonl(records: Iterable[Mapping[str, Any]], handle: IO[str]) -> int:
     """One JSON object a line; returns how many were written."""
     count = 0
     for record in records:

@@ -361,10 +361,10 @@ def _where(f: Filters) -> tuple[str, list[Any]]:
         if value is not None:
             clauses.append(f"m.{column} {op} ?")
             params.append(to_iso(value))
-    for op, value, what in ((">=", f.min_importance, "min_importance"), ("<=", f.max_importance, "max_importance")):
-        if value is not None:
+    for op, bound, what in ((">=", f.min_importance, "min_importance"), ("<=", f.max_importance, "max_importance")):
+        if bound is not None:
             clauses.append(f"m.importance {op} ?")
-            params.append(_bound_importance(value, what))
+            params.append(_bound_importance(bound, what))
     if f.session_id:
         if not isinstance(f.session_id, str):
             raise InvalidInput(f"the session_id filter must be text, not {type(f.session_id).__name__}")

@@ -285,7 +285,7 @@ def _backfill_neighbour_text(db: Database) -> None:
     for session_id in sessions:
         rows = db.execute("SELECT id, content FROM memories WHERE session_id = ? AND category = 'conversation' "
                           "ORDER BY created_at, id", (session_id,)).fetchall()
-        texts = [" ".join(content.split()) for _, content in rows]
+        texts = [" ".join(str(content).split()) for _, content in rows]
         for pos, (memory_id, _) in enumerate(rows):
             sides = (_side(texts[max(0, pos - 2):pos][::-1], from_end=True),
                      _side(texts[pos + 1:pos + 3], from_end=False))

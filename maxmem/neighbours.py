@@ -91,7 +91,7 @@ def plan(
     stored = [i for i in wanted if i not in pending]
     found += db.each_in("SELECT id, category, session_id FROM memories WHERE id IN ({marks})", stored)
     for memory_id, category, session_id in found:
-        if in_session(category, session_id):
+        if session_id is not None and in_session(category, session_id):
             sessions.setdefault(session_id, set()).add(memory_id)
         else:
             out[memory_id] = Window(memory_id, None, [])

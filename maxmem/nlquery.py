@@ -222,7 +222,7 @@ class Interpretation:
         return "; ".join(parts) if parts else "everything (no filters)"
 
     def to_dict(self) -> dict[str, Any]:
-        out = {"question": self.question, "interpretation": self.describe()}
+        out: dict[str, Any] = {"question": self.question, "interpretation": self.describe()}
         if self.text:
             out["text"] = self.text
         out["filters"] = self.filters()
@@ -626,7 +626,10 @@ class _Reader:
     def _take_status(self) -> None:
         found: list[tuple[str, tuple[str, ...]]] = []
         for pattern, statuses in STATUS_WORDS:
-            self._cut(pattern, lambda m, s=statuses: found.append((m.group(0), s)))
+            def note(m: re.Match[str], s: tuple[str, ...] = statuses) -> None:
+                found.append((m.group(0), s))
+
+            self._cut(pattern, note)
         words = [w for w, s in found]
         if any(s == ("resolved",) for _, s in found) and any(
             "resolved" not in s and "superseded" not in s for _, s in found
@@ -669,7 +672,10 @@ class _Reader:
     # -- type: kind or category --
     def _take_types(self) -> None:
         for pattern, name, value in TYPE_WORDS:
-            self._cut(pattern, lambda m, n=name, v=value: self._set(n, v, f"{n}s"))
+            def take(m: re.Match[str], n: str = name, v: str = value) -> None:
+                self._set(n, v, f"{n}s")
+
+            self._cut(pattern, take)
 
     def _leftover(self) -> str:
         words = re.findall(r"[\w][\w.\-/+]*", self.rest)
@@ -694,7 +700,7 @@ class Answer:
 
     interpretation: Interpretation
     memories: list[Any]
-    scores: list[float] | None = None
+    scores: list[float | None] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = self.interpretation.to_dict()
@@ -724,7 +730,7 @@ def answer(brain: Brain, interp: Interpretation) -> Answer:
             hits.sort(key=lambda h: h.memory.created_at)
         elif interp.order == "importance":
             hits.sort(key=lambda h: -h.memory.importance)
-        return Answer(interp, [h.memory for h in hits], [h.score for h in hits])
+        return Answer(interp, [h.memory for h in hits], [float(h.score) for h in hits])
     memories = brain.list(limit=interp.limit or DEFAULT_LIST_LIMIT,
                           order=interp.order or "recent", include_superseded=False, **filters)
     return Answer(interp, memories)

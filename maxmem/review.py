@@ -21,7 +21,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 CORE_SIZE_SQL = """
-SELECT count(*), coalesce(sum(length(CAST(content AS BLOB)) + length(CAST(coalesce(title, '') AS BLOB))), 0)
+SELECT count(*) AS count,
+       coalesce(sum(length(CAST(content AS BLOB)) + length(CAST(coalesce(title, '') AS BLOB))), 0) AS size
 FROM memories WHERE category = 'core' AND status != 'superseded'
 """
 
@@ -29,7 +30,8 @@ FROM memories WHERE category = 'core' AND status != 'superseded'
 def core_budget(brain: Brain, config: Settings | None = None) -> dict[str, Any]:
     """Active core memories against the budget: count, estimated tokens, and a warning."""
     config = config or settings(brain.config)
-    count, size = brain.db.execute(CORE_SIZE_SQL).fetchone()
+    row = brain.db.one(CORE_SIZE_SQL) or {"count": 0, "size": 0}
+    count, size = int(row["count"]), int(row["size"])
     tokens = (int(size) + 3 * int(count)) // 4
     over = []
     if config.core_max_count and count > config.core_max_count:

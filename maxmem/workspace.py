@@ -22,6 +22,7 @@ file's name gives the date. The export and import at the end run over a Brain.
 
 from __future__ import annotations
 
+import functools
 import glob
 import hashlib
 import os
@@ -31,7 +32,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, tzinfo
 from pathlib import Path, PurePath
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from .clock import iso, parse_time
 from .errors import InvalidInput
@@ -265,7 +266,7 @@ def parse_markdown(
             belongs = current is not None and (
                 (in_bullet and indent >= 2) or (current.paragraph and not current.blank_pending)
             )
-            if opening and not belongs:
+            if current is None or (opening and not belongs):
                 current = _Item(section, number, paragraph=True)
                 items.append(current)
             current.add(body)
@@ -471,9 +472,13 @@ def export_markdown(
         text = rendered.text
         if rendered.path != MEMORY_FILE:
             text = text.replace("\n\n", f"\n\n<!-- {EXPORT_MARK} -->\n\n", 1)
-        write_private(target, lambda handle, text=text: handle.write(text))  # memories are private
+        write_private(target, functools.partial(_write_text, text=text))  # memories are private
         written.append({"path": rendered.path, "memories": rendered.count})
     return ExportReport(str(root), written)
+
+
+def _write_text(handle: IO[str], text: str) -> int:
+    return handle.write(text)
 
 
 def backup_markdown(brain: Brain, root: str | Path, keep: int, *, tz: tzinfo = UTC,

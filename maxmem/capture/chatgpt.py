@@ -23,7 +23,7 @@ HIDDEN_CONTENT = {"thoughts", "reasoning_recap", "user_editable_context", "model
 def parse_document(data: bytes, ctx: ReadContext) -> Parsed:
     try:
         value = json.loads(data.decode("utf-8", errors="replace"))
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         raise CaptureFormatError(f"{ctx.path} is not a JSON chat export ({exc.msg} at line {exc.lineno})") from None
     if isinstance(value, dict):
         value = value.get("conversations", [value])
@@ -87,13 +87,13 @@ def _chatgpt(out: Parsed, conversation: dict, ctx: ReadContext) -> None:
     started = utc(conversation.get("create_time"), ctx.default_time)
     sess = out.session(Session(id=sid, format=FORMAT, agent="chatgpt", title=conversation.get("title"),
                                started_at=started, model=conversation.get("default_model_slug")))
-    mapping = conversation.get("mapping") if isinstance(conversation.get("mapping"), dict) else {}
+    mapping = found if isinstance(found := conversation.get("mapping"), dict) else {}
     for node in _thread(mapping, conversation.get("current_node")):
         message = node.get("message")
         if not isinstance(message, dict):
             continue
         role = (message.get("author") or {}).get("role")
-        metadata = message.get("metadata") if isinstance(message.get("metadata"), dict) else {}
+        metadata = found if isinstance(found := message.get("metadata"), dict) else {}
         if role not in ("user", "assistant", "tool") or metadata.get("is_visually_hidden_from_conversation"):
             out.dropped[f"role:{role}"] += 1
             continue

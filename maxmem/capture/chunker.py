@@ -83,10 +83,10 @@ def _arguments(arguments: str | None) -> str:
 def render(turn: ChunkTurn) -> str:
     """One turn as a readable, searchable paragraph."""
     if turn.role == "tool":
-        name = turn.tool_name or "tool"
+        tool = turn.tool_name or "tool"
         args = _arguments(turn.tool_arguments)
         status = " (error)" if turn.tool_status == "error" else ""
-        head = f"tool {name}({args}){status}:" if args else f"tool {name}{status}:"
+        head = f"tool {tool}({args}){status}:" if args else f"tool {tool}{status}:"
         return f"{head} {truncate(turn.text, TOOL_RESULT_CHARS)}".rstrip()
     who = f"{turn.role} ({turn.speaker})" if turn.speaker else turn.role
     lines = [f"{who}: {turn.text}" if turn.text else f"{who}:"]

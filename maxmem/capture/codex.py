@@ -104,7 +104,7 @@ def _meta(out: Parsed, st: dict, payload: dict, ctx: ReadContext) -> None:
             parent = parent or spawn.get("parent_thread_id")
     if payload.get("agent_nickname"):
         st["agent"] = f"{AGENT}:{payload['agent_nickname']}"
-    git = payload.get("git") if isinstance(payload.get("git"), dict) else {}
+    git = found if isinstance(found := payload.get("git"), dict) else {}
     meta = {k: v for k, v in {
         "originator": payload.get("originator"), "cli_version": payload.get("cli_version"),
         "source": source if isinstance(source, str) else None,
@@ -196,7 +196,7 @@ def _output(output: Any) -> tuple[str, str, int | None]:
         except ValueError:
             value = None
         if isinstance(value, dict) and "output" in value:
-            meta = value.get("metadata") if isinstance(value.get("metadata"), dict) else {}
+            meta = found if isinstance(found := value.get("metadata"), dict) else {}
             code = meta.get("exit_code")
             seconds = meta.get("duration_seconds")
             return (str(value.get("output") or ""), "error" if code not in (0, None) else "ok",

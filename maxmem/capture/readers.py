@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from . import chatgpt, claude_code, codex, jsonl, markdown, openclaw
 from .lines import LineReader, LineStats
@@ -97,14 +97,14 @@ def read(path: str | Path, fmt: str, offset: int, state: dict[str, Any], ctx: Re
          limit: int | None = None) -> ReadResult:
     """Read `path` from `offset` (line formats) or whole (document formats)."""
     if fmt in DOCUMENT_FORMATS:
-        with open(path, "rb") as stream:
-            data = stream.read() if limit is None else stream.read(limit)
+        with open(path, "rb") as whole:
+            data = whole.read() if limit is None else whole.read(limit)
         parsed = DOCUMENT_FORMATS[fmt](data, ctx)
         return ReadResult(parsed, len(data))
     if fmt not in LINE_FORMATS:
         raise CaptureFormatError(f"unknown transcript format {fmt!r}: use one of {', '.join(FORMATS)}")
     if is_compressed(path):  # offsets are into the text; `limit` (the file's size) does not apply
-        stream: io.BufferedIOBase | io.BytesIO = io.BytesIO(decompressed(path))
+        stream: BinaryIO = io.BytesIO(decompressed(path))
         limit = None
     else:
         stream = open(path, "rb")

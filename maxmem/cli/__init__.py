@@ -80,12 +80,12 @@ def cli(ctx: click.Context, db_path: Path | None, config_path: Path | None, embe
     ctx.call_on_close(state.close)
 
 
-class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg,unused-ignore]
     """Logs to sys.stderr as it is when a record comes, not as it was at set-up: the
     handler outlives main(), and library calls later in the same process (tests, an
     embedding program) may run with another stderr, the first one closed."""
 
-    @property  # type: ignore[override]
+    @property  # type: ignore[override,unused-ignore]
     def stream(self) -> Any:
         return sys.stderr
 

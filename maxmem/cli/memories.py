@@ -113,7 +113,7 @@ def export(state: State, dest: Path | None, fmt: str, keep: int | None,
         click.echo(report.describe(), err=True)
         return
     if dest is None:
-        count = write_jsonl(brain.export_records(), sys.stdout)  # type: ignore[arg-type]
+        count = write_jsonl(brain.export_records(), sys.stdout)
     else:
         count = write_private(dest, lambda handle: write_jsonl(brain.export_records(), handle))
     click.echo(f"exported {count} memories" + (f" to {dest}" if dest else ""), err=True)

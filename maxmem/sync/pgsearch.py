@@ -379,7 +379,7 @@ def search(
                 distance = "maxmem.cosine_distance(m.embedding, %(qv)s::real[])"
                 order = distance
                 params["qv"] = [float(x) for x in query_vector]  # type: ignore[union-attr]
-            similarity = _centred_similarity(brain, query_vector, distance, params)  # type: ignore[arg-type]
+            similarity = _centred_similarity(brain, query_vector, distance, params)
             if order != distance or schema.vector_type != "vector":
                 order = f"-({similarity})"  # exact candidates, as local search's are centred
             ctes.append(VECTOR_CTES.format(similarity=similarity, order=order, where=vec_where))
@@ -391,7 +391,7 @@ def search(
             if use_vectors and schema.vector_type == "vector":
                 conn.execute(f"SET LOCAL hnsw.ef_search = {min(1000, max(40, 2 * pool)):d}")
             cur = conn.execute(sql, params)
-            names = [d.name for d in cur.description]
+            names = [d.name for d in cur.description or ()]
             rows = [dict(zip(names, r)) for r in cur.fetchall()]
     except psycopg.Error as exc:
         raise SyncError(f"search in {target_name(dsn)} failed: {describe_error(exc, dsn)}") from None

@@ -87,7 +87,9 @@ class Tokenizer:
     def tokens(self, text: str | None, reason: int = apsw.FTS5_TOKENIZE_DOCUMENT) -> list[str]:
         if not text:
             return []
-        return [t[2] for t in self._tokenize(text.encode("utf-8"), reason, None)]
+        # each token is (start, end, text, *colocated forms), offsets included by default
+        tokens: list[tuple[Any, ...]] = list(self._tokenize(text.encode("utf-8"), reason, None))
+        return [str(token[2]) for token in tokens]
 
     def document(self, values: Sequence[str | None]) -> Document:
         """The tsvector literal, token count and per-column counts of one memory's FTS5
