@@ -88,8 +88,9 @@ class Tokenizer:
         if not text:
             return []
         # each token is (start, end, text, *colocated forms), offsets included by default
-        tokens: list[tuple[Any, ...]] = list(self._tokenize(text.encode("utf-8"), reason, None))
-        return [str(token[2]) for token in tokens]
+        # with offsets (the default) each token is (start, end, text, *colocated forms)
+        return [str(token[2]) for token in self._tokenize(text.encode("utf-8"), reason, None)
+                if isinstance(token, tuple) and len(token) > 2]
 
     def document(self, values: Sequence[str | None]) -> Document:
         """The tsvector literal, token count and per-column counts of one memory's FTS5
