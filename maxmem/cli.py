@@ -30,6 +30,7 @@ class Context:
     config: Config
     embedder: str | None = None
     brains: list[Any] = field(default_factory=list)
+    config_error: str | None = None  # only `maxmem hook` runs on with a bad config (it must exit 0)
 
     def brain(self, embedder: str | None = None, check_embedder: bool = True) -> Any:
         from .brain import Brain
@@ -147,8 +148,14 @@ def cli(ctx: click.Context, db_path: Path | None, config_path: Path | None, embe
     categories: core and project (kept forever), daily (90 days), conversation (30 days).
     """
     _configure_logging(verbose, log_file)
-    config = load_config(path=config_path, db_path=db_path, embedder=embedder)
-    state = Context(config=config, embedder=embedder)
+    try:
+        config = load_config(path=config_path, db_path=db_path, embedder=embedder)
+        error = None
+    except MaxmemError as exc:
+        if ctx.invoked_subcommand != "hook":
+            raise
+        config, error = Config(), str(exc)  # the hook logs it and exits 0
+    state = Context(config=config, embedder=embedder, config_error=error)
     ctx.obj = state
     ctx.call_on_close(state.close)
 
@@ -612,6 +619,9 @@ from . import jobs_cli  # noqa: E402,F401
 from . import backup_cli  # noqa: E402,F401
 # Keeping memory clean (commit, triggers, retain, supersede, core review, history) likewise.
 from . import curation_cli  # noqa: E402,F401
+# Wiring into agents and schedulers (setup) and the agents' hook entry point (hook) likewise.
+from . import setup_cli  # noqa: E402,F401
+from . import hook_cli  # noqa: E402,F401
 
 
 _SHOW_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())  # click 8.2 and later

@@ -199,7 +199,7 @@ def run_due(jobs: Sequence[Job], config: Config, lock_dir: Path | None = None,
             if if_due and job.due is not None:
                 status = due.status_for(job.due, last_runs(db), job.name, clock)
                 if not status.due:
-                    log.info("%s: not due: %s", job.name, status.reason)
+                    log.debug("%s: not due: %s", job.name, status.reason)
                     outcomes.append(Outcome(job.name, "not-due", status.reason))
                     continue
             with _job_lock(lock_dir, job.name) as held:

@@ -93,7 +93,8 @@ def daemon(state: Context, once: bool, if_due: bool, only: tuple[str, ...], as_j
     if once and (if_due or only or as_json):
         outcomes = run_due(jobs, state.config, lock_dir=state_dir(os.environ) / "locks", if_due=if_due)
         emit([vars(o) for o in outcomes], as_json,
-             lambda _: [f"{o.job}: {o.status}: {o.detail}" for o in outcomes])
+             lambda _: [f"{o.job}: {o.status}: {o.detail}" for o in outcomes
+                        if o.status != "not-due" or not if_due])
         failed = [o.job for o in outcomes if o.status == "failed"]
         if failed:
             click.echo(f"maxmem: error: failed: {', '.join(failed)} (see the log)", err=True)
