@@ -554,9 +554,10 @@ def doctor(state: Context, as_json: bool) -> None:
     from .curation import budget_check
     from .doctor import run_checks, size_lines
 
-    report = run_checks(state.config, embedder=state.embedder, extra=[budget_check])
+    report = run_checks(state.config, embedder=state.embedder, extra=[budget_check], env=os.environ)
+    label = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL"}
     emit(report, as_json, lambda r: [
-        *(f"{'ok  ' if c['ok'] else 'FAIL'} {c['name']}: {c['detail']}" for c in r["checks"]),
+        *(f"{label[c.get('level', 'ok' if c['ok'] else 'fail')]} {c['name']}: {c['detail']}" for c in r["checks"]),
         *(size_lines(r["sizes"]) if "sizes" in r else []),
     ])
     if not report["ok"]:

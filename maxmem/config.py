@@ -104,7 +104,8 @@ def default_config_path(env: Mapping[str, str]) -> Path:
 def state_dir(env: Mapping[str, str]) -> Path:
     """Where maxmem keeps what is not configuration: job logs, locks, what `setup` wrote.
 
-    MAXMEM_LOG_DIR (the cron scripts' variable), else $XDG_STATE_HOME/maxmem or
+    MAXMEM_LOG_DIR (the cron scripts' variable), else MAXMEM_HOME/logs, else
+    $XDG_STATE_HOME/maxmem or
     ~/.local/state/maxmem on Linux (what the scripts default to), ~/Library/Logs/maxmem
     on macOS: platformdirs' user_state_dir on Linux and user_log_dir on macOS
     (tests/test_setup.py compares them). Not platformdirs itself: it reads os.environ,
@@ -112,6 +113,9 @@ def state_dir(env: Mapping[str, str]) -> Path:
     """
     if env.get("MAXMEM_LOG_DIR"):
         return Path(env["MAXMEM_LOG_DIR"]).expanduser()
+    home_folder = home_dir(env)
+    if home_folder:
+        return home_folder / "logs"
     home = Path(env["HOME"]) if env.get("HOME") else Path("~").expanduser()
     if sys.platform == "darwin":
         return home / "Library" / "Logs" / "maxmem"

@@ -23,7 +23,7 @@ from .files import Change, Plan, WiringError, apply, originals, written_files
 from .install import Install, find_maxmem, is_maxmem_command
 
 __all__ = ["TARGETS", "Install", "Outcome", "Plan", "WiringError", "commands", "detect", "find_maxmem",
-           "plan", "run", "unplan"]
+           "plan", "problems", "run", "unplan"]
 
 
 @dataclass(frozen=True)
@@ -167,21 +167,21 @@ def _try(argv: list[str], ctx: Install, outcome: Outcome, allowed: bool, quiet: 
         outcome.steps.append(f"Run:  {text}  (setup's try failed: {reason[0] if reason else done.returncode})")
 
 
-def broken(ctx: Install) -> list[str]:
-    """The wiring that points at a maxmem that does not exist (or cannot run)."""
+def problems(ctx: Install) -> list[tuple[str, str]]:
+    """(level, message) for wiring that points at a maxmem (or job script) that does not
+    exist ("fail"), or that starts a bare `maxmem` a short PATH may not find ("warn")."""
     import os
 
-    problems = []
+    out: list[tuple[str, str]] = []
     for name, argvs in commands(ctx).items():
         for argv in argvs:
-            program = argv[0]
-            if not is_maxmem_command(argv) and not Path(program).name.startswith("maxmem"):
-                continue
-            path = Path(program)
-            if not path.is_absolute():
-                problems.append(f"{name}: runs a bare {program!r}, not found under cron or a service's "
-                                "short PATH: run  maxmem setup " + name)
-            elif not (path.is_file() and os.access(path, os.X_OK)):
-                problems.append(f"{name}: {program} does not exist (maxmem moved or was uninstalled): "
-                                f"run  maxmem setup {name}  again from the maxmem you use")
-    return problems
+            programs = [argv[0]] + [a for a in argv[1:2] if a.endswith("-cron")]
+            for program in programs:
+                path = Path(program)
+                if not path.is_absolute():
+                    out.append(("warn", f"{name} runs a bare {program!r}: cron and services have a short PATH "
+                                        f"without it; run  maxmem setup {name}  to write the absolute path"))
+                elif not (path.is_file() and os.access(path, os.X_OK)):
+                    out.append(("fail", f"{name} runs {program}, which does not exist (moved or uninstalled): "
+                                        f"run  maxmem setup {name}  again with the maxmem you use"))
+    return out

@@ -173,7 +173,7 @@ def plan(ctx: Install, mcp: bool = True) -> Plan:
     return result
 
 
-def unplan(ctx: Install) -> Plan:
+def unplan(ctx: Install, **_: object) -> Plan:
     result = Plan(NAME)
     path = claude_dir(ctx) / "settings.json"
     before = read_bytes(path)

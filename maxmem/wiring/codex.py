@@ -185,7 +185,7 @@ def _enable_hooks(doc: tomlkit.TOMLDocument, result: Plan) -> None:
     features.add("codex_hooks", flag)
 
 
-def unplan(ctx: Install) -> Plan:
+def unplan(ctx: Install, **_: object) -> Plan:
     result = Plan(NAME)
     path = codex_home(ctx) / "config.toml"
     before = read_bytes(path)
