@@ -90,7 +90,7 @@ def test_claude_then_codex_then_cron_dry_run_idempotent_and_undone_byte_for_byte
     assert dry.returncode == 0, dry.stderr
     crontab_diff = dry.stdout.split("+++ b/crontab (crontab -l)\n", 1)[1].split("\n--- ", 1)[0]
     lines = [line[1:] for line in crontab_diff.splitlines() if line.startswith("+")]
-    assert "+++ b/" + str(home / ".local" / "share" / "maxmem" / "bin" / "maxmem-jobs-cron") in dry.stdout
+    assert "+++ b" + str(home / ".local" / "share" / "maxmem" / "bin" / "maxmem-jobs-cron") in dry.stdout
     jobs = [line for line in lines if line.strip() and not line.startswith("#")]
     crontab_lines = [line for line in jobs if re.match(r"^\S+ \S+ \S+ \S+ \S+ ", line)]
     assert crontab_lines, dry.stdout

@@ -136,7 +136,7 @@ def run(p: Plan, ctx: Install, uninstall: bool = False, run_commands: bool = Tru
     outcome = Outcome(p.target, notes=list(p.notes), steps=list(p.steps))
     for argv in p.before_commands:
         _try(argv, ctx, outcome, run_commands, quiet=True)
-    outcome.backups = apply(p, ctx.state, ctx.now, which("crontab", ctx.env), uninstall=uninstall)
+    outcome.backups = apply(p, ctx.state, ctx.now, which("crontab", ctx.env), uninstall=uninstall, home=ctx.home)
     outcome.changed = ["crontab" if c.crontab else str(c.path) for c in p.changes]
     if p.changes or uninstall:
         for argv in p.after_commands:

@@ -95,8 +95,9 @@ def render_diff(change: Change) -> str:
     label = "crontab (crontab -l)" if change.crontab else str(change.path)
     old = _text(change.before).splitlines(keepends=True)
     new = _text(change.after).splitlines(keepends=True)
-    lines = difflib.unified_diff(old, new, "a/" + label if change.before is not None else "/dev/null",
-                                 "b/" + label if change.after is not None else "/dev/null")
+    sep = "" if label.startswith("/") else "/"
+    lines = difflib.unified_diff(old, new, f"a{sep}{label}" if change.before is not None else "/dev/null",
+                                 f"b{sep}{label}" if change.after is not None else "/dev/null")
     out = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
                   for line in lines)
     return out
@@ -169,14 +170,14 @@ class Manifest:
 
 
 def apply(plan: Plan, state: Path, now: datetime, crontab_cmd: str | None = None,
-          uninstall: bool = False) -> list[str]:
+          uninstall: bool = False, home: Path | None = None) -> list[str]:
     """Write the plan's changes; returns the backups made (one per existing file changed)."""
     manifest = Manifest.load(state / "setup" / "manifest.json")
     stamp = now.strftime("%Y%m%dT%H%M%S")
     backups: list[str] = []
     for change in plan.changes:
         key = "crontab" if change.crontab else str(change.path)
-        backup = _backup(state / "setup" / "backups" / stamp, change, key) if change.before is not None else None
+        backup = _backup(state / "setup" / "backups" / stamp, change, key, home) if change.before is not None else None
         if backup is not None:
             backups.append(str(backup))
         if change.crontab:
@@ -234,10 +235,12 @@ def _prune(folder: Path) -> None:
             return  # not empty, or not ours to remove
 
 
-def _backup(folder: Path, change: Change, key: str) -> Path:
+def _backup(folder: Path, change: Change, key: str, home: Path | None) -> Path:
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     os.chmod(folder.parent, 0o700)
-    name = key.strip("/").replace("/", "%") or "file"
+    prefix = f"{home}/" if home else None
+    shown = key[len(prefix):] if prefix and key.startswith(prefix) else key
+    name = shown.strip("/").replace("/", "%") or "file"  # one flat folder per run; % stands for /
     target = folder / name
     write_atomic(target, change.before or b"", 0o600)
     return target
