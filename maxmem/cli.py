@@ -347,8 +347,9 @@ def filter_options(f: Callable[..., Any]) -> Callable[..., Any]:
                      type=click.Choice(["core", "daily", "conversation", "project"])),
         click.option("-k", "--kind", multiple=True),
         click.option("--tag", "tags", multiple=True, help="Only memories with this tag (repeatable: all of them)."),
-        click.option("--since", help="Created at or after (ISO-8601 date or time)."),
-        click.option("--until", help="Created before (ISO-8601 date or time)."),
+        click.option("--since", help="Created at or after: ISO-8601, or English as in query "
+                                     "(yesterday, 3 days ago, March 3, last friday)."),
+        click.option("--until", help="Created before (the same forms as --since)."),
         click.option("--min-importance", type=float),
         click.option("--meta", multiple=True, help="Metadata key=value that must match."),
         click.option("--status", multiple=True,
@@ -361,10 +362,24 @@ def filter_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
+def when(value: str | None, state: "Context") -> str | None:
+    """--since/--until as `query` reads times (maxmem.nlquery.parse_when: ISO-8601, "yesterday",
+    "3 days ago", "March 3", …, days in [context] timezone), as stored ISO text."""
+    if value is None:
+        return None
+    from .agent_cli import local_tz
+    from .clock import Clock, iso
+    from .nlquery import parse_when
+
+    return iso(parse_when(value, Clock(), tz=local_tz(state)))
+
+
 def filter_kwargs(category: tuple[str, ...], kind: tuple[str, ...], tags: tuple[str, ...],
                   since: str | None, until: str | None, min_importance: float | None,
                   meta: tuple[str, ...], status: tuple[str, ...], agent: str | None,
-                  session_id: str | None) -> dict[str, Any]:
+                  session_id: str | None, state: "Context | None" = None) -> dict[str, Any]:
+    if state is not None:
+        since, until = when(since, state), when(until, state)
     return {
         "category": list(category) or None, "kind": list(kind) or None, "tags": split_tags(tags),
         "since": since, "until": until, "min_importance": min_importance,
@@ -388,7 +403,7 @@ def search(state: Context, query: str, limit: int, mode: str, include_superseded
     """Find the memories that best answer QUERY (0.7 vector + 0.3 keyword)."""
     brain = state.brain()
     hits = brain.search(query, limit=limit, mode=mode, include_superseded=include_superseded,
-                        explain=explain, **filter_kwargs(**filters))
+                        explain=explain, **filter_kwargs(**filters, state=state))
     plan = brain.last_plan
 
     def explain_line(hit: Any) -> str:
@@ -457,7 +472,7 @@ def list_(state: Context, limit: int, offset: int, order: str, pinned: bool | No
           as_json: bool, **filters: Any) -> None:
     """List memories, newest first, with the same filters as search."""
     memories = state.brain().list(limit=limit, offset=offset, order=order, pinned=pinned or None,
-                                  **filter_kwargs(**filters))
+                                  **filter_kwargs(**filters, state=state))
     emit([m.to_dict() for m in memories], as_json,
          lambda _: [memory_line(m) for m in memories] or ["no memories"])
 
