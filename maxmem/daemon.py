@@ -211,7 +211,7 @@ def run_due(jobs: Sequence[Job], config: Config, lock_dir: Path | None = None,
             if not job.records:
                 record_run(db, job.name, error is None, summary or error or "", clock)
             outcomes.append(Outcome(job.name, "ran" if error is None else "failed",
-                                    summary if error is None else error))
+                                    (summary if error is None else error) or ""))
     finally:
         db.close()
     return outcomes

@@ -22,9 +22,10 @@ The clock is injected (a `Clock`); nothing here reads the system time or zone.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, time, timedelta, tzinfo
-from typing import Any, Mapping, Union
+from typing import Any
 
 from .clock import UTC, Clock, iso, parse_time
 from .errors import ConfigError, MaxmemError
@@ -81,7 +82,7 @@ class Every:
         return f"every {minutes:g} min"
 
 
-Schedule = Union[Daily, Every]
+Schedule = Daily | Every
 
 
 @dataclass(frozen=True)

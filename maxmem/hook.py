@@ -26,10 +26,11 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import tzinfo
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from .clock import UTC, Clock
 from .config import Config
@@ -58,7 +59,7 @@ class HookInput:
     source: str | None = None
 
     @classmethod
-    def parse(cls, text: str) -> "HookInput":
+    def parse(cls, text: str) -> HookInput:
         """The fields maxmem uses; anything unreadable is simply absent."""
         try:
             data = json.loads(text) if text.strip() else {}

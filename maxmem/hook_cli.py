@@ -73,7 +73,7 @@ def hook(state: Any, event: str, harness: str, budget_seconds: float | None, bud
 
 def _log(folder: Any, line: str, ok: bool) -> None:
     """Append the line to hook.log (0600); a log that cannot be written is not an error."""
-    from .clock import iso, Clock
+    from .clock import Clock, iso
     from .db import secure_create
     from .redact import redact
 

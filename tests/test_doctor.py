@@ -16,6 +16,15 @@ from maxmem.health import job_name, last_runs, record_run
 from conftest import run_cli
 
 
+@pytest.fixture(autouse=True)
+def own_home(tmp_path, monkeypatch):
+    """`maxmem doctor` reads the agents' folders and the job logs under HOME: a temp one."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    for var in ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "OPENCLAW_STATE_DIR",
+                "MAXMEM_LOG_DIR"):
+        monkeypatch.delenv(var, raising=False)
+
+
 def checks(report: dict) -> dict[str, dict]:
     return {c["name"]: c for c in report["checks"]}
 

@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from agent_layout import claude_home
 
 MAXMEM = Path(sys.executable).parent / "maxmem"

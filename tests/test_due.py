@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from datetime import time as wall
 from zoneinfo import ZoneInfo
 
@@ -18,7 +18,6 @@ from maxmem.errors import ConfigError
 from maxmem.health import last_runs, record_run
 
 NY = ZoneInfo("America/New_York")
-UTC = timezone.utc
 
 
 @pytest.fixture(params=["Asia/Tokyo", "UTC"])

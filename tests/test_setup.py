@@ -17,8 +17,8 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-
 from agent_layout import CODEX_CONFIG, claude_home, codex_home, openclaw_home
+
 from maxmem import Config
 from maxmem.wiring import Install, find_maxmem, plan, run, unplan
 
@@ -47,7 +47,7 @@ def home(tmp_path: Path) -> Path:
 
 
 def test_claude_then_codex_then_cron_dry_run_idempotent_and_undone_byte_for_byte(home):
-    transcript, _ = claude_home(home)
+    claude_home(home)
     codex = codex_home(home)
     files = [home / ".claude" / "settings.json", home / ".claude.json", codex / "config.toml"]
     originals = snapshot(*files)
@@ -221,7 +221,7 @@ def test_openclaw_skill_in_the_workspace_in_use_and_its_hook_pack(home, tmp_path
     skill = custom / "skills" / "maxmem" / "SKILL.md"
     text = skill.read_text()
     front = text.split("---\n")[1]
-    meta = json.loads(re.search(r"^metadata: (.*)$", front, re.M).group(1))  # one-line JSON
+    meta = json.loads(re.search(r"^metadata: (.*)$", front, re.MULTILINE).group(1))  # one-line JSON
     assert meta["openclaw"]["requires"]["bins"] == ["maxmem"]
     assert meta["openclaw"]["install"][0]["kind"] == "uv" and meta["openclaw"]["install"][0]["package"]
     assert str(MAXMEM) in text
@@ -280,7 +280,7 @@ def test_systemd_units_and_launchd_plist(home):
     p = plan("systemd", ctx)
     service, timer = (c.after.decode() for c in p.changes)
     assert "OnCalendar=*:0/15" in timer and "Persistent=true" in timer
-    exec_start = re.search(r"^ExecStart=(.*)$", service, re.M).group(1)
+    exec_start = re.search(r"^ExecStart=(.*)$", service, re.MULTILINE).group(1)
     assert shlex.split(exec_start)[0] == str(MAXMEM) and "--if-due" in exec_start
     assert any("loginctl enable-linger" in s for s in p.steps)
     outcome = run(p, ctx, run_commands=False)

@@ -14,13 +14,14 @@ Every target is idempotent: planning again after a run gives no change.
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from . import claude_code, codex, openclaw, schedulers
-from .files import Change, Plan, WiringError, apply, originals, written_files
-from .install import Install, find_maxmem, is_maxmem_command
+from .files import Change, Plan, WiringError, apply, originals
+from .install import Install, find_maxmem
 
 __all__ = ["TARGETS", "Install", "Outcome", "Plan", "WiringError", "commands", "detect", "find_maxmem",
            "plan", "problems", "run", "unplan"]
@@ -150,7 +151,7 @@ def _try(argv: list[str], ctx: Install, outcome: Outcome, allowed: bool, quiet: 
     text = " ".join(argv)
     program = which(argv[0], ctx.env)
     reachable = program is not None and (argv[0] != "systemctl" or bool(ctx.env.get("XDG_RUNTIME_DIR")))
-    if not allowed or not reachable:
+    if not allowed or not reachable or program is None:
         if not quiet:
             outcome.steps.append(f"Run:  {text}")
         return
@@ -179,9 +180,9 @@ def problems(ctx: Install) -> list[tuple[str, str]]:
             for program in programs:
                 path = Path(program)
                 if not path.is_absolute():
-                    out.append(("warn", f"{name} runs a bare {program!r}: cron and services have a short PATH "
-                                        f"without it; run  maxmem setup {name}  to write the absolute path"))
+                    out.append(("warn", (f"{name} runs a bare {program!r}: cron and services have a short "
+                                         f"PATH without it; run  maxmem setup {name}  to write the absolute path")))
                 elif not (path.is_file() and os.access(path, os.X_OK)):
-                    out.append(("fail", f"{name} runs {program}, which does not exist (moved or uninstalled): "
-                                        f"run  maxmem setup {name}  again with the maxmem you use"))
+                    out.append(("fail", (f"{name} runs {program}, which does not exist (moved or uninstalled): "
+                                         f"run  maxmem setup {name}  again with the maxmem you use")))
     return out

@@ -71,7 +71,7 @@ def with_hooks(settings: dict[str, Any], wanted: dict[str, tuple[str | None, dic
     if not isinstance(hooks, dict):
         raise WiringError('"hooks" is not an object: fix the file first; nothing was changed')
     for event, (matcher, entry) in wanted.items():
-        groups = hooks.get(event) if isinstance(hooks.get(event), list) else []
+        groups = _list(hooks.get(event))
         found = [(g.get("matcher"), h) for g in groups if isinstance(g, dict)
                  for h in (g.get("hooks") or []) if is_ours(h, harness)]
         if found == [(matcher, entry)]:
@@ -112,16 +112,24 @@ def _without_ours(groups: list[Any], harness: str) -> list[Any]:
     return kept
 
 
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def other_maxmem_commands(settings: dict[str, Any], harness: str) -> list[str]:
     """Handlers that run maxmem but are not maxmem's hooks (hand wiring from the docs)."""
-    hooks = settings.get("hooks") if isinstance(settings.get("hooks"), dict) else {}
+    hooks = _dict(settings.get("hooks"))
     return [h["command"] for groups in hooks.values() if isinstance(groups, list)
             for g in groups if isinstance(g, dict) for h in (g.get("hooks") or []) if _calls_maxmem(h, harness)]
 
 
 def hook_commands(settings: dict[str, Any], harness: str) -> list[list[str]]:
     """The argv of every maxmem hook in `settings` (for doctor)."""
-    hooks = settings.get("hooks") if isinstance(settings.get("hooks"), dict) else {}
+    hooks = _dict(settings.get("hooks"))
     return [split_command(h["command"]) for groups in hooks.values() if isinstance(groups, list)
             for g in groups if isinstance(g, dict) for h in (g.get("hooks") or []) if is_ours(h, harness)]
 
@@ -156,7 +164,7 @@ def plan(ctx: Install, mcp: bool = True) -> Plan:
         state = state_file(ctx)
         before_state = read_bytes(state)
         data = load_json(state, before_state)
-        servers = data.get("mcpServers") if isinstance(data.get("mcpServers"), dict) else {}
+        servers = _dict(data.get("mcpServers"))
         current = servers.get(SERVER)
         if current is not None and not _is_our_server(current):
             result.notes.append(f"{ctx.tilde(state)} already has an MCP server named {SERVER!r} that does not "
@@ -199,8 +207,7 @@ def commands(ctx: Install) -> list[list[str]]:
     path = claude_dir(ctx) / "settings.json"
     out = hook_commands(load_json(path, read_bytes(path)), "claude")
     state = state_file(ctx)
-    servers = load_json(state, read_bytes(state)).get("mcpServers")
-    entry = servers.get(SERVER) if isinstance(servers, dict) else None
-    if _is_our_server(entry):
+    entry = _dict(load_json(state, read_bytes(state)).get("mcpServers")).get(SERVER)
+    if isinstance(entry, dict) and _is_our_server(entry):
         out.append([str(entry["command"]), *map(str, entry.get("args") or [])])
     return out

@@ -26,8 +26,14 @@ from typing import Any
 import tomlkit
 from tomlkit.items import AoT, Table
 
-from .claude_code import (handler, hook_commands, is_ours, other_maxmem_commands, with_hooks,
-                          without_hooks)
+from .claude_code import (
+    handler,
+    hook_commands,
+    is_ours,
+    other_maxmem_commands,
+    with_hooks,
+    without_hooks,
+)
 from .files import Change, Plan, WiringError, json_change, load_json, read_bytes
 from .install import Install, is_maxmem_command
 
@@ -208,11 +214,10 @@ def unplan(ctx: Install, **_: object) -> Plan:
             if not hooks:
                 del doc["hooks"]
         features = doc.get("features")
-        if isinstance(features, Table) and "codex_hooks" in features:
-            if MARK in (features.item("codex_hooks").trivia.comment or ""):
-                del features["codex_hooks"]
-                if not features:
-                    del doc["features"]
+        if isinstance(features, Table) and "codex_hooks" in features and MARK in _comment(features, "codex_hooks"):
+            del features["codex_hooks"]
+            if not features:
+                del doc["features"]
         after = tomlkit.dumps(doc).encode("utf-8")
         result.add(Change(path, before, after if after != before else before))
     hooks_json = codex_home(ctx) / "hooks.json"
@@ -221,6 +226,12 @@ def unplan(ctx: Install, **_: object) -> Plan:
         data = load_json(hooks_json, hooks_before)
         result.add(json_change(hooks_json, hooks_before, data, without_hooks(data, HARNESS)))
     return result
+
+
+def _comment(table: Table, key: str) -> str:
+    """The comment after `key = value` in a tomlkit table ("" when none)."""
+    trivia = getattr(table.item(key), "trivia", None)
+    return str(getattr(trivia, "comment", "") or "")
 
 
 def commands(ctx: Install) -> list[list[str]]:

@@ -25,10 +25,11 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from ..errors import MaxmemError
 
@@ -156,7 +157,7 @@ class Manifest:
     files: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, path: Path) -> "Manifest":
+    def load(cls, path: Path) -> Manifest:
         data = read_bytes(path)
         try:
             files = json.loads(data) if data else {}

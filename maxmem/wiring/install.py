@@ -11,10 +11,10 @@ from __future__ import annotations
 import os
 import shlex
 import sys
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
 
 from ..config import Config, state_dir
 
@@ -57,7 +57,7 @@ class Install:
 
     @classmethod
     def from_config(cls, config: Config, env: Mapping[str, str], maxmem: Sequence[str],
-                    platform: str = sys.platform, now: datetime | None = None) -> "Install":
+                    platform: str = sys.platform, now: datetime | None = None) -> Install:
         home = Path(env.get("HOME") or Path("~").expanduser())
         config_path = config.config_path if config.config_path and Path(config.config_path).is_file() else None
         return cls(home=home, env=dict(env), maxmem=tuple(maxmem),

@@ -110,7 +110,7 @@ def hook_md() -> bytes:
             f"compaction and when a session is reset or stopped.\nmetadata: {meta}\n---\n\n"
             f"<!-- {MARK}; remove with  maxmem setup openclaw --uninstall -->\n"
             "Starts `maxmem hook pre-compact|stop --harness openclaw` in the background (the Gateway "
-            "never waits for it). Failures are one line each in maxmem's hook.log.\n").encode("utf-8")
+            "never waits for it). Failures are one line each in maxmem's hook.log.\n").encode()
 
 
 def handler_ts(ctx: Install) -> bytes:
@@ -148,7 +148,7 @@ const handler = async (event) => {{
 }};
 
 export default handler;
-'''.encode("utf-8")
+'''.encode()
 
 
 def files(ctx: Install, profile: str | None = None, skill_dir: Path | None = None,
@@ -167,15 +167,15 @@ def plan(ctx: Install, profile: str | None = None, skill_dir: Path | None = None
     skill = next(iter(wanted))
     result.notes.append(f"skill: {ctx.tilde(skill)} (workspace {ctx.tilde(skill.parent.parent.parent)})")
     result.steps += [
-        "Enable the capture hook, then restart the Gateway:  openclaw hooks enable maxmem  &&  "
-        "openclaw gateway restart",
-        "The skill shows only when `maxmem` is on the Gateway's PATH (a Gateway run by launchd or "
-        f"systemd has a short one): if it is missing there, link it:  ln -s {ctx.executable} "
-        "/usr/local/bin/maxmem",
-        "MCP (optional): add a server in Control UI → Settings → MCP, or with  openclaw mcp add , "
-        f"command {ctx.executable}, args {json.dumps(ctx.globals() + ['mcp'])}",
-        "Capture every session on a schedule as well:  maxmem setup systemd  (Linux),  maxmem setup "
-        "launchd  (macOS) or  maxmem setup cron",
+        ("Enable the capture hook, then restart the Gateway:  openclaw hooks enable maxmem  &&  "
+         "openclaw gateway restart"),
+        ("The skill shows only when `maxmem` is on the Gateway's PATH (a Gateway run by launchd or "
+         f"systemd has a short one): if it is missing there, link it:  ln -s {ctx.executable} "
+         "/usr/local/bin/maxmem"),
+        ("MCP (optional): add a server in Control UI → Settings → MCP, or with  openclaw mcp add , "
+         f"command {ctx.executable}, args {json.dumps(ctx.globals() + ['mcp'])}"),
+        ("Capture every session on a schedule as well:  maxmem setup systemd  (Linux),  maxmem setup "
+         "launchd  (macOS) or  maxmem setup cron"),
     ]
     return result
 
@@ -194,7 +194,7 @@ def commands(ctx: Install) -> list[list[str]]:
     data = read_bytes(state_dir(ctx) / "hooks" / "maxmem" / "handler.ts")
     if not data:
         return []
-    found = re.search(r"^const MAXMEM = (\[.*\]);$", data.decode("utf-8", "replace"), re.M)
+    found = re.search(r"^const MAXMEM = (\[.*\]);$", data.decode("utf-8", "replace"), re.MULTILINE)
     try:
         return [list(json.loads(found.group(1)))] if found else []
     except json.JSONDecodeError:

@@ -240,6 +240,6 @@ def launchd_commands(ctx: Install) -> list[list[str]]:
         return []
     try:
         args = plistlib.loads(data).get("ProgramArguments", [])
-    except Exception:  # a damaged plist: doctor reports what it can read
+    except (plistlib.InvalidFileException, ValueError, TypeError, AttributeError):  # damaged: nothing to check
         return []
     return [list(args[5:])] if len(args) > 5 and args[0] == "/bin/sh" else [list(args)]
