@@ -133,7 +133,8 @@ def memory_detail(m: Any) -> Iterable[str]:
               help="brain.db to use (default: MAXMEM_DB, the config file, or "
                    "~/.openclaw/workspace/memory/brain.db).")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="Config file (default: ~/.config/maxmem/config.toml).")
+              help="Config file (default: MAXMEM_HOME/config.toml, else ~/.config/maxmem/config.toml "
+                   "on Linux, ~/Library/Application Support/maxmem/config.toml on macOS).")
 @click.option("--embedder", type=click.Choice(EMBEDDERS),
               help="Embedding provider: auto (default), openai, local, none (keyword-only).")
 @click.option("-v", "--verbose", count=True, help="More log output on stderr (-vv for debug).")
