@@ -375,3 +375,21 @@ def test_setup_names_every_target_the_library_has():
 
     assert TARGET_NAMES == tuple(TARGETS)
     assert CODEX_CONFIG  # the fixture text other tests merge into
+
+
+def test_a_capture_past_its_deadline_stops_between_windows_and_the_next_run_goes_on(tmp_path):
+    import dataclasses
+
+    from maxmem import Brain
+    from maxmem.capture import CaptureSettings, run_capture
+
+    transcript, markers = claude_home(tmp_path / "h", target_bytes=400_000)
+    settings = dataclasses.replace(CaptureSettings(), window_bytes=64 << 10)
+    with Brain.open(tmp_path / "b.db", embedder="none") as brain:
+        first = run_capture(brain, paths=[transcript], format="claude-code", settings=settings,
+                            deadline=time.monotonic() + 0.2, record_as="hook:claude")
+        assert first.stopped and 0 < first.new_turns < len(markers), first.summary()
+        assert "stopped at its time budget" in first.summary()
+        second = run_capture(brain, paths=[transcript], format="claude-code", settings=settings)
+        assert not second.stopped and first.new_turns + second.new_turns == len(markers)
+        assert [m for m in markers if not brain.search(m, mode="keyword", limit=1)] == []
