@@ -17,7 +17,13 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from agent_layout import CODEX_CONFIG, claude_conversation, claude_home, codex_home, openclaw_home
+from agent_layout import (
+    CODEX_CONFIG,
+    claude_conversation,
+    claude_home,
+    codex_home,
+    openclaw_home,
+)
 
 from maxmem import Config
 from maxmem.wiring import Install, find_maxmem, plan, run, unplan
@@ -387,8 +393,8 @@ def test_a_capture_past_its_deadline_stops_between_windows_and_the_next_run_goes
     settings = dataclasses.replace(CaptureSettings(), window_bytes=64 << 10)
     with Brain.open(tmp_path / "b.db", embedder="none") as brain:
         first = run_capture(brain, paths=[transcript], format="claude-code", settings=settings,
-                            deadline=time.monotonic() + 0.2, record_as="hook:claude")
-        assert first.stopped and 0 < first.new_turns < len(markers), first.summary()
+                            deadline=time.monotonic(), record_as="hook:claude")  # already past
+        assert first.stopped and 0 < first.new_turns < len(markers) // 3, first.summary()  # one window
         assert "stopped at its time budget" in first.summary()
         second = run_capture(brain, paths=[transcript], format="claude-code", settings=settings)
         assert not second.stopped and first.new_turns + second.new_turns == len(markers)

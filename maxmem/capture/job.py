@@ -149,7 +149,8 @@ def run_capture(
     or each file's format guessed). dry_run: read and count, write nothing.
     deadline: a time.monotonic() value; files are taken oldest first and each is
     committed window by window (settings.window_bytes), and once the deadline has
-    passed no further window starts: the cursors keep the place for the next run.
+    passed no further window starts (the first one always does, so every run makes
+    progress): the cursors keep the place for the next run.
     record_as: the job name its run is recorded under for `maxmem doctor` and the
     due-logic ("hook:claude" for a hook's one-transcript capture, so it does not
     count as the scheduled capture of every root).
@@ -164,7 +165,7 @@ def run_capture(
         report.roots = describe_roots(settings)
     job = _Job(brain, settings, dry_run, deadline)
     for source in _by_mtime(sources):
-        if job.out_of_time():
+        if report.details and job.out_of_time():  # at least one window per run: progress
             report.stopped = True
             break
         detail = job.capture_file(source)
