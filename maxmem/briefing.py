@@ -129,8 +129,12 @@ def build_brief(
     shown_ids: set[int] = set()
 
     def fresh(memories: Sequence[Memory]) -> list[Memory]:
-        out = [m for m in memories if m.id not in shown_ids]
-        shown_ids.update(m.id for m in out)
+        """The memories not shown yet, each once (pinned core memories come in twice)."""
+        out = []
+        for m in memories:
+            if m.id not in shown_ids:
+                shown_ids.add(m.id)
+                out.append(m)
         return out
 
     pinned = brain.list(category="core", pinned=True, order="importance", limit=200,

@@ -123,6 +123,29 @@ def default_config_path(env: Mapping[str, str]) -> Path:
     return config_dir(env) / "config.toml"
 
 
+def state_dir(env: Mapping[str, str]) -> Path:
+    """Where maxmem keeps what is not configuration: job logs, locks, what `setup` wrote.
+
+    MAXMEM_LOG_DIR (the cron scripts' variable), else MAXMEM_HOME/logs, else
+    $XDG_STATE_HOME/maxmem or
+    ~/.local/state/maxmem on Linux (what the scripts default to), ~/Library/Logs/maxmem
+    on macOS: platformdirs' user_state_dir on Linux and user_log_dir on macOS
+    (tests/test_setup.py compares them). Not platformdirs itself: it reads os.environ,
+    and this function resolves from the mapping it is given.
+    """
+    if env.get("MAXMEM_LOG_DIR"):
+        return Path(env["MAXMEM_LOG_DIR"]).expanduser()
+    home_folder = home_dir(env)
+    if home_folder:
+        return home_folder / "logs"
+    home = Path(env["HOME"]) if env.get("HOME") else Path("~").expanduser()
+    if sys.platform == "darwin":
+        return home / "Library" / "Logs" / "maxmem"
+    if sys.platform == "win32":
+        return Path(env.get("LOCALAPPDATA", str(home))).expanduser() / "maxmem" / "Logs"
+    return Path(env.get("XDG_STATE_HOME") or home / ".local" / "state") / "maxmem"
+
+
 _FIELD_TYPES = {f.name: f.type for f in fields(Config)}
 # The usual variables of OpenAI-compatible clients fill what the file left unset...
 _GENERIC_ENV = {"OPENAI_API_KEY": "openai_api_key", "OPENAI_BASE_URL": "openai_base_url"}

@@ -4,11 +4,19 @@ Checks: integrity, schema version, embedder identity vs configuration, pending
 embeddings, file permissions, disk and WAL size, the last run of each job
 (capture, retention, sync per target, backup) and its age, the newest backup on
 disk, and the checks passed in `extra` (the core budget). The report also carries sizes and growth per category.
-`maxmem doctor` exits 1 when any check fails, so an hourly cron line can alert.
+Given the environment (`env`), it also checks the loop around brain.db: the
+wiring `maxmem setup` wrote still points at a maxmem that exists, the scheduled
+jobs' logs (an `exit 127` when maxmem could not even start), and whether capture
+has ever run on a machine that has transcripts.
+
+Each check is ok, WARN (worth a look, not an alert) or FAIL. `maxmem doctor` exits 1
+when any check fails, so an hourly cron line can alert: a job that failed once is a
+WARN, [doctor] fail_after (3) failures in a row a FAIL.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 import stat
 from collections.abc import Callable, Mapping
@@ -16,13 +24,16 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from . import due
 from .backup import backup_dir, list_backups
 from .brain import Brain
+from .capture import CaptureSettings, discover
 from .clock import Clock, iso
-from .config import Config
+from .config import Config, state_dir
 from .db import DAMAGE
 from .errors import MaxmemError
-from .health import age_hours, format_age, last_runs
+from .health import age_hours, format_age, last_runs, one_line
+from .wiring import Install, problems
 
 Check = dict[str, Any]
 
@@ -37,6 +48,12 @@ JOB_COMMANDS = {"capture": "maxmem capture", "retention": "maxmem retain --apply
 # means a reader holds a snapshot open for hours.
 WAL_WARN_BYTES = 256 * 1024 * 1024
 MIN_FREE_BYTES = 200 * 1024 * 1024
+FAIL_AFTER = 3  # failures in a row before a job's failure is a FAIL, not a WARN
+OVERDUE_GRACE_HOURS = 2.0  # due for longer than this: the scheduler is not ticking
+# The cron scripts' logs: "<time> <job>: exit <code>" after each run.
+LOGS = {"capture.log": "capture", "retain.log": "retention", "backup.log": "backup", "sync.log": "sync",
+        "embed.log": "embed", "triggers.log": "triggers", "jobs.log": "jobs"}
+EXIT_LINE = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ) ([a-z]+): exit (\d+)$")
 
 CATEGORY_SIZES_SQL = """
 SELECT category, count(*) AS memories,
@@ -59,8 +76,10 @@ FROM changes WHERE at >= ? AND op = 'delete' GROUP BY 1
 """
 
 
-def _check(name: str, ok: bool, detail: str) -> Check:
-    return {"name": name, "ok": ok, "detail": detail}
+def _check(name: str, ok: bool, detail: str, warn: bool = False) -> Check:
+    """ok: passes (a WARN passes too, with warn=True); not ok: FAIL."""
+    level = "fail" if not ok else "warn" if warn else "ok"
+    return {"name": name, "ok": ok, "level": level, "detail": detail}
 
 
 def check_permissions(path: Path) -> Check:
@@ -140,15 +159,21 @@ def max_ages(config: Config) -> dict[str, float]:
 
 
 def job_checks(runs: Mapping[str, Mapping[str, Any]], config: Config, now: datetime,
-               newest_backup: Path | None) -> list[Check]:
+               newest_backup: Path | None, schedules: Mapping[str, Any] | None = None) -> list[Check]:
     """One check per job: its last run worked, and it last worked recently enough.
 
     A job that never ran is not a failure (sync is optional, and a new brain.db has
     run nothing yet) but is reported; list jobs under `[doctor] required` to make
-    "never" a failure.
+    "never" a failure. A last run that failed is a WARN until [doctor] fail_after (3)
+    runs in a row have failed. `schedules` (job -> maxmem.due schedule) adds
+    "overdue": due for longer than [doctor] overdue_grace_hours (2).
     """
     limits = max_ages(config)
-    required = set(config.section("doctor").get("required", []) or [])
+    section = config.section("doctor")
+    required = set(section.get("required", []) or [])
+    fail_after = _positive(section.get("fail_after"), FAIL_AFTER)
+    grace = timedelta(hours=_positive(section.get("overdue_grace_hours"), OVERDUE_GRACE_HOURS))
+    schedules = schedules or {}
     checks = []
     jobs = list(DEFAULT_MAX_AGE_HOURS) + sorted(j for j in runs if j not in DEFAULT_MAX_AGE_HOURS)
     for job in jobs:
@@ -167,23 +192,117 @@ def job_checks(runs: Mapping[str, Mapping[str, Any]], config: Config, now: datet
             checks.append(_check(name, job not in required, "never run"
                                  + (f": schedule  {JOB_COMMANDS[job]}" if job in required else "")))
             continue
+        failure = (run or {}).get("last_fail") or {}
+        streak = int(failure.get("streak") or 0)
         if run is not None and not run.get("ok"):
-            checks.append(_check(name, False, f"failed {format_age(age_hours(run.get('at'), now))}: "
-                                 f"{run.get('detail') or 'no detail'}"
-                                 + (f" (last worked {format_age(ok_age)})" if last_ok else "")))
+            times = f"{streak} times in a row" if streak > 1 else "once"
+            detail = (f"failed {times}, last {format_age(age_hours(run.get('at'), now))}: "
+                      f"{run.get('detail') or 'no detail'}"
+                      + (f" (last worked {format_age(ok_age)})" if last_ok else " (never worked)"))
+            if streak < fail_after:
+                checks.append(_check(name, True, detail + f"; FAIL after {fail_after} in a row", warn=True))
+            else:
+                checks.append(_check(name, False, detail))
             continue
         detail = f"ok {format_age(ok_age)}" + (f": {run['detail']}" if run and run.get("detail") else "")
+        if failure.get("at"):
+            detail += f"; last failed {format_age(age_hours(failure['at'], now))}: {failure.get('detail') or '?'}"
+        schedule = schedules.get(job)
         if limit is not None and ok_age is not None and ok_age > limit:
             checks.append(_check(name, False, f"{detail}; older than {limit:g} h: is its cron job running?"))
+        elif schedule is not None and last_ok and due.overdue(schedule, last_ok, now, grace):
+            since = due.check(schedule, last_ok, now).at
+            checks.append(_check(name, False, f"{detail}; overdue since {format_age(age_hours(iso(since), now))} "
+                                 f"({schedule.describe()}): is the scheduler ticking? "
+                                 "(maxmem setup systemd|cron|launchd)"))
         else:
             checks.append(_check(name, True, detail))
     return checks
 
 
+def _positive(value: Any, default: float) -> float:
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        return float(value)
+    return default
+
+
+def log_checks(log_dir: Path, runs: Mapping[str, Mapping[str, Any]], now: datetime) -> list[Check]:
+    """Failures the scheduled jobs' logs show and brain.db does not: maxmem could not start
+    (exit 127: not found; 126: not executable) or died before recording its run."""
+    checks = []
+    for name, job in LOGS.items():
+        path = log_dir / name
+        last = _last_exit(path)
+        if last is None:
+            continue
+        at, code, reason = last
+        if code == 0:
+            continue
+        recorded = [r.get("at") for j, r in runs.items() if j == job or j.startswith(job + ":")]
+        if job != "jobs" and any(r and r >= at for r in recorded):
+            continue  # the job itself recorded this run, with its own reason
+        if job == "jobs" and code == 1:
+            continue  # a job failed: its own line above says which and why
+        hint = {127: " (the command was not found: run  maxmem setup cron  again)",
+                126: " (not executable)"}.get(code, "")
+        checks.append(_check(f"log {name}", False, f"exit {code} {format_age(age_hours(at, now))}: "
+                             f"{reason or 'no output'}{hint} ({path})"))
+    return checks
+
+
+def _last_exit(path: Path, tail_bytes: int = 64 * 1024) -> tuple[str, int, str] | None:
+    """(time, exit code, the line before it) of the last `<time> <job>: exit N` line."""
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, 2)
+            size = handle.tell()
+            handle.seek(max(0, size - tail_bytes))
+            lines = handle.read().decode("utf-8", "replace").splitlines()
+    except OSError:
+        return None
+    for index in range(len(lines) - 1, -1, -1):
+        found = EXIT_LINE.match(lines[index].strip())
+        if found:
+            before = [line.strip() for line in lines[max(0, index - 5):index]
+                      if line.strip() and not re.search(r": start \(pid \d+\)$", line)]
+            at = found.group(1)[:-1] + ".000Z"
+            return at, int(found.group(3)), one_line(before[-1]) if before else ""
+    return None
+
+
+def loop_checks(config: Config, env: Mapping[str, str], runs: Mapping[str, Mapping[str, Any]],
+                now: datetime) -> list[Check]:
+    """The wiring setup wrote, the jobs' logs, and capture never having run beside transcripts."""
+    checks: list[Check] = []
+    ctx = Install.from_config(config, env, ())
+    for level, message in problems(ctx):
+        checks.append(_check("wiring", level != "fail", message, warn=level == "warn"))
+    checks.extend(log_checks(state_dir(env), runs, now))
+    if not any(j == "capture" or j.startswith("hook:") for j in runs):
+        try:
+            found = discover(CaptureSettings.from_config(config, env))
+        except MaxmemError:
+            found = []
+        if found:
+            folders = sorted({str(s.path.parent) for s in found})
+            checks.append(_check("capture", True, f"never run, and {len(found)} transcripts wait in "
+                                 f"{', '.join(folders[:3])}{' …' if len(folders) > 3 else ''}: schedule it "
+                                 "(maxmem setup systemd|cron|launchd) or wire an agent (maxmem setup claude-code)",
+                                 warn=True))
+    return checks
+
+
 def run_checks(config: Config, embedder: str | None = None,
                extra: list[Callable[[Any], Check]] | None = None,
-               clock: Clock | None = None) -> dict[str, Any]:
-    """Every check, never raising: a failure to open or to read is itself the result."""
+               clock: Clock | None = None, env: Mapping[str, str] | None = None,
+               schedules: Mapping[str, due.Schedule] | None = None) -> dict[str, Any]:
+    """Every check, never raising: a failure to open or to read is itself the result.
+
+    env: the environment the jobs run with (os.environ from the CLI); given, the
+    loop checks run too (wiring, job logs, capture never run). schedules (job name ->
+    its maxmem.due schedule, as the daemon runs them: daemon.job_schedules) adds the
+    overdue checks.
+    """
     path = Path(config.db_path).expanduser()
     checks: list[Check] = []
     report: dict[str, Any] = {}
@@ -196,7 +315,7 @@ def run_checks(config: Config, embedder: str | None = None,
         checks.append(_check("database", False, str(exc)))
     else:
         try:
-            _inspect(brain, config, checks, report, extra or [])
+            _inspect(brain, config, checks, report, extra or [], env, schedules)
         except (MaxmemError, *DAMAGE) as exc:  # damage the checks ran into past the quick check
             checks.append(_check("database", False, str(exc)))
         finally:
@@ -206,11 +325,13 @@ def run_checks(config: Config, embedder: str | None = None,
         if backups:
             checks.append(_check("backups", True, f"newest: {backups[-1]} "
                                  f"(restore with  maxmem restore {backups[-1]})"))
-    return {"ok": all(c["ok"] for c in checks), "checks": checks, **report}
+    return {"ok": all(c["ok"] for c in checks), "warnings": sum(c.get("level") == "warn" for c in checks),
+            "checks": checks, **report}
 
 
 def _inspect(brain: Brain, config: Config, checks: list[Check], report: dict[str, Any],
-             extra: list[Callable[[Any], Check]]) -> None:
+             extra: list[Callable[[Any], Check]], env: Mapping[str, str] | None = None,
+             schedules: Mapping[str, due.Schedule] | None = None) -> None:
     path = brain.path
     now = brain.clock.now()
     try:
@@ -249,7 +370,9 @@ def _inspect(brain: Brain, config: Config, checks: list[Check], report: dict[str
     report["runs"] = runs
     report["backups"] = {"dir": str(directory), "count": len(backups),
                          "newest": str(backups[-1]) if backups else None}
-    checks.extend(job_checks(runs, config, now, backups[-1] if backups else None))
+    checks.extend(job_checks(runs, config, now, backups[-1] if backups else None, schedules))
+    if env is not None:
+        checks.extend(loop_checks(config, env, runs, now))
     backup_perms = check_backup_permissions(directory)
     if backup_perms:
         checks.append(backup_perms)

@@ -6,7 +6,9 @@ Every job (capture, retention, triggers, sync, backup, embed) ends with one call
 
 which keeps, in the `meta` table,
 - `last_run:<job>`  JSON {"at": ISO time, "ok": bool, "detail": one line}: the latest run;
-- `last_ok:<job>`   ISO time of the latest run that worked.
+- `last_ok:<job>`   ISO time of the latest run that worked;
+- `last_fail:<job>` JSON {"at", "detail", "streak"}: the latest failure and how many
+  runs in a row have failed since the last success (0 once one works again).
 
 A job with several targets adds a suffix, `job_name("sync", target)`: "sync:me@pg/brain". The detail is redacted
 and cut to one line, so an error that quoted a DSN never leaves its password in
@@ -32,6 +34,7 @@ log = logging.getLogger("maxmem")
 JOB = re.compile(r"^[a-z][a-z0-9_-]{0,31}(?::[A-Za-z0-9_.@/:+-]{1,160})?$")
 RUN_PREFIX = "last_run:"
 OK_PREFIX = "last_ok:"
+FAIL_PREFIX = "last_fail:"
 MAX_DETAIL = 300
 
 
@@ -65,37 +68,59 @@ def record_run(
     try:
         with db.atomic():
             db.set_meta(RUN_PREFIX + job, value)
+            failure = _failure(db.get_meta(FAIL_PREFIX + job))
             if ok:
                 db.set_meta(OK_PREFIX + job, at)
+                if failure.get("streak"):
+                    db.set_meta(FAIL_PREFIX + job, json.dumps({**failure, "streak": 0}, ensure_ascii=False))
+            else:
+                streak = int(failure.get("streak") or 0) + 1
+                db.set_meta(FAIL_PREFIX + job, json.dumps(
+                    {"at": at, "detail": one_line(detail), "streak": streak}, ensure_ascii=False))
     except MaxmemError as exc:
         log.warning("could not record the %s run in %s: %s", job, db.path, exc)
         return False
     return True
 
 
+def _failure(value: str | None) -> dict[str, Any]:
+    try:
+        data = json.loads(value) if value else {}
+    except json.JSONDecodeError:
+        data = {}
+    return data if isinstance(data, dict) else {}
+
+
 def last_runs(db: Database) -> dict[str, dict[str, Any]]:
-    """job -> {"at", "ok", "detail", "last_ok"} for every job that ever recorded a run."""
+    """job -> {"at", "ok", "detail", "last_ok", "last_fail"} for every job that ever
+    recorded a run; last_fail is {"at", "detail", "streak"} or None."""
     runs: dict[str, dict[str, Any]] = {}
     if not db.table_exists("meta"):
         return runs
     rows = db.rows(
-        "SELECT key, value FROM meta WHERE key >= ? AND key < ? OR key >= ? AND key < ?",
-        (RUN_PREFIX, RUN_PREFIX[:-1] + ";", OK_PREFIX, OK_PREFIX[:-1] + ";"),
+        "SELECT key, value FROM meta WHERE key >= ? AND key < ? OR key >= ? AND key < ? "
+        "OR key >= ? AND key < ?",
+        (RUN_PREFIX, RUN_PREFIX[:-1] + ";", OK_PREFIX, OK_PREFIX[:-1] + ";",
+         FAIL_PREFIX, FAIL_PREFIX[:-1] + ";"),
     )
     for row in rows:
         key, value = row["key"], row["value"]
-        if key.startswith(RUN_PREFIX):
+        if key.startswith(FAIL_PREFIX):
+            job = key[len(FAIL_PREFIX):]
+            runs.setdefault(job, {"at": None, "ok": False, "detail": "", "last_ok": None})[
+                "last_fail"] = _failure(value) or None
+        elif key.startswith(RUN_PREFIX):
             job = key[len(RUN_PREFIX):]
             try:
                 data = json.loads(value)
             except json.JSONDecodeError:
                 data = {"at": None, "ok": False, "detail": "unreadable record"}
-            runs.setdefault(job, {"last_ok": None}).update(
+            runs.setdefault(job, {"last_ok": None, "last_fail": None}).update(
                 at=data.get("at"), ok=bool(data.get("ok")), detail=data.get("detail", "")
             )
         else:
             job = key[len(OK_PREFIX):]
-            runs.setdefault(job, {"at": None, "ok": False, "detail": ""})["last_ok"] = value
+            runs.setdefault(job, {"at": None, "ok": False, "detail": "", "last_fail": None})["last_ok"] = value
     return runs
 
 

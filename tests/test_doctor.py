@@ -15,6 +15,15 @@ from maxmem.doctor import run_checks
 from maxmem.health import job_name, last_runs, record_run
 
 
+@pytest.fixture(autouse=True)
+def own_home(tmp_path, monkeypatch):
+    """`maxmem doctor` reads the agents' folders and the job logs under HOME: a temp one."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    for var in ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "OPENCLAW_STATE_DIR",
+                "MAXMEM_LOG_DIR"):
+        monkeypatch.delenv(var, raising=False)
+
+
 def checks(report: dict) -> dict[str, dict]:
     return {c["name"]: c for c in report["checks"]}
 
@@ -49,9 +58,18 @@ def test_job_ages_failures_and_required_jobs(tmp_path):
     c = checks(report)
     assert c["last capture"]["ok"] and c["last capture"]["detail"].startswith("ok 3.0 h ago")
     assert c["last retention"]["ok"]
-    assert not c["last sync:me@pg/brain"]["ok"] and "PostgreSQL is down" in c["last sync:me@pg/brain"]["detail"]
+    sync = c["last sync:me@pg/brain"]
+    assert sync["ok"] and sync["level"] == "warn" and "failed once" in sync["detail"]  # once: a WARN
+    assert "PostgreSQL is down" in sync["detail"] and "FAIL after 3 in a row" in sync["detail"]
     assert "last sync" not in c  # it runs per target
     assert c["last backup"]["ok"] and c["last backup"]["detail"] == "never run"
+    assert report["ok"] and report["warnings"] == 1
+    with Brain.open(path, embedder=HashEmbedder(), clock=clock) as brain:
+        for _ in range(2):
+            record_run(brain.db, job_name("sync", "me@pg/brain"), False, "PostgreSQL is down", clock)
+    report = run_checks(config_for(path), clock=FixedClock("2026-11-30T15:00:00Z"))
+    sync = checks(report)["last sync:me@pg/brain"]
+    assert not sync["ok"] and sync["level"] == "fail" and "failed 3 times in a row" in sync["detail"]
     assert not report["ok"]
 
     later = run_checks(config_for(path, doctor={"required": ["backup"], "max_age_hours": {"retention": 100}}),
@@ -113,9 +131,17 @@ def test_doctor_after_real_jobs_and_its_exit_code(tmp_path, capsys, monkeypatch)
         with pytest.raises(MaxmemError):
             export(brain, "postgresql://me:pw-Never-Shown@127.0.0.1:9/brain?connect_timeout=2")
     code, out, err = run_cli(["--db", str(path), "--embedder", "none", "doctor"], capsys)
+    assert code == 0  # one failure: a WARN, not an alert
+    line = next(line for line in out.splitlines() if "last sync:" in line)
+    assert line.startswith("WARN last sync:me@127.0.0.1:9/brain: failed once") and "pw-Never-Shown" not in out
+    with Brain.open(path, embedder="none") as brain:
+        for _ in range(2):
+            with pytest.raises(MaxmemError):
+                export(brain, "postgresql://me:pw-Never-Shown@127.0.0.1:9/brain?connect_timeout=2")
+    code, out, err = run_cli(["--db", str(path), "--embedder", "none", "doctor"], capsys)
     assert code == 1
     line = next(line for line in out.splitlines() if "last sync:" in line)
-    assert line.startswith("FAIL last sync:me@127.0.0.1:9/brain: failed") and "pw-Never-Shown" not in out
+    assert line.startswith("FAIL last sync:me@127.0.0.1:9/brain: failed 3 times in a row")
     assert any(line.startswith("size: brain.db") for line in out.splitlines())
 
 

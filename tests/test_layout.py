@@ -163,3 +163,16 @@ def test_a_capture_batch_goes_down_once(tmp_path, hash_embedder):
         report: list[Any] = []
         assert check_downward(lambda: report.append(run_capture(brain, settings=settings))) > 100
         assert report[0].new_turns > 0
+
+
+def test_every_command_module_registers_what_the_group_lists():
+    """The group loads a family's module when one of its commands runs: FAMILIES must
+    name exactly the commands each module defines."""
+    import importlib
+
+    from maxmem.cli import FAMILIES
+
+    for family, names in FAMILIES.items():
+        module = importlib.import_module(f"maxmem.cli.{family}")
+        assert sorted(c.name for c in module.COMMANDS) == sorted(names), family
+    assert {p.stem for p in (PACKAGE / "cli").glob("*.py")} - {"__init__", "common"} == set(FAMILIES)

@@ -36,7 +36,7 @@ from . import readers, store
 from .chunker import ChunkTurn, chunk
 from .lines import head_hash
 from .model import CaptureFormatError, Parsed, ReadContext, ToolCall, Turn
-from .roots import CaptureSettings, Source, discover, sources_for_path
+from .roots import CaptureSettings, Source, describe_roots, discover, sources_for_path
 from .text import truncate
 
 if TYPE_CHECKING:
@@ -79,6 +79,8 @@ class CaptureReport:
     errors: int = 0
     seconds: float = 0.0
     dry_run: bool = False
+    stopped: bool = False  # the time budget ran out: the rest is read by the next run
+    roots: list[str] = field(default_factory=list)  # where it looked (without --path)
     details: list[FileReport] = field(default_factory=list)
 
     def add(self, detail: FileReport) -> None:
@@ -109,7 +111,12 @@ class CaptureReport:
             parts.append(f"{self.embedding_pending} memories waiting for embeddings")
         if self.errors:
             parts.append(f"{self.errors} files failed")
-        return ", ".join(parts) + f" in {self.seconds:.1f} s"
+        if self.stopped:
+            parts.append("stopped at its time budget (the next run goes on from there)")
+        line = ", ".join(parts) + f" in {self.seconds:.1f} s"
+        if not self.files and self.roots:
+            line += "; looked in " + ", ".join(self.roots)
+        return line
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -135,21 +142,34 @@ def run_capture(
     dry_run: bool = False,
     settings: CaptureSettings | None = None,
     progress: Callable[[FileReport], None] | None = None,
+    deadline: float | None = None,
+    record_as: str = "capture",
 ) -> CaptureReport:
     """Capture new transcript lines into `brain`; returns what was done.
 
     paths: files or folders to read instead of the configured roots (with `format`,
     or each file's format guessed). dry_run: read and count, write nothing.
+    deadline: a time.monotonic() value; files are taken oldest first and each is
+    committed window by window (settings.window_bytes), and once the deadline has
+    passed no further window starts (the first one always does, so every run makes
+    progress): the cursors keep the place for the next run.
+    record_as: the job name its run is recorded under for `maxmem doctor` and the
+    due-logic ("hook:claude" for a hook's one-transcript capture, so it does not
+    count as the scheduled capture of every root).
     """
     started = time.monotonic()
     settings = settings or CaptureSettings.from_config(brain.config)
+    report = CaptureReport(dry_run=dry_run)
     if paths:
         sources = [s for p in paths for s in sources_for_path(Path(p), format)]
     else:
         sources = discover(settings)
-    job = _Job(brain, settings, dry_run)
-    report = CaptureReport(dry_run=dry_run)
+        report.roots = describe_roots(settings)
+    job = _Job(brain, settings, dry_run, deadline)
     for source in _by_mtime(sources):
+        if report.details and job.out_of_time():  # at least one window per run: progress
+            report.stopped = True
+            break
         detail = job.capture_file(source)
         if detail is None:
             continue
@@ -157,10 +177,11 @@ def run_capture(
         if progress:
             progress(detail)
     report.embedding_pending = job.pending
+    report.stopped = report.stopped or job.stopped
     report.seconds = time.monotonic() - started
     log.info("%s", report.summary())
     if not dry_run:  # for `maxmem doctor`: when capture last ran and whether it worked
-        record_run(brain.db, "capture", report.errors == 0, report.summary(), brain.clock)
+        record_run(brain.db, record_as, report.errors == 0, report.summary(), brain.clock)
     return report
 
 
@@ -176,12 +197,18 @@ def _by_mtime(sources: list[Source]) -> list[Source]:
 
 
 class _Job:
-    def __init__(self, brain: Brain, settings: CaptureSettings, dry_run: bool) -> None:
+    def __init__(self, brain: Brain, settings: CaptureSettings, dry_run: bool,
+                 deadline: float | None = None) -> None:
         self.brain = brain
         self.db = brain.db
         self.settings = settings
         self.dry_run = dry_run
+        self.deadline = deadline
+        self.stopped = False
         self.pending = 0
+
+    def out_of_time(self) -> bool:
+        return self.deadline is not None and time.monotonic() >= self.deadline
 
     # -- one file --------------------------------------------------------------------------
     def capture_file(self, source: Source) -> FileReport | None:
@@ -280,6 +307,10 @@ class _Job:
             detail.redactions += batch.redactions
             offset, state = result.end, _copy(parsed.state)
             if limit >= st.st_size or offset <= before:
+                break
+            if self.out_of_time():  # the cursor is saved at `offset`: the next run goes on
+                self.stopped = True
+                detail.note = "stopped at the time budget; the rest next run"
                 break
         detail.end = offset
         if detail.end == detail.start and not detail.new_turns:

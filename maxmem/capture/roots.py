@@ -121,6 +121,18 @@ def default_codex_dirs(env: Mapping[str, str], home: Path) -> tuple[Path, ...]:
     return (home / ".codex",)
 
 
+def describe_roots(settings: CaptureSettings) -> list[str]:
+    """The folders `discover` looks in, as "agent: path" ("(missing)" after an absent one)."""
+    out = []
+    for agent, roots, sub in (("openclaw", settings.openclaw_dirs, "agents"),
+                              ("claude-code", settings.claude_dirs, "projects"),
+                              ("codex", settings.codex_dirs, "sessions")):
+        for root in roots:
+            folder = root / sub
+            out.append(f"{agent}: {folder}" + ("" if folder.is_dir() else " (missing)"))
+    return out
+
+
 def discover(settings: CaptureSettings) -> list[Source]:
     """Every transcript under the configured roots (missing roots are fine)."""
     found: dict[Path, Source] = {}

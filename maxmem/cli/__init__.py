@@ -17,7 +17,7 @@ from typing import Any
 import click
 
 from .. import __version__
-from ..config import EMBEDDERS, load_config
+from ..config import EMBEDDERS, Config, load_config
 from ..errors import MaxmemError
 from ..files import secure_create
 from ..redact import redact
@@ -34,6 +34,8 @@ FAMILIES = {
     "jobs": ("capture", "daemon"),
     "backups": ("backup", "restore"),
     "sync": ("sync",),
+    "wiring": ("setup",),
+    "hooks": ("hook",),
 }
 
 
@@ -57,7 +59,8 @@ class Commands(click.Group):
               help="brain.db to use (default: MAXMEM_DB, the config file, or "
                    "~/.openclaw/workspace/memory/brain.db).")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="Config file (default: ~/.config/maxmem/config.toml).")
+              help="Config file (default: MAXMEM_HOME/config.toml, else ~/.config/maxmem/config.toml "
+                   "on Linux, ~/Library/Application Support/maxmem/config.toml on macOS).")
 @click.option("--embedder", type=click.Choice(EMBEDDERS),
               help="Embedding provider: auto (default), openai, local, none (keyword-only).")
 @click.option("-v", "--verbose", count=True, help="More log output on stderr (-vv for debug).")
@@ -74,8 +77,14 @@ def cli(ctx: click.Context, db_path: Path | None, config_path: Path | None, embe
     _configure_logging(verbose, log_file)
     from .common import State  # here, not at the top: brain.db's modules are heavy to load
 
-    config = load_config(path=config_path, db_path=db_path, embedder=embedder)
-    state = State(config=config, embedder=embedder)
+    try:
+        config = load_config(path=config_path, db_path=db_path, embedder=embedder)
+        error = None
+    except MaxmemError as exc:
+        if ctx.invoked_subcommand != "hook":
+            raise
+        config, error = Config(), str(exc)  # the hook logs it and exits 0
+    state = State(config=config, embedder=embedder, config_error=error)
     ctx.obj = state
     ctx.call_on_close(state.close)
 

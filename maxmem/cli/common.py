@@ -32,6 +32,7 @@ class State:
     config: Config
     embedder: str | None = None
     brains: list[Brain] = field(default_factory=list)
+    config_error: str | None = None  # only `maxmem hook` runs on with a bad config (it must exit 0)
 
     def brain(self, embedder: str | None = None, check_embedder: bool = True) -> Brain:
         brain = Brain.open(

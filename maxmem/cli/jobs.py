@@ -15,7 +15,8 @@ import click
 
 from ..capture import CaptureSettings, run_capture
 from ..capture.model import FORMATS
-from ..daemon import default_jobs, run_daemon, run_job
+from ..config import state_dir
+from ..daemon import default_jobs, run_daemon, run_due, run_job
 from .common import State, emit, json_option, pass_state
 
 
@@ -60,13 +61,40 @@ def capture(state: State, paths: tuple[Path, ...], fmt: str | None, dry_run: boo
 
 @click.command()
 @click.option("--once", is_flag=True, help="Run every job once now and exit.")
+@click.option("--if-due", is_flag=True,
+              help="With --once: only the jobs due now from their last success in brain.db "
+                   "(for a scheduler's hourly or 15-minute tick).")
+@click.option("--job", "only", multiple=True, help="With --once: only this job (repeat).")
+@json_option
 @pass_state
-def daemon(state: State, once: bool) -> None:
+def daemon(state: State, once: bool, if_due: bool, only: tuple[str, ...], as_json: bool) -> None:
     """Run the scheduled jobs (capture every 2 h, …) until stopped, for machines without cron.
 
-    Log lines go to stderr, or to --log-file. Stop it with Ctrl-C or SIGTERM.
+    `daemon --once --if-due` is what `maxmem setup cron|systemd|launchd` schedules:
+    each tick runs only what is due (retention once per New York day after 03:00 there,
+    a missed night caught up at the next tick). Log lines go to stderr, or to
+    --log-file. Stop it with Ctrl-C or SIGTERM.
     """
     jobs = default_jobs(state.config, os.environ)
+    if (if_due or only or as_json) and not once:
+        raise click.UsageError("--if-due, --job and --json go with --once")
+    if only:
+        names = {j.name.split(":")[0] for j in jobs} | {j.name for j in jobs}
+        unknown = sorted(set(only) - names)
+        if unknown:
+            raise click.UsageError(f"unknown job {', '.join(unknown)}: known: "
+                                   f"{', '.join(j.name for j in jobs)}")
+        jobs = [j for j in jobs if j.name in only or j.name.split(":")[0] in only]
+    if once and (if_due or only or as_json):
+        outcomes = run_due(jobs, state.config, lock_dir=state_dir(os.environ) / "locks", if_due=if_due)
+        emit([vars(o) for o in outcomes], as_json,
+             lambda _: [f"{o.job}: {o.status}: {o.detail}" for o in outcomes
+                        if o.status != "not-due" or not if_due])
+        failed = [o.job for o in outcomes if o.status == "failed"]
+        if failed:
+            click.echo(f"maxmem: error: failed: {', '.join(failed)} (see the log)", err=True)
+            sys.exit(1)
+        return
     if once:
         failed = []
         for job in jobs:

@@ -11,6 +11,7 @@ import click
 import tomli_w
 
 from ..config import EMBEDDERS, default_config_path
+from ..daemon import job_schedules
 from ..doctor import run_checks, size_lines
 from ..errors import InvalidInput
 from ..files import write_private
@@ -74,9 +75,11 @@ def doctor(state: State, as_json: bool) -> None:
 
     Exits 1 when something needs attention, so cron can alert on it.
     """
-    report = run_checks(state.config, embedder=state.embedder, extra=[budget_check])
+    report = run_checks(state.config, embedder=state.embedder, extra=[budget_check], env=os.environ,
+                        schedules=job_schedules(state.config, os.environ))
+    label = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL"}
     emit(report, as_json, lambda r: [
-        *(f"{'ok  ' if c['ok'] else 'FAIL'} {c['name']}: {c['detail']}" for c in r["checks"]),
+        *(f"{label[c.get('level', 'ok' if c['ok'] else 'fail')]} {c['name']}: {c['detail']}" for c in r["checks"]),
         *(size_lines(r["sizes"]) if "sizes" in r else []),
     ])
     if not report["ok"]:

@@ -1,0 +1,87 @@
+"""`maxmem hook EVENT --harness H`: the command agents' hooks run (maxmem.hook).
+
+It always exits 0 and prints only what
+the harness should read; what happened goes to one line in hook.log in maxmem's
+state folder (~/.local/state/maxmem on Linux, ~/Library/Logs/maxmem on macOS).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from typing import Any
+
+import click
+
+from ..clock import Clock, iso
+from ..config import state_dir
+from ..files import secure_create
+from ..hook import budget_from, run_hook
+from ..redact import redact
+from .common import State, pass_state
+
+
+class _OverBudget(Exception):
+    def __str__(self) -> str:
+        return "over its time budget: stopped (the next hook or capture goes on from the cursor)"
+
+
+@click.command(context_settings={"ignore_unknown_options": True})
+@click.argument("event")
+@click.option("--harness", default="claude", show_default=True, help="claude, codex or openclaw.")
+@click.option("--budget", "budget_seconds", type=float, default=None,
+              help="Seconds it may take ([hook] budget_seconds, default 10).")
+@click.option("--budget-tokens", type=int, default=None, help="Size of the session-start brief.")
+@pass_state
+def hook(state: State, event: str, harness: str, budget_seconds: float | None, budget_tokens: int | None) -> None:
+    """Run an agent hook: session-start (print the brief), pre-compact, stop, session-end
+    (capture this session's transcript, given as JSON on stdin).
+
+    Always exits 0, within its time budget; failures are one line in hook.log.
+    """
+    started = time.monotonic()
+    budget = budget_from(state.config, budget_seconds) if state.config is not None else 10.0
+
+    def over(*_: Any) -> None:
+        raise _OverBudget()
+
+    # The deadline inside capture is what keeps to the budget; the alarm is the backstop
+    # for anything else (a stuck file system): one second after the budget, give up.
+    previous = signal.signal(signal.SIGALRM, over) if hasattr(signal, "SIGALRM") else None
+    if previous is not None:
+        signal.setitimer(signal.ITIMER_REAL, budget + 1.0)
+    try:
+        text = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.buffer.read().decode("utf-8", "replace")
+        if state.config_error is not None:
+            line = f"hook {event} --harness {harness}: failed: {state.config_error}"
+            ok, stdout = False, ""
+        else:
+            result = run_hook(event, harness, text, state.config, os.environ, budget_seconds, budget_tokens,
+                              started=started)
+            ok, stdout, line = result.ok, result.stdout, result.line
+    except _OverBudget as exc:
+        ok, stdout, line = False, "", f"hook {event} --harness {harness}: failed: {exc}"
+    finally:
+        if previous is not None:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+    if stdout:
+        click.echo(stdout)
+    _log(state_dir(os.environ), line, ok)
+    sys.exit(0)
+
+
+def _log(folder: Any, line: str, ok: bool) -> None:
+    """Append the line to hook.log (0600); a log that cannot be written is not an error."""
+    path = folder / "hook.log"
+    try:
+        secure_create(path)
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(f"{iso(Clock().now())} {'ok' if ok else 'FAIL'} {redact(line)[0]}\n")
+    except OSError:
+        pass
+
+
+COMMANDS = [hook]

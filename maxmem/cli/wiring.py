@@ -1,0 +1,128 @@
+"""`maxmem setup [TARGET]`: wire maxmem into an agent or a scheduler (maxmem.wiring).
+
+Parses, plans with maxmem.wiring, prints the diff (--dry-run) or writes it, and lists
+what the user still has to do.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..wiring import AGENTS, TARGETS, Install, WiringError, detect, find_maxmem, plan, run, unplan
+from .common import State, emit, json_option, pass_state
+
+
+@click.command()
+@click.argument("target", required=False, type=click.Choice(list(TARGETS)))
+@click.option("--dry-run", is_flag=True, help="Print the diff of what would change; write nothing.")
+@click.option("--uninstall", is_flag=True, help="Remove what setup added (restoring files it alone changed).")
+@click.option("--no-mcp", is_flag=True, help="claude-code, codex: the hooks only, no MCP server entry.")
+@click.option("--maxmem", "maxmem_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="The maxmem executable to write (default: the one running now).")
+@click.option("--openclaw-profile", help="openclaw: the profile whose state dir to use.")
+@click.option("--openclaw-workspace", type=click.Path(file_okay=False, path_type=Path),
+              help="openclaw: install the skill in this workspace.")
+@json_option
+@pass_state
+def setup(state: State, target: str | None, dry_run: bool, uninstall: bool, no_mcp: bool,
+          maxmem_path: Path | None, openclaw_profile: str | None, openclaw_workspace: Path | None,
+          as_json: bool) -> None:
+    """Wire maxmem into TARGET: claude-code, codex, openclaw (agents) or cron, systemd,
+    launchd (a 15-minute tick of  maxmem daemon --once --if-due).
+
+    Writes absolute paths (the maxmem running now, --db, --config), merges into the
+    existing files, backs each one up first, and prints the steps left to you. Running
+    it again changes nothing. Without TARGET: what is on this machine and what setup
+    would do for each (nothing is written).
+    """
+    if maxmem_path is not None:
+        if not (maxmem_path.is_file() and os.access(maxmem_path, os.X_OK)):
+            raise click.UsageError(f"--maxmem {maxmem_path}: not an executable file")
+        argv: tuple[str, ...] = (os.path.abspath(maxmem_path),)
+    else:
+        argv = find_maxmem(sys.argv[0], sys.executable)
+    ctx = Install.from_config(state.config, os.environ, argv)
+    options: dict[str, Any] = {}
+    if target in ("claude-code", "codex"):
+        options["mcp"] = not no_mcp
+    if target == "openclaw":
+        options.update(profile=openclaw_profile, skill_dir=openclaw_workspace)
+    if target is None:
+        _survey(ctx, as_json)
+        return
+    p = unplan(target, ctx, **options) if uninstall else plan(target, ctx, **options)
+    if dry_run:
+        emit(p.to_dict(), as_json, lambda d: _dry_lines(p, ctx, uninstall))
+        return
+    outcome = run(p, ctx, uninstall=uninstall)
+    emit(outcome.to_dict(), as_json, lambda d: _done_lines(outcome, uninstall, ctx))
+
+
+def _dry_lines(p: Any, ctx: Any, uninstall: bool) -> Iterable[str]:
+    yield f"maxmem setup {p.target}{' --uninstall' if uninstall else ''} --dry-run: " + (
+        f"{len(p.changes)} file(s) would change" if p.changes else "nothing to change")
+    if not uninstall:
+        yield f"maxmem: {' '.join(ctx.maxmem)} --db {ctx.db}"
+    diff = p.diff()
+    if diff:
+        yield diff.rstrip("\n")
+    yield from (f"note: {n}" for n in p.notes)
+    for argv in p.before_commands + p.after_commands:
+        yield f"would run: {' '.join(argv)}"
+    yield from (f"to do: {s}" for s in p.steps)
+
+
+def _done_lines(outcome: Any, uninstall: bool, ctx: Any) -> Iterable[str]:
+    if not outcome.changed:
+        yield f"maxmem setup {outcome.target}: nothing to change" + (
+            "" if uninstall else " (already set up)")
+    for path in outcome.changed:
+        yield f"{'removed from' if uninstall else 'wrote'} {ctx.tilde(path)}"
+    if outcome.backups:
+        yield f"backups: {', '.join(ctx.tilde(b) for b in outcome.backups)}"
+    yield from (f"ran: {r}" for r in outcome.ran)
+    yield from (f"note: {n}" for n in outcome.notes)
+    if outcome.steps:
+        yield "left for you to do:"
+        yield from (f"  - {s}" for s in outcome.steps)
+
+
+def _survey(ctx: Any, as_json: bool) -> None:
+    found = detect(ctx)
+    report: dict[str, Any] = {"maxmem": list(ctx.maxmem), "db": str(ctx.db), "targets": {}}
+    for name, what in found.items():
+        entry: dict[str, Any] = {"found": what}
+        if what:
+            try:
+                p = plan(name, ctx)
+                entry.update(files=[str(c.path) for c in p.changes], steps=p.steps)
+            except WiringError as exc:
+                entry["error"] = str(exc)
+        report["targets"][name] = entry
+
+    def lines(_: Any) -> Iterable[str]:
+        yield f"maxmem: {' '.join(ctx.maxmem)} (brain.db: {ctx.db})"
+        for name, entry in report["targets"].items():
+            if not entry["found"]:
+                yield f"  {name:<12} not found"
+            elif "error" in entry:
+                yield f"  {name:<12} {entry['found']}: cannot plan: {entry['error']}"
+            elif entry["files"]:
+                yield (f"  {name:<12} {entry['found']}: would change {len(entry['files'])} file(s): "
+                       f"maxmem setup {name}  (see first: --dry-run)")
+            else:
+                yield f"  {name:<12} {entry['found']}: already set up"
+        agents = [n for n in AGENTS if report["targets"][n]["found"]]
+        if not agents:
+            yield "no agent found (Claude Code ~/.claude, Codex ~/.codex, OpenClaw ~/.openclaw)"
+        yield "one scheduler is enough: systemd on Linux, launchd on macOS, cron elsewhere"
+    emit(report, as_json, lines)
+
+
+COMMANDS = [setup]

@@ -1,0 +1,197 @@
+"""`maxmem hook EVENT`: what an agent's hook runs, within a time budget, failing open.
+
+The harness (Claude Code, Codex, OpenClaw's Gateway hook pack) sends one JSON object
+on stdin: session_id, transcript_path, cwd, and for SessionStart the source.
+
+  session-start  prints the boot brief (maxmem.context.build_context) fenced, within a
+                 token budget and the harness's cap: Claude Code and Codex get
+                 {"hookSpecificOutput": {"hookEventName": "SessionStart",
+                 "additionalContext": …}} (Claude caps it at 10,000 characters, Codex
+                 at ~2,500 tokens); OpenClaw plain text. A missing brain.db is not
+                 created: nothing is printed.
+  pre-compact,   capture only that transcript (run_capture with paths=[it]), with the
+  stop,          embedder off (vectors come later from  maxmem embed --pending , which
+  session-end    the scheduled tick runs) and a deadline on the capture loop itself:
+                 files and windows are taken in order and committed one by one, and
+                 once the budget is spent the cursor keeps the place for next time.
+                 They print nothing (Codex's Stop must print JSON or nothing).
+
+`run_hook` never raises: every failure becomes a HookResult with ok=False and a
+one-line reason for the hook log; the CLI exits 0 whatever happens (exit 2 from a
+PreCompact hook would block compaction, any other code shows an error to the user).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from .brain import Brain
+from .briefing import DEFAULT_BUDGET_TOKENS, build_brief
+from .capture import CaptureSettings, run_capture
+from .clock import Clock
+from .config import Config, local_timezone
+
+log = logging.getLogger("maxmem")
+
+EVENTS = ("session-start", "pre-compact", "stop", "session-end")
+HARNESSES = {"claude": "claude-code", "codex": "codex", "openclaw": "openclaw"}
+HOOK_EVENT_NAMES = {"session-start": "SessionStart", "pre-compact": "PreCompact", "stop": "Stop",
+                    "session-end": "SessionEnd"}
+DEFAULT_BUDGET_SECONDS = 10.0
+# Claude Code shares ~1.5 s among SessionEnd hooks (raised to the longest timeout set,
+# 5 s for ours); Codex allows at most 3 s. The last capture there gets less.
+SESSION_END_SECONDS = 3.0
+CLOSE_RESERVE = 0.15  # of the budget, kept for committing, the brief and closing
+HOOK_WINDOW_BYTES = 256 << 10  # commit a big transcript in small windows, so the deadline can bite
+MAX_CONTEXT_CHARS = {"claude": 9_500, "codex": 9_000, "openclaw": 20_000}  # below the harness caps
+CHARS_PER_TOKEN = 4
+
+
+@dataclass(frozen=True)
+class HookInput:
+    session_id: str | None = None
+    transcript_path: Path | None = None
+    cwd: str | None = None
+    source: str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> HookInput:
+        """The fields maxmem uses; anything unreadable is simply absent."""
+        try:
+            data = json.loads(text) if text.strip() else {}
+        except json.JSONDecodeError:
+            data = {}
+        if not isinstance(data, dict):
+            data = {}
+
+        def text_of(key: str) -> str | None:
+            value = data.get(key)
+            return value if isinstance(value, str) and value.strip() else None
+
+        path = text_of("transcript_path")
+        return cls(session_id=text_of("session_id"), transcript_path=Path(path).expanduser() if path else None,
+                   cwd=text_of("cwd"), source=text_of("source"))
+
+
+@dataclass(frozen=True)
+class HookResult:
+    ok: bool
+    stdout: str  # what the harness reads (context), often ""
+    line: str  # one line for the hook log
+
+
+def budget_from(config: Config, given: float | None) -> float:
+    if given is not None:
+        return max(0.5, float(given))
+    value = config.section("hook").get("budget_seconds", DEFAULT_BUDGET_SECONDS)
+    try:
+        return max(0.5, float(value))
+    except (TypeError, ValueError):
+        return DEFAULT_BUDGET_SECONDS
+
+
+def run_hook(event: str, harness: str, stdin_text: str, config: Config, env: Mapping[str, str],
+             budget_seconds: float | None = None, budget_tokens: int | None = None,
+             clock: Clock | None = None, started: float | None = None) -> HookResult:
+    """Do what `maxmem hook EVENT --harness HARNESS` does; never raises."""
+    started = time.monotonic() if started is None else started
+    label = f"hook {event} --harness {harness}"
+    try:
+        if event not in EVENTS:
+            return HookResult(False, "", f"{label}: unknown event (known: {', '.join(EVENTS)})")
+        if harness not in HARNESSES:
+            return HookResult(False, "", f"{label}: unknown harness (known: {', '.join(HARNESSES)})")
+        budget = budget_from(config, budget_seconds)
+        if event == "session-end":
+            budget = min(budget, SESSION_END_SECONDS)
+        deadline = started + budget * (1 - CLOSE_RESERVE)
+        data = HookInput.parse(stdin_text)
+        # A hook must not sit out a long lock wait: at most half its budget.
+        config = config.with_(busy_timeout_ms=int(min(config.busy_timeout_ms, budget * 500)))
+        if event == "session-start":
+            stdout, detail = _brief(harness, data, config, budget_tokens, clock)
+        else:
+            stdout, detail = "", _capture(event, harness, data, config, env, deadline, clock)
+        took = time.monotonic() - started
+        return HookResult(True, stdout, f"{label}: {detail} ({took:.1f} s)")
+    except Exception as exc:  # fail open: the agent goes on, the log says why
+        log.debug("%s failed", label, exc_info=True)
+        reason = " ".join(str(exc).split()) or exc.__class__.__name__
+        return HookResult(False, "", f"{label}: failed: {reason}"[:400])
+
+
+def _capture(event: str, harness: str, data: HookInput, config: Config, env: Mapping[str, str],
+             deadline: float, clock: Clock | None) -> str:
+
+    settings = CaptureSettings.from_config(config, env)
+    settings = replace(settings, window_bytes=min(settings.window_bytes, HOOK_WINDOW_BYTES))
+    if event == "session-end":
+        settings = replace(settings, settle_seconds=0.0)  # the session is over: flush what is held back
+    paths: list[Path] | None
+    if data.transcript_path is not None:
+        if not data.transcript_path.is_file():
+            return f"no transcript at {data.transcript_path} yet; nothing captured"
+        paths = [data.transcript_path]
+    elif harness == "openclaw":
+        # The Gateway's event may not name the session file: its agents' folders, in time order.
+        settings = replace(settings, claude_dirs=(), codex_dirs=())
+        paths = None
+    else:
+        return "no transcript_path on stdin; nothing captured"
+    with Brain.open(config.db_path, embedder="none", config=config, clock=clock) as brain:
+        report = run_capture(brain, paths=paths, format=HARNESSES[harness] if paths else None,
+                             settings=settings, deadline=deadline, record_as=f"hook:{harness}")
+    where = str(paths[0]) if paths else "the OpenClaw sessions"
+    return f"{report.summary()} [{where}]"
+
+
+def _brief(harness: str, data: HookInput, config: Config, budget_tokens: int | None,
+           clock: Clock | None) -> tuple[str, str]:
+
+    path = Path(config.db_path).expanduser()
+    if not path.exists():
+        return "", f"no brain.db at {path} yet; no brief"
+    wanted = budget_tokens or int(config.section("context").get("budget_tokens") or DEFAULT_BUDGET_TOKENS)
+    overhead = 400  # the header and the fence, in characters
+    tokens = max(100, min(wanted, (MAX_CONTEXT_CHARS[harness] - overhead) // CHARS_PER_TOKEN))
+    with Brain.open(path, embedder="none", config=config, clock=clock, check_embedder=False) as brain:
+        brief = build_brief(brain, session=data.session_id, budget_tokens=tokens, tz=local_timezone(config))
+    text = fenced(brief.markdown)
+    shown = sum(len(ids) for ids in brief.sections.values())
+    if harness == "openclaw":
+        return text, f"brief of {shown} memories, {len(text)} characters"
+    payload = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
+    return json.dumps(payload, ensure_ascii=False), f"brief of {shown} memories, {len(text)} characters"
+
+
+def fenced(markdown: str) -> str:
+    """The brief inside a code fence longer than any backtick run in it, with a factual
+    preface (imperative text can trip the model's prompt-injection defences)."""
+    longest = max((len(run) for run in markdown.split("\n") for run in _backtick_runs(run)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return ("maxmem memory brief: notes stored by maxmem from earlier sessions with this user "
+            "(background facts; search them with the maxmem tools for more).\n"
+            f"{fence}markdown\n{markdown.rstrip()}\n{fence}\n")
+
+
+def _backtick_runs(line: str) -> list[str]:
+    runs, current = [], ""
+    for char in line:
+        if char == "`":
+            current += char
+        elif current:
+            runs.append(current)
+            current = ""
+    if current:
+        runs.append(current)
+    return runs
+
+
+def describe(result: HookResult) -> dict[str, Any]:
+    return {"ok": result.ok, "line": result.line, "stdout_chars": len(result.stdout)}

