@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 import apsw
 import numpy as np
 
+from . import relevance as relevance_mod
 from . import search as search_mod
 from . import session_context
 from .clock import Clock, iso
@@ -900,14 +901,19 @@ class Brain:
         mode: str = "hybrid",
         explain: bool = False,
         track: bool = True,
+        min_relevance: float | None = None,
     ) -> list[Hit]:
         """The best `limit` memories for `query` among those matching the filters.
 
         score = vector_weight × vector + keyword_weight × keyword (config; 0.7 / 0.3),
         each scaled to 0–1 over the candidates. mode "keyword" or "vector" ranks by one
         side only. With no embedder the search is keyword-only (see `last_plan.note`).
+        Each hit also carries a `relevance` that means the same in every search
+        (relevance.py); when none reaches `min_relevance` (None: config.min_relevance,
+        0: off) nothing relevant was found and the result is empty (`last_plan.note`).
         """
         query = search_mod.checked_query(query)
+        threshold = self.config.min_relevance if min_relevance is None else _fraction(min_relevance, "min_relevance")
         filters = search_mod.Filters(
             category, kind, tags, since, until, min_importance, _metadata_filter(metadata),
             status, agent, session_id, include_superseded, max_importance,
@@ -936,17 +942,35 @@ class Brain:
                 else "no memory has a vector yet (maxmem embed --pending)")
         self.last_plan = plan
         memories = {m.id: m for m in self._get_many([s.id for s in scored])}
+        found = self._evidence(query, scored)
         hits = [
             Hit(
                 memories[s.id], s.score, s.vector_score, s.keyword_score,
-                search_mod.explain_rows([s])[0] if explain else {},
+                {**search_mod.explain_rows([s])[0], "cover": round(found[s.id].cover, 4),
+                 "unknown": round(found[s.id].unknown, 4)} if explain else {},
+                relevance_mod.relevance(found[s.id]),
             )
             for s in scored
             if s.id in memories
         ]
+        plan.best_relevance = max((h.relevance or 0.0 for h in hits), default=None)
+        plan.min_relevance = threshold
+        if threshold and plan.best_relevance is not None and plan.best_relevance < threshold:
+            plan.note = "; ".join(filter(None, [plan.note, (
+                f"nothing relevant: the best hit's relevance {plan.best_relevance:.3f} is below "
+                f"min_relevance {threshold:g}")]))
+            hits = []
         if track and hits:
             self._track_recall([h.memory.id for h in hits])
         return hits
+
+    def _evidence(self, query: str, scored: Sequence[search_mod.Scored]) -> dict[int, relevance_mod.Evidence]:
+        """The relevance evidence of each scored memory. Cosines count only from the
+        model the relevance was calibrated on (relevance.CALIBRATED_EMBEDDER)."""
+        calibrated = self.embedder is not None and (
+            f"{self.embedder.provider}:{self.embedder.model}" == relevance_mod.CALIBRATED_EMBEDDER)
+        cosines = {s.id: s.raw_vector if calibrated else None for s in scored}
+        return relevance_mod.evidence(self.db, query, cosines)
 
     def _track_recall(self, ids: Sequence[int]) -> None:
         """Count how often each memory is returned; best effort, never blocks a search."""
@@ -1389,6 +1413,16 @@ def _whole(value: Any, what: str) -> int:
         raise InvalidInput(f"{what} must be a whole number") from None
     if number < 0 or isinstance(value, bool):
         raise InvalidInput(f"{what} must be a whole number, 0 or more, not {value!r}")
+    return number
+
+
+def _fraction(value: Any, what: str) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise InvalidInput(f"{what} must be a number from 0 to 1, not {value!r}"[:200]) from None
+    if isinstance(value, bool) or not 0.0 <= number <= 1.0:
+        raise InvalidInput(f"{what} must be a number from 0 to 1, not {value!r}"[:200])
     return number
 
 

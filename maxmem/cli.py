@@ -374,22 +374,32 @@ def filter_kwargs(category: tuple[str, ...], kind: tuple[str, ...], tags: tuple[
               show_default=True, help="Rank by both (default), or by one side only.")
 @click.option("--include-superseded", is_flag=True, help="Also return superseded memories.")
 @click.option("--explain", is_flag=True, help="Show each hit's vector and keyword components.")
+@click.option("--min-relevance", type=float, default=None, metavar="X",
+              help="Say \"nothing relevant\" unless a hit's relevance (0-1, the same scale for "
+                   "every query) reaches X [default: config min_relevance; 0: off].")
 @json_option
 @pass_state
 def search(state: Context, query: str, limit: int, mode: str, include_superseded: bool,
-           explain: bool, as_json: bool, **filters: Any) -> None:
+           explain: bool, min_relevance: float | None, as_json: bool, **filters: Any) -> None:
     """Find the memories that best answer QUERY (0.7 vector + 0.3 keyword)."""
     brain = state.brain()
     hits = brain.search(query, limit=limit, mode=mode, include_superseded=include_superseded,
-                        explain=explain, **filter_kwargs(**filters))
+                        explain=explain, min_relevance=min_relevance, **filter_kwargs(**filters))
     plan = brain.last_plan
+    if not hits and not as_json and plan.best_relevance is not None and plan.min_relevance \
+            and plan.best_relevance < plan.min_relevance:
+        click.echo(f"nothing relevant: the closest memory's relevance is {plan.best_relevance:.3f}, "
+                   f"below {plan.min_relevance:g} (--min-relevance 0 shows it)")
+        return
 
     def explain_line(hit: Any) -> str:
         e = hit.explain
         return (f"      vector {_fmt(e.get('vector'))} (cosine {_fmt(e.get('cosine'))}) × "
                 f"{state.config.vector_weight:g} + keyword {_fmt(e.get('keyword'))} "
                 f"(bm25 {_fmt(e.get('bm25'))}) × {state.config.keyword_weight:g}"
-                + (f" − {e['penalty']:g} (a question)" if e.get("penalty") else ""))
+                + (f" − {e['penalty']:g} (a question)" if e.get("penalty") else "")
+                + f"; relevance {_fmt(hit.relevance)} (cover {_fmt(e.get('cover'))}, "
+                  f"unknown {_fmt(e.get('unknown'))})")
 
     print_hits(query, hits, plan, as_json, explain_line if explain else None)
     if explain and not as_json:
