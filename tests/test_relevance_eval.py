@@ -58,7 +58,7 @@ def test_the_evaluation_runs_through_brain_search_and_splits_by_conversation(tmp
     printed = capsys.readouterr().out
     for words in ("calibration half (conv-a)", "held-out half (conv-b)", "AUC of the top hit's relevance",
                   "nothing relevant at", "LoCoMo R@10", "other thresholds", "WITH_COSINE = (",
-                  "DEFAULT_MIN_RELEVANCE = "):
+                  "DEFAULT_MIN_RELEVANCE = ", "of which the relevance evidence"):
         assert words in printed
     result = json.loads(out.read_text())
     for half in result["halves"].values():
