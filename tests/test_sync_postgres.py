@@ -468,7 +468,7 @@ def test_cross_agent_search_matches_local_search_on_the_same_data(tmp_path, loca
                 assert np.allclose([h.score for h in shared], [h.score for h in local], atol=1e-5)
                 compared += 1
             # --agent: one agent's memories, as local search with agent=
-            local = both.search(query, limit=everything, agent="server", track=False)
+            local = both.search(query, limit=everything, agent="server", track=False, min_relevance=0)
             shared, _ = pgsearch.search(both, pg_dsn, query, limit=everything, agents=["server"])
             assert [h.memory.content for h in shared] == [h.memory.content for h in local]
             assert {h.memory.agent for h in shared} <= {"server"}
