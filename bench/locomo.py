@@ -257,7 +257,9 @@ def run(conversations: Sequence[Conversation], modes: Sequence[str], embedder: E
             for mode in modes:
                 started = time.perf_counter()
                 for q in conv.questions:
-                    hits = brain.search(q.text, limit=limit, mode=mode, track=False)
+                    # Recall of the ranking itself: no "nothing relevant" cut-off (its effect
+                    # is measured by bench/relevance_eval.py).
+                    hits = brain.search(q.text, limit=limit, mode=mode, track=False, min_relevance=0.0)
                     rows[mode].append((conv.sample_id, q.category, *recall_row(hit_ids(hits, limit), q.gold)))
                 search_seconds[mode] += time.perf_counter() - started
         questions += len(conv.questions)

@@ -23,7 +23,7 @@ from typing import Any, Literal
 import apsw
 import numpy as np
 
-from . import changes, curation
+from . import changes, curation, relevance
 from . import search as hybrid
 from .capture.store import forget_turns
 from .clock import Clock, iso
@@ -416,15 +416,20 @@ class Brain:
 
     @guarded
     def search(self, query: str, limit: int = 10, filters: Filters | None = None, *, mode: str = "hybrid",
-               explain: bool = False, track: bool = True, **fields: Any) -> Hits:
+               explain: bool = False, track: bool = True, min_relevance: float | None = None,
+               **fields: Any) -> Hits:
         """The best `limit` memories for `query` among those matching the filters.
 
         score = vector_weight × vector + keyword_weight × keyword (config; 0.7 / 0.3),
         each scaled to 0–1 over the candidates. mode "keyword" or "vector" ranks by one
         side only. With no embedder the search is keyword-only (see `Hits.plan.note`).
+        Each hit also carries a `relevance` that means the same in every search
+        (relevance.py); when none reaches `min_relevance` (None: config.min_relevance,
+        0: off) nothing relevant was found and the result is empty (`Hits.plan.note`).
         `track` counts the hits in the recall statistics (written later, in a batch).
         """
         query = hybrid.checked_query(query)
+        threshold = self.config.min_relevance if min_relevance is None else _fraction(min_relevance, "min_relevance")
         chosen = Filters.of(filters, **fields)
         limit = _positive(limit, "limit")
         index = self.vectors.index() if mode != "keyword" else None
@@ -438,9 +443,19 @@ class Brain:
                 "no embedder configured (see maxmem doctor)" if self.embedder is None
                 else "no memory has a vector yet (maxmem embed --pending)")
         memories = {m.id: m for m in self.rows.get_many([s.id for s in scored])}
+        found = self._evidence(query, scored)
         hits = Hits((Hit(memories[s.id], s.score, s.vector_score, s.keyword_score,
-                         hybrid.explain_rows([s])[0] if explain else {})
+                         {**hybrid.explain_rows([s])[0], "cover": round(found[s.id].cover, 4),
+                          "unknown": round(found[s.id].unknown, 4)} if explain else {},
+                         relevance.relevance(found[s.id]))
                      for s in scored if s.id in memories), plan)
+        plan.best_relevance = max((h.relevance or 0.0 for h in hits), default=None)
+        plan.min_relevance = threshold
+        if threshold and plan.best_relevance is not None and plan.best_relevance < threshold:
+            plan.note = "; ".join(filter(None, [plan.note, (
+                f"nothing relevant: the best hit's relevance {plan.best_relevance:.3f} is below "
+                f"min_relevance {threshold:g}")]))
+            hits = Hits((), plan)
         if track and hits:
             self.usage.note([h.memory.id for h in hits], iso(self.clock.now()))
             if self.usage.due():
@@ -451,6 +466,14 @@ class Brain:
         """Write the recall counts searches kept in memory now (done every few seconds
         and at close anyway); False when another process holds the write lock."""
         return self.usage.flush(self.db, self.config.busy_timeout_ms)
+
+    def _evidence(self, query: str, scored: Sequence[hybrid.Scored]) -> dict[int, relevance.Evidence]:
+        """The relevance evidence of each scored memory. Cosines count only from the
+        model the relevance was calibrated on (relevance.CALIBRATED_EMBEDDER)."""
+        calibrated = self.embedder is not None and (
+            f"{self.embedder.provider}:{self.embedder.model}" == relevance.CALIBRATED_EMBEDDER)
+        cosines = {s.id: s.raw_vector if calibrated else None for s in scored}
+        return relevance.evidence(self.db, query, cosines)
 
     def _query_vector(self, query: str, mode: str) -> np.ndarray | None:
         try:
@@ -636,6 +659,16 @@ def _whole(value: Any, what: str) -> int:
         raise InvalidInput(f"{what} must be a whole number") from None
     if number < 0 or isinstance(value, bool):
         raise InvalidInput(f"{what} must be a whole number, 0 or more, not {value!r}")
+    return number
+
+
+def _fraction(value: Any, what: str) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise InvalidInput(f"{what} must be a number from 0 to 1, not {value!r}"[:200]) from None
+    if isinstance(value, bool) or not 0.0 <= number <= 1.0:
+        raise InvalidInput(f"{what} must be a number from 0 to 1, not {value!r}"[:200])
     return number
 
 

@@ -21,6 +21,10 @@ from .errors import ConfigError
 
 EMBEDDERS = ("auto", "openai", "local", "none")
 DEFAULT_DB = Path("~/.openclaw/workspace/memory/brain.db")
+# A search whose best hit's relevance (relevance.py) is below this returns nothing: the
+# highest threshold, in steps of 0.01, at which LoCoMo R@10 on the calibration half of
+# bench/relevance_eval.py drops by at most one point (its --fit prints it).
+DEFAULT_MIN_RELEVANCE = 0.12
 
 
 def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -45,6 +49,7 @@ class Config:
     embed_max_retries: int = 4
     vector_weight: float = 0.7
     keyword_weight: float = 0.3
+    min_relevance: float = DEFAULT_MIN_RELEVANCE  # 0 turns "nothing relevant" off
     redact_on_remember: bool = True
     busy_timeout_ms: int = 15000
     config_path: Path | None = None
@@ -159,6 +164,7 @@ _ENV = {
     "MAXMEM_OPENAI_API_KEY": "openai_api_key",
     "MAXMEM_VECTOR_WEIGHT": "vector_weight",
     "MAXMEM_KEYWORD_WEIGHT": "keyword_weight",
+    "MAXMEM_MIN_RELEVANCE": "min_relevance",
 }
 
 
@@ -194,6 +200,8 @@ def _validate(config: Config) -> Config:
         raise ConfigError("vector_weight and keyword_weight must be ≥ 0")
     if config.vector_weight + config.keyword_weight <= 0:
         raise ConfigError("vector_weight + keyword_weight must be > 0")
+    if not 0.0 <= config.min_relevance <= 1.0:
+        raise ConfigError(f"min_relevance must be from 0 to 1, not {config.min_relevance!r}")
     return config
 
 

@@ -82,10 +82,14 @@ class Hit:
     vector_score: float | None = None
     keyword_score: float | None = None
     explain: dict[str, Any] = field(default_factory=dict)
+    # How likely the hit is to be what the query asks about, on one scale for every query
+    # (relevance.py); None when it was not computed.
+    relevance: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "score": round(self.score, 6),
+            "relevance": None if self.relevance is None else round(self.relevance, 4),
             "vector_score": None if self.vector_score is None else round(self.vector_score, 6),
             "keyword_score": None if self.keyword_score is None else round(self.keyword_score, 6),
             "memory": self.memory.to_dict(),

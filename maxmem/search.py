@@ -221,6 +221,9 @@ class SearchPlan:
     vector_candidates: int = 0
     keyword_candidates: int = 0
     note: str | None = None
+    # The best hit's relevance and the threshold it was held to (Brain.search).
+    best_relevance: float | None = None
+    min_relevance: float | None = None
 
 
 # Runs the keyword query of a hybrid search beside its vector stages (hybrid_search),

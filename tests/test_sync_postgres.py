@@ -462,13 +462,13 @@ def test_cross_agent_search_matches_local_search_on_the_same_data(tmp_path, loca
         compared = 0
         for query in QUERIES:
             for mode, f in cases:
-                local = both.search(query, limit=everything, mode=mode, track=False, **f)
+                local = both.search(query, limit=everything, mode=mode, track=False, min_relevance=0, **f)
                 shared, _ = pgsearch.search(both, pg_dsn, query, limit=everything, mode=mode, **f)
                 assert [h.memory.content for h in shared] == [h.memory.content for h in local], (query, f, mode)
                 assert np.allclose([h.score for h in shared], [h.score for h in local], atol=1e-5)
                 compared += 1
             # --agent: one agent's memories, as local search with agent=
-            local = both.search(query, limit=everything, agent="server", track=False)
+            local = both.search(query, limit=everything, agent="server", track=False, min_relevance=0)
             shared, _ = pgsearch.search(both, pg_dsn, query, limit=everything, agents=["server"])
             assert [h.memory.content for h in shared] == [h.memory.content for h in local]
             assert {h.memory.agent for h in shared} <= {"server"}

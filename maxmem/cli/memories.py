@@ -128,21 +128,31 @@ def export(state: State, dest: Path | None, fmt: str, keep: int | None,
               show_default=True, help="Rank by both (default), or by one side only.")
 @click.option("--include-superseded", is_flag=True, help="Also return superseded memories.")
 @click.option("--explain", is_flag=True, help="Show each hit's vector and keyword components.")
+@click.option("--min-relevance", type=float, default=None, metavar="X",
+              help="Say \"nothing relevant\" unless a hit's relevance (0-1, the same scale for "
+                   "every query) reaches X [default: config min_relevance; 0: off].")
 @json_option
 @pass_state
 def search(state: State, query: str, limit: int, mode: str, include_superseded: bool,
-           explain: bool, as_json: bool, **filters: Any) -> None:
+           explain: bool, min_relevance: float | None, as_json: bool, **filters: Any) -> None:
     """Find the memories that best answer QUERY (0.7 vector + 0.3 keyword)."""
-    hits = state.brain().search(query, limit=limit, mode=mode, explain=explain,
+    hits = state.brain().search(query, limit=limit, mode=mode, explain=explain, min_relevance=min_relevance,
                                 filters=filters_from(state, include_superseded=include_superseded, **filters))
     plan = hits.plan
+    if not hits and not as_json and plan.best_relevance is not None and plan.min_relevance \
+            and plan.best_relevance < plan.min_relevance:
+        click.echo(f"nothing relevant: the closest memory's relevance is {plan.best_relevance:.3f}, "
+                   f"below {plan.min_relevance:g} (--min-relevance 0 shows it)")
+        return
 
     def explain_line(hit: Any) -> str:
         e = hit.explain
         return (f"      vector {fmt(e.get('vector'))} (cosine {fmt(e.get('cosine'))}) × "
                 f"{state.config.vector_weight:g} + keyword {fmt(e.get('keyword'))} "
                 f"(bm25 {fmt(e.get('bm25'))}) × {state.config.keyword_weight:g}"
-                + (f" − {e['penalty']:g} (a question)" if e.get("penalty") else ""))
+                + (f" − {e['penalty']:g} (a question)" if e.get("penalty") else "")
+                + f"; relevance {fmt(hit.relevance)} (cover {fmt(e.get('cover'))}, "
+                  f"unknown {fmt(e.get('unknown'))})")
 
     print_hits(query, hits, plan, as_json, explain_line if explain else None)
     if explain and not as_json:

@@ -1,0 +1,333 @@
+#!/usr/bin/env python3
+"""Does a search know when the brain knows nothing? relevance.py on LoCoMo-10.
+
+Answerable questions: LoCoMo's own (categories 1-4, with evidence). Unanswerable ones:
+bench/data/unanswerable.jsonl, written for this benchmark in LoCoMo's style (its
+speakers, its topics, its four question shapes) about things the conversations never
+mention; each was checked against its conversation (the words of its `topic` looked
+up in every turn, every hit read: `--check` lists them again). LoCoMo's adversarial
+questions (category 5: a fact asked of the wrong speaker) are reported on their own
+line: the brain does hold memories about their topic.
+
+Each conversation is loaded into its own brain as bench/locomo.py does (its code),
+and every question goes through `Brain.search(question, limit=10)`, the code path
+users get: once with min_relevance=0 (the ranking, each hit with its relevance and,
+with explain, its evidence) and once at the default threshold (config min_relevance),
+whose empty results are the "nothing relevant" answers counted here.
+
+The questions are split by conversation: the calibration half (CALIBRATION) is the
+one relevance.py's constants were fitted on (`--fit` refits them and prints them),
+the held-out half is the others. Printed per half: the AUC of the top hit's relevance
+for telling answerable from unanswerable questions, the share of each kind that comes
+back empty at the default threshold, and LoCoMo R@10 without and with it.
+
+    python bench/relevance_eval.py --data ../shared/bench/locomo10.json
+    python bench/relevance_eval.py --data ../shared/bench/locomo10.json --fit
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import locomo  # noqa: E402
+
+from maxmem import Brain  # noqa: E402
+from maxmem import relevance as rel  # noqa: E402
+from maxmem.config import Config  # noqa: E402
+from maxmem.embeddings import Embedder, make_embedder  # noqa: E402
+
+UNANSWERABLE = Path(__file__).resolve().parent / "data" / "unanswerable.jsonl"
+# Chosen before any figure was seen: LoCoMo's tuning pair and every other one of the rest.
+CALIBRATION = ("conv-26", "conv-30", "conv-42", "conv-44", "conv-48")
+LIMIT = 10
+KINDS = ("answerable", "unanswerable", "adversarial")
+# Other thresholds, for the trade-off line: from each hit's relevance, as Brain.search cuts.
+CURVE = (0.05, 0.08, 0.10, 0.12, 0.15, 0.20, 0.25, 0.30)
+
+
+@dataclass
+class Asked:
+    """One question's search, both ways."""
+
+    conv: str
+    text: str
+    kind: str  # answerable, unanswerable or adversarial
+    category: str
+    gold: list[str]
+    hits: list[dict[str, Any]] = field(default_factory=list)  # relevance and evidence, ranked
+    empty: bool = False  # nothing relevant at the default threshold
+    recall: float = 0.0  # R@10 of the ranking (answerable questions)
+    recall_cut: float = 0.0  # R@10 of what the default threshold returns
+
+
+def load_unanswerable(path: Path) -> dict[str, list[dict[str, Any]]]:
+    by_conv: dict[str, list[dict[str, Any]]] = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if line.strip():
+            try:
+                row = json.loads(line)
+                by_conv.setdefault(row["conv"], []).append(row)
+            except (ValueError, KeyError):
+                raise SystemExit(f"{path}:{number}: not a question record") from None
+    return by_conv
+
+
+def questions(conv: locomo.Conversation, unanswerable: Sequence[dict[str, Any]]) -> list[Asked]:
+    asked = [Asked(conv.sample_id, q.text, "adversarial" if q.category == 5 else "answerable",
+                   locomo.CATEGORIES[q.category], q.gold) for q in conv.questions]
+    asked += [Asked(conv.sample_id, u["question"], "unanswerable", u["category"], []) for u in unanswerable]
+    return asked
+
+
+@dataclass
+class Timing:
+    """Seconds spent in Brain.search at the default threshold, and within it the part
+    relevance.evidence takes (timed again on its own, on the same hits)."""
+
+    searches: int = 0
+    search: float = 0.0
+    evidence: float = 0.0
+
+
+def run(conversations: Sequence[locomo.Conversation], unanswerable: dict[str, list[dict[str, Any]]],
+        embedder: Embedder, workdir: Path, timing: Timing | None = None) -> list[Asked]:
+    timing = timing if timing is not None else Timing()
+    out: list[Asked] = []
+    for conv in conversations:
+        path = workdir / f"{conv.sample_id}.db"
+        with Brain.open(path, embedder=embedder) as brain:
+            brain.remember_many(conv.items)
+            for q in questions(conv, unanswerable.get(conv.sample_id, [])):
+                hits = brain.search(q.text, limit=LIMIT, explain=True, track=False, min_relevance=0.0)
+                started = time.perf_counter()
+                cut = brain.search(q.text, limit=LIMIT, track=False)  # config min_relevance
+                timing.search += time.perf_counter() - started
+                started = time.perf_counter()
+                rel.evidence(brain.db, q.text, {h.memory.id: h.explain.get("cosine") for h in hits})
+                timing.evidence += time.perf_counter() - started
+                timing.searches += 1
+                q.hits = [{"relevance": h.relevance, "cosine": h.explain.get("cosine"),
+                           "cover": h.explain["cover"], "unknown": h.explain["unknown"]} for h in hits]
+                q.empty = not cut
+                if q.gold:
+                    q.recall = locomo.recall_row(locomo.hit_ids(hits, LIMIT), q.gold)[1]
+                    q.recall_cut = locomo.recall_row(locomo.hit_ids(cut, LIMIT), q.gold)[1]
+                out.append(q)
+        path.unlink(missing_ok=True)
+    return out
+
+
+# -- figures ------------------------------------------------------------------------
+
+def auc(positive: Sequence[float], negative: Sequence[float]) -> float | None:
+    """P(a positive scores above a negative), ties counting half (Mann-Whitney)."""
+    if not len(positive) or not len(negative):
+        return None
+    p, n = np.asarray(positive)[:, None], np.asarray(negative)[None, :]
+    return float((p > n).mean() + 0.5 * (p == n).mean())
+
+
+def top(q: Asked) -> float:
+    return q.hits[0]["relevance"] if q.hits else 0.0
+
+
+def best(q: Asked) -> float:
+    """The relevance Brain.search holds to min_relevance: the best of its hits'."""
+    return max((h["relevance"] for h in q.hits), default=0.0)
+
+
+def curve(kind: dict[str, list[Asked]]) -> dict[str, Any]:
+    """At each threshold of CURVE: % of unanswerable questions cut, R@10 change in points."""
+    answerable, unanswerable = kind["answerable"], kind["unanswerable"]
+    if not answerable or not unanswerable:
+        return {}
+    r10 = np.mean([q.recall for q in answerable])
+    return {f"{t:.2f}": (float(np.mean([best(q) < t for q in unanswerable]) * 100),
+                         float((np.mean([q.recall * (best(q) >= t) for q in answerable]) - r10) * 100))
+            for t in CURVE}
+
+
+def figures(asked: Sequence[Asked]) -> dict[str, Any]:
+    kind = {k: [q for q in asked if q.kind == k] for k in KINDS}
+    answerable = kind["answerable"]
+    r10 = float(np.mean([q.recall for q in answerable]) * 100) if answerable else None
+    r10_cut = float(np.mean([q.recall_cut for q in answerable]) * 100) if answerable else None
+    return {
+        "curve": curve(kind),
+        "conversations": sorted({q.conv for q in asked}),
+        "n": {k: len(v) for k, v in kind.items()},
+        "auc": auc([top(q) for q in answerable], [top(q) for q in kind["unanswerable"]]),
+        "empty": {k: float(np.mean([q.empty for q in v]) * 100) if v else None for k, v in kind.items()},
+        "empty_by_category": {
+            c: float(np.mean([q.empty for q in kind["unanswerable"] if q.category == c]) * 100)
+            for c in sorted({q.category for q in kind["unanswerable"]})
+        },
+        "r10": r10, "r10_cut": r10_cut,
+        "r10_change": None if r10 is None or r10_cut is None else r10_cut - r10,
+    }
+
+
+def halves(asked: Sequence[Asked], calibration: Sequence[str]) -> dict[str, dict[str, Any]]:
+    return {"calibration": figures([q for q in asked if q.conv in calibration]),
+            "held-out": figures([q for q in asked if q.conv not in calibration])}
+
+
+def fmt(value: float | None, spec: str = "5.1f") -> str:
+    return "  -  " if value is None else format(value, spec)
+
+
+def report(result: dict[str, Any], out: Any = None) -> None:
+    def line(text: str = "") -> None:
+        print(text, file=out or sys.stdout)
+
+    line(f"relevance on LoCoMo: default min_relevance {result['threshold']:g}, "
+         f"top {LIMIT} hits of Brain.search per question")
+    t = result.get("ms_per_search")
+    if t:
+        line(f"a search takes {t['search']:.2f} ms (question vector cached), of which the relevance "
+             f"evidence {t['evidence']:.2f} ms, measured in the same run")
+    for name, f in result["halves"].items():
+        n = f["n"]
+        line()
+        line(f"{name} half ({', '.join(f['conversations']) or 'none'}): {n['answerable']} answerable, "
+             f"{n['unanswerable']} unanswerable, {n['adversarial']} adversarial questions")
+        line(f"  AUC of the top hit's relevance, answerable vs unanswerable: {fmt(f['auc'], '.3f')}")
+        e = f["empty"]
+        line(f"  nothing relevant at {result['threshold']:g}: {fmt(e['unanswerable'])} % of unanswerable, "
+             f"{fmt(e['answerable'])} % of answerable, {fmt(e['adversarial'])} % of adversarial")
+        line("    unanswerable by shape: " + ", ".join(
+            f"{c} {v:.0f} %" for c, v in f["empty_by_category"].items()))
+        line(f"  LoCoMo R@10 (categories 1-4): {fmt(f['r10'])} without the threshold, {fmt(f['r10_cut'])} "
+             f"with it ({fmt(f['r10_change'], '+.1f')} points)")
+        if f["curve"]:
+            line("  other thresholds (unanswerable cut / R@10 change): " + ", ".join(
+                f"{t} {cut:.0f} %/{change:+.1f}" for t, (cut, change) in f["curve"].items()))
+
+
+# -- fitting --------------------------------------------------------------------------
+
+def fit(asked: Sequence[Asked], calibration: Sequence[str]) -> dict[str, Any]:
+    """relevance.py's constants from the calibration half: logistic regressions on the
+    top hit's evidence, answerable (1) vs unanswerable (0), both classes weighted
+    equally; then the highest threshold (steps of 0.01) whose R@10 change there is
+    within one point."""
+    from scipy.optimize import minimize  # the benchmark's own dependency, not maxmem's
+
+    chosen = [q for q in asked if q.conv in calibration and q.kind != "adversarial" and q.hits]
+    y = np.array([q.kind == "answerable" for q in chosen], dtype=float)
+    weight = np.where(y == 1, 0.5 / y.mean(), 0.5 / (1 - y.mean()))
+
+    def logistic(columns: list[str]) -> tuple[float, ...]:
+        x = np.array([[q.hits[0][c] or 0.0 for c in columns] + [1.0] for q in chosen])
+
+        def loss(b: np.ndarray) -> float:
+            z = x @ b
+            return float((weight * (y * np.logaddexp(0, -z) + (1 - y) * np.logaddexp(0, z))).mean())
+
+        return tuple(round(float(v), 3) for v in minimize(loss, np.zeros(x.shape[1]), method="BFGS").x)
+
+    constants = {"WITH_COSINE": logistic(["cosine", "cover", "unknown"]),
+                 "WITHOUT_COSINE": logistic(["cover", "unknown"]),
+                 "COSINE_ONLY": logistic(["cosine"])}
+    saved = {k: getattr(rel, k) for k in constants}
+    try:
+        for k, v in constants.items():
+            setattr(rel, k, v)
+        answerable = [q for q in asked if q.conv in calibration and q.kind == "answerable"]
+        best = [max((rel.relevance(rel.Evidence(h["cosine"], h["cover"], h["unknown"])) for h in q.hits),
+                    default=0.0) for q in answerable]
+        r10 = np.mean([q.recall for q in answerable])
+        threshold = 0.0
+        for step in range(1, 100):
+            t = step / 100
+            kept = np.mean([q.recall * (b >= t) for q, b in zip(answerable, best)])
+            if (r10 - kept) * 100 > 1.0:
+                break
+            threshold = t
+    finally:
+        for k, v in saved.items():
+            setattr(rel, k, v)
+    constants["DEFAULT_MIN_RELEVANCE"] = threshold
+    constants["fitted_on"] = {"conversations": list(calibration), "questions": len(chosen)}
+    return constants
+
+
+# -- the keyword check of the unanswerable questions ---------------------------------
+
+def check(conversations: Sequence[locomo.Conversation], unanswerable: dict[str, list[dict[str, Any]]],
+          out: Any = None) -> int:
+    """Each unanswerable question's topic words (as word starts) in its conversation's
+    turns: every hit listed, to be read. Returns how many questions have hits."""
+    with_hits = 0
+    for conv in conversations:
+        texts = [(i["metadata"]["dia_id"], i["content"]) for i in conv.items]
+        for u in unanswerable.get(conv.sample_id, []):
+            pattern = re.compile(r"\b(" + "|".join(re.escape(t) for t in u["topic"]) + ")", re.IGNORECASE)
+            found = [(d, t) for d, t in texts if pattern.search(t)]
+            if found:
+                with_hits += 1
+                print(f"{conv.sample_id}: {u['question']}  [{len(found)} turns]", file=out or sys.stdout)
+                for dia_id, text in found:
+                    print(f"    {dia_id} {text[:160]!r}", file=out or sys.stdout)
+    return with_hits
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", required=True, type=Path, help="path to locomo10.json")
+    parser.add_argument("--unanswerable", type=Path, default=UNANSWERABLE)
+    parser.add_argument("--calibration", nargs="*", default=list(CALIBRATION),
+                        help="conversations of the calibration half (the rest are held out)")
+    parser.add_argument("--fit", action="store_true", help="refit relevance.py's constants and print them")
+    parser.add_argument("--check", action="store_true",
+                        help="list every turn holding a topic word of an unanswerable question, and stop")
+    parser.add_argument("--json", type=Path, help="write the figures here")
+    parser.add_argument("--cache", type=Path, default=locomo.OUT / "locomo-embeddings.sqlite",
+                        help="embedding cache kept between runs (shared with bench/locomo.py)")
+    args = parser.parse_args(argv)
+    conversations = locomo.load(args.data)
+    unanswerable = load_unanswerable(args.unanswerable)
+    if args.check:
+        print(f"{check(conversations, unanswerable)} questions have topic words in their conversation")
+        return 0
+    inner = make_embedder("local", Config())
+    assert inner is not None
+    embedder = locomo.CachedEmbedder(inner, args.cache)
+    timing = Timing()
+    try:
+        with tempfile.TemporaryDirectory(prefix="maxmem-relevance-") as workdir:
+            asked = run(conversations, unanswerable, embedder, Path(workdir), timing)
+    finally:
+        embedder.close()
+    result = {"threshold": Config().min_relevance, "halves": halves(asked, args.calibration),
+              "ms_per_search": {"search": 1000 * timing.search / max(timing.searches, 1),
+                                "evidence": 1000 * timing.evidence / max(timing.searches, 1)}}
+    report(result)
+    if args.fit:
+        constants = fit(asked, args.calibration)
+        result["fit"] = constants
+        print("\nrefitted on the calibration half (paste into maxmem/relevance.py and maxmem/config.py):")
+        for name, value in constants.items():
+            print(f"{name} = {value}")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(result, indent=1), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

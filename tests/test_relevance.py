@@ -1,0 +1,137 @@
+"""Relevance: evidence read from the real keyword index, and a calibrated scale."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from click.testing import CliRunner
+
+from maxmem import Brain, InvalidInput
+from maxmem import relevance as rel
+from maxmem.cli import cli
+from maxmem.config import DEFAULT_MIN_RELEVANCE, Config, load_config
+from maxmem.errors import ConfigError
+
+NOTES = [
+    "We deploy the web app with Watchtower on the atlas server",
+    "Ada adopted a grey cat called Pixel",
+    "The atlas server has 64 GB of memory",
+    "Lunch with Ben on Friday at the noodle bar",
+]
+
+
+@pytest.fixture
+def filled(brain):
+    ids = [brain.remember(text, category="daily").id for text in NOTES]
+    return brain, ids
+
+
+def test_idf_is_bm25s():
+    assert rel.idf(100, 0) == pytest.approx(math.log(1 + 100.5 / 0.5))
+    assert rel.idf(100, 100) < rel.idf(100, 10) < rel.idf(100, 1)
+
+
+def test_query_terms_weigh_rare_words_and_count_unknown_ones(filled):
+    brain, _ = filled
+    terms = rel.query_terms(brain.db, "How do we deploy to atlas with kubernetes?")
+    assert set(terms.weights) == {"deploy", "atlas", "kubernetes"}
+    # "atlas" is in two memories, "deploy" in one, "kubernetes" in none
+    assert terms.weights["kubernetes"] > terms.weights["deploy"] > terms.weights["atlas"]
+    total = sum(terms.weights.values())
+    assert terms.unknown == pytest.approx(terms.weights["kubernetes"] / total)
+    assert terms.cover(["deploy", "atlas"]) == pytest.approx(1 - terms.unknown)
+    assert rel.query_terms(brain.db, "deploy atlas").unknown == 0.0
+
+
+def test_matched_terms_read_the_index_with_its_stemmer(filled):
+    brain, ids = filled
+    found = rel.matched_terms(brain.db, ["deploying", "atlas", "cat"], ids)
+    assert found[ids[0]] == {"deploying", "atlas"}  # porter: deploying ~ deploy
+    assert found[ids[1]] == {"cat"} and found[ids[2]] == {"atlas"} and found[ids[3]] == set()
+    assert rel.matched_terms(brain.db, ["atlas"], []) == {}
+
+
+def test_evidence_of_each_hit(filled):
+    brain, ids = filled
+    found = rel.evidence(brain.db, "deploy on atlas", {ids[0]: 0.4, ids[3]: None})
+    assert found[ids[0]] == rel.Evidence(0.4, pytest.approx(1.0), 0.0)
+    assert found[ids[3]].cosine is None and found[ids[3]].cover == 0.0
+
+
+def test_relevance_is_a_probability_that_grows_with_the_evidence():
+    weak, strong = rel.Evidence(0.1, 0.2, 0.0), rel.Evidence(0.5, 0.9, 0.0)
+    assert 0.0 <= rel.relevance(weak) < rel.relevance(strong) <= 1.0
+    unknown = rel.Evidence(0.1, 0.2, 0.7)
+    assert rel.relevance(unknown) < rel.relevance(weak)
+    # without a cosine the keyword evidence alone decides, on the same scale
+    assert rel.relevance(rel.Evidence(None, 0.2, 0.7)) < rel.relevance(rel.Evidence(None, 0.9, 0.0))
+    assert 0.0 < rel.relevance(rel.Evidence(5.0, 1.0, 0.0)) < 1.0  # a cosine out of range is clipped
+
+
+# -- through Brain.search and the CLI --------------------------------------------
+
+def test_every_hit_carries_its_relevance(filled):
+    brain, ids = filled
+    hits = brain.search("deploy to atlas", explain=True, min_relevance=0)
+    assert hits[0].memory.id == ids[0]
+    assert all(0.0 <= h.relevance <= 1.0 for h in hits)
+    assert hits[0].relevance == max(h.relevance for h in hits)
+    assert hits[0].to_dict()["relevance"] == round(hits[0].relevance, 4)
+    assert hits[0].explain["cover"] == 1.0 and hits[0].explain["unknown"] == 0.0
+    assert hits.plan.best_relevance == hits[0].relevance and hits.plan.min_relevance == 0
+
+
+def test_nothing_relevant_is_an_empty_result_with_a_note(filled):
+    brain, _ = filled
+    question = "what is the kubernetes cluster password?"  # no word of it in any memory
+    assert brain.search(question, min_relevance=0)  # the least bad hits are still there...
+    cut = brain.search(question)
+    assert cut == []  # ...but below the default threshold
+    plan = cut.plan
+    assert plan.best_relevance < plan.min_relevance == brain.config.min_relevance > 0
+    assert "nothing relevant" in plan.note
+    assert brain.search("deploy to atlas")  # a question the brain can answer passes
+    assert brain.search("deploy to atlas", min_relevance=1.0) == []
+    for bad in (-0.1, 1.5, "high", True):
+        with pytest.raises(InvalidInput, match="min_relevance must be a number from 0 to 1"):
+            brain.search("atlas", min_relevance=bad)
+
+
+def test_min_relevance_comes_from_the_config(tmp_path, monkeypatch):
+    monkeypatch.setenv("MAXMEM_MIN_RELEVANCE", "0.5")
+    assert load_config().min_relevance == 0.5
+    monkeypatch.setenv("MAXMEM_MIN_RELEVANCE", "2")
+    with pytest.raises(ConfigError, match="min_relevance must be from 0 to 1"):
+        load_config()
+    assert Config().min_relevance == DEFAULT_MIN_RELEVANCE
+
+
+def test_a_paraphrase_the_vectors_find_is_not_vetoed_by_the_keywords(tmp_path, local_embedder):
+    with Brain.open(tmp_path / "b.db", embedder=local_embedder) as b:
+        b.remember_many([
+            {"content": "We moved the family photos to the Synology NAS in the basement"},
+            {"content": "Dinner reservation at 7pm on Friday"},
+            {"content": "The kids' dentist appointment is next Tuesday"},
+        ])
+        hits = b.search("where are our pictures stored?")  # no word shared
+        assert hits and hits[0].memory.content.startswith("We moved the family photos")
+        assert b.search("what is the wifi password?") == []
+
+
+def test_cli_says_nothing_relevant_and_exits_0(tmp_path):
+    db = str(tmp_path / "b.db")
+    run = CliRunner().invoke
+    assert run(cli, ["--db", db, "--embedder", "none", "add", "The NAS backup runs at 02:30"]).exit_code == 0
+    r = run(cli, ["--db", db, "--embedder", "none", "search", "tax return deadline"])
+    assert r.exit_code == 0 and r.stdout == "no memories found\n"  # not a single word matches
+    question = ["search", "the tax return deadline before the backup"]
+    r = run(cli, ["--db", db, "--embedder", "none", *question, "--min-relevance", "0.5"])
+    assert r.exit_code == 0 and r.stdout.startswith("nothing relevant: the closest memory's relevance is")
+    r = run(cli, ["--db", db, "--embedder", "none", *question, "--min-relevance", "0"])
+    assert r.exit_code == 0 and "The NAS backup" in r.stdout
+    r = run(cli, ["--db", db, "--embedder", "none", "search", "backup", "--min-relevance", "0.01", "--json"])
+    assert json.loads(r.stdout)["hits"][0]["relevance"] > 0.01
+    r = run(cli, ["--db", db, "--embedder", "none", "search", "when does the backup run?", "--explain"])
+    assert "relevance" in r.stdout and "cover" in r.stdout

@@ -1,0 +1,84 @@
+"""bench/relevance_eval.py on two tiny made-up conversations in LoCoMo's shape (no LoCoMo data)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+import relevance_eval  # noqa: E402
+
+
+def conversation(sample_id: str) -> dict:
+    return {
+        "sample_id": sample_id,
+        "conversation": {
+            "speaker_a": "Ada", "speaker_b": "Ben",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [
+                {"speaker": "Ada", "dia_id": "D1:1", "text": "I adopted a grey cat called Pixel last week."},
+                {"speaker": "Ben", "dia_id": "D1:2", "text": "Lovely! Does Pixel like the garden?"},
+                {"speaker": "Ada", "dia_id": "D1:3", "text": "She sleeps under the tomato plants all day."},
+            ],
+            "session_2_date_time": "7:55 pm on 9 June, 2023",
+            "session_2": [
+                {"speaker": "Ben", "dia_id": "D2:1", "text": "I started rowing on the river on Saturdays."},
+                {"speaker": "Ada", "dia_id": "D2:2", "text": "Rowing sounds hard on the arms!"},
+            ],
+        },
+        "qa": [
+            {"question": "What is the name of Ada's cat?", "answer": "Pixel", "evidence": ["D1:1"], "category": 4},
+            {"question": "When did Ben start rowing?", "answer": "June 2023", "evidence": ["D2:1"], "category": 2},
+            {"question": "Where does Pixel sleep?", "answer": "under the tomatoes", "evidence": ["D1:3"],
+             "category": 1},
+            {"question": "What did Ada say about rowing on the lake?", "adversarial_answer": "-",
+             "evidence": ["D2:2"], "category": 5},
+        ],
+    }
+
+
+UNANSWERABLE = [
+    {"category": "single-hop", "question": "Which violin teacher does Ada take lessons from?",
+     "topic": ["violin", "teacher", "lesson"]},
+    {"category": "temporal", "question": "When did Ben fly to Tokyo for his sister's wedding?",
+     "topic": ["tokyo", "wedding", "sister", "fly"]},
+]
+
+
+def test_the_evaluation_runs_through_brain_search_and_splits_by_conversation(tmp_path, capsys):
+    data, unanswerable = tmp_path / "tiny.json", tmp_path / "unanswerable.jsonl"
+    data.write_text(json.dumps([conversation("conv-a"), conversation("conv-b")]))
+    unanswerable.write_text("".join(json.dumps({"conv": c, **u}) + "\n" for c in ("conv-a", "conv-b")
+                                    for u in UNANSWERABLE))
+    out, cache = tmp_path / "result.json", tmp_path / "cache.sqlite"
+    args = ["--data", str(data), "--unanswerable", str(unanswerable), "--calibration", "conv-a",
+            "--cache", str(cache), "--json", str(out)]
+    assert relevance_eval.main([*args, "--fit"]) == 0
+    printed = capsys.readouterr().out
+    for words in ("calibration half (conv-a)", "held-out half (conv-b)", "AUC of the top hit's relevance",
+                  "nothing relevant at", "LoCoMo R@10", "other thresholds", "WITH_COSINE = (",
+                  "DEFAULT_MIN_RELEVANCE = ", "of which the relevance evidence"):
+        assert words in printed
+    result = json.loads(out.read_text())
+    for half in result["halves"].values():
+        assert half["n"] == {"answerable": 3, "unanswerable": 2, "adversarial": 1}
+        assert 0.0 <= half["auc"] <= 1.0
+        # five memories per brain: with the threshold off every gold turn is in the top 10
+        assert half["r10"] == 100.0 and half["r10_cut"] <= 100.0
+        assert set(half["empty"]) == {"answerable", "unanswerable", "adversarial"}
+    fitted = result["fit"]
+    assert len(fitted["WITH_COSINE"]) == 4 and len(fitted["WITHOUT_COSINE"]) == 3
+    assert 0.0 <= fitted["DEFAULT_MIN_RELEVANCE"] < 1.0
+
+
+def test_check_lists_the_turns_holding_a_topic_word(tmp_path, capsys):
+    data, unanswerable = tmp_path / "tiny.json", tmp_path / "unanswerable.jsonl"
+    data.write_text(json.dumps([conversation("conv-a")]))
+    unanswerable.write_text(json.dumps({"conv": "conv-a", "category": "single-hop",
+                                        "question": "Which garden centre does Ada buy seeds at?",
+                                        "topic": ["garden", "seed"]}) + "\n")
+    assert relevance_eval.main(["--data", str(data), "--unanswerable", str(unanswerable), "--check"]) == 0
+    printed = capsys.readouterr().out
+    assert "D1:2 'Ben: Lovely! Does Pixel like the garden?'" in printed
+    assert "1 questions have topic words in their conversation" in printed
