@@ -612,6 +612,8 @@ from . import jobs_cli  # noqa: E402,F401
 from . import backup_cli  # noqa: E402,F401
 # Keeping memory clean (commit, triggers, retain, supersede, core review, history) likewise.
 from . import curation_cli  # noqa: E402,F401
+# The local web UI (browse) likewise, from browse_cli.py.
+from . import browse_cli  # noqa: E402,F401
 
 
 _SHOW_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())  # click 8.2 and later
