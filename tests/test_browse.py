@@ -28,13 +28,14 @@ import threading
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
-
 from conftest import run_cli
+
 from maxmem import Brain, Config
 from maxmem.capture import run_capture
 from maxmem.clock import UTC, iso
@@ -415,7 +416,7 @@ def test_only_loopback_clients_are_served(server, brain_db):
     # a non-loopback peer reaching the app (a port forward or a proxy in front of it)
     # gets 403 from the whole stack, maxmem's pages and Datasette's alike. In a process
     # of its own: this one holds apsw's SQLite with sqlite-vec (maxmem/browse/worker.py).
-    done = subprocess.run([sys.executable, "-c", ASGI_CHECK, str(brain_db[0])], capture_output=True,
+    done = subprocess.run([sys.executable, "-c", ASGI_CHECK, str(brain_db[0])], check=False, capture_output=True,
                           text=True, timeout=120,
                           env={**os.environ, "MAXMEM_HOME": str(brain_db[0].parent / "home-asgi")})
     assert done.returncode == 0, done.stderr[-2000:]
@@ -462,7 +463,7 @@ finally:
 
 
 def test_datasette_tables_fts_export_and_read_only_sql(server, brain_db, page, capsys):
-    db, ids = brain_db
+    db, _ids = brain_db
     page.goto(server.url + "brain/memories_vec?_size=3")  # the vec0 table opens (sqlite-vec loaded)
     assert "float[384] vector" in page.content()
     status, body = fetch(server.url + "brain/memories.json?_search=Backblaze&_shape=array&_col=content")
@@ -510,7 +511,7 @@ def test_timeline_counts_match_the_brain_and_retention(server, brain_db, page, l
 def local_day(value: str) -> str:
     from zoneinfo import ZoneInfo
 
-    return datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(ZoneInfo("America/New_York")).date().isoformat()
+    return datetime.fromisoformat(value).astimezone(ZoneInfo("America/New_York")).date().isoformat()
 
 
 def test_charts_are_inline_svg_from_nothing_but_the_page(server, page):
@@ -567,7 +568,7 @@ def test_reads_never_block_a_writer(server, brain_db, local_embedder):
 
 def test_screenshots(server, brain_db, page):
     """Screenshots of the pages for the README (docs/screenshots/)."""
-    db, ids = brain_db
+    _db, ids = brain_db
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     shots = {
         "overview": "",

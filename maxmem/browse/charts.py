@@ -8,8 +8,9 @@ itself; values are printed on the bars instead.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import pygal
 from pygal.style import Style
@@ -26,9 +27,9 @@ STYLE = Style(background="white", plot_background="white", foreground="#333",
               foreground_strong="#111", foreground_subtle="#ccc", colors=COLOURS,
               font_family="Helvetica, Arial, sans-serif", title_font_size=16, label_font_size=11,
               legend_font_size=12, value_font_size=10)
-COMMON: dict[str, Any] = dict(style=STYLE, js=[], disable_xml_declaration=True, width=760,
-                              height=320, legend_at_bottom=True, legend_at_bottom_columns=4,
-                              print_values=False, explicit_size=True)
+COMMON: dict[str, Any] = {"style": STYLE, "js": [], "disable_xml_declaration": True, "width": 760,
+                              "height": 320, "legend_at_bottom": True, "legend_at_bottom_columns": 4,
+                              "print_values": False, "explicit_size": True}
 
 
 def month_names(since: str, now: datetime) -> list[str]:

@@ -158,7 +158,7 @@ class MaxmemPlugin:
         return await self._page(datasette, request, "maxmem_overview.html", {"data": data, "title": "Overview"})
 
     async def _search(self, request: Any) -> tuple[views.SearchForm, dict[str, Any] | None]:
-        args = {key: request.args.getlist(key) for key in request.args.keys()}
+        args = {key: request.args.getlist(key) for key in request.args}
         form = views.SearchForm.from_args(args)
         if not form.query:
             return form, None

@@ -24,8 +24,9 @@ import logging
 import socket
 import sys
 import webbrowser
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..config import Config
 from ..errors import InvalidInput, MaxmemError, MissingDependency

@@ -14,10 +14,11 @@ from __future__ import annotations
 import contextlib
 import json
 import time
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
 from ..brain import Brain
 from ..clock import Clock, iso, parse_time
@@ -25,9 +26,9 @@ from ..config import Config
 from ..curation import budget_check, history
 from ..db import Database
 from ..doctor import run_checks
-from ..errors import InvalidInput, MaxmemError, NotFound
+from ..errors import InvalidInput, NotFound
 from ..health import age_hours, format_age, last_runs
-from ..memory import CATEGORIES, STATUSES, Memory
+from ..memory import CATEGORIES, Hit, Memory
 from ..retention import PROTECTED, Policy, cutoff, load_policy
 from ..search import MODES
 
@@ -112,7 +113,7 @@ class SearchForm:
     fields: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_args(cls, args: Mapping[str, Sequence[str]]) -> "SearchForm":
+    def from_args(cls, args: Mapping[str, Sequence[str]]) -> SearchForm:
         """Query-string values (each a list, as a form sends them); InvalidInput names
         the field that is wrong."""
 
@@ -150,7 +151,7 @@ class SearchForm:
             "agent": one("agent") or None,
             "session_id": one("session") or None,
         }
-        fields = {name: one(name) for name in ("q", "limit", "mode", "kind", "tag", "since", "until",
+        fields: dict[str, Any] = {name: one(name) for name in ("q", "limit", "mode", "kind", "tag", "since", "until",
                                                "min_importance", "agent", "session")}
         fields.update(category=many("category"), status=many("status"),
                       meta="\n".join(v for v in args.get("meta", []) if v.strip()))
@@ -181,7 +182,7 @@ def search(brain: Brain, form: SearchForm) -> dict[str, Any]:
     explain view's parts (each hit's vector and keyword sides, the plan)."""
     started = time.perf_counter()
     with snapshot(brain.db):
-        hits = brain.search(form.query, limit=form.limit, mode=form.mode,
+        hits: Sequence[Hit] = brain.search(form.query, limit=form.limit, mode=form.mode,
                             include_superseded=form.include_superseded, explain=True,
                             track=False, **form.filters)
     plan = brain.last_plan

@@ -20,12 +20,20 @@ import dataclasses
 import logging
 import multiprocessing
 import threading
+from collections.abc import Callable, Mapping
 from multiprocessing.connection import Connection
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from ..brain import Brain
 from ..config import Config
-from ..errors import ConfigError, DatabaseError, EmbeddingError, InvalidInput, MaxmemError, NotFound
+from ..errors import (
+    ConfigError,
+    DatabaseError,
+    EmbeddingError,
+    InvalidInput,
+    MaxmemError,
+    NotFound,
+)
 from . import charts, views
 
 log = logging.getLogger("maxmem")
@@ -125,6 +133,10 @@ class BrainWorker:
             process.join(5)
             raise _rebuilt(payload)
         self._process, self._conn = process, parent
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
         with self._lock:
