@@ -11,8 +11,8 @@ import time
 from datetime import timedelta
 
 import pytest
-
 from conftest import HashEmbedder
+
 from maxmem import Brain, Config, FixedClock, InvalidInput, NotFound
 from maxmem.browse import guard, views
 from maxmem.browse.worker import BrainWorker, portable
