@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pygal
 from pygal.style import Style
 
 from ..brain import Brain
-from ..doctor import sizes
+from ..doctor import CATEGORY_SIZES_SQL
 from ..memory import CATEGORIES
 from ..retention import growth
 from .views import snapshot
@@ -104,12 +105,30 @@ def pending_chart(size: Mapping[str, Any]) -> str:
     return str(chart.render(is_unicode=True))
 
 
+def file_sizes(brain: Brain) -> dict[str, Any]:
+    """brain.db's size, its WAL's, its free pages, and per category the memories, their
+    text bytes and how many wait for a vector: `maxmem doctor`'s sizes without the
+    growth from the change log (a second per 100k memories: the jobs page has it)."""
+    path = Path(brain.path)
+    wal = Path(f"{path}-wal")
+    per = {row["category"]: {"memories": row["memories"], "text_bytes": row["text_bytes"],
+                             "unembedded": row["unembedded"] or 0}
+           for row in brain.db.rows(CATEGORY_SIZES_SQL)}
+    page_size = int(brain.db.scalar("PRAGMA page_size"))
+    return {
+        "db_bytes": path.stat().st_size if path.exists() else 0,
+        "wal_bytes": wal.stat().st_size if wal.exists() else 0,
+        "free_pages_bytes": int(brain.db.scalar("PRAGMA freelist_count")) * page_size,
+        "categories": {c: per.get(c, {"memories": 0, "text_bytes": 0, "unembedded": 0}) for c in CATEGORIES},
+    }
+
+
 def charts(brain: Brain, months: int = 12) -> dict[str, Any]:
     """The four charts (SVG text) and the figures they were drawn from."""
     now = brain.clock.now()
     with snapshot(brain.db):
         grown = growth(brain, months=months)
-        size = sizes(brain, now)
+        size = file_sizes(brain)
         vectors = int(brain.db.scalar("SELECT count(*) FROM vector_codes") or 0)
         dim = brain.db.get_meta("embedder_dim")
     vector_bytes = vectors * 4 * int(dim) if dim and str(dim).isdigit() else 0

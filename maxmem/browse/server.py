@@ -44,6 +44,9 @@ SETTINGS = {
     "sql_time_limit_ms": 2000,
     "max_returned_rows": 1000,
     "default_page_size": 50,
+    # Suggesting facets tries every column: 2 s a table page at 100k memories. The
+    # memories table offers category, kind and status facets instead (metadata).
+    "suggest_facets": False,
 }
 
 
@@ -73,7 +76,7 @@ def metadata(internal: list[str]) -> dict[str, Any]:
     and the vector index's own tables (`internal`) kept out of the table list."""
     tables: dict[str, Any] = {name: {"hidden": True} for name in internal}
     tables["memories"] = {"fts_table": "memories_fts", "fts_pk": "id", "sort_desc": "created_at",
-                          "label_column": "title"}
+                          "label_column": "title", "facets": ["category", "kind", "status"]}
     return {"title": "maxmem browse", "databases": {DATABASE: {"tables": tables}}}
 
 

@@ -445,6 +445,7 @@ def jobs(config: Config, embedder: str | None) -> dict[str, Any]:
         "checks": list(report.get("checks", [])),
         "runs": job_rows(report.get("runs", {}), Clock().now()),
         "backups": report.get("backups"),
+        "sizes": report.get("sizes"),
         "seconds": time.perf_counter() - started,
     }
 
