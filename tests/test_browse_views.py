@@ -158,3 +158,22 @@ def test_the_brains_process_answers_and_reraises(tmp_path):
     wrong = BrainWorker(Config(db_path=path, embedder="local"), "local")  # vectors from another embedder
     with pytest.raises(DatabaseError, match="maxmem reindex"):
         wrong.start()
+
+
+def test_browse_command_says_in_one_line_why_it_cannot_start(tmp_path, capsys):
+    import socket
+
+    from conftest import run_cli
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen(1)
+    try:
+        port = taken.getsockname()[1]
+        code, out, err = run_cli(["--db", str(tmp_path / "brain.db"), "browse", "--port", str(port)], capsys)
+    finally:
+        taken.close()
+    assert code == 1 and out == ""
+    assert err.startswith("maxmem: error: cannot listen on 127.0.0.1:") and "--port" in err
+    code, _, err = run_cli(["browse", "--port", "70000"], capsys)
+    assert code == 2 and "70000" in err
