@@ -33,6 +33,14 @@ COMMON: dict[str, Any] = {"style": STYLE, "js": [], "disable_xml_declaration": T
                               "print_values": False, "explicit_size": True}
 
 
+def human(size: float) -> str:
+    """Bytes as people read them: 812 B, 14.2 KB, 3.1 MB, 1.20 GB."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if size >= scale:
+            return f"{size / scale:.{2 if unit == 'GB' else 1}f} {unit}"
+    return f"{size:.0f} B"
+
+
 def month_names(since: str, now: datetime) -> list[str]:
     """Every month from `since` (ISO) to `now`, as YYYY-MM, none skipped."""
     year, month = int(since[:4]), int(since[5:7])
@@ -80,14 +88,14 @@ def size_chart(size: Mapping[str, Any], vector_bytes: int) -> str:
     (indexes, keyword index, transcripts, change log, embeddings cache), free pages."""
     text = {c: size["categories"].get(c, {}).get("text_bytes", 0) for c in CATEGORIES}
     rest = max(0, size["db_bytes"] - sum(text.values()) - vector_bytes - size["free_pages_bytes"])
-    chart = pygal.Pie(title=f"brain.db: {size['db_bytes'] / 1e6:.1f} MB on disk "
-                      f"(+ WAL {size['wal_bytes'] / 1e6:.1f} MB)", inner_radius=0.45,
+    chart = pygal.Pie(title=f"brain.db: {human(size['db_bytes'])} on disk (+ WAL {human(size['wal_bytes'])})",
+                      inner_radius=0.45, value_formatter=lambda v: human(v * 1e6),
                       legend_at_bottom_columns=3, **{k: v for k, v in COMMON.items()
                                                      if k != "legend_at_bottom_columns"})
     parts = [*((f"{c} text", text[c]) for c in CATEGORIES), ("vectors", vector_bytes),
              ("indexes, transcripts, log, cache", rest), ("free pages", size["free_pages_bytes"])]
     for label, value in parts:
-        chart.add(f"{label}: {value / 1e6:.2f} MB", [value / 1e6])
+        chart.add(f"{label}: {human(value)}", [value / 1e6])
     return str(chart.render(is_unicode=True))
 
 
@@ -119,7 +127,8 @@ def file_sizes(brain: Brain) -> dict[str, Any]:
         "db_bytes": path.stat().st_size if path.exists() else 0,
         "wal_bytes": wal.stat().st_size if wal.exists() else 0,
         "free_pages_bytes": int(brain.db.scalar("PRAGMA freelist_count")) * page_size,
-        "categories": {c: per.get(c, {"memories": 0, "text_bytes": 0, "unembedded": 0}) for c in CATEGORIES},
+        "categories": {c: {**(row := per.get(c, {"memories": 0, "text_bytes": 0, "unembedded": 0})),
+                           "text": human(row["text_bytes"])} for c in CATEGORIES},
     }
 
 
@@ -143,5 +152,6 @@ def charts(brain: Brain, months: int = 12) -> dict[str, Any]:
         "sizes": size,
         "vectors": vectors,
         "vector_bytes": vector_bytes,
+        "vector_size": human(vector_bytes),
         "since_7d": (now - timedelta(days=7)).date().isoformat(),
     }

@@ -228,7 +228,8 @@ def memory_page(brain: Brain, ref: str, related: int = 5) -> dict[str, Any]:
         "memory": memory.to_dict(),
         "row": memory_row(memory),
         "versions": [
-            {"seq": v["seq"], "op": v["op"], "at": v["at"], "changed": v["changed"],
+            {"seq": v["seq"], "op": v["op"], "at": v["at"],
+             "changed": [f for f in v["changed"] if f != "content_hash"],  # follows content
              "content": (v["memory"] or {}).get("content"), "fields": _version_fields(v["memory"] or {})}
             for v in reversed(versions)
         ],
