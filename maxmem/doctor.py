@@ -325,7 +325,9 @@ def run_checks(config: Config, embedder: str | None = None,
         if backups:
             checks.append(_check("backups", True, f"newest: {backups[-1]} "
                                  f"(restore with  maxmem restore {backups[-1]})"))
-    return {"ok": all(c["ok"] for c in checks), "warnings": sum(c.get("level") == "warn" for c in checks),
+    for c in checks:  # the `extra` checks say only ok or not
+        c.setdefault("level", "ok" if c["ok"] else "fail")
+    return {"ok": all(c["ok"] for c in checks), "warnings": sum(c["level"] == "warn" for c in checks),
             "checks": checks, **report}
 
 

@@ -36,6 +36,7 @@ FAMILIES = {
     "sync": ("sync",),
     "wiring": ("setup",),
     "hooks": ("hook",),
+    "browsing": ("browse",),
 }
 
 
