@@ -14,7 +14,8 @@ SECRETS = [
     ("openai-legacy", "sk-4f8Kq2Lx9Zt7Wm3Nc6Vb1Rd5Hy0Pj8Gs2Af7", "sk-4f8Kq2Lx9Zt7Wm3Nc6Vb1Rd5Hy0Pj8Gs2Af7"),
     ("anthropic", "ANTHROPIC key sk-ant-api03-" + "Q" * 40 + "-AAAA", "sk-ant-api03-" + "Q" * 40),
     ("github", "token ghp_" + "a1B2c3D4e5" * 4, "ghp_" + "a1B2c3D4e5" * 4),
-    ("github-pat", "github_pat_11ABCDEFG0" + "x" * 60, "github_pat_11ABCDEFG0" + "x" * 60),
+    # (was "x" * 60: a run of x is a placeholder now, like ghp_xxxx… in docs)
+    ("github-pat", "github_pat_11ABCDEFG0" + "k3Jq9ZtW7m" * 6, "github_pat_11ABCDEFG0" + "k3Jq9ZtW7m" * 6),
     ("slack", "bot xoxb-2190-48213-kQz8Wm3Nc6Vb1Rd5", "xoxb-2190-48213-kQz8Wm3Nc6Vb1Rd5"),
     ("slack-webhook", "post to https://hooks.slack.com/services/T0AB/B0CD/zz9yy8xx7", "T0AB/B0CD/zz9yy8xx7"),
     ("google", "maps AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY", "AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY"),
