@@ -16,6 +16,7 @@ import base64
 import binascii
 import re
 from collections.abc import Iterable, Iterator
+from functools import lru_cache
 
 from .shapes import Hit
 from .values import Strength, looks_random, is_placeholder, name_strength, value_is_secret
@@ -45,7 +46,17 @@ _SCHEMES = {"bearer": "bearer", "token": "bearer", "basic": "basic-auth", "apike
             "api-key": "bearer", "key": "bearer", "sso-key": "bearer", "bot": "bearer", "otp": "bearer",
             "jwt": "bearer", "digest": "", "negotiate": "bearer", "ntlm": "bearer"}
 _AUTH_TUPLE = re.compile(r"""\(\s{0,8}(["'])[^"'\n]{0,256}\1\s{0,8},\s{0,8}(["'])(?P<secret>[^"'\n]{1,256})\2\s{0,8}\)""")
+# .netrc: password follows machine HOST (or default) and its login/account/port tokens.
+_NETRC_BEFORE = re.compile(r"(?:^|\s)(?:machine\s+\S+|default)(?:\s+(?:login|account|port)\s+\S+)*\s+$")
+_AFTER_NAME = frozenset("=:\"'`\\]> \t?")
+_WORD_EDGE = frozenset(" \t\n\"'(")
 _LINE_START = frozenset("\n;&|`'\"([{ \t")
+
+
+@lru_cache(maxsize=4096)
+def _head(name: str) -> str:
+    """The last word of a name, lower-cased: db.password -> password, X-Auth-Token -> token."""
+    return re.split(r"[_.-]", name.lower())[-1]
 
 
 def _keyword_positions(lowered: str, keywords: Iterable[str]) -> list[tuple[int, int]]:
@@ -63,14 +74,26 @@ def named_hits(text: str, lowered: str, secret_words: frozenset[str] = frozenset
                ignore_names: frozenset[str] = frozenset()) -> Iterator[Hit]:
     """Values of secret-named assignments, flags, headers and .netrc entries."""
     skip = 0  # text[:skip] is done: a name inside a value found already is no name
+    n = len(text)
     for at, length in _keyword_positions(lowered, (*KEYWORDS, *secret_words)):
         if at < skip:
             continue
+        tail = _NAME_TAIL.match(text, at + length)
+        end = tail.end() if tail else at + length
+        after = text[end] if end < n else ""
+        if after not in _AFTER_NAME:
+            skip = end  # token), key.method(: no value can follow
+            continue
+        if after in " \t" and length > 3 and text[at - 1:at] in _WORD_EDGE:
+            # A word in prose ("the token is", "a key to"): only a password or a separator
+            # further on (key = value) can make it a name.
+            ahead = _SPACES.match(text, end)
+            if ahead and text[ahead.end():ahead.end() + 1] not in ("=", ":") and not lowered.startswith("pass", at):
+                skip = end
+                continue
         start = at
         while start > 0 and text[start - 1] in _NAME_CHARS and at - start <= _MAX_NAME:
             start -= 1
-        tail = _NAME_TAIL.match(text, at + length)
-        end = tail.end() if tail else at + length
         if at - start > _MAX_NAME or end - at - length > _MAX_NAME:
             run = _NAME_RUN.match(text, at)
             skip = run.end() if run else at + length  # a 1 MB "word" holds no name
@@ -94,10 +117,9 @@ def named_hits(text: str, lowered: str, secret_words: frozenset[str] = frozenset
 
 def _strength(text: str, name: str, start: int, flag: bool, query: bool,
               secret_words: frozenset[str]) -> Strength | None:
-    lowered = name.lower()
-    if secret_words and (lowered in secret_words or re.split(r"[_.-]", lowered)[-1] in secret_words):
+    if secret_words and (name.lower() in secret_words or _head(name) in secret_words):
         return Strength.PASSWORD
-    if name.isalpha() and start > 1 and text[start - 1] == " ":
+    if start > 1 and text[start - 1] == " " and len(name) <= 6 and name.lower() in ("key", "token", "secret"):
         # "Secret access key: …", "API key: …", "sort key: …": the label's other words count.
         line_start = max(text.rfind("\n", 0, start), start - 40)
         words = re.findall(r"[A-Za-z]+", text[line_start + 1:start])[-2:]
@@ -126,10 +148,10 @@ def _judge(text: str, lowered: str, name: str, start: int, end: int, secret_word
     if strength is None:
         return None
     if before == "<" and text.startswith(">", end):  # <password>x</password>
-        close = text.find("<", end + 1, end + 1 + _MAX_QUOTED)
-        if close > end + 1 and "\n" not in text[end + 1:close]:
-            return _verdict(text, name, strength, end + 1, close, True, True, "xml element")
-        return None
+        close = text.find("</", end + 1, end + 1 + _MAX_QUOTED)
+        if close < 0 or not text.startswith(name, close + 2) or "\n" in text[end + 1:close]:
+            return None  # <password>@host, a template's <password>: no element
+        return _value_at(text, name, strength, end + 1, True, f"<{name}> element")
     sep = _SEP.match(text, end)
     if sep:
         form = sep.group("sep")
@@ -145,9 +167,11 @@ def _judge(text: str, lowered: str, name: str, start: int, end: int, secret_word
         return _value_at(text, name, strength, spaces.end(), True, f"flag {'-' * dashes}{name}")
     if strength is not Strength.PASSWORD:
         return None
-    if name.lower() == "password" and re.search(r"\b(?:machine|login|default)\s", lowered[max(0, start - 300):start]):
+    if name.lower() == "password" and _NETRC_BEFORE.search(lowered, max(0, start - 300), start):
         return _value_at(text, name, strength, spaces.end(), True, ".netrc password")
-    if _QUOTE.match(text, spaces.end()):  # IDENTIFIED BY / PASSWORD 'x'
+    quote = _QUOTE.match(text, spaces.end())
+    if quote and quote.group(2) != "`" and _head(name) in ("password", "passwd", "passphrase"):
+        # PASSWORD 'x' (SQL), password "x" (prose)
         return _value_at(text, name, strength, spaces.end(), True, f"{name} 'quoted'", quoted_only=True)
     prose = _PROSE.match(text, end)
     if prose:
@@ -182,18 +206,22 @@ def _value_at(text: str, name: str, strength: Strength, pos: int, literal: bool,
     if quoted_only and not quoted:
         return None
     value = text[start:end]
-    head = re.split(r"[_.-]", name.lower())[-1]
+    if not quoted and text[end:end + 1] in ("(", "[", "<"):
+        return Hit("", start, end, "")  # getpass(), os.environ["X"], Option<String>: code
+    head = _head(name)
     if head in ("authorization", "auth") or name.lower().endswith("authorization"):
         if head == "auth" and text.startswith("(", pos):
             pair = _AUTH_TUPLE.match(text, pos)
             if pair and value_is_secret(pair.group("secret"), Strength.PASSWORD, quoted=True, literal=True):
                 return Hit("secret", pair.start("secret"), pair.end("secret"), f"password in {name}=(user, …)")
             return Hit("", pos, pos, "")
-        return _scheme(text, start, end, quoted, f"{form} header")
-    if not quoted and text[end:end + 1] in ("(", "[", "<"):
-        return Hit("", start, end, "")  # getpass(), os.environ["X"], Option<String>: code
+        return _scheme(text, start, end, quoted, f"{form} header", strength)
     if literal and not quoted and value.isalpha() and value.isupper() and len(value) <= 16:
         return Hit("", start, end, "")  # --password PASSWORD: a metavar in help text
+    if strict:  # prose: "the password is X." — the sentence's punctuation is not the password's
+        stripped = value.rstrip(".,:;!?)")
+        end -= len(value) - len(stripped)
+        value = stripped
     secret = value_is_secret(value, strength, quoted=quoted, literal=literal)
     if secret and strict:
         secret = not value.isalpha() and not (value.isidentifier() and value.islower())
@@ -203,7 +231,7 @@ def _value_at(text: str, name: str, strength: Strength, pos: int, literal: bool,
     return Hit("secret" if secret else "", start, end, f"value of secret-named {form}")
 
 
-def _scheme(text: str, start: int, end: int, quoted: bool, rule: str) -> Hit:
+def _scheme(text: str, start: int, end: int, quoted: bool, rule: str, strength: Strength) -> Hit:
     """Authorization: Bearer x / Basic x / token x / x."""
     value = text[start:end]
     word, token_start, token_end = "", start, end
@@ -219,7 +247,8 @@ def _scheme(text: str, start: int, end: int, quoted: bool, rule: str) -> Hit:
         word, token_start, token_end = value, span[0], span[1]
     token = text[token_start:token_end]
     kind = _SCHEMES[word.lower()] if word else ("basic-auth" if _is_basic(token) else "bearer")
-    if not kind or not _token_like(token, kind):
+    # After a scheme word the token is a credential; bare, it is as weak as the name.
+    if not kind or not _token_like(token, kind, Strength.TOKEN if word else strength, quoted or bool(word)):
         return Hit("", start, max(end, token_end), "")
     return Hit(kind, token_start, token_end, f"{word or 'bare'} credential in an {rule}")
 
@@ -233,12 +262,12 @@ def _is_basic(token: str) -> bool:
     return b":" in decoded and all(32 <= byte < 127 for byte in decoded)
 
 
-def _token_like(token: str, kind: str) -> bool:
+def _token_like(token: str, kind: str, strength: Strength = Strength.TOKEN, quoted: bool = True) -> bool:
     if len(token) < 8 or is_placeholder(token) or token.startswith("[REDACTED"):
         return False
     if kind == "basic-auth":
         return _is_basic(token) or looks_random(token, 12)
-    return value_is_secret(token, Strength.TOKEN, quoted=True, literal=True)
+    return value_is_secret(token, strength, quoted=quoted, literal=True)
 
 
 def bearer_hits(text: str, lowered: str) -> Iterator[Hit]:

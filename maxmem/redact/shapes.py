@@ -109,13 +109,14 @@ _SHAPES = [
     _shape("private-key", "LS0tLS1CRUdJTi", r"LS0tLS1CRUdJTi[A-Za-z0-9+/=]{20,20000}"),
     _shape("jwt", "eyJ", r"eyJ[A-Za-z0-9_-]{8,2000}\.eyJ[A-Za-z0-9_-]{8,8000}\.[A-Za-z0-9_-]{8,2000}"),
 ]
-_AWS_ID = re.compile(r"(?:AKIA|ASIA|ABIA|ACCA|AIDA|AROA|ANPA|ANVA|AGPA|AIPA|APKA|ASCA)[A-Z0-9]{16}(?![A-Za-z0-9])")
+# Access keys only: AIDA…, AROA…, ANPA… name users, roles and policies (aws sts
+# get-caller-identity prints them) and are no secret.
+_AWS_ID = re.compile(r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])")
 _TWILIO_SID = re.compile(r"AC[0-9a-f]{32}(?![A-Za-z0-9])")
 _DISCORD = re.compile(r"[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}")
 _TERRAFORM = re.compile(r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}")
 _MAILCHIMP = re.compile(r"[0-9a-f]{32}-us\d{1,2}(?![A-Za-z0-9])")
 
-_RUN = re.compile(r"[A-Za-z0-9_-]{16,}")
 _BY_START: dict[str, list[_Shape]] = {}
 _BY_LEAD: dict[str, list[_Shape]] = {}  # keyed by the character just before the run
 for _s in _SHAPES:
@@ -124,6 +125,46 @@ for _s in _SHAPES:
     else:
         _BY_START.setdefault(_s.prefix[:2], []).append(_s)
 _ESCAPES = frozenset("nrtbf")  # \n in a JSON-escaped transcript glues an n to the next word
+
+# Runs are found in the UTF-8 bytes with every token byte translated to "a" and every
+# other byte to " ": then a run of 16 is one bytes.find, several times faster than a
+# regular expression over the text. Only runs that may start a key are looked at.
+_RUN_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+_CLASSES = bytes(ord("a") if i in _RUN_BYTES else ord(" ") for i in range(256))
+_MIN_RUN = 16
+_NEEDLE = b"a" * _MIN_RUN
+_STARTS = frozenset(k.encode() for k in _BY_START)
+_LEADS = frozenset(ord(k) for k in _BY_LEAD)
+_CONTEXT_FIRST = frozenset(b"AS")  # AKIA…/ASIA… (AWS), AC…/SK… (Twilio)
+_ESCAPE_BYTES = frozenset(b"nrtbf")
+
+
+def _candidate_runs(text: str) -> Iterator[tuple[int, int]]:
+    """(start, end) in `text` of the token runs worth a look, in order."""
+    data = text.encode("utf-8", "surrogatepass")
+    classes = data.translate(_CLASSES)
+    n = len(data)
+    same = n == len(text)  # ASCII: byte offsets are character offsets
+    char_at = byte_at = 0
+    find = classes.find
+    pos = find(_NEEDLE)
+    while pos >= 0:
+        end = find(b" ", pos + _MIN_RUN)
+        if end < 0:
+            end = n
+        first = data[pos]
+        before = data[pos - 1] if pos else 32
+        if (data[pos:pos + 2] in _STARTS or before in _LEADS or first in _CONTEXT_FIRST
+                or (end < n and data[end] == 46)  # a dotted token: discord, terraform
+                or (end - pos in (36, 37) and data[pos + 32] == 45)  # mailchimp …-usN
+                or (before == 92 and first in _ESCAPE_BYTES)):
+            if same:
+                yield pos, end
+            else:
+                char_at += len(data[byte_at:pos].decode("utf-8", "surrogatepass"))
+                byte_at = pos
+                yield char_at, char_at + end - pos  # a run is ASCII: as many characters as bytes
+        pos = find(_NEEDLE, end)
 
 
 def _placeholder_body(token: str, prefix: str) -> bool:
@@ -141,8 +182,7 @@ def provider_hits(text: str) -> Iterator[Hit]:
     """Provider keys and tokens, and the secrets found beside AWS and Twilio ids."""
     n = len(text)
     by_start, by_lead = _BY_START, _BY_LEAD
-    for run in _RUN.finditer(text):
-        start = run.start()
+    for start, end in _candidate_runs(text):
         before = text[start - 1] if start else ""
         if before == "\\" and text[start] in _ESCAPES:
             start += 1
@@ -152,7 +192,6 @@ def provider_hits(text: str) -> Iterator[Hit]:
             yield from _try(text, start, candidates, (0,))
         if before in by_lead:
             yield from _try(text, start, by_lead[before], None)
-        end = run.end()
         if end < n and text[end] == ".":
             for kind, pattern in (("discord", _DISCORD), ("terraform", _TERRAFORM)):
                 match = pattern.match(text, start)
@@ -165,7 +204,7 @@ def provider_hits(text: str) -> Iterator[Hit]:
 
 def _try(text: str, start: int, shapes: list[_Shape], offsets: tuple[int, ...] | None) -> Iterator[Hit]:
     for shape in shapes:
-        for offset in offsets or (range(9, 12) if shape.kind == "telegram" else (shape.lead,)):
+        for offset in offsets or (range(11, 8, -1) if shape.kind == "telegram" else (shape.lead,)):
             if offset > start or not offset and not text.startswith(shape.prefix, start):
                 continue
             match = shape.pattern.match(text, start - offset)
@@ -232,6 +271,7 @@ def _neighbours(text: str, start: int, end: int) -> Iterator[Hit]:
 
 
 # -- blocks ----------------------------------------------------------------------------
+_PEM_BODY = re.compile(r"[A-Za-z0-9+/=]{4}")
 _PEM_BEGIN = re.compile(r"-----BEGIN ((?:[A-Z0-9]+ ){0,4})PRIVATE KEY( BLOCK)?-----")
 
 
@@ -246,6 +286,10 @@ def pem_hits(text: str) -> Iterator[Hit]:
             continue
         end_marker = f"-----END {match.group(1)}PRIVATE KEY{match.group(2) or ''}-----"
         close = text.find(end_marker, match.end())
+        body = _PEM_BODY.search(text, match.end(), close if close >= 0 else match.end() + 400)
+        if body is None:  # the markers alone (a parser's constants, docs): no key
+            at = text.find("-----BEGIN ", match.end())
+            continue
         if close < 0:
             yield Hit("private-key", at, len(text), "PEM private key block (unterminated: to the end)")
             return
@@ -253,11 +297,18 @@ def pem_hits(text: str) -> Iterator[Hit]:
         at = text.find("-----BEGIN ", close + len(end_marker))
 
 
+# "<private> tags", "`<private>`": the tag talked about (docs, maxmem's own messages), not used.
+_MENTION = re.compile(r"[`'\"]|s? (?:tags?|spans?|parts?|blocks?|sections?|markers?)\b")
+
+
 def private_hits(text: str, lowered: str) -> Iterator[Hit]:
     """<private>…</private> spans (an unclosed one runs to the end): removed entirely."""
     at = lowered.find("<private>")
     while at >= 0:
         close = lowered.find("</private>", at + 9)
+        if close < 0 and (_MENTION.match(lowered, at + 9) or at and text[at - 1] in "`'\""):
+            at = lowered.find("<private>", at + 9)
+            continue
         if close < 0:
             yield Hit(PRIVATE, at, len(text), "<private> span (unclosed: to the end)")
             return

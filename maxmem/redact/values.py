@@ -19,7 +19,7 @@ from functools import lru_cache
 
 __all__ = [
     "Strength", "name_strength", "value_is_secret", "looks_random", "is_placeholder", "shannon",
-    "wordy", "SECRET_HEADS",
+    "wordy", "camel_words", "SECRET_HEADS",
 ]
 
 
@@ -149,6 +149,7 @@ _PLACEHOLDER = re.compile(
       | <[^<>]*>?               # <your-key>
       | \[[^\]]*\]?             # [REDACTED] [your key]
       | [*xX.•·…#_?-]{3,}       # ****, xxxx, ...
+      | \#[0-9a-fA-F]{3,8}      # a colour
       | (?:env|file|vault|secret|op|ssm|arn):.*   # env:NAME, op://, arn:aws:...
     )""",
     re.X,
@@ -202,6 +203,22 @@ def wordy(value: str) -> bool:
     return len(value) - len(value.rstrip("0123456789")) <= 2
 
 
+# user@host:port/db, me@example.com: an address where a description stands, not a password
+_ADDRESS = re.compile(r"[\w.+-]+@[A-Za-z][\w-]*(?:\.[\w-]+)*(?:(?:\.[A-Za-z]{2,}|:\w+|/)\S*)")
+
+
+def camel_words(value: str) -> bool:
+    """Ed25519PrivateKey, PKCS7PrivateKeyTypes, SecretStr: a type or class name, made of
+    capitalised words (digits allowed between them), not a random token."""
+    value = value.lstrip("_")
+    if not _IDENTIFIER.fullmatch(value) or not value[0].isupper():
+        return False
+    chunks = _CHUNKS.findall(value)
+    words = [c for c in chunks if len(c) >= 3 and c[0].isupper() and c[1:].islower() and _VOWELS & set(c)]
+    letters = sum(c.isalpha() for c in value)
+    return len(words) >= 2 and sum(map(len, words)) >= 0.6 * letters
+
+
 def is_placeholder(value: str) -> bool:
     """`<your-key>`, `${API_KEY}`, `sk-...`, `xxxx`, `your_token_here`, `[REDACTED:x]`."""
     if _PLACEHOLDER.fullmatch(value):
@@ -217,7 +234,10 @@ def is_placeholder(value: str) -> bool:
 def _is_reference(value: str) -> bool:
     """A name standing for the secret, not the secret: db_password, GITHUB_TOKEN, self.key."""
     if _DOTTED.fullmatch(value):
-        return all(wordy(part) or len(part) <= 2 for part in re.split(r"\.|->|::|\?\.", value.strip("$")))
+        parts = re.split(r"\.|->|::|\?\.", value.strip("$"))
+        return wordy(parts[-1]) or camel_words(parts[-1]) or all(wordy(p) or len(p) <= 2 for p in parts)
+    if camel_words(value):
+        return True
     if _IDENTIFIER.fullmatch(value) and wordy(value):
         lowered = value.lower()
         return any(word in lowered for word in _SECRET_WORDS) or value.isupper() and "_" in value
@@ -233,6 +253,8 @@ def looks_random(value: str, min_length: int = 16) -> bool:
     upper = sum(c.isupper() for c in value)
     lower = sum(c.islower() for c in value)
     if len(set(value)) < min(n, 16) * 0.5:  # aaaaaaaa, 00000000, abababab
+        return False
+    if sum(not c.isalnum() for c in value) > n / 4:  # __f2py_cb_#name#, a.b.c.d: structure, not noise
         return False
     if _HEX.fullmatch(value):
         return n >= 16 and digits > 0 and digits < n
@@ -251,6 +273,8 @@ def value_is_secret(value: str, strength: Strength, *, quoted: bool, literal: bo
         return False
     if is_placeholder(value) or _HASH_PREFIX.match(value) or _is_reference(value) and not quoted:
         return False
+    if quoted and _is_reference(value) and any(w in value.lower() for w in _SECRET_WORDS) and not _DOTTED.fullmatch(value):
+        return False  # "challengePassword", "db_password": a field's name in quotes
     if _PATH.fullmatch(value) and not looks_random(value.replace("/", "")):
         return False
     if _NUMBER.fullmatch(value):
@@ -258,7 +282,7 @@ def value_is_secret(value: str, strength: Strength, *, quoted: bool, literal: bo
     if strength is Strength.WEAK:
         return looks_random(value, 16) and not _UUID.fullmatch(value)
     if strength is Strength.TOKEN:
-        if len(value) < 6 or wordy(value) or " " in value.strip():
+        if len(value) < (6 if quoted or literal else 8) or wordy(value) or " " in value.strip():
             return False
         has_digit = any(c.isdigit() for c in value)
         has_alpha = any(c.isalpha() for c in value)
@@ -269,6 +293,8 @@ def value_is_secret(value: str, strength: Strength, *, quoted: bool, literal: bo
         return False
     if quoted or literal:
         return not (_is_reference(value) and not quoted)
+    if _ADDRESS.fullmatch(value):
+        return False
     if value.isalpha():
         return False
     return not _IDENTIFIER.fullmatch(value) or not wordy(value)
