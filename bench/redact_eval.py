@@ -43,9 +43,12 @@ Span = tuple[int, int]
 Detector = Callable[[list[str]], list[list[Span]]]
 
 
-def load(split: str, corpus: Path = CORPUS) -> list[dict]:
+def load(split: str, corpus: Path = CORPUS, limit: int | None = None) -> list[dict]:
     with open(corpus / f"{split}.jsonl", encoding="utf-8") as f:
-        return [json.loads(line) for line in f]
+        items = [json.loads(line) for line in f]
+    if limit:  # a smoke run: some secrets and some negatives
+        items = items[: limit // 2] + [i for i in items if i["label"] == "negative"][: limit - limit // 2]
+    return items
 
 
 # -- detectors: texts -> removed spans per text ------------------------------------------------
@@ -223,6 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--transcript-mb", type=float, default=2.0)
     parser.add_argument("--repeats", type=int, default=3, help="throughput: best of N runs")
     parser.add_argument("--no-detect-secrets", action="store_true")
+    parser.add_argument("--limit", type=int, help="only the first N items of each split (a smoke run)")
     parser.add_argument("--misses", action="store_true", help="list maxmem's misses and false positives")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
@@ -236,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     splits = ["dev", "heldout"] if args.split == "both" else [args.split]
     figures: dict[str, dict] = {name: {} for name in systems}
     for split in splits:
-        items = load(split, args.corpus)
+        items = load(split, args.corpus, args.limit)
         texts = [item["text"] for item in items]
         for name, detect in systems.items():
             figures[name][split] = score(items, detect(texts))
@@ -250,9 +254,10 @@ def main(argv: list[str] | None = None) -> int:
         if locomo is not None:
             figures[name]["locomo_redactions"] = sum(len(s) for s in detect(locomo))
 
-    shapes = {s for split in splits for item in load(split, args.corpus) for *_, s in item["spans"]}
-    sizes = {split: (sum(len(i["spans"]) for i in load(split, args.corpus)),
-                     sum(i["label"] == "negative" for i in load(split, args.corpus))) for split in splits}
+    loaded = {split: load(split, args.corpus, args.limit) for split in splits}
+    shapes = {s for items in loaded.values() for item in items for *_, s in item["spans"]}
+    sizes = {split: (sum(len(i["spans"]) for i in items), sum(i["label"] == "negative" for i in items))
+             for split, items in loaded.items()}
     print("corpus: " + "; ".join(f"{s}: {n} secrets, {m} negatives" for s, (n, m) in sizes.items())
           + f"; {len(shapes)} shapes")
     print(f"transcript: {len(transcript.encode()) / 1e6:.1f} MB synthetic Claude Code JSONL; "

@@ -612,6 +612,8 @@ from . import jobs_cli  # noqa: E402,F401
 from . import backup_cli  # noqa: E402,F401
 # Keeping memory clean (commit, triggers, retain, supersede, core review, history) likewise.
 from . import curation_cli  # noqa: E402,F401
+# Checking the redactor's rules on a file (redact-test) likewise, from redact_cli.py.
+from . import redact_cli  # noqa: E402,F401
 
 
 _SHOW_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())  # click 8.2 and later

@@ -50,6 +50,7 @@ _AUTH_TUPLE = re.compile(r"""\(\s{0,8}(["'])[^"'\n]{0,256}\1\s{0,8},\s{0,8}(["']
 _NETRC_BEFORE = re.compile(r"(?:^|\s)(?:machine\s+\S+|default)(?:\s+(?:login|account|port)\s+\S+)*\s+$")
 _AFTER_NAME = frozenset("=:\"'`\\]> \t?")
 _WORD_EDGE = frozenset(" \t\n\"'(")
+_SPACE_ASSIGNMENT = re.compile(r"(?:^|\n)[ \t]*(?:ENV|ARG|setenv|set(?:[ \t]+-[gxUul]+)+)[ \t]+\Z")
 _LINE_START = frozenset("\n;&|`'\"([{ \t")
 
 
@@ -81,7 +82,7 @@ def named_hits(text: str, lowered: str, secret_words: frozenset[str] = frozenset
         tail = _NAME_TAIL.match(text, at + length)
         end = tail.end() if tail else at + length
         after = text[end] if end < n else ""
-        if after not in _AFTER_NAME:
+        if after not in _AFTER_NAME and after not in _PAIR_ENDS:
             skip = end  # token), key.method(: no value can follow
             continue
         if after in " \t" and length > 3 and text[at - 1:at] in _WORD_EDGE:
@@ -106,13 +107,36 @@ def named_hits(text: str, lowered: str, secret_words: frozenset[str] = frozenset
             continue
         name_start = start + raw.index(name[0])
         name_end = name_start + len(name)
-        hit = _judge(text, lowered, name, name_start, name_end, secret_words, ignore_names)
+        hit = _judge(text, lowered, name, name_start, name_end, secret_words, ignore_names) \
+            if after in _AFTER_NAME else None
+        if hit is None and after in _PAIR_ENDS and text[name_start - 1:name_start] in " \"'=:":
+            hit = _pair(text, lowered, name, name_start, name_end)
+        elif hit is not None and not hit.kind and hit.end > hit.start and name.lower() == "key":
+            # key="ApiKey" value="…": the value of "key" names the secret
+            hit = _pair(text, lowered, text[hit.start:hit.end], hit.start, hit.end) or hit
         if hit is None:
             skip = max(skip, name_end)
             continue
         skip = max(name_end, hit.end)
         if hit.kind:
             yield hit
+
+
+# - name: DB_PASSWORD / value: x (Kubernetes env), {"name": "API_KEY", "value": "x"},
+# <add key="ApiKey" value="x" />: the name is one field's value, the secret the next field's.
+_PAIR_ENDS = frozenset("\n\r,;}\"'")
+_FIELD_BEFORE = re.compile(r"""(?i)(?<![A-Za-z0-9_])(?:name|key)\\?["']?[ \t]{0,4}[:=][ \t]{0,4}\\?["']?\Z""")
+_VALUE_FIELD = re.compile(r"""(?i)(?<![A-Za-z0-9_])value\\?["']?[ \t]{0,4}[:=][ \t]{0,4}""")
+
+
+def _pair(text: str, lowered: str, name: str, start: int, end: int) -> Hit | None:
+    if not _FIELD_BEFORE.search(text, max(0, start - 24), start):
+        return None
+    strength = name_strength(name)
+    field = _VALUE_FIELD.search(text, end, min(len(text), end + 120)) if strength else None
+    if strength is None or field is None or re.search(r"(?i)\b(?:name|key)\b", text[end:field.start()]):
+        return None
+    return _value_at(text, name, strength, field.end(), True, f"value of the {name} entry")
 
 
 def _strength(text: str, name: str, start: int, flag: bool, query: bool,
@@ -151,7 +175,7 @@ def _judge(text: str, lowered: str, name: str, start: int, end: int, secret_word
         close = text.find("</", end + 1, end + 1 + _MAX_QUOTED)
         if close < 0 or not text.startswith(name, close + 2) or "\n" in text[end + 1:close]:
             return None  # <password>@host, a template's <password>: no element
-        return _value_at(text, name, strength, end + 1, True, f"<{name}> element")
+        return _value_at(text, name, strength, end + 1, True, f"<{name}> element", element=True)
     sep = _SEP.match(text, end)
     if sep:
         form = sep.group("sep")
@@ -165,6 +189,8 @@ def _judge(text: str, lowered: str, name: str, start: int, end: int, secret_word
         return None
     if flag:
         return _value_at(text, name, strength, spaces.end(), True, f"flag {'-' * dashes}{name}")
+    if _SPACE_ASSIGNMENT.search(text, max(0, start - 24), start):  # ENV NAME value, setenv NAME value
+        return _value_at(text, name, strength, spaces.end(), True, f"{name} (ENV / setenv)")
     if strength is not Strength.PASSWORD:
         return None
     if name.lower() == "password" and _NETRC_BEFORE.search(lowered, max(0, start - 300), start):
@@ -198,7 +224,14 @@ def _read_value(text: str, pos: int) -> tuple[int, int, bool] | None:
 
 
 def _value_at(text: str, name: str, strength: Strength, pos: int, literal: bool, form: str,
-              strict: bool = False, quoted_only: bool = False, short_ok: bool = False) -> Hit | None:
+              strict: bool = False, quoted_only: bool = False, short_ok: bool = False,
+              element: bool = False) -> Hit | None:
+    head = _head(name)
+    if head == "auth" and text.startswith("(", pos):  # requests: auth=("user", "password")
+        pair = _AUTH_TUPLE.match(text, pos)
+        if pair and value_is_secret(pair.group("secret"), Strength.PASSWORD, quoted=True, literal=True):
+            return Hit("secret", pair.start("secret"), pair.end("secret"), f"password in {name}=(user, …)")
+        return Hit("", pos, pos, "")
     span = _read_value(text, pos)
     if span is None:
         return Hit("", pos, pos, "")
@@ -206,15 +239,9 @@ def _value_at(text: str, name: str, strength: Strength, pos: int, literal: bool,
     if quoted_only and not quoted:
         return None
     value = text[start:end]
-    if not quoted and text[end:end + 1] in ("(", "[", "<"):
+    if not quoted and not element and text[end:end + 1] in ("(", "[", "<"):
         return Hit("", start, end, "")  # getpass(), os.environ["X"], Option<String>: code
-    head = _head(name)
     if head in ("authorization", "auth") or name.lower().endswith("authorization"):
-        if head == "auth" and text.startswith("(", pos):
-            pair = _AUTH_TUPLE.match(text, pos)
-            if pair and value_is_secret(pair.group("secret"), Strength.PASSWORD, quoted=True, literal=True):
-                return Hit("secret", pair.start("secret"), pair.end("secret"), f"password in {name}=(user, …)")
-            return Hit("", pos, pos, "")
         return _scheme(text, start, end, quoted, f"{form} header", strength)
     if literal and not quoted and value.isalpha() and value.isupper() and len(value) <= 16:
         return Hit("", start, end, "")  # --password PASSWORD: a metavar in help text
@@ -224,7 +251,7 @@ def _value_at(text: str, name: str, strength: Strength, pos: int, literal: bool,
         value = stripped
     secret = value_is_secret(value, strength, quoted=quoted, literal=literal)
     if secret and strict:
-        secret = not value.isalpha() and not (value.isidentifier() and value.islower())
+        secret = not value.isalpha()
     if not secret and short_ok and strength is Strength.TOKEN:  # ?access_token=zz9
         secret = (len(value) >= 3 and any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
                   and not is_placeholder(value))

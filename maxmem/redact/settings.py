@@ -45,8 +45,16 @@ class RedactSettings:
 
     @classmethod
     def from_config(cls, config: Any) -> "RedactSettings":
-        """From a Config's [redact] table (anything with `.section(name)`)."""
-        return cls.from_table(config.section("redact"))
+        """From a Config's [redact] table (anything with `.section(name)`), plus the older
+        [capture] redact_patterns."""
+        settings = cls.from_table(config.section("redact"))
+        older = config.section("capture").get("redact_patterns", [])
+        if not isinstance(older, list):
+            raise ConfigError("[capture] redact_patterns must be a list of regular expressions")
+        try:
+            return settings.with_patterns(older)
+        except InvalidInput as exc:
+            raise ConfigError(f"[capture] {exc}") from None
 
     @classmethod
     def from_table(cls, table: Mapping[str, Any], where: str = "[redact]") -> "RedactSettings":

@@ -272,6 +272,8 @@ def _neighbours(text: str, start: int, end: int) -> Iterator[Hit]:
 
 # -- blocks ----------------------------------------------------------------------------
 _PEM_BODY = re.compile(r"[A-Za-z0-9+/=]{4}")
+# After an unterminated BEGIN: line breaks (real or escaped), RFC 1421 headers, base64.
+_PEM_TAIL = re.compile(r"(?:(?:\\r|\\n|\r|\n)+|[A-Za-z0-9+/=]{1,100}|[A-Za-z-]{1,40}: [^\n\\]{0,200})*")
 _PEM_BEGIN = re.compile(r"-----BEGIN ((?:[A-Z0-9]+ ){0,4})PRIVATE KEY( BLOCK)?-----")
 
 
@@ -286,13 +288,19 @@ def pem_hits(text: str) -> Iterator[Hit]:
             continue
         end_marker = f"-----END {match.group(1)}PRIVATE KEY{match.group(2) or ''}-----"
         close = text.find(end_marker, match.end())
-        body = _PEM_BODY.search(text, match.end(), close if close >= 0 else match.end() + 400)
-        if body is None:  # the markers alone (a parser's constants, docs): no key
-            at = text.find("-----BEGIN ", match.end())
-            continue
         if close < 0:
-            yield Hit("private-key", at, len(text), "PEM private key block (unterminated: to the end)")
-            return
+            # Cut short (a truncated tool output): the base64 lines that follow go; a
+            # marker with no body after it is code or docs talking about keys.
+            tail = _PEM_TAIL.match(text, match.end(), match.end() + 20000)
+            if tail and sum(c.isalnum() for c in tail.group(0)) >= 40:
+                yield Hit("private-key", at, tail.end(), "PEM private key block (cut short)")
+                at = text.find("-----BEGIN ", tail.end())
+            else:
+                at = text.find("-----BEGIN ", match.end())
+            continue
+        if not _PEM_BODY.search(text, match.end(), close):  # the markers alone: no key
+            at = text.find("-----BEGIN ", close)
+            continue
         yield Hit("private-key", at, close + len(end_marker), "PEM private key block")
         at = text.find("-----BEGIN ", close + len(end_marker))
 
@@ -306,7 +314,7 @@ def private_hits(text: str, lowered: str) -> Iterator[Hit]:
     at = lowered.find("<private>")
     while at >= 0:
         close = lowered.find("</private>", at + 9)
-        if close < 0 and (_MENTION.match(lowered, at + 9) or at and text[at - 1] in "`'\""):
+        if (at and text[at - 1] in "`'\"") or (close < 0 and _MENTION.match(lowered, at + 9)):
             at = lowered.find("<private>", at + 9)
             continue
         if close < 0:

@@ -232,15 +232,19 @@ def is_placeholder(value: str) -> bool:
 
 
 def _is_reference(value: str) -> bool:
-    """A name standing for the secret, not the secret: db_password, GITHUB_TOKEN, self.key."""
+    """A name standing for the secret, not the secret: db_password, GITHUB_TOKEN, self.key,
+    challengePassword. (A lone lower-case word is not one: POSTGRES_PASSWORD=mysecretpassword.)"""
     if _DOTTED.fullmatch(value):
         parts = re.split(r"\.|->|::|\?\.", value.strip("$"))
         return wordy(parts[-1]) or camel_words(parts[-1]) or all(wordy(p) or len(p) <= 2 for p in parts)
     if camel_words(value):
         return True
     if _IDENTIFIER.fullmatch(value) and wordy(value):
+        if value.isupper() and "_" in value:
+            return True
         lowered = value.lower()
-        return any(word in lowered for word in _SECRET_WORDS) or value.isupper() and "_" in value
+        compound = "_" in value or (value[0].islower() and any(c.isupper() for c in value))
+        return compound and any(word in lowered for word in _SECRET_WORDS)
     return False
 
 
@@ -297,4 +301,5 @@ def value_is_secret(value: str, strength: Strength, *, quoted: bool, literal: bo
         return False
     if value.isalpha():
         return False
-    return not _IDENTIFIER.fullmatch(value) or not wordy(value)
+    # created_at, newPassword: a name; hunter2, Tr0ub4dor&3: a password
+    return not (_IDENTIFIER.fullmatch(value) and wordy(value) and not any(c.isdigit() for c in value))
