@@ -191,7 +191,7 @@ def synthetic_transcript(size: int = 2_000_000, seed: int = 7) -> str:
             line = json.dumps(record, ensure_ascii=False)
             lines.append(line)
             total += len(line.encode("utf-8")) + 1
-    return "\n".join(lines)[:size]
+    return "\n".join(lines).encode("utf-8")[:size].decode("utf-8", "ignore")  # size in bytes
 
 
 def throughput(detect: Detector, text: str, repeats: int = 3) -> tuple[float, int]:
@@ -201,6 +201,39 @@ def throughput(detect: Detector, text: str, repeats: int = 3) -> tuple[float, in
         found = len(detect([text])[0])
         best = min(best, time.perf_counter() - t0)
     return len(text.encode("utf-8")) / best / 1e6, found
+
+
+BAD_INPUTS: dict[str, Callable[[int], str]] = {
+    "1 MB single line": lambda n: ("word password=x " * (n // 16 + 1))[:n],
+    "100k+ '='": lambda n: "=" * n,
+    "100k+ ':'": lambda n: ":" * n,
+    "NUL bytes": lambda n: "\x00" * n,
+    "lone surrogates": lambda n: ("\udcff password=\udc80" * (n // 18 + 1))[:n],
+    "'password=' repeated": lambda n: ("password=" * (n // 9 + 1))[:n],
+    "unterminated PEM blocks": lambda n: ("-----BEGIN RSA PRIVATE KEY-----\n" * (n // 32 + 1))[:n],
+    "'mysql -p -p …'": lambda n: ("mysql" + " -p" * (n // 3))[:n],
+}
+
+
+def bad_input_speeds(size: int = 1_000_000) -> dict[str, tuple[float, float]]:
+    """name -> (MB/s at `size`, time ratio of 4x the input to 1x): linear is about 4."""
+    from maxmem.redact import Redactor
+
+    redactor = Redactor(cache_size=0)
+
+    def seconds(text: str) -> float:
+        best = float("inf")
+        for _ in range(2):
+            t0 = time.perf_counter()
+            redactor.redact(text)
+            best = min(best, time.perf_counter() - t0)
+        return best
+
+    out = {}
+    for name, make in BAD_INPUTS.items():
+        one, four = seconds(make(size // 4)), seconds(make(size))
+        out[name] = (size / four / 1e6, four / max(one, 1e-6))
+    return out
 
 
 def locomo_texts(path: Path) -> list[str] | None:
@@ -226,6 +259,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--transcript-mb", type=float, default=2.0)
     parser.add_argument("--repeats", type=int, default=3, help="throughput: best of N runs")
     parser.add_argument("--no-detect-secrets", action="store_true")
+    parser.add_argument("--no-bad-input", action="store_true", help="skip the bad-input timings")
     parser.add_argument("--limit", type=int, help="only the first N items of each split (a smoke run)")
     parser.add_argument("--misses", action="store_true", help="list maxmem's misses and false positives")
     parser.add_argument("--json", type=Path, help="also write the figures here")
@@ -275,6 +309,13 @@ def main(argv: list[str] | None = None) -> int:
     print("| redactions in the transcript | " + " | ".join(str(figures[n]["transcript_redactions"]) for n in systems) + " |")
     if locomo is not None:
         print("| redactions in LoCoMo (no secrets) | " + " | ".join(str(figures[n]["locomo_redactions"]) for n in systems) + " |")
+
+    if not args.no_bad_input:
+        speeds = bad_input_speeds(int(args.transcript_mb * 500_000))
+        figures["maxmem"]["bad_input"] = speeds
+        print("\n| maxmem on bad input | MB/s | time for 4x the input |\n|---|---|---|")
+        for name, (mbps, ratio) in speeds.items():
+            print(f"| {name} | {mbps:.1f} | {ratio:.1f}x |")
 
     if args.misses:
         for split in splits:

@@ -338,23 +338,15 @@ _FLAG = re.compile(r" -(?:[pPuUawk]|-(?:http-|proxy-)?user)")
 _COMMAND_WORD = re.compile(r"(?:(?<![a-z0-9])|(?<=\\[nrt]))(mysql|mariadb|sshpass|login|redis-cli|mongo|sqlcmd|ldap|openssl|"
                            r"(?:un)?zip|7z|smbclient|curl|wget)")
 _LOGIN_TOOLS = re.compile(r"(?:docker|podman|nerdctl|buildah|skopeo|oras|helm(?: registry)?|crane auth|cf)\s+$")
-_LINE_BACK = 600
-
-
-def _segment_start(text: str, pos: int) -> int:
-    low = max(0, pos - _LINE_BACK)
-    newline, escaped = text.rfind("\n", low, pos), text.rfind("\\n", low, pos)
-    return max(newline + 1 if newline >= 0 else low, escaped + 2 if escaped >= 0 else low)
-
-
 def command_hits(text: str, lowered: str) -> Iterator[Hit]:
     """Passwords given on a command line: mysql -pX, curl -u u:X, sshpass -p X, …"""
-    segment, scanned, words = -1, 0, set()
+    scanned, words = 0, set()  # lowered[:scanned] is searched for command words of this line
     for flag in _FLAG.finditer(text):
         at = flag.start()
-        start = _segment_start(text, at)
-        if start != segment:
-            segment, scanned, words = start, start, set()
+        real, escaped = text.rfind("\n", scanned, at), text.rfind("\\n", scanned, at)
+        line_start = max(real + 1 if real >= 0 else -1, escaped + 2 if escaped >= 0 else -1)
+        if line_start >= 0:  # a new line since the last flag: its own commands
+            scanned, words = line_start, set()
         for found in _COMMAND_WORD.finditer(lowered, scanned, at):
             word = found.group(1).removeprefix("un")
             if word != "login" or _LOGIN_TOOLS.search(lowered, max(0, found.start() - 24), found.start()):

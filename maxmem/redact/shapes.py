@@ -280,6 +280,7 @@ _PEM_BEGIN = re.compile(r"-----BEGIN ((?:[A-Z0-9]+ ){0,4})PRIVATE KEY( BLOCK)?--
 def pem_hits(text: str) -> Iterator[Hit]:
     """PEM private keys (RSA, EC, OPENSSH, ENCRYPTED, PGP …), also with \\n escaped in
     JSON; an unterminated block (a cut tool output) is removed to the end."""
+    next_end: dict[str, int] = {}  # END marker -> where it next occurs (-1: nowhere): one scan each
     at = text.find("-----BEGIN ")
     while at >= 0:
         match = _PEM_BEGIN.match(text, at)
@@ -287,7 +288,9 @@ def pem_hits(text: str) -> Iterator[Hit]:
             at = text.find("-----BEGIN ", at + 11)
             continue
         end_marker = f"-----END {match.group(1)}PRIVATE KEY{match.group(2) or ''}-----"
-        close = text.find(end_marker, match.end())
+        close = next_end.get(end_marker, match.end() - 1)
+        if 0 <= close < match.end():
+            close = next_end[end_marker] = text.find(end_marker, match.end())
         if close < 0:
             # Cut short (a truncated tool output): the base64 lines that follow go; a
             # marker with no body after it is code or docs talking about keys.
