@@ -295,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
     print("corpus: " + "; ".join(f"{s}: {n} secrets, {m} negatives" for s, (n, m) in sizes.items())
           + f"; {len(shapes)} shapes")
     print(f"transcript: {len(transcript.encode()) / 1e6:.1f} MB synthetic Claude Code JSONL; "
-          f"LoCoMo: {'%d turns' % len(locomo) if locomo is not None else 'not found, skipped'}")
+          f"LoCoMo: {f'{len(locomo)} turns' if locomo is not None else 'not found, skipped'}")
     print()
     header = "| | " + " | ".join(systems) + " |"
     print(header)
@@ -329,10 +329,10 @@ def main(argv: list[str] | None = None) -> int:
             if by_shape:
                 print("  detect-secrets misses by shape:", dict(by_shape.most_common(12)))
     if args.json:
-        for name in figures:
+        for per_system in figures.values():
             for split in splits:
-                figures[name][split] = {k: v for k, v in figures[name][split].items()
-                                        if k not in ("misses", "false_positives")}
+                per_system[split] = {k: v for k, v in per_system[split].items()
+                                     if k not in ("misses", "false_positives")}
         args.json.write_text(json.dumps(figures, indent=2))
     return 0
 

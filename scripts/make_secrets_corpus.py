@@ -173,8 +173,7 @@ def natural_names(shape: str) -> list[str]:
 
 
 # -- passwords ------------------------------------------------------------------------------
-WORDS = ("amber river falcon copper meadow lantern violet harbor cedar pixel quartz summit willow "
-         "ember orbit tundra canyon saffron glacier maple nimbus indigo cobalt juniper").split()
+WORDS = ["amber", "river", "falcon", "copper", "meadow", "lantern", "violet", "harbor", "cedar", "pixel", "quartz", "summit", "willow", "ember", "orbit", "tundra", "canyon", "saffron", "glacier", "maple", "nimbus", "indigo", "cobalt", "juniper"]
 SAFE_SYMBOLS = "!@%^*_+-."
 
 
@@ -257,14 +256,14 @@ def claude_tool_result(parts: Parts, rng: random.Random) -> Parts:
               "message": {"role": "user", "content": [{"tool_use_id": "toolu_01" + chars(rng, ALNUM, 22),
                                                         "type": "tool_result", "content": "\x00",
                                                         "is_error": False}]},
-              "uuid": _uuid(rng), "timestamp": "2026-11-28T10:0%d:0%d.112Z" % (rng.randrange(10), rng.randrange(10))}
+              "uuid": _uuid(rng), "timestamp": f"2026-11-28T10:0{rng.randrange(10)}:0{rng.randrange(10)}.112Z"}
     return inside_json(parts, record)
 
 
 def codex_function_call(parts: Parts, rng: random.Random) -> Parts:
     """Codex rollout: arguments is itself a JSON string, so the command is escaped twice."""
     inner = inside_json(parts, {"command": ["bash", "-lc", "\x00"], "workdir": "/home/user/proj"})
-    record = {"timestamp": "2026-11-28T10:00:0%dZ" % rng.randrange(10), "type": "response_item",
+    record = {"timestamp": f"2026-11-28T10:00:0{rng.randrange(10)}Z", "type": "response_item",
               "payload": {"type": "function_call", "name": "shell", "arguments": "\x00",
                           "call_id": "call_" + chars(rng, ALNUM, 24)}}
     return inside_json(inner, record)
@@ -301,8 +300,8 @@ TOKEN_CONTEXTS = {
         ("js-const", "const «camel» = '⟦S⟧';\nexport default «camel»;"),
         ("codex-function-call", "«NAME»=⟦S⟧ ./scripts/deploy.sh --region eu-west-1"),
         ("cli-flag", "./deploy.sh --api-token ⟦S⟧ --region eu-west-1"),
-        ("python-log-dict", "2026-03-02 10:14:07,118 DEBUG urllib3 sending headers={'Authorization': "
-                            "'Bearer ⟦S⟧', 'Accept': 'application/json'}"),
+        ("python-log-dict", ("2026-03-02 10:14:07,118 DEBUG urllib3 sending headers={'Authorization': "
+                            "'Bearer ⟦S⟧', 'Accept': 'application/json'}")),
         ("k8s-secret", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: app\nstringData:\n  «NAME»: \"⟦S⟧\"\n"),
         ("compose-env", "    environment:\n      - «NAME»=⟦S⟧\n      - TZ=UTC\n"),
         ("ini", "[default]\nregion = eu-west-1\n«snake» = ⟦S⟧\n"),

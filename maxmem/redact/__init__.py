@@ -35,10 +35,26 @@ from typing import Any
 from ..errors import InvalidInput
 from .assignments import bearer_hits, command_hits, named_hits
 from .settings import CustomPattern, RedactSettings, check_pattern, compile_patterns
-from .shapes import PRIVATE, Hit, azure_hits, pem_hits, private_hits, provider_hits, url_hits
+from .shapes import (
+    PRIVATE,
+    Hit,
+    azure_hits,
+    pem_hits,
+    private_hits,
+    provider_hits,
+    url_hits,
+)
 
-__all__ = ["redact", "explain", "compile_patterns", "Redactor", "Finding", "RedactSettings",
-           "CustomPattern", "MARK"]
+__all__ = [
+    "MARK",
+    "CustomPattern",
+    "Finding",
+    "RedactSettings",
+    "Redactor",
+    "compile_patterns",
+    "explain",
+    "redact",
+]
 
 MARK = "[REDACTED:{}]"
 
@@ -93,7 +109,7 @@ class Redactor:
         self._cached = lru_cache(maxsize=cache_size)(self._redact) if cache_size else self._redact
 
     @classmethod
-    def from_config(cls, config: Any) -> "Redactor":
+    def from_config(cls, config: Any) -> Redactor:
         """The redactor a Config's [redact] section describes."""
         return cls(RedactSettings.from_config(config))
 

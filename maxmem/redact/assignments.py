@@ -19,11 +19,17 @@ from collections.abc import Iterable, Iterator
 from functools import lru_cache
 
 from .shapes import Hit
-from .values import Strength, looks_random, is_placeholder, name_strength, value_is_secret
+from .values import (
+    Strength,
+    is_placeholder,
+    looks_random,
+    name_strength,
+    value_is_secret,
+)
 
-__all__ = ["named_hits", "command_hits", "bearer_hits", "KEYWORDS"]
+__all__ = ["KEYWORDS", "bearer_hits", "command_hits", "named_hits"]
 
-KEYWORDS = ("pass", "pwd", "secret", "token", "key", "auth", "cred", "sig", "_pat")
+KEYWORDS = ("pass", "pwd", "secret", "token", "key", "auth", "cred", "sig", "_pat", "mnemonic")
 
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 _NAME_TAIL = re.compile(r"[A-Za-z0-9_.-]{0,65}")
@@ -338,15 +344,17 @@ _FLAG = re.compile(r" -(?:[pPuUawk]|-(?:http-|proxy-)?user)")
 _COMMAND_WORD = re.compile(r"(?:(?<![a-z0-9])|(?<=\\[nrt]))(mysql|mariadb|sshpass|login|redis-cli|mongo|sqlcmd|ldap|openssl|"
                            r"(?:un)?zip|7z|smbclient|curl|wget)")
 _LOGIN_TOOLS = re.compile(r"(?:docker|podman|nerdctl|buildah|skopeo|oras|helm(?: registry)?|crane auth|cf)\s+$")
+
+
 def command_hits(text: str, lowered: str) -> Iterator[Hit]:
     """Passwords given on a command line: mysql -pX, curl -u u:X, sshpass -p X, …"""
-    scanned, words = 0, set()  # lowered[:scanned] is searched for command words of this line
+    scanned, words = 0, set[str]()  # lowered[:scanned] is searched for command words of this line
     for flag in _FLAG.finditer(text):
         at = flag.start()
         real, escaped = text.rfind("\n", scanned, at), text.rfind("\\n", scanned, at)
         line_start = max(real + 1 if real >= 0 else -1, escaped + 2 if escaped >= 0 else -1)
         if line_start >= 0:  # a new line since the last flag: its own commands
-            scanned, words = line_start, set()
+            scanned, words = line_start, set[str]()
         for found in _COMMAND_WORD.finditer(lowered, scanned, at):
             word = found.group(1).removeprefix("un")
             if word != "login" or _LOGIN_TOOLS.search(lowered, max(0, found.start() - 24), found.start()):

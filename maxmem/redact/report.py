@@ -8,7 +8,7 @@ from typing import Any
 
 from .shapes import PRIVATE
 
-__all__ = ["describe", "summary", "preview"]
+__all__ = ["describe", "preview", "summary"]
 
 
 def preview(secret: str, reveal: bool = False) -> str:

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import ConfigError, InvalidInput
 
-__all__ = ["RedactSettings", "CustomPattern", "compile_patterns", "check_pattern"]
+__all__ = ["CustomPattern", "RedactSettings", "check_pattern", "compile_patterns"]
 
 _KIND = re.compile(r"[a-z0-9][a-z0-9-]{0,31}")
 _NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
@@ -44,7 +44,7 @@ class RedactSettings:
     ignore_names: tuple[str, ...] = ()
 
     @classmethod
-    def from_config(cls, config: Any) -> "RedactSettings":
+    def from_config(cls, config: Any) -> RedactSettings:
         """From a Config's [redact] table (anything with `.section(name)`), plus the older
         [capture] redact_patterns."""
         settings = cls.from_table(config.section("redact"))
@@ -57,7 +57,7 @@ class RedactSettings:
             raise ConfigError(f"[capture] {exc}") from None
 
     @classmethod
-    def from_table(cls, table: Mapping[str, Any], where: str = "[redact]") -> "RedactSettings":
+    def from_table(cls, table: Mapping[str, Any], where: str = "[redact]") -> RedactSettings:
         known = ("patterns", "allow", "secret_names", "ignore_names")
         unknown = sorted(set(table) - set(known))
         if unknown:
@@ -71,7 +71,7 @@ class RedactSettings:
                                for i, item in enumerate(_list(table, "ignore_names", where))),
         )
 
-    def with_patterns(self, patterns: Iterable[str]) -> "RedactSettings":
+    def with_patterns(self, patterns: Iterable[str]) -> RedactSettings:
         """These settings plus more plain patterns (kind "custom"), e.g. [capture] redact_patterns."""
         extra = tuple(CustomPattern(p) for p in compile_patterns(patterns))
         return RedactSettings(self.patterns + extra, self.allow, self.secret_names, self.ignore_names)

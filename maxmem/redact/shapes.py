@@ -20,9 +20,9 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .values import looks_random, is_placeholder
+from .values import is_placeholder, looks_random
 
-__all__ = ["Hit", "provider_hits", "pem_hits", "private_hits", "url_hits", "azure_hits", "PRIVATE"]
+__all__ = ["PRIVATE", "Hit", "azure_hits", "pem_hits", "private_hits", "provider_hits", "url_hits"]
 
 PRIVATE = "private"  # the kind of a <private>…</private> span: removed without a mark
 
@@ -344,8 +344,8 @@ def url_hits(text: str) -> Iterator[Hit]:
         match = _URL_CREDENTIALS.match(text, at)
         if match:
             secret = match.group("secret")
-            if not (secret.startswith("[REDACTED") or is_placeholder(secret)
-                    or secret.lower() in _URL_PLACEHOLDERS or secret.startswith("$")):
+            if not (secret.startswith(("[REDACTED", "$")) or is_placeholder(secret)
+                    or secret.lower() in _URL_PLACEHOLDERS):
                 yield Hit("url-password", match.start("secret"), match.end("secret"), "password in a URL (://user:…@)")
         hook = _WEBHOOKS.match(text, at)
         if hook:

@@ -18,8 +18,15 @@ from enum import IntEnum
 from functools import lru_cache
 
 __all__ = [
-    "Strength", "name_strength", "value_is_secret", "looks_random", "is_placeholder", "shannon",
-    "wordy", "camel_words", "SECRET_HEADS",
+    "SECRET_HEADS",
+    "Strength",
+    "camel_words",
+    "is_placeholder",
+    "looks_random",
+    "name_strength",
+    "shannon",
+    "value_is_secret",
+    "wordy",
 ]
 
 
@@ -37,9 +44,10 @@ _TRAILING = frozenset({
     "value", "b64", "base64", "encoded", "enc", "raw", "plain", "plaintext", "str", "string", "prod",
     "production", "dev", "development", "staging", "stage", "test", "live", "old", "new", "current",
     "override", "default", "primary", "secondary", "v1", "v2", "v3", "hex", "bytes", "literal",
+    "base",  # Rails' secret_key_base
 })
 _PASSWORD_HEADS = frozenset({"password", "passwd", "passphrase", "passcode", "passwort", "contrasena",
-                             "motdepasse", "pword"})
+                             "motdepasse", "pword", "mnemonic"})
 _TOKEN_HEADS = frozenset({"token", "secret", "apikey", "credential", "credentials", "creds", "cred"})
 SECRET_HEADS = _PASSWORD_HEADS | _TOKEN_HEADS | {"key", "auth", "authorization", "pwd", "pass", "pw"}
 
@@ -152,7 +160,7 @@ _PLACEHOLDER = re.compile(
       | \#[0-9a-fA-F]{3,8}      # a colour
       | (?:env|file|vault|secret|op|ssm|arn):.*   # env:NAME, op://, arn:aws:...
     )""",
-    re.X,
+    re.VERBOSE,
 )
 _PLACEHOLDER_WORDS = ("your", "example", "placeholder", "changeme", "change_me", "change-me", "changeit",
                       "redacted", "dummy", "sample", "insert", "replace", "foobar", "lorem", "notreal",
