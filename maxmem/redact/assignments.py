@@ -113,6 +113,9 @@ def named_hits(text: str, lowered: str, secret_words: frozenset[str] = frozenset
             continue
         name_start = start + raw.index(name[0])
         name_end = name_start + len(name)
+        if not secret_words and name_strength(name, True, True) is None:
+            skip = max(skip, name_end)  # passes, keys, token_id, auth.py: no secret's name
+            continue
         hit = _judge(text, lowered, name, name_start, name_end, secret_words, ignore_names) \
             if after in _AFTER_NAME else None
         if hit is None and after in _PAIR_ENDS and text[name_start - 1:name_start] in " \"'=:":
