@@ -33,7 +33,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..errors import InvalidInput
-from .assignments import bearer_hits, command_hits, named_hits
+from .assignments import bearer_hits, command_hits, named_hits, sql_hits
 from .settings import CustomPattern, RedactSettings, check_pattern, compile_patterns
 from .shapes import (
     PRIVATE,
@@ -157,6 +157,8 @@ class Redactor:
         if "bearer" in lowered:
             yield from bearer_hits(text, lowered)
         yield from command_hits(text, lowered)
+        if "identified" in lowered:
+            yield from sql_hits(text, lowered)
         for kind, pattern in self._custom:
             for match in pattern.finditer(text):
                 span = match.span("secret") if "secret" in pattern.groupindex else match.span()

@@ -40,6 +40,8 @@ _MAX_NAME = 64
 # of os.environ["X"], then = : := => ?= (not == != :: ://).
 _SEP = re.compile(r"""(?P<close>\\{0,3}["'`])?\]?[ \t]{0,16}(?P<sep>:=|=>|\?=|=(?![=~])|:(?![:/=]))[ \t]{0,16}""")
 _SPACES = re.compile(r"[ \t]{1,16}")
+_CALL_END = re.compile(r"""\\{0,3}["'][ \t]{0,4}\)""")
+_ARGUMENTS = re.compile(r"""\\{0,3}["'][ \t]{0,4},[ \t]{0,8}(?=\\{0,3}["'])""")
 _PROSE = re.compile(r"[ \t]{1,4}(?:is|was|are)[ \t]{1,4}", re.IGNORECASE)
 _QUOTE = re.compile(r"(\\{0,3})([\"'`])")
 # An unquoted value ends at a space, a quote, , ; | < > ( ) { } [ ], an escape (\n in a
@@ -56,7 +58,8 @@ _AUTH_TUPLE = re.compile(r"""\(\s{0,8}(["'])[^"'\n]{0,256}\1\s{0,8},\s{0,8}(["']
 _NETRC_BEFORE = re.compile(r"(?:^|\s)(?:machine\s+\S+|default)(?:\s+(?:login|account|port)\s+\S+)*\s+$")
 _AFTER_NAME = frozenset("=:\"'`\\]> \t?")
 _WORD_EDGE = frozenset(" \t\n\"'(")
-_SPACE_ASSIGNMENT = re.compile(r"(?:^|\n)[ \t]*(?:ENV|ARG|setenv|set(?:[ \t]+-[gxUul]+)+)[ \t]+\Z")
+_SPACE_ASSIGNMENT = re.compile(
+    r"(?:(?:^|\n)[ \t]*(?:ENV|ARG|setenv|set(?:[ \t]+-[gxUul]+)+)|\bconfig(?:ure)?[ \t]+set(?:[ \t]+--?\S+)*)[ \t]+\Z")
 _LINE_START = frozenset("\n;&|`'\"([{ \t")
 
 
@@ -190,9 +193,15 @@ def _judge(text: str, lowered: str, name: str, start: int, end: int, secret_word
         form = sep.group("sep")
         tight = sep.end() - sep.start() == len(form) + len(sep.group("close") or "")
         literal = (query or flag or ("-" in name and form == ":")
+                   or (form == ":" and name.isupper() and "_" in name)  # compose/k8s env maps
                    or (form in ("=", "?=") and tight and (before in _LINE_START or name.isupper())
                        and before not in "(,"))
         return _value_at(text, name, strength, sep.end(), literal, f"{name}{form}", short_ok=query)
+    pair = _ARGUMENTS.match(text, end) if before in "\"'" and text[start - 2:start - 1] == "(" else None
+    if pair:  # define('DB_PASSWORD', 'x'), os.Setenv("API_KEY", "x"), props.put("password", "x")
+        hit = _value_at(text, name, strength, pair.end(), True, f"({name!r}, …)", quoted_only=True)
+        closing = _CALL_END.match(text, hit.end) if hit else None
+        return hit if hit and closing else None
     spaces = _SPACES.match(text, end)
     if not spaces:
         return None
@@ -273,16 +282,16 @@ def _scheme(text: str, start: int, end: int, quoted: bool, rule: str, strength: 
     word, token_start, token_end = "", start, end
     if quoted:
         first, space, rest = value.partition(" ")
-        if space and first.lower() in _SCHEMES:
+        if space and (first.lower() in _SCHEMES or first.isalpha() and len(first) <= 24):
             word, token_start = first, start + len(first) + 1 + (len(rest) - len(rest.lstrip()))
-    elif value.lower() in _SCHEMES:
-        spaces = _SPACES.match(text, end)
+    elif value.lower() in _SCHEMES or (value.isalpha() and len(value) <= 24 and _SPACES.match(text, end)):
+        spaces = _SPACES.match(text, end)  # Bearer x, SSWS x, Negotiate x: a scheme, then the token
         span = _read_value(text, spaces.end()) if spaces else None
         if span is None:
             return Hit("", start, end, "")
         word, token_start, token_end = value, span[0], span[1]
     token = text[token_start:token_end]
-    kind = _SCHEMES[word.lower()] if word else ("basic-auth" if _is_basic(token) else "bearer")
+    kind = _SCHEMES.get(word.lower(), "bearer") if word else ("basic-auth" if _is_basic(token) else "bearer")
     # After a scheme word the token is a credential; bare, it is as weak as the name.
     if not kind or not _token_like(token, kind, Strength.TOKEN if word else strength, quoted or bool(word)):
         return Hit("", start, max(end, token_end), "")
@@ -368,6 +377,23 @@ def command_hits(text: str, lowered: str) -> Iterator[Hit]:
             if match and _command_secret(match.group("secret")):
                 yield Hit("password", match.start("secret"), match.end("secret"), f"password on a {word} command line")
                 break
+
+
+_IDENTIFIED_BY = re.compile(r"""identified\s{1,4}(?:with\s{1,4}\S{1,64}\s{1,4})?by\s{1,4}(?P<q>\\{0,3}['"])(?P<secret>[^'"\n]{1,256})(?P=q)""",
+                            re.IGNORECASE)
+
+
+_SQL_ACCOUNT = re.compile(r"\b(?:user|role|login)\b")
+
+
+def sql_hits(text: str, lowered: str) -> Iterator[Hit]:
+    """CREATE USER … IDENTIFIED BY 'x' (MySQL, Oracle)."""
+    at = lowered.find("identified")
+    while at >= 0:
+        match = _IDENTIFIED_BY.match(text, at)
+        if match and _SQL_ACCOUNT.search(lowered, max(0, at - 160), at) and _command_secret(match.group("secret")):
+            yield Hit("password", match.start("secret"), match.end("secret"), "password in IDENTIFIED BY '…'")
+        at = lowered.find("identified", at + 10)
 
 
 def _command_secret(value: str) -> bool:

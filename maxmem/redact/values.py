@@ -177,6 +177,16 @@ _BARE_WORDS = frozenset({
     "invalid", "valid", "expired", "revoked", "ok", "na", "tbd", "self", "this", "cls", "args", "kwargs",
     "config", "settings", "options", "os", "env_var", "environ", "getenv", "secret_key", "access_key",
 })
+# Words prose and code put after "password:" / "password =" that are no password.
+_PROSE_WORDS = frozenset({
+    "please", "enter", "entered", "change", "changed", "forgot", "forgotten", "reset", "required",
+    "optional", "incorrect", "invalid", "expired", "unknown", "hidden", "hashed", "encrypted", "decrypted",
+    "request", "response", "result", "params", "kwargs", "string", "secret", "unused", "missing",
+    "provided", "supplied", "should", "cannot", "before", "after", "always", "never", "masked",
+    "protected", "managed", "stored", "removed", "deleted", "updated", "generated", "random", "strong",
+    "values", "settings", "config", "options", "prompt", "stdin", "optional", "nullable", "notnull",
+    "bcrypt", "argon2", "argon2id", "scrypt", "pbkdf2", "sha256", "sha512", "plaintext", "cleartext",
+})
 _SECRET_WORDS = ("password", "passwd", "pwd", "pass", "secret", "token", "key", "auth", "cred")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _HEX = re.compile(r"[0-9a-fA-F]+")
@@ -256,6 +266,24 @@ def _is_reference(value: str) -> bool:
     return False
 
 
+_SEPARATORS = re.compile(r"[-_./+=:]+")
+
+
+def _mostly_words(value: str) -> bool:
+    """Separated parts that read as words (letters with a vowel, lower-case or capitalised,
+    a short number at most) make up most of `value`."""
+    parts = [p for p in _SEPARATORS.split(value) if p]
+    if len(parts) < 2:
+        return False
+    word_chars = 0
+    for part in parts:
+        letters = part.rstrip("0123456789")
+        if (len(part) - len(letters) <= 2 and len(letters) >= 3 and letters.isalpha()
+                and (letters.islower() or letters.istitle()) and _VOWELS & set(letters)):
+            word_chars += len(part)
+    return word_chars >= 0.6 * sum(map(len, parts))
+
+
 def looks_random(value: str, min_length: int = 16) -> bool:
     """Random enough for a secret: several character classes, no words, high entropy."""
     n = len(value)
@@ -270,6 +298,8 @@ def looks_random(value: str, min_length: int = 16) -> bool:
         return False
     if _HEX.fullmatch(value):
         return n >= 16 and digits > 0 and digits < n
+    if _mostly_words(value):  # types-auth0-python, my-app-secret-v2
+        return False
     entropy = shannon(value)
     if digits and (upper or lower):
         return entropy >= min(3.0, math.log2(n) * 0.75)
@@ -307,7 +337,7 @@ def value_is_secret(value: str, strength: Strength, *, quoted: bool, literal: bo
         return not (_is_reference(value) and not quoted)
     if _ADDRESS.fullmatch(value):
         return False
-    if value.isalpha():
-        return False
+    if value.isalpha():  # "password: supersecret" (YAML) yes, "Password: enter it twice" no
+        return len(value) >= 6 and value.islower() and value not in _PROSE_WORDS
     # created_at, newPassword: a name; hunter2, Tr0ub4dor&3: a password
     return not (_IDENTIFIER.fullmatch(value) and wordy(value) and not any(c.isdigit() for c in value))
