@@ -334,6 +334,10 @@ PASSWORD_CONTEXTS = {
         ("flag", "./manage.py createsuperuser --username admin --password ⟦P⟧"),
         ("python-connect", 'conn = psycopg.connect(host="db", user="app", password="⟦P⟧")'),
         ("escaped-curl-body", "curl -X POST -d '{\"user\": \"bob\", \"password\": \"⟦P⟧\"}' https://x.example.com/login"),
+        ("k8s-env-pair", "env:\n- name: DB_PASSWORD\n  value: \"⟦P⟧\"\n- name: TZ\n  value: UTC\n"),
+        ("php-define", "define('DB_PASSWORD', '⟦P⟧');"),
+        ("mysql-identified-by", "CREATE USER 'app'@'%' IDENTIFIED BY '⟦P⟧';"),
+        ("compose-env-map", "    environment:\n      POSTGRES_USER: app\n      POSTGRES_PASSWORD: ⟦P⟧\n"),
     ],
     "heldout": [
         ("toml", '[database]\nuser = "app"\npassword = "⟦P⟧"\n'),
