@@ -122,10 +122,10 @@ def named_hits(text: str, lowered: str, secret_words: frozenset[str] = frozenset
         hit = _judge(text, lowered, name, name_start, name_end, secret_words, ignore_names) \
             if after in _AFTER_NAME else None
         if hit is None and after in _PAIR_ENDS and text[name_start - 1:name_start] in " \"'=:":
-            hit = _pair(text, lowered, name, name_start, name_end)
+            hit = _pair(text, name, name_start, name_end)
         elif hit is not None and not hit.kind and hit.end > hit.start and name.lower() == "key":
             # key="ApiKey" value="…": the value of "key" names the secret
-            hit = _pair(text, lowered, text[hit.start:hit.end], hit.start, hit.end) or hit
+            hit = _pair(text, text[hit.start:hit.end], hit.start, hit.end) or hit
         if hit is None:
             skip = max(skip, name_end)
             continue
@@ -141,7 +141,7 @@ _FIELD_BEFORE = re.compile(r"""(?i)(?<![A-Za-z0-9_])(?:name|key)\\?["']?[ \t]{0,
 _VALUE_FIELD = re.compile(r"""(?i)(?<![A-Za-z0-9_])value\\?["']?[ \t]{0,4}[:=][ \t]{0,4}""")
 
 
-def _pair(text: str, lowered: str, name: str, start: int, end: int) -> Hit | None:
+def _pair(text: str, name: str, start: int, end: int) -> Hit | None:
     if not _FIELD_BEFORE.search(text, max(0, start - 24), start):
         return None
     strength = name_strength(name)
