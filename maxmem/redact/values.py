@@ -184,7 +184,7 @@ _PROSE_WORDS = frozenset({
     "request", "response", "result", "params", "kwargs", "string", "secret", "unused", "missing",
     "provided", "supplied", "should", "cannot", "before", "after", "always", "never", "masked",
     "protected", "managed", "stored", "removed", "deleted", "updated", "generated", "random", "strong",
-    "values", "settings", "config", "options", "prompt", "stdin", "optional", "nullable", "notnull",
+    "values", "settings", "config", "options", "prompt", "stdin", "nullable", "notnull",
     "bcrypt", "argon2", "argon2id", "scrypt", "pbkdf2", "sha256", "sha512", "plaintext", "cleartext",
 })
 _SECRET_WORDS = ("password", "passwd", "pwd", "pass", "secret", "token", "key", "auth", "cred")
