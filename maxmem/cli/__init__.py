@@ -37,6 +37,7 @@ FAMILIES = {
     "wiring": ("setup",),
     "hooks": ("hook",),
     "browsing": ("browse",),
+    "redacting": ("redact-test",),
 }
 
 

@@ -1,0 +1,346 @@
+#!/usr/bin/env python3
+"""How good is the redactor? maxmem vs detect-secrets, side by side in one run.
+
+    python bench/redact_eval.py                       # both splits, the table
+    python bench/redact_eval.py --split dev --misses  # what maxmem misses / over-redacts on dev
+    python bench/redact_eval.py --json out.json
+
+On the labelled corpus (tests/data/secrets/, written by scripts/make_secrets_corpus.py):
+
+- recall: the share of secret spans entirely removed (a span partly left is a miss);
+- precision: the share of removed spans that overlap a secret;
+- FP lines / 1k: lines of the hard negatives with anything removed, per 1,000 such lines;
+
+then throughput in MB/s on a 2 MB synthetic coding transcript (Claude Code JSONL: prose,
+tool calls, file contents, grep and test output), and the redactions made on the
+LoCoMo conversations, which hold no secret (../shared/bench/locomo10.json, read where
+it is, never copied).
+
+detect-secrets (Yelp) runs with its default plugins and filters, the way
+`detect-secrets scan` runs on a file: each item is written to a .txt file and scanned;
+what it reports on a line is taken as removed wherever that value occurs on the line.
+It is a detector, not a redactor, so its spans are its own `secret_value`s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+CORPUS = ROOT / "tests" / "data" / "secrets"
+LOCOMO = ROOT.parent / "shared" / "bench" / "locomo10.json"
+
+Span = tuple[int, int]
+Detector = Callable[[list[str]], list[list[Span]]]
+
+
+def load(split: str, corpus: Path = CORPUS, limit: int | None = None) -> list[dict]:
+    with open(corpus / f"{split}.jsonl", encoding="utf-8") as f:
+        items = [json.loads(line) for line in f]
+    if limit:  # a smoke run: some secrets and some negatives
+        items = items[: limit // 2] + [i for i in items if i["label"] == "negative"][: limit - limit // 2]
+    return items
+
+
+# -- detectors: texts -> removed spans per text ------------------------------------------------
+def maxmem_detector() -> Detector:
+    from maxmem.redact import Redactor
+
+    redactor = Redactor(cache_size=0)
+    return lambda texts: [[(f.start, f.end) for f in redactor.findings(t)] for t in texts]
+
+
+def detect_secrets_detector() -> Detector | None:
+    try:
+        from detect_secrets.core.scan import scan_file
+        from detect_secrets.settings import default_settings
+    except ImportError:
+        return None
+
+    def detect(texts: list[str]) -> list[list[Span]]:
+        out = []
+        with tempfile.TemporaryDirectory() as tmp, default_settings():
+            path = Path(tmp) / "item.txt"
+            for text in texts:
+                path.write_text(text, encoding="utf-8", errors="surrogatepass")
+                out.append(_ds_spans(text, scan_file(str(path))))
+        return out
+
+    return detect
+
+
+def _ds_spans(text: str, found: Iterable) -> list[Span]:
+    starts = [0]
+    for line in text.split("\n"):
+        starts.append(starts[-1] + len(line) + 1)
+    lines = text.split("\n")
+    spans: set[Span] = set()
+    for secret in found:
+        i = secret.line_number - 1
+        if not 0 <= i < len(lines):
+            continue
+        value, line, hit = secret.secret_value or "", lines[i], False
+        at = line.find(value) if value else -1
+        while at >= 0:
+            spans.add((starts[i] + at, starts[i] + at + len(value)))
+            hit = True
+            at = line.find(value, at + 1)
+        if not hit:  # a transformed line: count the whole line as flagged
+            spans.add((starts[i], starts[i] + len(line)))
+    return sorted(spans)
+
+
+# -- scoring ---------------------------------------------------------------------------------------
+def _union(spans: list[Span]) -> list[Span]:
+    out: list[Span] = []
+    for start, end in sorted(spans):
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return out
+
+
+def score(items: list[dict], predicted: list[list[Span]]) -> dict:
+    secrets = covered = removed = true_removed = neg_lines = fp_lines = 0
+    misses, false_positives = [], []
+    for item, spans in zip(items, predicted):
+        merged = _union(spans)
+        for start, end, shape in item["spans"]:
+            secrets += 1
+            if any(s <= start and end <= e for s, e in merged):
+                covered += 1
+            else:
+                misses.append((item["id"], shape, item["context"]))
+        for s, e in merged:
+            removed += 1
+            if any(s < end and start < e for start, end, _ in item["spans"]):
+                true_removed += 1
+            else:
+                false_positives.append((item["id"], item["shape"], item["text"][max(0, s - 30):e + 10]))
+        if item["label"] == "negative":
+            offsets, at = [], 0
+            for line in item["text"].split("\n"):
+                offsets.append((at, at + len(line)))
+                at += len(line) + 1
+            neg_lines += len(offsets)
+            fp_lines += sum(any(s < le and ls < e or s == ls == e for s, e in merged) for ls, le in offsets)
+    return {
+        "secrets": secrets, "recall": covered / secrets if secrets else 1.0,
+        "precision": true_removed / removed if removed else 1.0, "removed": removed,
+        "negative_lines": neg_lines, "fp_lines": fp_lines,
+        "fp_per_1k_lines": 1000 * fp_lines / neg_lines if neg_lines else 0.0,
+        "misses": misses, "false_positives": false_positives,
+    }
+
+
+# -- a 2 MB coding transcript ----------------------------------------------------------------------
+PROSE = [
+    "Can you look at why the nightly export is slow? It used to take two minutes.",
+    "The test fails only on CI; locally everything passes. Maybe a timezone thing?",
+    "Let me check the configuration loader and the retry logic before changing anything.",
+    "I found it: the cursor is re-created for every page, so each query starts from scratch.",
+    "Refactor the token bucket so the refill happens lazily on read, and add a test for the edge.",
+    "Great, that works. Now update the changelog and open a pull request against main.",
+    "The key insight is that the session cache keys were never invalidated after a password reset.",
+]
+COMMANDS = ["pytest -q tests/test_export.py", "rg -n 'token' src/", "git log --oneline -20", "git diff --stat",
+            "python -m mypy maxmem", "ls -la src/auth", "cat pyproject.toml", "npm test -- --watch=false"]
+
+
+def synthetic_transcript(size: int = 2_000_000, seed: int = 7) -> str:
+    """Claude Code JSONL of a coding session: prose, tool calls, and tool results made of
+    real source files (maxmem's own, the redactor and its tests left out), grep, git and
+    test output. No secret is planted: it measures speed and ordinary-text damage."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import make_secrets_corpus as corpus
+
+    rng = random.Random(seed)
+    sources = [p.read_text(encoding="utf-8") for p in sorted((ROOT / "maxmem").rglob("*.py"))
+               if "redact" not in str(p.relative_to(ROOT))]
+    outputs = [corpus.neg_grep, corpus.neg_traceback, corpus.neg_git, corpus.neg_lock_hashes, corpus.neg_diff,
+               corpus.neg_tool_paths, corpus.neg_js_trace, corpus.neg_usage, corpus.neg_claude_meta]
+    lines: list[str] = []
+    total = 0
+    while total < size:
+        source = rng.choice(sources)
+        start = rng.randrange(max(1, len(source) - 3000))
+        result = rng.choice([source[start:start + rng.randrange(500, 3000)], rng.choice(outputs)(rng)])
+        session = corpus._uuid(rng)
+        records = [
+            {"type": "user", "sessionId": session, "uuid": corpus._uuid(rng),
+             "message": {"role": "user", "content": rng.choice(PROSE)}},
+            {"type": "assistant", "sessionId": session, "uuid": corpus._uuid(rng),
+             "message": {"id": "msg_01" + corpus.chars(rng, corpus.ALNUM, 22), "role": "assistant", "content": [
+                 {"type": "text", "text": rng.choice(PROSE)},
+                 {"type": "tool_use", "id": "toolu_01" + corpus.chars(rng, corpus.ALNUM, 22), "name": "Bash",
+                  "input": {"command": rng.choice(COMMANDS)}}]}},
+            {"type": "user", "sessionId": session, "uuid": corpus._uuid(rng),
+             "message": {"role": "user", "content": [{"type": "tool_result", "content": result}]}},
+        ]
+        for record in records:
+            line = json.dumps(record, ensure_ascii=False)
+            lines.append(line)
+            total += len(line.encode("utf-8")) + 1
+    return "\n".join(lines).encode("utf-8")[:size].decode("utf-8", "ignore")  # size in bytes
+
+
+def throughput(detect: Detector, text: str, repeats: int = 3) -> tuple[float, int]:
+    best, found = float("inf"), 0
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        found = len(detect([text])[0])
+        best = min(best, time.perf_counter() - t0)
+    return len(text.encode("utf-8")) / best / 1e6, found
+
+
+BAD_INPUTS: dict[str, Callable[[int], str]] = {
+    "1 MB single line": lambda n: ("word password=x " * (n // 16 + 1))[:n],
+    "100k+ '='": lambda n: "=" * n,
+    "100k+ ':'": lambda n: ":" * n,
+    "NUL bytes": lambda n: "\x00" * n,
+    "lone surrogates": lambda n: ("\udcff password=\udc80" * (n // 18 + 1))[:n],
+    "'password=' repeated": lambda n: ("password=" * (n // 9 + 1))[:n],
+    "unterminated PEM blocks": lambda n: ("-----BEGIN RSA PRIVATE KEY-----\n" * (n // 32 + 1))[:n],
+    "'mysql -p -p …'": lambda n: ("mysql" + " -p" * (n // 3))[:n],
+}
+
+
+def bad_input_speeds(size: int = 1_000_000) -> dict[str, tuple[float, float]]:
+    """name -> (MB/s at `size`, time ratio of 4x the input to 1x): linear is about 4."""
+    from maxmem.redact import Redactor
+
+    redactor = Redactor(cache_size=0)
+
+    def seconds(text: str) -> float:
+        best = float("inf")
+        for _ in range(2):
+            t0 = time.perf_counter()
+            redactor.redact(text)
+            best = min(best, time.perf_counter() - t0)
+        return best
+
+    out = {}
+    for name, make in BAD_INPUTS.items():
+        one, four = seconds(make(size // 4)), seconds(make(size))
+        out[name] = (size / four / 1e6, four / max(one, 1e-6))
+    return out
+
+
+def locomo_texts(path: Path) -> list[str] | None:
+    if not path.exists():
+        return None
+    texts = []
+    for sample in json.loads(path.read_text(encoding="utf-8")):
+        for key, turns in sample["conversation"].items():
+            if key.startswith("session_") and isinstance(turns, list):
+                for turn in turns:
+                    text = f"{turn['speaker']}: {turn['text']}"
+                    if turn.get("blip_caption"):
+                        text += f" [shares {turn['blip_caption']}]"
+                    texts.append(text)
+    return texts
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--split", choices=["dev", "heldout", "both"], default="both")
+    parser.add_argument("--corpus", type=Path, default=CORPUS)
+    parser.add_argument("--locomo", type=Path, default=LOCOMO)
+    parser.add_argument("--transcript-mb", type=float, default=2.0)
+    parser.add_argument("--repeats", type=int, default=3, help="throughput: best of N runs")
+    parser.add_argument("--no-detect-secrets", action="store_true")
+    parser.add_argument("--no-bad-input", action="store_true", help="skip the bad-input timings")
+    parser.add_argument("--limit", type=int, help="only the first N items of each split (a smoke run)")
+    parser.add_argument("--misses", action="store_true", help="list maxmem's misses and false positives")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args(argv)
+
+    systems: dict[str, Detector] = {"maxmem": maxmem_detector()}
+    ds = None if args.no_detect_secrets else detect_secrets_detector()
+    if ds:
+        systems["detect-secrets"] = ds
+    elif not args.no_detect_secrets:
+        print("detect-secrets is not installed (pip install detect-secrets): maxmem only", file=sys.stderr)
+    splits = ["dev", "heldout"] if args.split == "both" else [args.split]
+    figures: dict[str, dict] = {name: {} for name in systems}
+    for split in splits:
+        items = load(split, args.corpus, args.limit)
+        texts = [item["text"] for item in items]
+        for name, detect in systems.items():
+            figures[name][split] = score(items, detect(texts))
+
+    transcript = synthetic_transcript(int(args.transcript_mb * 1_000_000))
+    locomo = locomo_texts(args.locomo)
+    for name, detect in systems.items():
+        mbps, found = throughput(detect, transcript, args.repeats if name == "maxmem" else 1)
+        figures[name]["throughput_mb_s"] = mbps
+        figures[name]["transcript_redactions"] = found
+        if locomo is not None:
+            figures[name]["locomo_redactions"] = sum(len(s) for s in detect(locomo))
+
+    loaded = {split: load(split, args.corpus, args.limit) for split in splits}
+    shapes = {s for items in loaded.values() for item in items for *_, s in item["spans"]}
+    sizes = {split: (sum(len(i["spans"]) for i in items), sum(i["label"] == "negative" for i in items))
+             for split, items in loaded.items()}
+    print("corpus: " + "; ".join(f"{s}: {n} secrets, {m} negatives" for s, (n, m) in sizes.items())
+          + f"; {len(shapes)} shapes")
+    print(f"transcript: {len(transcript.encode()) / 1e6:.1f} MB synthetic Claude Code JSONL; "
+          f"LoCoMo: {f'{len(locomo)} turns' if locomo is not None else 'not found, skipped'}")
+    print()
+    header = "| | " + " | ".join(systems) + " |"
+    print(header)
+    print("|---" * (len(systems) + 1) + "|")
+    for split in splits:
+        for key, label, fmt in (("recall", "recall", "{:.3f}"), ("precision", "precision", "{:.3f}"),
+                                ("fp_per_1k_lines", "FP lines / 1k negative lines", "{:.1f}")):
+            cells = [fmt.format(figures[n][split][key]) for n in systems]
+            print(f"| {split} {label} | " + " | ".join(cells) + " |")
+    def row(label: str, cells: list[str]) -> None:
+        print(f"| {label} | " + " | ".join(cells) + " |")
+
+    row("throughput, 2 MB transcript (MB/s)", [f"{figures[n]['throughput_mb_s']:.1f}" for n in systems])
+    row("redactions in the transcript", [str(figures[n]["transcript_redactions"]) for n in systems])
+    if locomo is not None:
+        row("redactions in LoCoMo (no secrets)", [str(figures[n]["locomo_redactions"]) for n in systems])
+
+    if not args.no_bad_input:
+        speeds = bad_input_speeds(int(args.transcript_mb * 500_000))
+        figures["maxmem"]["bad_input"] = speeds
+        print("\n| maxmem on bad input | MB/s | time for 4x the input |\n|---|---|---|")
+        for name, (mbps, ratio) in speeds.items():
+            print(f"| {name} | {mbps:.1f} | {ratio:.1f}x |")
+
+    if args.misses:
+        for split in splits:
+            result = figures["maxmem"][split]
+            print(f"\n{split}: maxmem misses {len(result['misses'])}, "
+                  f"false positives {len(result['false_positives'])}")
+            for miss in result["misses"]:
+                print("  miss", *miss)
+            for fp in result["false_positives"]:
+                print("  fp  ", fp[0], fp[1], repr(fp[2]))
+            theirs = figures.get("detect-secrets", {}).get(split, {}).get("misses", [])
+            by_shape = Counter(shape for _, shape, _ in theirs)
+            if by_shape:
+                print("  detect-secrets misses by shape:", dict(by_shape.most_common(12)))
+    if args.json:
+        for per_system in figures.values():
+            for split in splits:
+                per_system[split] = {k: v for k, v in per_system[split].items()
+                                     if k not in ("misses", "false_positives")}
+        args.json.write_text(json.dumps(figures, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,402 @@
+"""Secrets found by their name or their command line.
+
+    NAME=value  export NAME=value  "name": "value"  name: value  name = "value"
+    --password x  --token=x  <password>x</password>  Authorization: Bearer x
+    machine h login u password x (.netrc)  mysql -pX  curl -u user:x  sshpass -p x
+
+Names are found from a few keywords outward (pass, pwd, secret, token, key, auth,
+cred, sig): one `str.find` per keyword over the lower-cased text, which is far cheaper
+than a regular expression tried at every word of a long tool output. Each name is
+judged by `values.name_strength`, each value by `values.value_is_secret`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Iterable, Iterator
+from functools import lru_cache
+
+from .shapes import Hit
+from .values import (
+    Strength,
+    is_placeholder,
+    looks_random,
+    name_strength,
+    value_is_secret,
+)
+
+__all__ = ["KEYWORDS", "bearer_hits", "command_hits", "named_hits"]
+
+KEYWORDS = ("pass", "pwd", "secret", "token", "key", "auth", "cred", "sig", "_pat", "mnemonic")
+
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+_NAME_TAIL = re.compile(r"[A-Za-z0-9_.-]{0,65}")
+_NAME_RUN = re.compile(r"[A-Za-z0-9_.-]*")
+_MAX_NAME = 64
+
+# After a name: its closing quote (JSON, dict keys, escaped in a transcript) or the ]
+# of os.environ["X"], then = : := => ?= (not == != :: ://).
+_SEP = re.compile(r"""(?P<close>\\{0,3}["'`])?\]?[ \t]{0,16}(?P<sep>:=|=>|\?=|=(?![=~])|:(?![:/=]))[ \t]{0,16}""")
+_SPACES = re.compile(r"[ \t]{1,16}")
+_CALL_END = re.compile(r"""\\{0,3}["'][ \t]{0,4}\)""")
+_ARGUMENTS = re.compile(r"""\\{0,3}["'][ \t]{0,4},[ \t]{0,8}(?=\\{0,3}["'])""")
+_PROSE = re.compile(r"[ \t]{1,4}(?:is|was|are)[ \t]{1,4}", re.IGNORECASE)
+_QUOTE = re.compile(r"(\\{0,3})([\"'`])")
+# An unquoted value ends at a space, a quote, , ; | < > ( ) { } [ ], an escape (\n in a
+# JSON-escaped transcript) or & starting the next query parameter.
+_UNQUOTED = re.compile(
+    r"""(?:[^\s"'`,;&|<>(){}\[\]\\]|&(?![A-Za-z0-9_.-]{1,64}=)|\\(?![nrt"'\\/u]))(?:[^\s"'`,;&|<>(){}\[\]\\]|&(?![A-Za-z0-9_.-]{1,64}=)|\\(?![nrt"'\\/u])){0,511}"""
+)
+_MAX_QUOTED = 1024
+_SCHEMES = {"bearer": "bearer", "token": "bearer", "basic": "basic-auth", "apikey": "bearer",
+            "api-key": "bearer", "key": "bearer", "sso-key": "bearer", "bot": "bearer", "otp": "bearer",
+            "jwt": "bearer", "digest": "", "negotiate": "bearer", "ntlm": "bearer"}
+_AUTH_TUPLE = re.compile(r"""\(\s{0,8}(["'])[^"'\n]{0,256}\1\s{0,8},\s{0,8}(["'])(?P<secret>[^"'\n]{1,256})\2\s{0,8}\)""")
+# .netrc: password follows machine HOST (or default) and its login/account/port tokens.
+_NETRC_BEFORE = re.compile(r"(?:^|\s)(?:machine\s+\S+|default)(?:\s+(?:login|account|port)\s+\S+)*\s+$")
+_AFTER_NAME = frozenset("=:\"'`\\]> \t?")
+_WORD_EDGE = frozenset(" \t\n\"'(")
+_SPACE_ASSIGNMENT = re.compile(
+    r"(?:(?:^|\n)[ \t]*(?:ENV|ARG|setenv|set(?:[ \t]+-[gxUul]+)+)|\bconfig(?:ure)?[ \t]+set(?:[ \t]+--?\S+)*)[ \t]+\Z")
+_LINE_START = frozenset("\n;&|`'\"([{ \t")
+
+
+@lru_cache(maxsize=4096)
+def _head(name: str) -> str:
+    """The last word of a name, lower-cased: db.password -> password, X-Auth-Token -> token."""
+    return re.split(r"[_.-]", name.lower())[-1]
+
+
+def _keyword_positions(lowered: str, keywords: Iterable[str]) -> list[tuple[int, int]]:
+    found: list[tuple[int, int]] = []
+    for keyword in keywords:
+        at = lowered.find(keyword)
+        while at >= 0:
+            found.append((at, len(keyword)))
+            at = lowered.find(keyword, at + len(keyword))
+    found.sort()
+    return found
+
+
+def named_hits(text: str, lowered: str, secret_words: frozenset[str] = frozenset(),
+               ignore_names: frozenset[str] = frozenset()) -> Iterator[Hit]:
+    """Values of secret-named assignments, flags, headers and .netrc entries."""
+    skip = 0  # text[:skip] is done: a name inside a value found already is no name
+    n = len(text)
+    for at, length in _keyword_positions(lowered, (*KEYWORDS, *secret_words)):
+        if at < skip:
+            continue
+        tail = _NAME_TAIL.match(text, at + length)
+        end = tail.end() if tail else at + length
+        after = text[end] if end < n else ""
+        if after not in _AFTER_NAME and after not in _PAIR_ENDS:
+            skip = end  # token), key.method(: no value can follow
+            continue
+        if after in " \t" and length > 3 and text[at - 1:at] in _WORD_EDGE:
+            # A word in prose ("the token is", "a key to"): only a password or a separator
+            # further on (key = value) can make it a name.
+            ahead = _SPACES.match(text, end)
+            if ahead and text[ahead.end():ahead.end() + 1] not in ("=", ":") and not lowered.startswith("pass", at):
+                skip = end
+                continue
+        start = at
+        while start > 0 and text[start - 1] in _NAME_CHARS and at - start <= _MAX_NAME:
+            start -= 1
+        if at - start > _MAX_NAME or end - at - length > _MAX_NAME:
+            run = _NAME_RUN.match(text, at)
+            skip = run.end() if run else at + length  # a 1 MB "word" holds no name
+            continue
+        if start and text[start - 1] == "\\" and text[start] in "nrt":
+            start += 1  # \nPASSWORD=… inside a JSON-escaped transcript
+        raw = text[start:end]
+        name = raw.strip("-.")
+        if not name:
+            continue
+        name_start = start + raw.index(name[0])
+        name_end = name_start + len(name)
+        if not secret_words and name_strength(name, True, True) is None:
+            skip = max(skip, name_end)  # passes, keys, token_id, auth.py: no secret's name
+            continue
+        hit = _judge(text, lowered, name, name_start, name_end, secret_words, ignore_names) \
+            if after in _AFTER_NAME else None
+        if hit is None and after in _PAIR_ENDS and text[name_start - 1:name_start] in " \"'=:":
+            hit = _pair(text, name, name_start, name_end)
+        elif hit is not None and not hit.kind and hit.end > hit.start and name.lower() == "key":
+            # key="ApiKey" value="…": the value of "key" names the secret
+            hit = _pair(text, text[hit.start:hit.end], hit.start, hit.end) or hit
+        if hit is None:
+            skip = max(skip, name_end)
+            continue
+        skip = max(name_end, hit.end)
+        if hit.kind:
+            yield hit
+
+
+# - name: DB_PASSWORD / value: x (Kubernetes env), {"name": "API_KEY", "value": "x"},
+# <add key="ApiKey" value="x" />: the name is one field's value, the secret the next field's.
+_PAIR_ENDS = frozenset("\n\r,;}\"'")
+_FIELD_BEFORE = re.compile(r"""(?i)(?<![A-Za-z0-9_])(?:name|key)\\?["']?[ \t]{0,4}[:=][ \t]{0,4}\\?["']?\Z""")
+_VALUE_FIELD = re.compile(r"""(?i)(?<![A-Za-z0-9_])value\\?["']?[ \t]{0,4}[:=][ \t]{0,4}""")
+
+
+def _pair(text: str, name: str, start: int, end: int) -> Hit | None:
+    if not _FIELD_BEFORE.search(text, max(0, start - 24), start):
+        return None
+    strength = name_strength(name)
+    field = _VALUE_FIELD.search(text, end, min(len(text), end + 120)) if strength else None
+    if strength is None or field is None or re.search(r"(?i)\b(?:name|key)\b", text[end:field.start()]):
+        return None
+    return _value_at(text, name, strength, field.end(), True, f"value of the {name} entry")
+
+
+def _strength(text: str, name: str, start: int, flag: bool, query: bool,
+              secret_words: frozenset[str]) -> Strength | None:
+    if secret_words and (name.lower() in secret_words or _head(name) in secret_words):
+        return Strength.PASSWORD
+    if start > 1 and text[start - 1] == " " and len(name) <= 6 and name.lower() in ("key", "token", "secret"):
+        # "Secret access key: …", "API key: …", "sort key: …": the label's other words count.
+        line_start = max(text.rfind("\n", 0, start), start - 40)
+        words = re.findall(r"[A-Za-z]+", text[line_start + 1:start])[-2:]
+        if words and re.fullmatch(r"[\s\-*#>|]*(?:[A-Za-z]+ ){1,2}", text[line_start + 1:start]):
+            return name_strength("_".join([*words, name]), flag, query)
+    return name_strength(name, flag, query)
+
+
+def _judge(text: str, lowered: str, name: str, start: int, end: int, secret_words: frozenset[str],
+           ignore_names: frozenset[str]) -> Hit | None:
+    """The hit for the name text[start:end], or None (not a secret name, or no value).
+    A Hit with an empty kind means: a name with a value that is no secret (skip it)."""
+    before = text[start - 1] if start else "\n"
+    dashes = 0
+    while start - dashes > 0 and text[start - dashes - 1] == "-":
+        dashes += 1
+    if dashes:
+        before = text[start - dashes - 1] if start - dashes else "\n"
+    if before in "$%@" or (before == "{" and start >= 2 and text[start - 2] == "$"):
+        return None  # $API_KEY, ${API_KEY}, %API_KEY%, @token_required: a reference
+    if name.lower() in ignore_names:
+        return None
+    flag = dashes > 0 and before in " \t'\"=([\n"
+    query = before in "?&"
+    strength = _strength(text, name, start, flag, query, secret_words)
+    if strength is None:
+        return None
+    if before == "<" and text.startswith(">", end):  # <password>x</password>
+        close = text.find("</", end + 1, end + 1 + _MAX_QUOTED)
+        if close < 0 or not text.startswith(name, close + 2) or "\n" in text[end + 1:close]:
+            return None  # <password>@host, a template's <password>: no element
+        return _value_at(text, name, strength, end + 1, True, f"<{name}> element", element=True)
+    sep = _SEP.match(text, end)
+    if sep:
+        form = sep.group("sep")
+        tight = sep.end() - sep.start() == len(form) + len(sep.group("close") or "")
+        literal = (query or flag or ("-" in name and form == ":")
+                   or (form == ":" and name.isupper() and "_" in name)  # compose/k8s env maps
+                   or (form in ("=", "?=") and tight and (before in _LINE_START or name.isupper())
+                       and before not in "(,"))
+        return _value_at(text, name, strength, sep.end(), literal, f"{name}{form}", short_ok=query)
+    pair = _ARGUMENTS.match(text, end) if before in "\"'" and text[start - 2:start - 1] == "(" else None
+    if pair:  # define('DB_PASSWORD', 'x'), os.Setenv("API_KEY", "x"), props.put("password", "x")
+        hit = _value_at(text, name, strength, pair.end(), True, f"({name!r}, …)", quoted_only=True)
+        closing = _CALL_END.match(text, hit.end) if hit else None
+        return hit if hit and closing else None
+    spaces = _SPACES.match(text, end)
+    if not spaces:
+        return None
+    if flag:
+        return _value_at(text, name, strength, spaces.end(), True, f"flag {'-' * dashes}{name}")
+    if _SPACE_ASSIGNMENT.search(text, max(0, start - 24), start):  # ENV NAME value, setenv NAME value
+        return _value_at(text, name, strength, spaces.end(), True, f"{name} (ENV / setenv)")
+    if strength is not Strength.PASSWORD:
+        return None
+    if name.lower() == "password" and _NETRC_BEFORE.search(lowered, max(0, start - 300), start):
+        return _value_at(text, name, strength, spaces.end(), True, ".netrc password")
+    quote = _QUOTE.match(text, spaces.end())
+    if quote and quote.group(2) != "`" and _head(name) in ("password", "passwd", "passphrase"):
+        # PASSWORD 'x' (SQL), password "x" (prose)
+        return _value_at(text, name, strength, spaces.end(), True, f"{name} 'quoted'", quoted_only=True)
+    prose = _PROSE.match(text, end)
+    if prose:
+        return _value_at(text, name, strength, prose.end(), False, f"{name} is …", strict=True)
+    return None
+
+
+def _read_value(text: str, pos: int) -> tuple[int, int, bool] | None:
+    """The value starting at `pos`: (start, end, quoted)."""
+    quote = _QUOTE.match(text, pos)
+    if quote:
+        escape, mark = quote.groups()
+        start = quote.end()
+        close = text.find(escape + mark, start, start + _MAX_QUOTED)
+        newline = text.find("\n", start, close if close >= 0 else start + _MAX_QUOTED)
+        if close >= 0 and newline < 0:
+            end = close
+            while end > start and text[end - 1] == "\\":
+                end -= 1
+            return (start, end, True) if end > start else None
+        pos = start
+    match = _UNQUOTED.match(text, pos)
+    return (pos, match.end(), False) if match else None
+
+
+def _value_at(text: str, name: str, strength: Strength, pos: int, literal: bool, form: str,
+              strict: bool = False, quoted_only: bool = False, short_ok: bool = False,
+              element: bool = False) -> Hit | None:
+    head = _head(name)
+    if head == "auth" and text.startswith("(", pos):  # requests: auth=("user", "password")
+        pair = _AUTH_TUPLE.match(text, pos)
+        if pair and value_is_secret(pair.group("secret"), Strength.PASSWORD, quoted=True, literal=True):
+            return Hit("secret", pair.start("secret"), pair.end("secret"), f"password in {name}=(user, …)")
+        return Hit("", pos, pos, "")
+    span = _read_value(text, pos)
+    if span is None:
+        return Hit("", pos, pos, "")
+    start, end, quoted = span
+    if quoted_only and not quoted:
+        return None
+    value = text[start:end]
+    if not quoted and not element and text[end:end + 1] in ("(", "[", "<"):
+        return Hit("", start, end, "")  # getpass(), os.environ["X"], Option<String>: code
+    if head in ("authorization", "auth") or name.lower().endswith("authorization"):
+        return _scheme(text, start, end, quoted, f"{form} header", strength)
+    if literal and not quoted and value.isalpha() and value.isupper() and len(value) <= 16:
+        return Hit("", start, end, "")  # --password PASSWORD: a metavar in help text
+    if strict:  # prose: "the password is X." — the sentence's punctuation is not the password's
+        stripped = value.rstrip(".,:;!?)")
+        end -= len(value) - len(stripped)
+        value = stripped
+    secret = value_is_secret(value, strength, quoted=quoted, literal=literal)
+    if secret and strict:
+        secret = not value.isalpha()
+    if not secret and short_ok and strength is Strength.TOKEN:  # ?access_token=zz9
+        secret = (len(value) >= 3 and any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+                  and not is_placeholder(value))
+    return Hit("secret" if secret else "", start, end, f"value of secret-named {form}")
+
+
+def _scheme(text: str, start: int, end: int, quoted: bool, rule: str, strength: Strength) -> Hit:
+    """Authorization: Bearer x / Basic x / token x / x."""
+    value = text[start:end]
+    word, token_start, token_end = "", start, end
+    if quoted:
+        first, space, rest = value.partition(" ")
+        if space and (first.lower() in _SCHEMES or first.isalpha() and len(first) <= 24):
+            word, token_start = first, start + len(first) + 1 + (len(rest) - len(rest.lstrip()))
+    elif value.lower() in _SCHEMES or (value.isalpha() and len(value) <= 24 and _SPACES.match(text, end)):
+        spaces = _SPACES.match(text, end)  # Bearer x, SSWS x, Negotiate x: a scheme, then the token
+        span = _read_value(text, spaces.end()) if spaces else None
+        if span is None:
+            return Hit("", start, end, "")
+        word, token_start, token_end = value, span[0], span[1]
+    token = text[token_start:token_end]
+    kind = _SCHEMES.get(word.lower(), "bearer") if word else ("basic-auth" if _is_basic(token) else "bearer")
+    # After a scheme word the token is a credential; bare, it is as weak as the name.
+    if not kind or not _token_like(token, kind, Strength.TOKEN if word else strength, quoted or bool(word)):
+        return Hit("", start, max(end, token_end), "")
+    return Hit(kind, token_start, token_end, f"{word or 'bare'} credential in an {rule}")
+
+
+def _is_basic(token: str) -> bool:
+    """base64 of user:password (a Basic header, a docker config.json "auth")."""
+    try:
+        decoded = base64.b64decode(token + "=" * (-len(token) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return b":" in decoded and all(32 <= byte < 127 for byte in decoded)
+
+
+def _token_like(token: str, kind: str, strength: Strength = Strength.TOKEN, quoted: bool = True) -> bool:
+    if len(token) < 8 or is_placeholder(token) or token.startswith("[REDACTED"):
+        return False
+    if kind == "basic-auth":
+        return _is_basic(token) or looks_random(token, 12)
+    return value_is_secret(token, strength, quoted=quoted, literal=True)
+
+
+def bearer_hits(text: str, lowered: str) -> Iterator[Hit]:
+    """`Bearer <token>` wherever it stands (a header split from its name, a log line)."""
+    at = lowered.find("bearer")
+    while at >= 0:
+        if at == 0 or not text[at - 1].isalnum():
+            spaces = _SPACES.match(text, at + 6)
+            if spaces:
+                span = _read_value(text, spaces.end())
+                if span and _token_like(text[span[0]:span[1]], "bearer"):
+                    yield Hit("bearer", span[0], span[1], "Bearer token")
+        at = lowered.find("bearer", at + 6)
+
+
+# -- command lines ---------------------------------------------------------------------
+# Each rule: the command's word, and its password flag, matched at the space before the
+# flag. Flags are found first (" -p", " -u", … : one fast scan), then the command word
+# is looked for earlier on the same line.
+_VALUE = r"""(?P<q>['"])?(?P<secret>(?(q)[^'"\n]{1,256}|[^\s'"`;|&)]{1,256}))(?(q)(?P=q))"""
+_USER = r"""(?:\s{1,4}|=)?['"]?[^\s:'"]{0,128}:"""
+_COMMANDS: dict[str, re.Pattern[str]] = {
+    word: re.compile(pattern) for word, pattern in {
+        "mysql": r"\s-p" + _VALUE,  # mysql, mysqldump, mysqladmin: -pPASS, never a space
+        "mariadb": r"\s-p" + _VALUE,
+        "sshpass": r"\s-p\s{0,4}" + _VALUE,
+        "login": r"\s-p(?:\s{1,4}|=)" + _VALUE,  # docker/podman/helm registry login -p
+        "redis-cli": r"\s-a\s{1,4}" + _VALUE,
+        "mongo": r"\s-p\s{1,4}" + _VALUE,
+        "sqlcmd": r"\s-P\s{0,4}" + _VALUE,
+        "ldap": r"\s-w\s{1,4}" + _VALUE,
+        "openssl": r"\s-(?:k|pass|passin|passout)\s{1,4}(?:pass:)?" + _VALUE,
+        "zip": r"\s-P\s{1,4}" + _VALUE,
+        "7z": r"\s-p" + _VALUE,
+        "smbclient": r"""\s(?:-U|--user)[\s=]{0,4}['"]?[^\s%'"]{1,128}%""" + _VALUE,
+        "curl": r"\s(?:-u|--user|-U|--proxy-user)" + _USER + _VALUE,
+        "wget": r"\s(?:--user|--http-user)" + _USER + _VALUE,
+    }.items()
+}
+_FLAG = re.compile(r" -(?:[pPuUawk]|-(?:http-|proxy-)?user)")
+_COMMAND_WORD = re.compile(r"(?:(?<![a-z0-9])|(?<=\\[nrt]))(mysql|mariadb|sshpass|login|redis-cli|mongo|sqlcmd|ldap|openssl|"
+                           r"(?:un)?zip|7z|smbclient|curl|wget)")
+_LOGIN_TOOLS = re.compile(r"(?:docker|podman|nerdctl|buildah|skopeo|oras|helm(?: registry)?|crane auth|cf)\s+$")
+
+
+def command_hits(text: str, lowered: str) -> Iterator[Hit]:
+    """Passwords given on a command line: mysql -pX, curl -u u:X, sshpass -p X, …"""
+    scanned, words = 0, set[str]()  # lowered[:scanned] is searched for command words of this line
+    for flag in _FLAG.finditer(text):
+        at = flag.start()
+        real, escaped = text.rfind("\n", scanned, at), text.rfind("\\n", scanned, at)
+        line_start = max(real + 1 if real >= 0 else -1, escaped + 2 if escaped >= 0 else -1)
+        if line_start >= 0:  # a new line since the last flag: its own commands
+            scanned, words = line_start, set[str]()
+        for found in _COMMAND_WORD.finditer(lowered, scanned, at):
+            word = found.group(1).removeprefix("un")
+            if word != "login" or _LOGIN_TOOLS.search(lowered, max(0, found.start() - 24), found.start()):
+                words.add(word)
+        scanned = max(scanned, at)
+        for word in words:
+            match = _COMMANDS[word].match(text, at)
+            if match and _command_secret(match.group("secret")):
+                yield Hit("password", match.start("secret"), match.end("secret"), f"password on a {word} command line")
+                break
+
+
+_IDENTIFIED_BY = re.compile(r"""identified\s{1,4}(?:with\s{1,4}\S{1,64}\s{1,4})?by\s{1,4}(?P<q>\\{0,3}['"])(?P<secret>[^'"\n]{1,256})(?P=q)""",
+                            re.IGNORECASE)
+
+
+_SQL_ACCOUNT = re.compile(r"\b(?:user|role|login)\b")
+
+
+def sql_hits(text: str, lowered: str) -> Iterator[Hit]:
+    """CREATE USER … IDENTIFIED BY 'x' (MySQL, Oracle)."""
+    at = lowered.find("identified")
+    while at >= 0:
+        match = _IDENTIFIED_BY.match(text, at)
+        if match and _SQL_ACCOUNT.search(lowered, max(0, at - 160), at) and _command_secret(match.group("secret")):
+            yield Hit("password", match.start("secret"), match.end("secret"), "password in IDENTIFIED BY '…'")
+        at = lowered.find("identified", at + 10)
+
+
+def _command_secret(value: str) -> bool:
+    if value.startswith(("-", "$", "[REDACTED", "<")) or is_placeholder(value):
+        return False
+    return value_is_secret(value, Strength.PASSWORD, quoted=True, literal=True)

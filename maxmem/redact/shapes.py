@@ -1,0 +1,369 @@
+"""Secrets recognised by their own shape: provider keys, JWTs, PEM blocks, URL passwords.
+
+Every provider key is a run of at least 16 token characters ([A-Za-z0-9_-]) that starts
+with a fixed prefix (ghp_, sk-ant-, AKIA, hf_) or follows one that holds a dot or colon
+(SG., ya29., hvs., a Telegram bot id). One regular expression finds the runs, a dict
+on their first two characters finds the candidates, and only then is a provider's own
+pattern tried, at that position. The text is scanned once whatever the number of
+providers, so a transcript costs the same with 10 shapes or 60.
+
+Some secrets have no shape of their own and are found from a neighbour: the AWS secret
+access key (40 characters of base64) near its AKIA… id, the Twilio auth token (32 hex)
+near its AC… account id.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from .values import is_placeholder, looks_random
+
+__all__ = ["PRIVATE", "Hit", "azure_hits", "pem_hits", "private_hits", "provider_hits", "url_hits"]
+
+PRIVATE = "private"  # the kind of a <private>…</private> span: removed without a mark
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A secret found in the text: text[start:end] goes, replaced by [REDACTED:kind]."""
+
+    kind: str
+    start: int
+    end: int
+    rule: str
+
+
+@dataclass(frozen=True)
+class _Shape:
+    kind: str
+    prefix: str  # the literal the secret starts with
+    pattern: re.Pattern[str]
+    lead: int = 0  # characters of the prefix before the run of token characters (SG. = 3)
+
+
+def _shape(kind: str, prefix: str, pattern: str, lead: int = 0) -> _Shape:
+    return _Shape(kind, prefix, re.compile(pattern), lead)
+
+
+# Sources: each provider's documentation of its key format (and gitleaks' rules for
+# the ones that do not document it). Bounded repetitions keep every match linear.
+_SHAPES = [
+    _shape("anthropic", "sk-ant-", r"sk-ant-[A-Za-z0-9_-]{20,300}"),
+    _shape("openrouter", "sk-or-", r"sk-or-v1-[A-Za-z0-9]{32,100}"),
+    _shape("openai", "sk-", r"sk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{20,300}"),
+    _shape("github", "gh", r"gh[pousr]_[A-Za-z0-9]{30,255}"),
+    _shape("github", "github_pat_", r"github_pat_[A-Za-z0-9_]{30,255}"),
+    _shape("gitlab", "gl", r"gl(?:pat|dt|rt|ptt|soat|cbt|oas|ft|imt|agent|wt)-[A-Za-z0-9_-]{20,100}"),
+    _shape("gitlab", "GR1348941", r"GR1348941[A-Za-z0-9_-]{20,60}"),
+    _shape("slack", "xox", r"xox[abposrce](?:\.[a-z]+)?-[A-Za-z0-9-]{10,250}"),
+    _shape("google", "AIza", r"AIza[0-9A-Za-z_-]{35}"),
+    _shape("google", "GOCSPX-", r"GOCSPX-[0-9A-Za-z_-]{20,60}"),
+    _shape("google", "ya29.", r"ya29\.[0-9A-Za-z_-]{20,2000}", lead=5),
+    _shape("google", "1//", r"1//0[0-9A-Za-z_-]{30,500}", lead=3),
+    _shape("stripe", "sk_", r"sk_(?:live|test)_[0-9A-Za-z]{16,255}"),
+    _shape("stripe", "rk_", r"rk_(?:live|test)_[0-9A-Za-z]{16,255}"),
+    _shape("stripe", "whsec_", r"whsec_[0-9A-Za-z+/=]{24,100}"),
+    _shape("huggingface", "hf_", r"hf_[A-Za-z0-9]{30,60}"),
+    _shape("huggingface", "api_org_", r"api_org_[A-Za-z0-9]{30,60}"),
+    _shape("pypi", "pypi-AgE", r"pypi-AgE[A-Za-z0-9_-]{40,1000}"),
+    _shape("npm", "npm_", r"npm_[A-Za-z0-9]{36}"),
+    _shape("sendgrid", "SG.", r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}", lead=3),
+    _shape("twilio", "SK", r"SK[0-9a-fA-F]{32}"),
+    _shape("digitalocean", "do", r"do[opr]_v1_[a-f0-9]{64}"),
+    _shape("shopify", "shp", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"),
+    _shape("mailgun", "key-", r"key-[0-9a-f]{32}"),
+    _shape("vault", "hvs.", r"hv[sbr]\.[A-Za-z0-9_-]{24,200}", lead=4),
+    _shape("databricks", "dapi", r"dapi[a-f0-9]{32}(?:-\d)?"),
+    _shape("linear", "lin_api_", r"lin_api_[A-Za-z0-9]{40}"),
+    _shape("notion", "ntn_", r"ntn_[A-Za-z0-9]{40,50}"),
+    _shape("notion", "secret_", r"secret_[A-Za-z0-9]{43}"),
+    _shape("age", "AGE-SECRET-KEY-1", r"AGE-SECRET-KEY-1[0-9A-Z]{58}"),
+    _shape("groq", "gsk_", r"gsk_[A-Za-z0-9]{48,60}"),
+    _shape("replicate", "r8_", r"r8_[A-Za-z0-9]{37,40}"),
+    _shape("perplexity", "pplx-", r"pplx-[A-Za-z0-9]{40,60}"),
+    _shape("xai", "xai-", r"xai-[A-Za-z0-9]{60,100}"),
+    _shape("tavily", "tvly-", r"tvly-[A-Za-z0-9_-]{24,60}"),
+    _shape("langsmith", "lsv2_", r"lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}"),
+    _shape("atlassian", "AT", r"AT(?:ATT|CTT)3[A-Za-z0-9_=-]{100,300}"),
+    _shape("postman", "PMAK-", r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}"),
+    _shape("grafana", "glsa_", r"glsa_[A-Za-z0-9]{32}_[a-f0-9]{8}"),
+    _shape("grafana", "glc_", r"glc_[A-Za-z0-9+/]{32,400}={0,2}"),
+    _shape("newrelic", "NRAK-", r"NRAK-[A-Z0-9]{27}"),
+    _shape("square", "sq0", r"sq0(?:atp|csp)-[0-9A-Za-z_-]{22,43}"),
+    _shape("square", "EAAA", r"EAAA[0-9A-Za-z_-]{60}"),
+    _shape("facebook", "EAA", r"EAA[A-Za-z0-9]{90,400}"),
+    _shape("sentry", "sntry", r"sntry[su]_[A-Za-z0-9_=-]{60,300}"),
+    _shape("pulumi", "pul-", r"pul-[a-f0-9]{40}"),
+    _shape("supabase", "sbp_", r"sbp_[a-f0-9]{40}"),
+    _shape("doppler", "dp.st.", r"dp\.(?:pt|st|ct|sa|scim|audit)\.[A-Za-z0-9]{40,44}", lead=6),
+    _shape("dropbox", "sl.", r"sl\.[A-Za-z0-9_-]{130,300}", lead=3),
+    _shape("telegram", ":AA", r"\d{8,10}:AA[0-9A-Za-z_-]{33}", lead=11),
+    _shape("firebase", ":APA91b", r"AAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{130,140}", lead=12),
+    _shape("aws", "IQoJb3JpZ2lu", r"IQoJb3JpZ2lu[A-Za-z0-9+/=]{80,4000}"),
+    _shape("aws", "FwoGZXIvYXdz", r"FwoGZXIvYXdz[A-Za-z0-9+/=]{80,4000}"),
+    _shape("aws", "AgoJb3JpZ2lu", r"AgoJb3JpZ2lu[A-Za-z0-9+/=]{80,4000}"),
+    _shape("private-key", "LS0tLS1CRUdJTi", r"LS0tLS1CRUdJTi[A-Za-z0-9+/=]{20,20000}"),
+    _shape("jwt", "eyJ", r"eyJ[A-Za-z0-9_-]{8,2000}\.eyJ[A-Za-z0-9_-]{8,8000}\.[A-Za-z0-9_-]{8,2000}"),
+]
+# Access keys only: AIDA…, AROA…, ANPA… name users, roles and policies (aws sts
+# get-caller-identity prints them) and are no secret.
+_AWS_ID = re.compile(r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])")
+_TWILIO_SID = re.compile(r"AC[0-9a-f]{32}(?![A-Za-z0-9])")
+_DISCORD = re.compile(r"[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}")
+_TERRAFORM = re.compile(r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}")
+_MAILCHIMP = re.compile(r"[0-9a-f]{32}-us\d{1,2}(?![A-Za-z0-9])")
+
+_BY_START: dict[str, list[_Shape]] = {}
+_BY_LEAD: dict[str, list[_Shape]] = {}  # keyed by the character just before the run
+for _s in _SHAPES:
+    if _s.lead:
+        _BY_LEAD.setdefault(_s.prefix[_s.lead - 1] if _s.prefix[0] != ":" else ":", []).append(_s)
+    else:
+        _BY_START.setdefault(_s.prefix[:2], []).append(_s)
+_ESCAPES = frozenset("nrtbf")  # \n in a JSON-escaped transcript glues an n to the next word
+
+# Runs are found in the UTF-8 bytes with every token byte translated to "a" and every
+# other byte to " ": then a run of 16 is one bytes.find, several times faster than a
+# regular expression over the text. Only runs that may start a key are looked at.
+_RUN_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+_CLASSES = bytes(ord("a") if i in _RUN_BYTES else ord(" ") for i in range(256))
+_MIN_RUN = 16
+_NEEDLE = b"a" * _MIN_RUN
+_STARTS = frozenset(k.encode() for k in _BY_START)
+_LEADS = frozenset(ord(k) for k in _BY_LEAD)
+_CONTEXT_FIRST = frozenset(b"AS")  # AKIA…/ASIA… (AWS), AC…/SK… (Twilio)
+_ESCAPE_BYTES = frozenset(b"nrtbf")
+
+
+def _candidate_runs(text: str) -> Iterator[tuple[int, int]]:
+    """(start, end) in `text` of the token runs worth a look, in order."""
+    data = text.encode("utf-8", "surrogatepass")
+    classes = data.translate(_CLASSES)
+    n = len(data)
+    same = n == len(text)  # ASCII: byte offsets are character offsets
+    char_at = byte_at = 0
+    find = classes.find
+    pos = find(_NEEDLE)
+    while pos >= 0:
+        end = find(b" ", pos + _MIN_RUN)
+        if end < 0:
+            end = n
+        first = data[pos]
+        before = data[pos - 1] if pos else 32
+        if (data[pos:pos + 2] in _STARTS or before in _LEADS or first in _CONTEXT_FIRST
+                or (end < n and data[end] == 46)  # a dotted token: discord, terraform
+                or (end - pos in (36, 37) and data[pos + 32] == 45)  # mailchimp …-usN
+                or (before == 92 and first in _ESCAPE_BYTES)):
+            if same:
+                yield pos, end
+            else:
+                char_at += len(data[byte_at:pos].decode("utf-8", "surrogatepass"))
+                byte_at = pos
+                yield char_at, char_at + end - pos  # a run is ASCII: as many characters as bytes
+        pos = find(_NEEDLE, end)
+
+
+def _placeholder_body(token: str, prefix: str) -> bool:
+    """ghp_xxxxxxxx, sk-your-key-here, AKIAXXXXXXXXXXXXXXXX: the shape, but no secret."""
+    body = token[len(prefix):]
+    lowered = body.lower()
+    if "xxxx" in lowered or "...." in lowered or "0000000" in lowered:
+        return True
+    stripped = re.sub(r"your|here|example|sample|placeholder|redacted|dummy|fake|test|key|token|api|"
+                      r"secret|[_\-.]", "", lowered)
+    return len(stripped) < 8 or len(set(stripped)) < 6
+
+
+def provider_hits(text: str) -> Iterator[Hit]:
+    """Provider keys and tokens, and the secrets found beside AWS and Twilio ids."""
+    n = len(text)
+    by_start, by_lead = _BY_START, _BY_LEAD
+    for start, end in _candidate_runs(text):
+        before = text[start - 1] if start else ""
+        if before == "\\" and text[start] in _ESCAPES:
+            start += 1
+            before = ""
+        candidates = by_start.get(text[start:start + 2])
+        if candidates:
+            yield from _try(text, start, candidates, (0,))
+        if before in by_lead:
+            yield from _try(text, start, by_lead[before], None)
+        if end < n and text[end] == ".":
+            for kind, pattern in (("discord", _DISCORD), ("terraform", _TERRAFORM)):
+                match = pattern.match(text, start)
+                if match and looks_random(match.group(0).replace(".", "")):
+                    yield Hit(kind, match.start(), match.end(), f"{kind} token (three dotted parts)")
+        first = text[start]
+        if first == "A" or first == "S" or (end - start in (36, 37) and text[start + 32] == "-"):
+            yield from _neighbours(text, start, end)
+
+
+def _try(text: str, start: int, shapes: list[_Shape], offsets: tuple[int, ...] | None) -> Iterator[Hit]:
+    for shape in shapes:
+        for offset in offsets or (range(11, 8, -1) if shape.kind == "telegram" else (shape.lead,)):
+            if offset > start or not offset and not text.startswith(shape.prefix, start):
+                continue
+            match = shape.pattern.match(text, start - offset)
+            if match and _usable(text, match, shape):
+                yield Hit(shape.kind, match.start(), match.end(), f"{shape.kind} key ({shape.prefix}…)")
+                return
+
+
+def _usable(text: str, match: re.Match[str], shape: _Shape) -> bool:
+    token = match.group(0)
+    after = text[match.end():match.end() + 1]
+    if after.isalnum() and shape.kind not in ("jwt", "private-key"):
+        return False  # a longer word that merely starts like a key
+    if shape.kind == "private-key":
+        return _is_base64_private_key(token)
+    return not _placeholder_body(token, shape.prefix)
+
+
+def _is_base64_private_key(token: str) -> bool:
+    """LS0tLS1CRUdJTi… is base64 of -----BEGIN: a secret only if what begins is a private key
+    (kubeconfig's client-key-data), not a certificate."""
+    head = token[:64]
+    try:
+        decoded = base64.b64decode(head[: len(head) // 4 * 4] + "==", validate=False)
+    except (binascii.Error, ValueError):
+        return False
+    return b"PRIVATE KEY" in decoded
+
+
+# An AWS secret access key is 40 characters of base64 with no prefix: it counts only
+# near its access key id (the next line of a credentials file, the same CSV row).
+_AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+_HEX32 = re.compile(r"(?<![A-Za-z0-9])[0-9a-f]{32}(?![A-Za-z0-9])")
+_ALNUM32 = re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]{32}(?![A-Za-z0-9])")
+_NEAR = 400
+
+
+def _neighbours(text: str, start: int, end: int) -> Iterator[Hit]:
+    aws = _AWS_ID.match(text, start)
+    if aws:
+        if not _placeholder_body(aws.group(0), aws.group(0)[:4]):
+            yield Hit("aws", aws.start(), aws.end(), "aws access key id (AKIA…)")
+        for match in _AWS_SECRET.finditer(text, max(0, start - _NEAR), min(len(text), end + _NEAR)):
+            secret = match.group(0)
+            if (any(c.islower() for c in secret) and any(c.isupper() for c in secret)
+                    and looks_random(secret) and not is_placeholder(secret)):
+                yield Hit("aws", match.start(), match.end(), "aws secret access key near its key id")
+        return
+    if _TWILIO_SID.match(text, start):
+        sid = text[start + 2:start + 34]
+        for match in _HEX32.finditer(text, max(0, start - _NEAR), min(len(text), end + _NEAR)):
+            if match.group(0) != sid and looks_random(match.group(0)):
+                yield Hit("twilio", match.start(), match.end(), "twilio auth token near its account sid (AC…)")
+        return
+    if text.startswith("SK", start) and end - start == 34:
+        for match in _ALNUM32.finditer(text, max(0, start - _NEAR), min(len(text), end + _NEAR)):
+            token = match.group(0)
+            if token != text[start + 2:start + 34] and looks_random(token) and not token.isdigit():
+                yield Hit("twilio", match.start(), match.end(), "twilio api key secret near its sid (SK…)")
+        return
+    mailchimp = _MAILCHIMP.match(text, start)
+    if mailchimp and looks_random(mailchimp.group(0)[:32]):
+        yield Hit("mailchimp", mailchimp.start(), mailchimp.end(), "mailchimp key (…-usN)")
+
+
+# -- blocks ----------------------------------------------------------------------------
+_PEM_BODY = re.compile(r"[A-Za-z0-9+/=]{4}")
+# After an unterminated BEGIN: line breaks (real or escaped), RFC 1421 headers, base64.
+_PEM_TAIL = re.compile(r"(?:(?:\\r|\\n|\r|\n)+|[A-Za-z0-9+/=]{1,100}|[A-Za-z-]{1,40}: [^\n\\]{0,200})*")
+_PEM_BEGIN = re.compile(r"-----BEGIN ((?:[A-Z0-9]+ ){0,4})PRIVATE KEY( BLOCK)?-----")
+
+
+def pem_hits(text: str) -> Iterator[Hit]:
+    """PEM private keys (RSA, EC, OPENSSH, ENCRYPTED, PGP …), also with \\n escaped in
+    JSON; an unterminated block (a cut tool output) is removed to the end."""
+    next_end: dict[str, int] = {}  # END marker -> where it next occurs (-1: nowhere): one scan each
+    at = text.find("-----BEGIN ")
+    while at >= 0:
+        match = _PEM_BEGIN.match(text, at)
+        if match is None:
+            at = text.find("-----BEGIN ", at + 11)
+            continue
+        end_marker = f"-----END {match.group(1)}PRIVATE KEY{match.group(2) or ''}-----"
+        close = next_end.get(end_marker, match.end() - 1)
+        if 0 <= close < match.end():
+            close = next_end[end_marker] = text.find(end_marker, match.end())
+        if close < 0:
+            # Cut short (a truncated tool output): the base64 lines that follow go; a
+            # marker with no body after it is code or docs talking about keys.
+            tail = _PEM_TAIL.match(text, match.end(), match.end() + 20000)
+            if tail and sum(c.isalnum() for c in tail.group(0)) >= 40:
+                yield Hit("private-key", at, tail.end(), "PEM private key block (cut short)")
+                at = text.find("-----BEGIN ", tail.end())
+            else:
+                at = text.find("-----BEGIN ", match.end())
+            continue
+        if not _PEM_BODY.search(text, match.end(), close):  # the markers alone: no key
+            at = text.find("-----BEGIN ", close)
+            continue
+        yield Hit("private-key", at, close + len(end_marker), "PEM private key block")
+        at = text.find("-----BEGIN ", close + len(end_marker))
+
+
+# "<private> tags", "`<private>`": the tag talked about (docs, maxmem's own messages), not used.
+_MENTION = re.compile(r"[`'\"]|s? (?:tags?|spans?|parts?|blocks?|sections?|markers?)\b")
+
+
+def private_hits(text: str, lowered: str) -> Iterator[Hit]:
+    """<private>…</private> spans (an unclosed one runs to the end): removed entirely."""
+    at = lowered.find("<private>")
+    while at >= 0:
+        close = lowered.find("</private>", at + 9)
+        if (at and text[at - 1] in "`'\"") or (close < 0 and _MENTION.match(lowered, at + 9)):
+            at = lowered.find("<private>", at + 9)
+            continue
+        if close < 0:
+            yield Hit(PRIVATE, at, len(text), "<private> span (unclosed: to the end)")
+            return
+        yield Hit(PRIVATE, at, close + 10, "<private> span")
+        at = lowered.find("<private>", close + 10)
+
+
+# scheme://user:password@host — the user may be empty (redis://:pw@host).
+_URL_CREDENTIALS = re.compile(r"://(?P<user>[^\s:/?#@\"'<>\\]{0,256}):(?P<secret>[^\s@/?#\"'<>\\]{1,256})@")
+_WEBHOOKS = re.compile(
+    r"://(?:hooks\.slack\.com/(?:services|workflows|triggers)/(?P<slack>[A-Za-z0-9/_-]{10,200})"
+    r"|(?:discord(?:app)?\.com)/api/webhooks/(?P<discord>\d{5,30}/[A-Za-z0-9_-]{30,100}))"
+)
+_URL_PLACEHOLDERS = frozenset({"password", "pass", "passwd", "pwd", "secret", "pw", "p", "x", "token",
+                               "mypassword", "yourpassword", "pass123", "changeme"})
+
+
+def url_hits(text: str) -> Iterator[Hit]:
+    """Passwords in URLs and DSNs (postgres://app:pw@db/x), Slack and Discord webhooks."""
+    at = text.find("://")
+    while at >= 0:
+        match = _URL_CREDENTIALS.match(text, at)
+        if match:
+            secret = match.group("secret")
+            if not (secret.startswith(("[REDACTED", "$")) or is_placeholder(secret)
+                    or secret.lower() in _URL_PLACEHOLDERS):
+                yield Hit("url-password", match.start("secret"), match.end("secret"), "password in a URL (://user:…@)")
+        hook = _WEBHOOKS.match(text, at)
+        if hook:
+            group = "slack" if hook.group("slack") else "discord"
+            if not is_placeholder(hook.group(group).rsplit("/", 1)[-1]):
+                yield Hit(group, hook.start(group), hook.end(group), f"{group} webhook URL")
+        at = text.find("://", at + 3)
+
+
+_AZURE_AD_SECRET = re.compile(r"[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])")
+
+
+def azure_hits(text: str) -> Iterator[Hit]:
+    """Entra ID (Azure AD) client secrets: three characters, a digit, Q~, then 31-34."""
+    at = text.find("Q~")
+    while at >= 0:
+        if at >= 4:
+            match = _AZURE_AD_SECRET.match(text, at - 4)
+            if match and (at < 5 or not (text[at - 5].isalnum() or text[at - 5] in "_~.-")):
+                yield Hit("azure", match.start(), match.end(), "azure client secret (…Q~…)")
+        at = text.find("Q~", at + 2)

@@ -1,0 +1,343 @@
+"""What a secret name and a secret value look like.
+
+A name such as `OPENAI_API_KEY`, `db_password` or `x-auth-token` says its value may be a
+secret; how strongly depends on its last word (`token_count` is a count, `sort_key` a
+column, `password_field` a form field). A value is then checked against that strength:
+placeholders (`<your-key>`, `${API_KEY}`, `sk-...`), references to other names
+(`password=db_password`, `self.token`), type names (`password: str`), paths and
+numbers are never secrets; the weaker the name, the more random the value must look
+(character classes and Shannon entropy).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from enum import IntEnum
+from functools import lru_cache
+
+__all__ = [
+    "SECRET_HEADS",
+    "Strength",
+    "camel_words",
+    "is_placeholder",
+    "looks_random",
+    "name_strength",
+    "shannon",
+    "value_is_secret",
+    "wordy",
+]
+
+
+class Strength(IntEnum):
+    """How much a name says about its value."""
+
+    WEAK = 1  # "key", "auth", a key of unknown purpose: only a random-looking value counts
+    TOKEN = 2  # api_key, access_token, client_secret: a token-like value counts
+    PASSWORD = 3  # password, passwd, passphrase, db_pwd: any literal that is not a placeholder
+
+
+# The last word of a name decides; words after it that only qualify the value
+# (API_KEY_2, token_b64, password_prod) are dropped first.
+_TRAILING = frozenset({
+    "value", "b64", "base64", "encoded", "enc", "raw", "plain", "plaintext", "str", "string", "prod",
+    "production", "dev", "development", "staging", "stage", "test", "live", "old", "new", "current",
+    "override", "default", "primary", "secondary", "v1", "v2", "v3", "hex", "bytes", "literal",
+    "base",  # Rails' secret_key_base
+})
+_PASSWORD_HEADS = frozenset({"password", "passwd", "passphrase", "passcode", "passwort", "contrasena",
+                             "motdepasse", "pword", "mnemonic"})
+_TOKEN_HEADS = frozenset({"token", "secret", "apikey", "credential", "credentials", "creds", "cred"})
+SECRET_HEADS = _PASSWORD_HEADS | _TOKEN_HEADS | {"key", "auth", "authorization", "pwd", "pass", "pw"}
+
+# Words before "key" that make it a secret (api_key, secret_key, private_key) ...
+_KEY_QUALIFIERS = frozenset({
+    "api", "secret", "access", "private", "master", "encryption", "encrypt", "crypt", "crypto", "signing",
+    "sign", "license", "licence", "auth", "client", "app", "application", "service", "account",
+    "subscription", "shared", "hmac", "jwt", "session", "consumer", "bot", "admin", "root", "webhook",
+    "deploy", "deployment", "personal", "server", "storage", "write", "security", "integration",
+    "partner", "merchant", "developer", "aes", "cipher", "decryption", "signature", "ingest",
+    "management", "mgmt", "rest", "sdk", "live", "prod", "user", "project", "org", "organization",
+    "workspace", "team", "cloud", "search", "maps", "speech", "vision",
+    "translator", "openai", "azure", "cognitive", "function", "host", "instance",
+})
+# ... and words that make a key, token or secret something else entirely.
+_NOT_SECRET_QUALIFIERS = frozenset({
+    "sort", "foreign", "cache", "cached", "partition", "row", "range", "group", "lookup", "dict", "map",
+    "hot", "short", "shortcut", "idempotency", "idempotent", "routing", "object", "bucket", "public",
+    "pub", "publishable", "composite", "unique", "index", "cluster", "shard", "order", "sequence",
+    "natural", "surrogate", "join", "field", "attr", "column", "table", "entry", "item", "record",
+    "dedupe", "dedup", "lock", "mutex", "event", "message", "cursor", "page", "next", "prev",
+    "previous", "continuation", "pagination", "sync", "translation", "i18n", "locale", "label", "enum",
+    "registry", "music", "answer", "color", "colour", "theme", "design", "css", "max", "min", "num",
+    "number", "total", "count", "eos", "bos", "pad", "unk", "sep", "cls", "mask", "special", "stop",
+    "end", "start", "begin", "first", "last", "cancellation", "cancel", "progress", "lexer", "lex",
+    "parse", "parser", "word", "input", "output", "prompt", "completion", "reasoning", "ast", "syntax",
+    "grammar", "char", "eof", "newline", "indent", "dedent", "image", "audio", "video", "text",
+    "santa", "ingredient", "sort_key", "dataclass", "typing", "type", "csrf_exempt", "keyboard",
+    "hash", "react", "list", "sorting", "ordering", "metadata", "meta", "doc", "docs", "example",
+    "sample", "dummy", "fake", "mock", "placeholder",
+})
+_FILE_EXTENSIONS = frozenset({
+    "py", "pyi", "js", "mjs", "cjs", "ts", "tsx", "jsx", "json", "yaml", "yml", "toml", "ini", "cfg", "conf",
+    "env", "txt", "md", "rst", "rb", "go", "rs", "java", "kt", "swift", "c", "h", "cc", "cpp", "hpp", "cs",
+    "php", "sh", "bash", "zsh", "lock", "log", "pem", "crt", "cer", "der", "p12", "pfx", "jks", "html",
+    "css", "scss", "vue", "svelte", "sql", "xml", "gradle", "properties", "tf", "tfvars", "hcl", "lua",
+    "ex", "exs", "erl", "scala", "dart", "m", "mm", "pl", "r", "ipynb", "csv", "tsv", "gpg", "asc", "pub",
+    "key", "bak", "orig", "tmp", "example", "sample", "dist", "template", "tpl", "j2", "cache",
+})
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+
+
+def _split_compound(word: str) -> list[str]:
+    """pgpassword -> pg password, apikey -> api key, authtoken -> auth token (not monkey)."""
+    for head in ("password", "passwd", "passphrase", "token", "secret"):
+        if word.endswith(head) and word != head:
+            return [word[: -len(head)], head]
+    if word.endswith("key") and word[:-3] in _KEY_QUALIFIERS:
+        return [word[:-3], "key"]
+    return [word]
+
+
+@lru_cache(maxsize=4096)
+def name_strength(name: str, flag: bool = False, query: bool = False) -> Strength | None:
+    """How strongly `name` (OPENAI_API_KEY, db.password, x-auth-token) marks its value as
+    a secret; None when it does not (token_count, sort_key, refresh_token.py)."""
+    segment = name.strip("-_.$@")
+    if "." in segment:
+        last = segment.rsplit(".", 1)[1]
+        if last.lower() in _FILE_EXTENSIONS:
+            return None
+        segment = last
+    words: list[str] = []
+    for word in _WORDS.findall(segment):
+        words.extend(_split_compound(word.lower()))
+    while len(words) > 1 and (words[-1] in _TRAILING or words[-1].isdigit()):
+        words.pop()
+    if not words:
+        return None
+    head, qualifiers = words[-1], words[:-1]
+    if head in ("sig", "signature"):
+        return Strength.TOKEN if query else None
+    if head not in SECRET_HEADS:
+        return None
+    if any(q in _NOT_SECRET_QUALIFIERS for q in qualifiers):
+        return None
+    if head in _PASSWORD_HEADS:
+        return Strength.PASSWORD
+    if head in ("pwd", "pw", "pass"):
+        # PWD is the shell's working directory, `pass` a Python keyword: only db_pwd, --pass.
+        return Strength.PASSWORD if qualifiers or flag else None
+    if head == "key":
+        if any(q in _KEY_QUALIFIERS for q in qualifiers) or "api" in qualifiers:
+            return Strength.TOKEN
+        return Strength.WEAK
+    if head in ("auth", "authorization"):
+        return Strength.WEAK
+    return Strength.TOKEN
+
+
+def shannon(value: str) -> float:
+    """Bits per character of `value`'s own character distribution."""
+    if not value:
+        return 0.0
+    total = len(value)
+    return -sum(n / total * math.log2(n / total) for n in Counter(value).values())
+
+
+_PLACEHOLDER = re.compile(
+    r"""(?:
+        \$\{\{.*\}\}            # ${{ secrets.TOKEN }}
+      | \$\{?[A-Za-z_][A-Za-z0-9_]*(?::?[-=?+][^}]*)?\}?   # $TOKEN ${TOKEN} ${TOKEN:-x}
+      | \$\(.*\)?               # $(pass show x)
+      | \{\{.*\}\}?             # {{ token }}
+      | \{[A-Za-z_][\w.]*\}     # {token}
+      | %\(?\w*\)?s | %\w+%     # %s %(pw)s %API_KEY%
+      | <[^<>]*>?               # <your-key>
+      | \[[^\]]*\]?             # [REDACTED] [your key]
+      | [*xX.•·…#_?-]{3,}       # ****, xxxx, ...
+      | \#[0-9a-fA-F]{3,8}      # a colour
+      | (?:env|file|vault|secret|op|ssm|arn):.*   # env:NAME, op://, arn:aws:...
+    )""",
+    re.VERBOSE,
+)
+_PLACEHOLDER_WORDS = ("your", "example", "placeholder", "changeme", "change_me", "change-me", "changeit",
+                      "redacted", "dummy", "sample", "insert", "replace", "foobar", "lorem", "notreal",
+                      "not_a_real", "fake", "xxxx", "****", "...", "…", "<", ">", "todo", "fixme",
+                      "secret_here", "token_here", "key_here", "goes_here", "here")
+_BARE_WORDS = frozenset({
+    "null", "none", "nil", "true", "false", "yes", "no", "on", "off", "undefined", "str", "string", "int",
+    "integer", "bool", "boolean", "bytes", "any", "optional", "secretstr", "text", "varchar", "char",
+    "object", "number", "float", "list", "dict", "required", "hidden", "masked", "empty", "unset",
+    "default", "auto", "env", "file", "prompt", "stdin", "inherit", "password", "passwd", "pass", "pwd",
+    "secret", "secrets", "token", "key", "apikey", "api_key", "user", "username", "foo", "bar", "baz",
+    "qux", "value", "values", "mypassword", "mysecret", "mytoken", "yourpassword", "bearer", "basic", "digest", "none_", "redacted", "sensitive",
+    "confidential", "private", "public", "local", "remote", "present", "missing", "set", "notset",
+    "invalid", "valid", "expired", "revoked", "ok", "na", "tbd", "self", "this", "cls", "args", "kwargs",
+    "config", "settings", "options", "os", "env_var", "environ", "getenv", "secret_key", "access_key",
+})
+# Words prose and code put after "password:" / "password =" that are no password.
+_PROSE_WORDS = frozenset({
+    "please", "enter", "entered", "change", "changed", "forgot", "forgotten", "reset", "required",
+    "optional", "incorrect", "invalid", "expired", "unknown", "hidden", "hashed", "encrypted", "decrypted",
+    "request", "response", "result", "params", "kwargs", "string", "secret", "unused", "missing",
+    "provided", "supplied", "should", "cannot", "before", "after", "always", "never", "masked",
+    "protected", "managed", "stored", "removed", "deleted", "updated", "generated", "random", "strong",
+    "values", "settings", "config", "options", "prompt", "stdin", "nullable", "notnull",
+    "bcrypt", "argon2", "argon2id", "scrypt", "pbkdf2", "sha256", "sha512", "plaintext", "cleartext",
+})
+_SECRET_WORDS = ("password", "passwd", "pwd", "pass", "secret", "token", "key", "auth", "cred")
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_HEX = re.compile(r"[0-9a-fA-F]+")
+_HASH_PREFIX = re.compile(r"(?i)(?:sha1|sha224|sha256|sha384|sha512|md5|blake2b|blake3|h1|xxh64)[:=-]")
+_NUMBER = re.compile(r"[-+]?\d+(?:[.,_]\d+)*(?:[eE][-+]?\d+)?[a-zA-Z%]{0,3}")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_DOTTED = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|->|::|\?\.)[A-Za-z_$][A-Za-z0-9_$]*)+")
+_PARTS = re.compile(r"[_\-. /]+")
+_CHUNKS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
+_VOWELS = frozenset("aeiouyAEIOUY")
+_PATH = re.compile(r"(?:~|\.{1,2})?/[^\s]*|[A-Za-z]:\\.*|.*\.(?:json|ya?ml|pem|key|txt|env|toml|ini|cfg|conf|"
+                   r"p12|pfx|jks|crt|p8|gpg|asc|der|keystore|kdbx)")
+
+
+def wordy(value: str) -> bool:
+    """Words joined by _ - . / or camel case, at most a short number at the end:
+    created_at, createdAt, my-db-secret, user2. Identifiers and slugs, not secrets."""
+    parts = [p for p in _PARTS.split(value) if p]
+    if not parts:
+        return False
+    parts[-1] = parts[-1].rstrip("0123456789") if len(parts[-1].lstrip("0123456789")) > 0 else parts[-1]
+    if len(value) - len("".join(_PARTS.split(value))) > len(value) / 2:
+        return False
+    for part in parts:
+        if not part.isalpha() or not part.isascii():
+            return False
+        chunks = _CHUNKS.findall(part)
+        if len(chunks) > 1 and (min(map(len, chunks)) < 2 or len(part) / len(chunks) < 3):
+            return False
+        if any(len(c) > 5 and not _VOWELS & set(c) for c in chunks):
+            return False
+    return len(value) - len(value.rstrip("0123456789")) <= 2
+
+
+# user@host:port/db, me@example.com: an address where a description stands, not a password
+_ADDRESS = re.compile(r"[\w.+-]+@[A-Za-z][\w-]*(?:\.[\w-]+)*(?:(?:\.[A-Za-z]{2,}|:\w+|/)\S*)")
+
+
+def camel_words(value: str) -> bool:
+    """Ed25519PrivateKey, PKCS7PrivateKeyTypes, SecretStr: a type or class name, made of
+    capitalised words (digits allowed between them), not a random token."""
+    value = value.lstrip("_")
+    if not _IDENTIFIER.fullmatch(value) or not value[0].isupper():
+        return False
+    chunks = _CHUNKS.findall(value)
+    words = [c for c in chunks if len(c) >= 3 and c[0].isupper() and c[1:].islower() and _VOWELS & set(c)]
+    letters = sum(c.isalpha() for c in value)
+    return len(words) >= 2 and sum(map(len, words)) >= 0.6 * letters
+
+
+def is_placeholder(value: str) -> bool:
+    """`<your-key>`, `${API_KEY}`, `sk-...`, `xxxx`, `your_token_here`, `[REDACTED:x]`."""
+    if _PLACEHOLDER.fullmatch(value):
+        return True
+    lowered = value.lower()
+    if any(word in lowered for word in _PLACEHOLDER_WORDS):
+        # A real random token that happens to contain "here" keeps its randomness.
+        letters = sum(c.isalpha() for c in value)
+        return not looks_random(value) or letters / len(value) > 0.8 and "xxxx" in lowered
+    return lowered.strip("'\"") in _BARE_WORDS
+
+
+def _is_reference(value: str) -> bool:
+    """A name standing for the secret, not the secret: db_password, GITHUB_TOKEN, self.key,
+    challengePassword. (A lone lower-case word is not one: POSTGRES_PASSWORD=mysecretpassword.)"""
+    if _DOTTED.fullmatch(value):
+        parts = re.split(r"\.|->|::|\?\.", value.strip("$"))
+        return wordy(parts[-1]) or camel_words(parts[-1]) or all(wordy(p) or len(p) <= 2 for p in parts)
+    if camel_words(value):
+        return True
+    if _IDENTIFIER.fullmatch(value) and wordy(value):
+        if value.isupper() and "_" in value:
+            return True
+        lowered = value.lower()
+        compound = "_" in value or (value[0].islower() and any(c.isupper() for c in value))
+        return compound and any(word in lowered for word in _SECRET_WORDS)
+    return False
+
+
+_SEPARATORS = re.compile(r"[-_./+=:]+")
+
+
+def _mostly_words(value: str) -> bool:
+    """Separated parts that read as words (letters with a vowel, lower-case or capitalised,
+    a short number at most) make up most of `value`."""
+    parts = [p for p in _SEPARATORS.split(value) if p]
+    if len(parts) < 2:
+        return False
+    word_chars = 0
+    for part in parts:
+        letters = part.rstrip("0123456789")
+        if (len(part) - len(letters) <= 2 and len(letters) >= 3 and letters.isalpha()
+                and (letters.islower() or letters.istitle()) and _VOWELS & set(letters)):
+            word_chars += len(part)
+    return word_chars >= 0.6 * sum(map(len, parts))
+
+
+def looks_random(value: str, min_length: int = 16) -> bool:
+    """Random enough for a secret: several character classes, no words, high entropy."""
+    n = len(value)
+    if n < min_length or wordy(value):
+        return False
+    digits = sum(c.isdigit() for c in value)
+    upper = sum(c.isupper() for c in value)
+    lower = sum(c.islower() for c in value)
+    if len(set(value)) < min(n, 16) * 0.5:  # aaaaaaaa, 00000000, abababab
+        return False
+    if sum(not c.isalnum() for c in value) > n / 4:  # __f2py_cb_#name#, a.b.c.d: structure, not noise
+        return False
+    if _HEX.fullmatch(value):
+        return n >= 16 and digits > 0 and digits < n
+    if _mostly_words(value):  # types-auth0-python, my-app-secret-v2
+        return False
+    entropy = shannon(value)
+    if digits and (upper or lower):
+        return entropy >= min(3.0, math.log2(n) * 0.75)
+    return upper > 0 and lower > 0 and n >= 20 and entropy >= 3.5
+
+
+def value_is_secret(value: str, strength: Strength, *, quoted: bool, literal: bool) -> bool:
+    """Is `value`, given to a name of `strength`, a secret?
+
+    `quoted`: the value was in quotes. `literal`: the context makes it a literal rather
+    than code (NAME=value in a shell or .env line, a flag, a header)."""
+    if not value or value.startswith("[REDACTED") or "://" in value:
+        return False
+    if is_placeholder(value) or _HASH_PREFIX.match(value) or _is_reference(value) and not quoted:
+        return False
+    if quoted and _is_reference(value) and any(w in value.lower() for w in _SECRET_WORDS) and not _DOTTED.fullmatch(value):
+        return False  # "challengePassword", "db_password": a field's name in quotes
+    if _PATH.fullmatch(value) and not looks_random(value.replace("/", "")):
+        return False
+    if _NUMBER.fullmatch(value):
+        return strength is Strength.PASSWORD and len(value) >= 4 and value.isdigit()
+    if strength is Strength.WEAK:
+        return looks_random(value, 16) and not _UUID.fullmatch(value)
+    if strength is Strength.TOKEN:
+        if len(value) < (6 if quoted or literal else 8) or wordy(value) or " " in value.strip():
+            return False
+        has_digit = any(c.isdigit() for c in value)
+        has_alpha = any(c.isalpha() for c in value)
+        return (has_digit and has_alpha) or looks_random(value, 12) or (
+            len(value) >= 16 and any(c.isupper() for c in value) and any(c.islower() for c in value))
+    # A password: any literal, but not a lone word where code or prose could put one.
+    if len(value) < 3:
+        return False
+    if quoted or literal:
+        return not (_is_reference(value) and not quoted)
+    if _ADDRESS.fullmatch(value):
+        return False
+    if value.isalpha():  # "password: supersecret" (YAML) yes, "Password: enter it twice" no
+        return len(value) >= 6 and value.islower() and value not in _PROSE_WORDS
+    # created_at, newPassword: a name; hunter2, Tr0ub4dor&3: a password
+    return not (_IDENTIFIER.fullmatch(value) and wordy(value) and not any(c.isdigit() for c in value))

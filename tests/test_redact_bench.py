@@ -1,0 +1,51 @@
+"""bench/redact_eval.py end to end at toy sizes, so the script behind the README's
+redaction table cannot rot (its figures come from full runs, never from a test)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+import redact_eval  # noqa: E402  (from bench/, put on sys.path above)
+
+
+def test_the_benchmark_runs_and_reports_every_figure(tmp_path):
+    out = tmp_path / "redact.json"
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "redact_eval.py"), "--limit", "40", "--transcript-mb", "0.05",
+         "--repeats", "1", "--json", str(out)],
+        capture_output=True, text=True, timeout=600, check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "| dev recall |" in result.stdout and "| heldout precision |" in result.stdout
+    assert "| maxmem on bad input |" in result.stdout
+    figures = json.loads(out.read_text())
+    for system in ("maxmem", "detect-secrets"):
+        assert figures[system]["throughput_mb_s"] > 0
+        for split in ("dev", "heldout"):
+            assert 0 <= figures[system][split]["recall"] <= 1
+            assert figures[system][split]["negative_lines"] > 0
+
+
+def test_scoring_counts_partial_removal_as_a_miss_and_stray_spans_as_false_positives():
+    items = [
+        {"id": "a", "label": "secret", "shape": "x", "context": "c", "text": "key=SECRET1 ok", "spans": [[4, 11, "x"]]},
+        {"id": "b", "label": "negative", "shape": "n", "context": "c", "text": "one\ntwo\nthree", "spans": []},
+    ]
+    perfect = redact_eval.score(items, [[(4, 11)], []])
+    assert (perfect["recall"], perfect["precision"], perfect["fp_lines"]) == (1.0, 1.0, 0)
+    partial = redact_eval.score(items, [[(4, 8), (12, 14)], [(4, 7)]])
+    assert partial["recall"] == 0.0
+    assert partial["precision"] == 1 / 3
+    assert partial["fp_lines"] == 1 and partial["negative_lines"] == 3
+
+
+def test_the_synthetic_transcript_has_the_size_asked_for_and_no_secret():
+    text = redact_eval.synthetic_transcript(200_000, seed=3)
+    assert 190_000 <= len(text.encode()) <= 200_000
+    lines = text.splitlines()
+    assert all(json.loads(line)["type"] in ("user", "assistant") for line in lines[:-1])
