@@ -663,8 +663,7 @@ class Exporter:
             else:
                 values.append(row[name])
         if self.schema.vector_type is not None:
-            usable = vector is not None and self.schema.dim == len(vector)
-            if not usable:
+            if vector is None or self.schema.dim != len(vector):
                 values.append(None)
             elif self.schema.vector_type == "vector":
                 values.append(vector)
