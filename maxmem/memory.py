@@ -7,7 +7,7 @@ import math
 import os
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
@@ -246,6 +246,24 @@ def check_count(value: Any, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**63:
         raise InvalidInput(f"{what} must be a whole number ≥ 0, not {str(value)[:40]!r}")
     return value
+
+
+def parse_pairs(pairs: Iterable[str], what: str = "--meta") -> dict[str, Any] | None:
+    """key=value pairs (repeated, or one a line) as metadata: values that parse as JSON
+    (numbers, true, null) keep their type."""
+    out: dict[str, Any] = {}
+    for value in pairs:
+        for pair in value.splitlines() or [value]:
+            if not pair.strip():
+                continue
+            key, sep, text = pair.partition("=")
+            if not sep:
+                raise InvalidInput(f"{what} {pair.strip()!r}: write key=value")
+            try:
+                out[key.strip()] = json.loads(text)
+            except json.JSONDecodeError:
+                out[key.strip()] = text.strip()
+    return out or None
 
 
 def check_short(value: Any, what: str) -> str | None:
