@@ -8,6 +8,7 @@ import sys
 
 import pytest
 from conftest import run_cli
+from maxmem.memory import estimate_tokens
 
 
 @pytest.fixture
@@ -94,12 +95,14 @@ def test_save_context_from_stdin_and_file_then_context(run, tmp_path):
     report = json.loads(out)
     assert (report["exchanges_stored"], report["exchanges_already_saved"]) == (0, 1)
     code, out, _ = run("context", "--session", "s-1")
-    assert code == 0 and out.startswith("# Memory brief")
+    assert code == 0 and out.startswith("maxmem memory brief: ") and "```markdown\n# Memory brief" in out
+    assert out.rstrip().endswith("```")
     assert "## This session (s-1)" in out and "Staging Postgres listens on 5433" in out
     assert "Staging port" in out
     code, out, _ = run("context", "--budget-tokens", "150", "--json")
     data = json.loads(out)
     assert data["tokens"] <= 150 and data["markdown"].startswith("# Memory brief")
+    assert data["tokens"] == estimate_tokens(data["text"]) and data["markdown"].rstrip() in data["text"]
 
 
 def test_save_context_errors(run, tmp_path):
