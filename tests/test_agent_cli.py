@@ -8,6 +8,7 @@ import sys
 
 import pytest
 from conftest import run_cli
+
 from maxmem.memory import estimate_tokens
 
 

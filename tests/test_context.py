@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from datetime import timedelta
 
 import pytest
 
 from maxmem import InvalidInput
-import re
-
 from maxmem.briefing import PREFACE, build_brief
-from maxmem.memory import estimate_tokens
 from maxmem.compaction import save_context
+from maxmem.memory import estimate_tokens
 from maxmem.work import observe
 
 DOC = {
@@ -257,7 +256,8 @@ def ids_in(text: str) -> list[int]:
     return [int(n) for n in re.findall(r"#(\d+)\)", text)]
 
 
-WIDE = ["Größe und Maße: Ärger über Öl 🚀🔥 — ", "日本語のメモ、東京で会議 ", "émojis 👩‍💻🧪 naïve café ", "plain words "]
+WIDE = ["Größe und Maße: Ärger über Öl 🚀🔥 — ", "日本語のメモ、東京で会議 ", "émojis 👩‍💻🧪 naïve café ",
+        "plain words "]
 
 
 def seed_wide(brain, clock, count=120):
