@@ -16,7 +16,6 @@ from .. import compaction, nlquery, work
 from ..briefing import DEFAULT_BUDGET_TOKENS, build_brief
 from ..clock import Clock
 from ..errors import InvalidInput
-from ..mcp import serve
 from .common import State, emit, json_option, memory_line, pass_state, read_stdin, split_tags
 
 # -- work tracking ---------------------------------------------------------------
@@ -216,7 +215,12 @@ def query(state: State, question: str, explain: bool, as_json: bool) -> None:
 @click.command()
 @pass_state
 def mcp(state: State) -> None:
-    """Serve this brain to an agent over the Model Context Protocol (stdio)."""
+    """Serve this brain to an agent over the Model Context Protocol (stdio).
+
+    Tools for every agent capability, the resources memory://brief, memory://core and
+    memory://{id}, and prompts; see docs/mcp.md."""
+    from ..mcp import serve  # the mcp SDK is an optional extra: loaded only to serve
+
     serve(state.brain(), state.timezone())
 
 
