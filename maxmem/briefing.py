@@ -84,12 +84,18 @@ class Section:
     lines: list[str]
     ids: list[int]
 
+    def __post_init__(self) -> None:
+        self._prefix = [0]  # bytes of the first k lines, each with its newline
+        for line in self.lines:
+            self._prefix.append(self._prefix[-1] + _size(line) + 1)
+        self._head = _size(f"## {self.heading}\n")
+
     def cost(self, shown: int) -> int:
         """The bytes the section takes with its first `shown` lines (0: left out)."""
         if shown <= 0 or not self.lines:
             return 0
-        cost = _size(f"## {self.heading}\n") + sum(_size(line) + 1 for line in self.lines[:shown])
-        return cost + (_size(_more(len(self.lines) - shown)) if shown < len(self.lines) else 0)
+        more = _size(_more(len(self.lines) - shown)) if shown < len(self.lines) else 0
+        return self._head + self._prefix[shown] + more
 
     def most(self, budget: int) -> int:
         """The most lines that fit in `budget` bytes."""
