@@ -166,13 +166,13 @@ def test_markdown_export_and_import_round_trip(run, tmp_path):
     code, out, _ = run("import", "--format", "markdown", str(workspace), "--json")
     files = json.loads(out)["files"]
     assert [(f["added"], f["existing"]) for f in files] == [(0, 1), (0, 1)]
-    # a hand-written addition is imported once; the unchanged files are skipped
+    # a hand-written addition is imported once (exported files are read again each time)
     daily.write_text(daily.read_text() + "- 23:59 a new line by hand\n")
     code, out, _ = run("import", "--format", "markdown", str(workspace / "memory" / "*.md"))
-    assert out.strip() == ("imported 1 file(s): 1 memories added, 1 already present,"
+    assert out.strip() == ("imported 1 file(s): 1 memories added, 0 updated, 1 already present,"
                            " 0 file(s) unchanged since their last import")
     code, out, _ = run("import", "--format", "markdown", str(workspace))
-    assert "2 file(s) unchanged" in out
+    assert "0 memories added, 0 updated, 3 already present" in out
     code, out, _ = run("list", "--json")
     assert sorted(m["content"] for m in json.loads(out)) == [
         "Deployed v2 to production", "Prefers short answers", "a new line by hand"]
