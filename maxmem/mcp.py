@@ -365,16 +365,24 @@ class Server(MCPServer):
             raise ToolError(f"Error executing tool {name}: {validation_line(cause)}") from cause
 
 
-def on_the_loop(error: Callable[[str], Exception]) -> Callable[[Callable[..., Any]], Callable[..., Awaitable[Any]]]:
+Wrap = Callable[[Callable[..., Any]], Callable[..., Awaitable[Any]]]
+
+
+def error_line(exc: MaxmemError) -> str:
+    """What a client is told of a maxmem error: its message, on one line."""
+    return " ".join(str(exc).split())
+
+
+def on_the_loop(error: Callable[[str], Exception]) -> Wrap:
     """Make a handler async (the SDK then runs it on the event loop's thread, where the
-    Brain's connection lives) and turn its maxmem errors into `error(one line)`."""
+    Brain's connection lives) and turn its maxmem errors into `error(error_line(…))`."""
     def wrap(fn: Callable[..., Any]) -> Callable[..., Awaitable[Any]]:
         @functools.wraps(fn)
         async def run(*args: Any, **kwargs: Any) -> Any:
             try:
                 return fn(*args, **kwargs)
             except MaxmemError as exc:
-                raise error(" ".join(str(exc).split())) from None
+                raise error(error_line(exc)) from None
         return run
     return wrap
 
