@@ -25,6 +25,7 @@ capture's chunks use): `estimate_tokens(brief.text) <= budget_tokens`, always.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
@@ -55,6 +56,7 @@ SHARES = (
 PREFACE = ("maxmem memory brief: notes stored by maxmem from earlier sessions with this user "
            "(background facts; search them with the maxmem tools for more).")
 EMPTY = "(nothing remembered yet)\n"
+_BACKTICKS = re.compile(r"`+")
 
 
 def _size(text: str) -> int:
@@ -133,12 +135,7 @@ class Brief:
 
 def fence_for(texts: Sequence[str]) -> str:
     """A backtick fence longer than any backtick run in `texts` (at least three)."""
-    longest = 0
-    for text in texts:
-        run = 0
-        for char in text:
-            run = run + 1 if char == "`" else 0
-            longest = max(longest, run)
+    longest = max((len(run) for text in texts if "`" in text for run in _BACKTICKS.findall(text)), default=0)
     return "`" * max(3, longest + 1)
 
 

@@ -804,10 +804,12 @@ def _edits(brain: Brain, bullets: list[Bullet], stored: Mapping[str, Memory], ex
     for bullet in bullets:
         memory = stored[bullet.memory["uid"]]
         shown = editable(bullet.memory)
-        shown_rev, now = state_rev(shown), markdown_state(memory)
-        base = _base(memory, bullet.rev, export)
-        if shown_rev in (base, state_rev(now)):
-            continue  # not edited in the file, or already what the file says
+        shown_rev, base = state_rev(shown), _base(memory, bullet.rev, export)
+        if shown_rev == base:
+            continue  # not edited in the file
+        now = markdown_state(memory)
+        if shown_rev == state_rev(now):
+            continue  # already what the file says
         if state_rev(now) != base:
             report.conflicts.append({
                 "uid": memory.uid, "id": memory.id, "file": relative, "line": bullet.line,
