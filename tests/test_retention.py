@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from maxmem import Brain, Config, FixedClock
+from maxmem.archive import read as read_archive
 from maxmem.cli import cli
 from maxmem.curation import history
 from maxmem.errors import ConfigError, InvalidInput
@@ -209,15 +210,24 @@ def test_second_run_does_nothing_and_writes_no_archive(aged, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == files
 
 
-def test_batches_are_separate_transactions_with_one_archive(tmp_path, hash_embedder):
+def test_batches_are_separate_transactions_each_with_its_archive(tmp_path, hash_embedder):
     clock = FixedClock("2026-11-30T08:00:00Z")
     with Brain.open(tmp_path / "brain.db", embedder=hash_embedder, clock=clock) as b:
-        b.remember_many([{"content": f"old note {i}", "category": "daily", "created_at": "2026-01-01T00:00:00Z"}
-                         for i in range(7)])
+        b.remember_many([{"content": f"old note {i}", "category": "daily" if i % 2 else "conversation",
+                          "created_at": "2026-01-01T00:00:00Z"} for i in range(7)])
         report = apply(b, _policy(batch_size=3))
-        assert report["deleted"]["daily"] == 7 and report["archived"] == 7
-        assert len(list(tmp_path.glob("brain.retention-*.jsonl.gz"))) == 1
+        assert report["deleted"] == {"core": 0, "daily": 3, "conversation": 4, "project": 0}
+        assert report["archived"] == 7
+        names = sorted(p.name for p in tmp_path.glob("brain.retention-*.jsonl.gz"))
+        assert names == ["brain.retention-20261130T080000Z-2.jsonl.gz", "brain.retention-20261130T080000Z-3.jsonl.gz",
+                         "brain.retention-20261130T080000Z.jsonl.gz"]
+        assert report["archives"] == [str(tmp_path / n) for n in (names[2], names[0], names[1])]
+        sizes = [len(read_archive(p).records) for p in report["archives"]]
+        assert sizes == [3, 3, 1]
+        assert "archived 7 rows to 3 files" in summary(report)
         assert b.db.scalar("SELECT count(*) FROM changes WHERE op = 'delete'") == 7
+        assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+        assert b.db.scalar("SELECT count(*) FROM meta WHERE key LIKE 'retention_pending:%'") == 0
 
 
 def test_turns_and_tool_calls_age_with_conversations(tmp_path, hash_embedder):
