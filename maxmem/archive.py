@@ -16,6 +16,7 @@ middle of an intact file is still an error naming its line.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import zlib
@@ -77,11 +78,11 @@ def write(path: Path, records: Sequence[Mapping[str, Any]], replace: bool = Fals
     path = Path(path)
     if path.exists() and not replace:
         raise ArchiveError(f"{path} exists already: not overwriting an archive")
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     building = temporary(path)
-    building.unlink(missing_ok=True)  # left by a killed run: it holds nothing not in brain.db
     lines = [json.dumps(r, ensure_ascii=False) + "\n" for r in records]
     try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        building.unlink(missing_ok=True)  # left by a killed run: it holds nothing not in brain.db
         fd = os.open(building, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
         with os.fdopen(fd, "wb") as raw:
             compressor = zlib.compressobj(6, zlib.DEFLATED, 31)  # 31: a gzip header and trailer
@@ -102,7 +103,8 @@ def write(path: Path, records: Sequence[Mapping[str, Any]], replace: bool = Fals
         os.replace(building, path)
         sync_folder(path.parent)
     except OSError as exc:
-        building.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            building.unlink(missing_ok=True)
         raise ArchiveError(
             f"cannot write the archive {path}: {exc.strerror or exc}; nothing was deleted"
         ) from None

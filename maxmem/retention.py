@@ -330,12 +330,13 @@ class Names:
 @contextlib.contextmanager
 def run_lock(folder: Path, stem: str) -> Iterator[None]:
     """One retention run at a time per brain and archive folder (a lock file held for the run)."""
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     lock = folder / f".{stem}.retention.lock"
     try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd = os.open(lock, os.O_CREAT | os.O_RDWR, 0o600)
     except OSError as exc:
-        raise MaxmemError(f"cannot create {lock}: {exc.strerror}") from None
+        raise MaxmemError(f"cannot use {folder} as the archive folder ({exc.strerror}): "
+                          "check [retention] archive_dir") from None
     try:
         if fcntl is not None:
             try:
