@@ -23,9 +23,8 @@ from pathlib import Path
 import apsw
 import pytest
 
-from maxmem import Brain
+from maxmem import Brain, retention
 from maxmem import archive as archive_mod
-from maxmem import retention
 
 KILLS = 21
 EXPIRING = 5000
@@ -120,7 +119,7 @@ def test_sigkill_at_random_points_strands_no_memory(seed, tmp_path):
             seen, last = now, time.monotonic() - started
             first = first or last
         time.sleep(0.005)
-    out, err = done.communicate(timeout=300)
+    _, err = done.communicate(timeout=300)
     assert done.returncode == 0, err.decode()[-500:]
     assert first is not None and last is not None
     span = time.monotonic() - started
@@ -174,7 +173,7 @@ def test_sigkill_at_random_points_strands_no_memory(seed, tmp_path):
 
         # The re-run finishes the job: nothing expired left, each row in exactly one archive.
         rerun = _retain(db_path)
-        out, err = rerun.communicate(timeout=300)
+        _, err = rerun.communicate(timeout=300)
         assert rerun.returncode == 0, f"{where}: {err.decode()[-500:]}"
         in_db, kept_now, journal = _keys(db_path)
         counts, _ = _archives(folder)
