@@ -15,7 +15,7 @@ With --data, recall on long memories: each memory is `--sessions` consecutive Lo
 sessions of a conversation ("<speaker>: <text>" lines, several thousand tokens), each
 question whose evidence lies in one memory asks for it; R@1 and MRR over the memories
 of its conversation, for the vector of the full text (every window), of the bounded
-text (head + samples, what maxmem stores) and of the head alone (same budget).
+text (windows spread over it, what maxmem stores) and of the head alone (same budget).
 LoCoMo's own protocol (one memory per turn, bench/locomo.py) never meets the bound:
 its longest turn is far below DOCUMENT_TOKENS.
 """

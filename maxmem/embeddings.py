@@ -75,16 +75,18 @@ def normalise(matrix: np.ndarray) -> np.ndarray:
 # A vector comes from a bounded amount of text, whatever the provider: the local model
 # reads a long text in 510-token windows (109 KB took a minute of CPU), a remote API
 # bills per token or refuses past its context. A document longer than the bound is
-# embedded from its head (half the budget) and SAMPLES excerpts taken evenly from the
-# rest: the start says what a memory is about, the samples let the rest have a say.
-# The same text always gives the same excerpt (the embeddings cache relies on it).
-# A query longer than its bound is cut to its head, and the caller is told.
+# embedded from WINDOWS excerpts of equal length spread evenly over it, the first at
+# its start and the last at its end (the local model averages its windows, so this is
+# "the text's chunks averaged, up to a cap"). Chosen on LoCoMo's tuning pair against
+# the head alone and head + samples, where whole sessions joined into long memories
+# were the documents (bench/embed_bounds.py --data). The same text always gives the
+# same excerpt (the embeddings cache relies on it). A query longer than its bound is
+# cut to its head, and the caller is told.
 
 DOCUMENT_TOKENS = 2000  # four windows of multilingual-e5 (510 content tokens each)
 QUERY_TOKENS = 500  # one window
 CHARS_PER_TOKEN = 4  # a first cut by characters (English runs ~4 per e5 token); tokens are counted after
-HEAD_SHARE = 0.5
-SAMPLES = 6
+WINDOWS = 4
 GAP = "\n…\n"
 
 TokenCount = Callable[[str], int]
@@ -106,14 +108,11 @@ def _whole_words(piece: str, start: bool, end: bool) -> str:
 def _excerpt(text: str, max_chars: int) -> str:
     if len(text) <= max_chars:
         return text
-    head = _whole_words(text[: int(max_chars * HEAD_SHARE)], False, True)
-    rest = text[len(head) :]
-    piece = max(1, (max_chars - len(head)) // SAMPLES - len(GAP))
-    step = len(rest) / SAMPLES
-    parts = [head]
-    for i in range(SAMPLES):
-        begin = int(i * step + max(0.0, step - piece) / 2)  # centred in its stretch of the rest
-        parts.append(_whole_words(rest[begin : begin + piece], True, True))
+    piece = max(1, max_chars // WINDOWS - len(GAP))
+    parts = []
+    for i in range(WINDOWS):
+        begin = round(i * (len(text) - piece) / (WINDOWS - 1))
+        parts.append(_whole_words(text[begin : begin + piece], begin > 0, begin + piece < len(text)))
     return GAP.join(p for p in parts if p)
 
 

@@ -3,6 +3,7 @@ long queries cut with a note (timings: bench/embed_bounds.py)."""
 
 from __future__ import annotations
 
+import itertools
 import random
 
 import numpy as np
@@ -12,6 +13,7 @@ from maxmem.embeddings import (
     DOCUMENT_TOKENS,
     GAP,
     QUERY_TOKENS,
+    WINDOWS,
     LocalEmbedder,
     bound_document,
     bound_query,
@@ -38,17 +40,19 @@ def test_short_texts_are_untouched(local):
     assert bound_document(turn, count=local.count_tokens) == turn
 
 
-def test_a_long_memory_is_its_head_and_samples_of_the_rest(local):
+def test_a_long_memory_is_windows_spread_over_it(local):
     text = words(200_000)  # about 1.3 MB
     bounded = bound_document(text, count=local.count_tokens)
     assert local.count_tokens(bounded) <= DOCUMENT_TOKENS
     assert bounded == bound_document(text, count=local.count_tokens)  # the same every time
     parts = bounded.split(GAP)
-    assert len(parts) == 7 and text.startswith(parts[0])
-    assert len(parts[0]) >= sum(len(p) for p in parts[1:]) * 0.8  # half the budget is the head
+    assert len(parts) == WINDOWS and text.startswith(parts[0]) and text.endswith(parts[-1])
     positions = [text.find(p) for p in parts]
     assert all(p >= 0 for p in positions) and positions == sorted(positions)  # excerpts, in order
-    assert positions[-1] > len(text) * 0.8  # the end of the text has a say
+    gaps = [b - a for a, b in itertools.pairwise(positions)]
+    assert max(gaps) - min(gaps) < len(text) * 0.01  # evenly spread
+    lengths = [len(p) for p in parts]
+    assert max(lengths) - min(lengths) < 0.1 * max(lengths)
     assert all(not p.startswith(" ") and not p.endswith(" ") for p in parts)
 
 
@@ -61,7 +65,7 @@ def test_text_without_spaces_is_bounded_too(local):
 def test_without_a_token_count_the_bound_is_by_characters():
     text = words(100_000)
     bounded = bound_document(text)
-    assert len(bounded) <= DOCUMENT_TOKENS * 4 + 2 * len(GAP) * 7
+    assert len(bounded) <= DOCUMENT_TOKENS * 4
 
 
 def test_a_long_query_is_cut_to_its_head_with_a_note(local):
