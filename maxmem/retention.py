@@ -377,7 +377,8 @@ def apply(brain: Brain, policy: Policy | None = None) -> dict[str, Any]:
     size_before = 0 if in_memory else _file_size(path)
     written: list[Path] = []
     try:
-        with run_lock(folder, stem):
+        # An in-memory brain is this process's alone: no other run can share it.
+        with contextlib.nullcontext() if in_memory else run_lock(folder, stem):
             resumed = resume(brain)
             names = Names(folder, stem, now)
             deleted, transcripts = _expire(brain, names, written, limits, policy.batch_size)
