@@ -30,7 +30,7 @@ from .clock import Clock, iso
 from .config import Config
 from .db import Database, guarded
 from .embeddings import Embedder, identity, make_embedder
-from .errors import EmbeddingError, InvalidInput, NotFound
+from .errors import DatabaseError, EmbeddingError, InvalidInput, NotFound
 from .memory import CATEGORIES, ORDERS, Filters, Hit, Memory, check_content
 from .migrations import MIGRATIONS, migrate, schema_version
 from .records import FIELDS, REMEMBER_ARGS, UPDATABLE, Checked, check_record, check_records, embed_text, item_of
@@ -95,6 +95,10 @@ class Brain:
         clock = clock or Clock()
         db = Database(path, busy_timeout_ms=config.busy_timeout_ms)
         try:
+            if db.read_only and schema_version(db) < len(MIGRATIONS):
+                raise DatabaseError(
+                    f"{path} is read-only ({db.read_only}) and was written by an older maxmem whose "
+                    f"schema must be upgraded first: open it once where it can be written")
             migrate(db, clock)
             chosen = make_embedder(embedder, config, recorded_provider=db.get_meta("embedder_provider"))
             brain = cls(db, config, chosen, clock)
@@ -187,20 +191,24 @@ class Brain:
                 return Stored(exact, "unchanged")
             return Stored(self._merge(exact, curation.merged_fields(exact, record, now)), "updated")
         config = curation.settings(self.config)
-        found = self._near_duplicate(record, config) if (config.dedup if near is None else near) else None
-        if found is not None:
-            existing, similarity = found
-            log.info("near-duplicate of #%d (similarity %.3f): updating it instead", existing.id, similarity)
-            fields = curation.merged_fields(existing, record, now, similarity)
-            return Stored(self._merge(existing, fields), "updated", similarity)
-        return Stored(self._insert([record])[0], "added")
+        embedded = True  # the text's vector is cached, or will be made by the insert
+        if (config.dedup if near is None else near) and self.vectors.index() is not None:
+            made = self.vectors.vectors_for([embed_text(record["title"], record["content"])])
+            embedded = made.error is None  # a failure is not tried again for the insert
+            found = self._near_duplicate(record, config, made.vectors[0])
+            if found is not None:
+                existing, similarity = found
+                log.info("near-duplicate of #%d (similarity %.3f): updating it instead", existing.id, similarity)
+                fields = curation.merged_fields(existing, record, now, similarity)
+                return Stored(self._merge(existing, fields), "updated", similarity)
+        return Stored(self._insert([record], embed=embedded)[0], "added")
 
-    def _near_duplicate(self, record: Mapping[str, Any], config: curation.Settings) -> tuple[Memory, float] | None:
+    def _near_duplicate(self, record: Mapping[str, Any], config: curation.Settings,
+                        vector: np.ndarray | None) -> tuple[Memory, float] | None:
         """The stored memory of the record's category that it restates, with its similarity."""
-        if self.embedder is None:
+        if vector is None:
             return None
-        for memory, similarity in self.similar(record["content"], title=record.get("title"),
-                                               category=record["category"], limit=3):
+        for memory, similarity in self._nearest(vector, Filters(category=record["category"]), 3):
             if curation.is_near_duplicate(similarity, memory.content, record["content"],
                                           config.dedup_threshold, config.dedup_superset_threshold):
                 return memory, similarity
@@ -221,9 +229,10 @@ class Brain:
         chosen = Filters.of(filters, **fields)
         if self.vectors.index() is None:
             return []
-        vector = self.vectors.vectors_for([embed_text(title, check_content(content))])[0]
-        if vector is None:
-            return []
+        vector = self.vectors.vectors_for([embed_text(title, check_content(content))]).vectors[0]
+        return [] if vector is None else self._nearest(vector, chosen, limit)
+
+    def _nearest(self, vector: np.ndarray, chosen: Filters, limit: int) -> builtins.list[tuple[Memory, float]]:
         best = hybrid.similar(self.db, self.vectors, vector, chosen, limit)
         memories = {m.id: m for m in self.rows.get_many([i for i, _ in best])}
         keep_superseded = not chosen.is_empty()  # the filters chose the statuses
@@ -246,14 +255,14 @@ class Brain:
         checked = check_records(items, now=iso(self.clock.now()), agent=self.config.agent,
                                 redacting=self.config.redact_on_remember)
         self._note_redactions(checked)
-        return self._insert([c.record for c in checked], embed)
+        return self._insert([c.record for c in checked], embed, batch=True)
 
-    def _insert(self, records: list[dict[str, Any]], embed: bool = True) -> list[Memory]:
+    def _insert(self, records: list[dict[str, Any]], embed: bool = True, batch: bool = False) -> list[Memory]:
         if not records:
             return []
         texts = [embed_text(r["title"], r["content"]) for r in records]
         if embed:
-            embedded = self.vectors.embed(texts)
+            embedded = self.vectors.embed(texts, batch)
             vectors, fresh = embedded.vectors, embedded.fresh
         else:
             vectors, fresh = self.vectors.cached_only(texts), {}
@@ -276,8 +285,8 @@ class Brain:
         now = iso(self.clock.now())
         records = [c.record for c in check_records(items, now=now, agent=self.config.agent,
                                                    redacting=self.config.redact_on_remember)]
-        vectors = self.vectors.vectors_for([embed_text(r["title"], r["content"]) for r in records])
-        return sum(1 for v in vectors if v is None)
+        embedded = self.vectors.vectors_for([embed_text(r["title"], r["content"]) for r in records], batch=True)
+        return sum(1 for v in embedded.vectors if v is None)
 
     @guarded
     def update(self, id_or_uid: int | str, **fields: Any) -> Memory:
@@ -295,7 +304,7 @@ class Brain:
             return old
         new_text = embed_text(record["title"], record["content"])
         reembed = new_text != embed_text(old.title, old.content)
-        vector = self.vectors.vectors_for([new_text])[0] if reembed else None
+        vector = self.vectors.vectors_for([new_text]).vectors[0] if reembed else None
         changed["updated_at"] = iso(self.clock.now())
         if reembed:
             changed["embedded_at"] = changed["updated_at"] if vector is not None else None
@@ -479,7 +488,7 @@ class Brain:
         try:
             return self.vectors.embed_query(hybrid.vector_query(query))
         except EmbeddingError as exc:
-            self._warn(f"{exc}; searched by keyword only")
+            self._warn(f"search fell back to keywords: {getattr(exc, 'failure', None) or exc}")
             if mode == "vector":
                 raise
             return None
@@ -518,17 +527,17 @@ class Brain:
         if self.embedder is None:
             raise EmbeddingError("no embedder configured: set one with  maxmem init --embedder local")
         total, done, last_id = self.pending_count(), 0, 0
-        self.vectors.clear_failure()  # an explicit backfill always tries the API
         while rows := self.db.rows(
             "SELECT id, title, content FROM memories WHERE embedded_at IS NULL AND id > ? ORDER BY id LIMIT ?",
             (last_id, batch_size),
         ):
             last_id = rows[-1]["id"]
-            vectors = self.vectors.vectors_for([embed_text(r["title"], r["content"]) for r in rows])
-            failure = self.vectors.recent_failure()
-            if failure:
+            embedded = self.vectors.vectors_for([embed_text(r["title"], r["content"]) for r in rows], batch=True)
+            if embedded.error:
+                failure = embedded.error
                 self.warnings[:] = [w for w in self.warnings if not w.startswith(failure)]  # the error now
                 raise EmbeddingError(failure)
+            vectors = embedded.vectors
             with self.db.atomic():
                 ids = [r["id"] for r in rows]
                 # Skip rows deleted or embedded by another process meanwhile.
@@ -571,7 +580,8 @@ class Brain:
         """
         counts = {"added": 0, "updated": 0, "unchanged": 0}
         prepared = self._importable(records, counts)
-        vectors = self.vectors.vectors_for([embed_text(r["title"], r["content"]) for r, _ in prepared])
+        vectors = self.vectors.vectors_for([embed_text(r["title"], r["content"]) for r, _ in prepared],
+                                           batch=True).vectors
         now = iso(self.clock.now())
         touched: set[int] = set()  # whose neighbour windows to bring up to date at the end
         with self.db.atomic():

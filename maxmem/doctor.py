@@ -31,8 +31,9 @@ from .capture import CaptureSettings, discover
 from .clock import Clock, iso
 from .config import Config, state_dir
 from .db import DAMAGE
-from .errors import MaxmemError
+from .errors import ConfigError, MaxmemError
 from .health import age_hours, format_age, last_runs, one_line
+from .retention import check_archives
 from .wiring import Install, problems
 
 Check = dict[str, Any]
@@ -292,6 +293,16 @@ def loop_checks(config: Config, env: Mapping[str, str], runs: Mapping[str, Mappi
     return checks
 
 
+def archive_checks(brain: Brain) -> list[Check]:
+    """Retention's archives (retention.check_archives): an interrupted run, a leftover
+    temporary, an archive that is not whole."""
+    try:
+        found = check_archives(brain)
+    except ConfigError as exc:  # a bad [retention] section: the retention job reports it too
+        return [_check("retention archives", False, str(exc))]
+    return [{**c, "level": "ok" if c["ok"] else "fail"} for c in found]
+
+
 def run_checks(config: Config, embedder: str | None = None,
                extra: list[Callable[[Any], Check]] | None = None,
                clock: Clock | None = None, env: Mapping[str, str] | None = None,
@@ -373,6 +384,10 @@ def _inspect(brain: Brain, config: Config, checks: list[Check], report: dict[str
     report["backups"] = {"dir": str(directory), "count": len(backups),
                          "newest": str(backups[-1]) if backups else None}
     checks.extend(job_checks(runs, config, now, backups[-1] if backups else None, schedules))
+    checks.extend(archive_checks(brain))
+    if brain.db.read_only:
+        checks.append(_check("access", True, f"read-only ({brain.db.read_only}): reads work, writes are refused",
+                             warn=True))
     if env is not None:
         checks.extend(loop_checks(config, env, runs, now))
     backup_perms = check_backup_permissions(directory)

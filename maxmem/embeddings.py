@@ -196,7 +196,13 @@ def _clean(text: str) -> str:
 
 class EmbeddingUnavailable(EmbeddingError):
     """The server did not answer in time, could not be reached, or asked us to wait: a
-    failure that passes (unlike a refused key), which the circuit breaker remembers."""
+    failure that passes (unlike a refused key), which the circuit breaker remembers.
+    `failure` is the failure that opened the breaker when this is a call it refused
+    (one event, however many calls it turned away)."""
+
+    def __init__(self, message: str, failure: str | None = None) -> None:
+        super().__init__(message)
+        self.failure = failure or message
 
 
 class Breaker:
@@ -214,8 +220,8 @@ class Breaker:
         self._failed: tuple[float, float, str] | None = None  # (monotonic time, seconds closed, message)
         self._not_before = 0.0
 
-    def refuse(self) -> str | None:
-        """The message to fail with now, or None when the server may be called."""
+    def refuse(self) -> EmbeddingUnavailable | None:
+        """The error to fail with now, or None when the server may be called."""
         with self._lock:
             if self._failed is None:
                 return None
@@ -223,7 +229,8 @@ class Breaker:
             left = at + closed_for - time.monotonic()
             if left <= 0:
                 return None
-            return f"{message} {_seconds(time.monotonic() - at)} s ago: not asked again for {_seconds(left)} s"
+            return EmbeddingUnavailable(f"{message} {_seconds(time.monotonic() - at)} s ago: "
+                                        f"not asked again for {_seconds(left)} s", failure=message)
 
     def wait_turn(self, deadline: float) -> float:
         """Sleep until Retry-After allows a request; returns the seconds waited. Raises
@@ -394,8 +401,8 @@ class OpenAIEmbedder:
         """Every batch within one deadline; the breaker hears how it went."""
         if not self.batch:
             refused = self.breaker.refuse()
-            if refused:
-                raise EmbeddingUnavailable(refused)
+            if refused is not None:
+                raise refused
         budget = self.batch_deadline if self.batch else self.deadline
         deadline = time.monotonic() + budget
         try:
@@ -539,9 +546,9 @@ def make_embedder(
             max_retries=config.embed_max_retries,
             deadline=config.embed_deadline,
             batch_deadline=config.embed_batch_deadline,
-            # 0 until Brain calls through for_batch() where a backfill must always try
-            # (embed_pending, reindex): then config.embed_pause, and Brain's own pause goes.
-            # Retry-After is honoured either way.
-            pause=0.0,
+            # Interactive calls (remember, search) pause after a failure; batch jobs
+            # (embed_pending, reindex, import, bulk loads) go through for_batch() and
+            # always try. Retry-After is honoured either way.
+            pause=config.embed_pause,
         )
     raise InvalidInput(f"unknown embedder {choice!r}: use auto, openai, local or none")

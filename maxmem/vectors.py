@@ -16,14 +16,13 @@ memory: it is stored without a vector (`embedded_at` NULL) and backfilled later.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from .db import Database
-from .embeddings import Embedder, identity, text_hash
+from .embeddings import Embedder, bound_query, for_batch, identity, text_hash
 from .errors import DatabaseError, EmbeddingError
 from .memory import Memory
 from .neighbours import in_session
@@ -34,11 +33,6 @@ log = logging.getLogger("maxmem")
 # The quantizer is refitted each time the vector count doubles, up to this many
 # vectors; then frozen.
 CENTER_SAMPLE = 1000
-# After an embedding failure, this process stores new memories pending and searches by
-# keyword for this long instead of waiting on the API again (an agent remembering in
-# a loop during an outage would otherwise wait out every retry, on every call).
-# `VectorStore.clear_failure()` (an explicit backfill) tries the API again at once.
-EMBED_PAUSE_SECONDS = 60.0
 
 # The vectors the embeddings cache refers to (by_reference): a memory's own vector,
 # read from vec0. The caller checks that the content hashes to the wanted text hash.
@@ -373,6 +367,7 @@ class Embedded:
 
     vectors: Vectors
     fresh: dict[str, np.ndarray]
+    error: str | None = None  # why the embedder gave no vectors, when it failed
 
 
 class VectorStore:
@@ -387,7 +382,6 @@ class VectorStore:
         self._index: VectorIndex | None = None
         self._quantizer: Quantizer | None = None
         self._seen_version: tuple[int, str | None] | None = None
-        self._failure: tuple[float, str] | None = None  # (monotonic time, message)
 
     # -- the model ----------------------------------------------------------
     def check_identity(self) -> None:
@@ -430,31 +424,32 @@ class VectorStore:
         if message not in self.warnings:
             self.warnings.append(message)
 
-    def recent_failure(self) -> str | None:
-        """The message of an embedding failure less than EMBED_PAUSE_SECONDS ago."""
-        if self._failure and time.monotonic() - self._failure[0] < EMBED_PAUSE_SECONDS:
-            return self._failure[1]
-        return None
+    def _embedder(self, batch: bool) -> Embedder | None:
+        """The embedder, or its batch flavour (a longer deadline, not paused by the
+        embedding server's circuit breaker: embeddings.for_batch)."""
+        if self.embedder is None or not batch:
+            return self.embedder
+        return for_batch(self.embedder)
 
-    def clear_failure(self) -> None:
-        self._failure = None
+    def _failed(self, exc: EmbeddingError, count: int) -> None:
+        # One warning per failure: the calls a circuit breaker refused after it say the same.
+        self.warn(pending_note(str(getattr(exc, "failure", None) or exc)))
+        log.info("embedding failed, %d memories left pending: %s", count, exc)  # and in .warnings
 
-    def _failed(self, message: str) -> None:
-        self._failure = (time.monotonic(), message)
-        self.warn(pending_note(message))
-
-    def embed(self, texts: Sequence[str]) -> Embedded:
+    def embed(self, texts: Sequence[str], batch: bool = False) -> Embedded:
         """Vectors from the cache, else from the embedder (outside any transaction).
 
-        On an embedding failure the texts get None (stored as pending) and a warning.
+        On an embedding failure the texts get None (stored as pending), a warning, and
+        the failure in `Embedded.error`. `batch` for jobs that embed many texts.
         """
-        if self.embedder is None:
+        embedder = self._embedder(batch)
+        if embedder is None:
             return Embedded([None] * len(texts), {})
         try:  # a remote model of unknown dimension is asked for it here
-            model = identity(self.embedder)
+            model = identity(embedder)
         except EmbeddingError as exc:
-            self._failed(str(exc))
-            return Embedded([None] * len(texts), {})
+            self._failed(exc, len(texts))
+            return Embedded([None] * len(texts), {}, str(exc))
         hashes = [text_hash(t) for t in texts]
         cached = self.cached(model, hashes)
         unique: dict[str, str] = {}
@@ -463,27 +458,22 @@ class VectorStore:
                 unique.setdefault(h, t)
         if not unique:
             return Embedded([cached.get(h) for h in hashes], {})
-        failing = self.recent_failure()
-        if failing:
-            self.warn(pending_note(failing))
-            return Embedded([cached.get(h) for h in hashes], {})
         try:
-            matrix = self.embedder.embed_documents(list(unique.values()))
+            matrix = embedder.embed_documents(list(unique.values()))
         except EmbeddingError as exc:
-            self._failed(str(exc))
-            log.info("embedding failed, %d memories left pending: %s", len(unique), exc)  # and in .warnings
-            return Embedded([cached.get(h) for h in hashes], {})
+            self._failed(exc, len(unique))
+            return Embedded([cached.get(h) for h in hashes], {}, str(exc))
         fresh = dict(zip(unique, np.asarray(matrix, dtype=np.float32)))
         cached.update(fresh)
         return Embedded([cached.get(h) for h in hashes], fresh)
 
-    def vectors_for(self, texts: Sequence[str]) -> Vectors:
+    def vectors_for(self, texts: Sequence[str], batch: bool = False) -> Embedded:
         """`embed`, keeping what was just embedded in the cache (its own transaction)."""
-        embedded = self.embed(texts)
+        embedded = self.embed(texts, batch)
         if embedded.fresh:
             with self.db.atomic():
                 self.cache(embedded.fresh)
-        return embedded.vectors
+        return embedded
 
     def cached_only(self, texts: Sequence[str]) -> Vectors:
         """Vectors the cache already holds; None for the rest (never calls the embedder)."""
@@ -494,17 +484,14 @@ class VectorStore:
         return [cached.get(h) for h in hashes]
 
     def embed_query(self, text: str) -> np.ndarray:
-        """The query's vector; EmbeddingError (also while a recent failure pauses the
-        embedder) for the caller to fall back on keywords."""
+        """The query's vector, from a bounded text (a note says when it was cut);
+        EmbeddingError, at once while the server's circuit breaker is open, for the
+        caller to fall back on keywords."""
         assert self.embedder is not None
-        failing = self.recent_failure()
-        if failing:
-            raise EmbeddingError(failing)
-        try:
-            return self.embedder.embed_query(text)
-        except EmbeddingError as exc:
-            self._failure = (time.monotonic(), str(exc))
-            raise
+        bounded, note = bound_query(text, count=getattr(self.embedder, "count_tokens", None))
+        if note:
+            self.warn(note)
+        return self.embedder.embed_query(bounded)
 
     # -- the embeddings cache -----------------------------------------------
     def cache(self, fresh: Mapping[str, np.ndarray], model: str | None = None) -> None:

@@ -86,21 +86,31 @@ def triggers_sweep(state: State, since: str, as_json: bool) -> None:
 @click.option("--stats", "show_stats", is_flag=True, help="Growth per category per month instead.")
 @click.option("--months", default=6, show_default=True, help="With --stats: how many months.")
 @click.option("--oldest", default=5, show_default=True, help="Dry run: how many of the oldest to list.")
+@click.option("--repair-archives", is_flag=True,
+              help="Rewrite archives an interrupted run left cut short, keeping their complete lines.")
 @json_option
 @pass_state
-def retain(state: State, apply_: bool, show_stats: bool, months: int, oldest: int, as_json: bool) -> None:
+def retain(state: State, apply_: bool, show_stats: bool, months: int, oldest: int, repair_archives: bool,
+           as_json: bool) -> None:
     """Expire memories past their category's retention (a dry run unless --apply).
 
     core and project forever, daily 90 days, conversation 30 days ([retention] in the
-    config); pinned and trigger memories never expire. --apply writes the expired rows
-    to a gzipped JSONL archive next to brain.db (restore with  maxmem import FILE).
+    config); pinned and trigger memories never expire. --apply writes the expired rows,
+    batch by batch, to gzipped JSONL archives next to brain.db, each written whole and
+    checked before its rows are deleted (restore with  maxmem import FILE...); a run
+    that was interrupted is finished by the next one.
     """
-    if show_stats and apply_:
-        raise InvalidInput("--stats and --apply do not go together: run them one after the other")
+    if sum((show_stats, apply_, repair_archives)) > 1:
+        raise InvalidInput("--stats, --apply and --repair-archives do not go together: run them one after the other")
     if oldest < 0:
         raise InvalidInput("--oldest must be 0 or more")
     brain = state.brain()
-    if show_stats:
+    if repair_archives:
+        repaired = retention.repair_archives(brain)
+        emit(repaired, as_json, lambda rows: [
+            f"repaired {r['path']}: {r['lines']} complete lines kept, {r['lost_bytes']} bytes lost" for r in rows
+        ] or ["every archive is whole"])
+    elif show_stats:
         emit(retention.growth(brain, months), as_json, retention.growth_lines)
     elif apply_:
         emit(retention.apply(brain), as_json, lambda r: [retention.summary(r)])

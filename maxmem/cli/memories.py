@@ -9,9 +9,10 @@ from typing import Any
 
 import click
 
+from .. import archive
 from ..errors import InvalidInput
 from ..files import write_private
-from ..jsonl import read_jsonl, write_jsonl
+from ..jsonl import write_jsonl
 from ..memory import CATEGORIES, STATUSES
 from ..workspace import backup_markdown, export_markdown, import_markdown
 from .common import (
@@ -64,15 +65,18 @@ def add(state: State, content: str | None, category: str, kind: str, title: str 
 
 
 @click.command("import")
-@click.argument("path", type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="PATH...")
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "markdown"]), default="jsonl",
               show_default=True, help="markdown: PATH is a GLOB ('memory/*.md'), a file or a workspace.")
 @click.option("--delete-missing", is_flag=True,
               help="markdown: forget the memories an export wrote to PATH whose bullets are gone.")
 @json_option
 @pass_state
-def import_(state: State, path: Path, fmt: str, delete_missing: bool, as_json: bool) -> None:
-    """Import memories from a JSONL file (.jsonl or .jsonl.gz, e.g. an export or archive).
+def import_(state: State, paths: tuple[Path, ...], fmt: str, delete_missing: bool, as_json: bool) -> None:
+    """Import memories from JSONL files (.jsonl or .jsonl.gz: exports, retention archives).
+
+    A retention archive that an interrupted run left cut short gives back its complete
+    lines, with a warning saying how much was lost.
 
     With --format markdown, a folder that `maxmem export --format markdown` wrote is a
     round trip: bullets edited there update their memories (content, category, tags,
@@ -82,20 +86,29 @@ def import_(state: State, path: Path, fmt: str, delete_missing: bool, as_json: b
     if delete_missing and fmt != "markdown":
         raise InvalidInput("--delete-missing is for --format markdown")
     if fmt == "markdown":
-        report = import_markdown(state.brain(), str(path), tz=state.timezone(), delete_missing=delete_missing)
+        if len(paths) != 1:
+            raise InvalidInput("--format markdown takes one PATH: a GLOB, a file or a workspace")
+        report = import_markdown(state.brain(), str(paths[0]), tz=state.timezone(), delete_missing=delete_missing)
         emit(report.to_dict(), as_json, lambda _: report.lines())
         if report.conflicts:
             sys.exit(1)
         return
-    if not path.is_file():
-        raise InvalidInput(f"{path}: " + ("a folder: give a JSONL file, or --format markdown for a workspace of notes"
-                                          if path.is_dir() else "no such file" if not path.exists() else
-                                          "not a regular file"))
-
-    counts = state.brain().import_records(read_jsonl(path))
-    emit(counts, as_json, lambda c: [
-        f"imported {path}: {c['added']} added, {c['updated']} updated, {c['unchanged']} unchanged"
-    ])
+    for path in paths:
+        if not path.is_file():
+            raise InvalidInput(f"{path}: " + ("a folder: give a JSONL file, or --format markdown for a workspace "
+                                              "of notes" if path.is_dir() else "no such file" if not path.exists()
+                                              else "not a regular file"))
+    readings = [archive.read(path) for path in paths]  # every file checked before anything is stored
+    brain = state.brain()
+    results = []
+    for reading in readings:
+        if reading.note():
+            click.echo(f"maxmem: warning: {reading.note()}", err=True)
+        results.append({"path": str(reading.path), **brain.import_records(reading.records)})
+    single = {k: v for k, v in results[0].items() if k != "path"}  # one file: its counts, as before
+    emit(results if len(results) > 1 else single, as_json, lambda _: [
+        f"imported {r['path']}: {r['added']} added, {r['updated']} updated, {r['unchanged']} unchanged"
+        for r in results])
 
 
 @click.command()

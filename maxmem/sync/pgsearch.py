@@ -294,7 +294,7 @@ def search(
                 try:
                     query_vector = brain.embedder.embed_query(search_mod.vector_query(query))
                 except EmbeddingError as exc:
-                    note = f"{exc}; searched by keyword only"
+                    note = f"search fell back to keywords: {exc}"
                     if mode == "vector":
                         raise
         if mode == "vector" and query_vector is None:
