@@ -668,7 +668,9 @@ def _whole(value: Any, what: str) -> int:
     except (TypeError, ValueError, OverflowError):
         raise InvalidInput(f"{what} must be a whole number") from None
     if number < 0 or isinstance(value, bool):
-        raise InvalidInput(f"{what} must be a whole number, 0 or more, not {value!r}")
+        raise InvalidInput(f"{what} must be a whole number, 0 or more, not {value!r}"[:200])
+    if number >= 2**63:  # SQLite's integers end there
+        raise InvalidInput(f"{what} must be below 2^63, not {str(value)[:40]}")
     return number
 
 

@@ -156,9 +156,9 @@ def check_status(status: Any) -> str:
 
 def check_kind(kind: Any) -> str:
     if not isinstance(kind, str) or not KIND.match(kind):
-        raise InvalidInput(
-            f"kind {kind!r} is not allowed: use a short lowercase word like note, decision, fact"
-        )
+        shown = repr(kind) if len(repr(kind)) <= 40 else repr(kind)[:37] + "…"
+        raise InvalidInput(f"kind {shown} is not allowed: use a short lowercase word (at most 32 characters) "
+                           "like note, decision, fact")
     return kind
 
 
@@ -367,8 +367,8 @@ def _bound_importance(value: Any, what: str) -> float:
         number = float(value)
     except (TypeError, ValueError):
         raise InvalidInput(f"{what} must be a number from 0 to 1, not {value!r}"[:200]) from None
-    if isinstance(value, bool) or number != number:
-        raise InvalidInput(f"{what} must be a number from 0 to 1, not {value!r}")
+    if isinstance(value, bool) or not 0.0 <= number <= 1.0:  # NaN and ±inf too
+        raise InvalidInput(f"{what} must be a number from 0 to 1, not {value!r}"[:200])
     return number
 
 

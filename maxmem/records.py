@@ -10,8 +10,10 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
+from .clock import parse_time
 from .embeddings import text_hash
 from .errors import InvalidInput
 from .memory import (
@@ -105,12 +107,24 @@ def check_record(item: Mapping[str, Any], *, now: str, agent: str | None, redact
         "content_hash": content_hash(content),
         "pinned": check_flag(item.get("pinned", False), "pinned"),
         "superseded_by": check_uid(item.get("superseded_by"), "superseded_by"),
-        "created_at": check_time(item.get("created_at"), "created_at") or now,
+        "created_at": _not_ahead(check_time(item.get("created_at"), "created_at"), now) or now,
         "updated_at": check_time(item.get("updated_at"), "updated_at") or now,
         "last_recalled_at": check_time(item.get("last_recalled_at"), "last_recalled_at"),
         "recall_count": check_count(item.get("recall_count"), "recall_count"),
         "embedded_at": None,
     }, found)
+
+
+# How far ahead of now a memory's time may be (clocks of machines and transcripts drift):
+# a creation time in the year 3000 would keep a memory from ever expiring.
+MAX_AHEAD = timedelta(days=1)
+
+
+def _not_ahead(created: str | None, now: str) -> str | None:
+    if created is not None and parse_time(created) > parse_time(now) + MAX_AHEAD:
+        raise InvalidInput(f"created_at {created[:10]} is in the future: give the time it happened "
+                           "(at most a day ahead of this machine's clock)")
+    return created
 
 
 def check_records(items: Iterable[Mapping[str, Any]], *, now: str, agent: str | None,

@@ -738,7 +738,8 @@ def import_markdown(brain: Brain, pattern: str | Path, *, tz: tzinfo = UTC,
         items = [b.memory for b in fresh]
         fallback_time = None
         if file_date(path) is None:  # MEMORY.md: undated bullets take the file's date
-            fallback_time = iso(datetime.fromtimestamp(path.stat().st_mtime, UTC))
+            # (never later than the brain's now: a file saved "in the future" by a clock)
+            fallback_time = iso(min(datetime.fromtimestamp(path.stat().st_mtime, UTC), brain.clock.now()))
         for item in items:
             item["metadata"]["import_key"] = _import_key(relative, item)
             item["source"] = "import"

@@ -265,3 +265,23 @@ def test_messages_name_what_is_wrong(brain, tmp_path, capsys):
     assert code == 2 and "a folder: give a JSONL file" in err
     code, out, err = run_cli([*db, "capture", "--path", "/dev/null"], capsys)
     assert code == 2 and "/dev/null is not a regular file" in err
+
+
+def test_edges_get_one_line_errors_or_bounds(tmp_path, capsys):
+    """Issue 19's edges: each is a clear one-line error, never a traceback."""
+    from conftest import run_cli
+
+    db = ["--db", str(tmp_path / "e.db"), "--embedder", "none"]
+    assert run_cli([*db, "add", "a memory to list"], capsys)[0] == 0
+    cases = [
+        (["list", "--offset", "99999999999999999999"], "offset must be below 2^63"),
+        (["list", "--min-importance", "inf"], "min_importance must be a number from 0 to 1"),
+        (["search", "memory", "--min-importance", "nan"], "min_importance must be a number from 0 to 1"),
+        (["context", "--budget-tokens", "0"], "at least 100"),
+        (["add", "from the future", "--created-at", "3000-01-01"], "created_at 3000-01-01 is in the future"),
+        (["add", "x", "-k", "k" * 10_000], "is not allowed"),
+    ]
+    for args, fragment in cases:
+        code, _, err = run_cli([*db, *args], capsys)
+        assert code in (1, 2) and fragment in err, (args, err)
+        assert err.count("\n") == 1 and "Traceback" not in err and len(err) < 600, err

@@ -167,8 +167,8 @@ def context_(state: State, session: str | None, budget_tokens: int | None, as_js
     Sections in a fixed order (core, work in progress, daily notes, this session,
     important in the last day), each memory once, fenced after a one-line preface so
     the agent tells stored notes from instructions."""
-    budget = budget_tokens or int(state.config.section("context").get("budget_tokens")
-                                  or DEFAULT_BUDGET_TOKENS)
+    budget = budget_tokens if budget_tokens is not None else int(
+        state.config.section("context").get("budget_tokens") or DEFAULT_BUDGET_TOKENS)
     brief = build_brief(state.brain(), session=session, budget_tokens=budget, tz=state.timezone())
     if as_json:
         emit(brief.to_dict(), True)
