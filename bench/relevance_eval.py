@@ -69,6 +69,8 @@ class Asked:
     category: str
     gold: list[str]
     hits: list[dict[str, Any]] = field(default_factory=list)  # relevance and evidence, ranked
+    memories: int = 0  # in the brain searched
+    vector: list[float] = field(default_factory=list)  # relevances of a mode="vector" search's hits
     empty: bool = False  # nothing relevant at the default threshold
     recall: float = 0.0  # R@10 of the ranking (answerable questions)
     recall_cut: float = 0.0  # R@10 of what the default threshold returns
@@ -113,6 +115,7 @@ def run(conversations: Sequence[locomo.Conversation], unanswerable: dict[str, li
             brain.remember_many(conv.items)
             for q in questions(conv, unanswerable.get(conv.sample_id, [])):
                 hits = brain.search(q.text, limit=LIMIT, explain=True, track=False, min_relevance=0.0)
+                meaning = brain.search(q.text, limit=LIMIT, track=False, min_relevance=0.0, mode="vector")
                 started = time.perf_counter()
                 cut = brain.search(q.text, limit=LIMIT, track=False)  # config min_relevance
                 timing.search += time.perf_counter() - started
@@ -120,8 +123,10 @@ def run(conversations: Sequence[locomo.Conversation], unanswerable: dict[str, li
                 rel.evidence(brain.db, q.text, {h.memory.id: h.explain.get("cosine") for h in hits})
                 timing.evidence += time.perf_counter() - started
                 timing.searches += 1
-                q.hits = [{"relevance": h.relevance, "cosine": h.explain.get("cosine"),
+                q.hits = [{"relevance": h.relevance, "cosine": h.explain.get("similarity"),
                            "cover": h.explain["cover"], "unknown": h.explain["unknown"]} for h in hits]
+                q.memories = int(brain.db.scalar(rel.SIZE_SQL) or 0)
+                q.vector = [h.relevance or 0.0 for h in meaning]
                 q.empty = not cut
                 if q.gold:
                     q.recall = locomo.recall_row(locomo.hit_ids(hits, LIMIT), q.gold)[1]
@@ -161,13 +166,44 @@ def curve(kind: dict[str, list[Asked]]) -> dict[str, Any]:
             for t in CURVE}
 
 
-def figures(asked: Sequence[Asked]) -> dict[str, Any]:
+def frontier(kind: dict[str, list[Asked]]) -> dict[str, Any]:
+    """Where the trade-off stands, over every threshold the hits' relevances allow: the
+    most unanswerable questions cut (%) while R@10 drops by at most one point, and what
+    cutting half of them costs in R@10 points (each with its threshold)."""
+    answerable, unanswerable = kind["answerable"], kind["unanswerable"]
+    if not answerable or not unanswerable:
+        return {}
+    ok, okay = np.array([best(q) for q in answerable]), np.array([q.recall for q in answerable])
+    no = np.array([best(q) for q in unanswerable])
+    cut_at, best_cut = 0.0, 0.0
+    for t in np.unique(np.concatenate([ok, no, [1.0]])):
+        if (okay * (ok < t)).sum() / len(ok) * 100 > 1.0:
+            break
+        cut_at, best_cut = float(t), float((no < t).mean() * 100)
+    half = float(np.sort(no)[(len(no) + 1) // 2 - 1]) + 1e-9  # cuts at least half
+    return {"one_point": {"threshold": cut_at, "cut": best_cut},
+            "half": {"threshold": half, "r10_change": float(-(okay * (ok < half)).sum() / len(ok) * 100)}}
+
+
+def vector_mode(kind: dict[str, list[Asked]], threshold: float) -> dict[str, Any]:
+    """mode="vector" (judged on the cosine alone): AUC of its best hit's relevance and the
+    share of each kind of question it answers with nothing at `threshold`."""
+    ok = [max(q.vector, default=0.0) for q in kind["answerable"]]
+    no = [max(q.vector, default=0.0) for q in kind["unanswerable"]]
+    return {"auc": auc(ok, no),
+            "empty": {"answerable": float(np.mean([v < threshold for v in ok]) * 100) if ok else None,
+                      "unanswerable": float(np.mean([v < threshold for v in no]) * 100) if no else None}}
+
+
+def figures(asked: Sequence[Asked], threshold: float) -> dict[str, Any]:
     kind = {k: [q for q in asked if q.kind == k] for k in KINDS}
     answerable = kind["answerable"]
     r10 = float(np.mean([q.recall for q in answerable]) * 100) if answerable else None
     r10_cut = float(np.mean([q.recall_cut for q in answerable]) * 100) if answerable else None
     return {
         "curve": curve(kind),
+        "frontier": frontier(kind),
+        "vector_mode": vector_mode(kind, threshold),
         "conversations": sorted({q.conv for q in asked}),
         "n": {k: len(v) for k, v in kind.items()},
         "auc": auc([top(q) for q in answerable], [top(q) for q in kind["unanswerable"]]),
@@ -181,9 +217,9 @@ def figures(asked: Sequence[Asked]) -> dict[str, Any]:
     }
 
 
-def halves(asked: Sequence[Asked], calibration: Sequence[str]) -> dict[str, dict[str, Any]]:
-    return {"calibration": figures([q for q in asked if q.conv in calibration]),
-            "held-out": figures([q for q in asked if q.conv not in calibration])}
+def halves(asked: Sequence[Asked], calibration: Sequence[str], threshold: float) -> dict[str, dict[str, Any]]:
+    return {"calibration": figures([q for q in asked if q.conv in calibration], threshold),
+            "held-out": figures([q for q in asked if q.conv not in calibration], threshold)}
 
 
 def fmt(value: float | None, spec: str = "5.1f") -> str:
@@ -216,6 +252,14 @@ def report(result: dict[str, Any], out: Any = None) -> None:
         if f["curve"]:
             line("  other thresholds (unanswerable cut / R@10 change): " + ", ".join(
                 f"{t} {cut:.0f} %/{change:+.1f}" for t, (cut, change) in f["curve"].items()))
+        if f["frontier"]:
+            one, half = f["frontier"]["one_point"], f["frontier"]["half"]
+            line(f"  frontier: at most 1 point of R@10 lost cuts {one['cut']:.1f} % "
+                 f"(threshold {one['threshold']:.3f}); cutting half costs {half['r10_change']:+.2f} points "
+                 f"(threshold {half['threshold']:.3f})")
+        v = f["vector_mode"]
+        line(f"  mode vector (cosine alone): AUC {fmt(v['auc'], '.3f')}; nothing relevant at {result['threshold']:g}: "
+             f"{fmt(v['empty']['unanswerable'])} % of unanswerable, {fmt(v['empty']['answerable'])} % of answerable")
 
 
 # -- fitting --------------------------------------------------------------------------
@@ -223,13 +267,15 @@ def report(result: dict[str, Any], out: Any = None) -> None:
 def fit(asked: Sequence[Asked], calibration: Sequence[str]) -> dict[str, Any]:
     """relevance.py's constants from the calibration half: logistic regressions on the
     top hit's evidence, answerable (1) vs unanswerable (0), both classes weighted
-    equally; then the highest threshold (steps of 0.01) whose R@10 change there is
-    within one point."""
+    equally and each answerable question by its R@10 (a search that found none of the
+    evidence costs nothing when cut); then the highest threshold (steps of 0.005) whose
+    R@10 change there is within one point."""
     from scipy.optimize import minimize  # the benchmark's own dependency, not maxmem's
 
     chosen = [q for q in asked if q.conv in calibration and q.kind != "adversarial" and q.hits]
     y = np.array([q.kind == "answerable" for q in chosen], dtype=float)
-    weight = np.where(y == 1, 0.5 / y.mean(), 0.5 / (1 - y.mean()))
+    recall = np.array([q.recall for q in chosen])
+    weight = np.where(y == 1, 0.5 / y.mean() * recall, 0.5 / (1 - y.mean()))
 
     def logistic(columns: list[str]) -> tuple[float, ...]:
         x = np.array([[q.hits[0][c] or 0.0 for c in columns] + [1.0] for q in chosen])
@@ -240,20 +286,21 @@ def fit(asked: Sequence[Asked], calibration: Sequence[str]) -> dict[str, Any]:
 
         return tuple(round(float(v), 3) for v in minimize(loss, np.zeros(x.shape[1]), method="BFGS").x)
 
-    constants = {"WITH_COSINE": logistic(["cosine", "cover", "unknown"]),
-                 "WITHOUT_COSINE": logistic(["cover", "unknown"]),
-                 "COSINE_ONLY": logistic(["cosine"])}
+    constants: dict[str, Any] = {"WITH_COSINE": logistic(["cosine", "cover", "unknown"]),
+                                 "WITHOUT_COSINE": logistic(["cover", "unknown"]),
+                                 "COSINE_ONLY": logistic(["cosine"]),
+                                 "CALIBRATED_MEMORIES": min(q.memories for q in chosen)}
     saved = {k: getattr(rel, k) for k in constants}
     try:
         for k, v in constants.items():
             setattr(rel, k, v)
         answerable = [q for q in asked if q.conv in calibration and q.kind == "answerable"]
-        best = [max((rel.relevance(rel.Evidence(h["cosine"], h["cover"], h["unknown"])) for h in q.hits),
-                    default=0.0) for q in answerable]
+        best = [max((rel.relevance(rel.Evidence(h["cosine"], h["cover"], h["unknown"], q.memories))
+                     for h in q.hits), default=0.0) for q in answerable]
         r10 = np.mean([q.recall for q in answerable])
         threshold = 0.0
-        for step in range(1, 100):
-            t = step / 100
+        for step in range(1, 200):
+            t = step / 200
             kept = np.mean([q.recall * (b >= t) for q, b in zip(answerable, best)])
             if (r10 - kept) * 100 > 1.0:
                 break
@@ -313,7 +360,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             asked = run(conversations, unanswerable, embedder, Path(workdir), timing)
     finally:
         embedder.close()
-    result = {"threshold": Config().min_relevance, "halves": halves(asked, args.calibration),
+    threshold = Config().min_relevance
+    result = {"threshold": threshold, "halves": halves(asked, args.calibration, threshold),
               "ms_per_search": {"search": 1000 * timing.search / max(timing.searches, 1),
                                 "evidence": 1000 * timing.evidence / max(timing.searches, 1)}}
     report(result)
