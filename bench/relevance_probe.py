@@ -10,8 +10,9 @@ paraphrases and every unrelated query; a medium brain holds all twenty and the f
 (119 memories) and is asked everything. Every query goes through `Brain.search` at the
 default min_relevance, in mode hybrid and in mode vector. Printed per brain and mode:
 paraphrases whose memory comes first and is returned (found), those whose memory comes
-first whatever the threshold (ranked first: what the ranking alone gets right), and
-unrelated queries answered with nothing.
+first whatever the threshold (ranked first: what the ranking alone gets right),
+unrelated queries answered with nothing, and the AUC of the best hit's relevance for
+telling paraphrases (all of them) from unrelated queries.
 
 LoCoMo (bench/relevance_eval.py) calibrates relevance on brains of 369-688 memories
 whose questions share the conversation's words; this probe is where queries in other
@@ -105,8 +106,8 @@ def run(probe: Probe, embedder: Embedder, workdir: Path) -> list[Asked]:
     return asked
 
 
-def summarise(asked: Sequence[Asked]) -> dict[str, dict[str, int]]:
-    out: dict[str, dict[str, int]] = {}
+def summarise(asked: Sequence[Asked]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
     for key in sorted({(a.brain, a.mode) for a in asked}, key=lambda k: (k[0] != "tiny", k[1])):
         rows = [a for a in asked if (a.brain, a.mode) == key]
         para = [a for a in rows if a.kind == "paraphrase"]
@@ -114,16 +115,24 @@ def summarise(asked: Sequence[Asked]) -> dict[str, dict[str, int]]:
         out[f"{key[0]} {key[1]}"] = {
             "paraphrases": len(para), "found": sum(a.first and a.returned for a in para),
             "first": sum(a.first for a in para),
-            "unrelated": len(unrelated), "unrelated_cut": sum(not a.returned for a in unrelated)}
+            "unrelated": len(unrelated), "unrelated_cut": sum(not a.returned for a in unrelated),
+            "auc": auc([a.relevance for a in para], [a.relevance for a in unrelated])}
     return out
 
 
-def report(summary: dict[str, dict[str, int]], threshold: float, out: Any = None) -> None:
+def auc(positive: Sequence[float], negative: Sequence[float]) -> float:
+    """P(a paraphrase's best relevance is above an unrelated query's), ties counting half."""
+    pairs = [(p > n) + 0.5 * (p == n) for p in positive for n in negative]
+    return sum(pairs) / len(pairs) if pairs else float("nan")
+
+
+def report(summary: dict[str, dict[str, Any]], threshold: float, out: Any = None) -> None:
     print(f"paraphrase probe at min_relevance {threshold:g} (tiny brains: {TINY} memories; medium: all "
           "pairs with the filler)", file=out or sys.stdout)
     for key, s in summary.items():
         print(f"  {key:14} paraphrases found {s['found']:2}/{s['paraphrases']} (ranked first "
-              f"{s['first']:2}/{s['paraphrases']}); unrelated cut {s['unrelated_cut']:3}/{s['unrelated']}",
+              f"{s['first']:2}/{s['paraphrases']}); unrelated cut {s['unrelated_cut']:3}/{s['unrelated']}; "
+              f"AUC {s['auc']:.3f}",
               file=out or sys.stdout)
 
 

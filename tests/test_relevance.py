@@ -216,3 +216,15 @@ def test_paraphrases_and_unrelated_questions_in_tiny_and_medium_brains(tmp_path,
                 "medium vector": (15, 10)}
     for key, (found, cut) in measured.items():
         assert got[key]["found"] >= found - 2 and got[key]["unrelated_cut"] >= cut - 1, (key, got[key])
+
+
+def test_a_vector_search_with_an_uncalibrated_embedder_carries_no_relevance_and_is_not_cut(tmp_path, openai_config):
+    # The OpenAI-compatible server on loopback (e5 behind it, but named "e5-test"): the
+    # cosine terms were not fitted on this model, so a vector search cannot be judged.
+    with Brain.open(tmp_path / "o.db", config=openai_config) as b:
+        b.remember_many([exchange(q, a) for q, a in EXCHANGES])
+        hits = b.search("what is the wifi password?", mode="vector")
+        assert hits and all(h.relevance is None for h in hits)
+        assert hits.plan.best_relevance is None and "min_relevance is not applied" in hits.plan.note
+        # hybrid: the keyword fit judges (no word of it in any memory)
+        assert b.search("what is the wifi password?") == []
