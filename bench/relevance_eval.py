@@ -70,6 +70,7 @@ class Asked:
     gold: list[str]
     hits: list[dict[str, Any]] = field(default_factory=list)  # relevance and evidence, ranked
     memories: int = 0  # in the brain searched
+    brain: str = "alone"  # or "shared" (with the other conversations of its half)
     vector: list[float] = field(default_factory=list)  # relevances of a mode="vector" search's hits
     empty: bool = False  # nothing relevant at the default threshold
     recall: float = 0.0  # R@10 of the ranking (answerable questions)
@@ -105,33 +106,61 @@ class Timing:
     evidence: float = 0.0
 
 
+def ask(brain: Brain, q: Asked, timing: Timing) -> Asked:
+    """One question through Brain.search: ranked with every hit's evidence, by meaning
+    only, and at the default threshold (timed)."""
+    hits = brain.search(q.text, limit=LIMIT, explain=True, track=False, min_relevance=0.0)
+    meaning = brain.search(q.text, limit=LIMIT, track=False, min_relevance=0.0, mode="vector")
+    started = time.perf_counter()
+    cut = brain.search(q.text, limit=LIMIT, track=False)  # config min_relevance
+    timing.search += time.perf_counter() - started
+    started = time.perf_counter()
+    rel.evidence(brain.db, q.text, {h.memory.id: h.explain.get("similarity") for h in hits})
+    timing.evidence += time.perf_counter() - started
+    timing.searches += 1
+    q.hits = [{"relevance": h.relevance, "cosine": h.explain.get("similarity"),
+               "cover": h.explain["cover"], "unknown": h.explain["unknown"]} for h in hits]
+    q.memories = int(brain.db.scalar(rel.SIZE_SQL) or 0)
+    q.vector = [h.relevance or 0.0 for h in meaning]
+    q.empty = not cut
+    if q.gold:
+        q.recall = locomo.recall_row(locomo.hit_ids(hits, LIMIT), q.gold)[1]
+        q.recall_cut = locomo.recall_row(locomo.hit_ids(cut, LIMIT), q.gold)[1]
+    return q
+
+
+def shared(conv: locomo.Conversation) -> list[dict[str, Any]]:
+    """The conversation's memories for a brain it shares with others: turn ids named by
+    conversation, so that recall counts its own turns only (sessions already are)."""
+    return [{**item, "metadata": {**item["metadata"], "dia_id": f"{conv.sample_id}/{item['metadata']['dia_id']}"}}
+            for item in conv.items]
+
+
 def run(conversations: Sequence[locomo.Conversation], unanswerable: dict[str, list[dict[str, Any]]],
-        embedder: Embedder, workdir: Path, timing: Timing | None = None) -> list[Asked]:
+        embedder: Embedder, workdir: Path, timing: Timing | None = None,
+        calibration: Sequence[str] = CALIBRATION) -> list[Asked]:
+    """Every question in its conversation's own brain ("alone"), and again in a brain
+    holding every conversation of its half ("shared": five conversations, about 2,800
+    to 3,100 memories, where most words are known somewhere and names are rare)."""
     timing = timing if timing is not None else Timing()
     out: list[Asked] = []
     for conv in conversations:
         path = workdir / f"{conv.sample_id}.db"
         with Brain.open(path, embedder=embedder) as brain:
             brain.remember_many(conv.items)
-            for q in questions(conv, unanswerable.get(conv.sample_id, [])):
-                hits = brain.search(q.text, limit=LIMIT, explain=True, track=False, min_relevance=0.0)
-                meaning = brain.search(q.text, limit=LIMIT, track=False, min_relevance=0.0, mode="vector")
-                started = time.perf_counter()
-                cut = brain.search(q.text, limit=LIMIT, track=False)  # config min_relevance
-                timing.search += time.perf_counter() - started
-                started = time.perf_counter()
-                rel.evidence(brain.db, q.text, {h.memory.id: h.explain.get("cosine") for h in hits})
-                timing.evidence += time.perf_counter() - started
-                timing.searches += 1
-                q.hits = [{"relevance": h.relevance, "cosine": h.explain.get("similarity"),
-                           "cover": h.explain["cover"], "unknown": h.explain["unknown"]} for h in hits]
-                q.memories = int(brain.db.scalar(rel.SIZE_SQL) or 0)
-                q.vector = [h.relevance or 0.0 for h in meaning]
-                q.empty = not cut
-                if q.gold:
-                    q.recall = locomo.recall_row(locomo.hit_ids(hits, LIMIT), q.gold)[1]
-                    q.recall_cut = locomo.recall_row(locomo.hit_ids(cut, LIMIT), q.gold)[1]
-                out.append(q)
+            out += [ask(brain, q, timing) for q in questions(conv, unanswerable.get(conv.sample_id, []))]
+        path.unlink(missing_ok=True)
+    for half in (True, False):
+        convs = [c for c in conversations if (c.sample_id in calibration) == half]
+        if len(convs) < 2:
+            continue
+        path = workdir / f"shared-{half}.db"
+        with Brain.open(path, embedder=embedder) as brain:
+            brain.remember_many([item for c in convs for item in shared(c)])
+            for conv in convs:
+                for q in questions(conv, unanswerable.get(conv.sample_id, [])):
+                    q.brain, q.gold = "shared", [f"{conv.sample_id}/{g}" for g in q.gold]
+                    out.append(ask(brain, q, timing))
         path.unlink(missing_ok=True)
     return out
 
@@ -212,14 +241,19 @@ def figures(asked: Sequence[Asked], threshold: float) -> dict[str, Any]:
             c: float(np.mean([q.empty for q in kind["unanswerable"] if q.category == c]) * 100)
             for c in sorted({q.category for q in kind["unanswerable"]})
         },
-        "r10": r10, "r10_cut": r10_cut,
+        "r10": r10, "r10_cut": r10_cut, "memories": max((q.memories for q in asked), default=0),
         "r10_change": None if r10 is None or r10_cut is None else r10_cut - r10,
     }
 
 
 def halves(asked: Sequence[Asked], calibration: Sequence[str], threshold: float) -> dict[str, dict[str, Any]]:
-    return {"calibration": figures([q for q in asked if q.conv in calibration], threshold),
-            "held-out": figures([q for q in asked if q.conv not in calibration], threshold)}
+    """Each half's figures in the conversations' own brains, with those of the shared brain."""
+    out = {}
+    for name, inside in (("calibration", True), ("held-out", False)):
+        mine = [q for q in asked if (q.conv in calibration) == inside]
+        out[name] = {**figures([q for q in mine if q.brain == "alone"], threshold),
+                     "shared": figures([q for q in mine if q.brain == "shared"], threshold)}
+    return out
 
 
 def fmt(value: float | None, spec: str = "5.1f") -> str:
@@ -260,38 +294,50 @@ def report(result: dict[str, Any], out: Any = None) -> None:
         v = f["vector_mode"]
         line(f"  mode vector (cosine alone): AUC {fmt(v['auc'], '.3f')}; nothing relevant at {result['threshold']:g}: "
              f"{fmt(v['empty']['unanswerable'])} % of unanswerable, {fmt(v['empty']['answerable'])} % of answerable")
+        b = f["shared"]
+        if b["n"]["answerable"]:
+            one = b["frontier"]["one_point"] if b["frontier"] else {"cut": None}
+            line(f"  in one brain with the half's other conversations ({b['memories']} memories): AUC "
+                 f"{fmt(b['auc'], '.3f')}; nothing relevant {fmt(b['empty']['unanswerable'])} % of unanswerable, "
+                 f"{fmt(b['empty']['answerable'])} % of answerable; R@10 {fmt(b['r10'])} -> {fmt(b['r10_cut'])} "
+                 f"({fmt(b['r10_change'], '+.1f')}); at most 1 point lost cuts {fmt(one['cut'])} %")
 
 
 # -- fitting --------------------------------------------------------------------------
 
 def fit(asked: Sequence[Asked], calibration: Sequence[str]) -> dict[str, Any]:
-    """relevance.py's constants from the calibration half: logistic regressions on the
-    top hit's evidence, answerable (1) vs unanswerable (0), both classes weighted
-    equally and each answerable question by its R@10 (a search that found none of the
-    evidence costs nothing when cut); then the highest threshold (steps of 0.005) whose
-    R@10 change there is within one point."""
+    """relevance.py's constants from the calibration half, its conversations' own brains
+    and the shared one together: logistic regressions on the top hit's evidence and the
+    brain's size (relevance.size), answerable (1) vs unanswerable (0), both classes
+    weighted equally and each answerable question by its R@10 (a search that found none
+    of the evidence costs nothing when cut); then the highest threshold (steps of 0.005)
+    whose R@10 change there is within one point."""
     from scipy.optimize import minimize  # the benchmark's own dependency, not maxmem's
 
     chosen = [q for q in asked if q.conv in calibration and q.kind != "adversarial" and q.hits]
     y = np.array([q.kind == "answerable" for q in chosen], dtype=float)
     recall = np.array([q.recall for q in chosen])
     weight = np.where(y == 1, 0.5 / y.mean() * recall, 0.5 / (1 - y.mean()))
-
-    def logistic(columns: list[str]) -> tuple[float, ...]:
-        x = np.array([[q.hits[0][c] or 0.0 for c in columns] + [1.0] for q in chosen])
-
-        def loss(b: np.ndarray) -> float:
-            z = x @ b
-            return float((weight * (y * np.logaddexp(0, -z) + (1 - y) * np.logaddexp(0, z))).mean())
-
-        return tuple(round(float(v), 3) for v in minimize(loss, np.zeros(x.shape[1]), method="BFGS").x)
-
-    constants: dict[str, Any] = {"WITH_COSINE": logistic(["cosine", "cover", "unknown"]),
-                                 "WITHOUT_COSINE": logistic(["cover", "unknown"]),
-                                 "COSINE_ONLY": logistic(["cosine"]),
-                                 "CALIBRATED_MEMORIES": min(q.memories for q in chosen)}
-    saved = {k: getattr(rel, k) for k in constants}
+    smallest, largest = min(q.memories for q in chosen), max(q.memories for q in chosen)
+    saved = {k: getattr(rel, k) for k in ("WITH_COSINE", "WITHOUT_COSINE", "COSINE_ONLY",
+                                          "CALIBRATED_MEMORIES", "LARGEST_MEMORIES")}
     try:
+        rel.CALIBRATED_MEMORIES, rel.LARGEST_MEMORIES = smallest, largest
+
+        def logistic(columns: list[str]) -> tuple[float, ...]:
+            x = np.array([[rel.size(q.memories) if c == "size" else q.hits[0][c] or 0.0 for c in columns] + [1.0]
+                          for q in chosen])
+
+            def loss(b: np.ndarray) -> float:
+                z = x @ b
+                return float((weight * (y * np.logaddexp(0, -z) + (1 - y) * np.logaddexp(0, z))).mean())
+
+            return tuple(round(float(v), 3) for v in minimize(loss, np.zeros(x.shape[1]), method="BFGS").x)
+
+        constants: dict[str, Any] = {"WITH_COSINE": logistic(["cosine", "cover", "unknown", "size"]),
+                                     "WITHOUT_COSINE": logistic(["cover", "unknown", "size"]),
+                                     "COSINE_ONLY": logistic(["cosine"]),
+                                     "CALIBRATED_MEMORIES": smallest, "LARGEST_MEMORIES": largest}
         for k, v in constants.items():
             setattr(rel, k, v)
         answerable = [q for q in asked if q.conv in calibration and q.kind == "answerable"]
@@ -357,7 +403,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     timing = Timing()
     try:
         with tempfile.TemporaryDirectory(prefix="maxmem-relevance-") as workdir:
-            asked = run(conversations, unanswerable, embedder, Path(workdir), timing)
+            asked = run(conversations, unanswerable, embedder, Path(workdir), timing, args.calibration)
     finally:
         embedder.close()
     threshold = Config().min_relevance

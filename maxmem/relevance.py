@@ -17,10 +17,11 @@ from evidence that means the same in every search and in a brain of any size:
 They go through logistic functions fitted (scipy, maximum likelihood) on the
 calibration half of bench/relevance_eval.py: the top hit of each LoCoMo question
 (answerable) and of each question in bench/data/unanswerable.jsonl (written to be
-unanswerable), five conversations, both classes weighted equally and each answerable
-question by the share of its evidence the search found (cutting a search that found
-nothing costs nothing). So a relevance is the probability that the search found what
-the question asks about, for a question as likely to be answerable as not. Refit with
+unanswerable), five conversations, each in its own brain and all five in one, both
+classes weighted equally and each answerable question by the share of its evidence
+the search found (cutting a search that found nothing costs nothing). So a relevance
+is the probability that the search found what the question asks about, for a question
+as likely to be answerable as not. Refit with
 `python bench/relevance_eval.py --data PATH/locomo10.json --fit`.
 
 Three fits: all three features; the cosine alone; the keyword evidence alone
@@ -30,11 +31,14 @@ only, so it is judged by meaning only) and a query none of whose telling words t
 brain knows (KEYWORDS_SILENT): a query put in other words than the memory's
 ("present for a child's party" for "the kids want a red bicycle for the birthday")
 has nothing for the keywords to match, and their silence is not evidence against it.
-The keyword evidence also weighs with the brain's size: a word that none of a few
-memories contains says little. Its weight follows bm25's own measure of how telling
-an absent word is, the IDF of a word no memory holds, log(2N + 2): below the smallest
-calibration brain (CALIBRATED_MEMORIES) the relevance moves from the full fit toward
-the cosine-only fit in that proportion; above it, the fit applies as calibrated.
+The keyword evidence also weighs with the brain's size. In a small brain a word that
+none of a few memories contains says little: its weight follows bm25's own measure of
+how telling an absent word is, the IDF of a word no memory holds, log(2N + 2), and
+below the smallest calibration brain (CALIBRATED_MEMORIES) the relevance moves from the
+full fit toward the cosine-only fit in that proportion. In a big brain most words are
+known somewhere and the evidence of a miss weakens: the fits with keyword evidence take
+the brain's size in (size: log N, from each conversation in its own brain to the five
+in one, LARGEST_MEMORIES), and a bigger brain is judged as one of that size.
 """
 
 from __future__ import annotations
@@ -50,17 +54,22 @@ from .search import keyword_terms
 # "provider:model" whose cosines the cosine terms were fitted on.
 CALIBRATED_EMBEDDER = "local:multilingual-e5-small"
 
-# Logistic coefficients (cosine, cover, unknown, intercept), from
+# Logistic coefficients (cosine, cover, unknown, size, intercept), from
 # `python bench/relevance_eval.py --data ../shared/bench/locomo10.json --fit`
-# (calibration conversations conv-26, conv-30, conv-42, conv-44, conv-48; 910 questions).
-WITH_COSINE = (49.711, 6.805, -1.937, -45.665)
-# The same fit without the cosine: (cover, unknown, intercept).
-WITHOUT_COSINE = (7.529, -2.035, -2.956)
+# (calibration conversations conv-26, conv-30, conv-42, conv-44, conv-48, each in its own brain
+# and all five in one: 1,820 searches).
+WITH_COSINE = (56.465, 8.124, -0.931, -0.753, -52.083)
+# The same fit without the cosine: (cover, unknown, size, intercept).
+WITHOUT_COSINE = (8.697, -0.908, -0.815, -3.501)
 # The same fit on the cosine alone: (cosine, intercept).
-COSINE_ONLY = (68.181, -59.263)
+COSINE_ONLY = (68.792, -59.79)
 # Memories in the smallest brain of the calibration half: below it the keyword
 # evidence counts for less (keyword_weight).
 CALIBRATED_MEMORIES = 369
+# Memories in its largest (the five conversations in one brain): from the smallest to
+# this, the fits with keyword evidence take the brain's size in (size); beyond it, a
+# brain is judged as one of this size.
+LARGEST_MEMORIES = 2772
 # From this share of the query's IDF mass in words no memory contains, the keyword
 # evidence is silent and a hit is judged on its cosine alone: the brain knows none of
 # the query's telling words (those left are in nearly every memory), which says the
@@ -68,7 +77,7 @@ CALIBRATED_MEMORIES = 369
 KEYWORDS_SILENT = 0.99
 
 __all__ = ["DEFAULT_MIN_RELEVANCE", "Evidence", "QueryTerms", "evidence", "idf", "keyword_weight",
-           "matched_terms", "query_terms", "relevance"]
+           "matched_terms", "query_terms", "relevance", "size"]
 
 DF_SQL = "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?"
 MATCHED_SQL = "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? AND rowid IN ({ids})"
@@ -137,6 +146,13 @@ def evidence(db: Database, query: str, cosines: dict[int, float | None]) -> dict
     return {i: Evidence(cosines[i], terms.cover(matched[i]), terms.unknown, terms.memories) for i in cosines}
 
 
+def size(memories: int) -> float:
+    """The brain's size as the fits take it: log(N / CALIBRATED_MEMORIES), held within
+    the calibration's range of brains (smaller ones are keyword_weight's)."""
+    held = min(max(memories, CALIBRATED_MEMORIES), LARGEST_MEMORIES)
+    return math.log(held / CALIBRATED_MEMORIES)
+
+
 def keyword_weight(memories: int) -> float:
     """How much the keyword evidence counts in a brain of `memories`: the IDF of a word
     no memory contains, relative to its value in the smallest calibration brain, at most 1."""
@@ -146,17 +162,18 @@ def keyword_weight(memories: int) -> float:
 def relevance(found: Evidence, mode: str = "hybrid") -> float:
     """The calibrated probability, in [0, 1], that a hit with this evidence is relevant
     (`mode` as in search: a "vector" search is judged on its cosine alone)."""
+    grown = size(found.memories)
     if found.cosine is None:
-        a, b, c = WITHOUT_COSINE
-        return _logistic(a * found.cover + b * found.unknown + c)
+        a, b, c, d = WITHOUT_COSINE
+        return _logistic(a * found.cover + b * found.unknown + c * grown + d)
     cosine = max(-1.0, min(1.0, found.cosine))
     alone, intercept = COSINE_ONLY
     by_cosine = alone * cosine + intercept
     if mode == "vector" or found.unknown >= KEYWORDS_SILENT:
         return _logistic(by_cosine)
-    a, b, c, d = WITH_COSINE
+    a, b, c, d, e = WITH_COSINE
     weight = keyword_weight(found.memories)
-    full = a * cosine + b * found.cover + c * found.unknown + d
+    full = a * cosine + b * found.cover + c * found.unknown + d * grown + e
     return _logistic(weight * full + (1.0 - weight) * by_cosine)
 
 
