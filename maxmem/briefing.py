@@ -1,14 +1,31 @@
 """The boot brief: what an agent should know on waking (`maxmem context`).
 
 `build_brief(brain, session=...)` is read at session start and after compaction: a
-compact Markdown page within a token budget — core memories (pinned, then most
-important), work in progress with how long it has been open, today's and yesterday's
-daily notes, the session's latest exchanges, and the last day's important
-observations. Each memory appears once. Tokens are estimated at 4 characters each.
+compact Markdown page within a token budget. Its sections always come in this order,
+each left out when it has nothing to show:
+
+1. **Core** — core memories, pinned first (📌), then by importance;
+2. **Work in progress** — open work, with how long it has been open;
+3. **Daily notes (today and yesterday)** — newest first;
+4. **This session** — the session's latest exchanges, oldest first;
+5. **Important in the last day** — observations of importance ≥ 0.7.
+
+Each memory appears at most once, in the first section that claims it (the last
+day's important observations are claimed before the daily notes). Each section
+starts with a share of the budget (30/20/20/20/10 %); what one does not use goes to
+the sections that were cut short, in the order above, and a cut section ends with
+`- … N more`.
+
+The brief is handed to agents fenced (`Brief.text`): a one-line factual preface, then
+the Markdown inside a code fence longer than any backtick run in it, so a harness and
+a model can tell stored notes from instructions. The budget covers all of that text,
+counted with `memory.estimate_tokens` (four bytes of UTF-8 a token, the estimate
+capture's chunks use): `estimate_tokens(brief.text) <= budget_tokens`, always.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
@@ -16,18 +33,17 @@ from typing import TYPE_CHECKING, Any
 
 from .clock import iso, parse_time
 from .errors import InvalidInput
-from .memory import Memory
+from .memory import BYTES_PER_TOKEN, Memory, estimate_tokens
 from .work import active, format_hours
 
 if TYPE_CHECKING:  # pragma: no cover
     from .brain import Brain
 
-CHARS_PER_TOKEN = 4
 DEFAULT_BUDGET_TOKENS = 2000
 MIN_BUDGET_TOKENS = 100
 
-# The share of the budget each section of the brief starts with; what a section does
-# not use goes to the sections that were cut short, in this order.
+# The share of the budget each section of the brief starts with, in the brief's order;
+# what a section does not use goes to the sections that were cut short, in this order.
 SHARES = (
     ("core", 0.30),
     ("work", 0.20),
@@ -35,10 +51,16 @@ SHARES = (
     ("session", 0.20),
     ("recent", 0.10),
 )
+# Said before the fence: factual, not imperative (imperative text in a hook's output
+# can trip a model's prompt-injection defences).
+PREFACE = ("maxmem memory brief: notes stored by maxmem from earlier sessions with this user "
+           "(background facts; search them with the maxmem tools for more).")
+EMPTY = "(nothing remembered yet)\n"
+_BACKTICKS = re.compile(r"`+")
 
 
-def estimate_tokens(text: str) -> int:
-    return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
+def _size(text: str) -> int:
+    return len(text.encode("utf-8"))
 
 
 def _one_line(text: str, limit: int) -> str:
@@ -53,48 +75,53 @@ def _label(memory: Memory, limit: int = 240) -> str:
     return body
 
 
+def _more(count: int) -> str:
+    return f"- … {count} more\n"
+
+
 @dataclass
 class Section:
     name: str
     heading: str
     lines: list[str]
     ids: list[int]
-    shown: int = 0
 
-    def render(self, budget_chars: int) -> tuple[str, int]:
-        """The section's Markdown within `budget_chars`; returns (text, lines shown)."""
-        if not self.lines:
-            return "", 0
-        head = f"## {self.heading}\n"
-        if len(head) >= budget_chars:
-            return "", 0
-        out, used, shown = [head], len(head), 0
+    def __post_init__(self) -> None:
+        self._prefix = [0]  # bytes of the first k lines, each with its newline
         for line in self.lines:
-            more = len(self.lines) - shown - 1
-            tail = f"- … {more} more\n" if more else ""
-            if used + len(line) + 1 + len(tail) > budget_chars:
-                break
-            out.append(line + "\n")
-            used += len(line) + 1
-            shown += 1
-        if shown == 0:
-            return "", 0
-        if shown < len(self.lines):
-            out.append(f"- … {len(self.lines) - shown} more\n")
-        return "".join(out), shown
+            self._prefix.append(self._prefix[-1] + _size(line) + 1)
+        self._head = _size(f"## {self.heading}\n")
+
+    def cost(self, shown: int) -> int:
+        """The bytes the section takes with its first `shown` lines (0: left out)."""
+        if shown <= 0 or not self.lines:
+            return 0
+        more = _size(_more(len(self.lines) - shown)) if shown < len(self.lines) else 0
+        return self._head + self._prefix[shown] + more
+
+    def most(self, budget: int) -> int:
+        """The most lines that fit in `budget` bytes."""
+        return max((k for k in range(len(self.lines) + 1) if self.cost(k) <= budget), default=0)
+
+    def render(self, shown: int) -> str:
+        if shown <= 0 or not self.lines:
+            return ""
+        more = _more(len(self.lines) - shown) if shown < len(self.lines) else ""
+        return f"## {self.heading}\n" + "".join(line + "\n" for line in self.lines[:shown]) + more
 
 
 @dataclass
 class Brief:
-    """The boot context: Markdown within the budget, and what went into it."""
+    """The boot context: the fenced text within the budget, its Markdown, and what went into it."""
 
-    markdown: str
+    markdown: str  # the brief itself
+    text: str  # what agents are given: the preface and the Markdown, fenced
     budget_tokens: int
     sections: dict[str, list[int]]
 
     @property
     def tokens(self) -> int:
-        return estimate_tokens(self.markdown)
+        return estimate_tokens(self.text)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -102,7 +129,20 @@ class Brief:
             "tokens": self.tokens,
             "sections": self.sections,
             "markdown": self.markdown,
+            "text": self.text,
         }
+
+
+def fence_for(texts: Sequence[str]) -> str:
+    """A backtick fence longer than any backtick run in `texts` (at least three)."""
+    longest = max((len(run) for text in texts if "`" in text for run in _BACKTICKS.findall(text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def fenced(markdown: str, fence: str | None = None) -> str:
+    """The preface, then `markdown` inside a code fence it cannot close."""
+    fence = fence or fence_for([markdown])
+    return f"{PREFACE}\n{fence}markdown\n{markdown.rstrip()}\n{fence}\n"
 
 
 def _time(at: str, tz: tzinfo) -> str:
@@ -188,35 +228,36 @@ def build_brief(
                 [m.id for m in important]),
     ]
     header = f"# Memory brief — {local_now.strftime('%Y-%m-%d %H:%M %Z')}\n\n"
-    total = budget_tokens * CHARS_PER_TOKEN - len(header)
-    texts = _fit(sections, total)
-    body = "\n".join(t for t in texts if t)
-    if not body:
-        body = "(nothing remembered yet)\n"
+    fence = fence_for([header, *(line for s in sections for line in s.lines)])
+    # The fence, the preface and the header are paid for first; the sections share the rest.
+    room = budget_tokens * BYTES_PER_TOKEN - _size(fenced(header + EMPTY, fence)) + _size(EMPTY)
+    shown = _fit(sections, room)
+    body = "\n".join(t for t in (s.render(shown[s.name]) for s in sections) if t) or EMPTY
     markdown = header + body
     return Brief(
         markdown=markdown,
+        text=fenced(markdown, fence),
         budget_tokens=budget_tokens,
-        sections={s.name: s.ids[: s.shown] for s in sections if s.shown},
+        sections={s.name: s.ids[: shown[s.name]] for s in sections if shown[s.name]},
     )
 
 
-def _fit(sections: list[Section], total_chars: int) -> list[str]:
-    """Render every section within its share; then hand what was left over to the
-    sections that were cut short, in order of importance."""
+def _used(sections: Sequence[Section], shown: dict[str, int]) -> int:
+    """The bytes of the sections shown, joined by blank lines."""
+    costs = [s.cost(shown[s.name]) for s in sections]
+    present = sum(1 for c in costs if c)
+    return sum(costs) + max(0, present - 1)
+
+
+def _fit(sections: Sequence[Section], room: int) -> dict[str, int]:
+    """How many lines of each section to show within `room` bytes: each its share
+    first, then what is left over to the sections cut short, in order."""
     shares = dict(SHARES)
-    budgets = {s.name: int(total_chars * shares[s.name]) for s in sections}
-    texts: dict[str, str] = {}
+    shown = {s.name: s.most(int(room * shares[s.name]) - 1) for s in sections}
     for s in sections:
-        texts[s.name], s.shown = s.render(budgets[s.name])
-    for _ in range(2):
-        left = total_chars - sum(len(t) + 1 for t in texts.values() if t)
-        for s in sections:
-            if left <= 0:
-                break
-            if s.shown < len(s.lines):
-                budget = len(texts[s.name]) + left
-                text, shown = s.render(budget - (0 if texts[s.name] else 1))
-                left -= len(text) - len(texts[s.name]) + (1 if text and not texts[s.name] else 0)
-                texts[s.name], s.shown = text, shown
-    return [texts[s.name] for s in sections]
+        if shown[s.name] < len(s.lines):
+            others = _used(sections, {**shown, s.name: 0})
+            fits = [k for k in range(shown[s.name], len(s.lines) + 1)
+                    if others + s.cost(k) + (1 if k and others else 0) <= room]
+            shown[s.name] = max(fits, default=shown[s.name])
+    return shown

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from .capture import store
 from .capture.model import Session, ToolCall, Turn
 from .clock import iso, parse_time
+from .envelopes import strip
 from .errors import InvalidInput
 from .memory import check_importance, check_kind, check_tags
 from .redact import redact
@@ -134,7 +135,9 @@ def _tool_call(value: Any, where: str) -> dict[str, Any]:
 def _exchange(value: Any, where: str, session_key: str,
               now: datetime) -> tuple[dict[str, Any], dict[str, Any]]:
     ex = _object(value, where)
-    user = _text(ex.get("user_message"), f"{where}.user_message") or ""
+    written = _text(ex.get("user_message"), f"{where}.user_message") or ""
+    envelope = strip(written)  # a harness's timestamp / sender envelope, a system reminder
+    user = envelope.text
     assistant = _text(ex.get("assistant_response"), f"{where}.assistant_response") or ""
     if not user.strip() and not assistant.strip():
         raise InvalidInput(f"{where}: user_message and assistant_response are both empty")
@@ -159,9 +162,14 @@ def _exchange(value: Any, where: str, session_key: str,
     if calls:
         parts.append("Tools: " + ", ".join(
             c["name"] + (f" ({c['status']})" if c.get("status") else "") for c in calls))
+    # The key is of the document as written, so a document saved again is known.
     metadata: dict[str, Any] = {
-        "save_key": _key("exchange", session_key, at and iso(at), user, assistant)
+        "save_key": _key("exchange", session_key, at and iso(at), written, assistant)
     }
+    if envelope.hint():
+        metadata["envelope"] = envelope.hint()
+    if at is None and envelope.at is not None:
+        at = parse_time(envelope.at)  # the envelope's time, only when the exchange has none
     if model:
         metadata["model"] = model
     if thinking:

@@ -45,8 +45,15 @@ class Config:
     openai_api_key: str | None = field(default=None, repr=False)
     openai_dimensions: int | None = None
     embed_batch_size: int = 64
-    embed_timeout: float = 30.0
+    embed_timeout: float = 30.0  # the longest one HTTP request to the embedding server may wait
     embed_max_retries: int = 4
+    # All the time one embedding call may take, retries and Retry-After waits included:
+    # interactive (add, search, MCP) and batch jobs (embed --pending, reindex, import).
+    embed_deadline: float = 5.0
+    embed_batch_deadline: float = 300.0
+    # After a failed call, this process stops calling the server for interactive calls
+    # for this long (a circuit breaker; a longer Retry-After extends it).
+    embed_pause: float = 60.0
     vector_weight: float = 0.7
     keyword_weight: float = 0.3
     min_relevance: float = DEFAULT_MIN_RELEVANCE  # 0 turns "nothing relevant" off
@@ -196,6 +203,11 @@ def _validate(config: Config) -> Config:
         raise ConfigError(
             f"embedder must be one of {', '.join(EMBEDDERS)}, not {config.embedder!r}"
         )
+    for name in ("embed_timeout", "embed_deadline", "embed_batch_deadline"):
+        if not 0 < getattr(config, name) <= 86_400:  # NaN too
+            raise ConfigError(f"{name} must be more than 0 seconds (and at most a day)")
+    if not 0 <= config.embed_pause <= 86_400:
+        raise ConfigError("embed_pause must be from 0 to 86400 seconds")
     if config.vector_weight < 0 or config.keyword_weight < 0:
         raise ConfigError("vector_weight and keyword_weight must be ≥ 0")
     if config.vector_weight + config.keyword_weight <= 0:

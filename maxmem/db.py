@@ -12,6 +12,7 @@ import contextlib
 import functools
 import itertools
 import logging
+import os
 import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -68,8 +69,44 @@ def guarded(method: Callable[..., T]) -> Callable[..., T]:
     return wrapper
 
 
+def access(path: Path) -> tuple[str, str | None]:
+    """How brain.db at `path` can be opened, and why not for writing:
+
+    - ("rw", None): it and its folder are writable (or it does not exist yet);
+    - ("ro", why): SQLite URI mode=ro. The file is read-only but its folder is not, or
+      a -wal file exists beside it (whose committed pages must be read, through its -shm);
+    - ("immutable", why): file and folder read-only and no -wal: no process can write it
+      (a read-only mount, a locked share), so SQLite may skip locking (URI immutable=1).
+    """
+    if str(path) == ":memory:" or not path.exists():
+        return "rw", None
+    file_ok = os.access(path, os.W_OK)
+    folder_ok = os.access(path.parent, os.W_OK)
+    if file_ok and folder_ok:
+        return "rw", None
+    why = ("the file and its folder are read-only" if not (file_ok or folder_ok)
+           else "the file is read-only" if not file_ok else "its folder is read-only")
+    if folder_ok or Path(f"{path}-wal").exists():
+        return "ro", why
+    return "immutable", why
+
+
+def _uri(path: Path, mode: str) -> str:
+    from urllib.parse import quote
+
+    query = "immutable=1" if mode == "immutable" else "mode=ro"
+    return f"file:{quote(str(path.resolve()))}?{query}"
+
+
 class Database:
-    """An apsw connection to brain.db with maxmem's pragmas and sqlite-vec loaded."""
+    """An apsw connection to brain.db with maxmem's pragmas and sqlite-vec loaded.
+
+    readonly=True opens it for reading only (URI mode=ro, or immutable=1 where `access`
+    says no writer can exist). A brain.db that cannot be written (a read-only file,
+    folder or mount) is opened that way even when readonly=False: reading works, and
+    the first write raises DatabaseError "<path> is read-only (why)". `read_only` says
+    why it was opened read-only (None: it was not).
+    """
 
     def __init__(self, path: str | Path, busy_timeout_ms: int = 15000, readonly: bool = False):
         self.path = Path(path) if str(path) != ":memory:" else Path(":memory:")
@@ -77,28 +114,50 @@ class Database:
         self._savepoints = itertools.count()
         self._lock = threading.RLock()
         memory = str(path) == ":memory:"
-        if not memory and not readonly:
+        mode, why = ("rw", None) if memory else access(self.path)
+        if readonly and mode == "rw":
+            mode, why = "ro", "opened for reading"
+        self.read_only: str | None = why if mode != "rw" else None
+        if not memory and mode == "rw":
             try:
                 secure_create(self.path)
             except OSError as exc:
                 raise DatabaseError(f"cannot create {self.path}: {exc.strerror}") from None
-        if not memory and readonly and not self.path.exists():
+        if not memory and mode != "rw" and not self.path.exists():
             raise DatabaseError(f"{self.path} does not exist: run  maxmem init  or check --db")
-        flags = apsw.SQLITE_OPEN_READONLY if readonly else (
-            apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
-        )
+        if mode == "rw":
+            name, flags = str(path), apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
+        else:
+            name, flags = _uri(self.path, mode), apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI
         try:
-            self.conn = apsw.Connection(str(path), flags=flags)
+            self.conn = apsw.Connection(name, flags=flags)
             self.conn.set_busy_timeout(busy_timeout_ms)
             self._load_vec()
-            self._pragmas(memory, readonly)
+            if self.read_only:  # a -wal without its -shm in a read-only folder fails here, raw
+                self.conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
+            self._pragmas(memory, mode != "rw")
         except apsw.BusyError:
             raise DatabaseError(
                 f"{self.path} stayed locked for {busy_timeout_ms / 1000:.0f} s by another process: "
                 "try again, or find the stuck process (fuser)"
             ) from None
-        except (apsw.NotADBError, apsw.CorruptError, apsw.CantOpenError, apsw.IOError) as exc:
+        except apsw.CantOpenError as exc:
+            if self.read_only:
+                raise DatabaseError(
+                    f"{self.path} is read-only ({self.read_only}) and cannot be read either: "
+                    f"{self.path.name}-wal beside it holds changes that SQLite reads only through "
+                    f"{self.path.name}-shm or a writable folder; copy the folder somewhere writable"
+                ) from None
             raise DatabaseError(_corrupt_message(self.path, exc)) from None
+        except (apsw.NotADBError, apsw.CorruptError, apsw.IOError) as exc:
+            raise DatabaseError(_corrupt_message(self.path, exc)) from None
+
+    def read_only_error(self) -> DatabaseError:
+        """What a write to a read-only brain.db raises: the path and why, never "restore"."""
+        return DatabaseError(
+            f"{self.path} is read-only ({self.read_only or 'check its permissions'}): "
+            "it can be read and searched, not changed"
+        )
 
     def _load_vec(self) -> None:
         import sqlite_vec
@@ -126,6 +185,10 @@ class Database:
         """The DatabaseError a user should see for an apsw error, or None for a bug."""
         if isinstance(exc, apsw.BusyError):
             return DatabaseError(f"{self.path} is locked by another process for too long: try again")
+        if isinstance(exc, apsw.ReadOnlyError) or (
+            self.read_only and isinstance(exc, (apsw.CantOpenError, apsw.IOError))
+        ):
+            return self.read_only_error()
         if isinstance(exc, (apsw.CorruptError, apsw.NotADBError, apsw.IOError)) or (
             # sqlite-vec reports a damaged vector page as a plain SQL error
             isinstance(exc, apsw.SQLError) and DAMAGED_VECTORS.search(str(exc))
@@ -133,8 +196,6 @@ class Database:
             return DatabaseError(_corrupt_message(self.path, exc))
         if isinstance(exc, apsw.FullError):
             return DatabaseError(f"the disk holding {self.path} is full: free space and retry")
-        if isinstance(exc, apsw.ReadOnlyError):
-            return DatabaseError(f"{self.path} is read-only: check its permissions")
         return None
 
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> apsw.Cursor:
@@ -206,6 +267,8 @@ class Database:
         """One write transaction (BEGIN IMMEDIATE); nested calls become savepoints."""
         with self._lock:
             if self._depth == 0:
+                if self.read_only:
+                    raise self.read_only_error()
                 self.execute("BEGIN IMMEDIATE")
                 self._depth += 1
                 try:

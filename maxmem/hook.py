@@ -3,7 +3,7 @@
 The harness (Claude Code, Codex, OpenClaw's Gateway hook pack) sends one JSON object
 on stdin: session_id, transcript_path, cwd, and for SessionStart the source.
 
-  session-start  prints the boot brief (maxmem.context.build_context) fenced, within a
+  session-start  prints the boot brief (briefing.build_brief's fenced text), within a
                  token budget and the harness's cap: Claude Code and Codex get
                  {"hookSpecificOutput": {"hookEventName": "SessionStart",
                  "additionalContext": …}} (Claude caps it at 10,000 characters, Codex
@@ -32,10 +32,11 @@ from pathlib import Path
 from typing import Any
 
 from .brain import Brain
-from .briefing import DEFAULT_BUDGET_TOKENS, build_brief
+from .briefing import DEFAULT_BUDGET_TOKENS, MIN_BUDGET_TOKENS, build_brief
 from .capture import CaptureSettings, run_capture
 from .clock import Clock
 from .config import Config, local_timezone
+from .memory import BYTES_PER_TOKEN
 
 log = logging.getLogger("maxmem")
 
@@ -50,7 +51,6 @@ SESSION_END_SECONDS = 3.0
 CLOSE_RESERVE = 0.15  # of the budget, kept for committing, the brief and closing
 HOOK_WINDOW_BYTES = 256 << 10  # commit a big transcript in small windows, so the deadline can bite
 MAX_CONTEXT_CHARS = {"claude": 9_500, "codex": 9_000, "openclaw": 20_000}  # below the harness caps
-CHARS_PER_TOKEN = 4
 
 
 @dataclass(frozen=True)
@@ -158,39 +158,17 @@ def _brief(harness: str, data: HookInput, config: Config, budget_tokens: int | N
     if not path.exists():
         return "", f"no brain.db at {path} yet; no brief"
     wanted = budget_tokens or int(config.section("context").get("budget_tokens") or DEFAULT_BUDGET_TOKENS)
-    overhead = 400  # the header and the fence, in characters
-    tokens = max(100, min(wanted, (MAX_CONTEXT_CHARS[harness] - overhead) // CHARS_PER_TOKEN))
+    # The budget covers the whole fenced text in UTF-8 bytes / 4, and a character is
+    # at least a byte: a brief of N tokens has at most 4 N characters.
+    tokens = max(MIN_BUDGET_TOKENS, min(wanted, MAX_CONTEXT_CHARS[harness] // BYTES_PER_TOKEN))
     with Brain.open(path, embedder="none", config=config, clock=clock, check_embedder=False) as brain:
         brief = build_brief(brain, session=data.session_id, budget_tokens=tokens, tz=local_timezone(config))
-    text = fenced(brief.markdown)
+    text = brief.text
     shown = sum(len(ids) for ids in brief.sections.values())
     if harness == "openclaw":
         return text, f"brief of {shown} memories, {len(text)} characters"
     payload = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
     return json.dumps(payload, ensure_ascii=False), f"brief of {shown} memories, {len(text)} characters"
-
-
-def fenced(markdown: str) -> str:
-    """The brief inside a code fence longer than any backtick run in it, with a factual
-    preface (imperative text can trip the model's prompt-injection defences)."""
-    longest = max((len(run) for run in markdown.split("\n") for run in _backtick_runs(run)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return ("maxmem memory brief: notes stored by maxmem from earlier sessions with this user "
-            "(background facts; search them with the maxmem tools for more).\n"
-            f"{fence}markdown\n{markdown.rstrip()}\n{fence}\n")
-
-
-def _backtick_runs(line: str) -> list[str]:
-    runs, current = [], ""
-    for char in line:
-        if char == "`":
-            current += char
-        elif current:
-            runs.append(current)
-            current = ""
-    if current:
-        runs.append(current)
-    return runs
 
 
 def describe(result: HookResult) -> dict[str, Any]:

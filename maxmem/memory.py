@@ -7,7 +7,7 @@ import math
 import os
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
@@ -22,6 +22,9 @@ KIND = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 MAX_CONTENT_BYTES = 1_000_000
 MAX_TITLE_CHARS = 500
 MAX_TAG_CHARS = 64
+# Every token budget in maxmem (capture's chunks, the boot brief) counts with this one
+# estimate: four bytes of UTF-8 a token.
+BYTES_PER_TOKEN = 4
 # How `Brain.list` can order memories (SQL over the memories table aliased `m`).
 ORDERS = {
     "recent": "m.created_at DESC, m.id DESC",
@@ -95,6 +98,13 @@ class Hit:
             "memory": self.memory.to_dict(),
             **({"explain": self.explain} if self.explain else {}),
         }
+
+
+def estimate_tokens(text: str) -> int:
+    """About four bytes of UTF-8 per token: close for English and German, and a CJK
+    character (three bytes) or an emoji (four) counts as most of a token or one, as
+    tokenizers see them. A text of N tokens or fewer is at most N × BYTES_PER_TOKEN bytes."""
+    return -(-len(text.encode("utf-8")) // BYTES_PER_TOKEN)
 
 
 def new_uid(now_ms: int | None = None) -> str:
@@ -246,6 +256,24 @@ def check_count(value: Any, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**63:
         raise InvalidInput(f"{what} must be a whole number ≥ 0, not {str(value)[:40]!r}")
     return value
+
+
+def parse_pairs(pairs: Iterable[str], what: str = "--meta") -> dict[str, Any] | None:
+    """key=value pairs (repeated, or one a line) as metadata: values that parse as JSON
+    (numbers, true, null) keep their type."""
+    out: dict[str, Any] = {}
+    for value in pairs:
+        for pair in value.splitlines() or [value]:
+            if not pair.strip():
+                continue
+            key, sep, text = pair.partition("=")
+            if not sep:
+                raise InvalidInput(f"{what} {pair.strip()!r}: write key=value")
+            try:
+                out[key.strip()] = json.loads(text)
+            except json.JSONDecodeError:
+                out[key.strip()] = text.strip()
+    return out or None
 
 
 def check_short(value: Any, what: str) -> str | None:

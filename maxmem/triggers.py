@@ -25,6 +25,7 @@ from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any
 
 from .clock import iso, parse_since, parse_time
+from .envelopes import strip as strip_envelopes
 from .errors import ConfigError, InvalidInput
 from .memory import Memory
 
@@ -517,7 +518,7 @@ def classify(text: str, role: str | None = USER, rules: Rules | None = None) -> 
     if role not in SPEAKING_ROLES:
         return []
     found: list[tuple[str, str]] = []
-    for original, masked in sentences(text):
+    for original, masked in sentences(strip_envelopes(text).text):
         found.extend(_classify_masked(original, masked, role, rules))
     return _ordered(found)
 
@@ -580,7 +581,9 @@ def detect_triggers(turns: Iterable[Any], rules: Rules | None = None) -> list[De
     """Scan conversation turns (dicts or objects with role and content/text) for triggers.
 
     Only user and assistant turns are read; tool output, system prompts and the like
-    never make a trigger. Each detection keeps the id of the turn it came from.
+    never make a trigger. A harness's envelope (OpenClaw's timestamp prefix, channel
+    metadata, Claude Code's system reminders) is taken off first. Each detection keeps
+    the id of the turn it came from.
     """
     rules = rules or default_rules()
     detections: list[Detection] = []
@@ -592,6 +595,7 @@ def detect_triggers(turns: Iterable[Any], rules: Rules | None = None) -> list[De
         text = _field(turn, "content", "text")
         if not isinstance(text, str) or not text.strip():
             continue
+        text = strip_envelopes(text).text  # "[Sat 2026-11-28 19:00 GMT+1] remember that …"
         turn_id = _field(turn, "id", "uid", "turn_id", "key")
         parts = sentences(text)
         for position, (original, masked) in enumerate(parts):

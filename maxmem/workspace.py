@@ -10,14 +10,24 @@ OpenClaw keeps an agent's memory as plain Markdown in its workspace:
 
 Rendering writes core and project memories to `MEMORY.md`, grouped under `##`
 headings by kind, and everything else to the daily file of the day it was created,
-in time order. Each memory is one bullet; a trailing HTML comment (invisible when
-rendered) carries what Markdown has no place for — uid, kind, importance, status — so
-an export read back by `parse_markdown` gives the same memories.
+in time order. Each memory is one bullet: `📌 ` first when it is pinned, its tags as
+`#hashtags` at the end of its first line, and a trailing HTML comment (invisible when
+rendered, kept by editors and Obsidian) with what Markdown has no place for — uid,
+kind, importance, status — and `rev`, a hash of the memory as it was exported.
 
 Parsing reads any such file, including hand-written ones: each top-level bullet, and
 each paragraph outside a list, becomes a memory; nested bullets stay in their parent;
 a heading names the section (and the kind, when it is one: "## Decisions"); a daily
-file's name gives the date. The export and import at the end run over a Brain.
+file's name gives the date.
+
+Importing the folder again is a round trip (`import_markdown`): a bullet whose uid
+brain.db has is compared with what was exported (`rev`) and with brain.db now; edited
+in Markdown only, the memory is updated (content, title, category, kind, tags, pin,
+importance, status) through `Brain.update` — a new version in its history; edited in
+both places, it is reported as a conflict and left alone. Bullets without a uid are new
+memories. With `delete_missing`, memories the export wrote (listed in its
+`.maxmem-export.json`) whose bullets are gone are forgotten — unless brain.db changed
+them since, which is a conflict too.
 """
 
 from __future__ import annotations
@@ -25,11 +35,12 @@ from __future__ import annotations
 import functools
 import glob
 import hashlib
+import json
 import os
 import re
 import shutil
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, tzinfo
 from pathlib import Path, PurePath
 from typing import IO, TYPE_CHECKING, Any
@@ -82,6 +93,16 @@ _BOLD_TITLE = re.compile(r"^\*\*(.+?)\*\*\s*(?:[—–:-]\s*)?(.*)$", re.S)
 _COMMENT = re.compile(r"\s*<!--\s*maxmem\s+(.*?)\s*-->\s*$")
 _ANY_COMMENT = re.compile(r"^\s*<!--.*?-->\s*$")
 _HASHTAGS = re.compile(r"(?:\s+#[A-Za-z][\w\-/.]*)+\s*$")
+# An exported bullet's tags: the #hashtags ending its first line. Content that ends in
+# hashtag-like words is written with them escaped (\#12), one backslash more each.
+_TAG_RUN = re.compile(r"(?:^|(?<=\s))#[^\s#\\]\S*(?:\s+#[^\s#\\]\S*)*\s*$")
+_ESCAPABLE_RUN = re.compile(r"(?:^|(?<=\s))\\*#[^\s#\\]\S*(?:\s+\\*#[^\s#\\]\S*)*\s*$")
+_ESCAPED_HASH = re.compile(r"\\+#")
+_TOKEN_START = re.compile(r"(?:^|(?<=\s))(\\*)#")
+PIN = "📌"
+_PIN_START = re.compile(r"^(\\*)📌(?:\s|$)")
+_EXPORTED_BULLET = re.compile(r"^- .*<!-- maxmem uid=(\S+) [^\n]*?rev=([0-9a-f]+) -->$", re.M)
+_EXPORTED_AT = re.compile(r"<!--\s*written by maxmem export at (\S+?)[;\s]")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 
 
@@ -138,7 +159,8 @@ def render_workspace(
     return files
 
 
-def render_memory_md(memories: Iterable[Any], *, generated_at: datetime | None = None) -> str:
+def render_memory_md(memories: Iterable[Any], *, generated_at: datetime | None = None,
+                     with_rev: bool = True) -> str:
     """MEMORY.md: pinned and important first within each section."""
     ordered = sorted(
         memories,
@@ -147,37 +169,59 @@ def render_memory_md(memories: Iterable[Any], *, generated_at: datetime | None =
     )
     sections: dict[str, list[Any]] = {}
     for memory in ordered:
-        if _field(memory, "category") == "project":
-            heading = PROJECTS_HEADING
-        else:
-            heading = _heading_for(_field(memory, "kind"))
-        sections.setdefault(heading, []).append(memory)
+        sections.setdefault(_long_term_heading(memory), []).append(memory)
     known = [h for _, h in SECTIONS] + [PROJECTS_HEADING]
     order = [h for h in known if h in sections] + sorted(h for h in sections if h not in known)
 
     lines = ["# MEMORY.md — long-term memory", ""]
     if generated_at is not None:
-        lines += [f"<!-- written by maxmem export at {iso(generated_at)}; maxmem import"
+        lines += [f"<!-- {EXPORT_MARK} at {iso(generated_at)}; maxmem import"
                   " --format markdown reads it back -->", ""]
     for heading in order:
         lines += [f"## {heading}", ""]
         for memory in sections[heading]:
-            default_category = "core" if heading != PROJECTS_HEADING else "project"
-            lines += _bullet(memory, default_category=default_category,
-                             default_kind=_kind_for(heading))
+            lines += _long_term_bullet(memory, heading, with_rev)
         lines.append("")
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def render_daily(day: date, memories: Iterable[Any], *, tz: tzinfo = UTC) -> str:
+def render_daily(day: date, memories: Iterable[Any], *, tz: tzinfo = UTC, with_rev: bool = True) -> str:
     """memory/YYYY-MM-DD.md: a dated log, one timed bullet per memory, oldest first."""
     ordered = sorted(memories, key=lambda m: _field(m, "created_at") or "")
     lines = [f"# {day.isoformat()}", ""]
     for memory in ordered:
-        at = parse_time(_field(memory, "created_at")).astimezone(tz)
-        lines += _bullet(memory, default_category="daily", default_kind="note",
-                         time_prefix=at.strftime("%H:%M"))
+        lines += _daily_bullet(memory, tz, with_rev)
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _long_term_heading(memory: Any) -> str:
+    if _field(memory, "category") == "project":
+        return PROJECTS_HEADING
+    return _heading_for(_field(memory, "kind"))
+
+
+def _long_term_bullet(memory: Any, heading: str, with_rev: bool) -> list[str]:
+    default_category = "core" if heading != PROJECTS_HEADING else "project"
+    lines = _bullet(memory, default_category=default_category, default_kind=_kind_for(heading))
+    return _with_rev(lines, f"## {heading}\n\n", MEMORY_FILE) if with_rev else lines
+
+
+def _daily_bullet(memory: Any, tz: tzinfo, with_rev: bool) -> list[str]:
+    at = parse_time(_field(memory, "created_at")).astimezone(tz)
+    lines = _bullet(memory, default_category="daily", default_kind="note", time_prefix=at.strftime("%H:%M"))
+    return _with_rev(lines, "", daily_path(at.date())) if with_rev else lines
+
+
+def _shown(lines: list[str], before: str, path: str) -> dict[str, Any]:
+    """The editable fields the bullet `lines` read back as, under `before` in `path`."""
+    [item] = parse_markdown(before + "\n".join(lines), path=path)
+    return editable(item)
+
+
+def _with_rev(lines: list[str], before: str, path: str) -> list[str]:
+    """The bullet with `rev=`, the hash of what it reads back as, in its comment."""
+    rev = state_rev(_shown(lines, before, path))
+    return [lines[0].removesuffix(" -->") + f" rev={rev} -->", *lines[1:]]
 
 
 def _heading_for(kind: str | None) -> str:
@@ -194,19 +238,46 @@ def _kind_for(heading: str) -> str | None:
     return None
 
 
+def tag_form(tag: str) -> str:
+    """A tag as a #hashtag shows it: no spaces, no leading # or backslash."""
+    return re.sub(r"\s+", "-", tag.strip()).lstrip("#\\")
+
+
+def _escape_hashes(first: str) -> str:
+    """The content's first line as an exported bullet shows it: each `\\#` gets one more
+    backslash, and hashtag-like words ending the line are escaped (they are not tags)."""
+    if "#" not in first:
+        return first
+    first = _ESCAPED_HASH.sub(lambda m: "\\" + m[0], first)
+    m = _ESCAPABLE_RUN.search(first)
+    if not m:
+        return first
+    return first[: m.start()] + _TOKEN_START.sub(lambda t: t[0] if t[1] else "\\#", m[0])
+
+
+def _unescape_hashes(first: str) -> str:
+    """Markdown's reading of `\\#`: one backslash less before each #."""
+    return _ESCAPED_HASH.sub(lambda m: m[0][1:], first) if "\\#" in first else first
+
+
 def _bullet(
-    memory: Any, *, default_category: str, default_kind: str | None, time_prefix: str | None = None
+    memory: Any, *, default_category: str, default_kind: str | None, time_prefix: str | None = None,
 ) -> list[str]:
     content = (_field(memory, "content") or "").strip("\n")
     title = (_field(memory, "title") or "").strip()
-    tags = [t for t in (_field(memory, "tags") or []) if t]
+    tags = [t for t in (tag_form(t) for t in (_field(memory, "tags") or [])) if t]
     first, *more = content.split("\n") or [""]
     head = f"{time_prefix} " if time_prefix else ""
-    if title and title != first.strip():
+    titled = bool(title) and title != first.strip()
+    if _field(memory, "pinned"):
+        head += f"{PIN} "
+    elif not titled and _PIN_START.match(first):  # content starting with the pin: one backslash more
+        first = "\\" + first
+    if titled:
         head += f"**{_one_line(title)}** — "
-    head += first
+    head += _escape_hashes(first.rstrip())
     if tags:
-        head += " " + " ".join("#" + re.sub(r"\s+", "-", t) for t in tags)
+        head += " " + " ".join("#" + t for t in tags)
     attrs = _attributes(memory, default_category, default_kind, dated=time_prefix is None)
     lines = [f"- {head.rstrip()} <!-- maxmem {attrs} -->"]
     lines += [f"  {line}" if line.strip() else "" for line in more]
@@ -226,12 +297,42 @@ def _attributes(memory: Any, default_category: str, default_kind: str | None,
         attrs.append(f"importance={_field(memory, 'importance'):g}")
     if _field(memory, "status") and _field(memory, "status") != "active":
         attrs.append(f"status={_field(memory, 'status')}")
-    if _field(memory, "pinned"):
-        attrs.append("pinned=1")
-    tags = [t for t in (_field(memory, "tags") or []) if t]
-    if tags:
-        attrs.append("tags=" + ",".join(re.sub(r"[\s,]+", "-", t) for t in tags))
     return " ".join(attrs)
+
+
+# --- what an export shows of a memory, and its rev --------------------------------------
+
+EDITABLE = ("content", "title", "category", "kind", "tags", "importance", "status", "pinned")
+
+
+def editable(item: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields a Markdown edit can change, as a parsed item gives them (with the
+    defaults `Brain.remember` fills in)."""
+    return {
+        "content": item["content"], "title": item.get("title"), "category": item.get("category", "daily"),
+        "kind": item.get("kind") or "note", "tags": list(item.get("tags") or []),
+        "importance": float(item.get("importance", 0.5)), "status": item.get("status") or "active",
+        "pinned": bool(item.get("pinned")),
+    }
+
+
+def markdown_state(memory: Any) -> dict[str, Any]:
+    """The editable fields of `memory` as its exported bullet reads back: what an
+    unedited bullet gives, so comparing with it never mistakes the format for an edit."""
+    if _field(memory, "category") in LONG_TERM_CATEGORIES:
+        heading = _long_term_heading(memory)
+        return _shown(_long_term_bullet(memory, heading, with_rev=False), f"## {heading}\n\n", MEMORY_FILE)
+    day = parse_time(_field(memory, "created_at")).astimezone(UTC).date()
+    return _shown(_daily_bullet(memory, UTC, with_rev=False), "", daily_path(day))
+
+
+def state_rev(state: Mapping[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(state, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()[:12]
+
+
+def markdown_rev(memory: Any) -> str:
+    """What the export's `rev=` records: a hash of `markdown_state(memory)`."""
+    return state_rev(markdown_state(memory))
 
 
 def _one_line(text: str) -> str:
@@ -239,6 +340,15 @@ def _one_line(text: str) -> str:
 
 
 # --- parsing --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Bullet:
+    """One memory read from a file: its fields, the `rev` an export gave it, its line."""
+
+    memory: dict[str, Any]
+    rev: str | None
+    line: int
 
 
 def parse_markdown(
@@ -249,6 +359,17 @@ def parse_markdown(
     A daily file's memories are dated by its name (and an "HH:MM" bullet prefix, read
     in `tz`); MEMORY.md's memories are undated (the importer decides) and core.
     """
+    return [b.memory for b in parse_bullets(text, path=path, tz=tz)]
+
+
+def exported_at(text: str) -> str | None:
+    """When maxmem export wrote this file (its first comment says), else None."""
+    m = _EXPORTED_AT.search(text[:4000])
+    return m[1] if m else None
+
+
+def parse_bullets(text: str, *, path: str | PurePath = MEMORY_FILE, tz: tzinfo = UTC) -> list[Bullet]:
+    """The memories of one file with what an export recorded of each (see parse_markdown)."""
     day = file_date(path)
     default_category = "daily" if day else "core"
     items: list[_Item] = []
@@ -312,7 +433,7 @@ def parse_markdown(
                                   "line": item.line, **memory.get("metadata", {})}
             if item.section:
                 memory["metadata"]["section"] = item.section
-            out.append(memory)
+            out.append(Bullet(memory, memory.pop("rev", None), item.line))
     return out
 
 
@@ -349,6 +470,9 @@ class _Item:
                 part.split("=", 1) for part in m[1].split() if "=" in part
             )
             first = first[: m.start()]
+        # This version's export shows tags as #hashtags and the pin as 📌; an earlier one
+        # kept them in the comment (tags=…, pinned=1).
+        exported = bool(attrs) and "tags" not in attrs and "pinned" not in attrs
         memory: dict[str, Any] = {"category": default_category}
         if self.section:
             for pattern, name, value in HEADING_KINDS:
@@ -359,12 +483,21 @@ class _Item:
             hour, minute = int(m[1]), int(m[2])
             if hour < 24 and minute < 60:
                 at, first = time(hour, minute), m[3]
+        if m := _PIN_START.match(first):
+            if m[1]:  # content that starts with the pin, escaped: one backslash less
+                first = first[1:]
+            else:
+                memory["pinned"], first = True, first[m.end():]
         if m := _TASK_BOX.match(first):
             memory["kind"] = "task"
             memory["status"] = "resolved" if m[1] in "xX" else "active"
             first = m[2]
         tags: list[str] = []
-        if attrs:  # our own export: the visible hashtags repeat the tags attribute
+        if exported:  # the hashtags ending the first line are the tags; escaped ones are text
+            if m := _TAG_RUN.search(first):
+                tags, first = [t[1:] for t in m[0].split()], first[: m.start()].rstrip()
+            first = _unescape_hashes(first)
+        elif attrs:  # an earlier export: the visible hashtags repeat the tags attribute
             tags = [t for t in attrs.get("tags", "").split(",") if t]
             shown = " ".join("#" + t for t in tags)
             if tags and first.rstrip().endswith(shown):
@@ -394,6 +527,8 @@ class _Item:
                 raise ValueError(f"importance={attrs['importance']} is not a number") from None
         if attrs.get("pinned") == "1":
             memory["pinned"] = True
+        if "rev" in attrs:
+            memory["rev"] = attrs["rev"]  # taken out by parse_bullets
         if day:
             memory["created_at"] = iso(datetime.combine(day, at or time(0), tzinfo=tz))
         elif "at" in attrs:
@@ -404,10 +539,17 @@ class _Item:
 # --- export and import over a Brain ---------------------------------------------------
 
 EXPORT_MARK = "written by maxmem export"
+MANIFEST = ".maxmem-export.json"
+# What the last import that changed a memory read from its bullet (rev) in which export.
+SYNC_KEY = "markdown_sync"
+MEMORIES_BY_UID_SQL = "SELECT * FROM memories WHERE uid IN ({marks})"
+DELETED_SQL = "SELECT DISTINCT uid FROM changes WHERE op = 'delete' AND uid IN ({marks})"
 ALL_MEMORIES_SQL = "SELECT * FROM memories WHERE id > ? AND category IN ({}) ORDER BY id LIMIT 500"
 IMPORTED_SQL = "SELECT 1 FROM markdown_imports WHERE path = ? AND sha256 = ?"
 RECORD_IMPORT_SQL = (
-    "INSERT INTO markdown_imports (path, sha256, imported_at, added, existing) VALUES (?, ?, ?, ?, ?)"
+    "INSERT INTO markdown_imports (path, sha256, imported_at, added, existing) VALUES (?, ?, ?, ?, ?) "
+    "ON CONFLICT (path, sha256) DO UPDATE SET imported_at = excluded.imported_at, added = excluded.added, "
+    "existing = excluded.existing"
 )
 UID_EXISTS_SQL = "SELECT uid FROM memories WHERE uid IN ({marks})"
 # One pass over the imported memories per import run (not per file or per item).
@@ -458,8 +600,8 @@ def export_markdown(
     if root.exists() and not root.is_dir():
         raise InvalidInput(f"{root} is a file: give a directory to export into")
     categories = ["core", "project", "daily"] + (["conversation"] if include_conversations else [])
-    files = render_workspace(_iter_memories(brain, categories), tz=tz,
-                             generated_at=brain.clock.now())
+    now = brain.clock.now()
+    files = render_workspace(_iter_memories(brain, categories), tz=tz, generated_at=now)
     targets = [(root / f.path, f) for f in files]
     if not force:
         for target, _ in targets:
@@ -468,12 +610,18 @@ def export_markdown(
                     f"{target} exists and was not written by maxmem: export elsewhere or pass --force"
                 )
     written = []
+    manifest: dict[str, Any] = {"exported_at": iso(now), "categories": categories, "memories": {}}
     for target, rendered in targets:
         text = rendered.text
         if rendered.path != MEMORY_FILE:
-            text = text.replace("\n\n", f"\n\n<!-- {EXPORT_MARK} -->\n\n", 1)
+            text = text.replace("\n\n", f"\n\n<!-- {EXPORT_MARK} at {iso(now)} -->\n\n", 1)
         write_private(target, functools.partial(_write_text, text=text))  # memories are private
         written.append({"path": rendered.path, "memories": rendered.count})
+        for uid, rev in _EXPORTED_BULLET.findall(text):
+            manifest["memories"][uid] = {"file": rendered.path, "rev": rev}
+    # What this export wrote, for `import --delete-missing` (a dotfile: editors leave it be).
+    write_private(root / MANIFEST, functools.partial(
+        _write_text, text=json.dumps(manifest, ensure_ascii=False, indent=0) + "\n"))
     return ExportReport(str(root), written)
 
 
@@ -499,16 +647,31 @@ def backup_markdown(brain: Brain, root: str | Path, keep: int, *, tz: tzinfo = U
 @dataclass
 class ImportReport:
     files: list[dict[str, Any]]
+    # Bullets left as brain.db has them: changed in both places since the export, or a
+    # uid found twice; each with its uid, id, file, line and reason.
+    conflicts: list[dict[str, Any]] = field(default_factory=list)
+    forgotten: list[int] = field(default_factory=list)  # ids, with delete_missing
+
+    def total(self, key: str) -> int:
+        return sum(f.get(key, 0) for f in self.files)
 
     def describe(self) -> str:
-        added = sum(f["added"] for f in self.files)
-        existing = sum(f["existing"] for f in self.files)
         unchanged = sum(1 for f in self.files if f["skipped"])
-        return (f"imported {len(self.files)} file(s): {added} memories added, {existing} already"
-                f" present, {unchanged} file(s) unchanged since their last import")
+        text = (f"imported {len(self.files)} file(s): {self.total('added')} memories added, "
+                f"{self.total('updated')} updated, {self.total('existing')} already present, "
+                f"{unchanged} file(s) unchanged since their last import")
+        if self.forgotten:
+            text += f", {len(self.forgotten)} forgotten (gone from the folder)"
+        if self.conflicts:
+            text += f"; {len(self.conflicts)} conflict(s) not applied"
+        return text
+
+    def lines(self) -> list[str]:
+        return [self.describe(), *(f"conflict: {c['file']} line {c['line']}: #{c['id']} ({c['uid']}) {c['reason']}"
+                                   for c in self.conflicts)]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"files": self.files}
+        return {"files": self.files, "conflicts": self.conflicts, "forgotten": self.forgotten}
 
 
 def markdown_files(pattern: str | Path) -> list[Path]:
@@ -528,16 +691,24 @@ def markdown_files(pattern: str | Path) -> list[Path]:
     return found
 
 
-def import_markdown(brain: Brain, pattern: str | Path, *, tz: tzinfo = UTC) -> ImportReport:
+def import_markdown(brain: Brain, pattern: str | Path, *, tz: tzinfo = UTC,
+                    delete_missing: bool = False) -> ImportReport:
     """Bring MEMORY.md / memory/YYYY-MM-DD.md files in, each file in one transaction.
 
-    A file already imported with the same content is skipped; within a changed file,
-    memories already present (same uid, or the same text from the same file) are not
-    stored again. Every file imported is recorded in `markdown_imports`.
+    A bullet whose uid brain.db has and that an export wrote (it has a `rev`) is a
+    round trip: edited in the file only, the memory is updated; edited in both places
+    since the export, it is a conflict (reported, brain.db kept). Other bullets are new
+    memories, stored unless already present (same uid, or the same text from the same
+    file); a uid forgotten in brain.db since its export is not brought back. A file
+    without exported bullets that was imported with the same content is skipped.
+    Every file imported is recorded in `markdown_imports`. `delete_missing` (PATTERN a
+    folder an export wrote): forget the memories it exported whose bullets are gone.
     """
     files = markdown_files(pattern)
+    manifest = _manifest(Path(os.path.expanduser(str(pattern)))) if delete_missing else None
     report = ImportReport([])
     known_keys: set[str] | None = None  # read once, on the first file that is not skipped
+    seen: dict[str, tuple[str, int]] = {}  # uid -> (file, line) of the bullet that has it
     for path in files:
         try:
             raw = path.read_bytes()
@@ -546,13 +717,25 @@ def import_markdown(brain: Brain, pattern: str | Path, *, tz: tzinfo = UTC) -> I
             raise InvalidInput(f"cannot read {path}: {exc}") from None
         sha = hashlib.sha256(raw).hexdigest()
         where = str(path.resolve())
-        entry: dict[str, Any] = {"path": str(path), "added": 0, "existing": 0, "skipped": False}
+        entry: dict[str, Any] = {"path": str(path), "added": 0, "updated": 0, "existing": 0, "skipped": False}
         report.files.append(entry)
-        if brain.db.one(IMPORTED_SQL, (where, sha)):
+        relative = _workspace_relative(path)
+        bullets = parse_bullets(text, path=relative, tz=tz)
+        bullets = _first_of_each_uid(bullets, relative, seen, report)
+        round_trip = [b for b in bullets if b.rev and b.memory.get("uid")]
+        if not round_trip and brain.db.one(IMPORTED_SQL, (where, sha)):
             entry["skipped"] = True
             continue
-        relative = _workspace_relative(path)
-        items = parse_markdown(text, path=relative, tz=tz)
+        stored = {m.uid: m for m in map(Memory.from_row, brain.db.rows_in(
+            MEMORIES_BY_UID_SQL, [b.memory["uid"] for b in round_trip]))}
+        conflicts = len(report.conflicts)
+        changes = _edits(brain, [b for b in round_trip if b.memory["uid"] in stored], stored,
+                         exported_at(text) or "", relative, report)
+        entry["existing"] += (sum(1 for b in round_trip if b.memory["uid"] in stored) - len(changes)
+                              - (len(report.conflicts) - conflicts))
+        fresh = [b for b in bullets if b.memory.get("uid") not in stored]
+        fresh = _not_forgotten(brain, fresh, relative, report)
+        items = [b.memory for b in fresh]
         fallback_time = None
         if file_date(path) is None:  # MEMORY.md: undated bullets take the file's date
             fallback_time = iso(datetime.fromtimestamp(path.stat().st_mtime, UTC))
@@ -564,21 +747,132 @@ def import_markdown(brain: Brain, pattern: str | Path, *, tz: tzinfo = UTC) -> I
         if known_keys is None:
             known_keys = {row[0] for row in brain.db.execute(IMPORT_KEYS_SQL)}
         # Embed before the write transaction opens: a slow API must not hold the lock.
-        brain.prefetch_vectors(_not_yet_stored(brain, items, known_keys))
+        brain.prefetch_vectors([*_not_yet_stored(brain, items, known_keys),
+                                *({"content": f.get("content", m.content), "title": f.get("title", m.title)}
+                                  for m, f in changes)])
         with brain.db.atomic():
+            for memory, fields in changes:
+                brain.update(memory.id, **fields)
+            entry["updated"] = len(changes)
             new = _not_yet_stored(brain, items, known_keys)
-            entry["existing"] = len(items) - len(new)
-            stored = brain.remember_many(new, embed=False) if new else []
+            entry["existing"] += len(items) - len(new)
+            added = brain.remember_many(new, embed=False) if new else []
             # remember_many returns the memory already stored for a text it has seen
             entry["added"] = sum(
-                1 for item, memory in zip(new, stored)
+                1 for item, memory in zip(new, added)
                 if memory.metadata.get("import_key") == item["metadata"]["import_key"]
             )
             entry["existing"] += len(new) - entry["added"]
             known_keys.update(item["metadata"]["import_key"] for item in new)
             brain.db.execute(RECORD_IMPORT_SQL, (where, sha, iso(brain.clock.now()),
                                                  entry["added"], entry["existing"]))
+    if manifest is not None:
+        report.forgotten = _forget_missing(brain, manifest, seen, report)
     return report
+
+
+def _first_of_each_uid(bullets: list[Bullet], relative: str, seen: dict[str, tuple[str, int]],
+                       report: ImportReport) -> list[Bullet]:
+    """The bullets whose uid no earlier bullet had; a copy is reported and left out."""
+    out = []
+    for bullet in bullets:
+        uid = bullet.memory.get("uid")
+        if uid and uid in seen:
+            first = seen[uid]
+            report.conflicts.append({"uid": uid, "id": None, "file": relative, "line": bullet.line,
+                                     "reason": f"repeats the uid of {first[0]} line {first[1]}; left out"})
+            continue
+        if uid:
+            seen[uid] = (relative, bullet.line)
+        out.append(bullet)
+    return out
+
+
+def _base(memory: Memory, rev: str | None, export: str) -> str | None:
+    """What the bullet showed when brain.db and the file last agreed: the export's rev,
+    or, when an import from this same export changed the memory since, what it read."""
+    sync = memory.metadata.get(SYNC_KEY)
+    if isinstance(sync, dict) and sync.get("export") == export and isinstance(sync.get("rev"), str):
+        return str(sync["rev"])
+    return rev
+
+
+def _edits(brain: Brain, bullets: list[Bullet], stored: Mapping[str, Memory], export: str,
+           relative: str, report: ImportReport) -> list[tuple[Memory, dict[str, Any]]]:
+    """The updates the edited bullets ask for; conflicts go to the report."""
+    changes = []
+    for bullet in bullets:
+        memory = stored[bullet.memory["uid"]]
+        shown = editable(bullet.memory)
+        shown_rev, base = state_rev(shown), _base(memory, bullet.rev, export)
+        if shown_rev == base:
+            continue  # not edited in the file
+        now = markdown_state(memory)
+        if shown_rev == state_rev(now):
+            continue  # already what the file says
+        if state_rev(now) != base:
+            report.conflicts.append({
+                "uid": memory.uid, "id": memory.id, "file": relative, "line": bullet.line,
+                "reason": "was changed in brain.db and in the file since the export; brain.db's kept "
+                          f"(see  maxmem history {memory.id} , then edit one side)"})
+            continue
+        fields = {k: shown[k] for k in EDITABLE if shown[k] != now[k]}
+        fields["metadata"] = {**memory.metadata, SYNC_KEY: {"rev": shown_rev, "export": export}}
+        changes.append((memory, fields))
+    return changes
+
+
+def _not_forgotten(brain: Brain, bullets: list[Bullet], relative: str, report: ImportReport) -> list[Bullet]:
+    """Exported bullets whose memory was forgotten (or expired) in brain.db since stay
+    gone; edited in the file since, they are a conflict."""
+    exported = [b.memory["uid"] for b in bullets if b.rev and b.memory.get("uid")]
+    gone = {row[0] for row in brain.db.each_in(DELETED_SQL, exported)} if exported else set()
+    out = []
+    for bullet in bullets:
+        uid = bullet.memory.get("uid")
+        if bullet.rev and uid in gone:
+            if state_rev(editable(bullet.memory)) != bullet.rev:
+                report.conflicts.append({"uid": uid, "id": None, "file": relative, "line": bullet.line,
+                                         "reason": "was forgotten in brain.db and edited in the file since "
+                                                   "the export; not brought back (remove the uid to add it anew)"})
+            continue
+        out.append(bullet)
+    return out
+
+
+def _manifest(root: Path) -> dict[str, Any]:
+    path = root / MANIFEST
+    if not root.is_dir() or not path.is_file():
+        raise InvalidInput(f"--delete-missing needs the folder a maxmem export wrote (with its {MANIFEST}); "
+                           f"{root} has none")
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise InvalidInput(f"cannot read {path}: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("memories"), dict):
+        raise InvalidInput(f"{path} is not a maxmem export manifest")
+    return data
+
+
+def _forget_missing(brain: Brain, manifest: Mapping[str, Any], seen: Mapping[str, tuple[str, int]],
+                    report: ImportReport) -> list[int]:
+    """Forget the memories the export wrote whose bullets are gone, unless brain.db
+    changed them since (a conflict)."""
+    gone = {uid: info for uid, info in manifest["memories"].items() if uid not in seen}
+    stored = [Memory.from_row(r) for r in brain.db.rows_in(MEMORIES_BY_UID_SQL, list(gone))]
+    export = str(manifest.get("exported_at") or "")
+    doomed = []
+    for memory in stored:
+        info = gone[memory.uid] if isinstance(gone[memory.uid], dict) else {}
+        if markdown_rev(memory) == _base(memory, info.get("rev"), export):
+            doomed.append(memory)
+        else:
+            report.conflicts.append({
+                "uid": memory.uid, "id": memory.id, "file": str(info.get("file") or "?"), "line": 0,
+                "reason": "is gone from the folder but was changed in brain.db since the export; kept"})
+    if doomed:
+        brain.forget_many(doomed)
+    return [m.id for m in doomed]
 
 
 def _workspace_relative(path: Path) -> str:

@@ -54,6 +54,17 @@ def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, s
 
 
 @pytest.fixture(autouse=True)
+def fresh_breakers() -> Iterator[None]:
+    """Each test starts with no embedding server remembered as failing (the circuit
+    breakers live per process, and pytest is one process)."""
+    from maxmem.embeddings import reset_breakers
+
+    reset_breakers()
+    yield
+    reset_breakers()
+
+
+@pytest.fixture(autouse=True)
 def maxmem_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Point MAXMEM_HOME (config and default brain.db) at a temp dir; hide real keys."""
     home = tmp_path / "maxmem-home"
@@ -137,8 +148,7 @@ def embedding_server() -> Iterator[EmbeddingServer]:
 
 @pytest.fixture
 def openai_config(embedding_server) -> Config:
-    embedding_server.failures.clear()
-    embedding_server.delay = 0.0
+    embedding_server.reset()
     return Config(embedder="openai", openai_api_key=embedding_server.api_key,
                   openai_base_url=embedding_server.base_url, openai_model="e5-test",
                   openai_dimensions=None, embed_max_retries=3, embed_timeout=5.0)

@@ -8,6 +8,7 @@ ourselves:
 
 - `pg_cluster` (session): one server on 127.0.0.1 with scram-sha-256 over TCP.
 - `pg_dsn` (per test): a fresh database on it, dropped afterwards.
+- `PgCluster.kill()`: SIGKILL every process of a server (a crash); `start()` recovers it.
 - `pg_cluster_novector` / `pg_dsn_novector`: a server started from a copy of the
   install with the vector extension files left out, so
   `pg_available_extensions` has no `vector` — the real condition of a host without
@@ -32,9 +33,11 @@ import itertools
 import os
 import pwd
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -148,6 +151,28 @@ class PgCluster:
         if (self.data / "postmaster.pid").exists():
             self._tool("pg_ctl", "-D", str(self.data), "-w", "-m", "fast", "stop")
 
+    def kill(self) -> list[int]:
+        """SIGKILL the server and every process of it at once: a crash, not a shutdown
+        (no checkpoint, clients cut off mid-query; the next start runs crash recovery).
+        The stale postmaster.pid and socket lock left by a killed postmaster that nobody
+        reaps (a zombie keeps its pid) are removed, as an admin does after a crash. Returns the pids killed."""
+        pid_file = self.data / "postmaster.pid"
+        if not pid_file.exists():
+            return []
+        postmaster = int(pid_file.read_text().split()[0])
+        family = [postmaster] + [pid for pid, parent in _parents().items() if parent == postmaster]
+        for pid in family:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(_alive(pid) for pid in family):
+            time.sleep(0.02)
+        if not _alive(postmaster):
+            pid_file.unlink(missing_ok=True)
+            for stale in self.root.glob(".s.PGSQL.*"):  # the socket and its lock file name the pid too
+                stale.unlink(missing_ok=True)
+        return family
+
     def destroy(self) -> None:
         with contextlib.suppress(PgUnavailable):
             self.stop()
@@ -177,6 +202,26 @@ class PgCluster:
             return
         with self.connect() as conn:
             conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def _parents() -> dict[int, int]:
+    """pid -> parent pid of every process (from /proc)."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                # the command name in (…) may hold spaces: the fields after it are fixed
+                found[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+    return found
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie, dead but not reaped, is not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
 
 
 def _start_cluster(label: str, with_vector: bool = True) -> PgCluster:

@@ -9,6 +9,8 @@ import sys
 import pytest
 from conftest import run_cli
 
+from maxmem.memory import estimate_tokens
+
 
 @pytest.fixture
 def run(tmp_path, capsys, monkeypatch):
@@ -94,12 +96,14 @@ def test_save_context_from_stdin_and_file_then_context(run, tmp_path):
     report = json.loads(out)
     assert (report["exchanges_stored"], report["exchanges_already_saved"]) == (0, 1)
     code, out, _ = run("context", "--session", "s-1")
-    assert code == 0 and out.startswith("# Memory brief")
+    assert code == 0 and out.startswith("maxmem memory brief: ") and "```markdown\n# Memory brief" in out
+    assert out.rstrip().endswith("```")
     assert "## This session (s-1)" in out and "Staging Postgres listens on 5433" in out
     assert "Staging port" in out
     code, out, _ = run("context", "--budget-tokens", "150", "--json")
     data = json.loads(out)
     assert data["tokens"] <= 150 and data["markdown"].startswith("# Memory brief")
+    assert data["tokens"] == estimate_tokens(data["text"]) and data["markdown"].rstrip() in data["text"]
 
 
 def test_save_context_errors(run, tmp_path):
@@ -162,13 +166,13 @@ def test_markdown_export_and_import_round_trip(run, tmp_path):
     code, out, _ = run("import", "--format", "markdown", str(workspace), "--json")
     files = json.loads(out)["files"]
     assert [(f["added"], f["existing"]) for f in files] == [(0, 1), (0, 1)]
-    # a hand-written addition is imported once; the unchanged files are skipped
+    # a hand-written addition is imported once (exported files are read again each time)
     daily.write_text(daily.read_text() + "- 23:59 a new line by hand\n")
     code, out, _ = run("import", "--format", "markdown", str(workspace / "memory" / "*.md"))
-    assert out.strip() == ("imported 1 file(s): 1 memories added, 1 already present,"
+    assert out.strip() == ("imported 1 file(s): 1 memories added, 0 updated, 1 already present,"
                            " 0 file(s) unchanged since their last import")
     code, out, _ = run("import", "--format", "markdown", str(workspace))
-    assert "2 file(s) unchanged" in out
+    assert "0 memories added, 0 updated, 3 already present" in out
     code, out, _ = run("list", "--json")
     assert sorted(m["content"] for m in json.loads(out)) == [
         "Deployed v2 to production", "Prefers short answers", "a new line by hand"]

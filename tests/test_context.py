@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from datetime import timedelta
 
 import pytest
 
 from maxmem import InvalidInput
-from maxmem.briefing import build_brief, estimate_tokens
+from maxmem.briefing import PREFACE, build_brief
 from maxmem.compaction import save_context
+from maxmem.memory import estimate_tokens
 from maxmem.work import observe
 
 DOC = {
@@ -222,7 +224,7 @@ def test_brief_fits_any_budget(brain, clock, budget):
     brain.remember_many([{"content": f"core fact number {i} " + "padding words " * 20,
                           "category": "core", "importance": 0.5} for i in range(60)])
     brief = build_brief(brain, session="agent:main:main", budget_tokens=budget)
-    assert estimate_tokens(brief.markdown) <= budget
+    assert estimate_tokens(brief.text) <= budget and brief.tokens <= budget
     assert brief.markdown.startswith("# Memory brief")
     if budget >= 300:
         assert "## Core" in brief.markdown and "more" in brief.markdown
@@ -248,3 +250,71 @@ def test_brief_rejects_a_tiny_budget(brain):
         build_brief(brain, budget_tokens=10)
     with pytest.raises(InvalidInput):
         build_brief(brain, budget_tokens="lots")  # type: ignore[arg-type]
+
+
+def ids_in(text: str) -> list[int]:
+    return [int(n) for n in re.findall(r"#(\d+)\)", text)]
+
+
+WIDE = ["Größe und Maße: Ärger über Öl 🚀🔥 — ", "日本語のメモ、東京で会議 ", "émojis 👩‍💻🧪 naïve café ",
+        "plain words "]
+
+
+def seed_wide(brain, clock, count=120):
+    brain.remember_many([{"content": f"{WIDE[i % 4] * 6}#{i}", "category": "core",
+                          "importance": (i % 10) / 10, "pinned": i % 7 == 0} for i in range(count)])
+    brain.remember_many([{"content": f"daily {WIDE[i % 4] * 4}{i}", "category": "daily",
+                          "importance": 0.9 if i % 3 == 0 else 0.4,
+                          "created_at": clock.now() - timedelta(hours=i % 30)} for i in range(count)])
+    for i in range(30):
+        observe(brain, "project", f"Projekt {WIDE[i % 4] * 3}{i}", title=f"p{i} 🚧", ongoing=True,
+                started=clock.now() - timedelta(hours=i + 1), importance=0.9)
+
+
+@pytest.mark.parametrize("budget", [100, 137, 400, 1000, 2503, 8000])
+def test_brief_budget_is_exact_in_utf8_tokens(brain, clock, budget):
+    """The whole fenced text, counted with the one estimate (UTF-8 bytes / 4), stays
+    within the budget, and a brain with more to say than fits fills most of it."""
+    seed(brain, clock)
+    seed_wide(brain, clock)
+    brief = build_brief(brain, session="agent:main:main", budget_tokens=budget)
+    assert brief.tokens == estimate_tokens(brief.text) == -(-len(brief.text.encode("utf-8")) // 4)
+    assert brief.tokens <= budget
+    # what is left is less than one more line of the section that was cut last
+    assert brief.tokens >= budget - 120, (brief.tokens, budget)
+    assert len(brief.text) < len(brief.text.encode("utf-8")), "the test data is not plain ASCII"
+
+
+@pytest.mark.parametrize("budget", [100, 300, 1500, 6000])
+def test_each_memory_is_in_the_brief_at_most_once(brain, clock, budget):
+    seed(brain, clock)
+    seed_wide(brain, clock)
+    # pinned, important, daily and ongoing at once: claimed by every section's query
+    brain.remember("Pinned, important and from today", category="core", pinned=True, importance=1.0)
+    observe(brain, "task", "An ongoing daily task", ongoing=True, importance=0.95)
+    brief = build_brief(brain, session="agent:main:main", budget_tokens=budget)
+    shown = ids_in(brief.markdown)
+    assert len(shown) == len(set(shown)) and shown
+    listed = [i for ids in brief.sections.values() for i in ids]
+    assert len(listed) == len(set(listed))
+    assert set(shown) <= set(listed)
+
+
+def test_sections_keep_their_order_whatever_fits(brain, clock):
+    seed(brain, clock)
+    order = ["## Core", "## Work in progress", "## Daily notes (today and yesterday)",
+             "## This session (agent:main:main)", "## Important in the last day"]
+    for budget in (100, 200, 400, 800, 3000):
+        text = build_brief(brain, session="agent:main:main", budget_tokens=budget).markdown
+        headings = [line for line in text.splitlines() if line.startswith("## ")]
+        assert headings == [h for h in order if h in headings]
+
+
+def test_brief_is_fenced_so_no_memory_can_close_the_fence(brain, clock):
+    brain.remember("Run ````rm -rf```` never; ```code``` is quoted", category="core", importance=0.9)
+    brief = build_brief(brain, budget_tokens=500)
+    first, fence_line, *rest = brief.text.rstrip("\n").split("\n")
+    assert first == PREFACE
+    assert fence_line == "`````markdown", "one backtick longer than the longest run in the brief"
+    assert rest[-1] == "`````" and "\n".join(rest[:-1]) == brief.markdown.rstrip()
+    assert "`````" not in brief.markdown

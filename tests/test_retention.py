@@ -7,11 +7,13 @@ import json
 import os
 import stat
 from datetime import datetime, timedelta
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from maxmem import Brain, Config, FixedClock
+from maxmem.archive import read as read_archive
 from maxmem.cli import cli
 from maxmem.clock import parse_since
 from maxmem.errors import ConfigError, InvalidInput
@@ -21,6 +23,7 @@ from maxmem.retention import (
     growth,
     load_policy,
     plan,
+    plan_summary,
     summary,
     zone,
 )
@@ -208,15 +211,24 @@ def test_second_run_does_nothing_and_writes_no_archive(aged, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == files
 
 
-def test_batches_are_separate_transactions_with_one_archive(tmp_path, hash_embedder):
+def test_batches_are_separate_transactions_each_with_its_archive(tmp_path, hash_embedder):
     clock = FixedClock("2026-11-30T08:00:00Z")
     with Brain.open(tmp_path / "brain.db", embedder=hash_embedder, clock=clock) as b:
-        b.remember_many([{"content": f"old note {i}", "category": "daily", "created_at": "2026-01-01T00:00:00Z"}
-                         for i in range(7)])
+        b.remember_many([{"content": f"old note {i}", "category": "daily" if i % 2 else "conversation",
+                          "created_at": "2026-01-01T00:00:00Z"} for i in range(7)])
         report = apply(b, _policy(batch_size=3))
-        assert report["deleted"]["daily"] == 7 and report["archived"] == 7
-        assert len(list(tmp_path.glob("brain.retention-*.jsonl.gz"))) == 1
+        assert report["deleted"] == {"core": 0, "daily": 3, "conversation": 4, "project": 0}
+        assert report["archived"] == 7
+        names = sorted(p.name for p in tmp_path.glob("brain.retention-*.jsonl.gz"))
+        assert names == ["brain.retention-20261130T080000Z-2.jsonl.gz", "brain.retention-20261130T080000Z-3.jsonl.gz",
+                         "brain.retention-20261130T080000Z.jsonl.gz"]
+        assert report["archives"] == [str(tmp_path / n) for n in (names[2], names[0], names[1])]
+        sizes = [len(read_archive(p).records) for p in report["archives"]]
+        assert sizes == [3, 3, 1]
+        assert "archived 7 rows to 3 files" in summary(report)
         assert b.db.scalar("SELECT count(*) FROM changes WHERE op = 'delete'") == 7
+        assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+        assert b.db.scalar("SELECT count(*) FROM meta WHERE key LIKE 'retention_pending:%'") == 0
 
 
 def test_turns_and_tool_calls_age_with_conversations(tmp_path, hash_embedder):
@@ -249,6 +261,151 @@ def test_turns_and_tool_calls_age_with_conversations(tmp_path, hash_embedder):
 
         counts = restored.import_records(read_jsonl(report["archive"]))
         assert (counts["added"], counts["skipped"]) == (1, 3)
+
+
+# -- interrupted runs ---------------------------------------------------------------
+
+def _old_notes(b, n=7):
+    b.remember_many([{"content": f"old note {i}", "category": "daily", "created_at": "2026-01-01T00:00:00Z"}
+                     for i in range(n)])
+
+
+def _archived_uids(folder):
+    return [r["uid"] for p in sorted(folder.glob("brain.retention-*.jsonl.gz")) for r in read_archive(p).records]
+
+
+class Killed(BaseException):
+    """Stands for SIGKILL at one chosen point (tests/test_retention_kill.py kills for real)."""
+
+
+def test_a_run_stopped_after_the_rename_is_finished_without_a_second_copy(tmp_path, hash_embedder, monkeypatch):
+    from maxmem import archive as archive_module
+    from maxmem import retention
+
+    clock = FixedClock("2026-11-30T08:00:00Z")
+    real_write = archive_module.write
+    calls = []
+
+    def write_then_die(path, records, replace=False):
+        real_write(path, records, replace)
+        calls.append(path)
+        if len(calls) == 2:
+            raise Killed  # the second batch's archive is in place, its rows not yet deleted
+
+    with Brain.open(tmp_path / "brain.db", embedder=hash_embedder, clock=clock) as b:
+        _old_notes(b)
+        monkeypatch.setattr(archive_module, "write", write_then_die)
+        with pytest.raises(Killed):
+            apply(b, _policy(batch_size=3))
+        monkeypatch.setattr(archive_module, "write", real_write)
+        assert b.stats()["memories"] == 4  # the first batch went; the second is in brain.db and in its archive
+        assert retention.pending(b.db) == [calls[1]]
+        findings = retention.check_archives(b)
+        assert [f["ok"] for f in findings] == [False]
+        assert "interrupted at" in findings[0]["detail"] and "after writing it" in findings[0]["detail"]
+        assert "maxmem retain --apply" in findings[0]["detail"]
+        assert "interrupted" in "\n".join(plan_summary(plan(b)))
+        # meanwhile one of the archived memories changes: it must stay, and be archived as it is now
+        changed_uid = b.db.scalar("SELECT uid FROM memories ORDER BY created_at, id LIMIT 1")
+        b.update(changed_uid, content="old note, edited after the kill")
+        report = apply(b, _policy(batch_size=3))
+        assert report["resumed"]["archives"] == [str(calls[1])]
+        assert (report["resumed"]["memories"], report["resumed"]["kept"]) == (2, 1)
+        assert "finished an interrupted run" in summary(report)
+        assert b.stats()["memories"] == 0 and retention.pending(b.db) == []
+        assert [f["ok"] for f in retention.check_archives(b)] == [True]
+    uids = _archived_uids(tmp_path)
+    assert len(uids) == 8 and len(set(uids)) == 7  # the edited one twice: as archived, and as edited
+    last = read_archive(report["archives"][-1]).records
+    assert [r["content"] for r in last if r["uid"] == changed_uid] == ["old note, edited after the kill"]
+
+
+def test_a_run_stopped_before_the_rename_leaves_the_rows(tmp_path, hash_embedder):
+    from maxmem import archive as archive_module
+    from maxmem import retention
+
+    clock = FixedClock("2026-11-30T08:00:00Z")
+    with Brain.open(tmp_path / "brain.db", embedder=hash_embedder, clock=clock) as b:
+        _old_notes(b)
+        # what SIGKILL leaves while the archive is being written: the journal entry and a temporary
+        path = tmp_path / "brain.retention-20261129T080000Z.jsonl.gz"
+        with b.db.atomic():
+            b.db.set_meta(retention.PENDING + path.name, str(path))
+        archive_module.temporary(path).write_bytes(b"\x1f\x8b\x08 half an archive")
+        stray = archive_module.temporary(tmp_path / "brain.retention-20261128T080000Z.jsonl.gz")
+        stray.write_bytes(b"")
+        details = [f["detail"] for f in retention.check_archives(b)]
+        assert len(details) == 2
+        assert "before it was written whole (its rows are still in brain.db)" in details[0]
+        assert str(stray) in details[1] and "holds nothing that is not in brain.db" in details[1]
+        report = apply(b, _policy(batch_size=3))
+        assert report["resumed"]["archives"] == [] and report["deleted_total"] == 7
+        assert not archive_module.temporary(path).exists() and not path.exists()
+        assert retention.pending(b.db) == []
+        assert [f["ok"] for f in retention.check_archives(b)] == [False]  # the stray one, not journaled
+        stray.unlink()
+        assert [f["ok"] for f in retention.check_archives(b)] == [True]
+    assert sorted(_archived_uids(tmp_path)) == sorted(set(_archived_uids(tmp_path)))
+
+
+def test_a_failed_archive_write_deletes_nothing_and_leaves_no_journal(tmp_path, hash_embedder, monkeypatch):
+    from maxmem import archive as archive_module
+    from maxmem import retention
+    from maxmem.archive import ArchiveError
+    from maxmem.errors import MaxmemError
+
+    def full_disk(path, records, replace=False):
+        raise ArchiveError(f"cannot write the archive {path}: No space left on device; nothing was deleted")
+
+    clock = FixedClock("2026-11-30T08:00:00Z")
+    with Brain.open(tmp_path / "brain.db", embedder=hash_embedder, clock=clock) as b:
+        _old_notes(b)
+        monkeypatch.setattr(archive_module, "write", full_disk)
+        with pytest.raises(ArchiveError, match="No space left"):
+            apply(b)
+        assert b.stats()["memories"] == 7 and retention.pending(b.db) == []
+        assert "No space left" in b.db.get_meta("last_run:retention")
+        blocker = tmp_path / "archives"
+        blocker.write_text("a file where the archive folder should be")
+        with pytest.raises(MaxmemError, match="cannot use .*archives as the archive folder"):
+            apply(b, _policy(archive_dir=str(blocker)))
+
+
+def test_one_run_at_a_time(tmp_path, hash_embedder):
+    from maxmem import retention
+    from maxmem.errors import MaxmemError
+
+    with Brain.open(tmp_path / "brain.db", embedder=hash_embedder, clock=FixedClock("2026-11-30T08:00:00Z")) as b:
+        _old_notes(b)
+        with retention.run_lock(tmp_path, "brain"), pytest.raises(MaxmemError, match="another retention run"):
+            apply(b)
+        assert b.stats()["memories"] == 7
+        assert apply(b)["deleted_total"] == 7
+
+
+def test_doctor_findings_for_a_truncated_archive_until_it_is_repaired(aged, tmp_path):
+    from test_archive import old_style_archive
+
+    from maxmem import retention
+
+    report = apply(aged)
+    assert [f["ok"] for f in retention.check_archives(aged)] == [True]
+    assert "1 archive(s)" in retention.check_archives(aged)[0]["detail"]
+    old = tmp_path / "brain.retention-20260101T080000Z.jsonl.gz"
+    records = [{"uid": f"u{i}", "content": f"an old archived memory {i}", "category": "daily"} for i in range(40)]
+    old_style_archive(old, [records[:20], records[20:]])
+    data = old.read_bytes()
+    old.write_bytes(data[: len(data) - 30])
+    findings = retention.check_archives(aged)
+    assert [f["ok"] for f in findings] == [False]
+    assert str(old) in findings[0]["detail"] and "truncated" in findings[0]["detail"]
+    assert f"maxmem import {old}" in findings[0]["detail"]
+    repaired = retention.repair_archives(aged)
+    assert [r["path"] for r in repaired] == [str(old)] and 20 <= repaired[0]["lines"] < 40
+    assert read_archive(old).complete and read_archive(old).records == records[: repaired[0]["lines"]]
+    assert Path(repaired[0]["damaged_copy"]).read_bytes() == data[: len(data) - 30]
+    assert [f["ok"] for f in retention.check_archives(aged)] == [True]
+    assert read_archive(report["archive"]).complete
 
 
 def test_old_archives_are_pruned(aged, tmp_path):

@@ -89,7 +89,7 @@ def test_memory_md_groups_by_kind_pinned_and_important_first():
     assert headings == ["## Preferences", "## Decisions", "## Projects"]
     decisions = [line for line in lines if line.startswith("- ") and "kind" not in line
                  and ("low" in line or "high" in line or "pinned" in line)]
-    assert [d.split(" <!--")[0] for d in decisions] == ["- pinned", "- high", "- low"]
+    assert [d.split(" <!--")[0] for d in decisions] == ["- 📌 pinned", "- high", "- low"]
 
 
 def test_daily_file_is_a_timed_log_in_the_given_time_zone():
@@ -235,8 +235,8 @@ def test_export_into_a_fresh_brain_keeps_uids_and_fields(brain, clock, tmp_path,
         rows = other.db.rows("SELECT path, added, existing FROM markdown_imports")
         assert sorted((Path(r["path"]).name, r["added"], r["existing"]) for r in rows) == [
             ("2026-11-29.md", 1, 0), ("2026-11-30.md", 1, 0), ("MEMORY.md", 2, 0)]
-        again = import_markdown(other, tmp_path / "ws")
-        assert all(f["skipped"] for f in again.files)
+        again = import_markdown(other, tmp_path / "ws")  # exported files are read again: a round trip
+        assert (again.total("added"), again.total("updated"), again.total("existing")) == (0, 0, 4)
         assert other.db.scalar("SELECT count(*) FROM markdown_imports") == 3
 
 
@@ -246,6 +246,13 @@ def test_conversations_on_request(brain, clock, tmp_path):
     assert report.memories == 5
     text = (tmp_path / "ws" / "memory" / "2026-11-30.md").read_text()
     assert "- 12:00 user: hi <!-- maxmem" in text and "-->\n  assistant: hello\n" in text
+
+
+def test_a_hand_written_file_imported_again_unchanged_is_skipped(brain, tmp_path):
+    (tmp_path / "MEMORY.md").write_text(HAND_WRITTEN, "utf-8")
+    first = import_markdown(brain, tmp_path / "MEMORY.md")
+    assert first.total("added") == 8 and not first.files[0]["skipped"]
+    assert import_markdown(brain, tmp_path / "MEMORY.md").files[0]["skipped"]
 
 
 def test_import_of_a_broken_file_stores_nothing_from_it(brain, tmp_path):

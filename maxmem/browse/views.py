@@ -12,7 +12,6 @@ writes through the Brain API only (pin, update, supersede, forget).
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -29,7 +28,7 @@ from ..db import Database
 from ..doctor import run_checks
 from ..errors import InvalidInput, NotFound
 from ..health import age_hours, format_age, last_runs
-from ..memory import CATEGORIES, Memory
+from ..memory import CATEGORIES, Memory, parse_pairs
 from ..retention import PROTECTED, Policy, cutoff, load_policy
 from ..review import budget_check
 from ..search import MODES
@@ -149,7 +148,7 @@ class SearchForm:
             "since": one("since") or None,
             "until": one("until") or None,
             "min_importance": min_importance,
-            "metadata": parse_metadata(args.get("meta", [])),
+            "metadata": parse_pairs(args.get("meta", []), "metadata filter"),
             "status": many("status") or None,
             "agent": one("agent") or None,
             "session_id": one("session") or None,
@@ -160,24 +159,6 @@ class SearchForm:
                       meta="\n".join(v for v in args.get("meta", []) if v.strip()))
         return cls(one("q"), limit, mode, bool(one("explain")), bool(one("include_superseded")),
                    {k: v for k, v in filters.items() if v is not None}, fields)
-
-
-def parse_metadata(values: Sequence[str]) -> dict[str, Any] | None:
-    """key=value pairs, one a line or repeated, as `maxmem search --meta` takes them:
-    values that parse as JSON (numbers, true, null) keep their type."""
-    out: dict[str, Any] = {}
-    for value in values:
-        for pair in value.splitlines():
-            if not pair.strip():
-                continue
-            key, sep, text = pair.partition("=")
-            if not sep:
-                raise InvalidInput(f"metadata filter {pair.strip()!r}: write key=value")
-            try:
-                out[key.strip()] = json.loads(text)
-            except json.JSONDecodeError:
-                out[key.strip()] = text.strip()
-    return out or None
 
 
 def search(brain: Brain, form: SearchForm) -> dict[str, Any]:

@@ -15,6 +15,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ..memory import estimate_tokens
 from .text import truncate
 
 TARGET_TOKENS = 350  # multilingual-e5 reads 512 tokens; leave room for the prefix
@@ -57,12 +58,6 @@ class _Piece:
     turn: ChunkTurn
     text: str
     tokens: int
-
-
-def estimate_tokens(text: str) -> int:
-    """About four bytes of UTF-8 per token: close for English and German, and a CJK
-    character (three bytes) counts as most of a token, as tokenizers see it."""
-    return max(1, (len(text.encode("utf-8")) + 3) // 4)
 
 
 def _arguments(arguments: str | None) -> str:

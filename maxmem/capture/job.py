@@ -263,6 +263,7 @@ class _Job:
         fmt = source.format
         # A compressed rollout is replaced, never appended to: read whole, like a document.
         document = readers.is_document_format(fmt) or readers.is_compressed(path)
+        state: dict[str, Any]
         if cursor is None or document:
             offset, state = 0, {}
         elif (cursor.inode != st.st_ino and renamed_from is None) or st.st_size < cursor.byte_offset \

@@ -2,7 +2,8 @@
 
 One JSON entry per line; line 1 is a `session` header. Entries form a tree through
 `parentId`; every entry is kept (abandoned branches included) and identified by its
-`id`. Dropped: delivery-mirror copies, channel metadata envelopes, NO_REPLY and
+`id`. Dropped: delivery-mirror copies, the envelopes around user text (timestamp
+prefixes and channel metadata blocks, see maxmem.envelopes), NO_REPLY and
 HEARTBEAT_OK housekeeping, `System:` exec notices, thinking, extension state.
 """
 
@@ -14,6 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ..envelopes import strip
 from .model import Parsed, ReadContext, Record, Session, ToolCall, Turn, content_hash, json_text, utc
 from .text import blocks_text, clean, only_placeholders, truncate
 
@@ -21,11 +23,6 @@ FORMAT = "openclaw"
 
 SILENT_REPLIES = {"NO_REPLY", "HEARTBEAT_OK"}
 
-# "Conversation info (untrusted metadata):" + a fenced json block, and its siblings.
-_ENVELOPE = re.compile(
-    r"(?:^|\n)[A-Z][\w ]*\(untrusted[^)\n]*\):[ \t]*\n```(?:json)?\n(.*?)\n```[ \t]*(?=\n|$)",
-    re.DOTALL,
-)
 _SYSTEM_NOTICE = re.compile(r"^System(?: \(untrusted\))?:")
 
 KNOWN_SKIPPED = {
@@ -46,21 +43,6 @@ def agent_of(path: str) -> str:
 def session_id_of(path: str) -> str:
     name = Path(path).name
     return name.split(".jsonl", 1)[0]
-
-
-def strip_envelope(text: str) -> tuple[str, str | None]:
-    """Remove channel metadata blocks; return the human text and the sender's name."""
-    speaker = None
-    for match in _ENVELOPE.finditer(text):
-        try:
-            meta = json.loads(match.group(1))
-        except ValueError:
-            continue
-        if isinstance(meta, dict) and speaker is None:
-            name = meta.get("name") or meta.get("sender")
-            if isinstance(name, str) and name.strip():
-                speaker = name.strip()
-    return _ENVELOPE.sub("", text).strip(), speaker
 
 
 def parse(records: Iterable[Record], state: dict[str, Any], ctx: ReadContext) -> Parsed:
@@ -124,7 +106,10 @@ def _message(out: Parsed, sess: Session, entry: dict, key: str, when: str | None
     role = message.get("role")
     when = when or utc(message.get("timestamp"), ctx.default_time) or ctx.default_time
     if role == "user":
-        text, speaker = strip_envelope(clean(blocks_text(message.get("content"))))
+        stripped = strip(clean(blocks_text(message.get("content"))))
+        text, speaker = stripped.text, stripped.sender
+        if not entry.get("timestamp") and not message.get("timestamp") and stripped.at:
+            when = stripped.at  # the envelope's time only when the entry has none of its own
         if not text or only_placeholders(text):
             out.dropped["empty"] += 1
             return

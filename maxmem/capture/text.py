@@ -5,17 +5,19 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..envelopes import strip_reminders
+
 IMAGE = "[image]"
 DOCUMENT = "[document]"
 
-# Markup that agents inject into user turns; never typed by the human.
+# Markup that agents inject into user turns; never typed by the human (Claude Code's
+# system reminders are maxmem.envelopes' to remove).
 _INJECTED = re.compile(
-    r"<(system-reminder|local-command-caveat|local-command-stdout|local-command-stderr|"
+    r"<(local-command-caveat|local-command-stdout|local-command-stderr|"
     r"command-name|command-message|command-args|task-notification|environment_context|"
     r"user_instructions|permissions instructions|INSTRUCTIONS)>.*?</\1>",
     re.DOTALL,
 )
-_UNCLOSED_REMINDER = re.compile(r"<system-reminder>.*\Z", re.DOTALL)
 _BASE64_IMAGE = re.compile(r"data:(?:image|application)/[\w.+-]+;base64,[A-Za-z0-9+/=\s]{64,}")
 _BLANK_RUNS = re.compile(r"\n{3,}")
 
@@ -55,8 +57,7 @@ def clean(text: str) -> str:
     if not text:
         return ""
     if "<" in text:
-        text = _INJECTED.sub("", text)
-        text = _UNCLOSED_REMINDER.sub("", text)
+        text = strip_reminders(_INJECTED.sub("", text))
     if "base64," in text:
         text = _BASE64_IMAGE.sub(IMAGE, text)
     text = _BLANK_RUNS.sub("\n\n", text)

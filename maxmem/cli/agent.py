@@ -16,7 +16,6 @@ from .. import compaction, nlquery, work
 from ..briefing import DEFAULT_BUDGET_TOKENS, build_brief
 from ..clock import Clock
 from ..errors import InvalidInput
-from ..mcp import serve
 from .common import State, emit, json_option, memory_line, pass_state, read_stdin, split_tags
 
 # -- work tracking ---------------------------------------------------------------
@@ -159,18 +158,22 @@ def save_context(state: State, path: Path | None, as_json: bool) -> None:
 @click.command("context")
 @click.option("--session", help="Include this session's latest exchanges.")
 @click.option("--budget-tokens", type=int, default=None,
-              help="Size limit of the brief (≈4 characters a token; default 2000).")
+              help="Size limit of the whole brief, fence included (4 bytes of UTF-8 a token; default 2000).")
 @json_option
 @pass_state
 def context_(state: State, session: str | None, budget_tokens: int | None, as_json: bool) -> None:
-    """Print the boot brief an agent reads after compaction or at session start."""
+    """Print the boot brief an agent reads after compaction or at session start.
+
+    Sections in a fixed order (core, work in progress, daily notes, this session,
+    important in the last day), each memory once, fenced after a one-line preface so
+    the agent tells stored notes from instructions."""
     budget = budget_tokens or int(state.config.section("context").get("budget_tokens")
                                   or DEFAULT_BUDGET_TOKENS)
     brief = build_brief(state.brain(), session=session, budget_tokens=budget, tz=state.timezone())
     if as_json:
         emit(brief.to_dict(), True)
     else:
-        click.echo(brief.markdown, nl=False)
+        click.echo(brief.text, nl=False)
 
 
 # -- plain-English queries ---------------------------------------------------------
@@ -212,7 +215,12 @@ def query(state: State, question: str, explain: bool, as_json: bool) -> None:
 @click.command()
 @pass_state
 def mcp(state: State) -> None:
-    """Serve this brain to an agent over the Model Context Protocol (stdio)."""
+    """Serve this brain to an agent over the Model Context Protocol (stdio).
+
+    Tools for every agent capability, the resources memory://brief, memory://core and
+    memory://{id}, and prompts; see docs/mcp.md."""
+    from ..mcp import serve  # the mcp SDK is an optional extra: loaded only to serve
+
     serve(state.brain(), state.timezone())
 
 

@@ -19,7 +19,7 @@ from ..brain import Brain
 from ..clock import Clock
 from ..config import Config, local_timezone
 from ..errors import InvalidInput
-from ..memory import CATEGORIES, STATUSES, Filters
+from ..memory import CATEGORIES, STATUSES, Filters, parse_pairs
 from ..nlquery import parse_when
 
 ISO_START = re.compile(r"^\d{4}-\d{2}-\d{2}|^\d+(?:\.\d+)?$")
@@ -89,17 +89,8 @@ def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def parse_metadata(pairs: Iterable[str]) -> dict[str, Any] | None:
-    """key=value pairs; values that parse as JSON (numbers, true, null) keep their type."""
-    out: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep:
-            raise InvalidInput(f"--meta {pair!r}: write key=value")
-        try:
-            out[key.strip()] = json.loads(value)
-        except json.JSONDecodeError:
-            out[key.strip()] = value
-    return out or None
+    """--meta key=value pairs (memory.parse_pairs)."""
+    return parse_pairs(pairs, "--meta")
 
 
 def split_tags(tags: Iterable[str]) -> list[str] | None:

@@ -67,13 +67,25 @@ def add(state: State, content: str | None, category: str, kind: str, title: str 
 @click.argument("path", type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "markdown"]), default="jsonl",
               show_default=True, help="markdown: PATH is a GLOB ('memory/*.md'), a file or a workspace.")
+@click.option("--delete-missing", is_flag=True,
+              help="markdown: forget the memories an export wrote to PATH whose bullets are gone.")
 @json_option
 @pass_state
-def import_(state: State, path: Path, fmt: str, as_json: bool) -> None:
-    """Import memories from a JSONL file (.jsonl or .jsonl.gz, e.g. an export or archive)."""
+def import_(state: State, path: Path, fmt: str, delete_missing: bool, as_json: bool) -> None:
+    """Import memories from a JSONL file (.jsonl or .jsonl.gz, e.g. an export or archive).
+
+    With --format markdown, a folder that `maxmem export --format markdown` wrote is a
+    round trip: bullets edited there update their memories (content, category, tags,
+    pin, …), new bullets are added, and a bullet changed in both places since the
+    export is reported as a conflict and left alone (exit code 1).
+    """
+    if delete_missing and fmt != "markdown":
+        raise InvalidInput("--delete-missing is for --format markdown")
     if fmt == "markdown":
-        report = import_markdown(state.brain(), str(path), tz=state.timezone())
-        emit(report.to_dict(), as_json, lambda _: [report.describe()])
+        report = import_markdown(state.brain(), str(path), tz=state.timezone(), delete_missing=delete_missing)
+        emit(report.to_dict(), as_json, lambda _: report.lines())
+        if report.conflicts:
+            sys.exit(1)
         return
     if not path.is_file():
         raise InvalidInput(f"{path}: " + ("a folder: give a JSONL file, or --format markdown for a workspace of notes"

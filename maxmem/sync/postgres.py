@@ -22,12 +22,13 @@ psycopg (and pgvector's adapter) are imported lazily: `pip install 'maxmem[postg
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import socket
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -663,8 +664,7 @@ class Exporter:
             else:
                 values.append(row[name])
         if self.schema.vector_type is not None:
-            usable = vector is not None and self.schema.dim == len(vector)
-            if not usable:
+            if vector is None or self.schema.dim != len(vector):
                 values.append(None)
             elif self.schema.vector_type == "vector":
                 values.append(vector)
@@ -681,6 +681,26 @@ class Exporter:
                 (self.report.instance_id, uids),
             )
         return cur.rowcount or 0
+
+
+class _SecondaryErrors(logging.Filter):
+    """psycopg's "error ignored terminating <Copy>: the connection is lost": logged (to
+    stderr, where no handler is set) when a COPY cannot be ended on a connection that
+    just died; the error export() raises already says so, in one line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("error ignored terminating")
+
+
+@contextlib.contextmanager
+def _one_error_line() -> Iterator[None]:
+    psycopg_log = logging.getLogger("psycopg")
+    quiet = _SecondaryErrors()
+    psycopg_log.addFilter(quiet)
+    try:
+        yield
+    finally:
+        psycopg_log.removeFilter(quiet)
 
 
 def export(
@@ -707,46 +727,50 @@ def export(
     except SyncError as exc:
         _record_error(brain, target, str(exc))
         raise
-    try:
-        ensure_schema(conn)
-        exporter = Exporter(brain, conn, report)
-        exporter.prepare()
-        remote = exporter.remote_cursor(report.instance_id)
-        cursor = remote or 0
-        restored = remote is not None and remote > local_max
-        if restored:
-            report.notices.append(
-                f"PostgreSQL has changes up to #{remote} from this brain but brain.db ends at #{local_max} "
-                "(restored from a backup?): exporting everything again"
+    with _one_error_line():  # a lost connection is one error line, not also psycopg's warning
+        try:
+            ensure_schema(conn)
+            exporter = Exporter(brain, conn, report)
+            exporter.prepare()
+            remote = exporter.remote_cursor(report.instance_id)
+            cursor = remote or 0
+            restored = remote is not None and remote > local_max
+            if restored:
+                report.notices.append(
+                    f"PostgreSQL has changes up to #{remote} from this brain but brain.db ends at #{local_max} "
+                    "(restored from a backup?): exporting everything again"
+                )
+                cursor = 0
+            while True:
+                batch = read_batch(brain.db, cursor, size, exporter.tokenizer)
+                if batch is None:
+                    break
+                exporter.send(batch)
+                cursor = batch.end_seq
+                _save_cursor(brain.db, target, cursor)  # only after PostgreSQL committed
+                log.info("sync: %s up to change #%d", target, cursor)
+            if restored:
+                pruned = exporter.prune()
+                report.deleted += pruned
+            if report.upserted + report.deleted >= ANALYZE_AFTER:
+                # Fresh statistics let the planner pick the HNSW and GIN indexes at once, and a
+                # vacuumed table lets search count rows and tokens from an index alone.
+                conn.execute("VACUUM (ANALYZE) maxmem.memories")  # only a warning for non-owners
+            index_started = time.monotonic()
+            report.index_built = ensure_vector_index(conn, report.notices, index_memory)
+            report.index_seconds = time.monotonic() - index_started if report.index_built else 0.0
+        except psycopg.Error as exc:
+            what = describe_error(exc, dsn)
+            if getattr(conn, "broken", False):  # the server crashed, stopped or the network dropped
+                what = f"the server went away mid-run ({what})"
+            message = (
+                f"PostgreSQL sync to {target} failed: {what}; nothing is lost: "
+                f"the next run continues after change #{local_cursor(brain.db, target)}"
             )
-            cursor = 0
-        while True:
-            batch = read_batch(brain.db, cursor, size, exporter.tokenizer)
-            if batch is None:
-                break
-            exporter.send(batch)
-            cursor = batch.end_seq
-            _save_cursor(brain.db, target, cursor)  # only after PostgreSQL committed
-            log.info("sync: %s up to change #%d", target, cursor)
-        if restored:
-            pruned = exporter.prune()
-            report.deleted += pruned
-        if report.upserted + report.deleted >= ANALYZE_AFTER:
-            # Fresh statistics let the planner pick the HNSW and GIN indexes at once, and a
-            # vacuumed table lets search count rows and tokens from an index alone.
-            conn.execute("VACUUM (ANALYZE) maxmem.memories")  # only a warning for non-owners
-        index_started = time.monotonic()
-        report.index_built = ensure_vector_index(conn, report.notices, index_memory)
-        report.index_seconds = time.monotonic() - index_started if report.index_built else 0.0
-    except psycopg.Error as exc:
-        message = (
-            f"PostgreSQL sync to {target} failed: {describe_error(exc, dsn)}; nothing is lost: "
-            f"the next run continues after change #{local_cursor(brain.db, target)}"
-        )
-        _record_error(brain, target, message)
-        raise SyncError(message) from None
-    finally:
-        conn.close()
+            _record_error(brain, target, message)
+            raise SyncError(message) from None
+        finally:
+            conn.close()
     report.cursor = cursor
     report.backlog = _backlog(brain.db, cursor)
     report.seconds = time.monotonic() - started
