@@ -15,6 +15,11 @@ users get: once with min_relevance=0 (the ranking, each hit with its relevance a
 with explain, its evidence) and once at the default threshold (config min_relevance),
 whose empty results are the "nothing relevant" answers counted here.
 
+Each question is asked again in one brain holding every conversation of its half
+(about 2,800-3,100 memories, where most words are known somewhere): relevance is
+fitted on both kinds of brain so that it means the same as a brain grows; `--crowded`
+also asks the held-out questions in one brain holding all ten (5,882 memories).
+
 The questions are split by conversation: the calibration half (CALIBRATION) is the
 one relevance.py's constants were fitted on (`--fit` refits them and prints them),
 the held-out half is the others. Printed per half: the AUC of the top hit's relevance
@@ -23,6 +28,7 @@ back empty at the default threshold, and LoCoMo R@10 without and with it.
 
     python bench/relevance_eval.py --data ../shared/bench/locomo10.json
     python bench/relevance_eval.py --data ../shared/bench/locomo10.json --fit
+    python bench/relevance_eval.py --data ../shared/bench/locomo10.json --crowded
 """
 
 from __future__ import annotations
@@ -138,10 +144,11 @@ def shared(conv: locomo.Conversation) -> list[dict[str, Any]]:
 
 def run(conversations: Sequence[locomo.Conversation], unanswerable: dict[str, list[dict[str, Any]]],
         embedder: Embedder, workdir: Path, timing: Timing | None = None,
-        calibration: Sequence[str] = CALIBRATION) -> list[Asked]:
+        calibration: Sequence[str] = CALIBRATION, crowded: bool = False) -> list[Asked]:
     """Every question in its conversation's own brain ("alone"), and again in a brain
     holding every conversation of its half ("shared": five conversations, about 2,800
-    to 3,100 memories, where most words are known somewhere and names are rare)."""
+    to 3,100 memories, where most words are known somewhere and names are rare). With
+    `crowded`, each held-out question also in a brain holding all ten ("crowded")."""
     timing = timing if timing is not None else Timing()
     out: list[Asked] = []
     for conv in conversations:
@@ -161,6 +168,16 @@ def run(conversations: Sequence[locomo.Conversation], unanswerable: dict[str, li
                 for q in questions(conv, unanswerable.get(conv.sample_id, [])):
                     q.brain, q.gold = "shared", [f"{conv.sample_id}/{g}" for g in q.gold]
                     out.append(ask(brain, q, timing))
+        path.unlink(missing_ok=True)
+    if crowded and len(conversations) > 1:
+        path = workdir / "crowded.db"
+        with Brain.open(path, embedder=embedder) as brain:
+            brain.remember_many([item for c in conversations for item in shared(c)])
+            for conv in conversations:
+                if conv.sample_id not in calibration:
+                    for q in questions(conv, unanswerable.get(conv.sample_id, [])):
+                        q.brain, q.gold = "crowded", [f"{conv.sample_id}/{g}" for g in q.gold]
+                        out.append(ask(brain, q, timing))
         path.unlink(missing_ok=True)
     return out
 
@@ -252,7 +269,8 @@ def halves(asked: Sequence[Asked], calibration: Sequence[str], threshold: float)
     for name, inside in (("calibration", True), ("held-out", False)):
         mine = [q for q in asked if (q.conv in calibration) == inside]
         out[name] = {**figures([q for q in mine if q.brain == "alone"], threshold),
-                     "shared": figures([q for q in mine if q.brain == "shared"], threshold)}
+                     "shared": figures([q for q in mine if q.brain == "shared"], threshold),
+                     "crowded": figures([q for q in mine if q.brain == "crowded"], threshold)}
     return out
 
 
@@ -294,13 +312,14 @@ def report(result: dict[str, Any], out: Any = None) -> None:
         v = f["vector_mode"]
         line(f"  mode vector (cosine alone): AUC {fmt(v['auc'], '.3f')}; nothing relevant at {result['threshold']:g}: "
              f"{fmt(v['empty']['unanswerable'])} % of unanswerable, {fmt(v['empty']['answerable'])} % of answerable")
-        b = f["shared"]
-        if b["n"]["answerable"]:
-            one = b["frontier"]["one_point"] if b["frontier"] else {"cut": None}
-            line(f"  in one brain with the half's other conversations ({b['memories']} memories): AUC "
-                 f"{fmt(b['auc'], '.3f')}; nothing relevant {fmt(b['empty']['unanswerable'])} % of unanswerable, "
-                 f"{fmt(b['empty']['answerable'])} % of answerable; R@10 {fmt(b['r10'])} -> {fmt(b['r10_cut'])} "
-                 f"({fmt(b['r10_change'], '+.1f')}); at most 1 point lost cuts {fmt(one['cut'])} %")
+        for key, where in (("shared", "the half's other conversations"), ("crowded", "all the others")):
+            b = f[key]
+            if b["n"]["answerable"]:
+                one = b["frontier"]["one_point"] if b["frontier"] else {"cut": None}
+                line(f"  in one brain with {where} ({b['memories']} memories): AUC "
+                     f"{fmt(b['auc'], '.3f')}; nothing relevant {fmt(b['empty']['unanswerable'])} % of unanswerable, "
+                     f"{fmt(b['empty']['answerable'])} % of answerable; R@10 {fmt(b['r10'])} -> {fmt(b['r10_cut'])} "
+                     f"({fmt(b['r10_change'], '+.1f')}); at most 1 point lost cuts {fmt(one['cut'])} %")
 
 
 # -- fitting --------------------------------------------------------------------------
@@ -386,6 +405,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--calibration", nargs="*", default=list(CALIBRATION),
                         help="conversations of the calibration half (the rest are held out)")
     parser.add_argument("--fit", action="store_true", help="refit relevance.py's constants and print them")
+    parser.add_argument("--crowded", action="store_true",
+                        help="also ask each held-out question in one brain holding all the conversations")
     parser.add_argument("--check", action="store_true",
                         help="list every turn holding a topic word of an unanswerable question, and stop")
     parser.add_argument("--json", type=Path, help="write the figures here")
@@ -403,7 +424,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     timing = Timing()
     try:
         with tempfile.TemporaryDirectory(prefix="maxmem-relevance-") as workdir:
-            asked = run(conversations, unanswerable, embedder, Path(workdir), timing, args.calibration)
+            asked = run(conversations, unanswerable, embedder, Path(workdir), timing, args.calibration,
+                        args.crowded)
     finally:
         embedder.close()
     threshold = Config().min_relevance
