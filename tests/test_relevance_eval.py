@@ -62,12 +62,13 @@ def test_the_evaluation_runs_through_brain_search_and_splits_by_conversation(tmp
     out, cache = tmp_path / "result.json", tmp_path / "cache.sqlite"
     args = ["--data", str(data), "--unanswerable", str(unanswerable), "--calibration", "conv-a", "conv-b",
             "--cache", str(cache), "--json", str(out)]
-    assert relevance_eval.main([*args, "--fit"]) == 0
+    assert relevance_eval.main([*args, "--fit", "--crowded"]) == 0
     printed = capsys.readouterr().out
     for words in ("calibration half (conv-a, conv-b)", "held-out half (conv-c, conv-d)",
                   "AUC of the top hit's relevance", "nothing relevant at", "LoCoMo R@10", "other thresholds",
                   "frontier: at most 1 point", "mode vector (cosine alone)",
-                  "in one brain with the half's other conversations (10 memories)", "WITH_COSINE = (",
+                  "in one brain with the half's other conversations (10 memories)",
+                  "in one brain with all the others (20 memories)", "WITH_COSINE = (",
                   "LARGEST_MEMORIES = 10", "DEFAULT_MIN_RELEVANCE = ", "of which the relevance evidence"):
         assert words in printed, words
     result = json.loads(out.read_text())
@@ -79,6 +80,8 @@ def test_the_evaluation_runs_through_brain_search_and_splits_by_conversation(tmp
             assert figures["r10"] == 100.0 and figures["r10_cut"] <= 100.0
             assert set(figures["empty"]) == {"answerable", "unanswerable", "adversarial"}
         assert half["memories"] == 5 and half["shared"]["memories"] == 10
+    assert result["halves"]["held-out"]["crowded"]["n"]["answerable"] == 6
+    assert result["halves"]["calibration"]["crowded"]["n"]["answerable"] == 0  # held-out questions only
     fitted = result["fit"]
     assert len(fitted["WITH_COSINE"]) == 5 and len(fitted["WITHOUT_COSINE"]) == 4
     assert fitted["CALIBRATED_MEMORIES"] == 5 and fitted["LARGEST_MEMORIES"] == 10
