@@ -15,6 +15,11 @@ users get: once with min_relevance=0 (the ranking, each hit with its relevance a
 with explain, its evidence) and once at the default threshold (config min_relevance),
 whose empty results are the "nothing relevant" answers counted here.
 
+Each question is asked again in one brain holding every conversation of its half
+(about 2,800-3,100 memories, where most words are known somewhere): relevance is
+fitted on both kinds of brain so that it means the same as a brain grows; `--crowded`
+also asks the held-out questions in one brain holding all ten (5,882 memories).
+
 The questions are split by conversation: the calibration half (CALIBRATION) is the
 one relevance.py's constants were fitted on (`--fit` refits them and prints them),
 the held-out half is the others. Printed per half: the AUC of the top hit's relevance
@@ -23,6 +28,7 @@ back empty at the default threshold, and LoCoMo R@10 without and with it.
 
     python bench/relevance_eval.py --data ../shared/bench/locomo10.json
     python bench/relevance_eval.py --data ../shared/bench/locomo10.json --fit
+    python bench/relevance_eval.py --data ../shared/bench/locomo10.json --crowded
 """
 
 from __future__ import annotations
@@ -69,6 +75,9 @@ class Asked:
     category: str
     gold: list[str]
     hits: list[dict[str, Any]] = field(default_factory=list)  # relevance and evidence, ranked
+    memories: int = 0  # in the brain searched
+    brain: str = "alone"  # or "shared" (with the other conversations of its half)
+    vector: list[float] = field(default_factory=list)  # relevances of a mode="vector" search's hits
     empty: bool = False  # nothing relevant at the default threshold
     recall: float = 0.0  # R@10 of the ranking (answerable questions)
     recall_cut: float = 0.0  # R@10 of what the default threshold returns
@@ -103,30 +112,72 @@ class Timing:
     evidence: float = 0.0
 
 
+def ask(brain: Brain, q: Asked, timing: Timing) -> Asked:
+    """One question through Brain.search: ranked with every hit's evidence, by meaning
+    only, and at the default threshold (timed)."""
+    hits = brain.search(q.text, limit=LIMIT, explain=True, track=False, min_relevance=0.0)
+    meaning = brain.search(q.text, limit=LIMIT, track=False, min_relevance=0.0, mode="vector")
+    started = time.perf_counter()
+    cut = brain.search(q.text, limit=LIMIT, track=False)  # config min_relevance
+    timing.search += time.perf_counter() - started
+    started = time.perf_counter()
+    rel.evidence(brain.db, q.text, {h.memory.id: h.explain.get("similarity") for h in hits})
+    timing.evidence += time.perf_counter() - started
+    timing.searches += 1
+    q.hits = [{"relevance": h.relevance, "cosine": h.explain.get("similarity"),
+               "cover": h.explain["cover"], "unknown": h.explain["unknown"]} for h in hits]
+    q.memories = int(brain.db.scalar(rel.SIZE_SQL) or 0)
+    q.vector = [h.relevance or 0.0 for h in meaning]
+    q.empty = not cut
+    if q.gold:
+        q.recall = locomo.recall_row(locomo.hit_ids(hits, LIMIT), q.gold)[1]
+        q.recall_cut = locomo.recall_row(locomo.hit_ids(cut, LIMIT), q.gold)[1]
+    return q
+
+
+def shared(conv: locomo.Conversation) -> list[dict[str, Any]]:
+    """The conversation's memories for a brain it shares with others: turn ids named by
+    conversation, so that recall counts its own turns only (sessions already are)."""
+    return [{**item, "metadata": {**item["metadata"], "dia_id": f"{conv.sample_id}/{item['metadata']['dia_id']}"}}
+            for item in conv.items]
+
+
 def run(conversations: Sequence[locomo.Conversation], unanswerable: dict[str, list[dict[str, Any]]],
-        embedder: Embedder, workdir: Path, timing: Timing | None = None) -> list[Asked]:
+        embedder: Embedder, workdir: Path, timing: Timing | None = None,
+        calibration: Sequence[str] = CALIBRATION, crowded: bool = False) -> list[Asked]:
+    """Every question in its conversation's own brain ("alone"), and again in a brain
+    holding every conversation of its half ("shared": five conversations, about 2,800
+    to 3,100 memories, where most words are known somewhere and names are rare). With
+    `crowded`, each held-out question also in a brain holding all ten ("crowded")."""
     timing = timing if timing is not None else Timing()
     out: list[Asked] = []
     for conv in conversations:
         path = workdir / f"{conv.sample_id}.db"
         with Brain.open(path, embedder=embedder) as brain:
             brain.remember_many(conv.items)
-            for q in questions(conv, unanswerable.get(conv.sample_id, [])):
-                hits = brain.search(q.text, limit=LIMIT, explain=True, track=False, min_relevance=0.0)
-                started = time.perf_counter()
-                cut = brain.search(q.text, limit=LIMIT, track=False)  # config min_relevance
-                timing.search += time.perf_counter() - started
-                started = time.perf_counter()
-                rel.evidence(brain.db, q.text, {h.memory.id: h.explain.get("cosine") for h in hits})
-                timing.evidence += time.perf_counter() - started
-                timing.searches += 1
-                q.hits = [{"relevance": h.relevance, "cosine": h.explain.get("cosine"),
-                           "cover": h.explain["cover"], "unknown": h.explain["unknown"]} for h in hits]
-                q.empty = not cut
-                if q.gold:
-                    q.recall = locomo.recall_row(locomo.hit_ids(hits, LIMIT), q.gold)[1]
-                    q.recall_cut = locomo.recall_row(locomo.hit_ids(cut, LIMIT), q.gold)[1]
-                out.append(q)
+            out += [ask(brain, q, timing) for q in questions(conv, unanswerable.get(conv.sample_id, []))]
+        path.unlink(missing_ok=True)
+    for half in (True, False):
+        convs = [c for c in conversations if (c.sample_id in calibration) == half]
+        if len(convs) < 2:
+            continue
+        path = workdir / f"shared-{half}.db"
+        with Brain.open(path, embedder=embedder) as brain:
+            brain.remember_many([item for c in convs for item in shared(c)])
+            for conv in convs:
+                for q in questions(conv, unanswerable.get(conv.sample_id, [])):
+                    q.brain, q.gold = "shared", [f"{conv.sample_id}/{g}" for g in q.gold]
+                    out.append(ask(brain, q, timing))
+        path.unlink(missing_ok=True)
+    if crowded and len(conversations) > 1:
+        path = workdir / "crowded.db"
+        with Brain.open(path, embedder=embedder) as brain:
+            brain.remember_many([item for c in conversations for item in shared(c)])
+            for conv in conversations:
+                if conv.sample_id not in calibration:
+                    for q in questions(conv, unanswerable.get(conv.sample_id, [])):
+                        q.brain, q.gold = "crowded", [f"{conv.sample_id}/{g}" for g in q.gold]
+                        out.append(ask(brain, q, timing))
         path.unlink(missing_ok=True)
     return out
 
@@ -161,13 +212,44 @@ def curve(kind: dict[str, list[Asked]]) -> dict[str, Any]:
             for t in CURVE}
 
 
-def figures(asked: Sequence[Asked]) -> dict[str, Any]:
+def frontier(kind: dict[str, list[Asked]]) -> dict[str, Any]:
+    """Where the trade-off stands, over every threshold the hits' relevances allow: the
+    most unanswerable questions cut (%) while R@10 drops by at most one point, and what
+    cutting half of them costs in R@10 points (each with its threshold)."""
+    answerable, unanswerable = kind["answerable"], kind["unanswerable"]
+    if not answerable or not unanswerable:
+        return {}
+    ok, okay = np.array([best(q) for q in answerable]), np.array([q.recall for q in answerable])
+    no = np.array([best(q) for q in unanswerable])
+    cut_at, best_cut = 0.0, 0.0
+    for t in np.unique(np.concatenate([ok, no, [1.0]])):
+        if (okay * (ok < t)).sum() / len(ok) * 100 > 1.0:
+            break
+        cut_at, best_cut = float(t), float((no < t).mean() * 100)
+    half = float(np.sort(no)[(len(no) + 1) // 2 - 1]) + 1e-9  # cuts at least half
+    return {"one_point": {"threshold": cut_at, "cut": best_cut},
+            "half": {"threshold": half, "r10_change": float(-(okay * (ok < half)).sum() / len(ok) * 100)}}
+
+
+def vector_mode(kind: dict[str, list[Asked]], threshold: float) -> dict[str, Any]:
+    """mode="vector" (judged on the cosine alone): AUC of its best hit's relevance and the
+    share of each kind of question it answers with nothing at `threshold`."""
+    ok = [max(q.vector, default=0.0) for q in kind["answerable"]]
+    no = [max(q.vector, default=0.0) for q in kind["unanswerable"]]
+    return {"auc": auc(ok, no),
+            "empty": {"answerable": float(np.mean([v < threshold for v in ok]) * 100) if ok else None,
+                      "unanswerable": float(np.mean([v < threshold for v in no]) * 100) if no else None}}
+
+
+def figures(asked: Sequence[Asked], threshold: float) -> dict[str, Any]:
     kind = {k: [q for q in asked if q.kind == k] for k in KINDS}
     answerable = kind["answerable"]
     r10 = float(np.mean([q.recall for q in answerable]) * 100) if answerable else None
     r10_cut = float(np.mean([q.recall_cut for q in answerable]) * 100) if answerable else None
     return {
         "curve": curve(kind),
+        "frontier": frontier(kind),
+        "vector_mode": vector_mode(kind, threshold),
         "conversations": sorted({q.conv for q in asked}),
         "n": {k: len(v) for k, v in kind.items()},
         "auc": auc([top(q) for q in answerable], [top(q) for q in kind["unanswerable"]]),
@@ -176,14 +258,20 @@ def figures(asked: Sequence[Asked]) -> dict[str, Any]:
             c: float(np.mean([q.empty for q in kind["unanswerable"] if q.category == c]) * 100)
             for c in sorted({q.category for q in kind["unanswerable"]})
         },
-        "r10": r10, "r10_cut": r10_cut,
+        "r10": r10, "r10_cut": r10_cut, "memories": max((q.memories for q in asked), default=0),
         "r10_change": None if r10 is None or r10_cut is None else r10_cut - r10,
     }
 
 
-def halves(asked: Sequence[Asked], calibration: Sequence[str]) -> dict[str, dict[str, Any]]:
-    return {"calibration": figures([q for q in asked if q.conv in calibration]),
-            "held-out": figures([q for q in asked if q.conv not in calibration])}
+def halves(asked: Sequence[Asked], calibration: Sequence[str], threshold: float) -> dict[str, dict[str, Any]]:
+    """Each half's figures in the conversations' own brains, with those of the shared brain."""
+    out = {}
+    for name, inside in (("calibration", True), ("held-out", False)):
+        mine = [q for q in asked if (q.conv in calibration) == inside]
+        out[name] = {**figures([q for q in mine if q.brain == "alone"], threshold),
+                     "shared": figures([q for q in mine if q.brain == "shared"], threshold),
+                     "crowded": figures([q for q in mine if q.brain == "crowded"], threshold)}
+    return out
 
 
 def fmt(value: float | None, spec: str = "5.1f") -> str:
@@ -216,44 +304,68 @@ def report(result: dict[str, Any], out: Any = None) -> None:
         if f["curve"]:
             line("  other thresholds (unanswerable cut / R@10 change): " + ", ".join(
                 f"{t} {cut:.0f} %/{change:+.1f}" for t, (cut, change) in f["curve"].items()))
+        if f["frontier"]:
+            one, half = f["frontier"]["one_point"], f["frontier"]["half"]
+            line(f"  frontier: at most 1 point of R@10 lost cuts {one['cut']:.1f} % "
+                 f"(threshold {one['threshold']:.3f}); cutting half costs {half['r10_change']:+.2f} points "
+                 f"(threshold {half['threshold']:.3f})")
+        v = f["vector_mode"]
+        line(f"  mode vector (cosine alone): AUC {fmt(v['auc'], '.3f')}; nothing relevant at {result['threshold']:g}: "
+             f"{fmt(v['empty']['unanswerable'])} % of unanswerable, {fmt(v['empty']['answerable'])} % of answerable")
+        for key, where in (("shared", "the half's other conversations"), ("crowded", "all the others")):
+            b = f[key]
+            if b["n"]["answerable"]:
+                one = b["frontier"]["one_point"] if b["frontier"] else {"cut": None}
+                line(f"  in one brain with {where} ({b['memories']} memories): AUC "
+                     f"{fmt(b['auc'], '.3f')}; nothing relevant {fmt(b['empty']['unanswerable'])} % of unanswerable, "
+                     f"{fmt(b['empty']['answerable'])} % of answerable; R@10 {fmt(b['r10'])} -> {fmt(b['r10_cut'])} "
+                     f"({fmt(b['r10_change'], '+.1f')}); at most 1 point lost cuts {fmt(one['cut'])} %")
 
 
 # -- fitting --------------------------------------------------------------------------
 
 def fit(asked: Sequence[Asked], calibration: Sequence[str]) -> dict[str, Any]:
-    """relevance.py's constants from the calibration half: logistic regressions on the
-    top hit's evidence, answerable (1) vs unanswerable (0), both classes weighted
-    equally; then the highest threshold (steps of 0.01) whose R@10 change there is
-    within one point."""
+    """relevance.py's constants from the calibration half, its conversations' own brains
+    and the shared one together: logistic regressions on the top hit's evidence and the
+    brain's size (relevance.size), answerable (1) vs unanswerable (0), both classes
+    weighted equally and each answerable question by its R@10 (a search that found none
+    of the evidence costs nothing when cut); then the highest threshold (steps of 0.005)
+    whose R@10 change there is within one point."""
     from scipy.optimize import minimize  # the benchmark's own dependency, not maxmem's
 
     chosen = [q for q in asked if q.conv in calibration and q.kind != "adversarial" and q.hits]
     y = np.array([q.kind == "answerable" for q in chosen], dtype=float)
-    weight = np.where(y == 1, 0.5 / y.mean(), 0.5 / (1 - y.mean()))
-
-    def logistic(columns: list[str]) -> tuple[float, ...]:
-        x = np.array([[q.hits[0][c] or 0.0 for c in columns] + [1.0] for q in chosen])
-
-        def loss(b: np.ndarray) -> float:
-            z = x @ b
-            return float((weight * (y * np.logaddexp(0, -z) + (1 - y) * np.logaddexp(0, z))).mean())
-
-        return tuple(round(float(v), 3) for v in minimize(loss, np.zeros(x.shape[1]), method="BFGS").x)
-
-    constants = {"WITH_COSINE": logistic(["cosine", "cover", "unknown"]),
-                 "WITHOUT_COSINE": logistic(["cover", "unknown"]),
-                 "COSINE_ONLY": logistic(["cosine"])}
-    saved = {k: getattr(rel, k) for k in constants}
+    recall = np.array([q.recall for q in chosen])
+    weight = np.where(y == 1, 0.5 / y.mean() * recall, 0.5 / (1 - y.mean()))
+    smallest, largest = min(q.memories for q in chosen), max(q.memories for q in chosen)
+    saved = {k: getattr(rel, k) for k in ("WITH_COSINE", "WITHOUT_COSINE", "COSINE_ONLY",
+                                          "CALIBRATED_MEMORIES", "LARGEST_MEMORIES")}
     try:
+        rel.CALIBRATED_MEMORIES, rel.LARGEST_MEMORIES = smallest, largest
+
+        def logistic(columns: list[str]) -> tuple[float, ...]:
+            x = np.array([[rel.size(q.memories) if c == "size" else q.hits[0][c] or 0.0 for c in columns] + [1.0]
+                          for q in chosen])
+
+            def loss(b: np.ndarray) -> float:
+                z = x @ b
+                return float((weight * (y * np.logaddexp(0, -z) + (1 - y) * np.logaddexp(0, z))).mean())
+
+            return tuple(round(float(v), 3) for v in minimize(loss, np.zeros(x.shape[1]), method="BFGS").x)
+
+        constants: dict[str, Any] = {"WITH_COSINE": logistic(["cosine", "cover", "unknown", "size"]),
+                                     "WITHOUT_COSINE": logistic(["cover", "unknown", "size"]),
+                                     "COSINE_ONLY": logistic(["cosine"]),
+                                     "CALIBRATED_MEMORIES": smallest, "LARGEST_MEMORIES": largest}
         for k, v in constants.items():
             setattr(rel, k, v)
         answerable = [q for q in asked if q.conv in calibration and q.kind == "answerable"]
-        best = [max((rel.relevance(rel.Evidence(h["cosine"], h["cover"], h["unknown"])) for h in q.hits),
-                    default=0.0) for q in answerable]
+        best = [max((rel.relevance(rel.Evidence(h["cosine"], h["cover"], h["unknown"], q.memories))
+                     for h in q.hits), default=0.0) for q in answerable]
         r10 = np.mean([q.recall for q in answerable])
         threshold = 0.0
-        for step in range(1, 100):
-            t = step / 100
+        for step in range(1, 200):
+            t = step / 200
             kept = np.mean([q.recall * (b >= t) for q, b in zip(answerable, best)])
             if (r10 - kept) * 100 > 1.0:
                 break
@@ -293,6 +405,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--calibration", nargs="*", default=list(CALIBRATION),
                         help="conversations of the calibration half (the rest are held out)")
     parser.add_argument("--fit", action="store_true", help="refit relevance.py's constants and print them")
+    parser.add_argument("--crowded", action="store_true",
+                        help="also ask each held-out question in one brain holding all the conversations")
     parser.add_argument("--check", action="store_true",
                         help="list every turn holding a topic word of an unanswerable question, and stop")
     parser.add_argument("--json", type=Path, help="write the figures here")
@@ -310,10 +424,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     timing = Timing()
     try:
         with tempfile.TemporaryDirectory(prefix="maxmem-relevance-") as workdir:
-            asked = run(conversations, unanswerable, embedder, Path(workdir), timing)
+            asked = run(conversations, unanswerable, embedder, Path(workdir), timing, args.calibration,
+                        args.crowded)
     finally:
         embedder.close()
-    result = {"threshold": Config().min_relevance, "halves": halves(asked, args.calibration),
+    threshold = Config().min_relevance
+    result = {"threshold": threshold, "halves": halves(asked, args.calibration, threshold),
               "ms_per_search": {"search": 1000 * timing.search / max(timing.searches, 1),
                                 "evidence": 1000 * timing.evidence / max(timing.searches, 1)}}
     report(result)

@@ -453,13 +453,20 @@ class Brain:
                 else "no memory has a vector yet (maxmem embed --pending)")
         memories = {m.id: m for m in self.rows.get_many([s.id for s in scored])}
         found = self._evidence(query, scored)
+        # A vector search is judged on its cosines alone, which are calibrated for one
+        # model only: with another, its hits carry no relevance and nothing is cut.
+        judged = mode != "vector" or self._calibrated()
         hits = Hits((Hit(memories[s.id], s.score, s.vector_score, s.keyword_score,
                          {**hybrid.explain_rows([s])[0], "cover": round(found[s.id].cover, 4),
                           "unknown": round(found[s.id].unknown, 4)} if explain else {},
-                         relevance.relevance(found[s.id]))
+                         relevance.relevance(found[s.id], mode) if judged else None)
                      for s in scored if s.id in memories), plan)
-        plan.best_relevance = max((h.relevance or 0.0 for h in hits), default=None)
+        plan.best_relevance = max((h.relevance or 0.0 for h in hits), default=None) if judged else None
         plan.min_relevance = threshold
+        if threshold and not judged:
+            plan.note = "; ".join(filter(None, [plan.note, (
+                f"relevance is calibrated for {relevance.CALIBRATED_EMBEDDER} only: min_relevance is not "
+                f"applied to a vector search with another embedder")]))
         if threshold and plan.best_relevance is not None and plan.best_relevance < threshold:
             plan.note = "; ".join(filter(None, [plan.note, (
                 f"nothing relevant: the best hit's relevance {plan.best_relevance:.3f} is below "
@@ -476,12 +483,16 @@ class Brain:
         and at close anyway); False when another process holds the write lock."""
         return self.usage.flush(self.db, self.config.busy_timeout_ms)
 
+    def _calibrated(self) -> bool:
+        """Whether relevance's cosine terms were fitted on this brain's embedder."""
+        return self.embedder is not None and (
+            f"{self.embedder.provider}:{self.embedder.model}" == relevance.CALIBRATED_EMBEDDER)
+
     def _evidence(self, query: str, scored: Sequence[hybrid.Scored]) -> dict[int, relevance.Evidence]:
         """The relevance evidence of each scored memory. Cosines count only from the
         model the relevance was calibrated on (relevance.CALIBRATED_EMBEDDER)."""
-        calibrated = self.embedder is not None and (
-            f"{self.embedder.provider}:{self.embedder.model}" == relevance.CALIBRATED_EMBEDDER)
-        cosines = {s.id: s.raw_vector if calibrated else None for s in scored}
+        calibrated = self._calibrated()
+        cosines = {s.id: s.cosine if calibrated else None for s in scored}
         return relevance.evidence(self.db, query, cosines)
 
     def _query_vector(self, query: str, mode: str) -> np.ndarray | None:

@@ -2,37 +2,43 @@
 
 A hit's rank score is rescaled per query (search.fuse), so the best hit scores 1.0
 even for a question the brain knows nothing about. `relevance` is instead computed
-from evidence that means the same in every search:
+from evidence that means the same in every search and in a brain of any size:
 
-- cosine: the hit's centred cosine to the query (what the vector stage computes);
+- cosine: the hit's plain cosine to the query. Not the centred cosine the ranking
+  uses: that one is taken around the brain's running mean, which a handful of
+  memories estimate badly (three memories' centred cosines sum to about zero), and
+  on LoCoMo the plain one also tells answerable from unanswerable questions better;
 - cover: the share of the query's IDF mass that the hit matches in the keyword index
   (its own words, tags, date and session context: every column of memories_fts);
 - unknown: the share of the query's IDF mass in words that no memory contains at all.
   A question about a cocktail in a brain that never saw the word is a question the
   brain cannot answer, whatever its other words match.
 
-The three go through a logistic function whose coefficients were fitted (scipy,
-maximum likelihood) on the calibration half of bench/relevance_eval.py: the top hit
-of each LoCoMo question (answerable) and of each question in
-bench/data/unanswerable.jsonl (written to be unanswerable), five conversations,
-both classes weighted equally. So a relevance is the probability that the search
-found what the question asks about, for a question as likely to be answerable as
-not. Refit with `python bench/relevance_eval.py --data PATH/locomo10.json --fit`.
+They go through logistic functions fitted (scipy, maximum likelihood) on the
+calibration half of bench/relevance_eval.py: the top hit of each LoCoMo question
+(answerable) and of each question in bench/data/unanswerable.jsonl (written to be
+unanswerable), five conversations, each in its own brain and all five in one, both
+classes weighted equally and each answerable question by the share of its evidence
+the search found (cutting a search that found nothing costs nothing). So a relevance
+is the probability that the search found what the question asks about, for a question
+as likely to be answerable as not. Refit with
+`python bench/relevance_eval.py --data PATH/locomo10.json --fit`.
 
-LoCoMo's questions were written from the conversations and share their words, so
-this data cannot teach that a query in other words (a paraphrase: "where are our
-pictures stored?" for "the family photos are on the NAS") deserves trust when the
-vector side finds its answer: the keyword evidence would veto it. So a hit is never
-given less than a quarter of what its cosine alone says (a third fit, on the cosine
-only). The quarter is a judgement, not a fit: on the held-out half it leaves the AUC
-as it was (0.934 vs 0.932 without it) and, at the threshold the same rule picks,
-catches 29.2 % of its unanswerable questions instead of 29.8 % (the hits of one run
-of bench/relevance_eval.py scored with and without it).
-
-The cosine terms are calibrated for the local model only (centred cosines of other
-models sit on other scales): with another embedder, in keyword mode and for a hit
-still waiting for its vector, a second fit that uses the keyword evidence alone
-takes its place.
+Three fits: all three features; the cosine alone; the keyword evidence alone
+(keyword mode, an embedder the cosines were not measured on, a hit still waiting for
+its vector). The cosine alone judges a search in mode "vector" (it ranks by meaning
+only, so it is judged by meaning only) and a query none of whose telling words the
+brain knows (KEYWORDS_SILENT): a query put in other words than the memory's
+("present for a child's party" for "the kids want a red bicycle for the birthday")
+has nothing for the keywords to match, and their silence is not evidence against it.
+The keyword evidence also weighs with the brain's size. In a small brain a word that
+none of a few memories contains says little: its weight follows bm25's own measure of
+how telling an absent word is, the IDF of a word no memory holds, log(2N + 2), and
+below the smallest calibration brain (CALIBRATED_MEMORIES) the relevance moves from the
+full fit toward the cosine-only fit in that proportion. In a big brain most words are
+known somewhere and the evidence of a miss weakens: the fits with keyword evidence take
+the brain's size in (size: log N, from each conversation in its own brain to the five
+in one, LARGEST_MEMORIES), and a bigger brain is judged as one of that size.
 """
 
 from __future__ import annotations
@@ -45,22 +51,33 @@ from .config import DEFAULT_MIN_RELEVANCE
 from .db import Database
 from .search import keyword_terms
 
-# "provider:model" whose centred cosines the cosine term was fitted on.
+# "provider:model" whose cosines the cosine terms were fitted on.
 CALIBRATED_EMBEDDER = "local:multilingual-e5-small"
 
-# Logistic coefficients (cosine, cover, unknown, intercept), from
+# Logistic coefficients (cosine, cover, unknown, size, intercept), from
 # `python bench/relevance_eval.py --data ../shared/bench/locomo10.json --fit`
-# (calibration conversations conv-26, conv-30, conv-42, conv-44, conv-48; 910 questions).
-WITH_COSINE = (4.869, 5.107, -2.549, -3.023)
-# The same fit without the cosine: (cover, unknown, intercept).
-WITHOUT_COSINE = (5.689, -2.704, -1.61)
-# The same fit on the cosine alone: (cosine, intercept); a hit gets at least
-# COSINE_FLOOR times its probability.
-COSINE_ONLY = (10.785, -3.617)
-COSINE_FLOOR = 0.25
+# (calibration conversations conv-26, conv-30, conv-42, conv-44, conv-48, each in its own brain
+# and all five in one: 1,820 searches).
+WITH_COSINE = (56.465, 8.124, -0.931, -0.753, -52.083)
+# The same fit without the cosine: (cover, unknown, size, intercept).
+WITHOUT_COSINE = (8.697, -0.908, -0.815, -3.501)
+# The same fit on the cosine alone: (cosine, intercept).
+COSINE_ONLY = (68.792, -59.79)
+# Memories in the smallest brain of the calibration half: below it the keyword
+# evidence counts for less (keyword_weight).
+CALIBRATED_MEMORIES = 369
+# Memories in its largest (the five conversations in one brain): from the smallest to
+# this, the fits with keyword evidence take the brain's size in (size); beyond it, a
+# brain is judged as one of this size.
+LARGEST_MEMORIES = 2772
+# From this share of the query's IDF mass in words no memory contains, the keyword
+# evidence is silent and a hit is judged on its cosine alone: the brain knows none of
+# the query's telling words (those left are in nearly every memory), which says the
+# query is put in other words as much as that it asks about something else.
+KEYWORDS_SILENT = 0.99
 
-__all__ = ["DEFAULT_MIN_RELEVANCE", "Evidence", "QueryTerms", "evidence", "idf", "matched_terms",
-           "query_terms", "relevance"]
+__all__ = ["DEFAULT_MIN_RELEVANCE", "Evidence", "QueryTerms", "evidence", "idf", "keyword_weight",
+           "matched_terms", "query_terms", "relevance", "size"]
 
 DF_SQL = "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?"
 MATCHED_SQL = "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? AND rowid IN ({ids})"
@@ -73,6 +90,7 @@ class QueryTerms:
 
     weights: dict[str, float]
     unknown: float  # share of the IDF mass in terms no memory contains
+    memories: int = 0  # in the brain the IDFs were taken over
 
     def cover(self, matched: Iterable[str]) -> float:
         """Share of the query's IDF mass in `matched` terms."""
@@ -84,9 +102,10 @@ class QueryTerms:
 class Evidence:
     """What a hit's relevance is computed from (shown by search --explain)."""
 
-    cosine: float | None
+    cosine: float | None  # plain cosine to the query, None without a calibrated one
     cover: float
     unknown: float
+    memories: int = CALIBRATED_MEMORIES  # in the brain searched
 
 
 def idf(memories: int, containing: int) -> float:
@@ -105,7 +124,7 @@ def query_terms(db: Database, query: str) -> QueryTerms:
     weights = {t: idf(memories, n) for t, n in counts.items()}
     total = sum(weights.values())
     unknown = sum(weights[t] for t, n in counts.items() if n == 0) / total if total else 0.0
-    return QueryTerms(weights, unknown)
+    return QueryTerms(weights, unknown, memories)
 
 
 def matched_terms(db: Database, terms: Iterable[str], ids: Sequence[int]) -> dict[int, set[str]]:
@@ -124,19 +143,38 @@ def evidence(db: Database, query: str, cosines: dict[int, float | None]) -> dict
     """The evidence for each hit id (its cosine given, or None where it has none)."""
     terms = query_terms(db, query)
     matched = matched_terms(db, terms.weights, list(cosines))
-    return {i: Evidence(cosines[i], terms.cover(matched[i]), terms.unknown) for i in cosines}
+    return {i: Evidence(cosines[i], terms.cover(matched[i]), terms.unknown, terms.memories) for i in cosines}
 
 
-def relevance(found: Evidence) -> float:
-    """The calibrated probability, in [0, 1], that a hit with this evidence is relevant."""
+def size(memories: int) -> float:
+    """The brain's size as the fits take it: log(N / CALIBRATED_MEMORIES), held within
+    the calibration's range of brains (smaller ones are keyword_weight's)."""
+    held = min(max(memories, CALIBRATED_MEMORIES), LARGEST_MEMORIES)
+    return math.log(held / CALIBRATED_MEMORIES)
+
+
+def keyword_weight(memories: int) -> float:
+    """How much the keyword evidence counts in a brain of `memories`: the IDF of a word
+    no memory contains, relative to its value in the smallest calibration brain, at most 1."""
+    return min(1.0, idf(max(memories, 0), 0) / idf(CALIBRATED_MEMORIES, 0))
+
+
+def relevance(found: Evidence, mode: str = "hybrid") -> float:
+    """The calibrated probability, in [0, 1], that a hit with this evidence is relevant
+    (`mode` as in search: a "vector" search is judged on its cosine alone)."""
+    grown = size(found.memories)
     if found.cosine is None:
-        a, b, c = WITHOUT_COSINE
-        return _logistic(a * found.cover + b * found.unknown + c)
+        a, b, c, d = WITHOUT_COSINE
+        return _logistic(a * found.cover + b * found.unknown + c * grown + d)
     cosine = max(-1.0, min(1.0, found.cosine))
-    a, b, c, d = WITH_COSINE
     alone, intercept = COSINE_ONLY
-    return max(_logistic(a * cosine + b * found.cover + c * found.unknown + d),
-               COSINE_FLOOR * _logistic(alone * cosine + intercept))
+    by_cosine = alone * cosine + intercept
+    if mode == "vector" or found.unknown >= KEYWORDS_SILENT:
+        return _logistic(by_cosine)
+    a, b, c, d, e = WITH_COSINE
+    weight = keyword_weight(found.memories)
+    full = a * cosine + b * found.cover + c * found.unknown + d * grown + e
+    return _logistic(weight * full + (1.0 - weight) * by_cosine)
 
 
 def _logistic(z: float) -> float:

@@ -7,7 +7,8 @@ a tenth, int8 dot products estimate the cosine of those and keep the pool, and a
 fusion the head of the ranking is rescored exactly against the float32 vectors in
 the sqlite-vec table (a point lookup there costs 25-50 µs, so only the head is). The
 cosine is taken around the stored vectors' mean (the quantizer's centre): see
-centred_cosine. Keyword candidates come from FTS5 bm25. Both lists are taken after
+centred_cosine; each returned hit also carries its plain cosine (`Scored.cosine`), on
+which relevance.py judges it. Keyword candidates come from FTS5 bm25. Both lists are taken after
 the filters, then each score is scaled to 0–1 over the candidates and fused:
 score = vector_weight × vector + keyword_weight × keyword (less a small penalty for a
 memory that is itself a question). What the two sides see of a conversation memory
@@ -21,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -29,7 +30,7 @@ import numpy as np
 from .db import Database
 from .errors import InvalidInput
 from .memory import Filters
-from .vectors import Quantizer, VectorIndex, VectorStore, exact_similarities
+from .vectors import Quantizer, VectorIndex, VectorStore, exact_cosines
 
 MODES = ("hybrid", "keyword", "vector")
 
@@ -146,6 +147,9 @@ class Scored:
     raw_vector: float | None = None
     raw_keyword: float | None = None
     penalty: float = 0.0  # taken off for a memory that is a question (ASKING_PENALTY)
+    # The plain cosine (not centred) of a returned hit with a vector: relevance.py's
+    # evidence, which unlike the centred one does not depend on the brain's centre.
+    cosine: float | None = None
 
 
 def scale(values: dict[int, float]) -> dict[int, float]:
@@ -297,14 +301,18 @@ def hybrid_search(
         return fuse(vector, keyword, vector_weight, keyword_weight, unembedded, asking)
 
     fused = ranked()
+    plain: dict[int, float] = {}
     if use_vectors:
+        assert query_vector is not None and quantizer is not None
         # The candidates were ranked on int8 estimates; the head is rescored exactly
         # against the float32 vectors in sqlite-vec and ranked again.
         head = [s.id for s in fused[: limit + rescore] if s.id not in unembedded]
-        exact = exact_similarities(db, head, query_vector, quantizer.center)  # type: ignore[arg-type, union-attr]
+        plain, exact = exact_cosines(db, head, query_vector, quantizer.center)
         vector.update(exact)
         fused = ranked()
-    return fused[:limit], plan
+        late = [s.id for s in fused[:limit] if s.id not in plain and s.id not in unembedded]
+        plain.update(exact_cosines(db, late, query_vector, None)[0])
+    return [replace(s, cosine=plain.get(s.id)) for s in fused[:limit]], plan
 
 
 def similar(db: Database, vectors: VectorStore, vector: np.ndarray, filters: Filters,
@@ -341,6 +349,7 @@ def explain_rows(scored: Sequence[Scored]) -> list[dict[str, Any]]:
             "vector": None if s.vector_score is None else round(s.vector_score, 4),
             "keyword": None if s.keyword_score is None else round(s.keyword_score, 4),
             "cosine": None if s.raw_vector is None else round(s.raw_vector, 4),
+            "similarity": None if s.cosine is None else round(s.cosine, 4),
             "bm25": None if s.raw_keyword is None else round(s.raw_keyword, 4),
             "penalty": round(s.penalty, 4),
         }

@@ -337,23 +337,30 @@ def exact_similarities(
 ) -> dict[int, float]:
     """Cosine similarity of the query to each stored vector (unit vectors: a dot product);
     with `center`, the centred cosine (see centred_cosine)."""
-    out: dict[int, float] = {}
+    plain, centred = exact_cosines(db, ids, query, center)
+    return plain if center is None else centred
+
+
+def exact_cosines(
+    db: Database, ids: Iterable[int], query: np.ndarray, center: np.ndarray | None
+) -> tuple[dict[int, float], dict[int, float]]:
+    """(plain, centred) cosines of the query to each stored vector of `ids`, from one read
+    of each: search ranks by the centred one and judges relevance by the plain one, which
+    does not depend on the brain (relevance.py). Without `center`, the centred is empty."""
     ids = [int(i) for i in ids]
-    if not ids:
-        return out
     found_ids, rows = [], []
     for memory_id in ids:
         blob = db.scalar(STORED_VECTOR_SQL, (memory_id,))
         if blob is not None:
             found_ids.append(memory_id)
             rows.append(decode_vector(blob))
-    if rows:
-        matrix, query = np.vstack(rows), query.astype(np.float32)
-        sims = matrix @ query
-        if center is not None:
-            sims = centred_cosine(sims, matrix @ center, query, center)
-        out = dict(zip(found_ids, sims.tolist()))
-    return out
+    if not rows:
+        return {}, {}
+    matrix, query = np.vstack(rows), query.astype(np.float32)
+    sims = matrix @ query
+    centred = {} if center is None else dict(zip(found_ids, centred_cosine(sims, matrix @ center, query,
+                                                                            center).tolist()))
+    return dict(zip(found_ids, sims.tolist())), centred
 
 
 # -- one brain.db's vectors -----------------------------------------------------

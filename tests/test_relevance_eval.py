@@ -46,29 +46,45 @@ UNANSWERABLE = [
 ]
 
 
+def renamed(sample_id: str, a: str, b: str) -> dict:
+    """The same conversation between two other people (so that a shared brain holds both)."""
+    return json.loads(json.dumps(conversation(sample_id)).replace("Ada", a).replace("Ben", b))
+
+
 def test_the_evaluation_runs_through_brain_search_and_splits_by_conversation(tmp_path, capsys):
     data, unanswerable = tmp_path / "tiny.json", tmp_path / "unanswerable.jsonl"
-    data.write_text(json.dumps([conversation("conv-a"), conversation("conv-b")]))
-    unanswerable.write_text("".join(json.dumps({"conv": c, **u}) + "\n" for c in ("conv-a", "conv-b")
-                                    for u in UNANSWERABLE))
+    people = {"conv-a": ("Ada", "Ben"), "conv-b": ("Cleo", "Dev"), "conv-c": ("Eve", "Finn"),
+              "conv-d": ("Gus", "Hana")}
+    data.write_text(json.dumps([renamed(c, *names) for c, names in people.items()]))
+    unanswerable.write_text("".join(
+        json.dumps({"conv": c, **json.loads(json.dumps(u).replace("Ada", a).replace("Ben", b))}) + "\n"
+        for c, (a, b) in people.items() for u in UNANSWERABLE))
     out, cache = tmp_path / "result.json", tmp_path / "cache.sqlite"
-    args = ["--data", str(data), "--unanswerable", str(unanswerable), "--calibration", "conv-a",
+    args = ["--data", str(data), "--unanswerable", str(unanswerable), "--calibration", "conv-a", "conv-b",
             "--cache", str(cache), "--json", str(out)]
-    assert relevance_eval.main([*args, "--fit"]) == 0
+    assert relevance_eval.main([*args, "--fit", "--crowded"]) == 0
     printed = capsys.readouterr().out
-    for words in ("calibration half (conv-a)", "held-out half (conv-b)", "AUC of the top hit's relevance",
-                  "nothing relevant at", "LoCoMo R@10", "other thresholds", "WITH_COSINE = (",
-                  "DEFAULT_MIN_RELEVANCE = ", "of which the relevance evidence"):
-        assert words in printed
+    for words in ("calibration half (conv-a, conv-b)", "held-out half (conv-c, conv-d)",
+                  "AUC of the top hit's relevance", "nothing relevant at", "LoCoMo R@10", "other thresholds",
+                  "frontier: at most 1 point", "mode vector (cosine alone)",
+                  "in one brain with the half's other conversations (10 memories)",
+                  "in one brain with all the others (20 memories)", "WITH_COSINE = (",
+                  "LARGEST_MEMORIES = 10", "DEFAULT_MIN_RELEVANCE = ", "of which the relevance evidence"):
+        assert words in printed, words
     result = json.loads(out.read_text())
     for half in result["halves"].values():
-        assert half["n"] == {"answerable": 3, "unanswerable": 2, "adversarial": 1}
-        assert 0.0 <= half["auc"] <= 1.0
-        # five memories per brain: with the threshold off every gold turn is in the top 10
-        assert half["r10"] == 100.0 and half["r10_cut"] <= 100.0
-        assert set(half["empty"]) == {"answerable", "unanswerable", "adversarial"}
+        for figures in (half, half["shared"]):
+            assert figures["n"] == {"answerable": 6, "unanswerable": 4, "adversarial": 2}
+            assert 0.0 <= figures["auc"] <= 1.0
+            # five (ten) memories per brain: with the threshold off every gold turn is in the top 10
+            assert figures["r10"] == 100.0 and figures["r10_cut"] <= 100.0
+            assert set(figures["empty"]) == {"answerable", "unanswerable", "adversarial"}
+        assert half["memories"] == 5 and half["shared"]["memories"] == 10
+    assert result["halves"]["held-out"]["crowded"]["n"]["answerable"] == 6
+    assert result["halves"]["calibration"]["crowded"]["n"]["answerable"] == 0  # held-out questions only
     fitted = result["fit"]
-    assert len(fitted["WITH_COSINE"]) == 4 and len(fitted["WITHOUT_COSINE"]) == 3
+    assert len(fitted["WITH_COSINE"]) == 5 and len(fitted["WITHOUT_COSINE"]) == 4
+    assert fitted["CALIBRATED_MEMORIES"] == 5 and fitted["LARGEST_MEMORIES"] == 10
     assert 0.0 <= fitted["DEFAULT_MIN_RELEVANCE"] < 1.0
 
 

@@ -176,8 +176,8 @@ def search(state: State, query: str, limit: int, mode: str, include_superseded: 
                 f"{state.config.vector_weight:g} + keyword {fmt(e.get('keyword'))} "
                 f"(bm25 {fmt(e.get('bm25'))}) × {state.config.keyword_weight:g}"
                 + (f" − {e['penalty']:g} (a question)" if e.get("penalty") else "")
-                + f"; relevance {fmt(hit.relevance)} (cover {fmt(e.get('cover'))}, "
-                  f"unknown {fmt(e.get('unknown'))})")
+                + f"; relevance {fmt(hit.relevance)} (similarity {fmt(e.get('similarity'))}, "
+                  f"cover {fmt(e.get('cover'))}, unknown {fmt(e.get('unknown'))})")
 
     print_hits(query, hits, plan, as_json, explain_line if explain else None)
     if explain and not as_json:
