@@ -14,6 +14,7 @@ write lock), and an embedding failure never loses a memory: the row is stored wi
 from __future__ import annotations
 
 import builtins
+import functools
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ from .config import Config
 from .db import Database, guarded
 from .embeddings import Embedder, identity, make_embedder
 from .errors import DatabaseError, EmbeddingError, InvalidInput, NotFound
+from .fts import Tokenizer
 from .memory import CATEGORIES, ORDERS, Filters, Hit, Memory, check_content
 from .migrations import MIGRATIONS, migrate, schema_version
 from .records import FIELDS, REMEMBER_ARGS, UPDATABLE, Checked, check_record, check_records, embed_text, item_of
@@ -493,7 +495,12 @@ class Brain:
         model the relevance was calibrated on (relevance.CALIBRATED_EMBEDDER)."""
         calibrated = self._calibrated()
         cosines = {s.id: s.cosine if calibrated else None for s in scored}
-        return relevance.evidence(self.db, query, cosines)
+        return relevance.evidence(self.db, query, cosines, self.keyword_tokenizer)
+
+    @functools.cached_property
+    def keyword_tokenizer(self) -> Tokenizer:
+        """brain.db's FTS5 tokenizer (read from the index's definition once)."""
+        return Tokenizer(self.db)
 
     def _query_vector(self, query: str, mode: str) -> np.ndarray | None:
         try:

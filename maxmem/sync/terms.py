@@ -23,16 +23,14 @@ so in memories longer than ~16k tokens a phrase of several words can be undercou
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import apsw
-
-from ..db import Database, check_identifier
+from .. import fts
+from ..db import Database
 from ..errors import DatabaseError
-from ..search import BM25_WEIGHTS, keyword_terms
+from ..search import BM25_WEIGHTS
 
 MAX_POSITION = 16383
 MAX_POSITIONS_PER_LEXEME = 256
@@ -41,34 +39,6 @@ MAX_TSVECTOR_BYTES = 900_000  # PostgreSQL refuses tsvectors over 1 MB
 # The tsvector label of each FTS5 column, in the table's order (title, content, tags,
 # context): search maps label i back to the bm25 weight of column i.
 COLUMN_LABELS = ("A", "D", "B", "C")
-DEFAULT_TOKENIZE = "porter unicode61 remove_diacritics 2"
-_TOKENIZE = re.compile(r"tokenize\s*=\s*'([^']*)'", re.IGNORECASE)
-_CONTENT = re.compile(r"content\s*=\s*'([^']*)'", re.IGNORECASE)
-
-
-def _fts_sql(db: Database) -> str:
-    return db.scalar("SELECT sql FROM sqlite_master WHERE name = 'memories_fts'") or ""
-
-
-def tokenizer_spec(db: Database) -> list[str]:
-    """The `tokenize` argument of memories_fts, as words: ["porter", "unicode61", ...]."""
-    found = _TOKENIZE.search(_fts_sql(db))
-    return (found.group(1) if found else DEFAULT_TOKENIZE).split()
-
-
-def fts_layout(db: Database) -> tuple[list[str], str]:
-    """The columns of memories_fts, in order, and the table or view it reads them from."""
-    columns = [row[1] for row in db.execute("PRAGMA table_info(memories_fts)")]
-    found = _CONTENT.search(_fts_sql(db))
-    source = found.group(1) if found else "memories"
-    for name in (*columns, source):
-        check_identifier(name, "keyword index column")
-    if not 1 <= len(columns) <= len(COLUMN_LABELS):
-        raise DatabaseError(
-            f"memories_fts has {len(columns)} columns; the PostgreSQL sync handles at most "
-            f"{len(COLUMN_LABELS)}: upgrade maxmem"
-        )
-    return columns, source
 
 
 def column_weights(count: int) -> list[float]:
@@ -76,21 +46,16 @@ def column_weights(count: int) -> list[float]:
     return [float(w) for w in BM25_WEIGHTS[:count]] + [1.0] * max(0, count - len(BM25_WEIGHTS))
 
 
-class Tokenizer:
-    """brain.db's FTS5 tokenizer, callable from Python, and the index's column layout."""
+class Tokenizer(fts.Tokenizer):
+    """The keyword index's tokenizer (fts.Tokenizer), and the tsvector of a memory."""
 
     def __init__(self, db: Database) -> None:
-        name, *args = tokenizer_spec(db)
-        self._tokenize = db.conn.fts5_tokenizer(name, args)
-        self.columns, self.source = fts_layout(db)
-
-    def tokens(self, text: str | None, reason: int = apsw.FTS5_TOKENIZE_DOCUMENT) -> list[str]:
-        if not text:
-            return []
-        # each token is (start, end, text, *colocated forms), offsets included by default
-        # with offsets (the default) each token is (start, end, text, *colocated forms)
-        return [str(token[2]) for token in self._tokenize(text.encode("utf-8"), reason, None)
-                if isinstance(token, tuple) and len(token) > 2]
+        super().__init__(db)
+        if not 1 <= len(self.columns) <= len(COLUMN_LABELS):
+            raise DatabaseError(
+                f"memories_fts has {len(self.columns)} columns; the PostgreSQL sync handles at most "
+                f"{len(COLUMN_LABELS)}: upgrade maxmem"
+            )
 
     def document(self, values: Sequence[str | None]) -> Document:
         """The tsvector literal, token count and per-column counts of one memory's FTS5
@@ -113,21 +78,6 @@ class Tokenizer:
                     slots.append(f"{position}{label}" if label != "D" else str(position))
             position += 1  # the gap between columns
         return Document(_literal(positions), length, json.dumps(counts, ensure_ascii=False, separators=(",", ":")))
-
-    def phrases(self, query: str) -> list[list[str]]:
-        """The phrases of the FTS5 query that local search builds for `query`.
-
-        One phrase per keyword term (local search quotes each term, and FTS5 tokenizes
-        the quoted text), in order; terms that yield no token match nothing in FTS5 and
-        are left out.
-        """
-        out = []
-        for term in keyword_terms(query):
-            tokens = self.tokens(term, apsw.FTS5_TOKENIZE_QUERY)
-            if tokens:
-                out.append(tokens)
-        return out
-
 
 @dataclass(frozen=True)
 class Document:
