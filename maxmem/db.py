@@ -98,12 +98,6 @@ def _uri(path: Path, mode: str) -> str:
     return f"file:{quote(str(path.resolve()))}?{query}"
 
 
-def phrases_in_row(api: apsw.FTS5ExtensionApi, *args: Any) -> int:
-    """FTS5 auxiliary function `maxmem_phrases(fts_table)`: a bitmask of the MATCH
-    expression's phrases that the current row contains (bit i: phrase i, in any column)."""
-    return sum(1 << i for i in range(api.phrase_count) if api.phrase_columns(i))
-
-
 class Database:
     """An apsw connection to brain.db with maxmem's pragmas and sqlite-vec loaded.
 
@@ -139,7 +133,6 @@ class Database:
             self.conn = apsw.Connection(name, flags=flags)
             self.conn.set_busy_timeout(busy_timeout_ms)
             self._load_vec()
-            self.conn.register_fts5_function("maxmem_phrases", phrases_in_row)
             if self.read_only:  # a -wal without its -shm in a read-only folder fails here, raw
                 self.conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
             self._pragmas(memory, mode != "rw")

@@ -83,7 +83,6 @@ __all__ = ["DEFAULT_MIN_RELEVANCE", "Evidence", "QueryTerms", "evidence", "idf",
            "matched_terms", "query_terms", "relevance", "size"]
 
 DF_SQL = "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?"
-# Which of the query's terms each row holds, in one pass (db.phrases_in_row).
 # The texts the keyword index holds for some memories, column by column.
 INDEXED_SQL = "SELECT * FROM {source} WHERE id IN ({marks})"
 SIZE_SQL = "SELECT count(*) FROM memories"
