@@ -67,7 +67,7 @@ def test_outage_keeps_the_memory_pending_then_backfills(tmp_path, openai_config,
         assert b.warnings[-1].startswith("search fell back to keywords: ")
         assert hits.plan.note is None  # an embedder is configured: the warning says what failed
         embedding_server.failures.clear()  # the API is back
-        assert b.embed_pending() == 1 and b.pending_count() == 0
+        assert b.embed_pending().embedded == 1 and b.pending_count() == 0
 
 
 def test_auto_prefers_what_the_database_was_built_with(tmp_path, hash_embedder):

@@ -159,4 +159,4 @@ def test_during_an_outage_the_api_is_not_waited_on_again_and_again(openai_config
         assert all(m.embedded_at is None for m in [first, *more]) and hits
         assert len(brain.warnings) == 2  # the write's warning and the search's, once each
         embedding_server.failures.clear()
-        assert brain.embed_pending() == 6 and brain.pending_count() == 0
+        assert brain.embed_pending().embedded == 6 and brain.pending_count() == 0
