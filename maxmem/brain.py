@@ -480,7 +480,7 @@ class Brain:
         if index is None and mode == "hybrid":  # (an embedder that failed has said so in a warning)
             plan.note = "keyword-only search: " + (
                 "no embedder configured (see maxmem doctor)" if self.embedder is None
-                else "no memory has a vector yet (maxmem embed --pending)")
+                else "no memory has a vector yet (maxmem embed)")
         memories = {m.id: m for m in self.rows.get_many([s.id for s in scored])}
         found = self._evidence(query, scored)
         # A vector search is judged on its cosines alone, which are calibrated for one

@@ -371,7 +371,7 @@ def _inspect(brain: Brain, config: Config, checks: list[Check], report: dict[str
     pending = stats["unembedded"]
     checks.append(_check(
         "pending embeddings", pending == 0 or brain.embedder is None,
-        f"{pending} memories without a vector" + (": run  maxmem embed --pending" if pending else ""),
+        f"{pending} memories without a vector" + (": run  maxmem embed" if pending else ""),
     ))
     checks.append(check_permissions(path))
     size = sizes(brain, now)

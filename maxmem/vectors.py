@@ -728,6 +728,6 @@ class VectorStore:
 
 def pending_note(message: str) -> str:
     """An embedding failure as the warning of a write: what happens to the memory."""
-    if "embed --pending" in message:
+    if "maxmem embed" in message:
         return message
-    return f"{message}; the memory is kept and will be embedded by  maxmem embed --pending"
+    return f"{message}; the memory is kept and will be embedded by  maxmem embed"
