@@ -9,6 +9,8 @@ Jobs are listed in `default_jobs`. Each also carries a `due` schedule
 a systemd timer, launchd), runs only the jobs that are due from their last success
 recorded in brain.db, so retention runs once per New York day after 03:00 there
 whatever the machine's zone, and a night missed asleep is caught up at the next tick.
+The embed job has none: it runs at every tick, right after capture (capture stores
+without vectors), within its [embed] max_seconds budget.
 """
 
 from __future__ import annotations
