@@ -390,3 +390,21 @@ def test_a_capture_past_its_deadline_stops_between_windows_and_the_next_run_goes
         second = run_capture(brain, paths=[transcript], format="claude-code", settings=settings)
         assert not second.stopped and first.new_turns + second.new_turns == len(markers)
         assert [m for m in markers if not brain.search(m, mode="keyword", limit=1)] == []
+
+
+def test_setup_leaves_out_an_mcp_server_this_maxmem_cannot_run(home):
+    """A maxmem installed without the mcp extra registers the hooks only, and says how
+    to add the SDK: an MCP entry it cannot serve would show as a failed server."""
+    claude_home(home)
+    codex = codex_home(home)
+    script = ("import sys; sys.modules['mcp'] = None; sys.argv = [sys.argv[1], *sys.argv[2:]]; "
+              "from maxmem.cli import main; main()")
+    for target in ("claude-code", "codex"):
+        done = subprocess.run([sys.executable, "-c", script, str(MAXMEM), "setup", target],
+                              env=bare_env(home), capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert "pipx inject maxmem 'mcp>=2.3'" in done.stdout
+    assert "maxmem" not in json.loads((home / ".claude.json").read_text()).get("mcpServers", {})
+    assert "hook stop" in (home / ".claude" / "settings.json").read_text()
+    config = tomllib.loads((codex / "config.toml").read_text())
+    assert "maxmem" not in config.get("mcp_servers", {}) and "hooks" in config
