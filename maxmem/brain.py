@@ -87,13 +87,19 @@ class Brain:
         config: Config | None = None,
         clock: Clock | None = None,
         check_embedder: bool = True,
+        create: bool = True,
     ) -> Brain:
         """Open (creating and migrating if needed) the brain.db at `path`.
 
         embedder: "auto" | "openai" | "local" | "none" | an Embedder; None = config.embedder.
+        create=False: a brain.db that does not exist yet is an error, not created (for
+        commands that only read).
         """
         config = config or Config()
         path = Path(path).expanduser() if path is not None else Path(config.db_path).expanduser()
+        if not create and str(path) != ":memory:" and not path.exists():
+            raise DatabaseError(f"no brain.db at {path} yet: run  maxmem init  (capture and add create "
+                                "it too), or check --db")
         clock = clock or Clock()
         db = Database(path, busy_timeout_ms=config.busy_timeout_ms)
         try:

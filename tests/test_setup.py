@@ -408,3 +408,15 @@ def test_setup_leaves_out_an_mcp_server_this_maxmem_cannot_run(home):
     assert "hook stop" in (home / ".claude" / "settings.json").read_text()
     config = tomllib.loads((codex / "config.toml").read_text())
     assert "maxmem" not in config.get("mcp_servers", {}) and "hooks" in config
+
+
+@pytest.mark.parametrize("command", [["search", "anything"], ["list", "--since", "yesterday"], ["get", "1"],
+                                     ["stats"], ["context"], ["export"], ["active"], ["timeline"],
+                                     ["history", "1"], ["query", "what did we decide"], ["core", "review"]])
+def test_read_only_commands_never_create_brain_db(home, command):
+    """On a fresh HOME a command that only reads says where brain.db would be and how to
+    make it, in one line, and leaves no empty brain.db behind (issue 15)."""
+    done = maxmem(home, *command)
+    assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
+    assert "no brain.db at" in done.stderr and "maxmem init" in done.stderr
+    assert not list(home.rglob("brain.db*"))
