@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .brain import Brain
 
 MAX_TEXT = 200_000  # per message: larger ones are cut (the rest is in the transcript)
+TITLE_CHARS = 80  # an exchange's title: the start of the user's message, on one line
 MAX_TOOL_TEXT = 2_000  # tool params / results kept per call
 MAX_THINKING = 4_000
 MAX_OBSERVATION = 100_000
@@ -178,7 +179,7 @@ def _exchange(value: Any, where: str, session_key: str,
         metadata["thinking"] = thinking
     if calls:
         metadata["tool_calls"] = calls
-    title = " ".join(user.split())[:80] or None
+    title = " ".join(user.split())[:TITLE_CHARS] or None
     item = {
         "content": "\n\n".join(parts),
         "title": title,
@@ -333,9 +334,16 @@ def _clean_calls(brain: Brain, items: list[dict[str, Any]], raws: list[dict[str,
             for field_name in ("params", "result"):
                 if call.get(field_name) is not None:
                     call[field_name] = _cut(clean(call[field_name]) or "", MAX_TOOL_TEXT)
-    if redactor is not None:
-        for raw in raws:
-            raw["user"], raw["assistant"] = clean(raw["user"]), clean(raw["assistant"])
+    if redactor is None:
+        return
+    titled = {item["metadata"]["save_key"]: item for item in items}
+    for raw in raws:
+        raw["user"], raw["assistant"] = clean(raw["user"]), clean(raw["assistant"])
+        item = titled.get(raw["save_key"])
+        if item is not None and item.get("title"):
+            # The title is the user's words on one line: taken from them once redacted, as
+            # a secret whose name is on the line before would not be found on one line.
+            item["title"] = " ".join((raw["user"] or "").split())[:TITLE_CHARS] or None
 
 
 def _store_turns(brain: Brain, doc: SaveDocument, raws: list[dict[str, Any]]) -> None:

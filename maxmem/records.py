@@ -17,6 +17,7 @@ from .clock import parse_time
 from .embeddings import text_hash
 from .errors import InvalidInput
 from .memory import (
+    MAX_TAG_CHARS,
     Memory,
     check_category,
     check_content,
@@ -89,6 +90,7 @@ def check_record(item: Mapping[str, Any], *, now: str, agent: str | None, redact
     found = 0
     if redactor is not None:
         (content, title, tags, metadata), found = redactor.redact_value([content, title, tags, metadata])
+        tags = [t[:MAX_TAG_CHARS] for t in tags]  # a marker can be longer than the secret it replaced
         if not content.strip():
             raise InvalidInput("content is empty once secrets and <private> parts are taken out")
     return Checked({
