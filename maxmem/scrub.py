@@ -287,7 +287,7 @@ def scrub_archive(path: Path, redactor: Redactor, dry_run: bool) -> FileScrub:
         return FileScrub(str(path), {}, 0, "clean")
     if not reading.complete:
         return FileScrub(str(path), found.to_dict(), found.total,
-                         "skipped: damaged (maxmem retention --repair first)")
+                         "skipped: damaged (maxmem retain --repair-archives first)")
     if not dry_run:
         archive.write(path, records, replace=True)
     return FileScrub(str(path), found.to_dict(), found.total, "would-rewrite" if dry_run else "rewritten")
