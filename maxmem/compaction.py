@@ -339,11 +339,11 @@ def _clean_calls(brain: Brain, items: list[dict[str, Any]], raws: list[dict[str,
     titled = {item["metadata"]["save_key"]: item for item in items}
     for raw in raws:
         raw["user"], raw["assistant"] = clean(raw["user"]), clean(raw["assistant"])
-        item = titled.get(raw["save_key"])
-        if item is not None and item.get("title"):
+        exchange = titled.get(raw["save_key"])
+        if exchange is not None and exchange.get("title"):
             # The title is the user's words on one line: taken from them once redacted, as
             # a secret whose name is on the line before would not be found on one line.
-            item["title"] = " ".join((raw["user"] or "").split())[:TITLE_CHARS] or None
+            exchange["title"] = " ".join((raw["user"] or "").split())[:TITLE_CHARS] or None
 
 
 def _store_turns(brain: Brain, doc: SaveDocument, raws: list[dict[str, Any]]) -> None:

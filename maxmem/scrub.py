@@ -45,6 +45,7 @@ from .capture.store import RAW_TEXT, raw_texts, rewrite_raw
 from .db import Database
 from .embeddings import identity
 from .errors import MaxmemError
+from .memory import MAX_TAG_CHARS
 from .records import embed_text
 from .redact import Redactor
 
@@ -163,6 +164,8 @@ def memory_plan(db: Database, redactor: Redactor, found: Found) -> list[tuple[di
     for row in _pages(db, MEMORIES_PAGE):
         memory = _parsed(row)
         changed, kinds_found = clean_fields(redactor, memory, MEMORY_FIELDS)
+        if "tags" in changed:  # as records.check_record cuts them: a marker can be the longer
+            changed["tags"] = [t[:MAX_TAG_CHARS] for t in changed["tags"]]
         if changed:
             plan.append((memory, changed))
             found.add("memories", kinds_found)

@@ -160,12 +160,15 @@ def test_scrub_in_process_counts_kinds_and_leaves_a_clean_brain_alone(tmp_path, 
     with Brain.open(tmp_path / "b.db", embedder=hash_embedder, config=Config(redact_on_remember=False)) as brain:
         brain.remember("deploy with PGPASSWORD=Tr0ub4dor-and-3 psql -h db", category="project")
         brain.remember("nothing secret: sort_key: created_at, token_count: 1532", category="project")
+        brain.remember("tagged", category="daily", tags=["staging box notes for the deploy of v2.3, password=Xy7kq2Mz"])
         dry = scrub(brain, dry_run=True)
-        assert dry.found["memories"] == {"secret": 1}
-        assert dry.memories_changed == 1
+        assert dry.found["memories"] == {"secret": 2}
+        assert dry.memories_changed == 2
         done = scrub(brain)
-        assert done.found == dry.found and done.memories_changed == 1
-        assert "Tr0ub4dor" not in json.dumps([m.to_dict() for m in brain.list()])
+        assert done.found == dry.found and done.memories_changed == 2 and not done.failed
+        stored = json.dumps([m.to_dict() for m in brain.list()])
+        assert "Tr0ub4dor" not in stored and "Xy7kq2Mz" not in stored
+        assert all(len(t) <= 64 for m in brain.list() for t in m.tags)  # the marker is longer: cut
         assert scrub(brain).total == 0
 
 
