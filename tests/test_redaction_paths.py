@@ -197,6 +197,7 @@ def feed_every_way_in(brain: Brain, tmp_path: Path) -> dict[str, int]:
     return done
 
 
+@pytest.mark.slow
 def test_no_secret_reaches_brain_db_its_wal_the_exports_or_the_embedder(tmp_path, server_config, server):
     assert len({i["shape"] for i in SAMPLE}) >= 30 and len(VALUES) >= 60
     db = tmp_path / "brain.db"
@@ -222,6 +223,7 @@ def test_no_secret_reaches_brain_db_its_wal_the_exports_or_the_embedder(tmp_path
     assert leaks(sent) == [], "a request to the embedding server"
 
 
+@pytest.mark.slow
 def test_the_mcp_tools_store_no_secret(tmp_path, maxmem_home, server_config, server):
     """remember, update, observe, commit, save_context and search through the SDK's client."""
     pytest.importorskip("mcp", reason="the mcp extra is not installed")
