@@ -89,6 +89,13 @@ def list_backups(directory: Path) -> list[Path]:
     return sorted(found, key=lambda p: (p.stat().st_mtime_ns, p.name))
 
 
+def managed_backups(directory: Path) -> list[Path]:
+    """Every backup maxmem made in `directory` (rotated ones and those restore kept aside)."""
+    if not directory.is_dir():
+        return []
+    return sorted(p for p in directory.iterdir() if NAME.match(p.name) and p.is_file())
+
+
 def _stamp(clock: Clock) -> str:
     now = clock.now()
     return now.strftime("%Y%m%dT%H%M%S.") + f"{now.microsecond // 1000:03d}Z"

@@ -37,6 +37,7 @@ from .fts import Tokenizer
 from .memory import CATEGORIES, ORDERS, Filters, Hit, Memory, check_content
 from .migrations import MIGRATIONS, migrate, schema_version
 from .records import FIELDS, REMEMBER_ARGS, UPDATABLE, Checked, check_record, check_records, embed_text, item_of
+from .redact import Redactor
 from .rows import Rows
 from .usage import Usage
 from .vectors import VectorStore, held_hashes
@@ -102,7 +103,12 @@ class Brain:
         self.config = config
         self.clock = clock
         self.warnings: list[str] = []  # what went wrong but lost nothing, for the caller to show
-        self.vectors = VectorStore(db, embedder, self.warnings)
+        # The rules of [redact] (docs/redact.md); `redacting` is None when
+        # redact_on_remember is off. Memories, search queries on their way to an
+        # embedder (VectorStore.embed_query) and scrub use them.
+        self.redactor = Redactor.from_config(config)
+        self.redacting = self.redactor if config.redact_on_remember else None
+        self.vectors = VectorStore(db, embedder, self.warnings, self.redacting)
         self.rows = Rows(db, self.vectors, clock)
         self.usage = Usage()
 
@@ -115,13 +121,19 @@ class Brain:
         config: Config | None = None,
         clock: Clock | None = None,
         check_embedder: bool = True,
+        create: bool = True,
     ) -> Brain:
         """Open (creating and migrating if needed) the brain.db at `path`.
 
         embedder: "auto" | "openai" | "local" | "none" | an Embedder; None = config.embedder.
+        create=False: a brain.db that does not exist yet is an error, not created (for
+        commands that only read).
         """
         config = config or Config()
         path = Path(path).expanduser() if path is not None else Path(config.db_path).expanduser()
+        if not create and str(path) != ":memory:" and not path.exists():
+            raise DatabaseError(f"no brain.db at {path} yet: run  maxmem init  (capture and add create "
+                                "it too), or check --db")
         clock = clock or Clock()
         db = Database(path, busy_timeout_ms=config.busy_timeout_ms)
         try:
@@ -162,7 +174,7 @@ class Brain:
 
     def _check(self, item: Mapping[str, Any], now: str | None = None) -> dict[str, Any]:
         checked = check_record(item, now=now or iso(self.clock.now()), agent=self.config.agent,
-                               redacting=self.config.redact_on_remember)
+                               redactor=self.redacting)
         self._note_redactions([checked])
         return checked.record
 
@@ -259,7 +271,10 @@ class Brain:
         chosen = Filters.of(filters, **fields)
         if self.vectors.index() is None:
             return []
-        vector = self.vectors.vectors_for([embed_text(title, check_content(content))]).vectors[0]
+        text = embed_text(title, check_content(content))
+        if self.redacting is not None:  # "as it would be stored": the embedder never sees a secret
+            text = self.redacting.redact(text)[0]
+        vector = self.vectors.vectors_for([text]).vectors[0]
         return [] if vector is None else self._nearest(vector, chosen, limit)
 
     def _nearest(self, vector: np.ndarray, chosen: Filters, limit: int) -> builtins.list[tuple[Memory, float]]:
@@ -283,7 +298,7 @@ class Brain:
         `prefetch_vectors(items)` first, outside it, so no API call holds the lock.
         """
         checked = check_records(items, now=iso(self.clock.now()), agent=self.config.agent,
-                                redacting=self.config.redact_on_remember)
+                                redactor=self.redacting)
         self._note_redactions(checked)
         return self._insert([c.record for c in checked], embed, batch=True)
 
@@ -314,7 +329,7 @@ class Brain:
             return len(items)
         now = iso(self.clock.now())
         records = [c.record for c in check_records(items, now=now, agent=self.config.agent,
-                                                   redacting=self.config.redact_on_remember)]
+                                                   redactor=self.redacting)]
         embedded = self.vectors.vectors_for([embed_text(r["title"], r["content"]) for r in records], batch=True)
         return sum(1 for v in embedded.vectors if v is None)
 

@@ -8,7 +8,7 @@ snapshots of the forgotten memory and leaves a delete entry that only names it.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from .db import Database
@@ -17,6 +17,8 @@ from .errors import NotFound
 LOG_SQL = "INSERT INTO changes (uid, op, at, data) VALUES (?, ?, ?, ?)"
 ERASE_SQL = "UPDATE changes SET data = NULL WHERE uid IN ({marks})"
 VERSIONS_SQL = "SELECT seq, op, at, data FROM changes WHERE uid = ? ORDER BY seq"
+SNAPSHOTS_SQL = "SELECT seq, data FROM changes WHERE data IS NOT NULL AND seq > ? ORDER BY seq LIMIT 500"
+REWRITE_SQL = "UPDATE changes SET data = ? WHERE seq = ?"
 UID_OF_ID_SQL = "SELECT uid FROM changes WHERE json_extract(data, '$.id') = ? ORDER BY seq DESC LIMIT 1"
 # Fields that change with every write and say nothing about what was changed.
 BOOKKEEPING = ("updated_at", "embedded_at")
@@ -30,6 +32,25 @@ def log(db: Database, op: str, at: str, snapshots: Sequence[dict[str, Any]]) -> 
 def erase(db: Database, uids: Sequence[str]) -> None:
     """Drop the snapshots of these memories (their entries stay, so sync sees the seq)."""
     db.execute_in(ERASE_SQL, uids)
+
+
+def snapshots(db: Database) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(seq, snapshot) of every entry that still holds one, oldest first."""
+    last = 0
+    while rows := db.rows(SNAPSHOTS_SQL, (last,)):
+        for row in rows:
+            try:
+                snapshot = json.loads(row["data"])
+            except ValueError:
+                snapshot = None
+            if isinstance(snapshot, dict):
+                yield row["seq"], snapshot
+        last = rows[-1]["seq"]
+
+
+def rewrite(db: Database, seq: int, snapshot: dict[str, Any]) -> None:
+    """Replace the snapshot of one entry (scrub: the same write without its secrets)."""
+    db.execute(REWRITE_SQL, (json.dumps(snapshot, ensure_ascii=False), int(seq)))
 
 
 def uid_of_id(db: Database, memory_id: int) -> str | None:

@@ -25,13 +25,13 @@ from .clock import iso, parse_time
 from .envelopes import strip
 from .errors import InvalidInput
 from .memory import check_importance, check_kind, check_tags
-from .redact import redact
 from .work import category_for
 
 if TYPE_CHECKING:  # pragma: no cover
     from .brain import Brain
 
 MAX_TEXT = 200_000  # per message: larger ones are cut (the rest is in the transcript)
+TITLE_CHARS = 80  # an exchange's title: the start of the user's message, on one line
 MAX_TOOL_TEXT = 2_000  # tool params / results kept per call
 MAX_THINKING = 4_000
 MAX_OBSERVATION = 100_000
@@ -97,10 +97,13 @@ def _array(value: Any, where: str) -> list[Any]:
     return value
 
 
-def _json_text(value: Any, limit: int) -> str | None:
+def _json_text(value: Any) -> str | None:
     if value is None:
         return None
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + f"… [{len(text) - limit} more characters]"
 
 
@@ -122,9 +125,9 @@ def _tool_call(value: Any, where: str) -> dict[str, Any]:
         raise InvalidInput(f"{where}.duration_ms must be a number of milliseconds ≥ 0")
     out: dict[str, Any] = {"name": name.strip()}
     if call.get("params") is not None:
-        out["params"] = _json_text(call.get("params"), MAX_TOOL_TEXT)
+        out["params"] = _json_text(call.get("params"))  # cut once redacted (_clean_calls)
     if call.get("result") is not None:
-        out["result"] = _json_text(call.get("result"), MAX_TOOL_TEXT)
+        out["result"] = _json_text(call.get("result"))
     if status:
         out["status"] = status
     if duration is not None:
@@ -176,7 +179,7 @@ def _exchange(value: Any, where: str, session_key: str,
         metadata["thinking"] = thinking
     if calls:
         metadata["tool_calls"] = calls
-    title = " ".join(user.split())[:80] or None
+    title = " ".join(user.split())[:TITLE_CHARS] or None
     item = {
         "content": "\n\n".join(parts),
         "title": title,
@@ -293,7 +296,7 @@ def save_context(brain: Brain, data: Any) -> SaveReport:
         new.append({**item, "session_id": doc.session_key, "agent": doc.agent, "source": "agent"})
     if not new:
         return report
-    _redact_metadata(brain, new, new_raw)
+    _clean_calls(brain, new, new_raw)
     brain.prefetch_vectors(new)  # embed outside the write transaction
     with brain.db.atomic():  # all or nothing
         stored = brain.remember_many(new, embed=False)
@@ -312,12 +315,16 @@ def save_context(brain: Brain, data: Any) -> SaveReport:
     return report
 
 
-def _redact_metadata(brain: Brain, items: list[dict[str, Any]], raws: list[dict[str, Any]]) -> None:
-    """Secrets in tool calls and thinking are removed as they are from memory content."""
-    if not brain.config.redact_on_remember:
-        return
+def _clean_calls(brain: Brain, items: list[dict[str, Any]], raws: list[dict[str, Any]]) -> None:
+    """Secrets out of tool calls and thinking, as out of memory content (the raw turns
+    and tool_calls rows are made from these too); tool parameters are redacted as
+    decoded JSON (issue 16) and only then cut to MAX_TOOL_TEXT."""
+    redactor = brain.redacting
+
     def clean(text: str | None) -> str | None:
-        return None if text is None else redact(text)[0]
+        if text is None or redactor is None:
+            return text
+        return redactor.redact_json(text)[0]
 
     for item in items:
         meta = item["metadata"]
@@ -325,10 +332,18 @@ def _redact_metadata(brain: Brain, items: list[dict[str, Any]], raws: list[dict[
             meta["thinking"] = clean(meta["thinking"])
         for call in meta.get("tool_calls", []):
             for field_name in ("params", "result"):
-                if field_name in call:
-                    call[field_name] = clean(call[field_name])
+                if call.get(field_name) is not None:
+                    call[field_name] = _cut(clean(call[field_name]) or "", MAX_TOOL_TEXT)
+    if redactor is None:
+        return
+    titled = {item["metadata"]["save_key"]: item for item in items}
     for raw in raws:
         raw["user"], raw["assistant"] = clean(raw["user"]), clean(raw["assistant"])
+        exchange = titled.get(raw["save_key"])
+        if exchange is not None and exchange.get("title"):
+            # The title is the user's words on one line: taken from them once redacted, as
+            # a secret whose name is on the line before would not be found on one line.
+            exchange["title"] = " ".join((raw["user"] or "").split())[:TITLE_CHARS] or None
 
 
 def _store_turns(brain: Brain, doc: SaveDocument, raws: list[dict[str, Any]]) -> None:

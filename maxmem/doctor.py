@@ -83,6 +83,34 @@ def _check(name: str, ok: bool, detail: str, warn: bool = False) -> Check:
     return {"name": name, "ok": ok, "level": level, "detail": detail}
 
 
+# Capture stores first and the next tick embeds: memories wait for a vector for
+# minutes as a matter of course. Hours mean the embed step is not keeping up.
+PENDING_SQL = "SELECT count(*), min(updated_at) FROM memories WHERE embedded_at IS NULL"
+PENDING_WARN_HOURS = 2.0
+PENDING_FAIL_HOURS = 24.0
+
+
+def check_pending(brain: Brain, now: datetime) -> Check:
+    """Memories waiting for a vector: ok while the wait is short, WARN after
+    PENDING_WARN_HOURS, FAIL after PENDING_FAIL_HOURS (searches rank them by keyword)."""
+    row = brain.db.execute(PENDING_SQL).fetchone()
+    count, since = (int(row[0]), row[1]) if row else (0, None)
+    if not count:
+        return _check("pending embeddings", True, "0 memories waiting for a vector")
+    if brain.embedder is None:
+        return _check("pending embeddings", True, f"{count} memories without a vector (no embedder "
+                      "configured: they are found by keyword only)")
+    hours = age_hours(since, now) or 0.0
+    detail = f"{count} memories waiting for a vector, the oldest stored {format_age(hours)}"
+    if hours >= PENDING_FAIL_HOURS:
+        return _check("pending embeddings", False, f"{detail}: embedding is failing or not running "
+                      "(see the embed job above); run  maxmem embed")
+    if hours >= PENDING_WARN_HOURS:
+        return _check("pending embeddings", True, f"{detail}: run  maxmem embed , or check the embed job",
+                      warn=True)
+    return _check("pending embeddings", True, f"{detail} (the next tick embeds them, or  maxmem embed )")
+
+
 def check_permissions(path: Path) -> Check:
     """brain.db and its WAL/SHM files 0600, its folder 0700: memories are private."""
     loose = []
@@ -368,11 +396,7 @@ def _inspect(brain: Brain, config: Config, checks: list[Check], report: dict[str
                          f"version {stats['schema_version']} of {stats['schema_latest']}"))
     checks.append(embedder_check or _check("embedder", True, f"in use: {stats['embedder']}; "
                                            f"vectors from: {stats['vectors_from'] or 'none yet'}"))
-    pending = stats["unembedded"]
-    checks.append(_check(
-        "pending embeddings", pending == 0 or brain.embedder is None,
-        f"{pending} memories without a vector" + (": run  maxmem embed" if pending else ""),
-    ))
+    checks.append(check_pending(brain, now))
     checks.append(check_permissions(path))
     size = sizes(brain, now)
     report["sizes"] = size

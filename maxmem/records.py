@@ -17,6 +17,7 @@ from .clock import parse_time
 from .embeddings import text_hash
 from .errors import InvalidInput
 from .memory import (
+    MAX_TAG_CHARS,
     Memory,
     check_category,
     check_content,
@@ -33,7 +34,7 @@ from .memory import (
     check_uid,
     new_uid,
 )
-from .redact import redact
+from .redact import Redactor
 
 # The columns of a memory row (besides id), in INSERT order.
 FIELDS = (
@@ -75,8 +76,10 @@ class Checked:
     redacted: int
 
 
-def check_record(item: Mapping[str, Any], *, now: str, agent: str | None, redacting: bool) -> Checked:
-    """A memories row from user input, checked; raises InvalidInput naming the field."""
+def check_record(item: Mapping[str, Any], *, now: str, agent: str | None, redactor: Redactor | None) -> Checked:
+    """A memories row from user input, checked; raises InvalidInput naming the field.
+    `redactor` (None: redaction is off) takes secrets out of content, title, tags and
+    metadata: every write of a memory comes through here."""
     unknown = set(item) - set(REMEMBER_ARGS)
     if unknown:
         raise InvalidInput(f"unknown field(s) {', '.join(sorted(unknown))}")
@@ -85,8 +88,9 @@ def check_record(item: Mapping[str, Any], *, now: str, agent: str | None, redact
     content, title = check_content(item["content"]), check_title(item.get("title"))
     tags, metadata = check_tags(item.get("tags")), check_metadata(item.get("metadata"))
     found = 0
-    if redacting:
-        (content, title, tags, metadata), found = redact_fields(content, title, tags, metadata)
+    if redactor is not None:
+        (content, title, tags, metadata), found = redactor.redact_value([content, title, tags, metadata])
+        tags = [t[:MAX_TAG_CHARS] for t in tags]  # a marker can be longer than the secret it replaced
         if not content.strip():
             raise InvalidInput("content is empty once secrets and <private> parts are taken out")
     return Checked({
@@ -128,36 +132,17 @@ def _not_ahead(created: str | None, now: str) -> str | None:
 
 
 def check_records(items: Iterable[Mapping[str, Any]], *, now: str, agent: str | None,
-                  redacting: bool) -> list[Checked]:
+                  redactor: Redactor | None) -> list[Checked]:
     """`check_record` for each item; an error names the item's number."""
     out = []
     for number, item in enumerate(items, start=1):
         if not isinstance(item, Mapping):
             raise InvalidInput(f"item {number}: must be an object with at least content")
         try:
-            out.append(check_record(item, now=now, agent=agent, redacting=redacting))
+            out.append(check_record(item, now=now, agent=agent, redactor=redactor))
         except InvalidInput as exc:
             raise InvalidInput(f"item {number}: {exc}") from None
     return out
-
-
-def redact_fields(*values: Any) -> tuple[tuple[Any, ...], int]:
-    """Secrets out of every text inside `values` (strings, lists, dicts), and the count."""
-    count = 0
-
-    def clean(value: Any) -> Any:
-        nonlocal count
-        if isinstance(value, str):
-            cleaned, found = redact(value)
-            count += found
-            return cleaned
-        if isinstance(value, list):
-            return [clean(v) for v in value]
-        if isinstance(value, dict):
-            return {k: clean(v) for k, v in value.items()}
-        return value
-
-    return tuple(clean(v) for v in values), count
 
 
 def item_of(memory: Memory) -> dict[str, Any]:

@@ -568,7 +568,8 @@ def _delete_archived(brain: Brain, records: list[dict[str, Any]], archive_name: 
 _ARCHIVE_NAME = re.compile(r"\.retention-(\d{8}T\d{6}Z)(?:-\d+)?\.jsonl\.gz$")
 
 
-def _archives(brain: Brain, policy: Policy) -> list[tuple[Path, datetime]]:
+def archives(brain: Brain, policy: Policy) -> list[tuple[Path, datetime]]:
+    """This brain's retention archives with the time in their names, oldest first."""
     path = Path(brain.path)
     if str(path) == ":memory:" and policy.archive_dir is None:
         return []
@@ -586,7 +587,7 @@ def _expired_archives(brain: Brain, policy: Policy, now: datetime) -> list[Path]
     if policy.archive_days is None:
         return []
     oldest_kept = now - timedelta(days=policy.archive_days)
-    return [p for p, made in _archives(brain, policy) if made < oldest_kept]
+    return [p for p, made in archives(brain, policy) if made < oldest_kept]
 
 
 def _prune_archives(brain: Brain, policy: Policy, now: datetime) -> list[Path]:
@@ -628,7 +629,7 @@ def check_archives(brain: Brain, policy: Policy | None = None) -> list[dict[str,
                 found.append(_finding(False, f"{leftover} was left by an interrupted retention run and holds "
                                              "nothing that is not in brain.db: the next  maxmem retain --apply  "
                                              "removes it"))
-    files = _archives(brain, policy)
+    files = archives(brain, policy)
     for path, _ in files:
         result = archive.check(path)
         if isinstance(result, str):
@@ -649,7 +650,7 @@ def repair_archives(brain: Brain, policy: Policy | None = None) -> list[dict[str
     <name>.damaged. Returns one entry per archive repaired: path, lines, lost_bytes."""
     policy = policy or load_policy(brain.config)
     repaired = []
-    for path, _ in _archives(brain, policy):
+    for path, _ in archives(brain, policy):
         reading = archive.check(path)
         if isinstance(reading, str) or reading.complete:
             continue  # an unreadable line is not a cut-off end: left for a person to look at

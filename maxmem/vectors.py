@@ -27,6 +27,7 @@ from .errors import DatabaseError, EmbeddingError
 from .memory import Memory
 from .neighbours import in_session
 from .records import embed_text
+from .redact import Redactor
 
 log = logging.getLogger("maxmem")
 
@@ -381,9 +382,11 @@ class VectorStore:
     """The vector side of one brain.db: embedding through the cache, the vec0 table,
     the codes and their in-RAM index, the quantizer."""
 
-    def __init__(self, db: Database, embedder: Embedder | None, warnings: list[str] | None = None) -> None:
+    def __init__(self, db: Database, embedder: Embedder | None, warnings: list[str] | None = None,
+                 redactor: Redactor | None = None) -> None:
         self.db = db
         self.embedder = embedder
+        self.redactor = redactor  # search queries lose their secrets before the embedder sees them
         # What went wrong with embedding, for the caller to show (Brain shares its list).
         self.warnings = [] if warnings is None else warnings
         self._index: VectorIndex | None = None
@@ -500,6 +503,8 @@ class VectorStore:
         EmbeddingError, at once while the server's circuit breaker is open, for the
         caller to fall back on keywords."""
         assert self.embedder is not None
+        if self.redactor is not None:  # a pasted key in a query must not reach an embedding API
+            text = self.redactor.redact(text)[0]
         bounded, note = bound_query(text, count=getattr(self.embedder, "count_tokens", None))
         if note:
             self.warn(note)

@@ -234,3 +234,30 @@ def test_no_job_embeds_inside_a_write_transaction(tmp_path):
         brain.reindex()
         assert embedder.calls, "nothing was embedded"
     assert embedder.inside == []
+
+
+def test_simultaneous_captures_report_what_each_stored(tmp_path):
+    """Three captures of the same transcripts at once: each reports only the turns and
+    memories it stored itself, so the reports add up to what brain.db holds (issue 19)."""
+    from agent_layout import claude_transcript
+
+    folder = tmp_path / "transcripts"
+    for k in range(4):
+        claude_transcript(folder / f"s{k}.jsonl", f"5f0c2a7e-1111-4222-8333-94445555{k:04d}", 300_000, seed=k)
+    db = tmp_path / "brain.db"
+    Brain.open(db, embedder="none").close()
+    command = [sys.executable, "-m", "maxmem", "--db", str(db), "--embedder", "none",
+               "capture", "--path", str(folder), "--json"]
+    runs = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+            for _ in range(3)]
+    reports = []
+    for run in runs:
+        out, err = run.communicate(timeout=300)
+        assert run.returncode == 0, err
+        reports.append(json.loads(out))
+    check = Database(db)
+    turns = check.scalar("SELECT count(*) FROM turns")
+    memories = check.scalar("SELECT count(*) FROM memories WHERE category = 'conversation'")
+    check.close()
+    assert turns > 1000 and sum(r["new_turns"] for r in reports) == turns
+    assert sum(r["memories"] for r in reports) == memories

@@ -197,3 +197,21 @@ def test_the_daemon_backs_up_daily_and_checks_health_hourly(tmp_path):
     assert run_job(doctor_job(config)) is None  # logged as an error, the daemon goes on
     with pytest.raises(ConfigError):
         backup_job(Config(db_path=path, sections={"backup": {"schedule": "25:00"}}))
+
+
+@pytest.mark.parametrize("hours, level", [(0.2, "ok"), (5, "warn"), (30, "fail")])
+def test_memories_waiting_for_a_vector_alarm_only_when_the_wait_is_long(tmp_path, hash_embedder, hours, level):
+    """Capture stores first and embeds later: a short wait is normal, hours are a WARN,
+    a day is a FAIL (embedding failing or not running)."""
+    from datetime import timedelta
+
+    from maxmem.doctor import check_pending
+
+    now = FixedClock("2026-11-30T12:00:00Z").now()
+    with Brain.open(tmp_path / "b.db", embedder="none", clock=FixedClock(now - timedelta(hours=hours))) as b:
+        b.remember("stored while no model was at hand")
+    with Brain.open(tmp_path / "b.db", embedder=hash_embedder, clock=FixedClock(now)) as b:
+        found = check_pending(b, now)
+        assert found["level"] == level and "1 memories waiting for a vector" in found["detail"], found
+    with Brain.open(tmp_path / "b.db", embedder="none", clock=FixedClock(now)) as b:
+        assert check_pending(b, now)["level"] == "ok"  # no embedder: keyword only, nothing to wait for

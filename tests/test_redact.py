@@ -381,6 +381,52 @@ def test_bad_input_finishes_in_linear_time(name):
     assert large_s < 5, f"{name}: {large_s:.1f} s for 1.6 MB"
 
 
+# What redact_json (tool-call arguments, issue 16.4) meets: JSON nested deeper than Python
+# recurses, unclosed, escaped quotes, many strings (each decoded and redacted).
+BAD_JSON = {
+    "deep arrays": lambda n: "[" * n,
+    "deep objects": lambda n: '{"a":' * (n // 5),
+    "nested and closed": lambda n: "[" * (n // 2) + "]" * (n // 2),
+    "escaped quotes": lambda n: '["' + '\\"' * (n // 2) + '"]',
+    "many strings": lambda n: json.dumps(["password=hunter2hunter2 x"] * (n // 30)),
+    "strings of json": lambda n: json.dumps([json.dumps({"password": "Tr0ub4dor&3xyz"})] * (n // 40)),
+}
+
+
+def _json_seconds(text):
+    redactor = Redactor(cache_size=0)
+    best = float("inf")
+    for _ in range(3):
+        t0 = time.perf_counter()
+        redactor.redact_json(text)
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(BAD_JSON))
+def test_bad_json_finishes_in_linear_time(name):
+    make = BAD_JSON[name]
+    small, large = make(250_000), make(1_000_000)
+    out, _ = Redactor(cache_size=0).redact_json(large)
+    assert isinstance(out, str)
+    large_s = _json_seconds(large)
+    ratio = large_s / max(_json_seconds(small), 1e-4)
+    assert large_s < 0.1 or ratio < 10, f"{name}: {ratio:.1f}x for 4x the input ({large_s:.2f} s)"
+    assert large_s < 5, f"{name}: {large_s:.1f} s for 1 MB"
+
+
+def test_json_arguments_are_redacted_inside_their_strings_and_by_key():
+    redactor = Redactor()
+    escaped = json.dumps({"command": "machine api.example.com login deploy password d7HQZf2Gy*wM\n"})
+    assert "d7HQZf2Gy" not in redactor.redact_json(escaped)[0]
+    twice = json.dumps({"input": json.dumps({"command": 'curl -d \'{"password": "Juniper4053%"}\' x'})})
+    assert "Juniper4053" not in redactor.redact_json(twice)[0]
+    assert "Tr0ub4dor" not in redactor.redact_json('{"password": "Tr0ub4dor&3xyz"}')[0]
+    plain = '{"path": "src/auth/token.py", "line": 42}'
+    assert redactor.redact_json(plain) == (plain, 0)  # nothing found: the text as it was
+
+
 def test_a_megabyte_of_random_bytes_decoded_leniently_is_redacted_without_error():
     data = random.Random(5).randbytes(1_000_000)
     text = data.decode("utf-8", "surrogateescape")

@@ -482,3 +482,33 @@ def test_a_capture_past_its_deadline_stops_between_windows_and_the_next_run_goes
         second = run_capture(brain, paths=[transcript], format="claude-code", settings=settings)
         assert not second.stopped and first.new_turns + second.new_turns == len(markers)
         assert [m for m in markers if not brain.search(m, mode="keyword", limit=1)] == []
+
+
+def test_setup_leaves_out_an_mcp_server_this_maxmem_cannot_run(home):
+    """A maxmem installed without the mcp extra registers the hooks only, and says how
+    to add the SDK: an MCP entry it cannot serve would show as a failed server."""
+    claude_home(home)
+    codex = codex_home(home)
+    script = ("import sys; sys.modules['mcp'] = None; sys.argv = [sys.argv[1], *sys.argv[2:]]; "
+              "from maxmem.cli import main; main()")
+    for target in ("claude-code", "codex"):
+        done = subprocess.run([sys.executable, "-c", script, str(MAXMEM), "setup", target],
+                              env=bare_env(home), capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert "pipx inject maxmem 'mcp>=2.3'" in done.stdout
+    assert "maxmem" not in json.loads((home / ".claude.json").read_text()).get("mcpServers", {})
+    assert "hook stop" in (home / ".claude" / "settings.json").read_text()
+    config = tomllib.loads((codex / "config.toml").read_text())
+    assert "maxmem" not in config.get("mcp_servers", {}) and "hooks" in config
+
+
+@pytest.mark.parametrize("command", [["search", "anything"], ["list", "--since", "yesterday"], ["get", "1"],
+                                     ["stats"], ["context"], ["export"], ["active"], ["timeline"],
+                                     ["history", "1"], ["query", "what did we decide"], ["core", "review"]])
+def test_read_only_commands_never_create_brain_db(home, command):
+    """On a fresh HOME a command that only reads says where brain.db would be and how to
+    make it, in one line, and leaves no empty brain.db behind (issue 15)."""
+    done = maxmem(home, *command)
+    assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
+    assert "no brain.db at" in done.stderr and "maxmem init" in done.stderr
+    assert not list(home.rglob("brain.db*"))

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 from ..clock import iso, parse_time
 from ..errors import DatabaseError, MaxmemError
 from ..health import record_run
-from ..redact import redact
+from ..redact import Redactor, compile_patterns
 from ..triggers import commit_new_turns
 from . import readers, store
 from .chunker import ChunkTurn, chunk
@@ -209,6 +209,16 @@ def _by_mtime(sources: list[Source]) -> list[Source]:
     return sorted(sources, key=lambda s: (not s.archived, mtime(s), str(s.path)))
 
 
+def capture_redactor(brain: Brain, settings: CaptureSettings) -> Redactor:
+    """The brain's redactor ([redact] and [capture] redact_patterns), or one with the
+    extra patterns of settings made elsewhere. Capture redacts even when
+    redact_on_remember is off: turns and tool calls are raw text no one reviewed."""
+    mine = {p.pattern for p in brain.redactor.settings.patterns}
+    if set(compile_patterns(settings.redact_patterns)) <= mine:
+        return brain.redactor  # its cache also serves Brain's redaction of the same chunks
+    return Redactor(brain.redactor.settings.with_patterns(settings.redact_patterns))
+
+
 class _Job:
     def __init__(self, brain: Brain, settings: CaptureSettings, dry_run: bool,
                  deadline: float | None = None) -> None:
@@ -218,6 +228,7 @@ class _Job:
         self.dry_run = dry_run
         self.deadline = deadline
         self.stopped = False
+        self.redactor = capture_redactor(brain, settings)
 
     def out_of_time(self) -> bool:
         return self.deadline is not None and time.monotonic() >= self.deadline
@@ -376,7 +387,6 @@ class _Job:
     def _prepare(self, parsed: Parsed, path: str, fmt: str) -> _Batch:
         """Keep only turns not stored yet; redact; number; chunk. Reads, never writes."""
         batch = _Batch()
-        patterns = self.settings.redact_patterns
         stored_fingerprints = store.existing_fingerprints(self.db, [t.fingerprint for t in parsed.turns])
         by_session: dict[str, list[Turn]] = defaultdict(list)
         for turn in parsed.turns:
@@ -393,7 +403,7 @@ class _Job:
                     continue
                 seen_keys.add(turn.key)
                 seen_fingerprints.add(turn.fingerprint)
-                turn.text, n = redact(turn.text, patterns)
+                turn.text, n = self.redactor.redact_json(turn.text)
                 batch.redactions += n
                 for call in turn.tool_calls:
                     batch.redactions += self._redact_call(call)
@@ -414,21 +424,24 @@ class _Job:
             batch.calls.append((session_id, call))
         for session in parsed.sessions.values():
             if session.title:
-                session.title, _ = redact(session.title, patterns)
+                session.title, _ = self.redactor.redact(session.title)
                 session.title = truncate(session.title, TITLE_CHARS)
             if session.cwd:
-                session.cwd, _ = redact(session.cwd, patterns)
+                session.cwd, _ = self.redactor.redact(session.cwd)
         batch.items = self._memories(batch, parsed, path, fmt, calls_here)
         return batch
 
     def _redact_call(self, call: ToolCall) -> int:
+        """Secrets out of a call's arguments (JSON text: decoded, redacted, encoded again;
+        issue 16) and result, before the arguments are cut to their length limit (a
+        secret cut in two would no longer be recognised)."""
         count = 0
         if call.arguments:
-            call.arguments, n = redact(truncate(call.arguments, self.settings.tool_argument_chars),
-                                       self.settings.redact_patterns)
+            arguments, n = self.redactor.redact_json(call.arguments)
+            call.arguments = truncate(arguments, self.settings.tool_argument_chars)
             count += n
         if call.result:
-            call.result, n = redact(call.result, self.settings.redact_patterns)
+            call.result, n = self.redactor.redact_json(call.result)
             count += n
         return count
 

@@ -7,7 +7,7 @@ Writes are made inside the caller's transaction (the job wraps one file window i
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,6 +82,10 @@ SET duration_ms = CAST(round((julianday(finished_at) - julianday(started_at)) * 
 WHERE session_id = ? AND call_id = ? AND duration_ms IS NULL
   AND started_at IS NOT NULL AND finished_at IS NOT NULL AND finished_at >= started_at
 """
+# The columns of the capture tables that hold a transcript's text (scrub redacts them again).
+RAW_TEXT = {"turns": ("text",), "tool_calls": ("arguments", "result"), "sessions": ("title", "cwd", "metadata")}
+RAW_PAGE = "SELECT rowid AS row_key, {columns} FROM {table} WHERE rowid > ? ORDER BY rowid LIMIT 500"
+RAW_REWRITE = "UPDATE {table} SET {assignments} WHERE rowid = ?"
 LAST_TURNS = """
 SELECT id, seq, role, text, created_at, entry_ids, speaker FROM turns
 WHERE session_id = ? ORDER BY seq DESC LIMIT ?
@@ -234,3 +238,20 @@ def upsert_call(db: Database, session_id: str, call: ToolCall, turn_id: int | No
         "duration_ms": call.duration_ms, "started_at": call.started_at, "finished_at": call.finished_at,
     })
     db.execute(FILL_DURATION, (session_id, call.call_id))
+
+
+def raw_texts(db: Database, table: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(rowid, {column: text}) of every row of a capture table, its RAW_TEXT columns."""
+    columns = RAW_TEXT[table]
+    last = 0
+    while rows := db.rows(RAW_PAGE.format(columns=", ".join(columns), table=table), (last,)):
+        for row in rows:
+            yield row["row_key"], {c: row[c] for c in columns}
+        last = rows[-1]["row_key"]
+
+
+def rewrite_raw(db: Database, table: str, rowid: int, values: Mapping[str, Any]) -> None:
+    """Replace some RAW_TEXT columns of one row (inside the caller's transaction)."""
+    names = [name for name in values if name in RAW_TEXT[table]]
+    assignments = ", ".join(f"{name} = ?" for name in names)
+    db.execute(RAW_REWRITE.format(table=table, assignments=assignments), [*(values[n] for n in names), rowid])

@@ -37,7 +37,7 @@ FAMILIES = {
     "wiring": ("setup",),
     "hooks": ("hook",),
     "browsing": ("browse",),
-    "redacting": ("redact-test",),
+    "redacting": ("redact-test", "scrub"),
 }
 
 

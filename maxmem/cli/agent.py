@@ -68,7 +68,7 @@ def resolve(state: State, id_or_uid: str, title: str | None, content: str | None
 @pass_state
 def active(state: State, min_importance: float | None, limit: int, as_json: bool) -> None:
     """Open work (ongoing, or active with a start time), most important first."""
-    open_work = work.active(state.brain(), min_importance=min_importance, limit=limit)
+    open_work = work.active(state.brain(create=False), min_importance=min_importance, limit=limit)
     emit([w.to_dict() for w in open_work], as_json, lambda _: [
         f"{memory_line(w.memory)}  — open {work.format_hours(w.hours_open)}" for w in open_work
     ] or ["no open work"])
@@ -81,7 +81,7 @@ def active(state: State, min_importance: float | None, limit: int, as_json: bool
 def timeline(state: State, days: int, as_json: bool) -> None:
     """What was started, recorded and resolved day by day (not raw conversation)."""
     tz = state.timezone()
-    events = work.timeline(state.brain(), days=days)
+    events = work.timeline(state.brain(create=False), days=days)
 
     def text(_: Any) -> Iterable[str]:
         day = None
@@ -169,7 +169,7 @@ def context_(state: State, session: str | None, budget_tokens: int | None, as_js
     the agent tells stored notes from instructions."""
     budget = budget_tokens if budget_tokens is not None else int(
         state.config.section("context").get("budget_tokens") or DEFAULT_BUDGET_TOKENS)
-    brief = build_brief(state.brain(), session=session, budget_tokens=budget, tz=state.timezone())
+    brief = build_brief(state.brain(create=False), session=session, budget_tokens=budget, tz=state.timezone())
     if as_json:
         emit(brief.to_dict(), True)
     else:
@@ -195,8 +195,8 @@ def query(state: State, question: str, explain: bool, as_json: bool) -> None:
                                        *(f"{w}:\n  {s}\n  params: {json.dumps(p, ensure_ascii=False)}"
                                          for w, s, p in steps)])
         return
-    brain = state.brain()
-    result = nlquery.answer(brain, nlquery.interpret(question, brain.clock, tz=tz))
+    interp = nlquery.interpret(question, Clock(), tz=tz)  # a question it cannot read: exit 2 first
+    result = nlquery.answer(state.brain(create=False), interp)
     if as_json:
         emit(result.to_dict(), True)
         return

@@ -35,12 +35,15 @@ class State:
     brains: list[Brain] = field(default_factory=list)
     config_error: str | None = None  # only `maxmem hook` runs on with a bad config (it must exit 0)
 
-    def brain(self, embedder: str | None = None, check_embedder: bool = True) -> Brain:
+    def brain(self, embedder: str | None = None, check_embedder: bool = True, create: bool = True) -> Brain:
+        """The configured Brain; create=False for a command that only reads (a missing
+        brain.db is then a one-line error, never an empty new file)."""
         brain = Brain.open(
             self.config.db_path,
             embedder=embedder or self.embedder,
             config=self.config,
             check_embedder=check_embedder,
+            create=create,
         )
         self.brains.append(brain)
         return brain

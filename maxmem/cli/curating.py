@@ -150,7 +150,7 @@ def core() -> None:
 @pass_state
 def core_review(state: State, limit: int, threshold: float | None, as_json: bool) -> None:
     """List consolidation candidates: near-duplicates, superseded, never recalled, least important."""
-    result = review.core_review(state.brain(), limit=limit, threshold=threshold)
+    result = review.core_review(state.brain(create=False), limit=limit, threshold=threshold)
     data = {
         **result,
         "near_duplicates": [
@@ -191,7 +191,7 @@ def _review_lines(result: dict[str, Any]) -> Iterable[str]:
 @pass_state
 def history(state: State, id_or_uid: str, as_json: bool) -> None:
     """Show a memory's versions from the change log (deleted memories too)."""
-    versions = state.brain().history(_id(id_or_uid))
+    versions = state.brain(create=False).history(_id(id_or_uid))
 
     def text(rows: list[dict[str, Any]]) -> Iterable[str]:
         for v in rows:

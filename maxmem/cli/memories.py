@@ -125,7 +125,7 @@ def export(state: State, dest: Path | None, fmt: str, keep: int | None,
 
     DEST is a file, written whole or not at all and readable by you only (0600).
     """
-    brain = state.brain()
+    brain = state.brain(create=False)
     if fmt == "markdown":
         if dest is None:
             raise InvalidInput("give the directory to write MEMORY.md and memory/ into")
@@ -161,7 +161,7 @@ def export(state: State, dest: Path | None, fmt: str, keep: int | None,
 def search(state: State, query: str, limit: int, mode: str, include_superseded: bool,
            explain: bool, min_relevance: float | None, as_json: bool, **filters: Any) -> None:
     """Find the memories that best answer QUERY (0.7 vector + 0.3 keyword)."""
-    hits = state.brain().search(query, limit=limit, mode=mode, explain=explain, min_relevance=min_relevance,
+    hits = state.brain(create=False).search(query, limit=limit, mode=mode, explain=explain, min_relevance=min_relevance,
                                 filters=filters_from(state, include_superseded=include_superseded, **filters))
     plan = hits.plan
     if not hits and not as_json and plan.best_relevance is not None and plan.min_relevance \
@@ -192,7 +192,7 @@ def search(state: State, query: str, limit: int, mode: str, include_superseded: 
 @pass_state
 def get(state: State, ids: tuple[str, ...], as_json: bool) -> None:
     """Show memories by id or uid."""
-    memories = state.brain().get_many(list(ids))
+    memories = state.brain(create=False).get_many(list(ids))
     if as_json:
         emit([m.to_dict() for m in memories] if len(ids) > 1 else memories[0].to_dict(), True)
         return
@@ -216,7 +216,7 @@ def list_(state: State, limit: int, offset: int, order: str, pinned: bool | None
           as_json: bool, **filters: Any) -> None:
     """List memories, newest first, with the same filters as search."""
     chosen = filters_from(state, include_superseded=True, pinned=pinned or None, **filters)
-    memories = state.brain().list(chosen, limit=limit, offset=offset, order=order)
+    memories = state.brain(create=False).list(chosen, limit=limit, offset=offset, order=order)
     emit([m.to_dict() for m in memories], as_json,
          lambda _: [memory_line(m) for m in memories] or ["no memories"])
 

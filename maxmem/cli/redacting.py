@@ -1,4 +1,5 @@
-"""`maxmem redact-test FILE`: what the redactor would take out of FILE, and why.
+"""`maxmem redact-test FILE`: what the redactor would take out of FILE, and why;
+`maxmem scrub`: the same rules over what is already stored.
 The rules are those of the config ([redact], docs/redact.md)."""
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ import click
 
 from ..redact import Redactor, RedactSettings
 from ..redact.report import describe, summary
+from ..scrub import scrub
+from ..scrub import summary as scrub_summary
 from .common import State, emit, json_option, pass_state
 
 
@@ -42,4 +45,27 @@ def redact_test(state: State, file: Path, redacted: bool, reveal: bool, as_json:
     ])
 
 
-COMMANDS = [redact_test]
+@click.command("scrub")
+@click.option("--dry-run", is_flag=True, help="Change nothing; report what would be removed.")
+@click.option("--no-copies", is_flag=True, help="Leave the retention archives and the backups alone.")
+@json_option
+@pass_state
+def scrub_(state: State, dry_run: bool, no_copies: bool, as_json: bool) -> None:
+    """Remove secrets already stored, with the current redaction rules.
+
+    For a brain.db written by an older maxmem (before a rule for a key's shape existed)
+    or with redact_on_remember off. Goes over the memories (content, title, tags,
+    metadata), the neighbour windows, the change log (history), the captured turns,
+    tool calls and sessions, the embeddings cache, the retention archives and the
+    backups in [backup] dir; memories whose text changed are re-embedded (or left
+    pending). Then the keyword index is optimized, brain.db vacuumed and its WAL
+    emptied. Reports counts per place and kind, never the secrets. A PostgreSQL copy
+    gets the scrubbed memories at the next  maxmem sync.
+    """
+    report = scrub(state.brain(), dry_run=dry_run, copies=not no_copies)
+    emit(report.to_dict(), as_json, lambda _: scrub_summary(report))
+    if report.failed:
+        sys.exit(1)
+
+
+COMMANDS = [redact_test, scrub_]

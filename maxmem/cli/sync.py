@@ -60,7 +60,7 @@ def sync_postgres(state: State, dsn: str | None, agent: str | None, batch_size: 
 def sync_status(state: State, dsn: str | None, as_json: bool) -> None:
     """Cursor, backlog and last run of each database this brain exports to."""
     chosen = dsn or os.environ.get("MAXMEM_PG_DSN") or state.config.section("sync.postgres").get("dsn")
-    brain = state.brain(embedder="none")
+    brain = state.brain(embedder="none", create=False)
     found = postgres.status(brain, str(chosen) if chosen else None)
     emit([s.to_dict() for s in found], as_json, lambda rows: _status_lines(rows))
 
@@ -94,7 +94,7 @@ def sync_search(state: State, query: str, dsn: str | None, limit: int, mode: str
     """Search every agent's memories in PostgreSQL (0.7 vector + 0.3 keyword, as local search)."""
     url = _dsn(state, dsn)
     chosen = filters_from(state, include_superseded=include_superseded, **filters)
-    hits, plan = pgsearch.search(state.brain(), url, query, limit=limit, mode=mode, filters=chosen)
+    hits, plan = pgsearch.search(state.brain(create=False), url, query, limit=limit, mode=mode, filters=chosen)
     print_hits(query, hits, plan, as_json, show_agent=True)
 
 

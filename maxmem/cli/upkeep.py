@@ -51,7 +51,7 @@ def init(state: State, init_embedder: str | None, agent: str | None, force: bool
 @pass_state
 def stats(state: State, as_json: bool) -> None:
     """Counts per category, size, pending embeddings and the embedder in use."""
-    brain = state.brain()
+    brain = state.brain(create=False)
     data = {**brain.stats(), "core_budget": core_budget(brain)}
 
     def text(d: dict[str, Any]) -> Iterable[str]:

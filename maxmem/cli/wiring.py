@@ -6,6 +6,7 @@ what the user still has to do.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 from collections.abc import Iterable
@@ -16,6 +17,10 @@ import click
 
 from ..wiring import AGENTS, TARGETS, Install, WiringError, detect, find_maxmem, plan, run, unplan
 from .common import State, emit, json_option, pass_state
+
+MCP_MISSING = ("the MCP server was left out: this maxmem has no mcp SDK. Install it with  "
+               "pipx inject maxmem 'mcp>=2.3'  (or reinstall with the mcp extra:  pipx install --force "
+               "'maxmem[local,mcp]' ) and run this setup again")
 
 
 @click.command()
@@ -49,14 +54,19 @@ def setup(state: State, target: str | None, dry_run: bool, uninstall: bool, no_m
         argv = find_maxmem(sys.argv[0], sys.executable)
     ctx = Install.from_config(state.config, os.environ, argv)
     options: dict[str, Any] = {}
+    # The MCP server needs the mcp extra in the maxmem that setup writes (this one,
+    # unless --maxmem names another): without it the agent would show a failed server.
+    sdk_missing = maxmem_path is None and importlib.util.find_spec("mcp") is None
     if target in ("claude-code", "codex"):
-        options["mcp"] = not no_mcp
+        options["mcp"] = not no_mcp and not (sdk_missing and not uninstall)
     if target == "openclaw":
         options.update(profile=openclaw_profile, skill_dir=openclaw_workspace)
     if target is None:
         _survey(ctx, as_json)
         return
     p = unplan(target, ctx, **options) if uninstall else plan(target, ctx, **options)
+    if target in ("claude-code", "codex") and not no_mcp and sdk_missing and not uninstall:
+        p.steps.append(MCP_MISSING)
     if dry_run:
         emit(p.to_dict(), as_json, lambda d: _dry_lines(p, ctx, uninstall))
         return

@@ -26,6 +26,7 @@ expression over it, then bounded matches at the places they point to.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -121,6 +122,39 @@ class Redactor:
         if len(text) <= _CACHED_CHARS:
             return self._cached(text)
         return self._redact(text)
+
+    def redact_value(self, value: Any) -> tuple[Any, int]:
+        """Every text inside `value` (a string, or lists and dicts of them) redacted, and
+        the count; dict keys stay (a field name is not a secret). A string that is JSON
+        itself goes through `redact_json`."""
+        if isinstance(value, str):
+            return self.redact_json(value)
+        if isinstance(value, list):
+            pairs = [self.redact_value(v) for v in value]
+            return [v for v, _ in pairs], sum(n for _, n in pairs)
+        if isinstance(value, dict):
+            done = {k: self.redact_value(v) for k, v in value.items()}
+            return {k: v for k, (v, _) in done.items()}, sum(n for _, n in done.values())
+        return value, 0
+
+    def redact_json(self, text: str) -> tuple[str, int]:
+        """Text that may be JSON (a tool call's arguments): each string inside is redacted
+        as it reads once decoded (a `curl -d '{\\"password\\": …}'` inside a "command"),
+        then the text as a whole (the value of a secret-named key). Text that is not a
+        JSON object or array is redacted as it is."""
+        _check(text)
+        stripped = text.lstrip()
+        if not stripped.startswith(("{", "[")):
+            return self.redact(text)
+        try:
+            value = json.loads(text)
+            cleaned, inside = self.redact_value(value)
+        except (ValueError, RecursionError):  # not JSON, or nested deeper than Python recurses
+            return self.redact(text)
+        if inside:
+            text = json.dumps(cleaned, ensure_ascii=False)
+        text, whole = self.redact(text)
+        return text, inside + whole
 
     def findings(self, text: str) -> list[Finding]:
         """What `redact` would remove, in order, overlaps merged: kind, span and rule."""

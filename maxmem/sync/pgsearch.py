@@ -292,7 +292,7 @@ def search(
                 )
             else:
                 try:
-                    query_vector = brain.embedder.embed_query(search_mod.vector_query(query))
+                    query_vector = brain.vectors.embed_query(search_mod.vector_query(query))  # bounded, redacted
                 except EmbeddingError as exc:
                     note = f"search fell back to keywords: {exc}"
                     if mode == "vector":

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import plistlib
+import pwd
 import re
 import shlex
 from pathlib import Path
@@ -148,6 +149,14 @@ def timer_text() -> str:
             + "[Install]\nWantedBy=timers.target\n")
 
 
+def login_name() -> str:
+    """The user's login name from the password database (cron and env -i set no USER)."""
+    try:
+        return pwd.getpwuid(os.getuid()).pw_name
+    except KeyError:
+        return str(os.getuid())
+
+
 def systemd_plan(ctx: Install) -> Plan:
     result = Plan("systemd")
     for name, text in ((f"{UNIT}.service", service_text(ctx)), (f"{UNIT}.timer", timer_text())):
@@ -155,7 +164,7 @@ def systemd_plan(ctx: Install) -> Plan:
         result.add(Change(path, read_bytes(path), text.encode("utf-8"), 0o644))
     result.after_commands += [["systemctl", "--user", "daemon-reload"],
                               ["systemctl", "--user", "enable", "--now", f"{UNIT}.timer"]]
-    user = ctx.env.get("USER") or ctx.env.get("LOGNAME") or ctx.home.name
+    user = ctx.env.get("USER") or ctx.env.get("LOGNAME") or login_name()
     if not Path("/var/lib/systemd/linger", user).exists():
         result.steps.append(f"So the timer also runs while you are logged out:  loginctl enable-linger {user}  "
                             "(needs your password or root)")
