@@ -124,7 +124,9 @@ PATHS: dict[str, Callable[[Brain, list[str], Path], Any]] = {
     "import jsonl": lambda b, ts, _: b.import_records([{"content": t, "metadata": {"raw": t}} for t in ts]),
     "import markdown": _markdown,
     "save-context": _save_context,
-    "capture": lambda b, ts, folder: run_capture(b, paths=[transcript(folder, ts)], format="claude-code"),
+    # capture stores first; the embed step after it (embed_pending) sends its texts to the embedder
+    "capture": lambda b, ts, folder: (run_capture(b, paths=[transcript(folder, ts)], format="claude-code"),
+                                      b.embed_pending()),
     "search query": _search,
 }
 

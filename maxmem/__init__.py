@@ -17,6 +17,7 @@ except PackageNotFoundError:  # pragma: no cover - run from a checkout that was 
 
 _EXPORTS = {
     "Brain": "brain",
+    "EmbedRun": "brain",
     "Clock": "clock",
     "FixedClock": "clock",
     "Config": "config",
@@ -49,7 +50,7 @@ def __getattr__(name: str) -> Any:
 
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .brain import Brain
+    from .brain import Brain, EmbedRun
     from .clock import Clock, FixedClock
     from .config import Config, load_config
     from .embeddings import Embedder, LocalEmbedder, OpenAIEmbedder

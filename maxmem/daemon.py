@@ -9,6 +9,8 @@ Jobs are listed in `default_jobs`. Each also carries a `due` schedule
 a systemd timer, launchd), runs only the jobs that are due from their last success
 recorded in brain.db, so retention runs once per New York day after 03:00 there
 whatever the machine's zone, and a night missed asleep is caught up at the next tick.
+The embed job has none: it runs at every tick, right after capture (capture stores
+without vectors), within its [embed] max_seconds budget.
 """
 
 from __future__ import annotations
@@ -25,19 +27,22 @@ import schedule
 
 from . import due
 from .backup import create_backup, keep_count
-from .brain import Brain
+from .brain import EMBED_BATCH, Brain
 from .capture import CaptureSettings, run_capture
 from .clock import Clock
 from .config import Config
 from .db import Database
 from .doctor import run_checks
-from .errors import MaxmemError
+from .errors import ConfigError, MaxmemError
 from .health import job_name, last_runs, record_run
 from .migrations import migrate
 from .retention import TIMEZONE, apply, daily_at, load_policy, summary
 from .sync.postgres import batch_size_from, export, resolve_dsn, sync_interval, target_name
 
 log = logging.getLogger("maxmem")
+
+EMBED_SECONDS = 600.0  # [embed] max_seconds: one run's share of a 15-minute tick
+EMBED_EVERY_MINUTES = 15  # the long-running daemon's embed job, like a scheduler's tick
 
 
 @dataclass(frozen=True)
@@ -119,19 +124,39 @@ def backup_job(config: Config) -> Job:
                f"checked, rotated backup {when.describe()}", due=when)
 
 
+def embed_budget(config: Config) -> tuple[float, int]:
+    """[embed] max_seconds (600) and batch_size (32): the embed step's time budget per
+    run and its batch; ConfigError names a bad value."""
+    section = config.section("embed")
+    seconds, size = section.get("max_seconds", EMBED_SECONDS), section.get("batch_size", EMBED_BATCH)
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds > 0:
+        raise ConfigError(f"[embed] max_seconds = {seconds!r} must be a positive number of seconds")
+    if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= 100_000:
+        raise ConfigError(f"[embed] batch_size = {size!r} must be a whole number from 1 to 100000")
+    return float(seconds), size
+
+
 def embed_job(config: Config) -> Job:
-    """Vectors for memories stored while the embedding API failed, hourly."""
+    """Vectors for the memories stored without one (what capture and the hooks stored,
+    what was stored while the API was down), [embed] max_seconds at most a run.
+
+    It has no due schedule: `daemon --once --if-due` runs it at every tick, right after
+    capture (a tick with nothing pending costs a count), and a backlog bigger than one
+    budget goes on at the next tick. The long-running daemon runs it every 15 minutes.
+    """
+    seconds, size = embed_budget(config)  # a bad [embed] section stops the daemon at start
 
     def run() -> str:
 
         with Brain.open(config.db_path, config=config) as brain:
-            if brain.embedder is None or not brain.pending_count():
+            if brain.embedder is None:
+                return "embed: no embedder configured; memories stay keyword-only"
+            if not brain.pending_count():
                 return "embed: nothing pending"
-            done = brain.embed_pending()
-            return f"embed: {done} memories embedded, {brain.pending_count()} still pending"
+            return brain.embed_pending(max_seconds=seconds, batch_size=size).summary()
 
-    return Job("embed", lambda s: s.every().hour, run, "backfill pending embeddings every hour",
-               due=due.every(60, "embed"), records=False)
+    return Job("embed", lambda s: s.every(EMBED_EVERY_MINUTES).minutes, run,
+               f"vectors for new memories after capture, at most {seconds:g} s a run", records=False)
 
 
 def doctor_job(config: Config, env: Mapping[str, str] | None = None,
@@ -150,12 +175,13 @@ def doctor_job(config: Config, env: Mapping[str, str] | None = None,
 
 def default_jobs(config: Config, env: Mapping[str, str]) -> list[Job]:
     """The jobs `maxmem daemon` runs."""
-    jobs = [capture_job(config, env), retention_job(config)]
+    # embed right after capture: what capture stored gets its vectors in the same tick
+    jobs = [capture_job(config, env), embed_job(config), retention_job(config)]
     # ---- more jobs go here, e.g. --------------------------------------------------
     sync = sync_job(config, env)
     if sync is not None:
         jobs.append(sync)
-    jobs += [embed_job(config), backup_job(config)]
+    jobs += [backup_job(config)]
     # -------------------------------------------------------------------------------
     # The doctor job checks brain.db and the jobs' runs, not the scheduler's own log
     # (the tick it runs in has not written its line yet): no env, no loop checks.

@@ -317,7 +317,7 @@ class OpenAIEmbedder:
 
     Each call (embed_documents, embed_query, the dimension probe) has one overall
     deadline, retries and waits included: `deadline` seconds (interactive: add, search),
-    or `batch_deadline` for the embedder `for_batch()` returns (embed --pending, reindex,
+    or `batch_deadline` for the embedder `for_batch()` returns (embed, reindex,
     import). A request waits at most `timeout` seconds and never longer than the call has
     left. Retry-After is honoured; after a failure the process's `Breaker` for the server
     makes interactive calls fail at once for `pause` seconds.

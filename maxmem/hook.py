@@ -10,7 +10,7 @@ on stdin: session_id, transcript_path, cwd, and for SessionStart the source.
                  at ~2,500 tokens); OpenClaw plain text. A missing brain.db is not
                  created: nothing is printed.
   pre-compact,   capture only that transcript (run_capture with paths=[it]), with the
-  stop,          embedder off (vectors come later from  maxmem embed --pending , which
+  stop,          embedder off (vectors come later from  maxmem embed , which
   session-end    the scheduled tick runs) and a deadline on the capture loop itself:
                  files and windows are taken in order and committed one by one, and
                  once the budget is spent the cursor keeps the place for next time.

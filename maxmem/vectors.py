@@ -489,8 +489,13 @@ class VectorStore:
         """Vectors the cache already holds; None for the rest (never calls the embedder)."""
         if self.embedder is None:
             return [None] * len(texts)
+        try:  # a remote model of unknown dimension is asked for it here (once a process)
+            model = identity(self.embedder)
+        except EmbeddingError as exc:  # down: nothing is lost, the texts are stored pending
+            self._failed(exc, len(texts))
+            return [None] * len(texts)
         hashes = [text_hash(t) for t in texts]
-        cached = self.cached(identity(self.embedder), hashes)
+        cached = self.cached(model, hashes)
         return [cached.get(h) for h in hashes]
 
     def embed_query(self, text: str) -> np.ndarray:
@@ -728,6 +733,6 @@ class VectorStore:
 
 def pending_note(message: str) -> str:
     """An embedding failure as the warning of a write: what happens to the memory."""
-    if "embed --pending" in message:
+    if "maxmem embed" in message:
         return message
-    return f"{message}; the memory is kept and will be embedded by  maxmem embed --pending"
+    return f"{message}; the memory is kept and will be embedded by  maxmem embed"

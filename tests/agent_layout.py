@@ -58,16 +58,20 @@ def claude_transcript(path: Path, session: str, target_bytes: int, cwd: str = "/
     return markers
 
 
-def claude_conversation(path: Path, session: str, texts: list[str], cwd: str = "/home/user/proj") -> None:
-    """A short Claude Code transcript: `texts` alternate user, assistant."""
+def claude_conversation(path: Path, session: str, texts: list[str], cwd: str = "/home/user/proj",
+                        after: int | None = None) -> None:
+    """A short Claude Code transcript: `texts` alternate user, assistant. `after`: append
+    them to a transcript of that many lines (claude_transcript's), on the next day."""
     path.parent.mkdir(parents=True, exist_ok=True)
     parent = None
-    with open(path, "w", encoding="utf-8") as out:
-        for i, text in enumerate(texts):
+    with open(path, "a" if after is not None else "w", encoding="utf-8") as out:
+        for n, text in enumerate(texts):
+            i = n if after is None else after + n
             uid = f"{session[:8]}-{i:04x}-4000-8000-{i:012x}"
+            day = "28" if after is None else "29"
             base = {"parentUuid": parent, "isSidechain": False, "userType": "external", "cwd": cwd,
                     "sessionId": session, "version": "2.1.150", "uuid": uid,
-                    "timestamp": f"2026-11-28T10:{i:02d}:00.000Z"}
+                    "timestamp": f"2026-11-{day}T10:{n:02d}:00.000Z"}
             if i % 2 == 0:
                 line = {**base, "type": "user", "message": {"role": "user", "content": text}}
             else:

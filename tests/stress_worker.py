@@ -166,7 +166,7 @@ def searcher(brain: Brain, log: Log, rng: random.Random, end: float) -> None:
 
 def embedder(brain: Brain, log: Log, rng: random.Random, end: float) -> None:
     while time.time() < end:
-        got = timed(log, "embed", lambda: brain.embed_pending(batch_size=50))
+        got = timed(log, "embed", lambda: brain.embed_pending(batch_size=50).embedded)
         if got:
             log.write(op="embed", done=got[0], wait=got[1])
         time.sleep(0.1)

@@ -261,7 +261,7 @@ def test_keyword_only_brain_embeds_later(tmp_path, hash_embedder, clock):
         hits = b.search("postgres")
         assert hits  # an embedder, but nothing embedded yet: the note says so
         assert "no memory has a vector yet" in hits.plan.note
-        assert b.embed_pending() == 1
+        assert b.embed_pending().embedded == 1
         assert b.pending_count() == 0
         hits = b.search("postgres nas")
         hit = hits[0]

@@ -78,6 +78,10 @@ def test_fixture_roots_are_captured_once(cbrain, home, hash_embedder):
         times = [t["created_at"] for t in turns(cbrain, memory.session_id) if first <= t["seq"] <= last]
         assert memory.created_at == min(times)  # the time of its turns, not of the capture
         assert memory.metadata["source_file"].endswith(".jsonl") and memory.metadata["entry_ids"]
+    # Stored first, embedded later: capture never called the model.
+    assert hash_embedder.calls == [] and report.embedding_pending == cbrain.pending_count() >= len(memories)
+    assert "wait for vectors (maxmem embed gives them)" in report.summary()
+    assert cbrain.embed_pending().pending == 0
     calls_before = len(hash_embedder.calls)
     assert calls_before > 0
 
@@ -389,7 +393,10 @@ def test_secrets_stay_out_of_brain_db_and_out_of_the_embedding_request(tmp_path,
         report = run_capture(brain, paths=[path], format="openclaw")
         assert report.errors == 0 and report.new_turns == 3 and report.memories >= 1
         assert report.redactions >= 3 * len(SECRETS)
-        assert report.embedding_pending == 0 and embedding_server.requests
+        # Stored first: no text went to the model (a fresh brain only asks the dimension).
+        assert report.embedding_pending >= report.memories
+        assert [r["input"] for r in embedding_server.requests] == [["dimension probe"]]
+        assert brain.embed_pending().pending == 0 and embedding_server.requests  # embedded later
     sent = json.dumps(embedding_server.requests, ensure_ascii=False)
     db = Database(db_path)  # every row of every table, FTS shadow tables included
     tables = [r["name"] for r in db.rows("SELECT name FROM sqlite_master WHERE type = 'table'")]

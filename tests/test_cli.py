@@ -166,10 +166,14 @@ def test_init_writes_private_config(tmp_path, maxmem_home):
 def test_embed_pending_and_reindex(tmp_path):
     db = str(tmp_path / "b.db")
     run("--db", db, "--embedder", "none", "add", "embedded later")
-    r = run("--db", db, "--embedder", "local", "embed", "--pending", "--json")
-    assert json.loads(r.stdout) == {"embedded": 1, "pending": 0}
+    r = run("--db", db, "--embedder", "local", "embed", "--pending", "--json")  # --pending: old scripts
+    done = json.loads(r.stdout)
+    assert (done["embedded"], done["pending"], done["stopped_by_budget"]) == (1, 0, False)
+    run("--db", db, "--embedder", "none", "add", "embedded later too")
+    r = run("--db", db, "--embedder", "local", "embed", "--max-seconds", "60", "--batch-size", "4")
+    assert r.exit_code == 0 and "embed: 1 memories embedded" in r.stdout and "0 still pending" in r.stdout
     r = run("--db", db, "--embedder", "local", "reindex", "--yes", "--json")
-    assert json.loads(r.stdout)["reindexed"] == 1
+    assert json.loads(r.stdout)["reindexed"] == 2
 
 
 def test_version_is_fast_and_help_lists_commands():

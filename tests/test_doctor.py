@@ -186,8 +186,9 @@ def test_the_daemon_backs_up_daily_and_checks_health_hourly(tmp_path):
     with Brain.open(path, embedder="none") as brain:
         brain.remember("x")
     config = Config(db_path=path, embedder="none", sections={"backup": {"keep": 2}})
-    assert [j.name for j in default_jobs(config, {})][-3:] == ["embed", "backup", "doctor"]
-    assert run_job(embed_job(config)) == "embed: nothing pending"
+    names = [j.name for j in default_jobs(config, {})]
+    assert names[:2] == ["capture", "embed"] and names[-2:] == ["backup", "doctor"]  # embed right after capture
+    assert run_job(embed_job(config)) == "embed: no embedder configured; memories stay keyword-only"
     for _ in range(3):
         assert run_job(backup_job(config)).startswith("backup: 1 memories to ")
     assert len(list((tmp_path / "backups").glob("brain-*.db"))) == 2

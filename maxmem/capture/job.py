@@ -8,8 +8,18 @@ For each transcript file:
      name with a known inode takes over the old name's cursor (a rotation);
   3. read complete new lines (in windows of `window_bytes`), normalise, drop noise,
      keep only turns not stored yet, redact, chunk;
-  4. embed the new chunks through the cache, outside any transaction;
-  5. in ONE transaction: sessions, turns, tool calls, memories and the cursor.
+  4. in ONE transaction: sessions, turns, tool calls, memories and the cursor.
+
+Capture stores first and embeds later: it never calls the embedding model for its
+conversation memories. They are keyword-searchable as soon as the window commits
+(hybrid search ranks a memory without a vector by its keyword score) and get their
+vectors from `Brain.embed_pending` (`maxmem embed`, which the scheduled tick runs
+right after capture), so a hook or a first run over months of transcripts is bound
+by reading and writing, not by the model. (A vector already in the embeddings cache
+is used at once.) Only the few core memories that commit triggers write (a decision,
+a lesson: short texts) go through `Brain.store`, which embeds them when the brain has
+an embedder so that a restated decision updates the one stored; the hooks open
+brain.db with the embedder off, so there nothing waits on the model at all.
 
 Capture fails open: a file that cannot be read is reported and skipped, its cursor
 untouched, and the run goes on (a cron job must never be broken by one bad file).
@@ -75,7 +85,7 @@ class CaptureReport:
     redactions: int = 0
     skipped_lines: int = 0
     unknown_records: int = 0
-    embedding_pending: int = 0
+    embedding_pending: int = 0  # memories in brain.db without a vector after the run
     errors: int = 0
     seconds: float = 0.0
     dry_run: bool = False
@@ -108,7 +118,7 @@ class CaptureReport:
         if self.unknown_records:
             parts.append(f"{self.unknown_records} unknown records ignored")
         if self.embedding_pending:
-            parts.append(f"{self.embedding_pending} memories waiting for embeddings")
+            parts.append(f"{self.embedding_pending} memories wait for vectors (maxmem embed gives them)")
         if self.errors:
             parts.append(f"{self.errors} files failed")
         if self.stopped:
@@ -141,7 +151,7 @@ def run_capture(
     format: str | None = None,
     dry_run: bool = False,
     settings: CaptureSettings | None = None,
-    progress: Callable[[FileReport], None] | None = None,
+    progress: Callable[[CaptureReport, int, int], None] | None = None,
     deadline: float | None = None,
     record_as: str = "capture",
 ) -> CaptureReport:
@@ -149,6 +159,8 @@ def run_capture(
 
     paths: files or folders to read instead of the configured roots (with `format`,
     or each file's format guessed). dry_run: read and count, write nothing.
+    progress(report, done, total): called after each of the `total` transcripts found
+    (`report` holds the counts so far).
     deadline: a time.monotonic() value; files are taken oldest first and each is
     committed window by window (settings.window_bytes), and once the deadline has
     passed no further window starts (the first one always does, so every run makes
@@ -166,17 +178,18 @@ def run_capture(
         sources = discover(settings)
         report.roots = describe_roots(settings)
     job = _Job(brain, settings, dry_run, deadline)
-    for source in _by_mtime(sources):
+    ordered = _by_mtime(sources)
+    for done, source in enumerate(ordered, start=1):
         if report.details and job.out_of_time():  # at least one window per run: progress
             report.stopped = True
             break
         detail = job.capture_file(source)
-        if detail is None:
-            continue
-        report.add(detail)
+        if detail is not None:
+            report.add(detail)
         if progress:
-            progress(detail)
-    report.embedding_pending = job.pending
+            progress(report, done, len(ordered))
+    if not dry_run:
+        report.embedding_pending = brain.pending_count()
     report.stopped = report.stopped or job.stopped
     report.seconds = time.monotonic() - started
     log.info("%s", report.summary())
@@ -215,7 +228,6 @@ class _Job:
         self.dry_run = dry_run
         self.deadline = deadline
         self.stopped = False
-        self.pending = 0
         self.redactor = capture_redactor(brain, settings)
 
     def out_of_time(self) -> bool:
@@ -495,10 +507,6 @@ class _Job:
     def _commit(self, batch: _Batch, parsed: Parsed, cursor: store.Cursor,
                 expected: tuple[int, dict[str, Any]] | None, renamed_from: str | None, path: str,
                 skipped: int) -> None:
-        if batch.items:
-            # Embed outside the write transaction: a slow API must not hold the lock.
-            missing = self.brain.prefetch_vectors(batch.items)
-            self.pending += missing if self.brain.embedder is not None else 0
         now = iso(self.brain.clock.now())
         with self.db.atomic():
             current = store.get_cursor(self.db, renamed_from or path)
@@ -528,7 +536,7 @@ class _Job:
                     store.upsert_call(self.db, turn.session_id, call, turn_id)
             for session_id, call in batch.calls:
                 store.upsert_call(self.db, session_id, call, None)
-            if batch.items:
+            if batch.items:  # stored first, embedded later (embed_pending): see the docstring
                 self.brain.remember_many(batch.items, embed=False)
             store.save_cursor(self.db, cursor, turns=len(batch.turns), skipped=skipped, now=now)
 

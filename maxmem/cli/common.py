@@ -14,6 +14,7 @@ from datetime import tzinfo
 from typing import Any
 
 import click
+from tqdm import tqdm
 
 from ..brain import Brain
 from ..clock import Clock
@@ -194,18 +195,30 @@ def fmt(value: float | None) -> str:
 
 
 
-def progress(label: str) -> Callable[[int, int], None]:
-    bar: dict[str, Any] = {}
+class Progress:
+    """A tqdm bar on stderr, drawn on a terminal only: under cron, into a pipe or a log
+    file, or with --json (enabled=False), it draws nothing. Call it with (done, total)
+    and counts to show beside the bar; use it in a `with` so it ends on its line."""
 
-    def update(done: int, total: int) -> None:
-        if "bar" not in bar:
-            bar["bar"] = click.progressbar(length=total, label=label, file=sys.stderr)
-            bar["bar"].__enter__()
-            bar["done"] = 0
-        bar["bar"].update(done - bar["done"])
-        bar["done"] = done
-        if done >= total:
-            bar["bar"].__exit__(None, None, None)
+    def __init__(self, label: str, unit: str = "memory", enabled: bool = True) -> None:
+        self.label, self.unit = label, unit
+        self.enabled = enabled and sys.stderr.isatty()
+        self._bar: Any = None
 
-    return update
+    def __call__(self, done: int, total: int, **counts: int) -> None:
+        if not self.enabled:
+            return
+        if self._bar is None:
+            self._bar = tqdm(total=total, desc=self.label, unit=self.unit, file=sys.stderr,
+                             dynamic_ncols=True, leave=True)
+        if counts:
+            self._bar.set_postfix(counts, refresh=False)
+        self._bar.update(done - self._bar.n)
 
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None

@@ -13,11 +13,11 @@ from typing import Any
 
 import click
 
-from ..capture import CaptureSettings, run_capture
+from ..capture import CaptureReport, CaptureSettings, run_capture
 from ..capture.model import FORMATS
 from ..config import state_dir
 from ..daemon import default_jobs, run_daemon, run_due, run_job
-from .common import State, emit, json_option, pass_state
+from .common import Progress, State, emit, json_option, pass_state
 
 
 @click.command()
@@ -34,13 +34,21 @@ def capture(state: State, paths: tuple[Path, ...], fmt: str | None, dry_run: boo
     Without --path, reads the agents' own folders (~/.openclaw, ~/.claude, ~/.codex, or
     OPENCLAW_STATE_DIR, CLAUDE_CONFIG_DIR, CODEX_HOME, or [capture] in the config).
     Only complete new lines are read; running it again adds nothing twice.
-    Exits 1 if a file could not be read (the others are still captured).
+    Memories are stored keyword-searchable at once, without waiting on the embedding
+    model:  maxmem embed  gives them their vectors (the scheduled tick runs it right
+    after capture). On a terminal a progress bar counts files, turns, memories and
+    secrets redacted. Exits 1 if a file could not be read (the others are still captured).
     """
     if fmt and not paths:
         raise click.UsageError("--format applies to --path: give the file or folder too")
     settings = CaptureSettings.from_config(state.config, os.environ)
-    report = run_capture(state.brain(), paths=list(paths) or None, format=fmt, dry_run=dry_run,
-                         settings=settings)
+
+    def shown(so_far: CaptureReport, done: int, total: int) -> None:
+        bar(done, total, turns=so_far.new_turns, memories=so_far.memories, secrets=so_far.redactions)
+
+    with Progress("capture", unit="file", enabled=not as_json) as bar:
+        report = run_capture(state.brain(), paths=list(paths) or None, format=fmt, dry_run=dry_run,
+                             settings=settings, progress=shown)
 
     def text(data: Any) -> Iterable[str]:
         if dry_run:

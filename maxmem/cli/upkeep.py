@@ -10,13 +10,14 @@ from typing import Any
 import click
 import tomli_w
 
+from ..brain import EMBED_BATCH
 from ..config import EMBEDDERS, default_config_path
 from ..daemon import job_schedules
 from ..doctor import run_checks, size_lines
 from ..errors import InvalidInput
 from ..files import write_private
 from ..review import budget_check, core_budget
-from .common import State, emit, json_option, pass_state, progress
+from .common import Progress, State, emit, json_option, pass_state
 
 
 @click.command()
@@ -87,15 +88,25 @@ def doctor(state: State, as_json: bool) -> None:
 
 
 @click.command()
-@click.option("--pending", is_flag=True, required=True, help="Embed memories stored without a vector.")
+@click.option("--max-seconds", type=click.FloatRange(min=0, min_open=True),
+              help="Stop after about this many seconds (for cron); the next run goes on from there.")
+@click.option("--batch-size", type=click.IntRange(1, 100_000), default=EMBED_BATCH, show_default=True,
+              help="Memories embedded and committed together.")
+@click.option("--pending", is_flag=True, hidden=True, help="Accepted for old scripts: embedding the pending "
+              "memories is what `maxmem embed` does.")
 @json_option
 @pass_state
-def embed(state: State, pending: bool, as_json: bool) -> None:
-    """Backfill vectors for memories stored while no embedder was reachable."""
+def embed(state: State, max_seconds: float | None, batch_size: int, pending: bool, as_json: bool) -> None:
+    """Give vectors to the memories stored without one: what capture and the hooks
+    stored (they never wait on the model), and what was stored while the embedding
+    API was down. Oldest first, a batch at a time, each batch committed; a progress
+    bar on a terminal. With --max-seconds it stops at that budget and the next run
+    resumes where it stopped. Exits 1 if the embedder fails (what was done is kept).
+    """
     brain = state.brain()
-    done = brain.embed_pending(progress=None if as_json else progress("embedding"))
-    emit({"embedded": done, "pending": brain.pending_count()}, as_json,
-         lambda d: [f"embedded {d['embedded']} memories; {d['pending']} still pending"])
+    with Progress("embedding", enabled=not as_json) as bar:
+        run = brain.embed_pending(max_seconds=max_seconds, batch_size=batch_size, progress=bar)
+    emit(run.to_dict(), as_json, lambda _: [run.summary()])
 
 
 @click.command()
@@ -110,7 +121,8 @@ def reindex(state: State, yes: bool, as_json: bool) -> None:
     count = brain.stats()["memories"]
     if not yes and sys.stdin.isatty():
         click.confirm(f"re-embed {count} memories with {brain.stats()['embedder']}?", abort=True)
-    done = brain.reindex(progress=None if as_json else progress("reindexing"))
+    with Progress("reindexing", enabled=not as_json) as bar:
+        done = brain.reindex(progress=bar)
     emit({"reindexed": done, "embedder": brain.stats()["embedder"]}, as_json,
          lambda d: [f"reindexed {d['reindexed']} memories with {d['embedder']}"])
 
