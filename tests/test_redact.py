@@ -478,3 +478,13 @@ def test_redact_test_uses_the_config_and_reports_a_bad_one(tmp_path):
     assert result.returncode == 2
     assert result.stderr.strip().startswith("maxmem: error: [redact] allow[0]: bad redaction pattern")
     assert main  # the entry point the subprocess ran
+
+
+def test_an_unclosed_private_tag_in_a_code_comment_is_talked_about():
+    """Code that mentions the tag in a comment (captured source, as JSON-escaped tool
+    output too) keeps the rest of its text; a tag that is used still hides to the end."""
+    code = "if not text:\n    forget(m)  # nothing but <private> text\nreport.count += 1\n"
+    assert redact(code) == (code, 0)
+    escaped = '{"content": "a\\n    forget(m)  // only <private> left\\n    b"}'
+    assert redact(escaped) == (escaped, 0)
+    assert redact("keep this <private>but not this\nnor this") == ("keep this ", 1)

@@ -312,12 +312,24 @@ def pem_hits(text: str) -> Iterator[Hit]:
 _MENTION = re.compile(r"[`'\"]|s? (?:tags?|spans?|parts?|blocks?|sections?|markers?)\b")
 
 
+# A code comment on the tag's line (the line may be JSON-escaped: "\\n" ends it too).
+_COMMENT = re.compile(r"(?:^|\s)(?:#|//|--|/\*|;;)\s")
+
+
+def _in_comment(text: str, at: int) -> bool:
+    """Whether the tag at `at` sits in a code comment: code talking about the tag, whose
+    missing closing tag must not hide the rest of the text."""
+    start = max(text.rfind("\n", 0, at), text.rfind("\\n", 0, at) + 1, 0)
+    return bool(_COMMENT.search(text, start, at))
+
+
 def private_hits(text: str, lowered: str) -> Iterator[Hit]:
     """<private>…</private> spans (an unclosed one runs to the end): removed entirely."""
     at = lowered.find("<private>")
     while at >= 0:
         close = lowered.find("</private>", at + 9)
-        if (at and text[at - 1] in "`'\"") or (close < 0 and _MENTION.match(lowered, at + 9)):
+        if (at and text[at - 1] in "`'\"") or (close < 0 and (
+                _MENTION.match(lowered, at + 9) or _in_comment(text, at))):
             at = lowered.find("<private>", at + 9)
             continue
         if close < 0:
