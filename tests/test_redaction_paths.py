@@ -32,26 +32,9 @@ from maxmem.capture import run_capture
 from maxmem.compaction import save_context
 from maxmem.workspace import export_markdown, import_markdown
 
-CORPUS = Path(__file__).resolve().parent / "data" / "secrets"
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def sample() -> list[dict[str, Any]]:
-    """One secret item of every shape and one of every context (dev and held-out)."""
-    shapes: set[str] = set()
-    contexts: set[str] = set()
-    out = []
-    for name in ("dev.jsonl", "heldout.jsonl"):
-        for line in (CORPUS / name).read_text().splitlines():
-            item = json.loads(line)
-            if item["label"] != "secret" or (item["shape"] in shapes and item["context"] in contexts):
-                continue
-            shapes.add(item["shape"])
-            contexts.add(item["context"])
-            item["values"] = [item["text"][s:e] for s, e, _ in item["spans"]]
-            out.append(item)
-    return out
-
+sys.path.insert(0, str(ROOT / "bench"))
+from redact_paths import sample  # noqa: E402  (one of every shape and context; from bench/, on sys.path above)
 
 SAMPLE = sample()
 # One item of each shape: for the ways in taken one text at a time (an embedding request each).
