@@ -93,7 +93,21 @@ def _configured_workspace(config: Path, notes: list[str]) -> str | None:
 
 def detect(ctx: Install) -> str | None:
     state = state_dir(ctx)
-    return f"OpenClaw ({ctx.tilde(state)})" if state.is_dir() else None
+    return f"OpenClaw ({ctx.tilde(state)})" if made_by_openclaw(state) else None
+
+
+def made_by_openclaw(state: Path) -> bool:
+    """Whether the state folder holds anything OpenClaw made. maxmem's default brain.db
+    lives in <state>/workspace/memory, so `maxmem init` alone creates a folder that holds
+    only that: not a sign that OpenClaw is installed."""
+    if not state.is_dir():
+        return False
+    for entry in state.iterdir():
+        if entry.name != "workspace" or not entry.is_dir():
+            return True
+        if any(inner.name != "memory" for inner in entry.iterdir()):
+            return True
+    return False
 
 
 def skill_text(ctx: Install) -> bytes:
