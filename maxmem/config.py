@@ -10,12 +10,16 @@ from __future__ import annotations
 import os
 import sys
 import tomllib
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
-from datetime import UTC, tzinfo
+from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import tzlocal
 
 from .errors import ConfigError
 
@@ -90,8 +94,6 @@ class Config:
 def zone(name: Any, where: str = "[retention] timezone") -> tzinfo:
     """The time zone called `name` (an IANA name like America/New_York, or UTC);
     ConfigError naming `where` when there is none."""
-    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
     if str(name).upper() == "UTC":
         return UTC
     try:
@@ -102,9 +104,21 @@ def zone(name: Any, where: str = "[retention] timezone") -> tzinfo:
 
 def local_timezone(config: Config) -> tzinfo:
     """The zone "today" is read in (briefs, plain-English dates, Markdown days):
-    `[context] timezone` in the config, else UTC."""
+    `[context] timezone` in the config, else the machine's own (machine_timezone)."""
     name = config.section("context").get("timezone")
-    return zone(name, "[context] timezone") if name else UTC
+    return zone(name, "[context] timezone") if name else machine_timezone()
+
+
+def machine_timezone() -> tzinfo:
+    """The machine's zone: TZ, else the system's setting (/etc/localtime, macOS's and
+    Windows' own), as tzlocal reads them; a TZ that names no zone (a POSIX rule such as
+    JST-9) gives the C library's current offset, and nothing at all gives UTC."""
+    with warnings.catch_warnings():  # tzlocal warns when TZ and the system's setting disagree
+        warnings.simplefilter("ignore")
+        try:
+            return tzlocal.get_localzone()
+        except (ZoneInfoNotFoundError, ValueError, OSError):
+            return datetime.now().astimezone().tzinfo or UTC
 
 
 def _thaw(value: Any) -> Any:

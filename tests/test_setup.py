@@ -525,3 +525,18 @@ def test_read_only_commands_never_create_brain_db(home, command):
     assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
     assert "no brain.db at" in done.stderr and "maxmem init" in done.stderr
     assert not list(home.rglob("brain.db*"))
+
+
+@pytest.mark.parametrize(("tz", "config_zone", "shown"), [
+    ("Asia/Tokyo", None, "JST"),  # the machine's zone, as cron and the hooks see it (TZ)
+    ("JST-9", None, "JST"),  # a POSIX rule rather than a zone name: the C library's offset
+    ("Asia/Tokyo", "America/New_York", "ES"),  # [context] timezone wins over the machine's (EST/EDT)
+])
+def test_today_is_read_in_the_machines_zone_unless_the_config_names_one(home, tz, config_zone, shown):
+    assert maxmem(home, "init", "--embedder", "none").returncode == 0
+    if config_zone:
+        config = home / ".config" / "maxmem" / "config.toml"
+        config.write_text(config.read_text() + f'\n[context]\ntimezone = "{config_zone}"\n')
+    done = maxmem(home, "context", TZ=tz)
+    assert done.returncode == 0, done.stderr
+    assert re.search(rf"# Memory brief — \d{{4}}-\d\d-\d\d \d\d:\d\d {shown}", done.stdout), done.stdout
