@@ -24,11 +24,14 @@ The questions are split by conversation: the calibration half (CALIBRATION) is t
 one relevance.py's constants were fitted on (`--fit` refits them and prints them),
 the held-out half is the others. Printed per half: the AUC of the top hit's relevance
 for telling answerable from unanswerable questions, the share of each kind that comes
-back empty at the default threshold, and LoCoMo R@10 without and with it.
+back empty at the default threshold, and LoCoMo R@10 without and with it. `--cv`
+compares variants on the calibration half alone: each of its conversations is left
+out in turn, fitted without, and judged at that fit's default threshold.
 
     python bench/relevance_eval.py --data ../shared/bench/locomo10.json
     python bench/relevance_eval.py --data ../shared/bench/locomo10.json --fit
     python bench/relevance_eval.py --data ../shared/bench/locomo10.json --crowded
+    python bench/relevance_eval.py --data ../shared/bench/locomo10.json --cv
 """
 
 from __future__ import annotations
@@ -378,6 +381,50 @@ def fit(asked: Sequence[Asked], calibration: Sequence[str]) -> dict[str, Any]:
     return constants
 
 
+FITTED = ("WITH_COSINE", "WITHOUT_COSINE", "COSINE_ONLY", "CALIBRATED_MEMORIES", "LARGEST_MEMORIES")
+
+
+def cross_validate(asked: Sequence[Asked], calibration: Sequence[str]) -> dict[str, Any]:
+    """`fit` judged on the calibration half alone, to compare variants without reading the
+    held-out half: each calibration conversation in turn is left out, the constants and
+    the default threshold are fitted on the other ones (their own brains and the shared
+    one), and the left-out conversation's questions in its own brain are cut at that
+    threshold. Per conversation and pooled: % of unanswerable questions cut, R@10 change
+    (points), and the AUC of the pooled out-of-fold best-hit relevances."""
+    saved = {k: getattr(rel, k) for k in FITTED}
+    folds, ok, no, recall, cut_ok, cut_no = [], [], [], [], [], []
+    try:
+        for left in calibration:
+            constants = fit(asked, [c for c in calibration if c != left])
+            for k in FITTED:
+                setattr(rel, k, constants[k])
+            t = constants["DEFAULT_MIN_RELEVANCE"]
+            mine = [q for q in asked if q.conv == left and q.brain == "alone" and q.hits]
+
+            def judged(q: Asked) -> float:
+                return max(rel.relevance(rel.Evidence(h["cosine"], h["cover"], h["unknown"], q.memories))
+                           for h in q.hits)
+
+            a = [(judged(q), q.recall) for q in mine if q.kind == "answerable"]
+            u = [judged(q) for q in mine if q.kind == "unanswerable"]
+            if a and u:
+                folds.append({"conversation": left, "threshold": t, "cut": float(np.mean([v < t for v in u]) * 100),
+                              "r10_change": float(-sum(r for v, r in a if v < t) / len(a) * 100)})
+                ok += [v for v, _ in a]
+                recall += [r for _, r in a]
+                no += u
+                cut_ok += [v < t for v, _ in a]
+                cut_no += [v < t for v in u]
+            for k, v in saved.items():
+                setattr(rel, k, v)
+    finally:
+        for k, v in saved.items():
+            setattr(rel, k, v)
+    return {"folds": folds, "auc": auc(ok, no),
+            "cut": float(np.mean(cut_no) * 100) if cut_no else None,
+            "r10_change": float(-np.dot(recall, cut_ok) / len(recall) * 100) if recall else None}
+
+
 # -- the keyword check of the unanswerable questions ---------------------------------
 
 def check(conversations: Sequence[locomo.Conversation], unanswerable: dict[str, list[dict[str, Any]]],
@@ -405,6 +452,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--calibration", nargs="*", default=list(CALIBRATION),
                         help="conversations of the calibration half (the rest are held out)")
     parser.add_argument("--fit", action="store_true", help="refit relevance.py's constants and print them")
+    parser.add_argument("--cv", action="store_true",
+                        help="cross-validate the fit on the calibration half (leave one conversation out)")
     parser.add_argument("--crowded", action="store_true",
                         help="also ask each held-out question in one brain holding all the conversations")
     parser.add_argument("--check", action="store_true",
@@ -439,6 +488,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\nrefitted on the calibration half (paste into maxmem/relevance.py and maxmem/config.py):")
         for name, value in constants.items():
             print(f"{name} = {value}")
+    if args.cv:
+        cv = cross_validate(asked, args.calibration)
+        result["cv"] = cv
+        print("\ncross-validated on the calibration half (fitted without the conversation, cut at that "
+              "fit's default threshold, in its own brain):")
+        for f in cv["folds"]:
+            print(f"  {f['conversation']}: threshold {f['threshold']:.3f}, {f['cut']:.1f} % of unanswerable cut, "
+                  f"R@10 {f['r10_change']:+.2f} points")
+        print(f"  pooled: AUC {fmt(cv['auc'], '.3f')}, {fmt(cv['cut'])} % of unanswerable cut, "
+              f"R@10 {fmt(cv['r10_change'], '+.2f')} points")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(result, indent=1), encoding="utf-8")
