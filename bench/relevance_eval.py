@@ -66,6 +66,8 @@ LIMIT = 10
 KINDS = ("answerable", "unanswerable", "adversarial")
 # Other thresholds, for the trade-off line: from each hit's relevance, as Brain.search cuts.
 CURVE = (0.05, 0.08, 0.10, 0.12, 0.15, 0.20, 0.25, 0.30)
+# Factors tried on WITH_COSINE's cosine coefficient (cosine_share), in steps of 0.1.
+SHARES = (0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2, 1.3, 1.4, 1.5)
 
 
 @dataclass
@@ -332,7 +334,8 @@ def fit(asked: Sequence[Asked], calibration: Sequence[str]) -> dict[str, Any]:
     and the shared one together: logistic regressions on the top hit's evidence and the
     brain's size (relevance.size), answerable (1) vs unanswerable (0), both classes
     weighted equally and each answerable question by its R@10 (a search that found none
-    of the evidence costs nothing when cut); then the highest threshold (steps of 0.005)
+    of the evidence costs nothing when cut); WITH_COSINE's cosine term rescaled for the
+    threshold's decision (cosine_share); then the highest threshold (steps of 0.005)
     whose R@10 change there is within one point."""
     from scipy.optimize import minimize  # the benchmark's own dependency, not maxmem's
 
@@ -360,6 +363,8 @@ def fit(asked: Sequence[Asked], calibration: Sequence[str]) -> dict[str, Any]:
                                      "WITHOUT_COSINE": logistic(["cover", "unknown", "size"]),
                                      "COSINE_ONLY": logistic(["cosine"]),
                                      "CALIBRATED_MEMORIES": smallest, "LARGEST_MEMORIES": largest}
+        constants["WITH_COSINE"], constants["cosine_share"] = cosine_share(asked, calibration, constants,
+                                                                           chosen, y, weight)
         for k, v in constants.items():
             setattr(rel, k, v)
         answerable = [q for q in asked if q.conv in calibration and q.kind == "answerable"]
@@ -379,6 +384,59 @@ def fit(asked: Sequence[Asked], calibration: Sequence[str]) -> dict[str, Any]:
     constants["DEFAULT_MIN_RELEVANCE"] = threshold
     constants["fitted_on"] = {"conversations": list(calibration), "questions": len(chosen)}
     return constants
+
+
+def cosine_share(asked: Sequence[Asked], calibration: Sequence[str], constants: dict[str, Any],
+                 chosen: Sequence[Asked], y: np.ndarray, weight: np.ndarray) -> tuple[tuple[float, ...], float]:
+    """WITH_COSINE with its cosine term rescaled for the decision it serves. The logistic
+    fit weighs every question alike, but a threshold only asks which questions fall
+    below it. For each factor of SHARES, the cosine coefficient is multiplied by it and
+    the scale and intercept of the whole are fitted again (the same weighted logistic, so
+    that a relevance stays a calibrated probability); kept is the factor whose relevance,
+    judged on each search's best hit as Brain.search cuts, cuts the most unanswerable
+    questions of the calibration half (own and shared brains) before its R@10 has lost
+    one point (ties: the factor nearest 1). Returns the coefficients and the factor."""
+    from scipy.optimize import minimize
+
+    alone, intercept = constants["COSINE_ONLY"]
+
+    def rows(q: Asked) -> tuple[np.ndarray, np.ndarray]:
+        x = np.array([[h["cosine"] or 0.0, h["cover"], h["unknown"], rel.size(q.memories), 1.0] for h in q.hits])
+        return x, np.array([h["unknown"] >= rel.KEYWORDS_SILENT for h in q.hits])
+
+    mine = [q for q in asked if q.conv in calibration and q.hits and q.kind != "adversarial"]
+    answerable = [rows(q) for q in mine if q.kind == "answerable"]
+    recall = np.array([q.recall for q in mine if q.kind == "answerable"])
+    unanswerable = [rows(q) for q in mine if q.kind == "unanswerable"]
+    top = np.array([rows(q)[0][0] for q in chosen])
+
+    def best(b: np.ndarray, searches: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+        return np.array([np.where(silent, alone * x[:, 0] + intercept, x @ b).max() for x, silent in searches])
+
+    def cut(b: np.ndarray) -> float:
+        ok, no = best(b, answerable), best(b, unanswerable)
+        order = np.argsort(ok)
+        lost = np.cumsum(recall[order]) / len(recall) * 100
+        k = int(np.searchsorted(lost, 1.0, side="right"))
+        return float(np.mean(no < (ok[order][k] if k < len(ok) else ok.max())))
+
+    def rescaled(b: np.ndarray) -> np.ndarray:
+        z = top @ b
+
+        def loss(ab: np.ndarray) -> float:
+            s = ab[0] * z + ab[1]
+            return float((weight * (y * np.logaddexp(0, -s) + (1 - y) * np.logaddexp(0, s))).mean())
+
+        scale, shift = minimize(loss, np.array([1.0, 0.0]), method="BFGS").x
+        return np.concatenate([scale * b[:-1], [scale * b[-1] + shift]])
+
+    fitted = np.array(constants["WITH_COSINE"], dtype=float)
+    tried = []
+    for share in SHARES:
+        b = rescaled(fitted * np.array([share, 1.0, 1.0, 1.0, 1.0]))
+        tried.append((cut(b), -abs(share - 1.0), share, b))
+    _, _, share, b = max(tried, key=lambda t: (t[0], t[1]))
+    return tuple(round(float(v), 3) for v in b), share
 
 
 FITTED = ("WITH_COSINE", "WITHOUT_COSINE", "COSINE_ONLY", "CALIBRATED_MEMORIES", "LARGEST_MEMORIES")
