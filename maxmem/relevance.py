@@ -21,7 +21,10 @@ unanswerable), five conversations, each in its own brain and all five in one, bo
 classes weighted equally and each answerable question by the share of its evidence
 the search found (cutting a search that found nothing costs nothing). So a relevance
 is the probability that the search found what the question asks about, for a question
-as likely to be answerable as not. Refit with
+as likely to be answerable as not. The full fit's cosine term is then scaled by the
+factor that cuts the most unanswerable questions there within one point of R@10 (0.7:
+the threshold decides among the least relevant searches, where the keyword evidence
+tells more than the maximum-likelihood fit gives it), scale and intercept refitted. Refit with
 `python bench/relevance_eval.py --data PATH/locomo10.json --fit`.
 
 Three fits: all three features; the cosine alone; the keyword evidence alone
