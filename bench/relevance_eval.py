@@ -24,11 +24,14 @@ The questions are split by conversation: the calibration half (CALIBRATION) is t
 one relevance.py's constants were fitted on (`--fit` refits them and prints them),
 the held-out half is the others. Printed per half: the AUC of the top hit's relevance
 for telling answerable from unanswerable questions, the share of each kind that comes
-back empty at the default threshold, and LoCoMo R@10 without and with it.
+back empty at the default threshold, and LoCoMo R@10 without and with it. `--cv`
+compares variants on the calibration half alone: each of its conversations is left
+out in turn, fitted without, and judged at that fit's default threshold.
 
     python bench/relevance_eval.py --data ../shared/bench/locomo10.json
     python bench/relevance_eval.py --data ../shared/bench/locomo10.json --fit
     python bench/relevance_eval.py --data ../shared/bench/locomo10.json --crowded
+    python bench/relevance_eval.py --data ../shared/bench/locomo10.json --cv
 """
 
 from __future__ import annotations
@@ -63,6 +66,8 @@ LIMIT = 10
 KINDS = ("answerable", "unanswerable", "adversarial")
 # Other thresholds, for the trade-off line: from each hit's relevance, as Brain.search cuts.
 CURVE = (0.05, 0.08, 0.10, 0.12, 0.15, 0.20, 0.25, 0.30)
+# Factors tried on WITH_COSINE's cosine coefficient (cosine_share), in steps of 0.1.
+SHARES = (0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2, 1.3, 1.4, 1.5)
 
 
 @dataclass
@@ -329,7 +334,8 @@ def fit(asked: Sequence[Asked], calibration: Sequence[str]) -> dict[str, Any]:
     and the shared one together: logistic regressions on the top hit's evidence and the
     brain's size (relevance.size), answerable (1) vs unanswerable (0), both classes
     weighted equally and each answerable question by its R@10 (a search that found none
-    of the evidence costs nothing when cut); then the highest threshold (steps of 0.005)
+    of the evidence costs nothing when cut); WITH_COSINE's cosine term rescaled for the
+    threshold's decision (cosine_share); then the highest threshold (steps of 0.005)
     whose R@10 change there is within one point."""
     from scipy.optimize import minimize  # the benchmark's own dependency, not maxmem's
 
@@ -357,6 +363,8 @@ def fit(asked: Sequence[Asked], calibration: Sequence[str]) -> dict[str, Any]:
                                      "WITHOUT_COSINE": logistic(["cover", "unknown", "size"]),
                                      "COSINE_ONLY": logistic(["cosine"]),
                                      "CALIBRATED_MEMORIES": smallest, "LARGEST_MEMORIES": largest}
+        constants["WITH_COSINE"], constants["cosine_share"] = cosine_share(asked, calibration, constants,
+                                                                           chosen, y, weight)
         for k, v in constants.items():
             setattr(rel, k, v)
         answerable = [q for q in asked if q.conv in calibration and q.kind == "answerable"]
@@ -376,6 +384,103 @@ def fit(asked: Sequence[Asked], calibration: Sequence[str]) -> dict[str, Any]:
     constants["DEFAULT_MIN_RELEVANCE"] = threshold
     constants["fitted_on"] = {"conversations": list(calibration), "questions": len(chosen)}
     return constants
+
+
+def cosine_share(asked: Sequence[Asked], calibration: Sequence[str], constants: dict[str, Any],
+                 chosen: Sequence[Asked], y: np.ndarray, weight: np.ndarray) -> tuple[tuple[float, ...], float]:
+    """WITH_COSINE with its cosine term rescaled for the decision it serves. The logistic
+    fit weighs every question alike, but a threshold only asks which questions fall
+    below it. For each factor of SHARES, the cosine coefficient is multiplied by it and
+    the scale and intercept of the whole are fitted again (the same weighted logistic, so
+    that a relevance stays a calibrated probability); kept is the factor whose relevance,
+    judged on each search's best hit as Brain.search cuts, cuts the most unanswerable
+    questions of the calibration half (own and shared brains) before its R@10 has lost
+    one point (ties: the factor nearest 1). Returns the coefficients and the factor."""
+    from scipy.optimize import minimize
+
+    alone, intercept = constants["COSINE_ONLY"]
+
+    def rows(q: Asked) -> tuple[np.ndarray, np.ndarray]:
+        x = np.array([[h["cosine"] or 0.0, h["cover"], h["unknown"], rel.size(q.memories), 1.0] for h in q.hits])
+        return x, np.array([h["unknown"] >= rel.KEYWORDS_SILENT for h in q.hits])
+
+    mine = [q for q in asked if q.conv in calibration and q.hits and q.kind != "adversarial"]
+    answerable = [rows(q) for q in mine if q.kind == "answerable"]
+    recall = np.array([q.recall for q in mine if q.kind == "answerable"])
+    unanswerable = [rows(q) for q in mine if q.kind == "unanswerable"]
+    top = np.array([rows(q)[0][0] for q in chosen])
+
+    def best(b: np.ndarray, searches: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+        return np.array([np.where(silent, alone * x[:, 0] + intercept, x @ b).max() for x, silent in searches])
+
+    def cut(b: np.ndarray) -> float:
+        ok, no = best(b, answerable), best(b, unanswerable)
+        order = np.argsort(ok)
+        lost = np.cumsum(recall[order]) / len(recall) * 100
+        k = int(np.searchsorted(lost, 1.0, side="right"))
+        return float(np.mean(no < (ok[order][k] if k < len(ok) else ok.max())))
+
+    def rescaled(b: np.ndarray) -> np.ndarray:
+        z = top @ b
+
+        def loss(ab: np.ndarray) -> float:
+            s = ab[0] * z + ab[1]
+            return float((weight * (y * np.logaddexp(0, -s) + (1 - y) * np.logaddexp(0, s))).mean())
+
+        scale, shift = minimize(loss, np.array([1.0, 0.0]), method="BFGS").x
+        return np.concatenate([scale * b[:-1], [scale * b[-1] + shift]])
+
+    fitted = np.array(constants["WITH_COSINE"], dtype=float)
+    tried = []
+    for share in SHARES:
+        b = rescaled(fitted * np.array([share, 1.0, 1.0, 1.0, 1.0]))
+        tried.append((cut(b), -abs(share - 1.0), share, b))
+    _, _, share, b = max(tried, key=lambda t: (t[0], t[1]))
+    return tuple(round(float(v), 3) for v in b), share
+
+
+FITTED = ("WITH_COSINE", "WITHOUT_COSINE", "COSINE_ONLY", "CALIBRATED_MEMORIES", "LARGEST_MEMORIES")
+
+
+def cross_validate(asked: Sequence[Asked], calibration: Sequence[str]) -> dict[str, Any]:
+    """`fit` judged on the calibration half alone, to compare variants without reading the
+    held-out half: each calibration conversation in turn is left out, the constants and
+    the default threshold are fitted on the other ones (their own brains and the shared
+    one), and the left-out conversation's questions in its own brain are cut at that
+    threshold. Per conversation and pooled: % of unanswerable questions cut, R@10 change
+    (points), and the AUC of the pooled out-of-fold best-hit relevances."""
+    saved = {k: getattr(rel, k) for k in FITTED}
+    folds, ok, no, recall, cut_ok, cut_no = [], [], [], [], [], []
+    try:
+        for left in calibration:
+            constants = fit(asked, [c for c in calibration if c != left])
+            for k in FITTED:
+                setattr(rel, k, constants[k])
+            t = constants["DEFAULT_MIN_RELEVANCE"]
+            mine = [q for q in asked if q.conv == left and q.brain == "alone" and q.hits]
+
+            def judged(q: Asked) -> float:
+                return max(rel.relevance(rel.Evidence(h["cosine"], h["cover"], h["unknown"], q.memories))
+                           for h in q.hits)
+
+            a = [(judged(q), q.recall) for q in mine if q.kind == "answerable"]
+            u = [judged(q) for q in mine if q.kind == "unanswerable"]
+            if a and u:
+                folds.append({"conversation": left, "threshold": t, "cut": float(np.mean([v < t for v in u]) * 100),
+                              "r10_change": float(-sum(r for v, r in a if v < t) / len(a) * 100)})
+                ok += [v for v, _ in a]
+                recall += [r for _, r in a]
+                no += u
+                cut_ok += [v < t for v, _ in a]
+                cut_no += [v < t for v in u]
+            for k, v in saved.items():
+                setattr(rel, k, v)
+    finally:
+        for k, v in saved.items():
+            setattr(rel, k, v)
+    return {"folds": folds, "auc": auc(ok, no),
+            "cut": float(np.mean(cut_no) * 100) if cut_no else None,
+            "r10_change": float(-np.dot(recall, cut_ok) / len(recall) * 100) if recall else None}
 
 
 # -- the keyword check of the unanswerable questions ---------------------------------
@@ -405,6 +510,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--calibration", nargs="*", default=list(CALIBRATION),
                         help="conversations of the calibration half (the rest are held out)")
     parser.add_argument("--fit", action="store_true", help="refit relevance.py's constants and print them")
+    parser.add_argument("--cv", action="store_true",
+                        help="cross-validate the fit on the calibration half (leave one conversation out)")
     parser.add_argument("--crowded", action="store_true",
                         help="also ask each held-out question in one brain holding all the conversations")
     parser.add_argument("--check", action="store_true",
@@ -439,6 +546,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\nrefitted on the calibration half (paste into maxmem/relevance.py and maxmem/config.py):")
         for name, value in constants.items():
             print(f"{name} = {value}")
+    if args.cv:
+        cv = cross_validate(asked, args.calibration)
+        result["cv"] = cv
+        print("\ncross-validated on the calibration half (fitted without the conversation, cut at that "
+              "fit's default threshold, in its own brain):")
+        for f in cv["folds"]:
+            print(f"  {f['conversation']}: threshold {f['threshold']:.3f}, {f['cut']:.1f} % of unanswerable cut, "
+                  f"R@10 {f['r10_change']:+.2f} points")
+        print(f"  pooled: AUC {fmt(cv['auc'], '.3f')}, {fmt(cv['cut'])} % of unanswerable cut, "
+              f"R@10 {fmt(cv['r10_change'], '+.2f')} points")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(result, indent=1), encoding="utf-8")

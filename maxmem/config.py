@@ -28,7 +28,7 @@ DEFAULT_DB = Path("~/.openclaw/workspace/memory/brain.db")
 # A search whose best hit's relevance (relevance.py) is below this returns nothing: the
 # highest threshold, in steps of 0.005, at which LoCoMo R@10 on the calibration half of
 # bench/relevance_eval.py drops by at most one point (its --fit prints it).
-DEFAULT_MIN_RELEVANCE = 0.04
+DEFAULT_MIN_RELEVANCE = 0.055
 
 
 def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:

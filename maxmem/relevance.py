@@ -21,7 +21,10 @@ unanswerable), five conversations, each in its own brain and all five in one, bo
 classes weighted equally and each answerable question by the share of its evidence
 the search found (cutting a search that found nothing costs nothing). So a relevance
 is the probability that the search found what the question asks about, for a question
-as likely to be answerable as not. Refit with
+as likely to be answerable as not. The full fit's cosine term is then scaled by the
+factor that cuts the most unanswerable questions there within one point of R@10 (0.7:
+the threshold decides among the least relevant searches, where the keyword evidence
+tells more than the maximum-likelihood fit gives it), scale and intercept refitted. Refit with
 `python bench/relevance_eval.py --data PATH/locomo10.json --fit`.
 
 Three fits: all three features; the cosine alone; the keyword evidence alone
@@ -60,8 +63,10 @@ CALIBRATED_EMBEDDER = "local:multilingual-e5-small"
 # Logistic coefficients (cosine, cover, unknown, size, intercept), from
 # `python bench/relevance_eval.py --data ../shared/bench/locomo10.json --fit`
 # (calibration conversations conv-26, conv-30, conv-42, conv-44, conv-48, each in its own brain
-# and all five in one: 1,820 searches).
-WITH_COSINE = (56.465, 8.124, -0.931, -0.753, -52.083)
+# and all five in one: 1,820 searches). The cosine term is the logistic fit's times 0.7,
+# then scale and intercept refitted: the factor (of 0.5-1.5) that cuts the most
+# unanswerable questions there within one point of R@10 (the fit's cosine_share).
+WITH_COSINE = (42.141, 8.662, -0.993, -0.803, -39.885)
 # The same fit without the cosine: (cover, unknown, size, intercept).
 WITHOUT_COSINE = (8.697, -0.908, -0.815, -3.501)
 # The same fit on the cosine alone: (cosine, intercept).

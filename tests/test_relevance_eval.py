@@ -62,14 +62,15 @@ def test_the_evaluation_runs_through_brain_search_and_splits_by_conversation(tmp
     out, cache = tmp_path / "result.json", tmp_path / "cache.sqlite"
     args = ["--data", str(data), "--unanswerable", str(unanswerable), "--calibration", "conv-a", "conv-b",
             "--cache", str(cache), "--json", str(out)]
-    assert relevance_eval.main([*args, "--fit", "--crowded"]) == 0
+    assert relevance_eval.main([*args, "--fit", "--crowded", "--cv"]) == 0
     printed = capsys.readouterr().out
     for words in ("calibration half (conv-a, conv-b)", "held-out half (conv-c, conv-d)",
                   "AUC of the top hit's relevance", "nothing relevant at", "LoCoMo R@10", "other thresholds",
                   "frontier: at most 1 point", "mode vector (cosine alone)",
                   "in one brain with the half's other conversations (10 memories)",
                   "in one brain with all the others (20 memories)", "WITH_COSINE = (",
-                  "LARGEST_MEMORIES = 10", "DEFAULT_MIN_RELEVANCE = ", "of which the relevance evidence"):
+                  "LARGEST_MEMORIES = 10", "DEFAULT_MIN_RELEVANCE = ", "of which the relevance evidence",
+                  "cross-validated on the calibration half", "  conv-a: threshold ", "  pooled: AUC "):
         assert words in printed, words
     result = json.loads(out.read_text())
     for half in result["halves"].values():
@@ -86,6 +87,11 @@ def test_the_evaluation_runs_through_brain_search_and_splits_by_conversation(tmp
     assert len(fitted["WITH_COSINE"]) == 5 and len(fitted["WITHOUT_COSINE"]) == 4
     assert fitted["CALIBRATED_MEMORIES"] == 5 and fitted["LARGEST_MEMORIES"] == 10
     assert 0.0 <= fitted["DEFAULT_MIN_RELEVANCE"] < 1.0
+    # leave one calibration conversation out, fit on the other, judge it in its own brain
+    cv = result["cv"]
+    assert [f["conversation"] for f in cv["folds"]] == ["conv-a", "conv-b"]
+    assert all(0.0 <= f["cut"] <= 100.0 and f["r10_change"] <= 0.0 for f in cv["folds"])
+    assert 0.0 <= cv["auc"] <= 1.0 and cv["r10_change"] <= 0.0
 
 
 def test_check_lists_the_turns_holding_a_topic_word(tmp_path, capsys):
