@@ -149,9 +149,10 @@ def matched_terms(db: Database, terms: Iterable[str], ids: Sequence[int],
 
 
 def evidence(db: Database, query: str, cosines: dict[int, float | None],
-             tokenizer: Tokenizer | None = None) -> dict[int, Evidence]:
-    """The evidence for each hit id (its cosine given, or None where it has none)."""
-    terms = query_terms(db, query)
+             tokenizer: Tokenizer | None = None, terms: QueryTerms | None = None) -> dict[int, Evidence]:
+    """The evidence for each hit id (its cosine given, or None where it has none);
+    `terms`: query_terms(db, query) when already taken."""
+    terms = query_terms(db, query) if terms is None else terms
     matched = matched_terms(db, terms.weights, list(cosines), tokenizer)
     return {i: Evidence(cosines[i], terms.cover(matched[i]), terms.unknown, terms.memories) for i in cosines}
 

@@ -20,19 +20,20 @@ stages themselves are in vectors.py.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from .db import Database
 from .errors import InvalidInput
 from .memory import Filters
-from .vectors import Quantizer, VectorIndex, VectorStore, exact_cosines
+from .vectors import Quantizer, VectorIndex, VectorStore, exact_cosines, stored_vectors
 
 MODES = ("hybrid", "keyword", "vector")
+T = TypeVar("T")
 
 # Words that carry no topic in a question; dropped from the keyword query unless
 # nothing else is left.
@@ -237,6 +238,17 @@ _WORKERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="maxmem-keyword"
 KEYWORD_THREAD_FROM = 30_000
 
 
+def threaded(mode: str, index: VectorIndex | None) -> bool:
+    """Whether a search runs its keyword query on the worker thread (KEYWORD_THREAD_FROM)."""
+    return mode != "keyword" and index is not None and len(index) >= KEYWORD_THREAD_FROM
+
+
+def beside(fn: Callable[..., T], *args: Any) -> Future[T]:
+    """Run `fn(*args)` on a worker thread: for work a search can do while its own
+    stages run (it must touch the database only through a connection of its own)."""
+    return _WORKERS.submit(fn, *args)
+
+
 def hybrid_search(
     db: Database,
     query: str,
@@ -250,8 +262,13 @@ def hybrid_search(
     mode: str = "hybrid",
     pool: int | None = None,
     rescore: int = 10,
+    spare: Database | None = None,
 ) -> tuple[list[Scored], SearchPlan]:
-    """The best `limit` memories among those matching `filters`."""
+    """The best `limit` memories among those matching `filters`.
+
+    `spare`: a second connection to the same brain.db (Database.reader). While the
+    keyword query holds `db` on the worker thread, the reads that do not wait for its
+    result go there, so they cost no time of their own."""
     if mode not in MODES:
         raise InvalidInput(f"search mode must be one of {', '.join(MODES)}")
     pool = pool or max(50, 5 * limit)
@@ -265,6 +282,7 @@ def hybrid_search(
     vector: dict[int, float] = {}
     unembedded: set[int] = set()
     exact: dict[int, float] = {}
+    early = EarlyReads()
     if not use_vectors and mode != "vector":
         keyword = keyword_candidates(db, query, filters, pool)
     if use_vectors:
@@ -272,26 +290,31 @@ def hybrid_search(
         allowed = None if filters.is_empty() else allowed_ids(db, filters)
         # In a big brain the keyword query (SQLite, which releases the GIL) runs on a
         # worker thread while the vector stages (numpy) run here: a search costs the
-        # slower of the two, not their sum. Nothing here touches the database until it
-        # is done. In a small one the hand-over costs more than it saves.
-        threaded = mode != "vector" and len(index) >= KEYWORD_THREAD_FROM
-        job = _WORKERS.submit(keyword_candidates, db, query, filters, pool) if threaded else None
+        # slower of the two, not their sum. Meanwhile this thread reads only through
+        # `spare` (SQLite runs one statement of a connection at a time), and what needs
+        # no keyword result is read there. In a small brain the hand-over costs more
+        # than it saves.
+        aside = mode != "vector" and threaded(mode, index)
+        job = _WORKERS.submit(keyword_candidates, db, query, filters, pool) if aside else None
+        reader = spare if job else None
         try:
             vector = index.candidates(query_vector, quantizer, pool + 8, allowed, centred=True)
+            vector = _vector_pool(reader or db, vector, filters, allowed is None, pool)
+            if reader is not None:
+                early = _read_early(reader, vector, mode == "hybrid" and bool(ASKING_PENALTY), limit + rescore)
         finally:
             keyword = job.result() if job else {}
-        if mode != "vector" and not threaded:
+        if mode != "vector" and not aside:
             keyword = keyword_candidates(db, query, filters, pool)
-        if allowed is None:
-            vector = _only_matching(db, vector, filters)
-        vector = dict(sorted(vector.items(), key=lambda kv: -kv[1])[:pool])
         if mode == "hybrid":
             missing = [i for i in keyword if i not in vector]
             found = index.approximate(missing, query_vector, quantizer, centred=True)
             vector.update(found)
             unembedded = {i for i in missing if i not in found}
     plan.vector_candidates, plan.keyword_candidates = len(vector), len(keyword)
-    asking = questions(db, set(vector) | set(keyword)) if mode == "hybrid" and ASKING_PENALTY else set()
+    asking: set[int] = set()
+    if mode == "hybrid" and ASKING_PENALTY:
+        asking = questions(db, (set(vector) | set(keyword)) - early.checked) | early.asking
 
     def ranked() -> list[Scored]:
         if mode == "keyword" or not use_vectors:
@@ -307,7 +330,7 @@ def hybrid_search(
         # The candidates were ranked on int8 estimates; the head is rescored exactly
         # against the float32 vectors in sqlite-vec and ranked again.
         head = [s.id for s in fused[: limit + rescore] if s.id not in unembedded]
-        plain, exact = exact_cosines(db, head, query_vector, quantizer.center)
+        plain, exact = exact_cosines(db, head, query_vector, quantizer.center, early.held)
         vector.update(exact)
         fused = ranked()
         late = [s.id for s in fused[:limit] if s.id not in plain and s.id not in unembedded]
@@ -329,6 +352,32 @@ def similar(db: Database, vectors: VectorStore, vector: np.ndarray, filters: Fil
     ids = index.candidates(vector, quantizer, max(16, 4 * limit), allowed)
     exact = vectors.similarities(ids, vector, centred=False)
     return sorted(exact.items(), key=lambda kv: -kv[1])[: limit + 8]
+
+
+@dataclass(frozen=True)
+class EarlyReads:
+    """What a search read on its spare connection beside its keyword query."""
+
+    checked: frozenset[int] = frozenset()  # the ids looked at for ASKING_PENALTY
+    asking: frozenset[int] = frozenset()  # those of them that are questions
+    held: dict[int, np.ndarray] = field(default_factory=dict)  # stored vectors
+
+
+def _read_early(db: Database, vector: dict[int, float], asked: bool, head: int) -> EarlyReads:
+    """The reads of a search that need no keyword result: which vector candidates are
+    questions (when `asked`) and the stored vectors of the best `head` of them (the
+    rescoring reads them again only for the keyword candidates fusion lifts there)."""
+    checked = frozenset(vector) if asked else frozenset()
+    return EarlyReads(checked, frozenset(questions(db, checked)), stored_vectors(db, list(vector)[:head]))
+
+
+def _vector_pool(db: Database, vector: dict[int, float], filters: Filters, check: bool,
+                 pool: int) -> dict[int, float]:
+    """The best `pool` vector candidates, best first, those failing the default filter
+    dropped first (`check`: the candidate stages did not filter)."""
+    if check:
+        vector = _only_matching(db, vector, filters)
+    return dict(sorted(vector.items(), key=lambda kv: -kv[1])[:pool])
 
 
 def _only_matching(db: Database, scores: dict[int, float], filters: Filters) -> dict[int, float]:
