@@ -494,7 +494,7 @@ class Brain:
         spare = self._spare() if query_vector is not None and hybrid.threaded(mode, index) else None
         # The query's term counts (relevance) are read on the spare connection while
         # the search's own stages run.
-        terms = hybrid.beside(relevance.query_terms, spare, query) if spare else None
+        terms = hybrid.beside(relevance.query_terms, spare, query, self.keyword_tokenizer) if spare else None
         try:
             scored, plan = hybrid.hybrid_search(
                 self.db, query, query_vector, index, self.vectors.quantizer(), chosen, limit,
