@@ -185,9 +185,11 @@ def fuse(
     keyword_weight: float,
     unembedded: set[int] | frozenset[int] = frozenset(),
     asking: set[int] | frozenset[int] = frozenset(),
+    top: int | None = None,
 ) -> list[Scored]:
     """score = wv·vector + wk·keyword, each min-max scaled over the union of candidates,
-    minus ASKING_PENALTY for a memory that is a question (`asking`).
+    minus ASKING_PENALTY for a memory that is a question (`asking`); the best `top`
+    (None: all), best first.
 
     A candidate absent from a list scores 0 on that side. Every keyword candidate gets an
     exact vector similarity before this (see hybrid_search), so only true non-matches of
@@ -198,7 +200,7 @@ def fuse(
     total = vector_weight + keyword_weight
     wv, wk = vector_weight / total, keyword_weight / total
     v_scaled, k_scaled = scale(vector), scale(keyword)
-    out = []
+    ranked = []
     for memory_id in set(vector) | set(keyword):
         ks = k_scaled.get(memory_id, 0.0) if keyword or wk else None
         if memory_id in unembedded:
@@ -208,10 +210,11 @@ def fuse(
             vs = v_scaled.get(memory_id, 0.0) if vector else None
             score = wv * (vs or 0.0) + wk * (ks or 0.0)
         penalty = ASKING_PENALTY if memory_id in asking else 0.0
-        out.append(Scored(memory_id, score - penalty, vs, ks, vector.get(memory_id), keyword.get(memory_id),
-                          penalty))
-    out.sort(key=lambda s: (-s.score, -s.id))
-    return out
+        # sorted on (-score, -id): ids are unique, so nothing after them is compared
+        ranked.append((-(score - penalty), -memory_id, vs, ks, penalty))
+    ranked.sort()
+    return [Scored(-i, -negated, vs, ks, vector.get(-i), keyword.get(-i), penalty)
+            for negated, i, vs, ks, penalty in ranked[:top]]
 
 
 @dataclass
@@ -316,14 +319,14 @@ def hybrid_search(
     if mode == "hybrid" and ASKING_PENALTY:
         asking = questions(db, (set(vector) | set(keyword)) - early.checked) | early.asking
 
-    def ranked() -> list[Scored]:
+    def ranked(top: int) -> list[Scored]:
         if mode == "keyword" or not use_vectors:
-            return fuse({}, keyword, 0.0, 1.0)
+            return fuse({}, keyword, 0.0, 1.0, top=top)
         if mode == "vector":
-            return fuse(vector, {}, 1.0, 0.0)
-        return fuse(vector, keyword, vector_weight, keyword_weight, unembedded, asking)
+            return fuse(vector, {}, 1.0, 0.0, top=top)
+        return fuse(vector, keyword, vector_weight, keyword_weight, unembedded, asking, top)
 
-    fused = ranked()
+    fused = ranked(limit + rescore)
     plain: dict[int, float] = {}
     if use_vectors:
         assert query_vector is not None and quantizer is not None
@@ -332,7 +335,7 @@ def hybrid_search(
         head = [s.id for s in fused[: limit + rescore] if s.id not in unembedded]
         plain, exact = exact_cosines(db, head, query_vector, quantizer.center, early.held)
         vector.update(exact)
-        fused = ranked()
+        fused = ranked(limit)
         late = [s.id for s in fused[:limit] if s.id not in plain and s.id not in unembedded]
         plain.update(exact_cosines(db, late, query_vector, None)[0])
     return [replace(s, cosine=plain.get(s.id)) for s in fused[:limit]], plan
