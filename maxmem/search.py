@@ -302,9 +302,10 @@ def hybrid_search(
         reader = spare if job else None
         try:
             vector = index.candidates(query_vector, quantizer, pool + 8, allowed, centred=True)
-            vector = _vector_pool(reader or db, vector, filters, allowed is None, pool)
-            if reader is not None:
-                early = _read_early(reader, vector, mode == "hybrid" and bool(ASKING_PENALTY), limit + rescore)
+            asked = mode == "hybrid" and bool(ASKING_PENALTY)
+            vector, early = _vector_pool(reader or db, vector, filters if allowed is None else None, asked, pool)
+            if reader is not None:  # the head's stored vectors, as the vector side alone ranks it
+                early = replace(early, held=stored_vectors(reader, list(vector)[: limit + rescore]))
         finally:
             keyword = job.result() if job else {}
         if mode != "vector" and not aside:
@@ -359,28 +360,29 @@ def similar(db: Database, vectors: VectorStore, vector: np.ndarray, filters: Fil
 
 @dataclass(frozen=True)
 class EarlyReads:
-    """What a search read on its spare connection beside its keyword query."""
+    """What a search read of its vector candidates before the keyword result was in."""
 
     checked: frozenset[int] = frozenset()  # the ids looked at for ASKING_PENALTY
     asking: frozenset[int] = frozenset()  # those of them that are questions
     held: dict[int, np.ndarray] = field(default_factory=dict)  # stored vectors
 
 
-def _read_early(db: Database, vector: dict[int, float], asked: bool, head: int) -> EarlyReads:
-    """The reads of a search that need no keyword result: which vector candidates are
-    questions (when `asked`) and the stored vectors of the best `head` of them (the
-    rescoring reads them again only for the keyword candidates fusion lifts there)."""
-    checked = frozenset(vector) if asked else frozenset()
-    return EarlyReads(checked, frozenset(questions(db, checked)), stored_vectors(db, list(vector)[:head]))
+SCREEN_SQL = ("SELECT m.id, (rtrim(m.content) LIKE '%?' OR rtrim(m.content) LIKE '%？') FROM memories m "
+              "WHERE {where} AND m.id IN ({marks})")
 
 
-def _vector_pool(db: Database, vector: dict[int, float], filters: Filters, check: bool,
-                 pool: int) -> dict[int, float]:
-    """The best `pool` vector candidates, best first, those failing the default filter
-    dropped first (`check`: the candidate stages did not filter)."""
-    if check:
-        vector = _only_matching(db, vector, filters)
-    return dict(sorted(vector.items(), key=lambda kv: -kv[1])[:pool])
+def _vector_pool(db: Database, vector: dict[int, float], filters: Filters | None, asked: bool,
+                 pool: int) -> tuple[dict[int, float], EarlyReads]:
+    """The best `pool` vector candidates, best first, after dropping those that fail
+    `filters` (None: the candidate stages filtered already); with `asked`, which of them
+    are questions, found by the same read."""
+    if not asked:
+        vector = _only_matching(db, vector, filters) if filters is not None else vector
+        return dict(sorted(vector.items(), key=lambda kv: -kv[1])[:pool]), EarlyReads()
+    where, params = filters.sql if filters is not None else ("1", [])
+    flags = dict(db.each_in(SCREEN_SQL.replace("{where}", where), list(vector), params))
+    kept = dict(sorted(((i, v) for i, v in vector.items() if i in flags), key=lambda kv: -kv[1])[:pool])
+    return kept, EarlyReads(frozenset(flags), frozenset(i for i, q in flags.items() if q))
 
 
 def _only_matching(db: Database, scores: dict[int, float], filters: Filters) -> dict[int, float]:
