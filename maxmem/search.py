@@ -121,14 +121,29 @@ def keyword_candidates(db: Database, query: str, filters: Filters, limit: int) -
     match = fts_query(query)
     if match is None:
         return {}
-    weights = ", ".join(str(w) for w in BM25_WEIGHTS)
     if filters.is_empty():
-        sql = KEYWORD_SQL_UNFILTERED.format(w=weights)
-        found = {row[0]: float(row[1]) for row in db.execute(sql, [match, limit])}
-        return _only_matching(db, found, filters)
+        return _only_matching(db, _unfiltered_keywords(db, match, limit), filters)
     where, params = filters.sql
-    sql = KEYWORD_SQL.format(w=weights, where=where)
+    sql = KEYWORD_SQL.format(w=", ".join(str(w) for w in BM25_WEIGHTS), where=where)
     return {row[0]: float(row[1]) for row in db.execute(sql, [match, *params, limit])}
+
+
+def _unfiltered_keywords(db: Database, match: str, limit: int) -> dict[int, float]:
+    """The best `limit` of every memory for the MATCH expression, FTS5 ranking on its own."""
+    sql = KEYWORD_SQL_UNFILTERED.format(w=", ".join(str(w) for w in BM25_WEIGHTS))
+    return {row[0]: float(row[1]) for row in db.execute(sql, [match, limit])}
+
+
+def _keyword_side(db: Database, query: str, filters: Filters, limit: int,
+                  asked: bool) -> tuple[dict[int, float], EarlyReads]:
+    """keyword_candidates and, with `asked`, which of them are questions (found by the
+    read that drops the superseded ones, where there is one)."""
+    match = fts_query(query) if asked else None
+    if match is None:
+        return keyword_candidates(db, query, filters, limit), EarlyReads()
+    if filters.is_empty():
+        return _screened(db, _unfiltered_keywords(db, match, limit), filters)
+    return _screened(db, keyword_candidates(db, query, filters, limit), None)
 
 
 def allowed_ids(db: Database, filters: Filters) -> np.ndarray:
@@ -285,7 +300,7 @@ def hybrid_search(
     vector: dict[int, float] = {}
     unembedded: set[int] = set()
     exact: dict[int, float] = {}
-    early = EarlyReads()
+    early = said = EarlyReads()  # what the vector side and the keyword side read
     if not use_vectors and mode != "vector":
         keyword = keyword_candidates(db, query, filters, pool)
     if use_vectors:
@@ -297,19 +312,19 @@ def hybrid_search(
         # `spare` (SQLite runs one statement of a connection at a time), and what needs
         # no keyword result is read there. In a small brain the hand-over costs more
         # than it saves.
+        asked = mode == "hybrid" and bool(ASKING_PENALTY)
         aside = mode != "vector" and threaded(mode, index)
-        job = _WORKERS.submit(keyword_candidates, db, query, filters, pool) if aside else None
+        job = _WORKERS.submit(_keyword_side, db, query, filters, pool, asked) if aside else None
         reader = spare if job else None
         try:
             vector = index.candidates(query_vector, quantizer, pool + 8, allowed, centred=True)
-            asked = mode == "hybrid" and bool(ASKING_PENALTY)
             vector, early = _vector_pool(reader or db, vector, filters if allowed is None else None, asked, pool)
             if reader is not None:  # the head's stored vectors, as the vector side alone ranks it
                 early = replace(early, held=stored_vectors(reader, list(vector)[: limit + rescore]))
         finally:
-            keyword = job.result() if job else {}
+            keyword, said = job.result() if job else ({}, EarlyReads())
         if mode != "vector" and not aside:
-            keyword = keyword_candidates(db, query, filters, pool)
+            keyword, said = _keyword_side(db, query, filters, pool, asked)
         if mode == "hybrid":
             missing = [i for i in keyword if i not in vector]
             found = index.approximate(missing, query_vector, quantizer, centred=True)
@@ -317,8 +332,9 @@ def hybrid_search(
             unembedded = {i for i in missing if i not in found}
     plan.vector_candidates, plan.keyword_candidates = len(vector), len(keyword)
     asking: set[int] = set()
-    if mode == "hybrid" and ASKING_PENALTY:
-        asking = questions(db, (set(vector) | set(keyword)) - early.checked) | early.asking
+    if mode == "hybrid" and ASKING_PENALTY and use_vectors:  # (fusion on keywords alone ignores it)
+        unread = (set(vector) | set(keyword)) - early.checked - said.checked
+        asking = questions(db, unread) | early.asking | said.asking
 
     def ranked(top: int) -> list[Scored]:
         if mode == "keyword" or not use_vectors:
@@ -379,10 +395,18 @@ def _vector_pool(db: Database, vector: dict[int, float], filters: Filters | None
     if not asked:
         vector = _only_matching(db, vector, filters) if filters is not None else vector
         return dict(sorted(vector.items(), key=lambda kv: -kv[1])[:pool]), EarlyReads()
+    kept, read = _screened(db, vector, filters)
+    return dict(sorted(kept.items(), key=lambda kv: -kv[1])[:pool]), read
+
+
+def _screened(db: Database, scores: dict[int, float],
+              filters: Filters | None) -> tuple[dict[int, float], EarlyReads]:
+    """`scores` without the candidates failing `filters` (None: none checked), and which
+    of those kept are questions (as `questions` finds them): one read."""
     where, params = filters.sql if filters is not None else ("1", [])
-    flags = dict(db.each_in(SCREEN_SQL.replace("{where}", where), list(vector), params))
-    kept = dict(sorted(((i, v) for i, v in vector.items() if i in flags), key=lambda kv: -kv[1])[:pool])
-    return kept, EarlyReads(frozenset(flags), frozenset(i for i, q in flags.items() if q))
+    flags = dict(db.each_in(SCREEN_SQL.replace("{where}", where), list(scores), params))
+    kept = {k: v for k, v in scores.items() if k in flags}
+    return kept, EarlyReads(frozenset(flags), frozenset(i for i, asks in flags.items() if asks))
 
 
 def _only_matching(db: Database, scores: dict[int, float], filters: Filters) -> dict[int, float]:
