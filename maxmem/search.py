@@ -15,6 +15,12 @@ memory that is itself a question). What the two sides see of a conversation memo
 includes its session neighbours (neighbours.py); the query is embedded without
 its closing question mark. Measured on LoCoMo: docs/notes/issue-8.md. The vector
 stages themselves are in vectors.py.
+
+From KEYWORD_THREAD_FROM memories the keyword query runs on a worker thread beside the
+vector stages, and what needs no keyword result (the vector candidates' filter and
+question checks, the stored vectors of the vector side's head; Brain.search adds the
+query's term counts) is read meanwhile on a second, read-only connection
+(Database.reader): SQLite runs one statement of a connection at a time.
 """
 
 from __future__ import annotations
