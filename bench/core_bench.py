@@ -297,7 +297,7 @@ def recall_check(count: int, tmp: Path, locomo_path: Path | None = None) -> dict
         matrix = np.vstack([np.frombuffer(row[1], dtype=np.float32) for row in stored])
         recalls = []
         for q, qv in zip(queries, qvecs):
-            got = [h.memory.id for h in brain.search(q, limit=10, track=False)]
+            got = [h.memory.id for h in brain.search(q, limit=10, track=False, min_relevance=0)]
             want = exact_hybrid(brain, q, qv, matrix, ids)
             recalls.append(len(set(got) & set(want)) / len(want))
     for p in tmp.glob("recall.db*"):

@@ -162,6 +162,9 @@ class Brain:
         try:
             self.flush_usage()
         finally:
+            reader = self.__dict__.pop("_reader", None)
+            if reader is not None:
+                reader.close()
             self.db.close()
 
     @property
@@ -488,16 +491,23 @@ class Brain:
         limit = _positive(limit, "limit")
         index = self.vectors.index() if mode != "keyword" else None
         query_vector = self._query_vector(query, mode) if index is not None else None
-        scored, plan = hybrid.hybrid_search(
-            self.db, query, query_vector, index, self.vectors.quantizer(), chosen, limit,
-            self.config.vector_weight, self.config.keyword_weight, mode=mode,
-        )
+        spare = self._spare() if query_vector is not None and hybrid.threaded(mode, index) else None
+        # The query's term counts (relevance) are read on the spare connection while
+        # the search's own stages run.
+        terms = hybrid.beside(relevance.query_terms, spare, query, self.keyword_tokenizer) if spare else None
+        try:
+            scored, plan = hybrid.hybrid_search(
+                self.db, query, query_vector, index, self.vectors.quantizer(), chosen, limit,
+                self.config.vector_weight, self.config.keyword_weight, mode=mode, spare=spare,
+            )
+        finally:
+            counted = terms.result() if terms else None
         if index is None and mode == "hybrid":  # (an embedder that failed has said so in a warning)
             plan.note = "keyword-only search: " + (
                 "no embedder configured (see maxmem doctor)" if self.embedder is None
                 else "no memory has a vector yet (maxmem embed)")
         memories = {m.id: m for m in self.rows.get_many([s.id for s in scored])}
-        found = self._evidence(query, scored)
+        found = self._evidence(query, scored, counted)
         # A vector search is judged on its cosines alone, which are calibrated for one
         # model only: with another, its hits carry no relevance and nothing is cut.
         judged = mode != "vector" or self._calibrated()
@@ -533,12 +543,24 @@ class Brain:
         return self.embedder is not None and (
             f"{self.embedder.provider}:{self.embedder.model}" == relevance.CALIBRATED_EMBEDDER)
 
-    def _evidence(self, query: str, scored: Sequence[hybrid.Scored]) -> dict[int, relevance.Evidence]:
+    def _evidence(self, query: str, scored: Sequence[hybrid.Scored],
+                  terms: relevance.QueryTerms | None) -> dict[int, relevance.Evidence]:
         """The relevance evidence of each scored memory. Cosines count only from the
         model the relevance was calibrated on (relevance.CALIBRATED_EMBEDDER)."""
         calibrated = self._calibrated()
         cosines = {s.id: s.cosine if calibrated else None for s in scored}
-        return relevance.evidence(self.db, query, cosines, self.keyword_tokenizer)
+        return relevance.evidence(self.db, query, cosines, self.keyword_tokenizer, terms)
+
+    def _spare(self) -> Database | None:
+        """The second connection a big search reads on beside its keyword query (opened
+        once), or None while a transaction is open here (it would not see its writes)."""
+        if self.db.busy():
+            return None
+        return self._reader
+
+    @functools.cached_property
+    def _reader(self) -> Database | None:
+        return self.db.reader()
 
     @functools.cached_property
     def keyword_tokenizer(self) -> Tokenizer:

@@ -113,6 +113,7 @@ class Database:
         self._depth = 0
         self._savepoints = itertools.count()
         self._lock = threading.RLock()
+        self.busy_timeout_ms = busy_timeout_ms
         memory = str(path) == ":memory:"
         mode, why = ("rw", None) if memory else access(self.path)
         if readonly and mode == "rw":
@@ -305,6 +306,10 @@ class Database:
     def in_transaction(self) -> bool:
         return self._depth > 0
 
+    def busy(self) -> bool:
+        """Whether a transaction is open on this connection (ours or one begun by hand)."""
+        return self._depth > 0 or self.conn.in_transaction
+
     # -- meta ---------------------------------------------------------------
     def get_meta(self, key: str, default: str | None = None) -> str | None:
         if not self.table_exists("meta"):
@@ -318,6 +323,14 @@ class Database:
             "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             (key, value),
         )
+
+    def reader(self) -> Database | None:
+        """A second connection to the same brain.db, for reading only (None for ":memory:",
+        which another connection cannot see). It sees what is committed: while this one
+        has a transaction open (`busy`), its reads belong here."""
+        if str(self.path) == ":memory:":
+            return None
+        return Database(self.path, self.busy_timeout_ms, readonly=True)
 
     def close(self) -> None:
         try:

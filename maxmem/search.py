@@ -15,24 +15,31 @@ memory that is itself a question). What the two sides see of a conversation memo
 includes its session neighbours (neighbours.py); the query is embedded without
 its closing question mark. Measured on LoCoMo: docs/notes/issue-8.md. The vector
 stages themselves are in vectors.py.
+
+From KEYWORD_THREAD_FROM memories the keyword query runs on a worker thread beside the
+vector stages, and what needs no keyword result (the vector candidates' filter and
+question checks, the stored vectors of the vector side's head; Brain.search adds the
+query's term counts) is read meanwhile on a second, read-only connection
+(Database.reader): SQLite runs one statement of a connection at a time.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from .db import Database
 from .errors import InvalidInput
 from .memory import Filters
-from .vectors import Quantizer, VectorIndex, VectorStore, exact_cosines
+from .vectors import Quantizer, VectorIndex, VectorStore, exact_cosines, stored_vectors
 
 MODES = ("hybrid", "keyword", "vector")
+T = TypeVar("T")
 
 # Words that carry no topic in a question; dropped from the keyword query unless
 # nothing else is left.
@@ -120,14 +127,29 @@ def keyword_candidates(db: Database, query: str, filters: Filters, limit: int) -
     match = fts_query(query)
     if match is None:
         return {}
-    weights = ", ".join(str(w) for w in BM25_WEIGHTS)
     if filters.is_empty():
-        sql = KEYWORD_SQL_UNFILTERED.format(w=weights)
-        found = {row[0]: float(row[1]) for row in db.execute(sql, [match, limit])}
-        return _only_matching(db, found, filters)
+        return _only_matching(db, _unfiltered_keywords(db, match, limit), filters)
     where, params = filters.sql
-    sql = KEYWORD_SQL.format(w=weights, where=where)
+    sql = KEYWORD_SQL.format(w=", ".join(str(w) for w in BM25_WEIGHTS), where=where)
     return {row[0]: float(row[1]) for row in db.execute(sql, [match, *params, limit])}
+
+
+def _unfiltered_keywords(db: Database, match: str, limit: int) -> dict[int, float]:
+    """The best `limit` of every memory for the MATCH expression, FTS5 ranking on its own."""
+    sql = KEYWORD_SQL_UNFILTERED.format(w=", ".join(str(w) for w in BM25_WEIGHTS))
+    return {row[0]: float(row[1]) for row in db.execute(sql, [match, limit])}
+
+
+def _keyword_side(db: Database, query: str, filters: Filters, limit: int,
+                  asked: bool) -> tuple[dict[int, float], EarlyReads]:
+    """keyword_candidates and, with `asked`, which of them are questions (found by the
+    read that drops the superseded ones, where there is one)."""
+    match = fts_query(query) if asked else None
+    if match is None:
+        return keyword_candidates(db, query, filters, limit), EarlyReads()
+    if filters.is_empty():
+        return _screened(db, _unfiltered_keywords(db, match, limit), filters)
+    return _screened(db, keyword_candidates(db, query, filters, limit), None)
 
 
 def allowed_ids(db: Database, filters: Filters) -> np.ndarray:
@@ -184,9 +206,11 @@ def fuse(
     keyword_weight: float,
     unembedded: set[int] | frozenset[int] = frozenset(),
     asking: set[int] | frozenset[int] = frozenset(),
+    top: int | None = None,
 ) -> list[Scored]:
     """score = wv·vector + wk·keyword, each min-max scaled over the union of candidates,
-    minus ASKING_PENALTY for a memory that is a question (`asking`).
+    minus ASKING_PENALTY for a memory that is a question (`asking`); the best `top`
+    (None: all), best first.
 
     A candidate absent from a list scores 0 on that side. Every keyword candidate gets an
     exact vector similarity before this (see hybrid_search), so only true non-matches of
@@ -197,7 +221,7 @@ def fuse(
     total = vector_weight + keyword_weight
     wv, wk = vector_weight / total, keyword_weight / total
     v_scaled, k_scaled = scale(vector), scale(keyword)
-    out = []
+    ranked = []
     for memory_id in set(vector) | set(keyword):
         ks = k_scaled.get(memory_id, 0.0) if keyword or wk else None
         if memory_id in unembedded:
@@ -207,10 +231,11 @@ def fuse(
             vs = v_scaled.get(memory_id, 0.0) if vector else None
             score = wv * (vs or 0.0) + wk * (ks or 0.0)
         penalty = ASKING_PENALTY if memory_id in asking else 0.0
-        out.append(Scored(memory_id, score - penalty, vs, ks, vector.get(memory_id), keyword.get(memory_id),
-                          penalty))
-    out.sort(key=lambda s: (-s.score, -s.id))
-    return out
+        # sorted on (-score, -id): ids are unique, so nothing after them is compared
+        ranked.append((-(score - penalty), -memory_id, vs, ks, penalty))
+    ranked.sort()
+    return [Scored(-i, -negated, vs, ks, vector.get(-i), keyword.get(-i), penalty)
+            for negated, i, vs, ks, penalty in ranked[:top]]
 
 
 @dataclass
@@ -237,6 +262,17 @@ _WORKERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="maxmem-keyword"
 KEYWORD_THREAD_FROM = 30_000
 
 
+def threaded(mode: str, index: VectorIndex | None) -> bool:
+    """Whether a search runs its keyword query on the worker thread (KEYWORD_THREAD_FROM)."""
+    return mode != "keyword" and index is not None and len(index) >= KEYWORD_THREAD_FROM
+
+
+def beside(fn: Callable[..., T], *args: Any) -> Future[T]:
+    """Run `fn(*args)` on a worker thread: for work a search can do while its own
+    stages run (it must touch the database only through a connection of its own)."""
+    return _WORKERS.submit(fn, *args)
+
+
 def hybrid_search(
     db: Database,
     query: str,
@@ -250,8 +286,13 @@ def hybrid_search(
     mode: str = "hybrid",
     pool: int | None = None,
     rescore: int = 10,
+    spare: Database | None = None,
 ) -> tuple[list[Scored], SearchPlan]:
-    """The best `limit` memories among those matching `filters`."""
+    """The best `limit` memories among those matching `filters`.
+
+    `spare`: a second connection to the same brain.db (Database.reader). While the
+    keyword query holds `db` on the worker thread, the reads that do not wait for its
+    result go there, so they cost no time of their own."""
     if mode not in MODES:
         raise InvalidInput(f"search mode must be one of {', '.join(MODES)}")
     pool = pool or max(50, 5 * limit)
@@ -265,6 +306,7 @@ def hybrid_search(
     vector: dict[int, float] = {}
     unembedded: set[int] = set()
     exact: dict[int, float] = {}
+    early = said = EarlyReads()  # what the vector side and the keyword side read
     if not use_vectors and mode != "vector":
         keyword = keyword_candidates(db, query, filters, pool)
     if use_vectors:
@@ -272,44 +314,51 @@ def hybrid_search(
         allowed = None if filters.is_empty() else allowed_ids(db, filters)
         # In a big brain the keyword query (SQLite, which releases the GIL) runs on a
         # worker thread while the vector stages (numpy) run here: a search costs the
-        # slower of the two, not their sum. Nothing here touches the database until it
-        # is done. In a small one the hand-over costs more than it saves.
-        threaded = mode != "vector" and len(index) >= KEYWORD_THREAD_FROM
-        job = _WORKERS.submit(keyword_candidates, db, query, filters, pool) if threaded else None
+        # slower of the two, not their sum. Meanwhile this thread reads only through
+        # `spare` (SQLite runs one statement of a connection at a time), and what needs
+        # no keyword result is read there. In a small brain the hand-over costs more
+        # than it saves.
+        asked = mode == "hybrid" and bool(ASKING_PENALTY)
+        aside = mode != "vector" and threaded(mode, index)
+        job = _WORKERS.submit(_keyword_side, db, query, filters, pool, asked) if aside else None
+        reader = spare if job else None
         try:
             vector = index.candidates(query_vector, quantizer, pool + 8, allowed, centred=True)
+            vector, early = _vector_pool(reader or db, vector, filters if allowed is None else None, asked, pool)
+            if reader is not None:  # the head's stored vectors, as the vector side alone ranks it
+                early = replace(early, held=stored_vectors(reader, list(vector)[: limit + rescore]))
         finally:
-            keyword = job.result() if job else {}
-        if mode != "vector" and not threaded:
-            keyword = keyword_candidates(db, query, filters, pool)
-        if allowed is None:
-            vector = _only_matching(db, vector, filters)
-        vector = dict(sorted(vector.items(), key=lambda kv: -kv[1])[:pool])
+            keyword, said = job.result() if job else ({}, EarlyReads())
+        if mode != "vector" and not aside:
+            keyword, said = _keyword_side(db, query, filters, pool, asked)
         if mode == "hybrid":
             missing = [i for i in keyword if i not in vector]
             found = index.approximate(missing, query_vector, quantizer, centred=True)
             vector.update(found)
             unembedded = {i for i in missing if i not in found}
     plan.vector_candidates, plan.keyword_candidates = len(vector), len(keyword)
-    asking = questions(db, set(vector) | set(keyword)) if mode == "hybrid" and ASKING_PENALTY else set()
+    asking: set[int] = set()
+    if mode == "hybrid" and ASKING_PENALTY and use_vectors:  # (fusion on keywords alone ignores it)
+        unread = (set(vector) | set(keyword)) - early.checked - said.checked
+        asking = questions(db, unread) | early.asking | said.asking
 
-    def ranked() -> list[Scored]:
+    def ranked(top: int) -> list[Scored]:
         if mode == "keyword" or not use_vectors:
-            return fuse({}, keyword, 0.0, 1.0)
+            return fuse({}, keyword, 0.0, 1.0, top=top)
         if mode == "vector":
-            return fuse(vector, {}, 1.0, 0.0)
-        return fuse(vector, keyword, vector_weight, keyword_weight, unembedded, asking)
+            return fuse(vector, {}, 1.0, 0.0, top=top)
+        return fuse(vector, keyword, vector_weight, keyword_weight, unembedded, asking, top)
 
-    fused = ranked()
+    fused = ranked(limit + rescore)
     plain: dict[int, float] = {}
     if use_vectors:
         assert query_vector is not None and quantizer is not None
         # The candidates were ranked on int8 estimates; the head is rescored exactly
         # against the float32 vectors in sqlite-vec and ranked again.
         head = [s.id for s in fused[: limit + rescore] if s.id not in unembedded]
-        plain, exact = exact_cosines(db, head, query_vector, quantizer.center)
+        plain, exact = exact_cosines(db, head, query_vector, quantizer.center, early.held)
         vector.update(exact)
-        fused = ranked()
+        fused = ranked(limit)
         late = [s.id for s in fused[:limit] if s.id not in plain and s.id not in unembedded]
         plain.update(exact_cosines(db, late, query_vector, None)[0])
     return [replace(s, cosine=plain.get(s.id)) for s in fused[:limit]], plan
@@ -329,6 +378,41 @@ def similar(db: Database, vectors: VectorStore, vector: np.ndarray, filters: Fil
     ids = index.candidates(vector, quantizer, max(16, 4 * limit), allowed)
     exact = vectors.similarities(ids, vector, centred=False)
     return sorted(exact.items(), key=lambda kv: -kv[1])[: limit + 8]
+
+
+@dataclass(frozen=True)
+class EarlyReads:
+    """What a search read of its vector candidates before the keyword result was in."""
+
+    checked: frozenset[int] = frozenset()  # the ids looked at for ASKING_PENALTY
+    asking: frozenset[int] = frozenset()  # those of them that are questions
+    held: dict[int, np.ndarray] = field(default_factory=dict)  # stored vectors
+
+
+SCREEN_SQL = ("SELECT m.id, (rtrim(m.content) LIKE '%?' OR rtrim(m.content) LIKE '%？') FROM memories m "
+              "WHERE {where} AND m.id IN ({marks})")
+
+
+def _vector_pool(db: Database, vector: dict[int, float], filters: Filters | None, asked: bool,
+                 pool: int) -> tuple[dict[int, float], EarlyReads]:
+    """The best `pool` vector candidates, best first, after dropping those that fail
+    `filters` (None: the candidate stages filtered already); with `asked`, which of them
+    are questions, found by the same read."""
+    if not asked:
+        vector = _only_matching(db, vector, filters) if filters is not None else vector
+        return dict(sorted(vector.items(), key=lambda kv: -kv[1])[:pool]), EarlyReads()
+    kept, read = _screened(db, vector, filters)
+    return dict(sorted(kept.items(), key=lambda kv: -kv[1])[:pool]), read
+
+
+def _screened(db: Database, scores: dict[int, float],
+              filters: Filters | None) -> tuple[dict[int, float], EarlyReads]:
+    """`scores` without the candidates failing `filters` (None: none checked), and which
+    of those kept are questions (as `questions` finds them): one read."""
+    where, params = filters.sql if filters is not None else ("1", [])
+    flags = dict(db.each_in(SCREEN_SQL.replace("{where}", where), list(scores), params))
+    kept = {k: v for k, v in scores.items() if k in flags}
+    return kept, EarlyReads(frozenset(flags), frozenset(i for i, asks in flags.items() if asks))
 
 
 def _only_matching(db: Database, scores: dict[int, float], filters: Filters) -> dict[int, float]:

@@ -342,22 +342,32 @@ def exact_similarities(
     return plain if center is None else centred
 
 
+def stored_vectors(db: Database, ids: Iterable[int]) -> dict[int, np.ndarray]:
+    """The float32 vector of each of `ids` that has one: a vec0 point lookup each."""
+    found = {}
+    for memory_id in ids:
+        blob = db.scalar(STORED_VECTOR_SQL, (int(memory_id),))
+        if blob is not None:
+            found[int(memory_id)] = decode_vector(blob)
+    return found
+
+
 def exact_cosines(
-    db: Database, ids: Iterable[int], query: np.ndarray, center: np.ndarray | None
+    db: Database, ids: Iterable[int], query: np.ndarray, center: np.ndarray | None,
+    held: Mapping[int, np.ndarray] | None = None,
 ) -> tuple[dict[int, float], dict[int, float]]:
     """(plain, centred) cosines of the query to each stored vector of `ids`, from one read
     of each: search ranks by the centred one and judges relevance by the plain one, which
-    does not depend on the brain (relevance.py). Without `center`, the centred is empty."""
+    does not depend on the brain (relevance.py). Without `center`, the centred is empty.
+    `held`: vectors of some of them already read (stored_vectors)."""
     ids = [int(i) for i in ids]
-    found_ids, rows = [], []
-    for memory_id in ids:
-        blob = db.scalar(STORED_VECTOR_SQL, (memory_id,))
-        if blob is not None:
-            found_ids.append(memory_id)
-            rows.append(decode_vector(blob))
-    if not rows:
+    held = held or {}
+    read = stored_vectors(db, [i for i in ids if i not in held])
+    found_ids = [i for i in ids if i in held or i in read]
+    if not found_ids:
         return {}, {}
-    matrix, query = np.vstack(rows), query.astype(np.float32)
+    matrix = np.vstack([held[i] if i in held else read[i] for i in found_ids])
+    query = query.astype(np.float32)
     sims = matrix @ query
     centred = {} if center is None else dict(zip(found_ids, centred_cosine(sims, matrix @ center, query,
                                                                             center).tolist()))

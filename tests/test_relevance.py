@@ -47,6 +47,25 @@ def test_query_terms_weigh_rare_words_and_count_unknown_ones(filled):
     assert rel.query_terms(brain.db, "deploy atlas").unknown == 0.0
 
 
+def test_document_frequencies_are_the_match_counts(filled):
+    """The vocabulary lookup counts what a MATCH of the quoted term counts, after edits
+    and deletions, for stemmed words, diacritics, a date word, phrases and unknown words."""
+    brain, ids = filled
+    more = [brain.remember(text, category="daily").id for text in [
+        "Deploying atlas again: the café_menu is served", "Le café de la gare", "cafe society",
+        "deployed on the atlas", "the atlas atlas atlas", "¿qué?"]]
+    brain.update(ids[2], content="The atlas server moved to the basement")
+    brain.update(more[4], content="nothing left here")
+    brain.forget(ids[3])
+    brain.forget(more[0])
+    brain.remember("Pixel sleeps on the atlas server", category="daily", tags=["cat", "atlas"])
+    terms = ["deploy", "deploying", "atlas", "café", "cafe", "café_menu", "pixel", "cat", "noodle",
+             "kubernetes", "_", "qué", "november", "2026", "served"]
+    counts = rel.document_frequencies(brain.db, terms, brain.keyword_tokenizer)
+    assert counts == {t: brain.db.scalar(rel.DF_SQL, ('"' + t.replace('"', '""') + '"',)) for t in terms}
+    assert counts["atlas"] == 4 and counts["kubernetes"] == 0 and counts["noodle"] == 0
+
+
 def test_matched_terms_read_the_index_with_its_stemmer(filled):
     brain, ids = filled
     found = rel.matched_terms(brain.db, ["deploying", "atlas", "cat"], ids)

@@ -200,6 +200,42 @@ def test_keyword_query_on_a_worker_thread_ranks_the_same(brain, monkeypatch):
         brain.search("tomatoes", track=False)
 
 
+def test_reads_on_the_spare_connection_change_no_result(brain, monkeypatch):
+    """From KEYWORD_THREAD_FROM a search reads what needs no keyword result (the default
+    filter, which vector candidates are questions, the head's stored vectors, the query's
+    term counts) on a second connection while the keyword query runs: hits, scores,
+    relevance and the explain rows stay those of the inline search."""
+    from maxmem import search as search_mod
+
+    words = ["tomatoes", "basil", "the boiler", "taxes", "the NAS"]
+    brain.remember_many([{"content": f"note {i} about {w} and the garden"} for i, w in enumerate(words * 8)]
+                        + [{"content": f"what about {w} in the garden?"} for w in words])
+    brain.supersede(3, 4)
+    brain.forget(5)
+    brain.update(6, content="the garden boiler was replaced")
+    queries = ["tomatoes in the garden", "garden boiler?", "taxes", "basil and tomatoes in the garden"]
+
+    def results():
+        return [[(h.memory.id, h.score, h.relevance, h.explain) for h in
+                 brain.search(q, track=False, explain=True, min_relevance=0, mode=mode)]
+                for q in queries for mode in ("hybrid", "vector")]
+
+    inline = results()
+    monkeypatch.setattr(search_mod, "KEYWORD_THREAD_FROM", 0)
+    assert results() == inline
+    with brain.db.atomic():  # a transaction open here: the spare would not see its writes
+        brain.remember("the zucchini glut of the garden")
+        assert brain.search("zucchini", track=False)[0].memory.content == "the zucchini glut of the garden"
+
+
+def test_a_memory_database_has_no_reader():
+    from maxmem.db import Database
+
+    db = Database(":memory:")
+    assert db.reader() is None
+    db.close()
+
+
 def test_vector_table_chunks_stay_small_at_any_dimension(tmp_path, hash_embedder):
     from maxmem.vectors import vector_table_sql
 
