@@ -188,10 +188,9 @@ def scale(values: dict[int, float]) -> dict[int, float]:
 # play?"): it shares a question's words and shape but holds no answer. Chosen on
 # LoCoMo's tuning pair (docs/notes/issue-8.md: R@5 +1.7, R@10 +0.9 over all ten).
 ASKING_PENALTY = 0.06
-QUESTIONS_SQL = (
-    "SELECT id FROM memories WHERE id IN ({marks}) "
-    "AND (rtrim(content) LIKE '%?' OR rtrim(content) LIKE '%？')"
-)
+# A memory whose text ends with a question mark (ASCII or full-width).
+ASKS_SQL = "(rtrim(m.content) LIKE '%?' OR rtrim(m.content) LIKE '%？')"
+QUESTIONS_SQL = f"SELECT m.id FROM memories m WHERE m.id IN ({{marks}}) AND {ASKS_SQL}"
 
 
 def questions(db: Database, ids: Iterable[int]) -> set[int]:
@@ -389,8 +388,7 @@ class EarlyReads:
     held: dict[int, np.ndarray] = field(default_factory=dict)  # stored vectors
 
 
-SCREEN_SQL = ("SELECT m.id, (rtrim(m.content) LIKE '%?' OR rtrim(m.content) LIKE '%？') FROM memories m "
-              "WHERE {where} AND m.id IN ({marks})")
+SCREEN_SQL = f"SELECT m.id, {ASKS_SQL} FROM memories m WHERE {{where}} AND m.id IN ({{marks}})"
 
 
 def _vector_pool(db: Database, vector: dict[int, float], filters: Filters | None, asked: bool,
