@@ -222,7 +222,11 @@ def test_reads_on_the_spare_connection_change_no_result(brain, monkeypatch):
 
     inline = results()
     monkeypatch.setattr(search_mod, "KEYWORD_THREAD_FROM", 0)
+    read_on = []  # the connections the head's stored vectors were read on
+    real = search_mod.stored_vectors
+    monkeypatch.setattr(search_mod, "stored_vectors", lambda db, ids: read_on.append(db) or real(db, ids))
     assert results() == inline
+    assert read_on and all(db is not brain.db for db in read_on)  # the spare was used
     with brain.db.atomic():  # a transaction open here: the spare would not see its writes
         brain.remember("the zucchini glut of the garden")
         assert brain.search("zucchini", track=False)[0].memory.content == "the zucchini glut of the garden"

@@ -387,7 +387,6 @@ def test_no_target_surveys_what_is_there(home):
     assert not list(home.rglob("manifest.json"))
 
 
-
 def test_init_alone_does_not_make_openclaw_appear(home):
     """maxmem's default brain.db lives in ~/.openclaw/workspace/memory: the survey must not
     take the folder `maxmem init` made for OpenClaw being installed."""
@@ -399,6 +398,7 @@ def test_init_alone_does_not_make_openclaw_appear(home):
     openclaw_home(home)
     done = maxmem(home, "setup")
     assert re.search(r"openclaw +OpenClaw \(~/.openclaw\): would change", done.stdout), done.stdout
+
 
 def ctx_for(home: Path, platform: str = "linux") -> Install:
     config = Config(db_path=home / "brain.db", config_path=home / "none.toml")
