@@ -134,8 +134,8 @@ def _phrase(term: str) -> str:
 def document_frequencies(db: Database, terms: Iterable[str], tokenizer: Tokenizer) -> dict[str, int]:
     """How many memories hold each term in the keyword index (any column): what
     DF_SQL counts for the quoted term. A term of one token is looked up in the index's
-    vocabulary instead, which counts the token's entries without a row loop per match
-    (a third faster at 100k); a term of several tokens (a phrase) is matched."""
+    vocabulary instead, which counts the token's entries without a row loop per match;
+    a term of several tokens (a phrase) is matched."""
     db.execute(VOCABULARY_SQL)
     counts = {}
     for term in terms:
