@@ -26,10 +26,13 @@ def test_the_benchmark_runs_and_reports_every_figure(tmp_path):
     assert "| 300 | 32 |" in result.stdout
     (row,) = json.loads(out.read_text())["speed"]
     for key in ("ingest_per_s", "raw_per_s", "search_p50_ms", "search_p95_ms", "floor_p50_ms", "floor_p95_ms",
-                "tracked_p50_ms", "tracked_p95_ms"):
+                "tracked_p50_ms", "tracked_p95_ms", "floor_default_p50_ms", "floor_one_thread_p50_ms"):
         assert row[key] > 0
+    # the floor is the faster of its two ways (numpy's BLAS threads, one thread)
+    assert row["floor_p50_ms"] == min(row["floor_default_p50_ms"], row["floor_one_thread_p50_ms"])
     assert row["bytes_unchanged_by_search"] == {"unchanged_after_search": True, "written_at_close": True}
     assert "usage tracking:" in result.stdout
+    assert "with numpy's BLAS threads" in result.stdout
 
 
 def test_the_exact_ranking_matches_search_on_a_small_brain(tmp_path):
