@@ -42,8 +42,10 @@ from pathlib import Path
 
 # OpenBLAS's threads, once woken by a matrix product, spin for 2**28 cycles (a tenth of a
 # second) before they sleep, holding a core whatever runs then; with 2**4 they sleep at
-# once. Set before numpy loads OpenBLAS; an explicit setting is kept (28: OpenBLAS's own).
-os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
+# once. Set before numpy loads OpenBLAS, when run as a script only (importing this module
+# changes no environment); an explicit setting is kept (28: OpenBLAS's own).
+if __name__ == "__main__":
+    os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
 import apsw  # noqa: E402
 import numpy as np  # noqa: E402
