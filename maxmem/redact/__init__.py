@@ -8,8 +8,9 @@ entirely. Three families of rules find them:
 
 - shapes (`shapes.py`): provider keys by their prefix and format (OpenAI, Anthropic,
   GitHub, GitLab, Slack, Google, AWS, Stripe, Hugging Face, PyPI, npm, SendGrid, Twilio,
-  Azure and some 40 more), JWTs, PEM private keys, passwords in URLs, and the secrets
-  that only their neighbour gives away (an AWS secret key near its AKIA… id);
+  Azure and some 40 more), JWTs, PEM private keys, passwords in URLs, Slack, Discord
+  and Teams webhook URLs, and the secrets that only their neighbour gives away (an AWS
+  secret key near its AKIA… id);
 - names (`assignments.py`): the value of `NAME=value`, `"name": "value"`, `name: value`,
   `--password x`, `Authorization: Bearer x`, `.netrc` lines, when the name says secret,
   judged by how strongly it does and how random the value looks (`values.py`);
@@ -44,6 +45,7 @@ from .shapes import (
     private_hits,
     provider_hits,
     url_hits,
+    webhook_hits,
 )
 
 __all__ = [
@@ -185,6 +187,8 @@ class Redactor:
         yield from provider_hits(text)
         if "://" in text:
             yield from url_hits(text)
+        if ".com" in lowered:
+            yield from webhook_hits(text, lowered)
         if "Q~" in text:
             yield from azure_hits(text)
         yield from named_hits(text, lowered, self._secret_words, self._ignore)

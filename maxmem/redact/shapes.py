@@ -22,7 +22,8 @@ from dataclasses import dataclass
 
 from .values import is_placeholder, looks_random
 
-__all__ = ["PRIVATE", "Hit", "azure_hits", "pem_hits", "private_hits", "provider_hits", "url_hits"]
+__all__ = ["PRIVATE", "Hit", "azure_hits", "pem_hits", "private_hits", "provider_hits", "url_hits",
+           "webhook_hits"]
 
 PRIVATE = "private"  # the kind of a <private>…</private> span: removed without a mark
 
@@ -341,16 +342,12 @@ def private_hits(text: str, lowered: str) -> Iterator[Hit]:
 
 # scheme://user:password@host — the user may be empty (redis://:pw@host).
 _URL_CREDENTIALS = re.compile(r"://(?P<user>[^\s:/?#@\"'<>\\]{0,256}):(?P<secret>[^\s@/?#\"'<>\\]{1,256})@")
-_WEBHOOKS = re.compile(
-    r"://(?:hooks\.slack\.com/(?:services|workflows|triggers)/(?P<slack>[A-Za-z0-9/_-]{10,200})"
-    r"|(?:discord(?:app)?\.com)/api/webhooks/(?P<discord>\d{5,30}/[A-Za-z0-9_-]{30,100}))"
-)
 _URL_PLACEHOLDERS = frozenset({"password", "pass", "passwd", "pwd", "secret", "pw", "p", "x", "token",
                                "mypassword", "yourpassword", "pass123", "changeme"})
 
 
 def url_hits(text: str) -> Iterator[Hit]:
-    """Passwords in URLs and DSNs (postgres://app:pw@db/x), Slack and Discord webhooks."""
+    """Passwords in URLs and DSNs (postgres://app:pw@db/x)."""
     at = text.find("://")
     while at >= 0:
         match = _URL_CREDENTIALS.match(text, at)
@@ -359,12 +356,42 @@ def url_hits(text: str) -> Iterator[Hit]:
             if not (secret.startswith(("[REDACTED", "$")) or is_placeholder(secret)
                     or secret.lower() in _URL_PLACEHOLDERS):
                 yield Hit("url-password", match.start("secret"), match.end("secret"), "password in a URL (://user:…@)")
-        hook = _WEBHOOKS.match(text, at)
-        if hook:
-            group = "slack" if hook.group("slack") else "discord"
-            if not is_placeholder(hook.group(group).rsplit("/", 1)[-1]):
-                yield Hit(group, hook.start(group), hook.end(group), f"{group} webhook URL")
         at = text.find("://", at + 3)
+
+
+# Incoming-webhook URLs: whoever holds one can post as the app, so the path after the
+# host is the secret. Found by the host wherever it is (with or without a scheme) and
+# with the slashes as they may be written: "/", JSON's "\/", or percent-encoded "%2F".
+_SEP = r"(?:/|\\/|%2[Ff])"
+_HOOK_PART = r"[A-Za-z0-9_-]"
+_WEBHOOKS = {
+    "slack": re.compile(rf"hooks\.slack\.com{_SEP}(?:services|workflows|triggers){_SEP}"
+                        rf"(?P<secret>{_HOOK_PART}{{2,40}}(?:{_SEP}{_HOOK_PART}{{2,80}}){{1,4}})"),
+    "discord": re.compile(rf"discord(?:app)?\.com{_SEP}api{_SEP}(?:v\d{{1,2}}{_SEP})?webhooks{_SEP}"
+                          rf"(?P<secret>\d{{5,30}}{_SEP}{_HOOK_PART}{{30,100}})"),
+    "teams": re.compile(rf"(?:webhook\.office\.com{_SEP}webhookb2|outlook\.office(?:365)?\.com{_SEP}webhook){_SEP}"
+                        rf"(?P<secret>[0-9A-Fa-f-]{{36}}@[0-9A-Fa-f-]{{36}}{_SEP}IncomingWebhook"
+                        rf"(?:{_SEP}{_HOOK_PART}{{8,200}}){{1,4}})"),
+}
+_WEBHOOK_KINDS = {"hooks.slack.com": "slack", "discord.com": "discord", "discordapp.com": "discord",
+                  "webhook.office.com": "teams", "outlook.office.com": "teams", "outlook.office365.com": "teams"}
+
+
+def _real_hook(path: str) -> bool:
+    """Not a documentation example: long enough, its last part no placeholder (XXXX…)."""
+    return len(path) >= 12 and not is_placeholder(re.split(_SEP, path)[-1])
+
+
+def webhook_hits(text: str, lowered: str) -> Iterator[Hit]:
+    """Slack, Discord and Microsoft Teams incoming-webhook URLs: the path after the host
+    (`lowered`: the text lowercased, where the hosts are looked for)."""
+    for host, kind in _WEBHOOK_KINDS.items():
+        at = lowered.find(host)
+        while at >= 0:
+            match = _WEBHOOKS[kind].match(text, at)
+            if match and _real_hook(match.group("secret")):
+                yield Hit(kind, match.start("secret"), match.end("secret"), f"{kind} webhook URL")
+            at = lowered.find(host, at + len(host))
 
 
 _AZURE_AD_SECRET = re.compile(r"[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])")
