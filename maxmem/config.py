@@ -29,6 +29,8 @@ DEFAULT_DB = Path("~/.openclaw/workspace/memory/brain.db")
 # highest threshold, in steps of 0.005, at which LoCoMo R@10 on the calibration half of
 # bench/relevance_eval.py drops by at most one point (its --fit prints it).
 DEFAULT_MIN_RELEVANCE = 0.055
+# What an agent's hook may take, in seconds ([hook] budget_seconds).
+DEFAULT_HOOK_BUDGET_SECONDS = 10.0
 
 
 def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
