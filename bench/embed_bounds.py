@@ -195,6 +195,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sessions", type=int, default=6, help="sessions per long memory (default 6)")
     parser.add_argument("--skip-speed", action="store_true")
     args = parser.parse_args(argv)
+    if args.data and not args.data.is_file():
+        parser.error(f"--data {args.data}: no such file (LoCoMo-10's data/locomo10.json, "
+                     "from https://github.com/snap-research/LoCoMo)")
     if not args.skip_speed:
         print(f"bounded embedding (DOCUMENT_TOKENS {DOCUMENT_TOKENS}), local embedder, seconds:")
         for label, seconds in speed():
