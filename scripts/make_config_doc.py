@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 OUT = ROOT / "docs" / "config.md"
 
-from maxmem import backup, brain, briefing, config, curation, daemon, doctor, hook, retention, triggers
+from maxmem import backup, brain, briefing, config, curation, daemon, doctor, hook, recall, retention, triggers
 from maxmem.capture.roots import CaptureSettings
 from maxmem.sync import postgres
 
@@ -164,6 +164,12 @@ def sections() -> list[tuple[str, str, list[Key]]]:
         ("context", "The boot brief ([agents.md](agents.md)).", [
             Key("budget_tokens", toml(briefing.DEFAULT_BUDGET_TOKENS), "Tokens a brief may take (the CLI, MCP and the hooks)."),
             Key("timezone", "the machine's", "The zone \"today\" is read in: briefs, plain-English dates, Markdown days."),
+        ]),
+        ("recall", "What `maxmem hook user-prompt` adds before the agent answers a prompt: the few "
+                   "memories relevant to it, never one already shown in the session.", [
+            Key("max_memories", toml(recall.DEFAULT_MAX_MEMORIES), "Most memories one prompt recalls (1–20)."),
+            Key("budget_tokens", toml(recall.DEFAULT_BUDGET_TOKENS),
+                f"Tokens the recalled text may take ({recall.MIN_BUDGET_TOKENS}–4000)."),
         ]),
         ("hook", "The agents' hooks ([setup.md](setup.md)).", [
             Key("budget_seconds", toml(hook.DEFAULT_BUDGET_SECONDS), "Seconds a hook may take; it always exits 0."),
