@@ -176,9 +176,9 @@ def state_dir(env: Mapping[str, str]) -> Path:
 
 _FIELD_TYPES = {f.name: f.type for f in fields(Config)}
 # The usual variables of OpenAI-compatible clients fill what the file left unset...
-_GENERIC_ENV = {"OPENAI_API_KEY": "openai_api_key", "OPENAI_BASE_URL": "openai_base_url"}
+CLIENT_ENV_VARS = {"OPENAI_API_KEY": "openai_api_key", "OPENAI_BASE_URL": "openai_base_url"}
 # ...and maxmem's own variables override the file.
-_ENV = {
+ENV_VARS = {
     "MAXMEM_DB": "db_path",
     "MAXMEM_AGENT": "agent",
     "MAXMEM_EMBEDDER": "embedder",
@@ -260,10 +260,10 @@ def load_config(
                 raise ConfigError(f"{config_path}: unknown setting {key!r}")
     elif path:
         raise ConfigError(f"config file {config_path} does not exist: run  maxmem init")
-    for var, name in _GENERIC_ENV.items():
+    for var, name in CLIENT_ENV_VARS.items():
         if env.get(var) and values.get(name) is None:
             values[name] = _coerce(name, env[var], var)
-    for var, name in _ENV.items():
+    for var, name in ENV_VARS.items():
         if env.get(var):
             values[name] = _coerce(name, env[var], var)
     for name, value in overrides.items():

@@ -520,7 +520,7 @@ def test_setup_leaves_out_an_mcp_server_this_maxmem_cannot_run(home):
                                      ["history", "1"], ["query", "what did we decide"], ["core", "review"]])
 def test_read_only_commands_never_create_brain_db(home, command):
     """On a fresh HOME a command that only reads says where brain.db would be and how to
-    make it, in one line, and leaves no empty brain.db behind (issue 15)."""
+    make it, in one line, and leaves no empty brain.db behind."""
     done = maxmem(home, *command)
     assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
     assert "no brain.db at" in done.stderr and "maxmem init" in done.stderr
