@@ -170,6 +170,9 @@ def sections() -> list[tuple[str, str, list[Key]]]:
             Key("max_memories", toml(recall.DEFAULT_MAX_MEMORIES), "Most memories one prompt recalls (1–20)."),
             Key("budget_tokens", toml(recall.DEFAULT_BUDGET_TOKENS),
                 f"Tokens the recalled text may take ({recall.MIN_BUDGET_TOKENS}–4000)."),
+            Key("warm_minutes", toml(recall.DEFAULT_WARM_MINUTES),
+                "Minutes the recall server, started by the first prompt's hook, stays without a request "
+                "to answer the next ones fast (0: no server, each hook works alone; 0–1440)."),
         ]),
         ("hook", "The agents' hooks ([setup.md](setup.md)).", [
             Key("budget_seconds", toml(hook.DEFAULT_BUDGET_SECONDS), "Seconds a hook may take; it always exits 0."),
