@@ -32,6 +32,7 @@ class Text:
 class ToolCall:
     name: str
     arguments: dict[str, Any]
+    namespace: str | None = None  # Codex groups an MCP server's tools in a namespace
 
 
 Reply = Text | ToolCall
@@ -189,6 +190,8 @@ class ResponsesServer(ModelServer):
             item: dict[str, Any] = {"type": "function_call", "id": f"fc_{n:04d}", "call_id": f"call_{n:04d}",
                                     "name": answer.name, "arguments": json.dumps(answer.arguments),
                                     "status": "completed"}
+            if answer.namespace:
+                item["namespace"] = answer.namespace
         else:
             item = {"type": "message", "role": "assistant", "id": f"msg_{n:04d}", "status": "completed",
                     "content": [{"type": "output_text", "text": answer.text, "annotations": []}]}

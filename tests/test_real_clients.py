@@ -186,3 +186,173 @@ def test_claude_code_calls_maxmem_search_over_mcp(home):
         assert MARK in json.dumps(blocks[-1])  # maxmem's search answered inside the client
         assert "zqanswer02" in done.stdout and "never arrived" not in done.stdout
     print(f"claude -p with an MCP search: {took:.1f} s", file=sys.stderr)
+
+
+# -- Codex -------------------------------------------------------------------------
+
+def codex_config(server: ResponsesServer) -> str:
+    return (f'model = "fake-model"\nmodel_provider = "fake"\n\n[model_providers.fake]\nname = "fake"\n'
+            f'base_url = "{server.url}/v1"\nenv_key = "FAKE_MODEL_KEY"\nwire_api = "responses"\n')
+
+
+def codex_env(home: Path) -> dict[str, str]:
+    return {"HOME": str(home), "PATH": node_path(), "CODEX_HOME": str(home / ".codex"),
+            "FAKE_MODEL_KEY": "not-a-key"}
+
+
+def setup_codex(home: Path, server: ResponsesServer) -> None:
+    (home / ".codex").mkdir(exist_ok=True)
+    (home / ".codex" / "config.toml").write_text(codex_config(server), encoding="utf-8")
+    done = subprocess.run([str(MAXMEM), "setup", "codex"], env=codex_env(home), capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+def run_codex(home: Path, prompt: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    assert BIN is not None
+    return subprocess.run([str(BIN / "codex"), "exec", "--skip-git-repo-check", *extra, prompt],
+                          cwd=home / "proj", env=codex_env(home), capture_output=True, text=True, timeout=100)
+
+
+def codex_search_script(body: dict[str, Any]) -> Reply:
+    """Call maxmem's search (in Codex's mcp__maxmem namespace), then answer."""
+    items = body.get("input") or []
+    if any(isinstance(i, dict) and i.get("type") == "function_call_output" for i in items):
+        return Text("Found it (zqanswer12).")
+    if "mcp__maxmem/search" in set(tool_names_of(body)):
+        return ToolCall("search", {"query": SEARCH_QUERY}, namespace="mcp__maxmem")
+    return Text("maxmem's tools were not listed (zqanswer12).")
+
+
+def tool_names_of(body: dict[str, Any]) -> list[str]:
+    return list(tool_names(Request("POST", "", body)))
+
+
+def codex_inputs(request: Request) -> str:
+    """The conversation items of a Responses API request (Codex puts a hook's
+    additionalContext there as a developer message), as text."""
+    return json.dumps(request.body.get("input") or [], ensure_ascii=False)
+
+
+def stop_leftovers(home: Path) -> None:
+    """End the processes Codex's TUI left behind for this HOME (its app-server daemon's
+    helpers), by their ids: the ones whose command line names this test's CODEX_HOME."""
+    marker = str(home / ".codex").encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if marker in (entry / "cmdline").read_bytes():
+                os.kill(int(entry.name), 15)
+        except (OSError, ProcessLookupError):
+            continue
+
+
+def screen_text(screen: Any) -> str:
+    return "\n".join(line.rstrip() for line in screen.display if line.strip())
+
+
+def trust_codex_hooks(home: Path) -> str:
+    """Start the Codex TUI as the user would, choose "Trust all and continue" on its
+    "Hooks need review" screen, and quit. Returns the screen text seen."""
+    pexpect = pytest.importorskip("pexpect", reason="pexpect drives Codex's TUI to trust the hooks")
+    pyte = pytest.importorskip("pyte", reason="pyte reads Codex's TUI screen")
+    assert BIN is not None
+    screen = pyte.Screen(140, 40)
+    stream = pyte.Stream(screen)
+    child = pexpect.spawn(str(BIN / "codex"), [], cwd=str(home / "proj"), dimensions=(40, 140), encoding="utf-8",
+                          env={**codex_env(home), "TERM": "xterm-256color"}, timeout=30)
+
+    def until(text: str, seconds: float = 40) -> str:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            try:
+                stream.feed(child.read_nonblocking(65536, timeout=0.3))
+            except pexpect.TIMEOUT:
+                pass
+            if text in screen_text(screen):
+                return screen_text(screen)
+        raise AssertionError(f"Codex's TUI never showed {text!r}:\n{screen_text(screen)}")
+
+    try:
+        seen = until("Trust all and continue")
+        child.send("\x1b[B")  # down: from "1. Review hooks" to "2. Trust all and continue"
+        until("› 2. Trust all")
+        child.send("\r")
+        until("Ask Codex to do anything")
+        child.send("/quit")
+        until("/quit")
+        child.send("\r")
+        child.expect(pexpect.EOF, timeout=20)
+    finally:
+        child.close(force=True)
+        # The TUI leaves Codex's app-server daemon running: stop it as a user would.
+        subprocess.run([str(BIN / "codex"), "app-server", "daemon", "stop"], env=codex_env(home),
+                       capture_output=True, timeout=30)
+        stop_leftovers(home)
+    return seen
+
+
+def doctor_wiring(home: Path) -> list[str]:
+    done = subprocess.run([str(MAXMEM), "doctor", "--json"], env=codex_env(home), capture_output=True, text=True,
+                          timeout=120)
+    checks = json.loads(done.stdout)["checks"]
+    return [c["detail"] for c in checks if c["name"] == "wiring"]
+
+
+def test_codex_trusted_in_its_tui_then_recalls_captures_and_searches_over_mcp(home):
+    timings = {}
+    with ResponsesServer(reply=answer("Postgres (zqanswer11).")) as server:
+        setup_codex(home, server)
+        config = tomllib.loads((home / ".codex" / "config.toml").read_text())
+        assert config["features"] == {"hooks": True}  # the name this Codex knows: no deprecation warning
+        assert any("not trusted" in d for d in doctor_wiring(home))
+
+        started = time.monotonic()
+        seen = trust_codex_hooks(home)
+        timings["trust in the TUI"] = time.monotonic() - started
+        assert "4 hooks are new or changed" in seen, seen
+        states = tomllib.loads((home / ".codex" / "config.toml").read_text())["hooks"]["state"]
+        assert len([k for k, v in states.items() if v.get("trusted_hash")]) == 4, states
+        assert not any("not trusted" in d for d in doctor_wiring(home))
+
+        started = time.monotonic()
+        done = run_codex(home, QUESTION)
+        timings["question"] = time.monotonic() - started
+        assert done.returncode == 0, done.stderr
+        assert "codex_hooks is deprecated" not in done.stderr and "zqanswer11" in done.stdout
+        (first, *_) = server.model_requests()
+        assert MARK in codex_inputs(first), codex_inputs(first)[-2000:]
+        assert "mcp__maxmem/search" in tool_names_of(first.body)  # maxmem's tools in the first request
+
+    with ResponsesServer(reply=answer("Ran them (zqanswer13).")) as server:
+        config_path = home / ".codex" / "config.toml"
+        config_path.write_text(re_point(config_path.read_text(), server), encoding="utf-8")
+        started = time.monotonic()
+        done = run_codex(home, OFF_TOPIC)
+        timings["off-topic"] = time.monotonic() - started
+        assert done.returncode == 0, done.stderr
+        assert server.model_requests() and not any(MARK in r.text for r in server.model_requests())
+
+    with ResponsesServer(reply=codex_search_script) as server:
+        config_path.write_text(re_point(config_path.read_text(), server), encoding="utf-8")
+        started = time.monotonic()
+        done = run_codex(home, "Look it up in maxmem: " + QUESTION)
+        timings["MCP search"] = time.monotonic() - started
+        assert done.returncode == 0, done.stderr
+        outputs = [i for r in server.model_requests() for i in r.body.get("input") or []
+                   if isinstance(i, dict) and i.get("type") == "function_call_output"]
+        assert outputs and MARK in json.dumps(outputs[-1]), [json.dumps(o)[:500] for o in outputs]
+        assert "zqanswer12" in done.stdout
+
+    texts = " ".join(str(row.get("content")) for row in brain_rows(home))
+    assert "zqanswer11" in texts and "zqanswer13" in texts  # the Stop hook captured each run
+    print(f"codex: {timings}", file=sys.stderr)
+
+
+def re_point(text: str, server: ResponsesServer) -> str:
+    """config.toml with the fake provider's base_url moved to `server` (the hooks, and
+    their trust, untouched)."""
+    lines = [f'base_url = "{server.url}/v1"' if line.startswith("base_url = ") else line
+             for line in text.splitlines()]
+    return "\n".join(lines) + "\n"

@@ -252,3 +252,25 @@ def commands(ctx: Install) -> list[list[str]]:
     if isinstance(entry, dict) and _is_our_server(entry):
         out.append([str(entry["command"]), *map(str, entry.get("args") or [])])
     return out
+
+
+MANAGED = (Path("/etc/claude-code/managed-settings.json"),
+           Path("/Library/Application Support/ClaudeCode/managed-settings.json"))
+
+
+def inactive(ctx: Install) -> list[tuple[str, str]]:
+    """(level, message) for maxmem's Claude Code hooks that are written but will not run:
+    `disableAllHooks` in the user, local or managed settings."""
+    path = claude_dir(ctx) / "settings.json"
+    if not hook_commands(load_json(path, read_bytes(path)), "claude"):
+        return []
+    out = []
+    for candidate in (path, claude_dir(ctx) / "settings.local.json", *MANAGED):
+        try:
+            settings = load_json(candidate, read_bytes(candidate))
+        except WiringError:
+            continue
+        if settings.get("disableAllHooks") is True:
+            out.append(("warn", f"{ctx.tilde(candidate)} sets disableAllHooks: Claude Code runs no hooks, "
+                                "maxmem's included (no brief, no recall with each prompt, no capture)"))
+    return out

@@ -305,3 +305,90 @@ def commands(ctx: Install) -> list[list[str]]:
             [str(entry.get("command", "")), *map(str, entry.get("args") or [])]):
         out.append([str(entry["command"]), *map(str, entry.get("args") or [])])
     return out
+
+
+def _snake(event: str) -> str:
+    """SessionStart -> session_start: the event's part of a [hooks.state] key."""
+    return "".join(f"_{c.lower()}" if c.isupper() and i else c.lower() for i, c in enumerate(event))
+
+
+def hook_keys(ctx: Install) -> dict[str, str]:
+    """`[hooks.state]` key -> event, for every maxmem hook Codex would load. Codex keys a
+    hook's trust by "<file>:<event>:<group index>:<handler index>"."""
+    path = codex_home(ctx) / "config.toml"
+    hooks_json = codex_home(ctx) / "hooks.json"
+    config = _load(path)
+    sources = [(path, config.get("hooks", {}))]
+    if hooks_json.exists():
+        sources.append((hooks_json, load_json(hooks_json, read_bytes(hooks_json)).get("hooks", {})))
+    keys: dict[str, str] = {}
+    for source, hooks in sources:
+        if not isinstance(hooks, dict):
+            continue
+        for event, groups in hooks.items():
+            if event == "state" or not isinstance(groups, list):
+                continue
+            for g, group in enumerate(groups):
+                handlers = group.get("hooks") if isinstance(group, dict) else None
+                for h, entry in enumerate(handlers if isinstance(handlers, list) else []):
+                    if is_ours(entry, HARNESS):
+                        keys[f"{source}:{_snake(event)}:{g}:{h}"] = event
+    return keys
+
+
+def _load(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads((read_bytes(path) or b"").decode("utf-8", "replace"))
+    except tomllib.TOMLDecodeError:
+        return {}
+
+
+def features(ctx: Install) -> dict[str, bool] | None:
+    """The installed Codex's feature flags as it resolves them (`codex features list`:
+    name, stage, effective value); None when there is no codex to ask."""
+    program = which("codex", ctx.env)
+    if program is None:
+        return None
+    try:
+        done = subprocess.run([program, "features", "list"], capture_output=True, text=True, timeout=20,
+                              env=dict(ctx.env))
+    except (OSError, subprocess.SubprocessError):
+        return None
+    out = {}
+    for line in done.stdout.splitlines():
+        words = line.split()
+        if len(words) >= 3 and words[-1] in ("true", "false"):
+            out[words[0]] = words[-1] == "true"
+    return out if done.returncode == 0 and out else None
+
+
+def inactive(ctx: Install) -> list[tuple[str, str]]:
+    """(level, message) for maxmem's Codex wiring that is written but will not run: hooks
+    not trusted yet (or disabled) in /hooks, the hooks feature off or under a deprecated name."""
+    keys = hook_keys(ctx)
+    if not keys:
+        return []
+    config = _load(codex_home(ctx) / "config.toml")
+    state = (config.get("hooks") or {}).get("state") or {}
+    out: list[tuple[str, str]] = []
+    untrusted = sorted({event for key, event in keys.items()
+                        if not (isinstance(state.get(key), dict) and state[key].get("trusted_hash"))})
+    disabled = sorted({event for key, event in keys.items()
+                       if isinstance(state.get(key), dict) and state[key].get("enabled") is False})
+    if untrusted:
+        out.append(("warn", f"Codex has not trusted maxmem's hooks yet ({', '.join(untrusted)}): it skips "
+                            "them silently. Start  codex  and choose \"Trust all and continue\" (or review "
+                            "them in  /hooks )"))
+    if disabled:
+        out.append(("warn", f"maxmem's Codex hooks {', '.join(disabled)} are disabled in /hooks"))
+    flags = features(ctx)
+    configured = config.get("features") or {}
+    if flags is not None and flags.get("hooks", flags.get("codex_hooks")) is False:
+        out.append(("warn", "Codex's hooks feature is off (codex features list): no hook runs, maxmem's "
+                            "included; set [features] hooks = true in config.toml"))
+    elif flags is not None and "hooks" in flags and "codex_hooks" in configured:
+        out.append(("warn", "config.toml sets [features] codex_hooks, a name this Codex calls deprecated: "
+                            "rename it hooks (maxmem setup codex does it for the line it wrote)"))
+    elif flags is None and any(configured.get(k) is False for k in FLAGS):
+        out.append(("warn", "[features] hooks is false in config.toml: Codex runs no hooks, maxmem's included"))
+    return out
