@@ -91,11 +91,10 @@ def home(tmp_path: Path) -> Path:
     return home
 
 
-def last_user_text(request: Request) -> str:
-    """The newest user turn of a Messages API request (where Claude Code puts a
-    UserPromptSubmit hook's additionalContext) as text."""
-    users = [m for m in request.body.get("messages", []) if m.get("role") == "user"]
-    return json.dumps(users[-1], ensure_ascii=False) if users else ""
+def messages_text(request: Request) -> str:
+    """The conversation of a Messages API request as text (Claude Code 2.1.197 puts the
+    hooks' additionalContext there, in a "system" message labelled with the hook's event)."""
+    return json.dumps(request.body.get("messages", []), ensure_ascii=False)
 
 
 # -- Claude Code ---------------------------------------------------------------------
@@ -156,7 +155,8 @@ def test_claude_code_gets_the_memory_with_the_question_none_off_topic_and_captur
         assert done.returncode == 0, done.stderr + done.stdout
         assert "zqanswer01" in done.stdout
         (first, *_) = claude_session_requests(server, QUESTION)
-        assert MARK in last_user_text(first), last_user_text(first)[:2000]
+        context = messages_text(first)
+        assert MARK in context and "UserPromptSubmit" in context, context[:3000]
 
     with AnthropicServer(reply=answer("Ran them (zqanswer03).")) as server:
         started = time.monotonic()
