@@ -123,7 +123,8 @@ def _event(out: Parsed, sess: Session, payload: dict, key: str, when: str, st: d
     kind = payload.get("type")
     if kind in ("user_message", "agent_message", "item_completed"):
         source = "item" if kind == "item_completed" else "event"
-        item = payload.get("item") if isinstance(payload.get("item"), dict) else {}
+        found = payload.get("item")
+        item: dict[str, Any] = found if isinstance(found, dict) else {}
         if source == "item" and item.get("type") not in ITEM_ROLES:
             out.dropped["event:item_completed"] += 1
             return last_assistant
@@ -169,7 +170,8 @@ ITEM_ROLES = {"UserMessage": "user", "AgentMessage": "assistant"}
 def _item_message(out: Parsed, sess: Session, item: dict, key: str, when: str, st: dict) -> Turn | None:
     """A turn from an `item_completed` UserMessage or AgentMessage; the assistant's turn
     is returned (token counts attach to it)."""
-    parts = item.get("content") if isinstance(item.get("content"), list) else []
+    content = item.get("content")
+    parts: list[Any] = content if isinstance(content, list) else []
     text = clean("\n".join(str(c.get("text") or "") for c in parts if isinstance(c, dict)))
     if any(isinstance(c, dict) and "image" in str(c.get("type", "")).lower() for c in parts):
         text = (text + "\n" + IMAGE).strip()
