@@ -5,7 +5,8 @@ embeddings, file permissions, disk and WAL size, the last run of each job
 (capture, retention, sync per target, backup) and its age, the newest backup on
 disk, and the checks passed in `extra` (the core budget). The report also carries sizes and growth per category.
 Given the environment (`env`), it also checks the loop around brain.db: the
-wiring `maxmem setup` wrote still points at a maxmem that exists, the scheduled
+wiring `maxmem setup` wrote still points at a maxmem that exists and is active
+(Codex hooks trusted, the hooks feature on; Claude Code hooks not disabled), the scheduled
 jobs' logs (an `exit 127` when maxmem could not even start), and whether capture
 has ever run on a machine that has transcripts.
 
@@ -34,7 +35,7 @@ from .db import DAMAGE
 from .errors import ConfigError, MaxmemError
 from .health import age_hours, format_age, last_runs, one_line
 from .retention import check_archives
-from .wiring import Install, problems
+from .wiring import Install, inactive, problems
 
 Check = dict[str, Any]
 
@@ -304,7 +305,7 @@ def loop_checks(config: Config, env: Mapping[str, str], runs: Mapping[str, Mappi
     """The wiring setup wrote, the jobs' logs, and capture never having run beside transcripts."""
     checks: list[Check] = []
     ctx = Install.from_config(config, env, ())
-    for level, message in problems(ctx):
+    for level, message in [*problems(ctx), *inactive(ctx)]:
         checks.append(_check("wiring", level != "fail", message, warn=level == "warn"))
     checks.extend(log_checks(state_dir(env), runs, now))
     if not any(j == "capture" or j.startswith("hook:") for j in runs):

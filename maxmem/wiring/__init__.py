@@ -26,7 +26,7 @@ from .files import Change, Plan, WiringError, apply, originals, which
 from .install import Install, find_maxmem
 
 __all__ = ["TARGETS", "Install", "Outcome", "Plan", "WiringError", "commands", "detect", "find_maxmem",
-           "plan", "problems", "run", "unplan"]
+           "inactive", "plan", "problems", "run", "unplan"]
 
 
 @dataclass(frozen=True)
@@ -182,4 +182,16 @@ def problems(ctx: Install) -> list[tuple[str, str]]:
                 elif not (path.is_file() and os.access(path, os.X_OK)):
                     out.append(("fail", (f"{name} runs {program}, which does not exist (moved or uninstalled): "
                                          f"run  maxmem setup {name}  again with the maxmem you use")))
+    return out
+
+
+def inactive(ctx: Install) -> list[tuple[str, str]]:
+    """(level, message) for agent wiring that is written but not active: Codex hooks not
+    trusted yet or the hooks feature off, Claude Code's hooks disabled."""
+    out: list[tuple[str, str]] = []
+    for module in (claude_code, codex):
+        try:
+            out.extend(module.inactive(ctx))
+        except (WiringError, OSError, ValueError):
+            continue
     return out
