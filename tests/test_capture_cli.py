@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import schedule
@@ -18,6 +19,7 @@ from test_capture_readers import FIXTURES
 from test_cli import run
 
 from maxmem.daemon import Job, run_daemon
+from maxmem.due import Every
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "maxmem-capture-cron"
@@ -101,7 +103,8 @@ def test_daemon_runs_jobs_on_schedule_and_survives_a_failing_one():
         ran.append("bad")
         raise RuntimeError("disk on fire")
 
-    jobs = [Job("bad", lambda s: s.every(1).seconds, bad), Job("good", lambda s: s.every(1).seconds, good)]
+    second = Every(timedelta(seconds=1))
+    jobs = [Job("bad", second, bad), Job("good", second, good)]
     thread = threading.Thread(target=run_daemon, args=(jobs, stop), kwargs={"scheduler": schedule.Scheduler()})
     thread.start()
     thread.join(timeout=20)

@@ -23,6 +23,7 @@ import re
 import shlex
 from pathlib import Path
 
+from ..jobs import TICK_MINUTES
 from .files import CRONTAB, Change, Plan, package_data, read_bytes, read_crontab, which
 from .install import Install, is_maxmem_command, split_command, strip_assignments
 
@@ -32,7 +33,6 @@ END = "# <<< maxmem setup <<<"
 UNIT = "maxmem-jobs"
 LABEL = "dev.maxmem.jobs"
 HEADER = "# Written by maxmem setup {target}; remove with  maxmem setup {target} --uninstall\n"
-TICK_MINUTES = 15
 
 
 def tick_args(ctx: Install) -> list[str]:
