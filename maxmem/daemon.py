@@ -22,8 +22,9 @@ import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import schedule
 
@@ -217,6 +218,32 @@ def default_jobs(config: Config, env: Mapping[str, str]) -> list[Job]:
     # The doctor job checks brain.db and the jobs' runs, not the scheduler's own log
     # (the tick it runs in has not written its line yet): no env, no loop checks.
     return [*built, doctor_job(config, None, {job.name: job.due for job in built if job.due is not None})]
+
+
+EVERY_TICK_DUE = {"due": True, "at": None, "reason": "runs at every tick"}
+
+
+def listing(config: Config, env: Mapping[str, str], runs: Mapping[str, Mapping[str, Any]],
+            now: datetime) -> list[dict[str, Any]]:
+    """`maxmem jobs`: every job of the table, when it runs (and in which zone), whether
+    this config runs it, its last run (`health.last_runs`) and when it is next due."""
+    rows = []
+    for declared in job_table.JOBS:
+        on = declared.enabled(config, env)
+        name = instance_name(declared, config, env) if on else declared.name
+        when = declared.when(config)
+        run = runs.get(name) or {}
+        schedule_ = job_table.due_schedule(when)
+        status = due.check(schedule_, run.get("last_ok"), now) if on and schedule_ is not None else None
+        rows.append({
+            "name": name, "what": declared.what, "runs": declared.runs, "enabled": on,
+            "off": "" if on else f"needs {declared.needs}",
+            "when": job_table.every_text(when), "zone": job_table.zone_name(when),
+            "last_run": run.get("at"), "last_ok": run.get("ok") if run.get("at") else None,
+            "last_success": run.get("last_ok"), "last_detail": run.get("detail") or "",
+            "next_due": status.to_dict() if status else (EVERY_TICK_DUE if on else None),
+        })
+    return rows
 
 
 def job_schedules(config: Config, env: Mapping[str, str]) -> dict[str, due.Schedule]:

@@ -63,6 +63,7 @@ class Declared:
     max_age_hours: float | None = None  # doctor: FAIL when its last success is older ([doctor] max_age_hours)
     records: bool = True  # the job records its own runs (health.record_run); else the tick does
     enabled: Callable[[Config, Mapping[str, str]], bool] = lambda config, env: True
+    needs: str = ""  # what `enabled` asks for, said when the job is off
 
 
 def capture_every(config: Config) -> due.Every:
@@ -109,7 +110,8 @@ JOBS: tuple[Declared, ...] = (
              retention_daily, max_age_hours=36),
     Declared("sync", "maxmem sync postgres", "export the changes to PostgreSQL",
              lambda config: due.every(sync_minutes(config), "[sync.postgres] interval_minutes"),
-             max_age_hours=6, enabled=sync_configured),
+             max_age_hours=6, enabled=sync_configured,
+             needs="a PostgreSQL DSN (MAXMEM_PG_DSN, or dsn under [sync.postgres])"),
     Declared("backup", "maxmem backup", "a checked, rotated copy of brain.db",
              backup_daily, max_age_hours=36),
     Declared("doctor", "maxmem doctor", "health checks; a check that needs attention is logged",
@@ -131,6 +133,13 @@ def enabled(config: Config, env: Mapping[str, str]) -> list[Declared]:
 def due_schedule(when: When) -> due.Schedule | None:
     """What `--if-due` checks against the last success; None: due at every tick."""
     return None if isinstance(when, EveryTick) else when
+
+
+def every_text(when: When) -> str:
+    """When it runs, without the zone: "daily at 03:00", "every 2 h", "every tick (15 min)"."""
+    if isinstance(when, due.Daily):
+        return f"daily at {when.at.strftime('%H:%M')}"
+    return when.describe()
 
 
 def zone_name(when: When) -> str | None:
