@@ -83,8 +83,8 @@ def daemon(state: State, once: bool, if_due: bool, only: tuple[str, ...], as_jso
 
     `daemon --once --if-due` is what `maxmem setup cron|systemd|launchd` schedules:
     each tick runs only what is due (retention once per New York day after 03:00 there,
-    a missed night caught up at the next tick). Log lines go to stderr, or to
-    --log-file. Stop it with Ctrl-C or SIGTERM.
+    a missed night caught up at the next tick); `maxmem jobs` lists the jobs. Log lines
+    go to stderr, or to --log-file. Stop it with Ctrl-C or SIGTERM.
     """
     jobs = default_jobs(state.config, os.environ)
     if (if_due or only or as_json) and not once:
