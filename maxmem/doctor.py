@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from . import due
+from . import jobs as job_table
 from .backup import backup_dir, list_backups
 from .brain import Brain
 from .capture import CaptureSettings, discover
@@ -41,11 +42,11 @@ Check = dict[str, Any]
 
 # A job that has run before and has not succeeded for longer than this needs
 # attention (hours). Capture runs every 2 h, retention and backups daily.
-DEFAULT_MAX_AGE_HOURS = {"capture": 6, "retention": 36, "sync": 6, "backup": 36}
+# Both from the one job table (maxmem.jobs).
+DEFAULT_MAX_AGE_HOURS = job_table.max_age_hours()
 # The command that runs each job (the hint for a required job that never ran); a job
-# that "never ran" is one of these, any other has a run on record.
-JOB_COMMANDS = {"capture": "maxmem capture", "retention": "maxmem retain --apply",
-                "sync": "maxmem sync postgres", "backup": "maxmem backup"}
+# that "never ran" is one of DEFAULT_MAX_AGE_HOURS, any other has a run on record.
+JOB_COMMANDS = job_table.commands()
 # The WAL should be folded back into brain.db by checkpoints; a WAL that keeps growing
 # means a reader holds a snapshot open for hours.
 WAL_WARN_BYTES = 256 * 1024 * 1024

@@ -543,3 +543,48 @@ def test_today_is_read_in_the_machines_zone_unless_the_config_names_one(home, tz
     done = maxmem(home, "context", TZ=tz)
     assert done.returncode == 0, done.stderr
     assert re.search(rf"# Memory brief — \d{{4}}-\d\d-\d\d \d\d:\d\d {shown}", done.stdout), done.stdout
+
+
+def fake_crontab(tmp_path: Path, text: str) -> tuple[Path, Path]:
+    """A `crontab` program on PATH keeping the user crontab in a file (-l prints it, - replaces it)."""
+    bin_dir, table = tmp_path / "fakebin", tmp_path / "crontab.txt"
+    bin_dir.mkdir()
+    table.write_text(text)
+    program = bin_dir / "crontab"
+    program.write_text(f'#!/bin/sh\nif [ "$1" = "-l" ]; then exec /bin/cat "{table}"; fi\n'
+                       f'exec /bin/cat > "{table}"\n')
+    program.chmod(0o755)
+    return bin_dir, table
+
+
+def test_setup_cron_replaces_old_per_job_lines_with_the_tick_and_doctor_names_what_is_left(tmp_path, home):
+    old = ("MAILTO=me@example.com\n"
+           "0 */2 * * * MAXMEM_BIN=/opt/maxmem /opt/maxmem/scripts/maxmem-capture-cron\n"
+           "45 * * * *  MAXMEM_BIN=/opt/maxmem /opt/maxmem/scripts/maxmem-embed-cron\n"
+           "15 * * * * MAXMEM_BIN=/opt/maxmem /opt/maxmem/scripts/maxmem-doctor-cron\n"
+           "5 4 * * * /usr/bin/rsync -a /srv /backup\n")
+    bin_dir, table = fake_crontab(tmp_path, old)
+    done = maxmem(home, "setup", "cron", PATH=str(bin_dir))
+    assert done.returncode == 0, done.stdout + done.stderr
+    text = table.read_text()
+    assert "maxmem-capture-cron" not in text and "maxmem-embed-cron" not in text  # the tick runs them
+    assert "maxmem-doctor-cron" in text and "/usr/bin/rsync -a /srv /backup" in text and "MAILTO=" in text
+    assert text.count("maxmem-jobs-cron") == 1 and "*/15 * * * *" in text
+    assert "removed the old line" in done.stdout and "the tick runs capture" in done.stdout, done.stdout
+    assert f'out=$({MAXMEM} --db' in done.stdout and 'doctor 2>&1) || echo "$out"' in done.stdout
+
+    again = maxmem(home, "setup", "cron", PATH=str(bin_dir))
+    assert again.returncode == 0 and "nothing to change" in again.stdout, again.stdout
+    assert table.read_text() == text
+
+    assert maxmem(home, "--embedder", "none", "init").returncode == 0
+    report = maxmem(home, "--embedder", "none", "doctor", PATH=str(bin_dir))
+    wiring = [line for line in report.stdout.splitlines() if "maxmem-doctor-cron" in line]
+    assert len(wiring) == 1 and wiring[0].startswith("FAIL") and "no longer ships" in wiring[0], report.stdout
+    assert "maxmem setup cron" in wiring[0]
+
+    undone = maxmem(home, "setup", "cron", "--uninstall", PATH=str(bin_dir))
+    assert undone.returncode == 0, undone.stdout + undone.stderr
+    assert table.read_text() == old  # an undo puts back the crontab as setup found it, old lines too
+    report = maxmem(home, "--embedder", "none", "doctor", PATH=str(bin_dir))
+    assert [line for line in report.stdout.splitlines() if "no longer ships" in line and "capture-cron" in line]
