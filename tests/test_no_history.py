@@ -38,7 +38,6 @@ ALLOWED = [
     # An agent's earlier sessions: what maxmem remembers for it.
     ("maxmem/briefing.py", "notes stored by maxmem from earlier sessions with this user"),
     ("maxmem/mcp.py", "This is what maxmem remembers from earlier sessions."),
-    ("maxmem/recall.py", "notes stored by maxmem from earlier sessions that may bear on this"),
     ("maxmem/data/skill/SKILL.md", "depends on earlier sessions"),
     ("skill/SKILL.md", "depends on earlier sessions"),
     # A released module rename, recorded for those who imported it.
