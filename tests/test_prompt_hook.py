@@ -286,3 +286,39 @@ def test_later_prompts_are_answered_warm_and_a_stale_server_steps_aside(tmp_path
     finally:
         assert stop_servers(state) == 1
     assert wait_for(lambda: stop_servers(state) == 0, 30)  # gone: nobody holds its lock
+
+
+@needs_cli
+def test_setup_wires_the_prompt_hook_and_uninstall_stops_its_server(tmp_path, local_brain):
+    """The command setup writes runs under env -i and answers warm; --uninstall takes the
+    hook out and stops the recall server it started."""
+    from agent_layout import claude_home
+
+    home = tmp_path / "home"
+    claude_home(home)
+    env = {"HOME": str(home)}
+    setup = subprocess.run([str(MAXMEM), "--db", str(local_brain), "setup", "claude-code", "--no-mcp"], env=env,
+                           capture_output=True, text=True, timeout=120)
+    assert setup.returncode == 0, setup.stderr
+    settings = json.loads((home / ".claude" / "settings.json").read_text())
+    (command,) = [h["command"] for g in settings["hooks"]["UserPromptSubmit"] for h in g["hooks"]]
+    assert "hook user-prompt --harness claude" in command
+    state = home / ".local" / "state" / "maxmem"
+    count = []
+
+    def answered_warm() -> bool:
+        payload = json.dumps({"session_id": f"w{len(count)}", "prompt": "which port does staging postgres use?"})
+        count.append(subprocess.run(["/bin/sh", "-c", command], env=env, input=payload, capture_output=True,
+                                    text=True, timeout=60).stdout)
+        return "(warm," in log_lines(home)[-1]
+
+    try:
+        assert wait_for(answered_warm), log_lines(home)
+        assert all("5433" in out for out in count)
+        undone = subprocess.run([str(MAXMEM), "--db", str(local_brain), "setup", "claude-code", "--uninstall"],
+                                env=env, capture_output=True, text=True, timeout=120)
+        assert undone.returncode == 0 and "stopped 1 recall server" in undone.stdout, undone.stdout
+        assert "UserPromptSubmit" not in (home / ".claude" / "settings.json").read_text()
+        assert wait_for(lambda: stop_servers(state) == 0, 30)
+    finally:
+        stop_servers(state)

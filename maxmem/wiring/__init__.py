@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput
+from ..recall_socket import stop_servers
 from . import claude_code, codex, openclaw, schedulers
 from .files import Change, Plan, WiringError, apply, originals, which
 from .install import Install, find_maxmem
@@ -141,6 +142,10 @@ def run(p: Plan, ctx: Install, uninstall: bool = False, run_commands: bool = Tru
     if p.changes or uninstall:
         for argv in p.after_commands:
             _try(argv, ctx, outcome, run_commands)
+    if uninstall and p.target in ("claude-code", "codex", "openclaw"):
+        stopped = stop_servers(ctx.state)  # the prompt hook's recall servers go with the hook
+        if stopped:
+            outcome.notes.append(f"stopped {stopped} recall server(s) the prompt hook had started")
     return outcome
 
 
