@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 import tempfile
 import time
@@ -244,7 +245,17 @@ def figures(asked: Sequence[Asked]) -> dict[str, Any]:
                      "no_substance": sum(not a.prompt.substance for a in coding)},
         "ms_per_prompt": 1000 * sum(a.seconds for a in asked) / max(1, len(asked)),
         "loudest_coding": loudest(coding),
+        "reasons": {k: reasons(v) for k, v in by.items()},
     }
+
+
+def reasons(asked: Sequence[Asked]) -> dict[str, int]:
+    """How often recall() gave each reason (its figures replaced by N), most frequent first."""
+    counts: dict[str, int] = {}
+    for a in asked:
+        reason = re.sub(r"\d+(\.\d+)?", "N", a.reason)
+        counts[reason] = counts.get(reason, 0) + 1
+    return dict(sorted(counts.items(), key=lambda t: (-t[1], t[0])))
 
 
 def loudest(coding: Sequence[Asked], count: int = 5) -> list[str]:
@@ -315,6 +326,9 @@ def report(f: dict[str, Any], calibration: Sequence[str], out: Any = None) -> No
     for kind in ("unanswerable", "coding"):
         t = f["tokens"][kind]
         line(f"tokens injected per {kind} prompt: mean {t['mean']:.1f}, p95 {t['p95']:.0f}, max {t['max']:.0f}")
+    for kind, counts in f["reasons"].items():
+        if counts:
+            line(f"recall()'s reasons, {kind}: " + "; ".join(f"{r or '(none)'} {n}" for r, n in counts.items()))
     if f["loudest_coding"]:
         line("coding prompts injected into the most brains: " + "; ".join(f["loudest_coding"]))
     line(f"recall() took {f['ms_per_prompt']:.1f} ms per prompt (prompt vectors from the cache)")
