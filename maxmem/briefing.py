@@ -139,10 +139,10 @@ def fence_for(texts: Sequence[str]) -> str:
     return "`" * max(3, longest + 1)
 
 
-def fenced(markdown: str, fence: str | None = None) -> str:
+def fenced(markdown: str, fence: str | None = None, preface: str = PREFACE) -> str:
     """The preface, then `markdown` inside a code fence it cannot close."""
     fence = fence or fence_for([markdown])
-    return f"{PREFACE}\n{fence}markdown\n{markdown.rstrip()}\n{fence}\n"
+    return f"{preface}\n{fence}markdown\n{markdown.rstrip()}\n{fence}\n"
 
 
 def _time(at: str, tz: tzinfo) -> str:

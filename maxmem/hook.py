@@ -9,6 +9,11 @@ on stdin: session_id, transcript_path, cwd, and for SessionStart the source.
                  "additionalContext": …}} (Claude caps it at 10,000 characters, Codex
                  at ~2,500 tokens); OpenClaw plain text. A missing brain.db is not
                  created: nothing is printed.
+  user-prompt    prints the few memories relevant to the prompt (recall.recall: at most
+                 [recall] max_memories, within [recall] budget_tokens, none shown before in
+                 the session, nothing for a prompt of no substance), in the same JSON shape
+                 with "UserPromptSubmit"; OpenClaw plain text. It waits at most
+                 PROMPT_LOCK_SECONDS for a lock: the user is waiting for the answer.
   pre-compact,   capture only that transcript (run_capture with paths=[it]), with the
   stop,          embedder off (vectors come later from  maxmem embed , which
   session-end    the scheduled tick runs) and a deadline on the capture loop itself:
@@ -35,21 +40,24 @@ from .brain import Brain
 from .briefing import DEFAULT_BUDGET_TOKENS, MIN_BUDGET_TOKENS, build_brief
 from .capture import CaptureSettings, run_capture
 from .clock import Clock
-from .config import Config, local_timezone
+from .config import Config, local_timezone, state_dir
 from .memory import BYTES_PER_TOKEN
+from .recall import RecallSettings, has_substance, query_of, recall
+from .shown import add_shown, shown_ids
 
 log = logging.getLogger("maxmem")
 
-EVENTS = ("session-start", "pre-compact", "stop", "session-end")
+EVENTS = ("session-start", "user-prompt", "pre-compact", "stop", "session-end")
 HARNESSES = {"claude": "claude-code", "codex": "codex", "openclaw": "openclaw"}
-HOOK_EVENT_NAMES = {"session-start": "SessionStart", "pre-compact": "PreCompact", "stop": "Stop",
-                    "session-end": "SessionEnd"}
+HOOK_EVENT_NAMES = {"session-start": "SessionStart", "user-prompt": "UserPromptSubmit", "pre-compact": "PreCompact",
+                    "stop": "Stop", "session-end": "SessionEnd"}
 DEFAULT_BUDGET_SECONDS = 10.0
 # Claude Code shares ~1.5 s among SessionEnd hooks (raised to the longest timeout set,
 # 5 s for ours); Codex allows at most 3 s. The last capture there gets less.
 SESSION_END_SECONDS = 3.0
 CLOSE_RESERVE = 0.15  # of the budget, kept for committing, the brief and closing
 HOOK_WINDOW_BYTES = 256 << 10  # commit a big transcript in small windows, so the deadline can bite
+PROMPT_LOCK_SECONDS = 1.0
 MAX_CONTEXT_CHARS = {"claude": 9_500, "codex": 9_000, "openclaw": 20_000}  # below the harness caps
 
 
@@ -59,6 +67,7 @@ class HookInput:
     transcript_path: Path | None = None
     cwd: str | None = None
     source: str | None = None
+    prompt: str | None = None
 
     @classmethod
     def parse(cls, text: str) -> HookInput:
@@ -76,7 +85,7 @@ class HookInput:
 
         path = text_of("transcript_path")
         return cls(session_id=text_of("session_id"), transcript_path=Path(path).expanduser() if path else None,
-                   cwd=text_of("cwd"), source=text_of("source"))
+                   cwd=text_of("cwd"), source=text_of("source"), prompt=text_of("prompt"))
 
 
 @dataclass(frozen=True)
@@ -113,9 +122,12 @@ def run_hook(event: str, harness: str, stdin_text: str, config: Config, env: Map
         deadline = started + budget * (1 - CLOSE_RESERVE)
         data = HookInput.parse(stdin_text)
         # A hook must not sit out a long lock wait: at most half its budget.
-        config = config.with_(busy_timeout_ms=int(min(config.busy_timeout_ms, budget * 500)))
+        lock_wait = PROMPT_LOCK_SECONDS if event == "user-prompt" else budget / 2
+        config = config.with_(busy_timeout_ms=int(min(config.busy_timeout_ms, lock_wait * 1000)))
         if event == "session-start":
-            stdout, detail = _brief(harness, data, config, budget_tokens, clock)
+            stdout, detail = _brief(harness, data, config, env, budget_tokens, clock)
+        elif event == "user-prompt":
+            stdout, detail = _recall(harness, data, config, env, budget_tokens, clock)
         else:
             stdout, detail = "", _capture(event, harness, data, config, env, deadline, clock)
         took = time.monotonic() - started
@@ -151,7 +163,7 @@ def _capture(event: str, harness: str, data: HookInput, config: Config, env: Map
     return f"{report.summary()} [{where}]"
 
 
-def _brief(harness: str, data: HookInput, config: Config, budget_tokens: int | None,
+def _brief(harness: str, data: HookInput, config: Config, env: Mapping[str, str], budget_tokens: int | None,
            clock: Clock | None) -> tuple[str, str]:
 
     path = Path(config.db_path).expanduser()
@@ -164,11 +176,39 @@ def _brief(harness: str, data: HookInput, config: Config, budget_tokens: int | N
     with Brain.open(path, embedder="none", config=config, clock=clock, check_embedder=False) as brain:
         brief = build_brief(brain, session=data.session_id, budget_tokens=tokens, tz=local_timezone(config))
     text = brief.text
-    shown = sum(len(ids) for ids in brief.sections.values())
-    if harness == "openclaw":
-        return text, f"brief of {shown} memories, {len(text)} characters"
-    payload = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
-    return json.dumps(payload, ensure_ascii=False), f"brief of {shown} memories, {len(text)} characters"
+    ids = [i for section in brief.sections.values() for i in section]
+    add_shown(state_dir(env), data.session_id, ids)
+    return context(harness, "session-start", text), f"brief of {len(ids)} memories, {len(text)} characters"
+
+
+def _recall(harness: str, data: HookInput, config: Config, env: Mapping[str, str], budget_tokens: int | None,
+            clock: Clock | None) -> tuple[str, str]:
+
+    path = Path(config.db_path).expanduser()
+    if data.prompt is None:
+        return "", "no prompt on stdin; nothing recalled"
+    if not has_substance(query_of(data.prompt)):
+        return "", "no question of substance in the prompt; nothing recalled"
+    if not path.exists():
+        return "", f"no brain.db at {path} yet; nothing recalled"
+    settings = RecallSettings.from_section(config.section("recall"))
+    if budget_tokens is not None:
+        settings = replace(settings, budget_tokens=budget_tokens)
+    folder = state_dir(env)
+    with Brain.open(path, config=config, clock=clock, create=False) as brain:
+        found = recall(brain, data.prompt, session=data.session_id, shown=shown_ids(folder, data.session_id),
+                       settings=settings, tz=local_timezone(config))
+    add_shown(folder, data.session_id, found.ids)
+    return context(harness, "user-prompt", found.text), found.reason
+
+
+def context(harness: str, event: str, text: str) -> str:
+    """What the harness reads as added context: nothing, plain text (OpenClaw), or the
+    hookSpecificOutput JSON of Claude Code and Codex."""
+    if not text or harness == "openclaw":
+        return text
+    payload = {"hookSpecificOutput": {"hookEventName": HOOK_EVENT_NAMES[event], "additionalContext": text}}
+    return json.dumps(payload, ensure_ascii=False)
 
 
 def describe(result: HookResult) -> dict[str, Any]:

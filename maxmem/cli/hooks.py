@@ -33,11 +33,14 @@ class _OverBudget(Exception):
 @click.option("--harness", default="claude", show_default=True, help="claude, codex or openclaw.")
 @click.option("--budget", "budget_seconds", type=float, default=None,
               help="Seconds it may take ([hook] budget_seconds, default 10).")
-@click.option("--budget-tokens", type=int, default=None, help="Size of the session-start brief.")
+@click.option("--budget-tokens", type=int, default=None,
+              help="Size of what is printed: the session-start brief ([context] budget_tokens, default 2000) "
+                   "or a prompt's recall ([recall] budget_tokens, default 400).")
 @pass_state
 def hook(state: State, event: str, harness: str, budget_seconds: float | None, budget_tokens: int | None) -> None:
-    """Run an agent hook: session-start (print the brief), pre-compact, stop, session-end
-    (capture this session's transcript, given as JSON on stdin).
+    """Run an agent hook: session-start (print the brief), user-prompt (print the memories
+    relevant to the prompt), pre-compact, stop, session-end (capture this session's
+    transcript). The harness gives the event's JSON on stdin.
 
     Always exits 0, within its time budget; failures are one line in hook.log.
     """

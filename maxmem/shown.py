@@ -1,0 +1,75 @@
+"""Which memories an agent session has been shown already, so none is shown twice.
+
+The session-start brief and every prompt's recall add the ids they printed; the next
+prompt's recall leaves them out. One small JSON file per session, in maxmem's state
+folder (`shown/`, 0600), written whole to a temporary file and renamed (a hook killed
+mid-write leaves the previous list). Files of sessions untouched for KEEP_DAYS go.
+An unreadable file counts as an empty list: at worst a memory is shown once more.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+KEEP_DAYS = 7
+MAX_IDS = 2000  # per session: the oldest go first
+
+
+def shown_path(folder: Path, session: str) -> Path:
+    digest = hashlib.sha256(session.encode("utf-8", "replace")).hexdigest()[:32]
+    return folder / "shown" / f"{digest}.json"
+
+
+def shown_ids(folder: Path, session: str | None) -> frozenset[int]:
+    """The ids shown in `session` so far (none without a session id)."""
+    if not session:
+        return frozenset()
+    try:
+        data = json.loads(shown_path(folder, session).read_text(encoding="utf-8"))
+        return frozenset(int(i) for i in data.get("ids", []) if isinstance(i, int))
+    except (OSError, ValueError, AttributeError, TypeError):
+        return frozenset()
+
+
+def add_shown(folder: Path, session: str | None, ids: Iterable[int]) -> None:
+    """Add `ids` to what `session` has been shown."""
+    new = [int(i) for i in ids]
+    if not session or not new:
+        return
+    path = shown_path(folder, session)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    known = [i for i in _ordered(path) if i not in set(new)]
+    data = {"session": session, "ids": (known + new)[-MAX_IDS:]}
+    temporary = path.with_suffix(f".{os.getpid()}.tmp")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        json.dump(data, handle)
+    os.replace(temporary, path)
+    forget_old(path.parent)
+
+
+def _ordered(path: Path) -> list[int]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return [i for i in data.get("ids", []) if isinstance(i, int)]
+    except (OSError, ValueError, AttributeError, TypeError):
+        return []
+
+
+def forget_old(folder: Path, keep_days: float = KEEP_DAYS) -> int:
+    """Remove the lists of sessions untouched for `keep_days`; how many went."""
+    cutoff = time.time() - keep_days * 86400
+    gone = 0
+    for path in folder.glob("*.json"):
+        try:
+            if path.stat().st_mtime < cutoff:
+                path.unlink()
+                gone += 1
+        except OSError:
+            continue
+    return gone

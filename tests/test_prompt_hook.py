@@ -1,0 +1,236 @@
+"""`maxmem hook user-prompt`: the memories relevant to each prompt, fenced, within budget,
+never twice in a session; and nothing, exit 0 and one log line, whatever goes wrong.
+
+The logic tests use the deterministic bag-of-words embedder; the command's tests run the
+installed `maxmem` under `env -i HOME=…` (cron's environment) on a brain.db embedded with
+the real local model."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from datetime import timedelta, timezone
+from pathlib import Path
+
+import apsw
+import pytest
+
+from maxmem import Brain
+from maxmem.errors import ConfigError
+from maxmem.memory import estimate_tokens
+from maxmem.recall import PREFACE, RecallSettings, has_substance, query_of, recall
+from maxmem.shown import add_shown, forget_old, shown_ids
+
+MAXMEM = Path(sys.executable).parent / "maxmem"
+NO_SUBSTANCE = ["yes", "go on", "run the tests", "ok, do it", "thanks!", "/clear", "Continue.", "lgtm", "  ", "y",
+                "commit and push", "please retry", "sounds good, go ahead", "42"]
+SUBSTANCE = ["what did we decide about the database?", "which port does staging use", "remind me of the NAS layout",
+             "fix the flaky invoice test", "Wie heißt der Server?", "run the migration on staging"]
+
+
+@pytest.mark.parametrize("prompt", NO_SUBSTANCE)
+def test_prompts_without_substance_recall_nothing(prompt):
+    assert not has_substance(prompt)
+
+
+@pytest.mark.parametrize("prompt", SUBSTANCE)
+def test_questions_and_requests_with_a_topic_have_substance(prompt):
+    assert has_substance(prompt)
+
+
+def test_a_long_prompt_is_searched_by_its_start_and_its_end():
+    prompt = "Here is the log:\n" + "x" * 50_000 + "\nwhy does the staging deploy fail?"
+    query = query_of(prompt)
+    assert len(query) < 2100 and query.startswith("Here is the log") and query.endswith("fail?")
+
+
+def seeded(brain: Brain) -> dict[str, int]:
+    ids = {
+        "db": brain.remember("We decided to use PostgreSQL 16 with pgvector for the shared memory server.",
+                             category="project").id,
+        "port": brain.remember("Staging Postgres listens on port 5433 on host db2.", category="core").id,
+        "tabs": brain.remember("The user prefers tabs over spaces in Go code.", category="core").id,
+        "mine": brain.remember("user: which database server for the shared memory?\nassistant: PostgreSQL.",
+                               category="conversation", session_id="this-session").id,
+    }
+    for n in range(30):
+        brain.remember(f"Unrelated note {n}: the garden needs watering on day {n} of the month.")
+    return ids
+
+
+def test_recall_prints_the_relevant_memory_fenced_with_its_id_date_and_category(brain):
+    ids = seeded(brain)
+    found = recall(brain, "which database server did we decide on for the shared memory?",
+                   session="this-session", settings=RecallSettings(min_relevance=0.0, max_memories=1))
+    assert found.ids == (ids["db"],)
+    assert found.text.startswith(PREFACE) and "```markdown\n" in found.text
+    assert f"[#{ids['db']} · 2026-11-30 · project]" in found.text
+    assert found.tokens == estimate_tokens(found.text) <= 400
+
+
+def test_nothing_is_shown_twice_and_the_sessions_own_exchanges_are_left_out(brain):
+    ids = seeded(brain)
+    prompt = "which database server for the shared memory?"
+    settings = RecallSettings(min_relevance=0.0)
+    first = recall(brain, prompt, session="this-session", settings=settings)
+    assert ids["mine"] not in first.ids and ids["db"] in first.ids
+    second = recall(brain, prompt, session="this-session", shown=first.ids, settings=settings)
+    assert not set(second.ids) & set(first.ids)
+
+
+def test_every_block_keeps_to_its_budget_whatever_the_memories_hold(brain):
+    for n in range(5):
+        brain.remember(f"database note {n}: " + "``` fence breaker " * 200 + "é€😀" * 100, category="core")
+    for budget in (80, 120, 400, 1000):
+        found = recall(brain, "database note", settings=RecallSettings(min_relevance=0.0, budget_tokens=budget))
+        assert found.memories and estimate_tokens(found.text) <= budget, budget
+        fence = found.text.split("\n")[1].removesuffix("markdown")
+        assert len(fence) > 3 and found.text.rstrip().endswith(fence)  # no memory closes the fence
+
+
+def test_a_secret_in_the_prompt_is_redacted_before_it_is_searched(brain, hash_embedder):
+    seeded(brain)
+    searched: list[str] = []
+    real = brain.search
+    brain.search = lambda query, **kw: searched.append(query) or real(query, **kw)  # type: ignore[method-assign]
+    key = "sk-proj-" + "A1b2C3d4E5f6G7h8" * 3
+    recall(brain, f"why does the database reject OPENAI_API_KEY={key} today?",
+           settings=RecallSettings(min_relevance=0.0))
+    assert searched and key not in searched[0] and "database" in searched[0]
+
+
+def test_dates_are_in_the_zone_given(brain):
+    seeded(brain)
+    far = timezone(timedelta(hours=14))  # Kiritimati: 12:00 UTC is already tomorrow
+    found = recall(brain, "staging postgres port", settings=RecallSettings(min_relevance=0.0), tz=far)
+    assert "2026-12-01" in found.text
+
+
+def test_recall_settings_refuse_bad_values_with_the_key_named():
+    for section, key in (({"max_memories": 0}, "max_memories"), ({"budget_tokens": "lots"}, "budget_tokens"),
+                         ({"max_memorie": 3}, "max_memorie")):
+        with pytest.raises(ConfigError, match=key):
+            RecallSettings.from_section(section)
+
+
+def test_shown_lists_survive_garbage_and_are_forgotten_after_a_week(tmp_path):
+    add_shown(tmp_path, "s1", [3, 4])
+    add_shown(tmp_path, "s1", [4, 5])
+    assert shown_ids(tmp_path, "s1") == {3, 4, 5} and shown_ids(tmp_path, "s2") == frozenset()
+    (path,) = (tmp_path / "shown").glob("*.json")
+    path.write_bytes(b"\x00\xff not json")
+    assert shown_ids(tmp_path, "s1") == frozenset()
+    add_shown(tmp_path, "s1", [9])
+    assert shown_ids(tmp_path, "s1") == {9}
+    old = time.time() - 8 * 86400
+    import os
+
+    os.utime(path, (old, old))
+    assert forget_old(tmp_path / "shown") == 1 and shown_ids(tmp_path, "s1") == frozenset()
+
+
+# -- the command, as the harness runs it -----------------------------------------------
+
+needs_cli = pytest.mark.skipif(not MAXMEM.is_file(), reason="the maxmem entry point is not installed")
+
+
+@pytest.fixture(scope="module")
+def local_brain(tmp_path_factory, local_embedder) -> Path:
+    path = tmp_path_factory.mktemp("prompt-hook") / "brain.db"
+    with Brain.open(path, embedder=local_embedder) as brain:
+        brain.remember("We decided to use PostgreSQL 16 with pgvector for the shared memory server, not Qdrant.",
+                       category="project")
+        brain.remember("Staging Postgres listens on port 5433 on host db2.", category="core")
+        brain.remember("The kids want a red bicycle with a bell for the birthday.", category="daily")
+    return path
+
+
+def run_hook(home: Path, db: Path, stdin: bytes, *args: str) -> tuple[subprocess.CompletedProcess[bytes], float]:
+    started = time.monotonic()
+    done = subprocess.run([str(MAXMEM), "--db", str(db), "hook", "user-prompt", *args], input=stdin,
+                          env={"HOME": str(home)}, capture_output=True, timeout=60)
+    return done, time.monotonic() - started
+
+
+def log_lines(home: Path) -> list[str]:
+    path = home / ".local" / "state" / "maxmem" / "hook.log"
+    return path.read_text().splitlines() if path.exists() else []
+
+
+@needs_cli
+def test_the_hook_under_env_i_adds_the_memory_once_per_session(tmp_path, local_brain):
+    home = tmp_path / "home"
+    home.mkdir()
+    payload = json.dumps({"session_id": "s-1", "prompt": "what did we decide about the shared memory database?",
+                          "hook_event_name": "UserPromptSubmit", "cwd": "/home/u/proj"}).encode()
+    done, _ = run_hook(home, local_brain, payload, "--harness", "claude")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)["hookSpecificOutput"]
+    assert out["hookEventName"] == "UserPromptSubmit" and "PostgreSQL 16 with pgvector" in out["additionalContext"]
+    again, _ = run_hook(home, local_brain, payload, "--harness", "claude")
+    assert again.returncode == 0 and again.stdout == b""
+    plain, _ = run_hook(home, local_brain, payload.replace(b"s-1", b"s-2"), "--harness", "openclaw")
+    assert plain.stdout.decode().startswith(PREFACE)
+    assert [line.split(" ", 2)[1] for line in log_lines(home)] == ["ok", "ok", "ok"]
+
+
+@needs_cli
+def test_an_off_topic_or_steering_prompt_adds_nothing(tmp_path, local_brain):
+    home = tmp_path / "home"
+    home.mkdir()
+    for prompt in ("run the tests", "yes", "what is the capital of Mongolia's neighbour to the south?"):
+        done, _ = run_hook(home, local_brain, json.dumps({"session_id": "s", "prompt": prompt}).encode())
+        assert done.returncode == 0 and done.stdout == b"", prompt
+
+
+def held_exclusively(db: Path) -> apsw.Connection:
+    connection = apsw.Connection(str(db))
+    connection.execute("PRAGMA locking_mode=EXCLUSIVE")
+    connection.execute("BEGIN EXCLUSIVE")
+    return connection
+
+
+@needs_cli
+def test_bad_input_prints_nothing_exits_0_within_budget_and_logs_one_line(tmp_path, local_brain):
+    home = tmp_path / "home"
+    home.mkdir()
+    question = "what did we decide about the shared memory database? "
+    cases = [
+        ("a 1 MB prompt", json.dumps({"session_id": "big", "prompt": question + "x" * 1_000_000}).encode(), None),
+        ("binary bytes", bytes(range(256)) * 64, None),
+        ("empty stdin", b"", None),
+        ("malformed JSON", b'{"prompt": "what did we decide', None),
+        ("JSON not an object", b'["prompt"]', None),
+        ("a missing brain.db", json.dumps({"prompt": question}).encode(), tmp_path / "nowhere" / "brain.db"),
+    ]
+    for name, stdin, db in cases:
+        done, took = run_hook(home, db or local_brain, stdin, "--budget", "3")
+        assert done.returncode == 0 and took < 3 + 5, (name, took, done.stderr)
+        if name != "a 1 MB prompt":
+            assert done.stdout == b"", name
+    assert not (tmp_path / "nowhere").exists()  # a hook creates no brain.db
+    assert len(log_lines(home)) == len(cases)
+
+    lock = held_exclusively(local_brain)
+    try:
+        done, took = run_hook(home, local_brain, json.dumps({"session_id": "lock", "prompt": question}).encode(),
+                              "--budget", "3")
+    finally:
+        lock.execute("ROLLBACK")
+        lock.close()
+    assert done.returncode == 0 and done.stdout == b"" and took < 3 + 5
+    assert "FAIL hook user-prompt" in log_lines(home)[-1]
+    assert len(log_lines(home)) == len(cases) + 1
+
+
+@needs_cli
+def test_a_bad_recall_setting_is_one_log_line_not_an_error(tmp_path, local_brain):
+    home = tmp_path / "home"
+    (home / ".config" / "maxmem").mkdir(parents=True)
+    (home / ".config" / "maxmem" / "config.toml").write_text("[recall]\nmax_memories = 0\n")
+    done, _ = run_hook(home, local_brain, json.dumps({"prompt": "which port does staging use?"}).encode())
+    assert done.returncode == 0 and done.stdout == b""
+    (line,) = log_lines(home)
+    assert "FAIL" in line and "max_memories" in line
