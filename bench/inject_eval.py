@@ -50,7 +50,8 @@ import relevance_eval  # noqa: E402
 from maxmem import Brain  # noqa: E402
 from maxmem.config import Config  # noqa: E402
 from maxmem.embeddings import Embedder, make_embedder  # noqa: E402
-from maxmem.memory import Memory, estimate_tokens  # noqa: E402
+from maxmem.memory import Memory  # noqa: E402
+from maxmem.recall import RecallSettings, recall  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data"
 CODING = DATA / "coding_prompts.jsonl"
@@ -59,53 +60,6 @@ SETS = ("answerable", "unanswerable", "coding")
 EVIDENCE_TARGET = 60.0  # % of answerable questions whose block holds evidence
 TOKEN_TARGET = 400  # tokens injected per prompt, at most
 SILENCE_TARGET = 80.0  # % of prompts with nothing to recall that inject nothing
-
-
-# -- stand-in for maxmem.recall (until it lands; same signature) ---------------------
-
-@dataclass(frozen=True)
-class RecallSettings:
-    max_memories: int = 3
-    budget_tokens: int = 400
-    min_relevance: float | None = None
-
-
-@dataclass(frozen=True)
-class Recall:
-    text: str
-    memories: tuple[Memory, ...]
-    ids: tuple[int, ...]
-    tokens: int
-    reason: str
-
-
-SMALL_TALK = frozenset("yes no ok okay go on continue thanks thank you sure next stop retry again please "
-                       "do it run the tests fix commit push lgtm perfect that works".split())
-
-
-def has_substance(prompt: str) -> bool:
-    words = [w.strip(".,!?\"'").lower() for w in prompt.split()]
-    return len([w for w in words if w and w not in SMALL_TALK]) >= 2
-
-
-def recall(brain: Brain, prompt: str, *, session: str | None = None, shown: frozenset[int] = frozenset(),
-           settings: RecallSettings = RecallSettings(), tz: Any = None) -> Recall:
-    if not has_substance(prompt):
-        return Recall("", (), (), 0, "no substance")
-    hits = brain.search(prompt, limit=settings.max_memories, track=False, min_relevance=settings.min_relevance)
-    kept: list[Memory] = []
-    text = ""
-    for hit in hits:
-        if hit.memory.id in shown:
-            continue
-        lines = [f"- [{m.created_at[:10]} #{m.id}] {m.content}" for m in [*kept, hit.memory]]
-        block = "```memories\n" + "\n".join(lines) + "\n```"
-        if estimate_tokens(block) > settings.budget_tokens:
-            break
-        kept.append(hit.memory)
-        text = block
-    return Recall(text, tuple(kept), tuple(m.id for m in kept), estimate_tokens(text) if text else 0,
-                  "found" if kept else "nothing relevant")
 
 
 # -- the prompts ----------------------------------------------------------------------
