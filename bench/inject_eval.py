@@ -25,6 +25,7 @@ bench/locomo.py and bench/relevance_eval.py), so a rerun embeds only new prompts
 
     python bench/inject_eval.py --data locomo10.json
     python bench/inject_eval.py --data locomo10.json --conversations conv-41,conv-43
+    python bench/inject_eval.py --data locomo10.json --conversations all   # and the calibration half
 """
 
 from __future__ import annotations
@@ -259,19 +260,34 @@ def table(f: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def report(f: dict[str, Any], calibration: Sequence[str], out: Any = None) -> None:
+def groups(asked: Sequence[Asked], calibration: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """The figures of each half present in the run (held-out: the conversations the
+    relevance gate was not fitted on), and of both together when both are."""
+    halves = {"held-out": [a for a in asked if a.conv not in calibration],
+              "calibration": [a for a in asked if a.conv in calibration]}
+    out = {name: figures(mine) for name, mine in halves.items() if mine}
+    if len(out) == 2:
+        out["all"] = figures(asked)
+    return out
+
+
+def report(result: dict[str, Any], out: Any = None) -> None:
     def line(text: str = "") -> None:
         print(text, file=out or sys.stdout)
 
-    convs = f["conversations"]
-    fitted = [c for c in convs if c in calibration]
-    line(f"what the prompt hook injects: recall() with its defaults, {len(convs)} conversations "
-         f"({', '.join(convs)}), each in its own brain")
-    if fitted:
-        line(f"(the relevance gate was fitted on {', '.join(fitted)}: not a held-out figure)")
-    line()
-    line(table(f))
-    line()
+    line("what the prompt hook injects: recall() with its defaults, each conversation in its own brain; "
+         f"{result['embedded']} texts embedded this run, the rest from the cache")
+    for name, f in result["groups"].items():
+        line()
+        line(f"{name} ({', '.join(f['conversations'])})"
+             + (": the relevance gate was fitted on these, not a held-out figure" if name == "calibration" else ""))
+        line()
+        line(table(f))
+        line()
+        details(f, line)
+
+
+def details(f: dict[str, Any], line: Any) -> None:
     line("evidence in the block, by category: " + ", ".join(
         f"{c} {fmt(v)} %" for c, v in f["evidence_by_category"].items()))
     tw = f["tokens_when_injected"]
@@ -285,7 +301,7 @@ def report(f: dict[str, Any], calibration: Sequence[str], out: Any = None) -> No
             line(f"recall()'s reasons, {kind}: " + "; ".join(f"{r or '(none)'} {n}" for r, n in counts.items()))
     if f["loudest_coding"]:
         line("coding prompts injected into the most brains: " + "; ".join(f["loudest_coding"]))
-    line(f"recall() took {f['ms_per_prompt']:.1f} ms per prompt (prompt vectors from the cache)")
+    line(f"recall() took {f['ms_per_prompt']:.1f} ms per prompt (including embedding the prompts not cached)")
 
 
 # -- the run --------------------------------------------------------------------------
@@ -307,8 +323,9 @@ def run(conversations: Sequence[locomo.Conversation], unanswerable: dict[str, li
 
 
 def chosen(names: str | None, calibration: Sequence[str]) -> list[str] | None:
-    """--conversations "conv-26,conv-41" as a list; None (the held-out half) when not given."""
-    if names is None:
+    """--conversations "conv-26,conv-41" as a list; None when not given (the held-out
+    half) or "all" (every conversation)."""
+    if names is None or names.strip() == "all":
         return None
     picked = [n.strip() for n in names.split(",") if n.strip()]
     if not picked:
@@ -320,7 +337,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", required=True, type=Path, help="path to LoCoMo's locomo10.json")
     parser.add_argument("--conversations", metavar="IDS",
-                        help="comma-separated sample ids to run (default: the held-out half, every "
+                        help="comma-separated sample ids to run, or \"all\" (default: the held-out half, every "
                              "conversation not in bench/relevance_eval.py's CALIBRATION)")
     parser.add_argument("--unanswerable", type=Path, default=relevance_eval.UNANSWERABLE)
     parser.add_argument("--coding", type=Path, default=CODING, help="the coding prompts (JSON lines)")
@@ -334,7 +351,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise SystemExit(f"no such file: {path}")
     only = chosen(args.conversations, calibration)
     conversations = locomo.load(args.data, only)
-    if only is None:
+    if args.conversations is None:
         conversations = [c for c in conversations if c.sample_id not in calibration]
     unanswerable = relevance_eval.load_unanswerable(args.unanswerable)
     coding = load_coding(args.coding)
@@ -346,14 +363,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             asked = run(conversations, unanswerable, coding, embedder, Path(workdir))
     finally:
         embedder.close()
-    result = figures(asked)
-    report(result, calibration)
+    result = {"embedded": embedder.embedded, "groups": groups(asked, calibration)}
+    report(result)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         rows = [{"conv": a.conv, "kind": a.prompt.kind, "prompt": a.prompt.text, "gold": list(a.prompt.gold),
                  "turns": a.turns, "ids": list(a.ids), "tokens": a.tokens, "reason": a.reason,
                  "any_evidence": a.any_evidence, "all_evidence": a.all_evidence} for a in asked]
-        args.json.write_text(json.dumps({"figures": result, "prompts": rows}, indent=1), encoding="utf-8")
+        args.json.write_text(json.dumps({**result, "prompts": rows}, indent=1), encoding="utf-8")
     return 0
 
 

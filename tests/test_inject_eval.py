@@ -89,6 +89,7 @@ def test_a_bad_coding_prompt_line_is_a_one_line_error_naming_it(tmp_path, line):
 def test_conversations_option_is_a_comma_list():
     assert inject_eval.chosen("conv-26, conv-41,", relevance_eval.CALIBRATION) == ["conv-26", "conv-41"]
     assert inject_eval.chosen(None, relevance_eval.CALIBRATION) is None
+    assert inject_eval.chosen("all", relevance_eval.CALIBRATION) is None
     with pytest.raises(SystemExit, match="--conversations"):
         inject_eval.chosen(" , ", relevance_eval.CALIBRATION)
 
@@ -118,6 +119,17 @@ def test_figures_and_table_report_each_set_and_the_pool():
     assert "| 3 | 140 / 300 / 300 | <= 400 | yes |" in table
     assert "| 2 | 50.0 % | >= 80 % | no |" in table
     assert "| 6 | 66.7 % | >= 80 % | no |" in table
+
+
+def test_groups_are_the_halves_present_and_both_together():
+    held, fitted = asked("answerable", 100, True), asked("answerable", 0)
+    fitted.conv = relevance_eval.CALIBRATION[0]
+    assert list(inject_eval.groups([held], relevance_eval.CALIBRATION)) == ["held-out"]
+    assert list(inject_eval.groups([fitted], relevance_eval.CALIBRATION)) == ["calibration"]
+    both = inject_eval.groups([held, fitted], relevance_eval.CALIBRATION)
+    assert list(both) == ["held-out", "calibration", "all"]
+    assert (both["held-out"]["evidence_any"], both["calibration"]["evidence_any"], both["all"]["evidence_any"]) \
+        == (100.0, 0.0, 50.0)
 
 
 # -- one run, on a tiny conversation -------------------------------------------------
@@ -163,10 +175,12 @@ def test_a_run_asks_every_set_in_each_brain_and_prints_the_table(tmp_path, capsy
                              str(unanswerable), "--coding", str(coding), "--cache", str(tmp_path / "cache.sqlite"),
                              "--json", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "2 conversations (conv-a, conv-b)" in printed
+    assert "held-out (conv-a, conv-b)" in printed
     assert "| prompts | n | measured | target | met |" in printed
     result = json.loads(out.read_text())
-    f = result["figures"]
+    assert list(result["groups"]) == ["held-out"]  # neither is a calibration conversation
+    assert result["embedded"] > 0  # a fresh cache
+    f = result["groups"]["held-out"]
     assert f["n"] == {"answerable": 4, "unanswerable": 1, "coding": 4}  # the adversarial question is left out
     # five memories: what the agent needs is found and injected, within the budget
     assert f["evidence_any"] == 100.0 and 0 < f["tokens"]["answerable"]["max"] <= 400
