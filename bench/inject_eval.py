@@ -117,6 +117,13 @@ def turn_ids(memories: Iterable[Memory]) -> list[str]:
     return out
 
 
+def whole(memories: Iterable[Memory], text: str) -> list[Memory]:
+    """The memories whose content the block shows in full (not cut to fit the budget),
+    whitespace aside."""
+    flat = " ".join(text.split())
+    return [m for m in memories if " ".join(m.content.split()) in flat]
+
+
 def evidence_shown(shown: Sequence[str], gold: Sequence[str]) -> tuple[bool, bool]:
     """Whether the turns shown hold any of the evidence, and all of it."""
     found = set(gold) & set(shown)
@@ -135,6 +142,7 @@ class Asked:
     reason: str = ""
     any_evidence: bool = False
     all_evidence: bool = False
+    whole_evidence: bool = False  # an evidence turn is shown in full
     seconds: float = 0.0
 
     @property
@@ -149,8 +157,9 @@ def ask(brain: Brain, conv: str, prompt: Prompt, settings: RecallSettings) -> As
     memories = got.memories if got.text else ()
     turns = turn_ids(memories)
     found, every = evidence_shown(turns, prompt.gold)
+    in_full, _ = evidence_shown(turn_ids(whole(memories, got.text)), prompt.gold)
     return Asked(conv, prompt, tuple(m.id for m in memories), turns, got.tokens if got.text else 0,
-                 got.reason, found, every, seconds)
+                 got.reason, found, every, in_full, seconds)
 
 
 # -- figures --------------------------------------------------------------------------
@@ -184,6 +193,7 @@ def figures(asked: Sequence[Asked]) -> dict[str, Any]:
         "n": {k: len(v) for k, v in by.items()},
         "evidence_any": pct([a.any_evidence for a in answerable]),
         "evidence_all": pct([a.all_evidence for a in answerable]),
+        "evidence_whole": pct([a.whole_evidence for a in answerable]),
         "evidence_by_category": {c: pct([a.any_evidence for a in answerable if a.prompt.category == c])
                                  for c in sorted({a.prompt.category for a in answerable})},
         "answerable_silent": pct([a.silent for a in answerable]),
@@ -289,7 +299,8 @@ def report(result: dict[str, Any], out: Any = None) -> None:
 
 def details(f: dict[str, Any], line: Any) -> None:
     line("evidence in the block, by category: " + ", ".join(
-        f"{c} {fmt(v)} %" for c, v in f["evidence_by_category"].items()))
+        f"{c} {fmt(v)} %" for c, v in f["evidence_by_category"].items())
+        + f"; an evidence turn shown in full (not cut to fit): {fmt(f['evidence_whole'])} %")
     tw = f["tokens_when_injected"]
     line(f"answerable questions with nothing injected: {fmt(f['answerable_silent'])} %; when a block is "
          f"injected: {f['memories_per_block']:.2f} memories, {tw['mean']:.0f} tokens mean, {tw['p95']:.0f} p95")
@@ -369,7 +380,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         rows = [{"conv": a.conv, "kind": a.prompt.kind, "prompt": a.prompt.text, "gold": list(a.prompt.gold),
                  "turns": a.turns, "ids": list(a.ids), "tokens": a.tokens, "reason": a.reason,
-                 "any_evidence": a.any_evidence, "all_evidence": a.all_evidence} for a in asked]
+                 "any_evidence": a.any_evidence, "all_evidence": a.all_evidence,
+                 "whole_evidence": a.whole_evidence} for a in asked]
         args.json.write_text(json.dumps({**result, "prompts": rows}, indent=1), encoding="utf-8")
     return 0
 

@@ -46,6 +46,14 @@ def test_evidence_shown_tells_any_from_all():
     assert inject_eval.evidence_shown(["D4:2"], []) == (False, False)  # no evidence is never "all of it"
 
 
+def test_whole_tells_a_memory_shown_in_full_from_one_cut_to_fit():
+    full, cut = memory(1), memory(2)
+    full.content, cut.content = "Ada: I adopted a grey\n cat called Pixel.", "Ben: I started rowing on Saturdays."
+    block = "notes\n```\n- [#1] Ada: I adopted a grey cat called Pixel.\n- [#2] Ben: I started rowing on…\n```"
+    assert inject_eval.whole([full, cut], block) == [full]
+    assert inject_eval.whole([full], "") == []
+
+
 # -- token figures -------------------------------------------------------------------
 
 def test_token_stats_count_every_prompt_nearest_rank_p95():
@@ -189,6 +197,7 @@ def test_a_run_asks_every_set_in_each_brain_and_prints_the_table(tmp_path, capsy
         assert (row["tokens"] == 0) == (not row["ids"])
         if row["kind"] == "answerable":
             assert row["any_evidence"] == bool(set(row["gold"]) & set(row["turns"]))
+            assert row["any_evidence"] >= row["whole_evidence"]
 
 
 def test_an_unknown_conversation_or_a_missing_file_is_a_one_line_error(tmp_path):
