@@ -354,6 +354,9 @@ def main() -> None:
                              "recall check (real chat text; vectors from bench/locomo.py's cache)")
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args()
+    if args.recall_data and not args.recall_data.is_file():
+        parser.error(f"--recall-data {args.recall_data}: no such file (LoCoMo-10's data/locomo10.json, "
+                     "from https://github.com/snap-research/LoCoMo)")
     results = {"speed": [], "recall": None}
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)

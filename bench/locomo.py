@@ -4,7 +4,7 @@
 The data is not part of maxmem (CC BY-NC 4.0): download data/locomo10.json from
 https://github.com/snap-research/LoCoMo and pass its path.
 
-The protocol (../shared/bench/README.md in this project's workspace):
+The protocol:
 - one brain.db per conversation, loaded with `Brain.remember_many`: one memory per
   turn, category `conversation`, content "<speaker>: <text>" (plus " [shares
   <caption>]" for a shared image), created_at = the session's date, metadata
@@ -21,8 +21,8 @@ Embeddings are cached in a file the script keeps (bench/out/locomo-embeddings.sq
 so a second run takes minutes; query time is printed beside the figures, split into
 search and (uncached) question embedding.
 
-    python bench/locomo.py --data ../shared/bench/locomo10.json
-    python bench/locomo.py --data locomo10.json --convs conv-26 conv-30 --json out.json
+    python bench/locomo.py --data PATH/locomo10.json
+    python bench/locomo.py --data PATH/locomo10.json --convs conv-26 conv-30 --json out.json
 """
 
 from __future__ import annotations
@@ -98,6 +98,9 @@ def evidence(raw: Iterable[str], valid: set[str]) -> list[str]:
 
 
 def load(path: Path, only: Sequence[str] | None = None) -> list[Conversation]:
+    if not Path(path).is_file():
+        raise SystemExit(f"--data {path}: no such file (LoCoMo-10's data/locomo10.json, "
+                         "from https://github.com/snap-research/LoCoMo)")
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     conversations = []
     for sample in data:

@@ -13,8 +13,8 @@ On the labelled corpus (tests/data/secrets/, written by scripts/make_secrets_cor
 
 then throughput in MB/s on a 2 MB synthetic coding transcript (Claude Code JSONL: prose,
 tool calls, file contents, grep and test output), and the redactions made on the
-LoCoMo conversations, which hold no secret (../shared/bench/locomo10.json, read where
-it is, never copied).
+LoCoMo conversations, which hold no secret (`--locomo PATH/locomo10.json`, read where
+it is, never copied; without it that line is skipped).
 
 detect-secrets (Yelp) runs with its default plugins and filters, the way
 `detect-secrets scan` runs on a file: each item is written to a .txt file and scanned;
@@ -37,7 +37,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 CORPUS = ROOT / "tests" / "data" / "secrets"
-LOCOMO = ROOT.parent / "shared" / "bench" / "locomo10.json"
 
 Span = tuple[int, int]
 Detector = Callable[[list[str]], list[list[Span]]]
@@ -236,9 +235,11 @@ def bad_input_speeds(size: int = 1_000_000) -> dict[str, tuple[float, float]]:
     return out
 
 
-def locomo_texts(path: Path) -> list[str] | None:
-    if not path.exists():
+def locomo_texts(path: Path | None) -> list[str] | None:
+    if path is None:
         return None
+    if not path.is_file():
+        raise SystemExit(f"--locomo {path}: no such file (LoCoMo-10's locomo10.json)")
     texts = []
     for sample in json.loads(path.read_text(encoding="utf-8")):
         for key, turns in sample["conversation"].items():
@@ -255,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--split", choices=["dev", "heldout", "both"], default="both")
     parser.add_argument("--corpus", type=Path, default=CORPUS)
-    parser.add_argument("--locomo", type=Path, default=LOCOMO)
+    parser.add_argument("--locomo", type=Path, help="LoCoMo-10 (locomo10.json): count redactions in it")
     parser.add_argument("--transcript-mb", type=float, default=2.0)
     parser.add_argument("--repeats", type=int, default=3, help="throughput: best of N runs")
     parser.add_argument("--no-detect-secrets", action="store_true")
@@ -295,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     print("corpus: " + "; ".join(f"{s}: {n} secrets, {m} negatives" for s, (n, m) in sizes.items())
           + f"; {len(shapes)} shapes")
     print(f"transcript: {len(transcript.encode()) / 1e6:.1f} MB synthetic Claude Code JSONL; "
-          f"LoCoMo: {f'{len(locomo)} turns' if locomo is not None else 'not found, skipped'}")
+          f"LoCoMo: {f'{len(locomo)} turns' if locomo is not None else 'no --locomo, skipped'}")
     print()
     header = "| | " + " | ".join(systems) + " |"
     print(header)

@@ -7,13 +7,7 @@ need little of the package start fast.
 from __future__ import annotations
 
 import importlib
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
-
-try:
-    __version__ = version("maxmem")  # one source: pyproject.toml
-except PackageNotFoundError:  # pragma: no cover - run from a checkout that was never installed
-    __version__ = "0+unknown"
 
 _EXPORTS = {
     "Brain": "brain",
@@ -40,7 +34,19 @@ _EXPORTS = {
 __all__ = [*_EXPORTS, "__version__"]
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version  # 0.1 s: only when asked
+
+    try:
+        return version("maxmem")  # one source: pyproject.toml
+    except PackageNotFoundError:  # pragma: no cover - run from a checkout that was never installed
+        return "0+unknown"
+
+
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        globals()[name] = value = _version()
+        return value
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'maxmem' has no attribute {name!r}")
@@ -50,6 +56,7 @@ def __getattr__(name: str) -> Any:
 
 
 if TYPE_CHECKING:  # pragma: no cover
+    __version__: str
     from .brain import Brain, EmbedRun
     from .clock import Clock, FixedClock
     from .config import Config, load_config

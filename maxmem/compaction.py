@@ -318,7 +318,7 @@ def save_context(brain: Brain, data: Any) -> SaveReport:
 def _clean_calls(brain: Brain, items: list[dict[str, Any]], raws: list[dict[str, Any]]) -> None:
     """Secrets out of tool calls and thinking, as out of memory content (the raw turns
     and tool_calls rows are made from these too); tool parameters are redacted as
-    decoded JSON (issue 16) and only then cut to MAX_TOOL_TEXT."""
+    decoded JSON (so an escaped secret is found) and only then cut to MAX_TOOL_TEXT."""
     redactor = brain.redacting
 
     def clean(text: str | None) -> str | None:

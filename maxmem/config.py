@@ -29,6 +29,8 @@ DEFAULT_DB = Path("~/.openclaw/workspace/memory/brain.db")
 # highest threshold, in steps of 0.005, at which LoCoMo R@10 on the calibration half of
 # bench/relevance_eval.py drops by at most one point (its --fit prints it).
 DEFAULT_MIN_RELEVANCE = 0.055
+# What an agent's hook may take, in seconds ([hook] budget_seconds).
+DEFAULT_HOOK_BUDGET_SECONDS = 10.0
 
 
 def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -174,9 +176,9 @@ def state_dir(env: Mapping[str, str]) -> Path:
 
 _FIELD_TYPES = {f.name: f.type for f in fields(Config)}
 # The usual variables of OpenAI-compatible clients fill what the file left unset...
-_GENERIC_ENV = {"OPENAI_API_KEY": "openai_api_key", "OPENAI_BASE_URL": "openai_base_url"}
+CLIENT_ENV_VARS = {"OPENAI_API_KEY": "openai_api_key", "OPENAI_BASE_URL": "openai_base_url"}
 # ...and maxmem's own variables override the file.
-_ENV = {
+ENV_VARS = {
     "MAXMEM_DB": "db_path",
     "MAXMEM_AGENT": "agent",
     "MAXMEM_EMBEDDER": "embedder",
@@ -258,10 +260,10 @@ def load_config(
                 raise ConfigError(f"{config_path}: unknown setting {key!r}")
     elif path:
         raise ConfigError(f"config file {config_path} does not exist: run  maxmem init")
-    for var, name in _GENERIC_ENV.items():
+    for var, name in CLIENT_ENV_VARS.items():
         if env.get(var) and values.get(name) is None:
             values[name] = _coerce(name, env[var], var)
-    for var, name in _ENV.items():
+    for var, name in ENV_VARS.items():
         if env.get(var):
             values[name] = _coerce(name, env[var], var)
     for name, value in overrides.items():

@@ -1,16 +1,17 @@
-"""`maxmem daemon`: the cron jobs on a schedule, for machines without cron.
+"""`maxmem daemon`: the scheduled jobs, run on their schedules or at a scheduler's tick.
 
-Each job is a name, a schedule and a function that opens brain.db, does its work
-and returns a one-line summary. A failing job is logged and retried at its next
-time; it never stops the daemon or the other jobs.
+The jobs and when they run are declared once, in `maxmem.jobs.JOBS`; here each
+gets the function that opens brain.db, does its work and returns a one-line
+summary (`RUNNERS`). A failing job is logged and retried at its next time; it never
+stops the daemon or the other jobs.
 
-Jobs are listed in `default_jobs`. Each also carries a `due` schedule
-(maxmem.due): `maxmem daemon --once --if-due`, run by any scheduler's tick (cron,
-a systemd timer, launchd), runs only the jobs that are due from their last success
-recorded in brain.db, so retention runs once per New York day after 03:00 there
-whatever the machine's zone, and a night missed asleep is caught up at the next tick.
-The embed job has none: it runs at every tick, right after capture (capture stores
-without vectors), within its [embed] max_seconds budget.
+`maxmem daemon` runs them with the `schedule` library (`entry` turns a job's `when`
+into a schedule entry). `maxmem daemon --once --if-due`, run by any scheduler's tick
+(cron, a systemd timer, launchd), runs only the jobs that are due from their last
+success recorded in brain.db (maxmem.due), so retention runs once per New York day
+after 03:00 there whatever the machine's zone, and a night missed asleep is caught
+up at the next tick. An every-tick job (embed) runs at each tick, right after
+capture (capture stores without vectors), within its [embed] max_seconds budget.
 """
 
 from __future__ import annotations
@@ -21,11 +22,14 @@ import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import schedule
 
 from . import due
+from . import jobs as job_table
 from .backup import create_backup, keep_count
 from .brain import EMBED_BATCH, Brain
 from .capture import CaptureSettings, run_capture
@@ -36,27 +40,37 @@ from .doctor import run_checks
 from .errors import ConfigError, MaxmemError
 from .health import job_name, last_runs, record_run
 from .migrations import migrate
-from .retention import TIMEZONE, apply, daily_at, load_policy, summary
-from .sync.postgres import batch_size_from, export, resolve_dsn, sync_interval, target_name
+from .retention import apply, load_policy, summary
+from .sync.postgres import batch_size_from, export, resolve_dsn, target_name
 
 log = logging.getLogger("maxmem")
 
 EMBED_SECONDS = 600.0  # [embed] max_seconds: one run's share of a 15-minute tick
-EMBED_EVERY_MINUTES = 15  # the long-running daemon's embed job, like a scheduler's tick
 
 
 @dataclass(frozen=True)
 class Job:
     name: str
-    when: Callable[[schedule.Scheduler], schedule.Job]  # e.g. lambda s: s.every(2).hours
+    when: job_table.When  # from maxmem.jobs: due.Daily, due.Every or EVERY_TICK
     run: Callable[[], str]  # does the work, returns a one-line summary
     description: str = ""
-    due: due.Schedule | None = None  # for --if-due: when it is due from its last success
     records: bool = True  # the job records its own runs (health.record_run); else run_due does
 
+    @property
+    def due(self) -> due.Schedule | None:
+        """For --if-due: when it is due from its last success; None: at every tick."""
+        return job_table.due_schedule(self.when)
 
-def capture_job(config: Config, env: Mapping[str, str]) -> Job:
 
+def entry(when: job_table.When, scheduler: schedule.Scheduler) -> schedule.Job:
+    """The `schedule` library's entry for a job's `when`: a daily time in its zone, or a period."""
+    if isinstance(when, due.Daily):
+        return scheduler.every().day.at(when.at.strftime("%H:%M"), job_table.zone_name(when))
+    interval = timedelta(minutes=job_table.TICK_MINUTES) if isinstance(when, job_table.EveryTick) else when.interval
+    return scheduler.every(max(1, round(interval.total_seconds()))).seconds
+
+
+def capture_run(config: Config, env: Mapping[str, str]) -> Callable[[], str]:
     settings = CaptureSettings.from_config(config, env)  # read the roots once, at start
 
     def run() -> str:
@@ -64,55 +78,33 @@ def capture_job(config: Config, env: Mapping[str, str]) -> Job:
         with Brain.open(config.db_path, config=config) as brain:
             return run_capture(brain, settings=settings).summary()
 
-    minutes = max(1, round(settings.interval_hours * 60))
-    return Job("capture", lambda s: s.every(minutes).minutes, run,
-               f"transcripts into conversation memories every {settings.interval_hours:g} h",
-               due=due.every(minutes, "[capture] interval_hours"))
+    return run
 
 
-def retention_job(config: Config) -> Job:
-
+def retention_run(config: Config, env: Mapping[str, str]) -> Callable[[], str]:
     load_policy(config)  # a bad [retention] section stops the daemon at start, not at 03:00
-    section = config.section("retention")
-    at, tz = daily_at(section.get("schedule", "03:00")), str(section.get("timezone", TIMEZONE))
 
     def run() -> str:
 
         with Brain.open(config.db_path, config=config) as brain:
             return summary(apply(brain))
 
-    return Job("retention", lambda s: s.every().day.at(at, tz), run,
-               f"archive and delete expired memories daily at {at} {tz}",
-               due=due.daily(at, tz, "[retention]"))
+    return run
 
 
-def sync_job(config: Config, env: Mapping[str, str]) -> Job | None:
-    """Export to PostgreSQL every [sync.postgres] interval_minutes (15), when a DSN is set."""
-
-    section = config.section("sync.postgres")
-    if not (env.get("MAXMEM_PG_DSN") or section.get("dsn")):
-        return None
-    dsn = resolve_dsn(None, env.get("MAXMEM_PG_DSN"), config)
-    minutes, size = sync_interval(config), batch_size_from(config)
+def sync_run(config: Config, env: Mapping[str, str]) -> Callable[[], str]:
+    dsn, size = resolve_dsn(None, env.get("MAXMEM_PG_DSN"), config), batch_size_from(config)
 
     def run() -> str:
 
         with Brain.open(config.db_path, embedder="none", config=config) as brain:
             return export(brain, dsn, batch_size=size).summary()
 
-    return Job(job_name("sync", target_name(dsn)), lambda s: s.every(minutes).minutes, run,
-               f"export to PostgreSQL {target_name(dsn)} every {minutes} min",
-               due=due.every(minutes, "[sync.postgres] interval_minutes"))
+    return run
 
 
-def backup_job(config: Config) -> Job:
-    """A checked, rotated backup daily at [backup] schedule (04:00) in [backup] timezone
-    (default: [retention] timezone, America/New_York, so it follows retention)."""
-
+def backup_run(config: Config, env: Mapping[str, str]) -> Callable[[], str]:
     keep_count(config)  # a bad [backup] section stops the daemon at start
-    at = str(config.section("backup").get("schedule", "04:00")).strip()
-    tz = config.section("backup").get("timezone") or config.section("retention").get("timezone", TIMEZONE)
-    when = due.daily(at, tz, "[backup]")
 
     def run() -> str:
 
@@ -120,8 +112,7 @@ def backup_job(config: Config) -> Job:
         return (f"backup: {result.memories} memories to {result.path}"
                 + (f", {len(result.removed)} old backup(s) removed" if result.removed else ""))
 
-    return Job("backup", lambda s: s.every().day.at(at, str(tz)), run,
-               f"checked, rotated backup {when.describe()}", due=when)
+    return run
 
 
 def embed_budget(config: Config) -> tuple[float, int]:
@@ -136,14 +127,10 @@ def embed_budget(config: Config) -> tuple[float, int]:
     return float(seconds), size
 
 
-def embed_job(config: Config) -> Job:
+def embed_run(config: Config, env: Mapping[str, str]) -> Callable[[], str]:
     """Vectors for the memories stored without one (what capture and the hooks stored,
-    what was stored while the API was down), [embed] max_seconds at most a run.
-
-    It has no due schedule: `daemon --once --if-due` runs it at every tick, right after
-    capture (a tick with nothing pending costs a count), and a backlog bigger than one
-    budget goes on at the next tick. The long-running daemon runs it every 15 minutes.
-    """
+    what was stored while the API was down), [embed] max_seconds at most a run; a
+    backlog bigger than one budget goes on at the next tick."""
     seconds, size = embed_budget(config)  # a bad [embed] section stops the daemon at start
 
     def run() -> str:
@@ -155,13 +142,12 @@ def embed_job(config: Config) -> Job:
                 return "embed: nothing pending"
             return brain.embed_pending(max_seconds=seconds, batch_size=size).summary()
 
-    return Job("embed", lambda s: s.every(EMBED_EVERY_MINUTES).minutes, run,
-               f"vectors for new memories after capture, at most {seconds:g} s a run", records=False)
+    return run
 
 
-def doctor_job(config: Config, env: Mapping[str, str] | None = None,
-               schedules: Mapping[str, due.Schedule] | None = None) -> Job:
-    """`maxmem doctor` hourly: a check that needs attention is logged as an error."""
+def doctor_run(config: Config, env: Mapping[str, str] | None = None,
+               schedules: Mapping[str, due.Schedule] | None = None) -> Callable[[], str]:
+    """`maxmem doctor`: a check that needs attention is raised, so it is logged as an error."""
 
     def run() -> str:
         failing = [c for c in run_checks(config, env=env, schedules=schedules)["checks"] if not c["ok"]]
@@ -169,23 +155,95 @@ def doctor_job(config: Config, env: Mapping[str, str] | None = None,
             raise MaxmemError("; ".join(f"{c['name']}: {c['detail']}" for c in failing))
         return "doctor: every check ok"
 
-    return Job("doctor", lambda s: s.every().hour, run, "health checks every hour",
-               due=due.every(60, "doctor"), records=False)
+    return run
+
+
+# What each job in maxmem.jobs.JOBS runs (doctor's is built last, by `default_jobs`).
+RUNNERS: dict[str, Callable[[Config, Mapping[str, str]], Callable[[], str]]] = {
+    "capture": capture_run, "embed": embed_run, "retention": retention_run, "sync": sync_run,
+    "backup": backup_run,
+}
+
+
+def instance_name(declared: job_table.Declared, config: Config, env: Mapping[str, str]) -> str:
+    """The name its runs are recorded under: "sync:me@db.lan:5432/brain" for sync, per target."""
+    if declared.name == "sync":
+        return job_name("sync", target_name(resolve_dsn(None, env.get("MAXMEM_PG_DSN"), config)))
+    return declared.name
+
+
+def describe(declared: job_table.Declared, when: job_table.When) -> str:
+    return f"{declared.what}, {when.describe()}"
+
+
+def build(declared: job_table.Declared, config: Config, env: Mapping[str, str],
+          run: Callable[[], str] | None = None) -> Job:
+    """A job of the table with its runner; its schedule read from the config first, so a
+    bad key stops the daemon at start."""
+    run = run or RUNNERS[declared.name](config, env)
+    when = declared.when(config)
+    return Job(instance_name(declared, config, env), when, run, describe(declared, when), records=declared.records)
+
+
+def capture_job(config: Config, env: Mapping[str, str]) -> Job:
+    return build(job_table.BY_NAME["capture"], config, env)
+
+
+def embed_job(config: Config) -> Job:
+    return build(job_table.BY_NAME["embed"], config, {})
+
+
+def retention_job(config: Config) -> Job:
+    return build(job_table.BY_NAME["retention"], config, {})
+
+
+def sync_job(config: Config, env: Mapping[str, str]) -> Job | None:
+    """Export to PostgreSQL every [sync.postgres] interval_minutes (15), when a DSN is set."""
+    declared = job_table.BY_NAME["sync"]
+    return build(declared, config, env) if declared.enabled(config, env) else None
+
+
+def backup_job(config: Config) -> Job:
+    return build(job_table.BY_NAME["backup"], config, {})
+
+
+def doctor_job(config: Config, env: Mapping[str, str] | None = None,
+               schedules: Mapping[str, due.Schedule] | None = None) -> Job:
+    return build(job_table.BY_NAME["doctor"], config, env or {}, doctor_run(config, env, schedules))
 
 
 def default_jobs(config: Config, env: Mapping[str, str]) -> list[Job]:
-    """The jobs `maxmem daemon` runs."""
-    # embed right after capture: what capture stored gets its vectors in the same tick
-    jobs = [capture_job(config, env), embed_job(config), retention_job(config)]
-    # ---- more jobs go here, e.g. --------------------------------------------------
-    sync = sync_job(config, env)
-    if sync is not None:
-        jobs.append(sync)
-    jobs += [backup_job(config)]
-    # -------------------------------------------------------------------------------
+    """The jobs `maxmem daemon` runs: maxmem.jobs.JOBS that this config enables, in order."""
+    built = [build(d, config, env) for d in job_table.enabled(config, env) if d.name != "doctor"]
     # The doctor job checks brain.db and the jobs' runs, not the scheduler's own log
     # (the tick it runs in has not written its line yet): no env, no loop checks.
-    return [*jobs, doctor_job(config, None, {job.name: job.due for job in jobs if job.due is not None})]
+    return [*built, doctor_job(config, None, {job.name: job.due for job in built if job.due is not None})]
+
+
+EVERY_TICK_DUE = {"due": True, "at": None, "reason": "runs at every tick"}
+
+
+def listing(config: Config, env: Mapping[str, str], runs: Mapping[str, Mapping[str, Any]],
+            now: datetime) -> list[dict[str, Any]]:
+    """`maxmem jobs`: every job of the table, when it runs (and in which zone), whether
+    this config runs it, its last run (`health.last_runs`) and when it is next due."""
+    rows = []
+    for declared in job_table.JOBS:
+        on = declared.enabled(config, env)
+        name = instance_name(declared, config, env) if on else declared.name
+        when = declared.when(config)
+        run = runs.get(name) or {}
+        schedule_ = job_table.due_schedule(when)
+        status = due.check(schedule_, run.get("last_ok"), now) if on and schedule_ is not None else None
+        rows.append({
+            "name": name, "what": declared.what, "runs": declared.runs, "enabled": on,
+            "off": "" if on else f"needs {declared.needs}",
+            "when": job_table.every_text(when), "zone": job_table.zone_name(when),
+            "last_run": run.get("at"), "last_ok": run.get("ok") if run.get("at") else None,
+            "last_success": run.get("last_ok"), "last_detail": run.get("detail") or "",
+            "next_due": status.to_dict() if status else (EVERY_TICK_DUE if on else None),
+        })
+    return rows
 
 
 def job_schedules(config: Config, env: Mapping[str, str]) -> dict[str, due.Schedule]:
@@ -293,7 +351,7 @@ def run_daemon(jobs: Sequence[Job], stop: threading.Event | None = None, run_now
     stop = stop or threading.Event()
     scheduler = scheduler or schedule.Scheduler()
     for job in jobs:
-        job.when(scheduler).do(run_job, job).tag(job.name)
+        entry(job.when, scheduler).do(run_job, job).tag(job.name)
         log.info("daemon: %s — %s", job.name, job.description or "scheduled")
     if run_now:
         for job in jobs:

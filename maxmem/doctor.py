@@ -5,7 +5,8 @@ embeddings, file permissions, disk and WAL size, the last run of each job
 (capture, retention, sync per target, backup) and its age, the newest backup on
 disk, and the checks passed in `extra` (the core budget). The report also carries sizes and growth per category.
 Given the environment (`env`), it also checks the loop around brain.db: the
-wiring `maxmem setup` wrote still points at a maxmem that exists, the scheduled
+wiring `maxmem setup` wrote still points at a maxmem that exists and is active
+(Codex hooks trusted, the hooks feature on; Claude Code hooks not disabled), the scheduled
 jobs' logs (an `exit 127` when maxmem could not even start), and whether capture
 has ever run on a machine that has transcripts.
 
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from . import due
+from . import jobs as job_table
 from .backup import backup_dir, list_backups
 from .brain import Brain
 from .capture import CaptureSettings, discover
@@ -34,17 +36,17 @@ from .db import DAMAGE
 from .errors import ConfigError, MaxmemError
 from .health import age_hours, format_age, last_runs, one_line
 from .retention import check_archives
-from .wiring import Install, problems
+from .wiring import Install, inactive, problems
 
 Check = dict[str, Any]
 
 # A job that has run before and has not succeeded for longer than this needs
 # attention (hours). Capture runs every 2 h, retention and backups daily.
-DEFAULT_MAX_AGE_HOURS = {"capture": 6, "retention": 36, "sync": 6, "backup": 36}
+# Both from the one job table (maxmem.jobs).
+DEFAULT_MAX_AGE_HOURS = job_table.max_age_hours()
 # The command that runs each job (the hint for a required job that never ran); a job
-# that "never ran" is one of these, any other has a run on record.
-JOB_COMMANDS = {"capture": "maxmem capture", "retention": "maxmem retain --apply",
-                "sync": "maxmem sync postgres", "backup": "maxmem backup"}
+# that "never ran" is one of DEFAULT_MAX_AGE_HOURS, any other has a run on record.
+JOB_COMMANDS = job_table.commands()
 # The WAL should be folded back into brain.db by checkpoints; a WAL that keeps growing
 # means a reader holds a snapshot open for hours.
 WAL_WARN_BYTES = 256 * 1024 * 1024
@@ -304,7 +306,7 @@ def loop_checks(config: Config, env: Mapping[str, str], runs: Mapping[str, Mappi
     """The wiring setup wrote, the jobs' logs, and capture never having run beside transcripts."""
     checks: list[Check] = []
     ctx = Install.from_config(config, env, ())
-    for level, message in problems(ctx):
+    for level, message in [*problems(ctx), *inactive(ctx)]:
         checks.append(_check("wiring", level != "fail", message, warn=level == "warn"))
     checks.extend(log_checks(state_dir(env), runs, now))
     if not any(j == "capture" or j.startswith("hook:") for j in runs):

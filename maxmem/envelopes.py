@@ -1,7 +1,7 @@
 """What harnesses wrap around a human's words, taken off before triggers and storage.
 
 OpenClaw prefixes user text with a bracketed time, in several shapes over its
-versions and producers (`../shared/design/agent-wiring.md` §3.5):
+versions and producers:
 
     [Sat 2026-11-28 19:00 GMT+1] remember that …            Gateway injection (TUI, webchat)
     [Signal Alice +1555 2026-01-18 00:19 PST] hello          channel envelope, host-local

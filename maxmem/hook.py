@@ -40,7 +40,7 @@ from .brain import Brain
 from .briefing import DEFAULT_BUDGET_TOKENS, MIN_BUDGET_TOKENS, build_brief
 from .capture import CaptureSettings, run_capture
 from .clock import Clock
-from .config import Config, local_timezone, state_dir
+from .config import DEFAULT_HOOK_BUDGET_SECONDS, Config, local_timezone, state_dir
 from .memory import BYTES_PER_TOKEN
 from .recall import RecallSettings, has_substance, query_of, recall
 from .shown import add_shown, shown_ids
@@ -51,7 +51,7 @@ EVENTS = ("session-start", "user-prompt", "pre-compact", "stop", "session-end")
 HARNESSES = {"claude": "claude-code", "codex": "codex", "openclaw": "openclaw"}
 HOOK_EVENT_NAMES = {"session-start": "SessionStart", "user-prompt": "UserPromptSubmit", "pre-compact": "PreCompact",
                     "stop": "Stop", "session-end": "SessionEnd"}
-DEFAULT_BUDGET_SECONDS = 10.0
+DEFAULT_BUDGET_SECONDS = DEFAULT_HOOK_BUDGET_SECONDS
 # Claude Code shares ~1.5 s among SessionEnd hooks (raised to the longest timeout set,
 # 5 s for ours); Codex allows at most 3 s. The last capture there gets less.
 SESSION_END_SECONDS = 3.0
@@ -192,14 +192,25 @@ def _recall(harness: str, data: HookInput, config: Config, env: Mapping[str, str
     if not path.exists():
         return "", f"no brain.db at {path} yet; nothing recalled"
     settings = RecallSettings.from_section(config.section("recall"))
-    if budget_tokens is not None:
-        settings = replace(settings, budget_tokens=budget_tokens)
     folder = state_dir(env)
     with Brain.open(path, config=config, clock=clock, create=False) as brain:
-        found = recall(brain, data.prompt, session=data.session_id, shown=shown_ids(folder, data.session_id),
-                       settings=settings, tz=local_timezone(config))
-    add_shown(folder, data.session_id, found.ids)
-    return context(harness, "user-prompt", found.text), found.reason
+        stdout, line, ids = recall_context(brain, harness, data, folder, settings, budget_tokens)
+    add_shown(folder, data.session_id, ids)
+    return stdout, line
+
+
+def recall_context(brain: Brain, harness: str, data: HookInput, folder: Path, settings: RecallSettings,
+                   budget_tokens: int | None = None) -> tuple[str, str, tuple[int, ...]]:
+    """What the user-prompt hook prints for `data` over an open brain, its log line and
+    the ids printed (for the caller to add to what the session was shown, in `folder`,
+    once the harness has them)."""
+    if data.prompt is None:
+        return "", "no prompt on stdin; nothing recalled", ()
+    if budget_tokens is not None:
+        settings = replace(settings, budget_tokens=budget_tokens)
+    found = recall(brain, data.prompt, session=data.session_id, shown=shown_ids(folder, data.session_id),
+                   settings=settings, tz=local_timezone(brain.config))
+    return context(harness, "user-prompt", found.text), found.reason, found.ids
 
 
 def context(harness: str, event: str, text: str) -> str:

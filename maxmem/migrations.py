@@ -204,7 +204,7 @@ CREATE TABLE sync_targets (
 );
 """
 
-# Session context (maxmem/session_context.py): memories.context holds the text of a
+# Session context (maxmem/neighbours.py): memories.context holds the text of a
 # conversation memory's neighbours in its session. The keyword index reads memories
 # through a view that adds each memory's date written out ("8 May 2023"), so the
 # `context` column of memories_fts = date + neighbours' text. Deletes read the old

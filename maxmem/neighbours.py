@@ -8,7 +8,7 @@ index), and its stored vector is its own embedding blended with theirs. The keyw
 index also reads every memory's date written out ("8 May 2023", see migration
 0005_session_context), so a question naming a date matches what was said that day.
 
-Measured on LoCoMo-10 with bench/locomo.py (docs/notes/issue-8.md).
+Measured on LoCoMo-10 with bench/locomo.py (docs/design.md, "Neighbours").
 
 This is derived state (the `context` column holds the neighbours' text). After a
 write, rows.py asks `plan()` which memories need a new window (the written ones and

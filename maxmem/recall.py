@@ -27,6 +27,7 @@ notes, never as instructions.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import tzinfo
@@ -36,6 +37,7 @@ from .briefing import fence_for, fenced
 from .clock import iso, parse_time
 from .errors import ConfigError
 from .memory import BYTES_PER_TOKEN, Hit, Memory, estimate_tokens
+from .recall_socket import DEFAULT_WARM_MINUTES
 
 if TYPE_CHECKING:  # pragma: no cover
     from .brain import Brain
@@ -76,6 +78,7 @@ class RecallSettings:
     max_memories: int = DEFAULT_MAX_MEMORIES
     budget_tokens: int = DEFAULT_BUDGET_TOKENS
     min_relevance: float | None = None  # None: the brain's own gate (config min_relevance)
+    warm_minutes: float = DEFAULT_WARM_MINUTES  # the recall server's idle time (recall_socket.py)
 
     def __post_init__(self) -> None:
         if not isinstance(self.max_memories, int) or isinstance(self.max_memories, bool) \
@@ -85,16 +88,21 @@ class RecallSettings:
                 or not MIN_BUDGET_TOKENS <= self.budget_tokens <= 4000:
             raise ConfigError(f"[recall] budget_tokens must be a whole number from {MIN_BUDGET_TOKENS} to 4000, "
                               f"not {self.budget_tokens!r}")
+        if not isinstance(self.warm_minutes, int | float) or isinstance(self.warm_minutes, bool) \
+                or not 0 <= self.warm_minutes <= 24 * 60:
+            raise ConfigError(f"[recall] warm_minutes must be a number of minutes from 0 to 1440, "
+                              f"not {self.warm_minutes!r}")
 
     @classmethod
     def from_section(cls, section: Mapping[str, Any]) -> RecallSettings:
         """The settings of a config's [recall] section (missing keys: the defaults)."""
-        unknown = set(section) - {"max_memories", "budget_tokens"}
+        unknown = set(section) - {"max_memories", "budget_tokens", "warm_minutes"}
         if unknown:
             raise ConfigError(f"[recall] has no setting {sorted(unknown)[0]!r} "
-                              "(known: max_memories, budget_tokens)")
+                              "(known: max_memories, budget_tokens, warm_minutes)")
         return cls(max_memories=section.get("max_memories", DEFAULT_MAX_MEMORIES),
-                   budget_tokens=section.get("budget_tokens", DEFAULT_BUDGET_TOKENS))
+                   budget_tokens=section.get("budget_tokens", DEFAULT_BUDGET_TOKENS),
+                   warm_minutes=section.get("warm_minutes", DEFAULT_WARM_MINUTES))
 
 
 @dataclass(frozen=True)
@@ -155,9 +163,11 @@ def recall(brain: Brain, prompt: str, *, session: str | None = None, shown: Coll
     hits = brain.search(query, limit=settings.max_memories + min(len(shown), 20) + SPARE_HITS,
                         min_relevance=settings.min_relevance, track=False)
     threshold = hits.plan.min_relevance or 0.0
-    chosen = [h for h in hits if kept(h, threshold, session, shown)][:settings.max_memories]
+    verdicts = [(h, verdict(h, threshold, session, shown)) for h in hits]
+    chosen = [h for h, why in verdicts if why == "kept"][:settings.max_memories]
     if not chosen:
-        why = hits.plan.note or "nothing relevant enough"
+        left = Counter(why for _, why in verdicts)
+        why = hits.plan.note or (", ".join(f"{n} {what}" for what, n in sorted(left.items())) or "no hit")
         return nothing(f"nothing recalled: {why}")
     text, memories = render(chosen, settings.budget_tokens, tz)
     if not memories:
@@ -168,13 +178,16 @@ def recall(brain: Brain, prompt: str, *, session: str | None = None, shown: Coll
     return Recall(text, tuple(memories), line)
 
 
-def kept(hit: Hit, threshold: float, session: str | None, shown: Collection[int]) -> bool:
-    """Relevant enough on its own, not shown yet, and not this session's own exchange."""
+def verdict(hit: Hit, threshold: float, session: str | None, shown: Collection[int]) -> str:
+    """"kept" for a hit relevant enough on its own, not shown yet and not this session's
+    own exchange; else why not."""
     if hit.memory.id in shown:
-        return False
+        return "shown before"
     if session and hit.memory.session_id == session and hit.memory.category == "conversation":
-        return False
-    return hit.relevance is None or hit.relevance >= threshold
+        return "of this session"
+    if hit.relevance is not None and hit.relevance < threshold:
+        return "below min_relevance"
+    return "kept"
 
 
 def label(memory: Memory, tz: tzinfo | None) -> str:

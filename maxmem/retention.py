@@ -40,6 +40,7 @@ from .clock import UTC, iso, parse_days
 from .config import zone
 from .errors import ConfigError, InvalidInput, MaxmemError
 from .health import record_run
+from .jobs import NEW_YORK
 from .memory import CATEGORIES, Memory
 
 try:
@@ -54,7 +55,7 @@ log = logging.getLogger("maxmem")
 
 DEFAULT_DAYS: dict[str, int | None] = {"core": None, "project": None, "daily": 90, "conversation": 30}
 ARCHIVE_DAYS = 730
-TIMEZONE = "America/New_York"
+TIMEZONE = NEW_YORK  # the zone of retention's day, and of its daily run (maxmem.jobs)
 BATCH_SIZE = 500
 VACUUM_SHARE = 0.25
 TRANSCRIPT_CATEGORY = "conversation"

@@ -13,7 +13,7 @@ the filters, then each score is scaled to 0–1 over the candidates and fused:
 score = vector_weight × vector + keyword_weight × keyword (less a small penalty for a
 memory that is itself a question). What the two sides see of a conversation memory
 includes its session neighbours (neighbours.py); the query is embedded without
-its closing question mark. Measured on LoCoMo: docs/notes/issue-8.md. The vector
+its closing question mark. Measured on LoCoMo with bench/locomo.py (docs/design.md). The vector
 stages themselves are in vectors.py.
 
 From KEYWORD_THREAD_FROM memories the keyword query runs on a worker thread beside the
@@ -82,7 +82,7 @@ def vector_query(text: str) -> str:
     """The text a query is embedded as: without its closing question marks.
 
     A question mark pulls the query's vector toward stored questions rather than the
-    statements that answer them (LoCoMo, docs/notes/issue-8.md: vector-only R@10 60.8
+    statements that answer them (LoCoMo-10, bench/locomo.py: vector-only R@10 60.8
     -> 63.3 over categories 1-4).
     """
     return text.rstrip().rstrip("?？").rstrip() or text
@@ -101,9 +101,9 @@ def fts_query(text: str) -> str | None:
 
 
 # bm25 column weights: title, content, tags, context (the memory's date written out and,
-# for a conversation memory, its neighbours' text: see session_context.py). The context
+# for a conversation memory, its neighbours' text: see neighbours.py). The context
 # counts less than the memory's own words; the weight was chosen on LoCoMo's tuning pair
-# (docs/notes/issue-8.md).
+# (bench/locomo.py; docs/design.md).
 BM25_WEIGHTS = (2.0, 1.0, 1.5, 0.5)
 
 KEYWORD_SQL = """
@@ -186,7 +186,7 @@ def scale(values: dict[int, float]) -> dict[int, float]:
 
 # Taken off the hybrid score of a memory that is itself a question ("What do you
 # play?"): it shares a question's words and shape but holds no answer. Chosen on
-# LoCoMo's tuning pair (docs/notes/issue-8.md: R@5 +1.7, R@10 +0.9 over all ten).
+# LoCoMo's tuning pair (bench/locomo.py: R@5 +1.7, R@10 +0.9 over all ten).
 ASKING_PENALTY = 0.06
 # A memory whose text ends with a question mark (ASCII or full-width).
 ASKS_SQL = "(rtrim(m.content) LIKE '%?' OR rtrim(m.content) LIKE '%？')"

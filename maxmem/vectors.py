@@ -324,8 +324,8 @@ def centred_cosine(dots: np.ndarray, center_dots: np.ndarray, query: np.ndarray,
 
     An embedding model's vectors all lean one way (LoCoMo's turns are about 0.8 apart),
     so a plain cosine partly measures how typical a memory is; around the mean it
-    measures what the memory is about (LoCoMo, docs/notes/issue-8.md "Session 2 levers":
-    vector-only R@10 63.3 -> 67.9, hybrid 78.9 -> 80.4). A centre of zeros leaves the
+    measures what the memory is about (LoCoMo-10, `bench/locomo.py`: vector-only R@10
+    63.3 -> 67.9, hybrid 78.9 -> 80.4; docs/design.md, "The cosine around the mean"). A centre of zeros leaves the
     plain cosine.
     """
     cc, qc = float(center @ center), float(query @ center)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+import signal
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -62,6 +64,24 @@ def fresh_breakers() -> Iterator[None]:
     reset_breakers()
     yield
     reset_breakers()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_recall_servers_left(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Prompt hooks run by the tests start warm recall servers for their temp brains:
+    stop them when the tests end (they would leave by themselves after warm_minutes)."""
+    yield
+    base = str(tmp_path_factory.getbasetemp())
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"maxmem.recall_server" in argv and any(base.encode() in a for a in argv):
+            try:
+                os.kill(int(proc.name), signal.SIGTERM)
+            except OSError:
+                pass
 
 
 @pytest.fixture(autouse=True)

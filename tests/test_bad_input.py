@@ -268,7 +268,7 @@ def test_messages_name_what_is_wrong(brain, tmp_path, capsys):
 
 
 def test_edges_get_one_line_errors_or_bounds(tmp_path, capsys):
-    """Issue 19's edges: each is a clear one-line error, never a traceback."""
+    """Edges of input: each is a clear one-line error, never a traceback."""
     from conftest import run_cli
 
     db = ["--db", str(tmp_path / "e.db"), "--embedder", "none"]

@@ -1,15 +1,15 @@
-"""`maxmem capture`, `maxmem daemon` and the cron wrapper, as a user runs them."""
+"""`maxmem capture`, `maxmem daemon` and the scheduler's tick script, as a user runs them."""
 
 from __future__ import annotations
 
 import fcntl
 import json
 import os
-import shutil
 import subprocess
 import sys
 import threading
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import schedule
@@ -18,9 +18,10 @@ from test_capture_readers import FIXTURES
 from test_cli import run
 
 from maxmem.daemon import Job, run_daemon
+from maxmem.due import Every
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = ROOT / "scripts" / "maxmem-capture-cron"
+SCRIPT = ROOT / "scripts" / "maxmem-jobs-cron"
 
 
 def agent_env(home: Path, tmp_path: Path) -> dict[str, str]:
@@ -101,7 +102,8 @@ def test_daemon_runs_jobs_on_schedule_and_survives_a_failing_one():
         ran.append("bad")
         raise RuntimeError("disk on fire")
 
-    jobs = [Job("bad", lambda s: s.every(1).seconds, bad), Job("good", lambda s: s.every(1).seconds, good)]
+    second = Every(timedelta(seconds=1))
+    jobs = [Job("bad", second, bad), Job("good", second, good)]
     thread = threading.Thread(target=run_daemon, args=(jobs, stop), kwargs={"scheduler": schedule.Scheduler()})
     thread.start()
     thread.join(timeout=20)
@@ -119,27 +121,25 @@ def _wrapper(tmp_path: Path) -> Path:
     return wrapper
 
 
-def test_cron_script_logs_and_never_overlaps(tmp_path, home):
-    if shutil.which("flock") is None:
-        import pytest
-        pytest.skip("flock (util-linux) is not installed")
+def test_the_tick_script_reads_the_env_file_logs_and_skips_a_job_still_running(tmp_path, home):
     logs = tmp_path / "logs"
     env_file = tmp_path / "maxmem.env"
     env_file.write_text(f"MAXMEM_DB={tmp_path / 'cron-brain.db'}\nMAXMEM_EMBEDDER=none\n")
-    env = {**os.environ, **agent_env(home, tmp_path), "MAXMEM_BIN": str(_wrapper(tmp_path)),
+    env = {**os.environ, **agent_env(home, tmp_path), "HOME": str(tmp_path), "MAXMEM_BIN": str(_wrapper(tmp_path)),
            "MAXMEM_LOG_DIR": str(logs), "MAXMEM_ENV_FILE": str(env_file)}
-    done = subprocess.run([str(SCRIPT)], env=env, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stdout + done.stderr
-    log = (logs / "capture.log").read_text()
-    assert "capture: start" in log and "added 38 turns" in log and "capture: exit 0" in log
-    assert (tmp_path / "cron-brain.db").exists()  # MAXMEM_DB came from the env file
-
-    # While another run holds the lock, a second run leaves at once without capturing.
-    with open(logs / "capture.lock", "a") as lock:
+    # While another process runs capture (it holds its lock), the tick skips it at once.
+    (logs / "locks").mkdir(parents=True)
+    with open(logs / "locks" / "capture.lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         started = time.monotonic()
-        second = subprocess.run([str(SCRIPT)], env=env, capture_output=True, text=True, timeout=60)
-        assert time.monotonic() - started < 10
-    assert second.returncode == 0
-    log = (logs / "capture.log").read_text()
-    assert "still holds" in log and log.count("capture: start") == 1
+        first = subprocess.run([str(SCRIPT)], env=env, capture_output=True, text=True, timeout=120)
+        assert time.monotonic() - started < 60
+    assert first.returncode == 0, first.stdout + first.stderr
+    log = (logs / "jobs.log").read_text()
+    assert "capture: still running in another process; skipped" in log and "added 38 turns" not in log
+    assert (tmp_path / "cron-brain.db").exists()  # MAXMEM_DB came from the env file
+
+    second = subprocess.run([str(SCRIPT)], env=env, capture_output=True, text=True, timeout=120)
+    assert second.returncode == 0, second.stdout + second.stderr
+    log = (logs / "jobs.log").read_text()
+    assert "added 38 turns" in log and log.count("jobs: exit 0") == 2

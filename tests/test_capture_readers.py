@@ -334,6 +334,58 @@ def test_codex_unknown_kinds_and_ordinals(tmp_path):
     assert turn.timestamp == "2026-01-01T00:00:02.000Z"  # second precision normalised
 
 
+def test_codex_0171_rollout_text_from_item_completed_once(tmp_path):
+    """codex-cli 0.171.0 writes no user_message/agent_message events: the text is in
+    item_completed items (and in response_item twins, which stay dropped)."""
+    tid = "01a24292-3881-7343-aac7-2477cfb79a5d"
+    turn_id = "01a24292-38d0-7221-b316-6ae892931d9b"
+    path = write_lines(tmp_path / f"rollout-2026-12-04T19-40-11-{tid}.jsonl", [
+        {"timestamp": "2026-12-04T19:40:11.100Z", "ordinal": 0, "type": "session_meta",
+         "payload": {"session_id": tid, "id": tid, "timestamp": "2026-12-04T19:40:10.900Z", "cwd": "/home/user/proj",
+                     "originator": "codex_exec", "cli_version": "0.171.0"}},
+        {"timestamp": "2026-12-04T19:40:11.101Z", "ordinal": 1, "type": "event_msg",
+         "payload": {"type": "task_started", "turn_attribution": {"turn_id": turn_id}}},
+        {"timestamp": "2026-12-04T19:40:11.645Z", "ordinal": 3, "type": "response_item",
+         "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": (
+             "<environment_context>\n  <cwd>/home/user/proj</cwd>\n</environment_context>")}]}},
+        {"timestamp": "2026-12-04T19:40:11.700Z", "ordinal": 4, "type": "world_state", "payload": {"full": True}},
+        {"timestamp": "2026-12-04T19:40:11.701Z", "ordinal": 5, "type": "turn_context",
+         "payload": {"turn_id": turn_id, "model": "fake-model", "cwd": "/home/user/proj"}},
+        {"timestamp": "2026-12-04T19:40:13.406Z", "ordinal": 8, "type": "response_item",
+         "payload": {"type": "message", "role": "user",
+                     "content": [{"type": "input_text", "text": "hello zqq question"}]}},
+        {"timestamp": "2026-12-04T19:40:13.407Z", "ordinal": 9, "type": "event_msg",
+         "payload": {"type": "item_completed", "thread_id": tid, "turn_id": turn_id, "item": {
+             "type": "UserMessage", "id": "01a24292-4ade-7b62-927e-18015f42893e",
+             "content": [{"type": "text", "text": "hello zqq question", "text_elements": []}]}}},
+        {"timestamp": "2026-12-04T19:40:13.460Z", "ordinal": 10, "type": "event_msg",
+         "payload": {"type": "item_completed", "thread_id": tid, "turn_id": turn_id, "item": {
+             "type": "AgentMessage", "id": "msg_0001", "content": [{"type": "Text", "text": "Answer zqa."}]}}},
+        {"timestamp": "2026-12-04T19:40:13.470Z", "ordinal": 11, "type": "response_item",
+         "payload": {"type": "message", "role": "assistant", "id": "msg_0001",
+                     "content": [{"type": "output_text", "text": "Answer zqa."}]}},
+        {"timestamp": "2026-12-04T19:40:13.480Z", "ordinal": 12, "type": "event_msg",
+         "payload": {"type": "token_count", "info": {"total_token_usage": {"output_tokens": 10},
+                                                     "last_token_usage": {"output_tokens": 10}}}},
+        {"timestamp": "2026-12-04T19:40:13.490Z", "ordinal": 13, "type": "event_msg",
+         "payload": {"type": "item_completed", "item": {"type": "Reasoning", "id": "r1"}}},
+        {"timestamp": "2026-12-04T19:40:14.000Z", "ordinal": 14, "type": "event_msg",
+         "payload": {"type": "task_complete", "turn_id": turn_id, "last_agent_message": "Answer zqa."}},
+    ])
+    turns = parse(path).parsed.turns
+    assert [(t.role, t.text) for t in turns] == [("user", "hello zqq question"), ("assistant", "Answer zqa.")]
+    assert turns[1].model == "fake-model" and turns[1].usage == {"output_tokens": 10}
+    # A build that writes both kinds: the first one seen wins, the other is a twin.
+    both = write_lines(tmp_path / f"rollout-2026-12-04T19-40-12-{tid[:-1]}e.jsonl", [
+        {"timestamp": "2026-12-04T19:40:13.000Z", "ordinal": 0, "type": "event_msg",
+         "payload": {"type": "user_message", "message": "hello zqq question"}},
+        {"timestamp": "2026-12-04T19:40:13.407Z", "ordinal": 1, "type": "event_msg",
+         "payload": {"type": "item_completed", "item": {"type": "UserMessage",
+                                                        "content": [{"type": "text", "text": "hello zqq question"}]}}},
+    ])
+    assert [t.text for t in parse(both).parsed.turns] == ["hello zqq question"]
+
+
 # --- generic formats --------------------------------------------------------------------
 
 def test_plain_jsonl(tmp_path):

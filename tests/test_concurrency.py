@@ -238,7 +238,7 @@ def test_no_job_embeds_inside_a_write_transaction(tmp_path):
 
 def test_simultaneous_captures_report_what_each_stored(tmp_path):
     """Three captures of the same transcripts at once: each reports only the turns and
-    memories it stored itself, so the reports add up to what brain.db holds (issue 19)."""
+    memories it stored itself, so the reports add up to what brain.db holds."""
     from agent_layout import claude_transcript
 
     folder = tmp_path / "transcripts"

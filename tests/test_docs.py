@@ -1,7 +1,9 @@
-"""docs/cli.md and docs/schema.md are generated from the code and must not go stale."""
+"""docs/cli.md and docs/schema.md are generated from the code and must not go stale; the
+README and docs/index.md point only at pages that exist, and the index lists every page."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -38,3 +40,67 @@ def test_readme_names_only_commands_that_exist():
                     used.add(rest[0])
     assert used, "no maxmem command found in the README"
     assert used - commands == set(), f"README mentions unknown commands: {used - commands}"
+
+
+def test_the_docs_index_lists_every_page_and_links_only_to_files_that_exist():
+    index = (ROOT / "docs" / "index.md").read_text()
+    linked = set(re.findall(r"\]\(([^)#]+)", index))
+    pages = {p.name for p in (ROOT / "docs").glob("*.md")} - {"index.md"}
+    assert pages - linked == set(), f"docs/index.md does not list {sorted(pages - linked)}"
+    missing = [link for link in linked if not (ROOT / "docs" / link).resolve().exists()]
+    assert missing == [], f"docs/index.md links to missing files: {missing}"
+
+
+def test_the_readme_is_short_and_links_only_to_files_that_exist():
+    text = (ROOT / "README.md").read_text()
+    assert len(text.splitlines()) <= 220
+    links = re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", text)
+    missing = [link for link in links if not (ROOT / link).exists()]
+    assert links and missing == [], f"README links to missing files: {missing}"
+
+
+def test_config_doc_matches_the_code():
+    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "make_config_doc.py"), "--check"],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+
+
+def documented_settings() -> dict[str, set[str]]:
+    """docs/config.md's keys per section ("" for the top level)."""
+    found: dict[str, set[str]] = {}
+    section = ""
+    for line in (ROOT / "docs" / "config.md").read_text().splitlines():
+        if m := re.match(r"## \[([\w.]+)\]", line):
+            section = m.group(1)
+        elif m := re.match(r"\| `(\w+)` \|", line):
+            found.setdefault(section, set()).add(m.group(1))
+    return found
+
+
+def settings_read_by_the_code() -> set[tuple[str, str]]:
+    """(section, key) for every `config.section("s").get("k"` and, after `name =
+    config.section("s")`, every `name.get("k"`, `name["k"]` and `"k" in name` of that file."""
+    read = set()
+    for path in (ROOT / "maxmem").rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        read |= set(re.findall(r"section\(\"([\w.]+)\"\)\.get\(\"(\w+)\"", text))
+        names: dict[str, str] = {}
+        for line in text.splitlines():
+            if m := re.search(r"(\w+)(?:: [\w\[\], ]+)? = .*config\.section\(\"([\w.]+)\"\)", line):
+                names[m.group(1)] = m.group(2)
+            for name, section in names.items():
+                keys = re.findall(rf"\b{name}\.get\(\"(\w+)\"|\b{name}\[\"(\w+)\"\]|\"(\w+)\" in {name}\b", line)
+                read |= {(section, next(k for k in groups if k)) for groups in keys}
+    return read
+
+
+def test_config_doc_names_every_setting_the_code_reads():
+    documented = documented_settings()
+    read = settings_read_by_the_code()
+    assert len(read) > 20, read
+    missing = sorted(f"[{s}] {k}" for s, k in read if k not in documented.get(s, set()))
+    assert missing == [], f"docs/config.md lacks (add them to scripts/make_config_doc.py): {missing}"
+    variables = {v for p in (ROOT / "maxmem").rglob("*") if p.is_file() and p.suffix != ".pyc"
+                 for v in re.findall(r"\bMAXMEM_[A-Z_]+[A-Z]\b", p.read_text(encoding="utf-8", errors="ignore"))}
+    text = (ROOT / "docs" / "config.md").read_text()
+    assert sorted(v for v in variables if f"`{v}`" not in text) == []

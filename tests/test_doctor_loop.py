@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from agent_layout import claude_home
+from agent_layout import claude_home, codex_home
 
 MAXMEM = Path(sys.executable).parent / "maxmem"
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,6 +71,35 @@ def test_wiring_that_points_at_a_missing_maxmem_is_a_fail(tmp_path):
     assert report.returncode == 1
     (first, *_) = lines(report.stdout, "FAIL wiring")
     assert f"claude-code runs {moved}, which does not exist" in first and "maxmem setup claude-code" in first
+
+
+def test_wiring_written_but_not_active_is_a_warn(tmp_path):
+    """Codex hooks nobody trusted yet, a hooks flag set false, Claude Code's
+    disableAllHooks: each a WARN that says what to do (no codex on PATH here: doctor
+    reads config.toml)."""
+    home = tmp_path / "home"
+    claude_home(home)
+    codex_home(home)
+    assert maxmem(home, "--embedder", "none", "init").returncode == 0
+    assert maxmem(home, "setup", "claude-code").returncode == 0
+    assert maxmem(home, "setup", "codex").returncode == 0
+    report = maxmem(home, "--embedder", "none", "doctor")
+    (untrusted,) = [line for line in lines(report.stdout, "WARN wiring") if "not trusted" in line]
+    assert "SessionStart" in untrusted and "UserPromptSubmit" in untrusted and "Trust all and continue" in untrusted
+    assert report.returncode == 0  # a WARN, not a FAIL
+
+    config = home / ".codex" / "config.toml"
+    text = config.read_text()
+    state = "\n".join(f'[hooks.state."{config}:{event}:0:0"]\ntrusted_hash = "sha256:{n:064x}"\n'
+                      for n, event in enumerate(["session_start", "user_prompt_submit", "pre_compact", "stop"]))
+    config.write_text(text.replace("hooks = true # added by maxmem setup", "hooks = false") + "\n" + state)
+    settings = home / ".claude" / "settings.json"
+    settings.write_text(settings.read_text().replace('"model": "opus"', '"model": "opus", "disableAllHooks": true'))
+    report = maxmem(home, "--embedder", "none", "doctor")
+    warns = lines(report.stdout, "WARN wiring")
+    assert not any("not trusted" in line for line in warns), warns
+    assert any("hooks is false" in line for line in warns), warns
+    assert any("disableAllHooks" in line and "settings.json" in line for line in warns), warns
 
 
 def test_a_scheduled_tick_that_could_not_start_maxmem_is_a_fail(tmp_path):

@@ -93,7 +93,7 @@ def test_retention_runs_once_per_new_york_day_after_3am(tmp_path, machine_tz, st
         return "retention: ok"
 
     config = Config(db_path=tmp_path / "brain.db", embedder="none")
-    job = Job("retention", lambda s: s, retention, due=Daily(wall(3, 0), NY), records=False)
+    job = Job("retention", Daily(wall(3, 0), NY), retention, records=False)
     with Brain.open(config.db_path, embedder="none") as brain:  # the day before: it ran at 03:05
         before = first - timedelta(days=1)
         record_run(brain.db, "retention", True, "seed", FixedClock(ny(before.year, before.month, before.day, 3, 5)))
@@ -126,9 +126,9 @@ def test_run_due_skips_what_is_not_due_and_records_failures(tmp_path):
         calls.append("boom")
         raise RuntimeError("disk on fire")
 
-    jobs = [Job("embed", lambda s: s, lambda: calls.append("embed") or "embed: ok",
-                due=Every(timedelta(hours=1)), records=False),
-            Job("doctor", lambda s: s, boom, due=Every(timedelta(hours=1)), records=False)]
+    jobs = [Job("embed", Every(timedelta(hours=1)), lambda: calls.append("embed") or "embed: ok",
+                records=False),
+            Job("doctor", Every(timedelta(hours=1)), boom, records=False)]
     first = run_due(jobs, config, lock_dir=tmp_path / "locks", clock=clock)
     assert [(o.job, o.status) for o in first] == [("embed", "ran"), ("doctor", "failed")]
     clock.advance(minutes=20)
@@ -152,7 +152,7 @@ def test_a_job_still_running_elsewhere_is_skipped(tmp_path):
     fd = os.open(locks / "embed.lock", os.O_RDWR | os.O_CREAT)
     fcntl.flock(fd, fcntl.LOCK_EX)
     try:
-        out = run_due([Job("embed", lambda s: s, lambda: "x", due=Every(timedelta(hours=1)))], config,
+        out = run_due([Job("embed", Every(timedelta(hours=1)), lambda: "x")], config,
                       lock_dir=locks)
     finally:
         os.close(fd)

@@ -1,6 +1,6 @@
 """Harness envelopes come off before triggers and storage; their time is only a hint.
 
-The samples are the verbatim shapes of ../shared/design/agent-wiring.md §3.5 (with the
+The samples are the verbatim shapes OpenClaw's gateway and channels write (with the
 right weekday: 2026-11-28 is a Saturday), the metadata blocks of the OpenClaw fixture
 and a Claude Code system reminder, driven through the real readers, capture, the
 triggers and save-context.

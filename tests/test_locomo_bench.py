@@ -1,8 +1,10 @@
-"""bench/locomo.py on a tiny made-up conversation in LoCoMo's shape (no LoCoMo data)."""
+"""bench/locomo.py on a tiny made-up conversation in LoCoMo's shape, and on LoCoMo-10
+itself when MAXMEM_LOCOMO names its locomo10.json (it is not shipped with maxmem)."""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -99,3 +101,21 @@ def test_the_benchmark_runs_end_to_end_through_brain(tmp_path, capsys):
     again = json.loads(out.read_text())
     assert again["embedded_this_run"] == 0 and again["conversations"] == ["conv-77"]
     assert "tuning pair" not in capsys.readouterr().out
+
+
+def test_a_missing_data_file_is_a_one_line_error(tmp_path):
+    with pytest.raises(SystemExit, match=r"--data .*nothing.json: no such file .*snap-research/LoCoMo"):
+        locomo.load(tmp_path / "nothing.json")
+
+
+def test_locomo10_itself_loads_as_the_benchmarks_count_it():
+    """The figures in docs/benchmarks.md count 5,882 memories and 1,982 questions with
+    evidence (1,536 of categories 1-4) in ten conversations."""
+    path = os.environ.get("MAXMEM_LOCOMO")
+    if not path:
+        pytest.skip("MAXMEM_LOCOMO is not set (the path of LoCoMo-10's locomo10.json)")
+    conversations = locomo.load(Path(path))
+    assert len(conversations) == 10
+    assert sum(len(c.items) for c in conversations) == 5882
+    assert sum(len(c.questions) for c in conversations) == 1982
+    assert sum(q.category in (1, 2, 3, 4) for c in conversations for q in c.questions) == 1536

@@ -145,8 +145,8 @@ def test_secret_value_after_a_url_scheme_in_the_same_text():
     assert count == 1
 
 
-# -- the leaks and false positives issue 16 reported ---------------------------------------
-ISSUE_LEAKS = [
+# -- leaks and false positives found in real transcripts ----------------------------------
+REPORTED_LEAKS = [
     ("aws-secret-next-line", "aws_access_key_id = AKIAZ7Q3XK2M9PLW4RTE\nXq7bT9vLm2Kp4Rs8Wz1Nc5Hy3Jd6Fg0AeUiOo2Qw",
      "Xq7bT9vLm2Kp4Rs8Wz1Nc5Hy3Jd6Fg0AeUiOo2Qw"),
     ("aws-docs-pair", "AKIAIOSFODNN7EXAMPLE\nwJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
@@ -184,7 +184,7 @@ ISSUE_LEAKS = [
 ]
 
 
-@pytest.mark.parametrize("label,text,secret", ISSUE_LEAKS, ids=[s[0] for s in ISSUE_LEAKS])
+@pytest.mark.parametrize("label,text,secret", REPORTED_LEAKS, ids=[s[0] for s in REPORTED_LEAKS])
 def test_the_shapes_that_leaked_are_redacted(label, text, secret):
     out, count = redact(text)
     assert secret not in out, out
@@ -260,7 +260,7 @@ def test_the_corpus_is_big_and_varied_enough():
 
 @pytest.mark.parametrize("split", ["dev", "heldout"])
 def test_every_corpus_secret_goes_and_redacting_again_changes_nothing(split):
-    """dev is what the rules were tuned on; heldout is checked to the issue's targets only."""
+    """dev is what the rules were tuned on; heldout is checked against the targets only."""
     redactor = Redactor(cache_size=0)
     secrets = missed = 0
     for item in _corpus(split):
@@ -408,7 +408,7 @@ def test_bad_input_finishes_in_linear_time(name):
     assert large_s < 5, f"{name}: {large_s:.1f} s for 1.6 MB"
 
 
-# What redact_json (tool-call arguments, issue 16.4) meets: JSON nested deeper than Python
+# What redact_json (tool-call arguments) meets: JSON nested deeper than Python
 # recurses, unclosed, escaped quotes, many strings (each decoded and redacted).
 BAD_JSON = {
     "deep arrays": lambda n: "[" * n,

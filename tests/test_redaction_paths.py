@@ -1,4 +1,4 @@
-"""Every way in and out is redacted (issue 16.4): the labelled corpus's secrets go in
+"""Every way in and out is redacted: the labelled corpus's secrets go in
 through each path, then no secret value is found anywhere maxmem put text.
 
 Ways in: remember (content, title, tags, metadata), remember_many, update, import

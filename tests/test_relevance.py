@@ -173,7 +173,7 @@ def test_cli_says_nothing_relevant_and_exits_0(tmp_path):
     assert "relevance" in r.stdout and "cover" in r.stdout
 
 
-# The brains of the repro: three exchanges, as a hook stores them.
+# Brains of three exchanges, as a hook stores them.
 EXCHANGES = [("Where did we put the staging database?", "Staging Postgres now listens on port 5433 on db2."),
              ("And the invoices?", "Invoice PDFs are rendered nightly by the billing worker."),
              ("What did the kids want for the birthday?", "A red bicycle with a bell and a basket.")]

@@ -489,16 +489,13 @@ def test_cli_bad_retention_config_is_one_line(tmp_path, capsys):
     assert exit_info.value.code == 2 and err.count("\n") == 1 and "[retention] daily" in err
 
 
-# -- cron script and daemon job ------------------------------------------------------
+# -- the tick and the daemon's job ------------------------------------------------------
 
-def test_cron_scripts_run_retain_and_sweep(tmp_path):
-    import shutil
+def test_the_tick_script_runs_retention(tmp_path):
     import subprocess
     import sys
     from pathlib import Path
 
-    if shutil.which("flock") is None:
-        pytest.skip("flock (util-linux) is not installed")
     root = Path(__file__).resolve().parent.parent
     db = tmp_path / "brain.db"
     _seed(db)
@@ -508,29 +505,25 @@ def test_cron_scripts_run_retain_and_sweep(tmp_path):
     env_file = tmp_path / "env"
     env_file.write_text(f"MAXMEM_DB={db}\nMAXMEM_EMBEDDER=none\n")
     logs = tmp_path / "logs"
-    env = {**os.environ, "MAXMEM_BIN": str(wrapper), "MAXMEM_LOG_DIR": str(logs),
+    env = {**os.environ, "HOME": str(tmp_path), "MAXMEM_BIN": str(wrapper), "MAXMEM_LOG_DIR": str(logs),
            "MAXMEM_ENV_FILE": str(env_file)}
-    for script, log_name, expected in (
-        ("maxmem-retain-cron", "retain.log", "retention: deleted 1 memories (daily 1)"),
-        ("maxmem-triggers-cron", "triggers.log", "triggers: scanned 0 conversation memories"),
-    ):
-        done = subprocess.run([str(root / "scripts" / script)], env=env, capture_output=True, text=True,
-                              timeout=120)
-        assert done.returncode == 0, done.stdout + done.stderr
-        log = (logs / log_name).read_text()
-        assert expected in log and "exit 0" in log, log
+    done = subprocess.run([str(root / "scripts" / "maxmem-jobs-cron")], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    log = (logs / "jobs.log").read_text()
+    assert "retention: deleted 1 memories (daily 1)" in log and "jobs: exit 0" in log, log
     assert len(list(tmp_path.glob("brain.retention-*.jsonl.gz"))) == 1
 
 
 def test_daemon_has_the_retention_job(tmp_path):
     import schedule
 
-    from maxmem.daemon import default_jobs, retention_job
+    from maxmem.daemon import default_jobs, entry, retention_job
 
     config = Config(db_path=tmp_path / "brain.db", embedder="none")
     _seed(config.db_path)
     job = retention_job(config)
-    scheduled = job.when(schedule.Scheduler())
+    scheduled = entry(job.when, schedule.Scheduler())
     assert (str(scheduled.at_time), str(scheduled.at_time_zone)) == ("03:00:00", "America/New_York")
     assert job.run().startswith("retention: deleted 1 memories")
     assert "retention" in [j.name for j in default_jobs(config, {})]

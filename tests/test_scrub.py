@@ -1,4 +1,4 @@
-"""`maxmem scrub` (issue 16.5): a secret stored before a rule existed leaves every place.
+"""`maxmem scrub`: a secret stored before a rule existed leaves every place.
 
 The old brain.db is made as an older maxmem would have left it: memories, an update
 (history), a save-context (raw turns and tool calls) all written with

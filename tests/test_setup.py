@@ -61,9 +61,11 @@ def test_claude_then_codex_then_cron_dry_run_idempotent_and_undone_byte_for_byte
     assert done.returncode == 0, done.stderr
     assert "trust" in done.stdout and "backups:" in done.stdout
     settings = json.loads(files[0].read_text())
-    assert settings["model"] == "opus" and settings["permissions"] == {"allow": ["Bash(git status)"]}
+    assert settings["model"] == "opus" and settings["permissions"]["allow"][0] == "Bash(git status)"
     assert settings["hooks"]["Stop"][0] == {"hooks": [{"type": "command", "command": "notify-send done"}]}
-    for event in ("SessionStart", "PreCompact", "Stop", "SessionEnd"):
+    assert set(settings["permissions"]["allow"]) >= {"Bash(git status)", "mcp__maxmem__search", "mcp__maxmem__get"}
+    assert not any(rule.endswith(("__remember", "__forget", "__update")) for rule in settings["permissions"]["allow"])
+    for event in ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop", "SessionEnd"):
         ours = [h for g in settings["hooks"][event] for h in g["hooks"] if "maxmem" in h["command"]]
         assert len(ours) == 1, event
         argv = shlex.split(ours[0]["command"])
@@ -84,8 +86,9 @@ def test_claude_then_codex_then_cron_dry_run_idempotent_and_undone_byte_for_byte
     server = config["mcp_servers"]["maxmem"]
     assert server["command"] == str(MAXMEM) and server["args"][-1] == "mcp"
     assert "OPENAI_API_KEY" in server["env_vars"] and server["startup_timeout_sec"] >= 20
-    assert config["features"] == {"web_search": True, "codex_hooks": True}
-    for event in ("SessionStart", "PreCompact", "Stop"):
+    assert config["features"] == {"web_search": True, "hooks": True}  # no codex on PATH: the current name
+    assert config["mcp_optional_startup_grace_ms"] >= 3000
+    for event in ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop"):
         (group,) = config["hooks"][event]
         assert shlex.split(group["hooks"][0]["command"])[0] == str(MAXMEM)
         assert "--harness" in group["hooks"][0]["command"] and "codex" in group["hooks"][0]["command"]
@@ -520,7 +523,7 @@ def test_setup_leaves_out_an_mcp_server_this_maxmem_cannot_run(home):
                                      ["history", "1"], ["query", "what did we decide"], ["core", "review"]])
 def test_read_only_commands_never_create_brain_db(home, command):
     """On a fresh HOME a command that only reads says where brain.db would be and how to
-    make it, in one line, and leaves no empty brain.db behind (issue 15)."""
+    make it, in one line, and leaves no empty brain.db behind."""
     done = maxmem(home, *command)
     assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
     assert "no brain.db at" in done.stderr and "maxmem init" in done.stderr
@@ -540,3 +543,48 @@ def test_today_is_read_in_the_machines_zone_unless_the_config_names_one(home, tz
     done = maxmem(home, "context", TZ=tz)
     assert done.returncode == 0, done.stderr
     assert re.search(rf"# Memory brief — \d{{4}}-\d\d-\d\d \d\d:\d\d {shown}", done.stdout), done.stdout
+
+
+def fake_crontab(tmp_path: Path, text: str) -> tuple[Path, Path]:
+    """A `crontab` program on PATH keeping the user crontab in a file (-l prints it, - replaces it)."""
+    bin_dir, table = tmp_path / "fakebin", tmp_path / "crontab.txt"
+    bin_dir.mkdir()
+    table.write_text(text)
+    program = bin_dir / "crontab"
+    program.write_text(f'#!/bin/sh\nif [ "$1" = "-l" ]; then exec /bin/cat "{table}"; fi\n'
+                       f'exec /bin/cat > "{table}"\n')
+    program.chmod(0o755)
+    return bin_dir, table
+
+
+def test_setup_cron_replaces_old_per_job_lines_with_the_tick_and_doctor_names_what_is_left(tmp_path, home):
+    old = ("MAILTO=me@example.com\n"
+           "0 */2 * * * MAXMEM_BIN=/opt/maxmem /opt/maxmem/scripts/maxmem-capture-cron\n"
+           "45 * * * *  MAXMEM_BIN=/opt/maxmem /opt/maxmem/scripts/maxmem-embed-cron\n"
+           "15 * * * * MAXMEM_BIN=/opt/maxmem /opt/maxmem/scripts/maxmem-doctor-cron\n"
+           "5 4 * * * /usr/bin/rsync -a /srv /backup\n")
+    bin_dir, table = fake_crontab(tmp_path, old)
+    done = maxmem(home, "setup", "cron", PATH=str(bin_dir))
+    assert done.returncode == 0, done.stdout + done.stderr
+    text = table.read_text()
+    assert "maxmem-capture-cron" not in text and "maxmem-embed-cron" not in text  # the tick runs them
+    assert "maxmem-doctor-cron" in text and "/usr/bin/rsync -a /srv /backup" in text and "MAILTO=" in text
+    assert text.count("maxmem-jobs-cron") == 1 and "*/15 * * * *" in text
+    assert "removed the old line" in done.stdout and "the tick runs capture" in done.stdout, done.stdout
+    assert f'out=$({MAXMEM} --db' in done.stdout and 'doctor 2>&1) || echo "$out"' in done.stdout
+
+    again = maxmem(home, "setup", "cron", PATH=str(bin_dir))
+    assert again.returncode == 0 and "nothing to change" in again.stdout, again.stdout
+    assert table.read_text() == text
+
+    assert maxmem(home, "--embedder", "none", "init").returncode == 0
+    report = maxmem(home, "--embedder", "none", "doctor", PATH=str(bin_dir))
+    wiring = [line for line in report.stdout.splitlines() if "maxmem-doctor-cron" in line]
+    assert len(wiring) == 1 and wiring[0].startswith("FAIL") and "no longer ships" in wiring[0], report.stdout
+    assert "maxmem setup cron" in wiring[0]
+
+    undone = maxmem(home, "setup", "cron", "--uninstall", PATH=str(bin_dir))
+    assert undone.returncode == 0, undone.stdout + undone.stderr
+    assert table.read_text() == old  # an undo puts back the crontab as setup found it, old lines too
+    report = maxmem(home, "--embedder", "none", "doctor", PATH=str(bin_dir))
+    assert [line for line in report.stdout.splitlines() if "no longer ships" in line and "capture-cron" in line]

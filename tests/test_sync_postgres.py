@@ -538,14 +538,12 @@ def test_cli_sync_errors_are_one_line_with_exit_codes(run, pg_dsn, tmp_path):
     assert code == 2 and "search query is empty" in err and len(err.strip().splitlines()) == 1
 
 
-def test_cron_script_exports_logs_without_the_password_and_exits_1_on_failure(tmp_path, pg_dsn):
+def test_the_tick_script_exports_logs_without_the_password_and_exits_1_on_failure(tmp_path, pg_dsn):
     import os
     import subprocess
     import sys
 
-    if shutil.which("flock") is None:
-        pytest.skip("flock (util-linux) is not installed")
-    script = Path(__file__).resolve().parent.parent / "scripts" / "maxmem-sync-cron"
+    script = Path(__file__).resolve().parent.parent / "scripts" / "maxmem-jobs-cron"
     db = tmp_path / "cron-brain.db"
     with Brain.open(db, embedder="none") as brain:
         brain.remember("exported from cron")
@@ -553,13 +551,14 @@ def test_cron_script_exports_logs_without_the_password_and_exits_1_on_failure(tm
     wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} -m maxmem \"$@\"\n")
     wrapper.chmod(0o755)
     logs, env_file = tmp_path / "logs", tmp_path / "maxmem.env"
-    env = {**os.environ, "MAXMEM_BIN": str(wrapper), "MAXMEM_LOG_DIR": str(logs), "MAXMEM_ENV_FILE": str(env_file)}
+    env = {**os.environ, "HOME": str(tmp_path), "MAXMEM_BIN": str(wrapper), "MAXMEM_LOG_DIR": str(logs),
+           "MAXMEM_ENV_FILE": str(env_file)}
     for dsn, code in ((pg_dsn.replace("pg-test-secret", "cron-wrong-pw"), 1), (pg_dsn, 0)):
         env_file.write_text(f"MAXMEM_DB={db}\nMAXMEM_EMBEDDER=none\nMAXMEM_PG_DSN={dsn}\n")
         done = subprocess.run([str(script)], env=env, capture_output=True, text=True, timeout=120)
         assert done.returncode == code, done.stdout + done.stderr
-    log = (logs / "sync.log").read_text()
-    assert "password authentication failed" in log and "1 upserted" in log and "sync: exit 0" in log
+    log = (logs / "jobs.log").read_text()
+    assert "password authentication failed" in log and "1 upserted" in log and "jobs: exit 0" in log
     assert "cron-wrong-pw" not in log and "pg-test-secret" not in log
     assert pg_scalar(pg_dsn, "SELECT content FROM maxmem.memories") == "exported from cron"
 

@@ -66,7 +66,7 @@ def test_an_unedited_export_imports_as_no_change_at_all(brain, exported):
 
 
 def test_export_edit_memory_md_import_updates_the_memory(brain, clock, exported):
-    """The issue's check: export → edit MEMORY.md → import updates it; history v1, v2."""
+    """Export → edit MEMORY.md → import updates it; history v1, v2."""
     ids, ws = exported
     brain.update(ids["issue"], importance=0.6)  # other memories change meanwhile
     clock.advance(minutes=5)

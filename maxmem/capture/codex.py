@@ -1,7 +1,9 @@
 """OpenAI Codex CLI rollouts (~/.codex/sessions/YYYY/MM/DD/rollout-…-<threadId>.jsonl).
 
 Codex writes most things twice. Human and assistant text are taken from `event_msg`
-(`user_message`, `agent_message`); tool calls and their outputs from `response_item`.
+(`user_message`, `agent_message`), or, in builds that write neither (0.171.0), from
+`event_msg` `item_completed` (`UserMessage`, `AgentMessage` items): whichever of the
+two a rollout shows first, never both; tool calls and their outputs from `response_item`.
 The `response_item` message twins, developer/permission items, environment context,
 reasoning (summaries and encrypted content) and `compacted.replacement_history`
 are dropped; the compaction summary itself becomes a summary turn.
@@ -30,7 +32,7 @@ SKIPPED_EVENTS = {
     "task_started", "turn_started", "task_complete", "turn_complete", "turn_aborted",
     "context_compacted", "thread_rolled_back", "patch_apply_end", "mcp_tool_call_end",
     "web_search_end", "image_generation_end", "entered_review_mode", "exited_review_mode",
-    "thread_goal_updated", "sub_agent_activity", "item_completed", "exec_command_end",
+    "thread_goal_updated", "sub_agent_activity", "exec_command_end",
     "exec_command_begin", "mcp_tool_call_begin", "patch_apply_begin", "token_count",
     "thread_name_updated", "plan_update", "background_event", "stream_error", "error",
 }
@@ -119,6 +121,18 @@ def _meta(out: Parsed, st: dict, payload: dict, ctx: ReadContext) -> None:
 def _event(out: Parsed, sess: Session, payload: dict, key: str, when: str, st: dict,
            last_assistant: Turn | None) -> Turn | None:
     kind = payload.get("type")
+    if kind in ("user_message", "agent_message", "item_completed"):
+        source = "item" if kind == "item_completed" else "event"
+        found = payload.get("item")
+        item: dict[str, Any] = found if isinstance(found, dict) else {}
+        if source == "item" and item.get("type") not in ITEM_ROLES:
+            out.dropped["event:item_completed"] += 1
+            return last_assistant
+        if st.setdefault("text_from", source) != source:
+            out.dropped[f"twin:{kind}"] += 1
+            return last_assistant
+        if source == "item":
+            return _item_message(out, sess, item, key, when, st) or last_assistant
     if kind == "user_message":
         text = clean(str(payload.get("message") or ""))
         if payload.get("images") or payload.get("local_images"):
@@ -148,6 +162,27 @@ def _event(out: Parsed, sess: Session, payload: dict, key: str, when: str, st: d
     else:
         out.unknown[f"event:{kind}"] += 1
     return last_assistant
+
+
+ITEM_ROLES = {"UserMessage": "user", "AgentMessage": "assistant"}
+
+
+def _item_message(out: Parsed, sess: Session, item: dict, key: str, when: str, st: dict) -> Turn | None:
+    """A turn from an `item_completed` UserMessage or AgentMessage; the assistant's turn
+    is returned (token counts attach to it)."""
+    content = item.get("content")
+    parts: list[Any] = content if isinstance(content, list) else []
+    text = clean("\n".join(str(c.get("text") or "") for c in parts if isinstance(c, dict)))
+    if any(isinstance(c, dict) and "image" in str(c.get("type", "")).lower() for c in parts):
+        text = (text + "\n" + IMAGE).strip()
+    if not text:
+        out.dropped["empty"] += 1
+        return None
+    role = ITEM_ROLES[item["type"]]
+    turn = Turn(sess.id, key, role, text, when, model=st.get("model") if role == "assistant" else None,
+                entry_ids=[key])
+    out.turns.append(turn)
+    return turn if role == "assistant" else None
 
 
 def _item(out: Parsed, sess: Session, payload: dict, key: str, when: str, ctx: ReadContext) -> None:

@@ -432,8 +432,8 @@ class _Job:
         return batch
 
     def _redact_call(self, call: ToolCall) -> int:
-        """Secrets out of a call's arguments (JSON text: decoded, redacted, encoded again;
-        issue 16) and result, before the arguments are cut to their length limit (a
+        """Secrets out of a call's arguments (JSON text: decoded, redacted, encoded again,
+        so an escaped secret is found) and result, before the arguments are cut to their length limit (a
         secret cut in two would no longer be recognised)."""
         count = 0
         if call.arguments:

@@ -31,7 +31,7 @@ FAMILIES = {
     "agent": ("observe", "resolve", "active", "timeline", "ensure-observation", "save-context", "context",
               "query", "mcp"),
     "curating": ("commit", "triggers", "retain", "supersede", "core", "history"),
-    "jobs": ("capture", "daemon"),
+    "jobs": ("capture", "daemon", "jobs"),
     "backups": ("backup", "restore"),
     "sync": ("sync",),
     "wiring": ("setup",),

@@ -15,10 +15,9 @@ from typing import Any
 
 import click
 
-from ..clock import Clock, iso
 from ..config import state_dir
-from ..files import secure_create
 from ..hook import budget_from, run_hook
+from ..hooklog import append_hook_log
 from ..redact import redact
 from .common import State, pass_state
 
@@ -72,19 +71,8 @@ def hook(state: State, event: str, harness: str, budget_seconds: float | None, b
             signal.signal(signal.SIGALRM, previous)
     if stdout:
         click.echo(stdout)
-    _log(state_dir(os.environ), line, ok)
+    append_hook_log(state_dir(os.environ), redact(line)[0], ok)
     sys.exit(0)
-
-
-def _log(folder: Any, line: str, ok: bool) -> None:
-    """Append the line to hook.log (0600); a log that cannot be written is not an error."""
-    path = folder / "hook.log"
-    try:
-        secure_create(path)
-        with open(path, "a", encoding="utf-8") as handle:
-            handle.write(f"{iso(Clock().now())} {'ok' if ok else 'FAIL'} {redact(line)[0]}\n")
-    except OSError:
-        pass
 
 
 COMMANDS = [hook]

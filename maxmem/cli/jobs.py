@@ -1,5 +1,5 @@
-"""Commands for the scheduled jobs: capture and daemon. Each parses, calls one function
-of maxmem.capture / maxmem.daemon, and prints."""
+"""Commands for the scheduled jobs: capture, daemon and jobs. Each parses, calls one
+function of maxmem.capture / maxmem.daemon, and prints."""
 
 from __future__ import annotations
 
@@ -15,8 +15,11 @@ import click
 
 from ..capture import CaptureReport, CaptureSettings, run_capture
 from ..capture.model import FORMATS
+from ..clock import Clock
 from ..config import state_dir
-from ..daemon import default_jobs, run_daemon, run_due, run_job
+from ..daemon import default_jobs, listing, run_daemon, run_due, run_job
+from ..db import Database
+from ..health import last_runs
 from .common import Progress, State, emit, json_option, pass_state
 
 
@@ -80,8 +83,8 @@ def daemon(state: State, once: bool, if_due: bool, only: tuple[str, ...], as_jso
 
     `daemon --once --if-due` is what `maxmem setup cron|systemd|launchd` schedules:
     each tick runs only what is due (retention once per New York day after 03:00 there,
-    a missed night caught up at the next tick). Log lines go to stderr, or to
-    --log-file. Stop it with Ctrl-C or SIGTERM.
+    a missed night caught up at the next tick); `maxmem jobs` lists the jobs. Log lines
+    go to stderr, or to --log-file. Stop it with Ctrl-C or SIGTERM.
     """
     jobs = default_jobs(state.config, os.environ)
     if (if_due or only or as_json) and not once:
@@ -124,4 +127,50 @@ def daemon(state: State, once: bool, if_due: bool, only: tuple[str, ...], as_jso
         stop.set()
 
 
-COMMANDS = [capture, daemon]
+@click.command("jobs")
+@json_option
+@pass_state
+def jobs_list(state: State, as_json: bool) -> None:
+    """List the scheduled jobs: when each runs and in which zone, its last run, when it is next due.
+
+    These are the jobs the scheduler's tick (`daemon --once --if-due`) and `maxmem daemon`
+    run; a daily time is read in the zone shown, not the machine's. Reads brain.db
+    (its recorded runs) without writing to it.
+    """
+    path = Path(state.config.db_path).expanduser()
+    runs: dict[str, dict[str, Any]] = {}
+    if path.exists():
+        db = Database(path, busy_timeout_ms=state.config.busy_timeout_ms, readonly=True)
+        try:
+            runs = last_runs(db)
+        finally:
+            db.close()
+    rows = listing(state.config, os.environ, runs, Clock().now())
+    emit(rows, as_json, lambda _: job_lines(rows))
+
+
+def job_lines(rows: list[dict[str, Any]]) -> list[str]:
+    table = [("JOB", "WHEN", "ZONE", "LAST RUN", "NEXT DUE")]
+    for row in rows:
+        table.append((row["name"], row["when"], row["zone"] or "-", last_text(row), next_text(row)))
+    widths = [max(len(line[i]) for line in table) for i in range(4)]
+    return ["  ".join([*(cell.ljust(width) for cell, width in zip(line, widths, strict=False)), line[4]])
+            for line in table]
+
+
+def last_text(row: dict[str, Any]) -> str:
+    if not row["last_run"]:
+        return "never"
+    return f"{row['last_run'][:16]}Z {'ok' if row['last_ok'] else 'failed'}"
+
+
+def next_text(row: dict[str, Any]) -> str:
+    due = row["next_due"]
+    if due is None:
+        return f"off: {row['off']}"
+    if due["at"] is None:
+        return "every tick"
+    return "now" if due["due"] else f"{due['at'][:16]}Z"
+
+
+COMMANDS = [capture, daemon, jobs_list]

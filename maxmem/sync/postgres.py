@@ -244,18 +244,6 @@ def resolve_dsn(dsn: str | None, env_dsn: str | None, config: Config) -> str:
     return chosen
 
 
-def sync_interval(config: Config) -> int:
-    """Minutes between runs of the daemon's sync job: [sync.postgres] interval_minutes (15)."""
-    value = config.section("sync.postgres").get("interval_minutes", 15)
-    try:
-        minutes = int(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"[sync.postgres] interval_minutes must be a whole number, not {value!r}") from None
-    if minutes < 1:
-        raise ConfigError("[sync.postgres] interval_minutes must be at least 1")
-    return minutes
-
-
 def index_memory_from(config: Config) -> str:
     """[sync.postgres] index_memory: maintenance_work_mem for building the HNSW index."""
     value = str(config.section("sync.postgres").get("index_memory", DEFAULT_INDEX_MEMORY)).strip()

@@ -26,7 +26,7 @@ from .files import Change, Plan, WiringError, apply, originals, which
 from .install import Install, find_maxmem
 
 __all__ = ["TARGETS", "Install", "Outcome", "Plan", "WiringError", "commands", "detect", "find_maxmem",
-           "plan", "problems", "run", "unplan"]
+           "inactive", "plan", "problems", "run", "unplan"]
 
 
 @dataclass(frozen=True)
@@ -166,6 +166,15 @@ def _try(argv: list[str], ctx: Install, outcome: Outcome, allowed: bool, quiet: 
         outcome.steps.append(f"Run:  {text}  (setup's try failed: {reason[0] if reason else done.returncode})")
 
 
+def old_script_problem(script: str) -> tuple[str, str]:
+    """A crontab line running a per-job script of an older version: it fails once the script is gone."""
+    path = Path(script)
+    gone = not (path.is_file() and os.access(path, os.X_OK))
+    return ("fail" if gone else "warn",
+            f"cron runs {script}, a per-job script maxmem no longer ships{' (it is gone)' if gone else ''}: "
+            "run  maxmem setup cron  to replace it with the one tick (it says what to do for doctor and triggers)")
+
+
 def problems(ctx: Install) -> list[tuple[str, str]]:
     """(level, message) for wiring that points at a maxmem (or job script) that does not
     exist ("fail"), or that starts a bare `maxmem` a short PATH may not find ("warn")."""
@@ -173,6 +182,9 @@ def problems(ctx: Install) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for name, argvs in commands(ctx).items():
         for argv in argvs:
+            if name == "cron" and len(argv) > 1 and Path(argv[1]).name in schedulers.OLD_SCRIPTS:
+                out.append(old_script_problem(argv[1]))
+                continue
             programs = [argv[0]] + [a for a in argv[1:2] if a.endswith("-cron")]
             for program in programs:
                 path = Path(program)
@@ -182,4 +194,16 @@ def problems(ctx: Install) -> list[tuple[str, str]]:
                 elif not (path.is_file() and os.access(path, os.X_OK)):
                     out.append(("fail", (f"{name} runs {program}, which does not exist (moved or uninstalled): "
                                          f"run  maxmem setup {name}  again with the maxmem you use")))
+    return out
+
+
+def inactive(ctx: Install) -> list[tuple[str, str]]:
+    """(level, message) for agent wiring that is written but not active: Codex hooks not
+    trusted yet or the hooks feature off, Claude Code's hooks disabled."""
+    out: list[tuple[str, str]] = []
+    for module in (claude_code, codex):
+        try:
+            out.extend(module.inactive(ctx))
+        except (WiringError, OSError, ValueError):
+            continue
     return out

@@ -3,12 +3,17 @@
 Hooks (user settings, merged by Claude Code with project and local ones):
   SessionStart  maxmem hook session-start  prints the boot brief as additionalContext
                 (no matcher: startup, resume, clear, compact and fork all get it)
+  UserPromptSubmit  maxmem hook user-prompt  the few memories relevant to the prompt, as
+                additionalContext next to it (10 s timeout: the default 30 s would hold
+                the prompt, and a timed-out hook's context is dropped anyway)
   PreCompact    maxmem hook pre-compact    captures this session's transcript
   Stop          maxmem hook stop           the same after every answer
   SessionEnd    maxmem hook session-end    a last capture within SessionEnd's ~1.5 s
-Every hook exits 0 (exit 2 on PreCompact would block compaction). The MCP server
-goes in ~/.claude.json's top-level `mcpServers` (user scope, what
-`claude mcp add --scope user` writes). `CLAUDE_CONFIG_DIR` moves both.
+Every hook exits 0 (exit 2 on PreCompact would block compaction, on UserPromptSubmit
+erase the prompt). The MCP server goes in ~/.claude.json's top-level `mcpServers`
+(user scope, what `claude mcp add --scope user` writes). `CLAUDE_CONFIG_DIR` moves
+both. settings.json's `permissions.allow` gets maxmem's read-only MCP tools, so a
+headless `claude -p` (which cannot ask) may call them; tools that write still ask.
 """
 
 from __future__ import annotations
@@ -24,8 +29,11 @@ from .install import Install, is_maxmem_command, split_command
 NAME = "claude-code"
 SERVER = "maxmem"
 # event, maxmem's event word, timeout (s) for Claude Code
-EVENTS = (("SessionStart", "session-start", 15), ("PreCompact", "pre-compact", 30),
-          ("Stop", "stop", 30), ("SessionEnd", "session-end", 5))
+EVENTS = (("SessionStart", "session-start", 15), ("UserPromptSubmit", "user-prompt", 10),
+          ("PreCompact", "pre-compact", 30), ("Stop", "stop", 30), ("SessionEnd", "session-end", 5))
+# maxmem's MCP tools that only read (mcp.py marks them readOnlyHint): allowed without asking.
+READ_ONLY_TOOLS = ("search", "get", "list", "query", "context", "active", "timeline", "history", "stats")
+ALLOWED = tuple(f"mcp__{SERVER}__{tool}" for tool in READ_ONLY_TOOLS)
 
 
 def claude_dir(ctx: Install) -> Path:
@@ -98,6 +106,37 @@ def without_hooks(settings: dict[str, Any], harness: str = "claude") -> dict[str
     return out
 
 
+def with_permissions(settings: dict[str, Any]) -> dict[str, Any]:
+    """`settings` with maxmem's read-only MCP tools in permissions.allow (kept in place when
+    there; the user's entries untouched)."""
+    permissions = settings.get("permissions", {})
+    if not isinstance(permissions, dict) or not isinstance(permissions.get("allow", []), list):
+        raise WiringError('"permissions" or its "allow" is not what Claude Code reads: fix the file '
+                          "first; nothing was changed")
+    allow = permissions.get("allow", [])
+    missing = [rule for rule in ALLOWED if rule not in allow]
+    if not missing:
+        return settings
+    out = copy.deepcopy(settings)
+    out.setdefault("permissions", {})["allow"] = [*allow, *missing]
+    return out
+
+
+def without_permissions(settings: dict[str, Any]) -> dict[str, Any]:
+    permissions = settings.get("permissions")
+    if not isinstance(permissions, dict) or not isinstance(permissions.get("allow"), list):
+        return settings
+    out = copy.deepcopy(settings)
+    kept = [rule for rule in permissions["allow"] if rule not in ALLOWED]
+    if kept:
+        out["permissions"]["allow"] = kept
+    else:
+        del out["permissions"]["allow"]
+        if not out["permissions"]:
+            del out["permissions"]
+    return out
+
+
 def _without_ours(groups: list[Any], harness: str) -> list[Any]:
     kept = []
     for group in groups:
@@ -152,6 +191,8 @@ def plan(ctx: Install, mcp: bool = True) -> Plan:
     settings = load_json(path, before)
     new = with_hooks(settings, {event: (None, handler(ctx, word, timeout)) for event, word, timeout in EVENTS},
                      "claude")
+    if mcp:
+        new = with_permissions(new)
     result.add(json_change(path, before, settings, new))
     for command in other_maxmem_commands(new, "claude"):
         result.notes.append(f"{ctx.tilde(path)} also runs  {command}  (hand wiring from the docs?): "
@@ -187,7 +228,7 @@ def unplan(ctx: Install, **_: object) -> Plan:
     before = read_bytes(path)
     if before is not None:
         settings = load_json(path, before)
-        result.add(json_change(path, before, settings, without_hooks(settings)))
+        result.add(json_change(path, before, settings, without_permissions(without_hooks(settings))))
     state = state_file(ctx)
     before_state = read_bytes(state)
     if before_state is not None:
@@ -210,4 +251,26 @@ def commands(ctx: Install) -> list[list[str]]:
     entry = _dict(load_json(state, read_bytes(state)).get("mcpServers")).get(SERVER)
     if isinstance(entry, dict) and _is_our_server(entry):
         out.append([str(entry["command"]), *map(str, entry.get("args") or [])])
+    return out
+
+
+MANAGED = (Path("/etc/claude-code/managed-settings.json"),
+           Path("/Library/Application Support/ClaudeCode/managed-settings.json"))
+
+
+def inactive(ctx: Install) -> list[tuple[str, str]]:
+    """(level, message) for maxmem's Claude Code hooks that are written but will not run:
+    `disableAllHooks` in the user, local or managed settings."""
+    path = claude_dir(ctx) / "settings.json"
+    if not hook_commands(load_json(path, read_bytes(path)), "claude"):
+        return []
+    out = []
+    for candidate in (path, claude_dir(ctx) / "settings.local.json", *MANAGED):
+        try:
+            settings = load_json(candidate, read_bytes(candidate))
+        except WiringError:
+            continue
+        if settings.get("disableAllHooks") is True:
+            out.append(("warn", f"{ctx.tilde(candidate)} sets disableAllHooks: Claude Code runs no hooks, "
+                                "maxmem's included (no brief, no recall with each prompt, no capture)"))
     return out

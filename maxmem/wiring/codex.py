@@ -9,16 +9,23 @@ exists the hooks go there instead: Codex warns when one layer has both.
                         (a stdio server only gets HOME, PATH, … otherwise), a 30 s
                         startup timeout (the local model can be slow to load)
   SessionStart          maxmem hook session-start --harness codex (additionalContext)
+  UserPromptSubmit      maxmem hook user-prompt --harness codex: the memories relevant to
+                        the prompt (10 s)
   PreCompact, Stop      maxmem hook pre-compact|stop --harness codex (capture; prints nothing:
                         Stop must print JSON or nothing)
-  [features]            codex_hooks = true, unless the user set hooks/codex_hooks: older builds
-                        need that name, newer ones accept it as an alias of `hooks`
+  [features]            the hooks flag under the name the installed Codex knows (its
+                        `codex features list`): `hooks` (current builds, which call
+                        `codex_hooks` deprecated), `codex_hooks` when that is the only one
+                        it lists or it cannot list them (older builds), `hooks` when no
+                        codex is on PATH. A flag the user set is left alone.
 No SessionEnd hook: Codex gives it 1 s (3 s at most). New hooks run only once the
-user trusts them in /hooks; setup says so.
+user trusts them in /hooks (Codex then records `[hooks.state."<key>"] trusted_hash`
+in config.toml); setup says so, and `maxmem doctor` checks it.
 """
 
 from __future__ import annotations
 
+import subprocess
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -34,7 +41,7 @@ from .claude_code import (
     with_hooks,
     without_hooks,
 )
-from .files import Change, Plan, WiringError, json_change, load_json, read_bytes
+from .files import Change, Plan, WiringError, json_change, load_json, read_bytes, which
 from .install import Install, is_maxmem_command
 
 NAME = "codex"
@@ -42,7 +49,14 @@ SERVER = "maxmem"
 HARNESS = "codex"
 MARK = "added by maxmem setup"
 EVENTS = (("SessionStart", "session-start", 15, "startup|resume|clear|compact"),
+          ("UserPromptSubmit", "user-prompt", 10, None),
           ("PreCompact", "pre-compact", 30, None), ("Stop", "stop", 30, None))
+FLAGS = ("hooks", "codex_hooks")  # the current name first
+# How long Codex waits for optional MCP servers before its first request (its default,
+# 1000 ms, is shorter than `maxmem mcp` takes to answer `initialize` when it starts cold,
+# 1.5-2.5 s measured: the first request then had no maxmem tool). A top-level key.
+GRACE_KEY = "mcp_optional_startup_grace_ms"
+GRACE_MS = 5000
 # Names forwarded from Codex's environment to `maxmem mcp` (values never written here).
 ENV_VARS = ["OPENAI_API_KEY", "OPENAI_BASE_URL", "MAXMEM_OPENAI_API_KEY", "MAXMEM_OPENAI_BASE_URL",
             "MAXMEM_EMBEDDER", "MAXMEM_AGENT"]
@@ -75,6 +89,22 @@ def _parse(path: Path, data: bytes | None) -> tomlkit.TOMLDocument:
         raise WiringError(f"{path} is not valid TOML ({exc}): fix it first; nothing was changed") from None
 
 
+def hooks_flag(ctx: Install) -> str:
+    """The name of the hooks feature flag the installed Codex knows (see the module doc)."""
+    program = which("codex", ctx.env)
+    if program is None:
+        return "hooks"
+    try:
+        done = subprocess.run([program, "features", "list"], capture_output=True, text=True, timeout=20,
+                              env=dict(ctx.env))
+    except (OSError, subprocess.SubprocessError):
+        return "codex_hooks"
+    names = {line.split()[0] for line in done.stdout.splitlines() if line.strip()}
+    if done.returncode != 0 or not names & set(FLAGS):
+        return "codex_hooks"
+    return "hooks" if "hooks" in names else "codex_hooks"
+
+
 def _plain(value: Any) -> Any:
     return value.unwrap() if hasattr(value, "unwrap") else value
 
@@ -86,6 +116,7 @@ def plan(ctx: Install, mcp: bool = True) -> Plan:
     doc = _parse(path, before)
     if mcp:
         _set_server(doc, server(ctx), result, ctx)
+        _set_grace(doc, result)
     hooks_json = codex_home(ctx) / "hooks.json"
     if hooks_json.exists():
         hooks_before = read_bytes(hooks_json)
@@ -99,7 +130,7 @@ def plan(ctx: Install, mcp: bool = True) -> Plan:
         others = other_maxmem_commands({"hooks": _plain(doc.get("hooks", {}))}, HARNESS)
     for command in others:
         result.notes.append(f"Codex also runs  {command}: it keeps running beside maxmem's hooks")
-    _enable_hooks(doc, result)
+    _enable_hooks(doc, result, hooks_flag(ctx))
     after = tomlkit.dumps(doc).encode("utf-8")
     result.add(Change(path, before, after if after != (before or b"") else before))
     result.steps.append("Start Codex and trust maxmem's hooks in  /hooks : Codex skips a new or changed "
@@ -127,6 +158,18 @@ def _set_server(doc: tomlkit.TOMLDocument, wanted: dict[str, Any], result: Plan,
         servers[SERVER] = table
     else:
         servers.add(SERVER, table)
+
+
+def _set_grace(doc: tomlkit.TOMLDocument, result: Plan) -> None:
+    if GRACE_KEY in doc:
+        current = _plain(doc[GRACE_KEY])
+        if isinstance(current, int) and 0 < current < GRACE_MS and MARK not in _comment(doc, GRACE_KEY):
+            result.notes.append(f"{GRACE_KEY} = {current} in config.toml: Codex may start its first "
+                                f"request before maxmem's tools are listed ({GRACE_MS} lets them in)")
+        return
+    value = tomlkit.item(GRACE_MS)
+    value.comment(MARK)
+    doc.add(GRACE_KEY, value)  # tomlkit puts a plain key before the first table
 
 
 def _set_hooks(doc: tomlkit.TOMLDocument, wanted: dict[str, tuple[str | None, dict[str, Any]]]) -> None:
@@ -174,21 +217,29 @@ def _drop_ours(groups: AoT) -> None:
                 del handlers[i]
 
 
-def _enable_hooks(doc: tomlkit.TOMLDocument, result: Plan) -> None:
+def _enable_hooks(doc: tomlkit.TOMLDocument, result: Plan, flag: str) -> None:
     features = doc.get("features")
     if isinstance(features, Table):
-        for key in ("hooks", "codex_hooks"):
+        ours = [key for key in FLAGS if key in features and MARK in _comment(features, key)]
+        if ours == [flag]:
+            return
+        for key in ours:  # written by an older setup under the other name
+            del features[key]
+        for key in FLAGS:
             if key in features:
                 if _plain(features[key]) is False:
                     result.notes.append(f"[features] {key} = false in config.toml: Codex runs no hooks "
                                         "(maxmem's included) until you set it to true")
+                elif key != flag:
+                    result.notes.append(f"[features] {key} is the name this Codex calls deprecated: "
+                                        f"rename it {flag}")
                 return
     else:
         features = tomlkit.table()
         doc.add("features", features)
-    flag = tomlkit.item(True)
-    flag.comment(MARK)
-    features.add("codex_hooks", flag)
+    value = tomlkit.item(True)
+    value.comment(MARK)
+    features.add(flag, value)
 
 
 def unplan(ctx: Install, **_: object) -> Plan:
@@ -213,9 +264,13 @@ def unplan(ctx: Install, **_: object) -> Plan:
                         del hooks[event]
             if not hooks:
                 del doc["hooks"]
+        if GRACE_KEY in doc and MARK in _comment(doc, GRACE_KEY):
+            del doc[GRACE_KEY]
         features = doc.get("features")
-        if isinstance(features, Table) and "codex_hooks" in features and MARK in _comment(features, "codex_hooks"):
-            del features["codex_hooks"]
+        if isinstance(features, Table):
+            for key in FLAGS:
+                if key in features and MARK in _comment(features, key):
+                    del features[key]
             if not features:
                 del doc["features"]
         after = tomlkit.dumps(doc).encode("utf-8")
@@ -228,7 +283,7 @@ def unplan(ctx: Install, **_: object) -> Plan:
     return result
 
 
-def _comment(table: Table, key: str) -> str:
+def _comment(table: Table | tomlkit.TOMLDocument, key: str) -> str:
     """The comment after `key = value` in a tomlkit table ("" when none)."""
     trivia = getattr(table.item(key), "trivia", None)
     return str(getattr(trivia, "comment", "") or "")
@@ -249,4 +304,91 @@ def commands(ctx: Install) -> list[list[str]]:
     if isinstance(entry, dict) and is_maxmem_command(
             [str(entry.get("command", "")), *map(str, entry.get("args") or [])]):
         out.append([str(entry["command"]), *map(str, entry.get("args") or [])])
+    return out
+
+
+def _snake(event: str) -> str:
+    """SessionStart -> session_start: the event's part of a [hooks.state] key."""
+    return "".join(f"_{c.lower()}" if c.isupper() and i else c.lower() for i, c in enumerate(event))
+
+
+def hook_keys(ctx: Install) -> dict[str, str]:
+    """`[hooks.state]` key -> event, for every maxmem hook Codex would load. Codex keys a
+    hook's trust by "<file>:<event>:<group index>:<handler index>"."""
+    path = codex_home(ctx) / "config.toml"
+    hooks_json = codex_home(ctx) / "hooks.json"
+    config = _load(path)
+    sources = [(path, config.get("hooks", {}))]
+    if hooks_json.exists():
+        sources.append((hooks_json, load_json(hooks_json, read_bytes(hooks_json)).get("hooks", {})))
+    keys: dict[str, str] = {}
+    for source, hooks in sources:
+        if not isinstance(hooks, dict):
+            continue
+        for event, groups in hooks.items():
+            if event == "state" or not isinstance(groups, list):
+                continue
+            for g, group in enumerate(groups):
+                handlers = group.get("hooks") if isinstance(group, dict) else None
+                for h, entry in enumerate(handlers if isinstance(handlers, list) else []):
+                    if is_ours(entry, HARNESS):
+                        keys[f"{source}:{_snake(event)}:{g}:{h}"] = event
+    return keys
+
+
+def _load(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads((read_bytes(path) or b"").decode("utf-8", "replace"))
+    except tomllib.TOMLDecodeError:
+        return {}
+
+
+def features(ctx: Install) -> dict[str, bool] | None:
+    """The installed Codex's feature flags as it resolves them (`codex features list`:
+    name, stage, effective value); None when there is no codex to ask."""
+    program = which("codex", ctx.env)
+    if program is None:
+        return None
+    try:
+        done = subprocess.run([program, "features", "list"], capture_output=True, text=True, timeout=20,
+                              env=dict(ctx.env))
+    except (OSError, subprocess.SubprocessError):
+        return None
+    out = {}
+    for line in done.stdout.splitlines():
+        words = line.split()
+        if len(words) >= 3 and words[-1] in ("true", "false"):
+            out[words[0]] = words[-1] == "true"
+    return out if done.returncode == 0 and out else None
+
+
+def inactive(ctx: Install) -> list[tuple[str, str]]:
+    """(level, message) for maxmem's Codex wiring that is written but will not run: hooks
+    not trusted yet (or disabled) in /hooks, the hooks feature off or under a deprecated name."""
+    keys = hook_keys(ctx)
+    if not keys:
+        return []
+    config = _load(codex_home(ctx) / "config.toml")
+    state = (config.get("hooks") or {}).get("state") or {}
+    out: list[tuple[str, str]] = []
+    untrusted = sorted({event for key, event in keys.items()
+                        if not (isinstance(state.get(key), dict) and state[key].get("trusted_hash"))})
+    disabled = sorted({event for key, event in keys.items()
+                       if isinstance(state.get(key), dict) and state[key].get("enabled") is False})
+    if untrusted:
+        out.append(("warn", f"Codex has not trusted maxmem's hooks yet ({', '.join(untrusted)}): it skips "
+                            "them silently. Start  codex  and choose \"Trust all and continue\" (or review "
+                            "them in  /hooks )"))
+    if disabled:
+        out.append(("warn", f"maxmem's Codex hooks {', '.join(disabled)} are disabled in /hooks"))
+    flags = features(ctx)
+    configured = config.get("features") or {}
+    if flags is not None and flags.get("hooks", flags.get("codex_hooks")) is False:
+        out.append(("warn", "Codex's hooks feature is off (codex features list): no hook runs, maxmem's "
+                            "included; set [features] hooks = true in config.toml"))
+    elif flags is not None and "hooks" in flags and "codex_hooks" in configured:
+        out.append(("warn", "config.toml sets [features] codex_hooks, a name this Codex calls deprecated: "
+                            "rename it hooks (maxmem setup codex does it for the line it wrote)"))
+    elif flags is None and any(configured.get(k) is False for k in FLAGS):
+        out.append(("warn", "[features] hooks is false in config.toml: Codex runs no hooks, maxmem's included"))
     return out

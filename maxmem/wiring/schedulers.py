@@ -12,6 +12,12 @@ asleep at 03:00 no longer move retention off 03:00 New York time.
            (OnCalendar=*:0/15, Persistent=true; EnvironmentFile= the env file)
   launchd  ~/Library/LaunchAgents/dev.maxmem.jobs.plist (StartCalendarInterval at
            :00/:15/:30/:45, RunAtLoad; a /bin/sh wrapper reads the env file)
+
+Older versions also shipped one cron script per job (maxmem-capture-cron, …). `setup cron`
+takes a crontab line running one of the jobs the tick runs out of the crontab (the tick
+runs that job; both would run it twice), and names the replacement for the two the
+tick does not run the same way (doctor's mailed report, the triggers sweep);
+`old_script_lines` finds them, and doctor reports any left (`problems`).
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import re
 import shlex
 from pathlib import Path
 
+from ..jobs import TICK_MINUTES
 from .files import CRONTAB, Change, Plan, package_data, read_bytes, read_crontab, which
 from .install import Install, is_maxmem_command, split_command, strip_assignments
 
@@ -32,7 +39,16 @@ END = "# <<< maxmem setup <<<"
 UNIT = "maxmem-jobs"
 LABEL = "dev.maxmem.jobs"
 HEADER = "# Written by maxmem setup {target}; remove with  maxmem setup {target} --uninstall\n"
-TICK_MINUTES = 15
+
+
+# The per-job scripts older versions shipped: the tick's job each ran, or None when the
+# tick does not do what it did (doctor-cron printed the report for cron to mail;
+# triggers-cron swept conversation memories that capture did not write).
+OLD_SCRIPTS: dict[str, str | None] = {
+    "maxmem-capture-cron": "capture", "maxmem-embed-cron": "embed", "maxmem-retain-cron": "retention",
+    "maxmem-sync-cron": "sync", "maxmem-backup-cron": "backup", "maxmem-doctor-cron": None,
+    "maxmem-triggers-cron": None,
+}
 
 
 def tick_args(ctx: Install) -> list[str]:
@@ -64,6 +80,40 @@ def without_block(text: str) -> str:
     return re.sub(rf"(?ms)^{re.escape(BEGIN)}\n.*?^{re.escape(END)}\n?", "", text)
 
 
+def old_script(line: str) -> str | None:
+    """The per-job script (an OLD_SCRIPTS name) a crontab line runs, if it runs one."""
+    fields = line.split(None, 5)
+    if line.lstrip().startswith("#") or len(fields) < 6:
+        return None
+    rest = strip_assignments(split_command(fields[5].replace("\\%", "%")))
+    name = Path(rest[0]).name if rest else ""
+    return name if name in OLD_SCRIPTS else None
+
+
+def replacement(ctx: Install, script: str) -> str:
+    """The crontab line that does what an old script the tick does not cover did."""
+    maxmem = shlex.join(ctx.argv())
+    if script == "maxmem-doctor-cron":  # silent while all is well; the report, for cron to mail
+        return f'15 * * * * out=$({maxmem} doctor 2>&1) || echo "$out"'
+    return f"30 */2 * * * {maxmem} --log-file {shlex.quote(str(ctx.log('triggers')))} triggers sweep --since 3h"
+
+
+def migrated(ctx: Install, text: str) -> tuple[str, list[str]]:
+    """The crontab without the lines running an old per-job script the tick replaces, and
+    a note for each old line, removed or kept."""
+    kept, notes = [], []
+    for line in text.splitlines(keepends=True):
+        script = old_script(line)
+        if script is not None and OLD_SCRIPTS[script] is not None:
+            notes.append(f"removed the old line  {line.strip()}  : the tick runs {OLD_SCRIPTS[script]}")
+            continue
+        if script is not None:
+            notes.append(f"the crontab runs  {script}  , which maxmem no longer ships: replace that line "
+                         f"with  {replacement(ctx, script)}")
+        kept.append(line)
+    return "".join(kept), notes
+
+
 def cron_plan(ctx: Install) -> Plan:
     result = Plan("cron")
     crontab = which("crontab", ctx.env)
@@ -72,7 +122,8 @@ def cron_plan(ctx: Install) -> Plan:
         result.notes.append("no crontab program on PATH: install cron (apt install cron), or add the "
                             "block below by hand with  crontab -e")
         current = b""
-    text = current.decode("utf-8", "replace")
+    text, migration = migrated(ctx, current.decode("utf-8", "replace"))
+    result.notes += migration
     wanted = block(ctx)
     if BEGIN in text:
         new = re.sub(rf"(?ms)^{re.escape(BEGIN)}\n.*?^{re.escape(END)}\n?", lambda _: wanted, text, count=1)
@@ -81,7 +132,7 @@ def cron_plan(ctx: Install) -> Plan:
     result.add(Change(script_path(ctx), read_bytes(script_path(ctx)), package_data("scripts", SCRIPT), 0o755))
     result.add(Change(CRONTAB, current, new.encode("utf-8"), crontab=True))
     for line in without_block(text).splitlines():
-        if line.strip() and not line.lstrip().startswith("#") and "maxmem" in line:
+        if line.strip() and not line.lstrip().startswith("#") and "maxmem" in line and not old_script(line):
             result.notes.append(f"the crontab also has  {line.strip()}  : it runs too (two schedulers "
                                 "running the same jobs); remove it if this block replaces it")
     if ctx.platform == "darwin":

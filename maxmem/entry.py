@@ -1,0 +1,171 @@
+"""The `maxmem` command's entry point: the prompt hook's short path, else the CLI.
+
+`maxmem hook user-prompt` runs on every prompt an agent sends, in a new process each
+time, and the user waits for it. So before the CLI (click and brain.db's modules) is
+loaded at all, this module asks the warm recall server (recall_socket.py) and prints
+its answer. Only when none answers does the full command run, which then starts the
+server for the next prompt. Any other command goes straight to the CLI.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .config import DEFAULT_HOOK_BUDGET_SECONDS, load_config, state_dir
+from .errors import MaxmemError
+from .hooklog import append_hook_log
+from .recall_socket import ask, code_stamp, socket_path, start_server
+
+WARM_SHARE = 0.4  # of the hook's budget, the most it waits for the server before working alone
+
+
+@dataclass(frozen=True)
+class PromptHook:
+    """`maxmem [--db P] [--config P] [--embedder E] hook user-prompt [--harness H] [--budget S]
+    [--budget-tokens N]`, the options as given."""
+
+    db: Path | None = None
+    config: Path | None = None
+    embedder: str | None = None
+    harness: str = "claude"
+    budget_seconds: float | None = None
+    budget_tokens: int | None = None
+
+
+GLOBAL_OPTIONS = {"--db": "db", "--config": "config", "--embedder": "embedder"}
+HOOK_OPTIONS = {"--harness": "harness", "--budget": "budget_seconds", "--budget-tokens": "budget_tokens"}
+
+
+def prompt_hook_args(argv: Sequence[str]) -> PromptHook | None:
+    """The prompt hook's options, or None for any other command line (the CLI's to read)."""
+    values: dict[str, str] = {}
+    words = list(argv)
+    try:
+        at = words.index("hook")
+    except ValueError:
+        return None
+    if words[at + 1:at + 2] != ["user-prompt"]:
+        return None
+    for part, options in ((words[:at], GLOBAL_OPTIONS), (words[at + 2:], HOOK_OPTIONS)):
+        pairs = _pairs(part)
+        if pairs is None or any(key not in options for key, _ in pairs):
+            return None
+        values.update({options[key]: value for key, value in pairs})
+    try:
+        return PromptHook(
+            db=Path(values["db"]) if "db" in values else None,
+            config=Path(values["config"]) if "config" in values else None,
+            embedder=values.get("embedder"), harness=values.get("harness", "claude"),
+            budget_seconds=float(values["budget_seconds"]) if "budget_seconds" in values else None,
+            budget_tokens=int(values["budget_tokens"]) if "budget_tokens" in values else None)
+    except ValueError:
+        return None  # the CLI says what is wrong with the option
+
+
+def _pairs(words: Sequence[str]) -> list[tuple[str, str]] | None:
+    pairs = []
+    rest = list(words)
+    while rest:
+        word = rest.pop(0)
+        if "=" in word and word.startswith("--"):
+            key, value = word.split("=", 1)
+        elif rest:
+            key, value = word, rest.pop(0)
+        else:
+            return None
+        pairs.append((key, value))
+    return pairs
+
+
+def read_stdin() -> str:
+    if sys.stdin is None or sys.stdin.isatty():
+        return ""
+    return sys.stdin.buffer.read().decode("utf-8", "replace")
+
+
+def warm(hook: PromptHook, text: str, started: float) -> bool:
+    """Whether the warm server answered (and its answer was printed and logged)."""
+    try:
+        config = load_config(path=hook.config, db_path=hook.db, embedder=hook.embedder)
+    except MaxmemError:
+        return False  # the CLI logs the config's error
+    folder = state_dir(os.environ)
+    path = socket_path(folder, Path(config.db_path), hook.config, os.environ)
+    budget = hook.budget_seconds if hook.budget_seconds is not None else DEFAULT_HOOK_BUDGET_SECONDS
+    wait = max(0.2, budget * WARM_SHARE)
+    request = {"code": code_stamp(), "harness": hook.harness, "stdin": text, "budget_tokens": hook.budget_tokens,
+               "wait": wait * 0.9}
+    answer = ask(path, request, wait)
+    if answer is None:
+        return False
+    if answer["stdout"]:
+        sys.stdout.write(answer["stdout"] + "\n")
+        sys.stdout.flush()
+    took = time.monotonic() - started
+    line = f"hook user-prompt --harness {hook.harness}: {answer.get('line', '')} (warm, {took:.2f} s)"
+    append_hook_log(folder, line, bool(answer.get("ok", True)))
+    return True
+
+
+def cold(hook: PromptHook, argv: Sequence[str], text: str) -> None:
+    """The full command on the stdin already read; then a server for the next prompt."""
+    from .cli import main as cli_main  # loaded only when no server answered
+
+    sys.stdin = io.TextIOWrapper(io.BytesIO(text.encode("utf-8")), encoding="utf-8")
+    try:
+        cli_main(list(argv))
+    finally:
+        offer_server(hook)
+
+
+def offer_server(hook: PromptHook) -> None:
+    """Start the recall server unless [recall] warm_minutes is 0 or there is no brain.db."""
+    try:
+        config = load_config(path=hook.config, db_path=hook.db, embedder=hook.embedder)
+        warm_minutes = config.section("recall").get("warm_minutes", 1)
+        if not isinstance(warm_minutes, int | float) or warm_minutes <= 0:
+            return
+        if Path(config.db_path).expanduser().exists():
+            start_server(Path(config.db_path), hook.config, os.environ)
+    except (MaxmemError, OSError):
+        return
+
+
+def watchdog(hook: PromptHook) -> threading.Timer:
+    """The hard stop: whatever the hook is inside of (a C call the CLI's alarm cannot
+    interrupt), at its budget and a half second it logs one line and exits 0, having
+    printed nothing more."""
+    budget = hook.budget_seconds if hook.budget_seconds is not None else DEFAULT_HOOK_BUDGET_SECONDS
+
+    def stop() -> None:
+        line = f"hook user-prompt --harness {hook.harness}: failed: over its time budget of {budget:g} s: stopped"
+        append_hook_log(state_dir(os.environ), line, False)
+        os._exit(0)
+
+    timer = threading.Timer(max(0.5, budget) + 0.5, stop)
+    timer.daemon = True
+    timer.start()
+    return timer
+
+
+def main() -> None:
+    argv = sys.argv[1:]
+    hook = prompt_hook_args(argv)
+    if hook is None:
+        from .cli import main as cli_main  # every other command: the CLI as it is
+
+        cli_main(argv)
+        return
+    started = time.monotonic()
+    watchdog(hook)
+    text = read_stdin()
+    if not warm(hook, text, started):
+        cold(hook, argv, text)
+    sys.exit(0)
