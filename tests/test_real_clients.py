@@ -22,7 +22,7 @@ import subprocess
 import sys
 import time
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +80,7 @@ def brain_rows(home: Path) -> list[dict[str, Any]]:
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Path:
+def home(tmp_path: Path) -> Iterator[Path]:
     home = tmp_path / "home"
     (home / "proj").mkdir(parents=True)
     done = maxmem(home, "add", "-c", "conversation", "-t", "invoice storage", "--created-at",
@@ -88,7 +88,35 @@ def home(tmp_path: Path) -> Path:
     assert done.returncode == 0, done.stderr
     done = maxmem(home, "embed")
     assert done.returncode == 0, done.stderr
-    return home
+    yield home
+    # Undo the wiring as a user would: that also stops the prompt hook's warm recall
+    # servers, which must not outlive it.
+    for target, folder in (("claude-code", ".claude"), ("codex", ".codex")):
+        if (home / folder).is_dir():
+            done = subprocess.run([str(MAXMEM), "setup", target, "--uninstall"], env=codex_env(home),
+                                  capture_output=True, text=True, timeout=120)
+            assert done.returncode == 0, done.stderr
+    deadline = time.monotonic() + 10  # asked to stop (SIGTERM): give them a moment to go
+    while (left := processes_naming(home, b"recall_server")) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    for pid in left:
+        os.kill(pid, 15)
+    assert not left, "recall servers still running 10 s after setup --uninstall"
+
+
+def processes_naming(home: Path, word: bytes) -> list[int]:
+    """The ids of the processes whose command line names `word` and this test's HOME."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if word in cmdline and str(home).encode() in cmdline:
+            found.append(int(entry.name))
+    return found
 
 
 def messages_text(request: Request) -> str:
@@ -237,14 +265,10 @@ def codex_inputs(request: Request) -> str:
 def stop_leftovers(home: Path) -> None:
     """End the processes Codex's TUI left behind for this HOME (its app-server daemon's
     helpers), by their ids: the ones whose command line names this test's CODEX_HOME."""
-    marker = str(home / ".codex").encode()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
+    for pid in processes_naming(home / ".codex", b"codex"):
         try:
-            if marker in (entry / "cmdline").read_bytes():
-                os.kill(int(entry.name), 15)
-        except (OSError, ProcessLookupError):
+            os.kill(pid, 15)
+        except ProcessLookupError:
             continue
 
 
