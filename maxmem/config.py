@@ -31,6 +31,9 @@ DEFAULT_DB = Path("~/.openclaw/workspace/memory/brain.db")
 DEFAULT_MIN_RELEVANCE = 0.055
 # What an agent's hook may take, in seconds ([hook] budget_seconds).
 DEFAULT_HOOK_BUDGET_SECONDS = 10.0
+# The prompt hook's at most, unless --budget says otherwise: below the 10 s timeout setup
+# gives it, so that it stops, and logs why, before the harness kills it.
+PROMPT_HOOK_BUDGET_SECONDS = 8.0
 
 
 def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .config import DEFAULT_HOOK_BUDGET_SECONDS, load_config, state_dir
+from .config import PROMPT_HOOK_BUDGET_SECONDS, load_config, state_dir
 from .errors import MaxmemError
 from .hooklog import append_hook_log
 from .recall_socket import ask, code_stamp, socket_path, start_server
@@ -98,7 +98,7 @@ def warm(hook: PromptHook, text: str, started: float) -> bool:
         return False  # the CLI logs the config's error
     folder = state_dir(os.environ)
     path = socket_path(folder, Path(config.db_path), hook.config, os.environ)
-    budget = hook.budget_seconds if hook.budget_seconds is not None else DEFAULT_HOOK_BUDGET_SECONDS
+    budget = hook.budget_seconds if hook.budget_seconds is not None else PROMPT_HOOK_BUDGET_SECONDS
     wait = max(0.2, budget * WARM_SHARE)
     request = {"code": code_stamp(), "harness": hook.harness, "stdin": text, "budget_tokens": hook.budget_tokens,
                "wait": wait * 0.9}
@@ -141,8 +141,8 @@ def offer_server(hook: PromptHook) -> None:
 def watchdog(hook: PromptHook) -> threading.Timer:
     """The hard stop: whatever the hook is inside of (a C call the CLI's alarm cannot
     interrupt), at its budget and a half second it logs one line and exits 0, having
-    printed nothing more."""
-    budget = hook.budget_seconds if hook.budget_seconds is not None else DEFAULT_HOOK_BUDGET_SECONDS
+    printed nothing more (the default budget leaves room below the harness's timeout)."""
+    budget = hook.budget_seconds if hook.budget_seconds is not None else PROMPT_HOOK_BUDGET_SECONDS
 
     def stop() -> None:
         line = f"hook user-prompt --harness {hook.harness}: failed: over its time budget of {budget:g} s: stopped"

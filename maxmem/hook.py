@@ -40,7 +40,7 @@ from .brain import Brain
 from .briefing import DEFAULT_BUDGET_TOKENS, MIN_BUDGET_TOKENS, build_brief
 from .capture import CaptureSettings, run_capture
 from .clock import Clock
-from .config import DEFAULT_HOOK_BUDGET_SECONDS, Config, local_timezone, state_dir
+from .config import DEFAULT_HOOK_BUDGET_SECONDS, PROMPT_HOOK_BUDGET_SECONDS, Config, local_timezone, state_dir
 from .memory import BYTES_PER_TOKEN
 from .recall import RecallSettings, has_substance, query_of, recall
 from .shown import add_shown, shown_ids
@@ -95,14 +95,17 @@ class HookResult:
     line: str  # one line for the hook log
 
 
-def budget_from(config: Config, given: float | None) -> float:
+def budget_from(config: Config, given: float | None, event: str | None = None) -> float:
+    """The hook's budget in seconds: --budget, else [hook] budget_seconds (the prompt hook
+    at most PROMPT_HOOK_BUDGET_SECONDS)."""
     if given is not None:
         return max(0.5, float(given))
     value = config.section("hook").get("budget_seconds", DEFAULT_BUDGET_SECONDS)
     try:
-        return max(0.5, float(value))
+        budget = max(0.5, float(value))
     except (TypeError, ValueError):
-        return DEFAULT_BUDGET_SECONDS
+        budget = DEFAULT_BUDGET_SECONDS
+    return min(budget, PROMPT_HOOK_BUDGET_SECONDS) if event == "user-prompt" else budget
 
 
 def run_hook(event: str, harness: str, stdin_text: str, config: Config, env: Mapping[str, str],
@@ -116,7 +119,7 @@ def run_hook(event: str, harness: str, stdin_text: str, config: Config, env: Map
             return HookResult(False, "", f"{label}: unknown event (known: {', '.join(EVENTS)})")
         if harness not in HARNESSES:
             return HookResult(False, "", f"{label}: unknown harness (known: {', '.join(HARNESSES)})")
-        budget = budget_from(config, budget_seconds)
+        budget = budget_from(config, budget_seconds, event)
         if event == "session-end":
             budget = min(budget, SESSION_END_SECONDS)
         deadline = started + budget * (1 - CLOSE_RESERVE)

@@ -44,7 +44,7 @@ def hook(state: State, event: str, harness: str, budget_seconds: float | None, b
     Always exits 0, within its time budget; failures are one line in hook.log.
     """
     started = time.monotonic()
-    budget = budget_from(state.config, budget_seconds) if state.config is not None else 10.0
+    budget = budget_from(state.config, budget_seconds, event) if state.config is not None else 10.0
 
     def over(*_: Any) -> None:
         raise _OverBudget()
