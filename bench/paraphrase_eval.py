@@ -161,12 +161,16 @@ def filler(count: int, templates: dict[str, Any] | None = None, seed: int = SEED
         if attempt > 50 * count + 1000:
             raise SystemExit(f"the filler templates make fewer than {count} different memories")
         names = slot.findall(template)
-        values = {n: rng.sample(spec["slots"][n], names.count(n)) for n in set(names)}
-        text = slot.sub(lambda m: values[m.group(1)].pop(), template)
+        text = fill(template, {n: rng.sample(spec["slots"][n], names.count(n)) for n in dict.fromkeys(names)})
         if text not in seen:
             seen.add(text)
             out.append(text)
     return out
+
+
+def fill(template: str, values: dict[str, list[str]]) -> str:
+    """`template` with each {slot} replaced by the next of its values."""
+    return re.sub(r"\{(\w+)\}", lambda m: values[m.group(1)].pop(), template)
 
 
 @dataclass(frozen=True)

@@ -51,6 +51,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import apsw
+import numpy as np
 
 from .config import DEFAULT_MIN_RELEVANCE
 from .db import Database
@@ -120,6 +121,8 @@ class Evidence:
     cover: float
     unknown: float
     memories: int = CALIBRATED_MEMORIES  # in the brain searched
+    # The cosine less the brain's typical cosine to the query (typical), None without one.
+    lift: float | None = None
 
 
 def idf(memories: int, containing: int) -> float:
@@ -173,12 +176,26 @@ def matched_terms(db: Database, terms: Iterable[str], ids: Sequence[int],
 
 
 def evidence(db: Database, query: str, cosines: dict[int, float | None],
-             tokenizer: Tokenizer | None = None, terms: QueryTerms | None = None) -> dict[int, Evidence]:
+             tokenizer: Tokenizer | None = None, terms: QueryTerms | None = None,
+             usual: float | None = None) -> dict[int, Evidence]:
     """The evidence for each hit id (its cosine given, or None where it has none);
-    `terms`: query_terms(db, query) when already taken."""
+    `terms`: query_terms(db, query) when already taken; `usual`: the brain's typical
+    cosine to the query (typical), from which each hit's lift is taken."""
     terms = query_terms(db, query, tokenizer) if terms is None else terms
     matched = matched_terms(db, terms.weights, list(cosines), tokenizer)
-    return {i: Evidence(cosines[i], terms.cover(matched[i]), terms.unknown, terms.memories) for i in cosines}
+
+    def lift(cosine: float | None) -> float | None:
+        return None if cosine is None or usual is None else cosine - usual
+
+    return {i: Evidence(c, terms.cover(matched[i]), terms.unknown, terms.memories, lift(c))
+            for i, c in cosines.items()}
+
+
+def typical(query_vector: np.ndarray, center: np.ndarray) -> float:
+    """The brain's typical plain cosine to the query: its mean over the stored vectors,
+    which is the query's dot product with their mean (`center`, the quantizer's: the
+    vectors are unit length), one dot product a search."""
+    return float(np.dot(query_vector, center))
 
 
 def size(memories: int) -> float:
