@@ -33,6 +33,7 @@ import argparse
 import hashlib
 import itertools
 import json
+import math
 import random
 import re
 import sys
@@ -47,8 +48,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import locomo  # noqa: E402
+import numpy as np  # noqa: E402
+import relevance_eval  # noqa: E402
 
 from maxmem import Brain  # noqa: E402
+from maxmem import relevance as rel  # noqa: E402
 from maxmem.config import Config  # noqa: E402
 from maxmem.embeddings import Embedder, make_embedder  # noqa: E402
 
@@ -269,11 +273,89 @@ def report(summary: dict[str, dict[str, Any]], threshold: float, half: str, out:
              f"{fmt(s['kept_top10'])}   {fmt(s['unrelated_cut'])} (of {s['unrelated']})")
 
 
+# -- fitting the meaning route (relevance.STANDING) ---------------------------------
+
+# Of the dev half's paraphrases the ranking puts in the top 10, the share the fitted
+# default must keep (above the target of 98 %, so that the held-out half has room).
+KEEP = 99.0
+
+
+def hit_evidence(hit: dict[str, Any], memories: int) -> rel.Evidence:
+    """A dumped hit's evidence (this benchmark's hits name the cosine "similarity",
+    relevance_eval.py's "cosine")."""
+    cosine = hit.get("similarity", hit.get("cosine"))
+    return rel.Evidence(cosine, hit["cover"], hit["unknown"], memories, hit.get("lift"))
+
+
+def best_relevance(hits: Sequence[dict[str, Any]], memories: int) -> float:
+    """The relevance Brain.search holds to min_relevance: the best of its hits'."""
+    return max((rel.relevance(hit_evidence(h, memories)) for h in hits), default=0.0)
+
+
+def fit(asked: Sequence[Asked], locomo_dump: Sequence[dict[str, Any]], calibration: Sequence[str],
+        threshold: float) -> dict[str, Any]:
+    """relevance.STANDING from the dev half and LoCoMo's calibration half: a logistic
+    regression (scipy, both classes weighted equally) of the lift and log N of the
+    wanted hit of each dev paraphrase the ranking found (relevant) against the hit with
+    the highest lift of each unanswerable LoCoMo question of the calibration half, in
+    its own brain and the shared one, and of each unrelated dev query (not relevant);
+    then the intercept lowered, in steps of 0.1, until the default threshold keeps KEEP
+    % of those paraphrases (the two routes together, as Brain.search judges). Printed
+    with what it does to the calibration half: unanswerable questions cut, R@10 change."""
+    from scipy.optimize import minimize  # the benchmark's own dependency, not maxmem's
+
+    low, high = rel.STANDING_MEMORIES
+    found = [a for a in asked if a.kind == "paraphrase" and not a.held_out and a.rank is not None]
+    unrelated = [a for a in asked if a.kind == "unrelated" and not a.held_out]
+    unanswerable = [q for q in locomo_dump if q["conv"] in calibration and q["kind"] == "unanswerable" and q["hits"]]
+    answerable = [q for q in locomo_dump if q["conv"] in calibration and q["kind"] == "answerable" and q["hits"]]
+
+    def row(hit: dict[str, Any], memories: int) -> list[float]:
+        return [hit.get("lift") or 0.0, math.log(min(max(memories, low), high)), 1.0]
+
+    def top_lift(hits: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        return max(hits, key=lambda h: h.get("lift") or 0.0)
+
+    positive = [row(next(h for h in a.hits if h["wanted"]), a.size) for a in found]
+    negative = ([row(top_lift(q["hits"]), q["memories"]) for q in unanswerable]
+                + [row(top_lift(a.hits), a.size) for a in unrelated if a.hits])
+    x = np.array(positive + negative)
+    y = np.array([1.0] * len(positive) + [0.0] * len(negative))
+    weight = np.where(y == 1, 0.5 / y.mean(), 0.5 / (1 - y.mean()))
+
+    def loss(b: np.ndarray) -> float:
+        z = x @ b
+        return float((weight * (y * np.logaddexp(0, -z) + (1 - y) * np.logaddexp(0, z))).mean())
+
+    b = minimize(loss, np.zeros(3), method="BFGS").x
+    saved = rel.STANDING
+    try:
+        shift = 0.0
+        while True:
+            rel.STANDING = (round(float(b[0]), 3), round(float(b[1]), 3), round(float(b[2] + shift), 3))
+            kept = share([best_relevance(a.hits, a.size) >= threshold for a in found]) or 0.0
+            if kept >= KEEP or shift > 20:
+                break
+            shift += 0.1
+        standing = rel.STANDING
+        cut = share([best_relevance(q["hits"], q["memories"]) < threshold for q in unanswerable])
+        lost = (sum(q["recall"] for q in answerable if best_relevance(q["hits"], q["memories"]) < threshold)
+                / max(len(answerable), 1) * 100)
+    finally:
+        rel.STANDING = saved
+    return {"STANDING": standing, "kept_dev": kept, "calibration_unanswerable_cut": cut,
+            "calibration_r10_change": -lost, "fitted_on": {"paraphrases": len(found), "unrelated": len(unrelated),
+                                                           "unanswerable": len(unanswerable)}}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", nargs="*", type=int, default=list(SIZES), help="brain sizes (memories)")
     parser.add_argument("--dev", action="store_true", help="also print the dev half")
     parser.add_argument("--json", type=Path, help="write every question's result here")
+    parser.add_argument("--fit", type=Path, metavar="DUMP",
+                        help="refit relevance.STANDING on the dev half and the LoCoMo searches in DUMP "
+                             "(written by relevance_eval.py --dump), and print it")
     parser.add_argument("--cache", type=Path, default=locomo.OUT / "paraphrase-embeddings.sqlite",
                         help="embedding cache kept between runs")
     args = parser.parse_args(argv)
@@ -297,11 +379,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         embedder.close()
     threshold = Config().min_relevance
-    result = {"threshold": threshold, "seconds": time.perf_counter() - started,
+    result: dict[str, Any] = {"threshold": threshold, "seconds": time.perf_counter() - started,
               "held-out": summarise(asked, True), "dev": summarise(asked, False)}
     report(result["held-out"], threshold, "held-out")
     if args.dev:
         report(result["dev"], threshold, "dev")
+    if args.fit:
+        try:
+            dump = json.loads(args.fit.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            print(f"{args.fit}: not a dump of relevance_eval.py --dump ({exc})", file=sys.stderr)
+            return 2
+        result["fit"] = fit(asked, dump, relevance_eval.CALIBRATION, threshold)
+        print("\nrefitted on the dev half and LoCoMo's calibration half (paste into maxmem/relevance.py):")
+        for name, value in result["fit"].items():
+            print(f"{name} = {value}")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({**result, "asked": [asdict(a) for a in asked]}, indent=1),

@@ -369,7 +369,7 @@ def fit(asked: Sequence[Asked], calibration: Sequence[str]) -> dict[str, Any]:
         for k, v in constants.items():
             setattr(rel, k, v)
         answerable = [q for q in asked if q.conv in calibration and q.kind == "answerable"]
-        best = [max((rel.relevance(rel.Evidence(h["cosine"], h["cover"], h["unknown"], q.memories))
+        best = [max((rel.relevance(rel.Evidence(h["cosine"], h["cover"], h["unknown"], q.memories, h.get("lift")))
                      for h in q.hits), default=0.0) for q in answerable]
         r10 = np.mean([q.recall for q in answerable])
         threshold = 0.0
@@ -461,7 +461,7 @@ def cross_validate(asked: Sequence[Asked], calibration: Sequence[str]) -> dict[s
             mine = [q for q in asked if q.conv == left and q.brain == "alone" and q.hits]
 
             def judged(q: Asked) -> float:
-                return max(rel.relevance(rel.Evidence(h["cosine"], h["cover"], h["unknown"], q.memories))
+                return max(rel.relevance(rel.Evidence(h["cosine"], h["cover"], h["unknown"], q.memories, h.get("lift")))
                            for h in q.hits)
 
             a = [(judged(q), q.recall) for q in mine if q.kind == "answerable"]

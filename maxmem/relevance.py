@@ -84,9 +84,15 @@ LARGEST_MEMORIES = 2772
 # the query's telling words (those left are in nearly every memory), which says the
 # query is put in other words as much as that it asks about something else.
 KEYWORDS_SILENT = 0.99
+# The meaning route (standing): logistic coefficients (lift, log N, intercept) of a hit
+# whose cosine stands above the brain's typical cosine to the query, fitted by
+# `python bench/paraphrase_eval.py --fit PATH` (see standing).
+STANDING = (60.0, -1.0, -6.0)
+# The brain sizes the meaning route was measured on: log N is held within them.
+STANDING_MEMORIES = (5, 10_000)
 
 __all__ = ["DEFAULT_MIN_RELEVANCE", "Evidence", "QueryTerms", "document_frequencies", "evidence", "idf",
-           "keyword_weight", "matched_terms", "query_terms", "relevance", "size"]
+           "keyword_weight", "matched_terms", "query_terms", "relevance", "size", "standing", "typical"]
 
 DF_SQL = "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?"
 # The keyword index's vocabulary, one row per token with the number of memories holding
@@ -211,9 +217,23 @@ def keyword_weight(memories: int) -> float:
     return min(1.0, idf(max(memories, 0), 0) / idf(CALIBRATED_MEMORIES, 0))
 
 
+def standing(found: Evidence) -> float | None:
+    """The meaning route's log-odds: how far the hit's cosine stands above the brain's
+    typical cosine to the query (lift), against how far the best of N memories stands
+    by chance, which grows with N (log N, held within STANDING_MEMORIES). None without a
+    lift."""
+    if found.lift is None:
+        return None
+    a, b, c = STANDING
+    low, high = STANDING_MEMORIES
+    return a * found.lift + b * math.log(min(max(found.memories, low), high)) + c
+
+
 def relevance(found: Evidence, mode: str = "hybrid") -> float:
     """The calibrated probability, in [0, 1], that a hit with this evidence is relevant
-    (`mode` as in search: a "vector" search is judged on its cosine alone)."""
+    (`mode` as in search: a "vector" search is judged on its cosine alone), or the
+    meaning route's (standing) where that is higher: the keyword evidence can speak for
+    a hit, never against one whose meaning stands out."""
     grown = size(found.memories)
     if found.cosine is None:
         a, b, c, d = WITHOUT_COSINE
@@ -222,11 +242,14 @@ def relevance(found: Evidence, mode: str = "hybrid") -> float:
     alone, intercept = COSINE_ONLY
     by_cosine = alone * cosine + intercept
     if mode == "vector" or found.unknown >= KEYWORDS_SILENT:
-        return _logistic(by_cosine)
-    a, b, c, d, e = WITH_COSINE
-    weight = keyword_weight(found.memories)
-    full = a * cosine + b * found.cover + c * found.unknown + d * grown + e
-    return _logistic(weight * full + (1.0 - weight) * by_cosine)
+        judged = by_cosine
+    else:
+        a, b, c, d, e = WITH_COSINE
+        weight = keyword_weight(found.memories)
+        full = a * cosine + b * found.cover + c * found.unknown + d * grown + e
+        judged = weight * full + (1.0 - weight) * by_cosine
+    meaning = standing(found)
+    return _logistic(judged if meaning is None else max(judged, meaning))
 
 
 def _logistic(z: float) -> float:
