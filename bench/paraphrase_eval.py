@@ -79,7 +79,8 @@ STOP = frozenset(
     also still every whose much many way thing things""".split()
 )
 WORD = re.compile(r"[^\W_]+", re.UNICODE)
-SUFFIXES = ("ies", "ied", "ing", "es", "ed", "ly", "s")
+# Endings taken off a word (the first that fits), and what each leaves in its place.
+SUFFIXES = (("ies", "y"), ("ied", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("ly", ""), ("s", ""))
 
 
 @dataclass(frozen=True)
@@ -105,11 +106,15 @@ class Asked:
 
 
 def stem(word: str) -> str:
-    """A word without its plural or verb ending ("gadgets" -> "gadget", "stored" -> "stor")."""
-    for suffix in SUFFIXES:
+    """A word without its plural or verb ending and a final e, so that the forms of one
+    word meet ("gadgets" -> "gadget"; "stored", "stores", "store" -> "stor"; "planned" -> "plan")."""
+    for suffix, left in SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
-    return word
+            word = word[: -len(suffix)] + left
+            if suffix in ("ing", "ed") and len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiou":
+                word = word[:-1]
+            break
+    return word[:-1] if word.endswith("e") and len(word) > 3 else word
 
 
 def content_words(text: str) -> set[str]:
@@ -350,6 +355,7 @@ def fit(asked: Sequence[Asked], locomo_dump: Sequence[dict[str, Any]], calibrati
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--set", type=Path, default=SET, help="the paraphrase set (JSON lines)")
     parser.add_argument("--sizes", nargs="*", type=int, default=list(SIZES), help="brain sizes (memories)")
     parser.add_argument("--dev", action="store_true", help="also print the dev half")
     parser.add_argument("--json", type=Path, help="write every question's result here")
@@ -359,7 +365,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, default=locomo.OUT / "paraphrase-embeddings.sqlite",
                         help="embedding cache kept between runs")
     args = parser.parse_args(argv)
-    pairs = load_set()
+    pairs = load_set(args.set)
     problems = check_set(pairs)
     if problems:
         print("paraphrase set check failed:\n  " + "\n  ".join(problems), file=sys.stderr)
