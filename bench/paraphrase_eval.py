@@ -17,8 +17,9 @@ different). Every question is asked in each size's brain that holds its memory, 
 min_relevance (the gate). Printed per brain size and pooled, for the held-out half:
 the share of questions whose memory the ranking puts in the top 3 and in the top 10,
 and of those, the share the default gate keeps (returns something rather than
-"nothing relevant"). The unrelated queries of bench/data/paraphrases.json are asked in
-the same brains: the share the gate cuts is printed beside.
+"nothing relevant"). Forty questions about things no memory there mentions
+(bench/data/unrelated_queries.json) are asked in the first brain of each size: the
+share the gate cuts is printed beside.
 
 The questions are split in two by a hash of their id (`held_out`): the dev half is the
 one thresholds and constants may be tuned on, the held-out half is reported.
@@ -59,7 +60,7 @@ from maxmem.embeddings import Embedder, make_embedder  # noqa: E402
 DATA = Path(__file__).resolve().parent / "data"
 SET = DATA / "paraphrase_set.jsonl"
 TEMPLATES = DATA / "filler_templates.json"
-UNRELATED = DATA / "paraphrases.json"
+UNRELATED = DATA / "unrelated_queries.json"
 SIZES = (5, 50, 500, 5000, 10000)
 LIMIT = 10
 SEED = 25
@@ -235,7 +236,7 @@ def run(pairs: Sequence[Pair], unrelated: Sequence[str], sizes: Sequence[int], e
             if plan.size not in asked_unrelated:  # once per size: in its first brain
                 asked_unrelated.add(plan.size)
                 for i, query in enumerate(unrelated):
-                    out.append(ask(brain, Asked(f"unrelated-{i}", plan.size, "unrelated", i % 2 == 1), query, None))
+                    out.append(ask(brain, Asked(f"unrelated-{i}", plan.size, "unrelated", held_out(query)), query, None))
         path.unlink(missing_ok=True)
     return out
 
@@ -373,7 +374,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if any(s < 2 for s in args.sizes):
         print("a brain size must be at least 2", file=sys.stderr)
         return 2
-    unrelated = json.loads(UNRELATED.read_text(encoding="utf-8"))["unrelated"]
+    unrelated = json.loads(UNRELATED.read_text(encoding="utf-8"))["queries"]
     pool = filler(max(args.sizes) - 1)
     inner = make_embedder("local", Config())
     assert inner is not None
