@@ -236,7 +236,8 @@ def run(pairs: Sequence[Pair], unrelated: Sequence[str], sizes: Sequence[int], e
             if plan.size not in asked_unrelated:  # once per size: in its first brain
                 asked_unrelated.add(plan.size)
                 for i, query in enumerate(unrelated):
-                    out.append(ask(brain, Asked(f"unrelated-{i}", plan.size, "unrelated", held_out(query)), query, None))
+                    mine = Asked(f"unrelated-{i}", plan.size, "unrelated", held_out(query))
+                    out.append(ask(brain, mine, query, None))
         path.unlink(missing_ok=True)
     return out
 
@@ -301,7 +302,7 @@ def best_relevance(hits: Sequence[dict[str, Any]], memories: int) -> float:
 def fit(asked: Sequence[Asked], locomo_dump: Sequence[dict[str, Any]], calibration: Sequence[str],
         threshold: float) -> dict[str, Any]:
     """relevance.STANDING from the dev half and LoCoMo's calibration half: a logistic
-    regression (scipy, both classes weighted equally) of the lift and log N of the
+    regression (scipy, both classes weighted equally) of the lift, cosine and log N of the
     wanted hit of each dev paraphrase the ranking found (relevant) against the hit with
     the highest lift of each unanswerable LoCoMo question of the calibration half, in
     its own brain and the shared one, and of each unrelated dev query (not relevant);
@@ -317,7 +318,8 @@ def fit(asked: Sequence[Asked], locomo_dump: Sequence[dict[str, Any]], calibrati
     answerable = [q for q in locomo_dump if q["conv"] in calibration and q["kind"] == "answerable" and q["hits"]]
 
     def row(hit: dict[str, Any], memories: int) -> list[float]:
-        return [hit.get("lift") or 0.0, math.log(min(max(memories, low), high)), 1.0]
+        cosine = hit.get("similarity", hit.get("cosine")) or 0.0
+        return [hit.get("lift") or 0.0, cosine, math.log(min(max(memories, low), high)), 1.0]
 
     def top_lift(hits: Sequence[dict[str, Any]]) -> dict[str, Any]:
         return max(hits, key=lambda h: h.get("lift") or 0.0)
@@ -333,12 +335,12 @@ def fit(asked: Sequence[Asked], locomo_dump: Sequence[dict[str, Any]], calibrati
         z = x @ b
         return float((weight * (y * np.logaddexp(0, -z) + (1 - y) * np.logaddexp(0, z))).mean())
 
-    b = minimize(loss, np.zeros(3), method="BFGS").x
+    b = minimize(loss, np.zeros(4), method="BFGS").x
     saved = rel.STANDING
     try:
         shift = 0.0
         while True:
-            rel.STANDING = (round(float(b[0]), 3), round(float(b[1]), 3), round(float(b[2] + shift), 3))
+            rel.STANDING = (*(round(float(v), 3) for v in b[:3]), round(float(b[3] + shift), 3))
             kept = share([best_relevance(a.hits, a.size) >= threshold for a in found]) or 0.0
             if kept >= KEEP or shift > 20:
                 break

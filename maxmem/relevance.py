@@ -84,10 +84,10 @@ LARGEST_MEMORIES = 2772
 # the query's telling words (those left are in nearly every memory), which says the
 # query is put in other words as much as that it asks about something else.
 KEYWORDS_SILENT = 0.99
-# The meaning route (standing): logistic coefficients (lift, log N, intercept) of a hit
+# The meaning route (standing): logistic coefficients (lift, cosine, log N, intercept) of a hit
 # whose cosine stands above the brain's typical cosine to the query, fitted by
 # `python bench/paraphrase_eval.py --fit PATH` (see standing).
-STANDING = (60.0, -1.0, -6.0)
+STANDING = (60.0, 0.0, -1.0, -6.0)
 # The brain sizes the meaning route was measured on: log N is held within them.
 STANDING_MEMORIES = (5, 10_000)
 
@@ -222,11 +222,11 @@ def standing(found: Evidence) -> float | None:
     typical cosine to the query (lift), against how far the best of N memories stands
     by chance, which grows with N (log N, held within STANDING_MEMORIES). None without a
     lift."""
-    if found.lift is None:
+    if found.lift is None or found.cosine is None:
         return None
-    a, b, c = STANDING
+    a, b, c, d = STANDING
     low, high = STANDING_MEMORIES
-    return a * found.lift + b * math.log(min(max(found.memories, low), high)) + c
+    return a * found.lift + b * found.cosine + c * math.log(min(max(found.memories, low), high)) + d
 
 
 def relevance(found: Evidence, mode: str = "hybrid") -> float:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import math
 import sys
+from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -247,3 +249,62 @@ def test_a_vector_search_with_an_uncalibrated_embedder_carries_no_relevance_and_
         assert hits.plan.best_relevance is None and "min_relevance is not applied" in hits.plan.note
         # hybrid: the keyword fit judges (no word of it in any memory)
         assert b.search("what is the wifi password?") == []
+
+
+# A memory and a question for it that shares no word with it (the shared-word check of
+# bench/paraphrase_eval.py passes on it), and one the brain cannot answer.
+VLAN = "IoT devices live on VLAN 20; the NAS sits on VLAN 10."
+LAYOUT = "network layout for the smart home gadgets"
+UNRELATED = "what is the capital of Peru?"
+
+
+def paraphrase_brain(path: Path, embedder, memories: int) -> Brain:
+    """A brain of `memories`: VLAN among the paraphrase set's other memories and the
+    benchmark's filler (agent memories made from templates)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    import paraphrase_eval as pe
+
+    others = [p.memory for p in pe.load_set() if p.memory != VLAN][: memories // 2]
+    texts = [VLAN, *others, *pe.filler(memories - 1 - len(others))]
+    brain = Brain.open(path, embedder=embedder)
+    brain.remember_many([{"content": t, "category": "daily"} for t in texts])
+    return brain
+
+
+@pytest.mark.parametrize("memories", [16, 400])
+def test_a_paraphrase_sharing_no_word_is_kept_and_an_unrelated_question_cut(tmp_path, local_embedder, memories):
+    with paraphrase_brain(tmp_path / "b.db", local_embedder, memories) as b:
+        assert b.db.scalar(rel.SIZE_SQL) == memories
+        ranked = b.search(LAYOUT, explain=True, min_relevance=0)
+        assert ranked[0].memory.content == VLAN and ranked[0].explain["cover"] == 0.0
+        assert ranked[0].explain["lift"] > 0
+        hits = b.search(LAYOUT)  # the default gate
+        assert hits and hits[0].memory.content == VLAN, hits.plan.note
+        assert b.search(UNRELATED) == [], [h.memory.content for h in b.search(UNRELATED, min_relevance=0)][:1]
+
+
+def test_the_lift_is_the_cosine_less_the_brains_typical_cosine(tmp_path, local_embedder):
+    with paraphrase_brain(tmp_path / "b.db", local_embedder, 16) as b:
+        vectors = np.vstack(list(b.vectors.stored(r["id"] for r in b.db.rows("SELECT id FROM memories")).values()))
+        query = b.vectors.embed_query(LAYOUT)
+        assert rel.typical(query, b.vectors.quantizer().center) == pytest.approx(float((vectors @ query).mean()),
+                                                                                 abs=1e-5)
+        hit = b.search(LAYOUT, explain=True, min_relevance=0)[0]
+        assert hit.explain["lift"] == pytest.approx(hit.explain["similarity"] - float((vectors @ query).mean()),
+                                                    abs=1e-3)
+
+
+def test_the_meaning_route_keeps_what_stands_out_whatever_the_keywords_say():
+    # A hit matching none of the query's words, in a brain that knows them elsewhere:
+    # the keyword fit alone puts it low; a lift that stands out keeps it.
+    silent = rel.Evidence(0.84, 0.0, 0.3, memories=5000)
+    assert rel.relevance(silent) < DEFAULT_MIN_RELEVANCE
+    standing = rel.Evidence(0.84, 0.0, 0.3, memories=5000, lift=0.2)
+    assert rel.relevance(standing) >= DEFAULT_MIN_RELEVANCE > rel.relevance(
+        rel.Evidence(0.84, 0.0, 0.3, memories=5000, lift=0.02))
+    # the same lift stands out less in a bigger brain (the best of more memories by chance)
+    assert rel.standing(rel.Evidence(0.84, 0.0, 0.3, 50, 0.1)) > rel.standing(rel.Evidence(0.84, 0.0, 0.3, 5000, 0.1))
+    # it can only raise a relevance: the keyword evidence still speaks for a hit
+    strong = rel.Evidence(0.86, 1.0, 0.0, memories=500)
+    assert rel.relevance(replace(strong, lift=0.0)) == rel.relevance(strong)
+    assert rel.standing(strong) is None
