@@ -306,8 +306,8 @@ def fit(asked: Sequence[Asked], locomo_dump: Sequence[dict[str, Any]], calibrati
     wanted hit of each dev paraphrase the ranking found (relevant) against the hit with
     the highest lift of each unanswerable LoCoMo question of the calibration half, in
     its own brain and the shared one, and of each unrelated dev query (not relevant);
-    then the intercept lowered, in steps of 0.1, until the default threshold keeps KEEP
-    % of those paraphrases (the two routes together, as Brain.search judges). Printed
+    then the intercept set, in steps of 0.1, to the lowest at which the default threshold
+    keeps KEEP % of those paraphrases (the two routes together, as Brain.search judges). Printed
     with what it does to the calibration half: unanswerable questions cut, R@10 change."""
     from scipy.optimize import minimize  # the benchmark's own dependency, not maxmem's
 
@@ -338,13 +338,11 @@ def fit(asked: Sequence[Asked], locomo_dump: Sequence[dict[str, Any]], calibrati
     b = minimize(loss, np.zeros(4), method="BFGS").x
     saved = rel.STANDING
     try:
-        shift = 0.0
-        while True:
-            rel.STANDING = (*(round(float(v), 3) for v in b[:3]), round(float(b[3] + shift), 3))
+        for step in range(-200, 201):  # the intercept from 20 below the fit's to 20 above, strictest first
+            rel.STANDING = (*(round(float(v), 3) for v in b[:3]), round(float(b[3]) + step / 10, 3))
             kept = share([best_relevance(a.hits, a.size) >= threshold for a in found]) or 0.0
-            if kept >= KEEP or shift > 20:
+            if kept >= KEEP:
                 break
-            shift += 0.1
         standing = rel.STANDING
         cut = share([best_relevance(q["hits"], q["memories"]) < threshold for q in unanswerable])
         lost = (sum(q["recall"] for q in answerable if best_relevance(q["hits"], q["memories"]) < threshold)
