@@ -302,7 +302,8 @@ def best_relevance(hits: Sequence[dict[str, Any]], memories: int) -> float:
 def fit(asked: Sequence[Asked], locomo_dump: Sequence[dict[str, Any]], calibration: Sequence[str],
         threshold: float) -> dict[str, Any]:
     """relevance.STANDING from the dev half and LoCoMo's calibration half: a logistic
-    regression (scipy, both classes weighted equally) of the lift, cosine and log N of the
+    regression (scipy; half the weight to the relevant, a quarter to each kind of
+    irrelevant question) of the lift, cosine and log N of the
     wanted hit of each dev paraphrase the ranking found (relevant) against the hit with
     the highest lift of each unanswerable LoCoMo question of the calibration half, in
     its own brain and the shared one, and of each unrelated dev query (not relevant);
@@ -311,7 +312,8 @@ def fit(asked: Sequence[Asked], locomo_dump: Sequence[dict[str, Any]], calibrati
     with what it does to the calibration half: unanswerable questions cut, R@10 change."""
     from scipy.optimize import minimize  # the benchmark's own dependency, not maxmem's
 
-    low, high = rel.STANDING_MEMORIES
+    sizes = sorted({a.size for a in asked})
+    low, high = sizes[0], sizes[-1]
     found = [a for a in asked if a.kind == "paraphrase" and not a.held_out and a.rank is not None]
     unrelated = [a for a in asked if a.kind == "unrelated" and not a.held_out]
     unanswerable = [q for q in locomo_dump if q["conv"] in calibration and q["kind"] == "unanswerable" and q["hits"]]
@@ -325,19 +327,22 @@ def fit(asked: Sequence[Asked], locomo_dump: Sequence[dict[str, Any]], calibrati
         return max(hits, key=lambda h: h.get("lift") or 0.0)
 
     positive = [row(next(h for h in a.hits if h["wanted"]), a.size) for a in found]
-    negative = ([row(top_lift(q["hits"]), q["memories"]) for q in unanswerable]
-                + [row(top_lift(a.hits), a.size) for a in unrelated if a.hits])
-    x = np.array(positive + negative)
-    y = np.array([1.0] * len(positive) + [0.0] * len(negative))
-    weight = np.where(y == 1, 0.5 / y.mean(), 0.5 / (1 - y.mean()))
+    locomo_no = [row(top_lift(q["hits"]), q["memories"]) for q in unanswerable]
+    unrelated_no = [row(top_lift(a.hits), a.size) for a in unrelated if a.hits]
+    x = np.array(positive + locomo_no + unrelated_no)
+    y = np.array([1.0] * len(positive) + [0.0] * (len(locomo_no) + len(unrelated_no)))
+    # the relevant half of the weight to the paraphrases, a quarter to each kind of irrelevant question
+    weight = np.concatenate([np.full(len(group), share_of / max(len(group), 1)) for group, share_of in
+                             ((positive, 0.5), (locomo_no, 0.25), (unrelated_no, 0.25))]) * len(x)
 
     def loss(b: np.ndarray) -> float:
         z = x @ b
         return float((weight * (y * np.logaddexp(0, -z) + (1 - y) * np.logaddexp(0, z))).mean())
 
     b = minimize(loss, np.zeros(4), method="BFGS").x
-    saved = rel.STANDING
+    saved = rel.STANDING, rel.STANDING_MEMORIES
     try:
+        rel.STANDING_MEMORIES = (low, high)
         for step in range(-200, 201):  # the intercept from 20 below the fit's to 20 above, strictest first
             rel.STANDING = (*(round(float(v), 3) for v in b[:3]), round(float(b[3]) + step / 10, 3))
             kept = share([best_relevance(a.hits, a.size) >= threshold for a in found]) or 0.0
@@ -348,10 +353,10 @@ def fit(asked: Sequence[Asked], locomo_dump: Sequence[dict[str, Any]], calibrati
         lost = (sum(q["recall"] for q in answerable if best_relevance(q["hits"], q["memories"]) < threshold)
                 / max(len(answerable), 1) * 100)
     finally:
-        rel.STANDING = saved
-    return {"STANDING": standing, "kept_dev": kept, "calibration_unanswerable_cut": cut,
-            "calibration_r10_change": -lost, "fitted_on": {"paraphrases": len(found), "unrelated": len(unrelated),
-                                                           "unanswerable": len(unanswerable)}}
+        rel.STANDING, rel.STANDING_MEMORIES = saved
+    fitted_on = {"paraphrases": len(found), "unrelated": len(unrelated), "unanswerable": len(unanswerable)}
+    return {"STANDING": standing, "STANDING_MEMORIES": (low, high), "kept_dev": kept,
+            "calibration_unanswerable_cut": cut, "calibration_r10_change": -lost, "fitted_on": fitted_on}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

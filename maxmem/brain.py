@@ -506,8 +506,8 @@ class Brain:
                 "no embedder configured (see maxmem doctor)" if self.embedder is None
                 else "no memory has a vector yet (maxmem embed)")
         memories = {m.id: m for m in self.rows.get_many([s.id for s in scored])}
-        quantizer = self.vectors.quantizer()
-        usual = None if query_vector is None or quantizer is None else relevance.typical(query_vector, quantizer.center)
+        mean = self.vectors.mean() if query_vector is not None else None
+        usual = None if query_vector is None or mean is None else relevance.typical(query_vector, mean)
         found = self._evidence(query, scored, counted, usual)
         # A vector search is judged on its cosines alone, which are calibrated for one
         # model only: with another, its hits carry no relevance and nothing is cut.

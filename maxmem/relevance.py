@@ -87,9 +87,9 @@ KEYWORDS_SILENT = 0.99
 # The meaning route (standing): logistic coefficients (lift, cosine, log N, intercept) of a hit
 # whose cosine stands above the brain's typical cosine to the query, fitted by
 # `python bench/paraphrase_eval.py --fit PATH` (see standing).
-STANDING = (-5.025, 88.791, -0.481, -70.08)
+STANDING = (80.681, -11.023, -0.768, 6.494)
 # The brain sizes the meaning route was measured on: log N is held within them.
-STANDING_MEMORIES = (5, 10_000)
+STANDING_MEMORIES = (5, 500)
 
 __all__ = ["DEFAULT_MIN_RELEVANCE", "Evidence", "QueryTerms", "document_frequencies", "evidence", "idf",
            "keyword_weight", "matched_terms", "query_terms", "relevance", "size", "standing", "typical"]
@@ -197,11 +197,11 @@ def evidence(db: Database, query: str, cosines: dict[int, float | None],
             for i, c in cosines.items()}
 
 
-def typical(query_vector: np.ndarray, center: np.ndarray) -> float:
+def typical(query_vector: np.ndarray, mean: np.ndarray) -> float:
     """The brain's typical plain cosine to the query: its mean over the stored vectors,
-    which is the query's dot product with their mean (`center`, the quantizer's: the
-    vectors are unit length), one dot product a search."""
-    return float(np.dot(query_vector, center))
+    which is the query's dot product with their mean (VectorIndex.mean: the vectors are
+    unit length), one dot product a search."""
+    return float(np.dot(query_vector, mean))
 
 
 def size(memories: int) -> float:
