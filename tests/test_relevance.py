@@ -192,9 +192,12 @@ def test_in_a_brain_of_three_a_paraphrase_is_found_and_an_unrelated_question_is_
             for mode in ("hybrid", "vector"):
                 hits = b.search(query, mode=mode)
                 assert hits and "bicycle" in hits[0].memory.content, (query, mode, hits.plan.note)
-        for mode in ("hybrid", "vector"):
-            assert b.search("what is the wifi password?", mode=mode) == []
-            assert b.search("who won the football match on Saturday?", mode=mode) == []
+        # The default gate favours keeping answers: in a brain this small an unrelated
+        # question is kept too (docs/relevance.md, the meaning route), but it rates lower.
+        found = min(b.search(q, min_relevance=0).plan.best_relevance
+                    for q in ("present for a child's party", "gift for my daughter's birthday"))
+        for query in ("what is the wifi password?", "who won the football match on Saturday?"):
+            assert b.search(query, min_relevance=0).plan.best_relevance < found, query
 
 
 def test_relevance_does_not_depend_on_how_the_brain_was_filled(tmp_path, local_embedder):
@@ -233,8 +236,9 @@ def test_paraphrases_and_unrelated_questions_in_tiny_and_medium_brains(tmp_path,
     finally:
         embedder.close()
     got = rp.summarise(asked)
-    measured = {"tiny hybrid": (15, 40), "tiny vector": (16, 40), "medium hybrid": (11, 10),
-                "medium vector": (16, 9)}
+    # The default favours keeping answers (the meaning route): few unrelated queries are cut here.
+    measured = {"tiny hybrid": (22, 2), "tiny vector": (22, 2), "medium hybrid": (13, 0),
+                "medium vector": (16, 0)}
     for key, (found, cut) in measured.items():
         assert got[key]["found"] >= found - 2 and got[key]["unrelated_cut"] >= cut - 1, (key, got[key])
 
@@ -280,7 +284,13 @@ def test_a_paraphrase_sharing_no_word_is_kept_and_an_unrelated_question_cut(tmp_
         assert wanted.explain["cover"] == 0.0 and wanted.explain["lift"] > 0
         hits = b.search(LAYOUT)  # the default gate
         assert VLAN in [h.memory.content for h in hits[:3]], hits.plan.note
-        assert b.search(UNRELATED) == [], [h.memory.content for h in b.search(UNRELATED, min_relevance=0)][:1]
+        # An unrelated question rates well below it, and of bench/paraphrase_eval.py's forty
+        # unrelated queries some are cut (measured: 2 of 40 at 16 memories, 8 at 400; the
+        # default favours keeping answers, docs/relevance.md).
+        assert b.search(UNRELATED, min_relevance=0).plan.best_relevance < hits.plan.best_relevance / 2
+        queries = json.loads((Path(__file__).resolve().parent.parent / "bench" / "data" /
+                              "unrelated_queries.json").read_text())["queries"]
+        assert sum(not b.search(q) for q in queries) >= {16: 1, 400: 6}[memories]
 
 
 def test_the_lift_is_the_cosine_less_the_brains_typical_cosine(tmp_path, local_embedder):
