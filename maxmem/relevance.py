@@ -42,6 +42,24 @@ full fit toward the cosine-only fit in that proportion. In a big brain most word
 known somewhere and the evidence of a miss weakens: the fits with keyword evidence take
 the brain's size in (size: log N, from each conversation in its own brain to the five
 in one, LARGEST_MEMORIES), and a bigger brain is judged as one of that size.
+
+Beside the fits, a meaning route (standing) judges a hit by how far its cosine stands
+above the brain's typical cosine to the query (lift: the cosine less the query's dot
+product with the mean of the stored vectors, which is the mean of its cosines to them),
+with its cosine and the brain's size (log N: the best of more memories stands higher by
+chance). A hit's relevance is the higher of the two, so the keyword evidence can speak
+for a hit but never against one whose meaning stands out: a question put in other words
+than its memory ("network layout for the smart home gadgets" for "IoT devices live on
+VLAN 20; the NAS sits on VLAN 10.") matches none of its words, which the fits above take
+as evidence against it. The route is a logistic regression (`python
+bench/paraphrase_eval.py --fit DUMP`) of the memory each question of the dev half of
+bench/data/paraphrase_set.jsonl paraphrases (relevant, in brains of 5 to 500 memories:
+STANDING_MEMORIES, log N held within them) against the hit with the highest lift of each
+unanswerable LoCoMo question of the calibration half and of each unrelated query (not
+relevant), its intercept then set to the lowest at which the default threshold keeps
+99 % of the dev paraphrases the ranking finds. So the default favours keeping answers:
+measured, it keeps nearly every paraphrase the ranking finds and, in a small brain, lets
+most questions about something the brain lacks through as well (docs/relevance.md).
 """
 
 from __future__ import annotations
@@ -84,9 +102,10 @@ LARGEST_MEMORIES = 2772
 # the query's telling words (those left are in nearly every memory), which says the
 # query is put in other words as much as that it asks about something else.
 KEYWORDS_SILENT = 0.99
-# The meaning route (standing): logistic coefficients (lift, cosine, log N, intercept) of a hit
-# whose cosine stands above the brain's typical cosine to the query, fitted by
-# `python bench/paraphrase_eval.py --fit PATH` (see standing).
+# The meaning route (standing): logistic coefficients (lift, cosine, log N, intercept),
+# from `python bench/paraphrase_eval.py --fit DUMP` (DUMP: `bench/relevance_eval.py --dump`'s
+# searches of LoCoMo conv-26, conv-30 and conv-42, each in its own brain and the three in
+# one; the paraphrase set's dev half in brains of 5, 50 and 500; the unrelated dev queries).
 STANDING = (80.681, -11.023, -0.768, 6.494)
 # The brain sizes the meaning route was measured on: log N is held within them.
 STANDING_MEMORIES = (5, 500)
