@@ -36,7 +36,7 @@ log = logging.getLogger("maxmem")
 CENTER_SAMPLE = 1000
 # Up to this many vectors, VectorStore.mean reads them whole (their int8 codes, taken
 # around a centre and spread fitted on as few as half of them, clip the newer ones).
-EXACT_MEAN_UP_TO = 64
+EXACT_MEAN_UP_TO = 16
 
 # The vectors the embeddings cache refers to (by_reference): a memory's own vector,
 # read from vec0. The caller checks that the content hashes to the wanted text hash.
@@ -186,6 +186,7 @@ class VectorIndex:
         self.codes = np.zeros((0, dim), dtype=np.int8)
         self._added: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self._removed: set[int] = set()
+        self._mean: tuple[np.ndarray, Quantizer, np.ndarray] | None = None  # (codes, quantizer, mean)
 
     def __len__(self) -> int:
         self._fold()
@@ -199,8 +200,11 @@ class VectorIndex:
         self._fold()
         if not len(self.ids) or len(self.ids) > CENTER_SAMPLE:
             return quantizer.center
-        mean = quantizer.center + self.codes.mean(axis=0, dtype=np.float32) * quantizer.scale
-        return np.asarray(mean, dtype=np.float32)
+        # kept while the codes and the quantizer are the same objects (any change replaces them)
+        if self._mean is None or self._mean[0] is not self.codes or self._mean[1] is not quantizer:
+            mean = quantizer.center + self.codes.mean(axis=0, dtype=np.float32) * quantizer.scale
+            self._mean = (self.codes, quantizer, np.asarray(mean, dtype=np.float32))
+        return self._mean[2]
 
     def add(self, ids: Sequence[int], bits: np.ndarray, codes: np.ndarray) -> None:
         ids_arr = np.asarray(ids, dtype=np.int64)
