@@ -322,3 +322,18 @@ def test_the_meaning_route_can_only_raise_a_relevance():
     low, high = rel.STANDING_MEMORIES
     assert rel.standing(replace(standing, memories=2)) == rel.standing(replace(standing, memories=low))
     assert rel.standing(replace(standing, memories=10 * high)) == rel.standing(replace(standing, memories=high))
+
+
+@pytest.mark.parametrize("count", [3, 40])  # read whole; from the in-RAM codes
+def test_the_mean_of_the_stored_vectors_follows_every_write(brain, count):
+    def exact() -> np.ndarray:
+        ids = [r["id"] for r in brain.db.rows("SELECT id FROM memories")]
+        return np.vstack(list(brain.vectors.stored(ids).values())).mean(axis=0)
+
+    brain.remember_many([{"content": f"note {i} on the {['atlas', 'pixel', 'noodle'][i % 3]} topic"}
+                         for i in range(count)])
+    before = brain.vectors.mean()
+    assert np.abs(before - exact()).max() < 0.01
+    brain.remember("a brand new note about zebras and their stripes")
+    after = brain.vectors.mean()
+    assert np.abs(after - exact()).max() < 0.01 and np.abs(after - before).max() > 1e-4
