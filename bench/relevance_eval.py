@@ -43,7 +43,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -130,7 +130,8 @@ def ask(brain: Brain, q: Asked, timing: Timing) -> Asked:
     timing.evidence += time.perf_counter() - started
     timing.searches += 1
     q.hits = [{"relevance": h.relevance, "cosine": h.explain.get("similarity"),
-               "cover": h.explain["cover"], "unknown": h.explain["unknown"]} for h in hits]
+               "cover": h.explain["cover"], "unknown": h.explain["unknown"], "lift": h.explain.get("lift")}
+              for h in hits]
     q.memories = int(brain.db.scalar(rel.SIZE_SQL) or 0)
     q.vector = [h.relevance or 0.0 for h in meaning]
     q.empty = not cut
@@ -368,7 +369,7 @@ def fit(asked: Sequence[Asked], calibration: Sequence[str]) -> dict[str, Any]:
         for k, v in constants.items():
             setattr(rel, k, v)
         answerable = [q for q in asked if q.conv in calibration and q.kind == "answerable"]
-        best = [max((rel.relevance(rel.Evidence(h["cosine"], h["cover"], h["unknown"], q.memories))
+        best = [max((rel.relevance(rel.Evidence(h["cosine"], h["cover"], h["unknown"], q.memories, h.get("lift")))
                      for h in q.hits), default=0.0) for q in answerable]
         r10 = np.mean([q.recall for q in answerable])
         threshold = 0.0
@@ -460,7 +461,7 @@ def cross_validate(asked: Sequence[Asked], calibration: Sequence[str]) -> dict[s
             mine = [q for q in asked if q.conv == left and q.brain == "alone" and q.hits]
 
             def judged(q: Asked) -> float:
-                return max(rel.relevance(rel.Evidence(h["cosine"], h["cover"], h["unknown"], q.memories))
+                return max(rel.relevance(rel.Evidence(h["cosine"], h["cover"], h["unknown"], q.memories, h.get("lift")))
                            for h in q.hits)
 
             a = [(judged(q), q.recall) for q in mine if q.kind == "answerable"]
@@ -517,6 +518,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true",
                         help="list every turn holding a topic word of an unanswerable question, and stop")
     parser.add_argument("--json", type=Path, help="write the figures here")
+    parser.add_argument("--dump", type=Path, help="write every search's hits and their evidence here")
     parser.add_argument("--cache", type=Path, default=locomo.OUT / "locomo-embeddings.sqlite",
                         help="embedding cache kept between runs (shared with bench/locomo.py)")
     args = parser.parse_args(argv)
@@ -559,6 +561,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(result, indent=1), encoding="utf-8")
+    if args.dump:
+        args.dump.parent.mkdir(parents=True, exist_ok=True)
+        args.dump.write_text(json.dumps([asdict(q) for q in asked]), encoding="utf-8")
     return 0
 
 

@@ -506,13 +506,16 @@ class Brain:
                 "no embedder configured (see maxmem doctor)" if self.embedder is None
                 else "no memory has a vector yet (maxmem embed)")
         memories = {m.id: m for m in self.rows.get_many([s.id for s in scored])}
-        found = self._evidence(query, scored, counted)
+        mean = self.vectors.mean() if query_vector is not None else None
+        usual = None if query_vector is None or mean is None else relevance.typical(query_vector, mean)
+        found = self._evidence(query, scored, counted, usual)
         # A vector search is judged on its cosines alone, which are calibrated for one
         # model only: with another, its hits carry no relevance and nothing is cut.
         judged = mode != "vector" or self._calibrated()
         hits = Hits((Hit(memories[s.id], s.score, s.vector_score, s.keyword_score,
                          {**hybrid.explain_rows([s])[0], "cover": round(found[s.id].cover, 4),
-                          "unknown": round(found[s.id].unknown, 4)} if explain else {},
+                          "unknown": round(found[s.id].unknown, 4),
+                          "lift": _rounded(found[s.id].lift)} if explain else {},
                          relevance.relevance(found[s.id], mode) if judged else None)
                      for s in scored if s.id in memories), plan)
         plan.best_relevance = max((h.relevance or 0.0 for h in hits), default=None) if judged else None
@@ -542,13 +545,15 @@ class Brain:
         return self.embedder is not None and (
             f"{self.embedder.provider}:{self.embedder.model}" == relevance.CALIBRATED_EMBEDDER)
 
-    def _evidence(self, query: str, scored: Sequence[hybrid.Scored],
-                  terms: relevance.QueryTerms | None) -> dict[int, relevance.Evidence]:
-        """The relevance evidence of each scored memory. Cosines count only from the
-        model the relevance was calibrated on (relevance.CALIBRATED_EMBEDDER)."""
+    def _evidence(self, query: str, scored: Sequence[hybrid.Scored], terms: relevance.QueryTerms | None,
+                  usual: float | None) -> dict[int, relevance.Evidence]:
+        """The relevance evidence of each scored memory (`usual`: the brain's typical
+        cosine to the query). Cosines count only from the model the relevance was
+        calibrated on (relevance.CALIBRATED_EMBEDDER)."""
         calibrated = self._calibrated()
         cosines = {s.id: s.cosine if calibrated else None for s in scored}
-        return relevance.evidence(self.db, query, cosines, self.keyword_tokenizer, terms)
+        return relevance.evidence(self.db, query, cosines, self.keyword_tokenizer, terms,
+                                  usual if calibrated else None)
 
     def _spare(self) -> Database | None:
         """The second connection a big search reads on beside its keyword query (opened
@@ -810,3 +815,7 @@ def _fitting(batch_size: int, left: float, per_memory: float | None) -> int:
     if per_memory is None:
         return min(batch_size, FIRST_BUDGETED_BATCH)
     return min(batch_size, int(left / max(per_memory, 1e-6)))
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)

@@ -177,7 +177,7 @@ def search(state: State, query: str, limit: int, mode: str, include_superseded: 
                 f"(bm25 {fmt(e.get('bm25'))}) × {state.config.keyword_weight:g}"
                 + (f" − {e['penalty']:g} (a question)" if e.get("penalty") else "")
                 + f"; relevance {fmt(hit.relevance)} (similarity {fmt(e.get('similarity'))}, "
-                  f"cover {fmt(e.get('cover'))}, unknown {fmt(e.get('unknown'))})")
+                  f"cover {fmt(e.get('cover'))}, unknown {fmt(e.get('unknown'))}, lift {fmt(e.get('lift'))})")
 
     print_hits(query, hits, plan, as_json, explain_line if explain else None)
     if explain and not as_json:
