@@ -177,10 +177,12 @@ def test_the_hook_under_env_i_adds_the_memory_once_per_session(tmp_path, local_b
 
 
 @needs_cli
-def test_an_off_topic_or_steering_prompt_adds_nothing(tmp_path, local_brain):
+def test_a_steering_prompt_adds_nothing(tmp_path, local_brain):
+    """(Whether an off-topic question adds nothing is the relevance gate's to decide, and
+    in a brain of three memories it favours showing the closest: tests/test_relevance.py.)"""
     home = tmp_path / "home"
     home.mkdir()
-    for prompt in ("run the tests", "yes", "what is the capital of Mongolia's neighbour to the south?"):
+    for prompt in ("run the tests", "yes", "ok, go ahead and commit", "/compact"):
         done, _ = run_hook(home, local_brain, json.dumps({"session_id": "s", "prompt": prompt}).encode())
         assert done.returncode == 0 and done.stdout == b"", prompt
 
