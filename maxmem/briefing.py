@@ -7,7 +7,7 @@ each left out when it has nothing to show:
 1. **Core** — core memories, pinned first (📌), then by importance;
 2. **Work in progress** — open work, with how long it has been open;
 3. **Daily notes (today and yesterday)** — newest first;
-4. **This session** — the session's latest exchanges, oldest first;
+4. **Current session** — the session's latest exchanges, oldest first;
 5. **Important in the last day** — observations of importance ≥ 0.7.
 
 Each memory appears at most once, in the first section that claims it (the last
@@ -53,7 +53,7 @@ SHARES = (
 )
 # Said before the fence: factual, not imperative (imperative text in a hook's output
 # can trip a model's prompt-injection defences).
-PREFACE = ("maxmem memory brief: notes stored by maxmem from earlier sessions with this user "
+PREFACE = ("maxmem memory brief: notes stored by maxmem from past conversations with this user "
            "(background facts; search them with the maxmem tools for more).")
 EMPTY = "(nothing remembered yet)\n"
 _BACKTICKS = re.compile(r"`+")
@@ -222,7 +222,7 @@ def build_brief(
         Section("work", "Work in progress", work_lines, [w.memory.id for w in work]),
         Section("daily", "Daily notes (today and yesterday)", daily_lines,
                 [m.id for m in daily]),
-        Section("session", f"This session ({session})" if session else "This session",
+        Section("session", f"Current session ({session})" if session else "Current session",
                 session_lines, session_ids),
         Section("recent", "Important in the last day", recent_lines,
                 [m.id for m in important]),

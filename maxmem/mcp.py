@@ -323,11 +323,11 @@ def recall_text(brain: "Brain", question: str, limit: int = 8) -> str:
 SAVE_BEFORE_COMPACTION = """\
 Your context is about to be compacted. Before it is, save what must survive:
 
-1. Call `save_context` with session_key {session!r}, the exchanges of this session not
+1. Call `save_context` with session_key {session!r}, the exchanges of the current session not
    saved yet (user_message, assistant_response, timestamp, tool_calls) and the
    observations worth keeping (type, content, importance, tags).
 2. `commit` every decision, milestone, preference, failure, lesson or "remember this"
-   of this session that is not committed yet — one sentence each, with its reason.
+   of the current session that is not committed yet — one sentence each, with its reason.
 3. `resolve` the work you finished; `observe` (ongoing) the work still open.
 
 After the compaction, call `context` with session {session!r} to read the brief."""
@@ -421,7 +421,7 @@ class Tools:
         since: Annotated[str | None, Field(description="Created at or after (ISO-8601).")] = None,
         until: Annotated[str | None, Field(description="Created before (ISO-8601).")] = None,
         min_importance: Annotated[float | None, Field(ge=0, le=1)] = None,
-        session_id: Annotated[str | None, Field(description="Only this session.")] = None,
+        session_id: Annotated[str | None, Field(description="Only the current session.")] = None,
         min_relevance: Annotated[float | None, Field(
             ge=0, le=1, description="Nothing below this relevance (default: the configured one; 0: off).")] = None,
         full: Full = False,
@@ -452,7 +452,7 @@ class Tools:
         pinned: Annotated[bool | None, Field(description="Only pinned (true) or unpinned (false).")] = None,
         since: Annotated[str | None, Field(description="Created at or after (ISO-8601).")] = None,
         until: Annotated[str | None, Field(description="Created before (ISO-8601).")] = None,
-        session_id: Annotated[str | None, Field(description="Only this session.")] = None,
+        session_id: Annotated[str | None, Field(description="Only the current session.")] = None,
         order: Annotated[Order, Field(description="recent, oldest, importance or updated.")] = "recent",
         limit: Annotated[int, Field(ge=1, le=500)] = 20,
         offset: Annotated[int, Field(ge=0)] = 0,
@@ -484,7 +484,7 @@ class Tools:
 
     def context(
         self,
-        session: Annotated[str | None, Field(description="Also this session's latest exchanges.")] = None,
+        session: Annotated[str | None, Field(description="Also the current session's latest exchanges.")] = None,
         budget_tokens: Annotated[int | None, Field(
             ge=MIN_BUDGET_TOKENS, le=100_000,
             description="Size of the whole brief (4 bytes of UTF-8 a token; default: the configured one).")] = None,
@@ -669,7 +669,7 @@ TOOLS: list[tuple[str, str, str, ToolAnnotations]] = [
      "Ask e.g. 'high-importance unresolved projects from last week' or 'decisions about the API since "
      "March 3'. Returns how the question was understood and the results.", hints(read_only=True)),
     ("context", "Boot brief",
-     "The boot brief: core memories, work in progress, today's and yesterday's notes, this session's "
+     "The boot brief: core memories, work in progress, today's and yesterday's notes, the current session's "
      "latest exchanges, the last day's important observations; each memory once, within a token budget. "
      "Read it at session start and after compaction.", hints(read_only=True)),
     ("active", "Open work", "Open work (ongoing, or started and not resolved), most important first, "
@@ -700,7 +700,7 @@ TOOLS: list[tuple[str, str, str, ToolAnnotations]] = [
     ("resolve", "Resolve work", "Mark a piece of work resolved: resolved_at now, the note appended, how "
      "long it was open returned. Resolving twice is refused.", hints()),
     ("save_context", "Save before compaction",
-     "Store this session's exchanges, tool calls and observations before the context is compacted. "
+     "Store the current session's exchanges, tool calls and observations before the context is compacted. "
      "Saving the same exchanges twice stores nothing twice; a bad field is named and nothing is written.",
      hints(idempotent=True)),
 ]
@@ -749,15 +749,15 @@ def add_prompts(server: MCPServer, tools: Tools) -> None:
     @server.prompt("save_before_compaction", title="Save before compaction",
                    description="What to save (save_context, commit, resolve) before the context is compacted.")
     @as_prompt
-    def save(session_key: Annotated[str, Field(description="This session's key.")] = "agent:main:main") -> str:
+    def save(session_key: Annotated[str, Field(description="The current session's key.")] = "agent:main:main") -> str:
         return SAVE_BEFORE_COMPACTION.format(session=session_key)
 
     @server.prompt("session_start", title="Start a session with memory",
                    description="The boot brief, to read before the first answer of a session.")
     @as_prompt
-    def start(session_key: Annotated[str | None, Field(description="This session's key.")] = None) -> str:
+    def start(session_key: Annotated[str | None, Field(description="The current session's key.")] = None) -> str:
         brief = tools.context(session=session_key)
-        return ("This is what maxmem remembers from earlier sessions. Use it as background; `search` "
+        return ("This is what maxmem remembers from past conversations. Use it as background; `search` "
                 "for more before assuming anything.\n\n" + brief["text"])
 
 

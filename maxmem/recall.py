@@ -12,7 +12,7 @@ something of substance and the brain holds something relevant to it:
 3. the hybrid search ranks the brain, and the relevance gate (relevance.py, the
    `min_relevance` every search uses) keeps only hits whose relevance reaches it,
    each judged on its own;
-4. memories already shown in this session (by an earlier prompt or the session-start
+4. memories already shown in the current session (by an earlier prompt or the session-start
    brief: `shown`) and the session's own exchanges (already in the agent's context)
    are left out;
 5. at most `max_memories` of them, within `budget_tokens` (the whole printed text, as
@@ -179,12 +179,12 @@ def recall(brain: Brain, prompt: str, *, session: str | None = None, shown: Coll
 
 
 def verdict(hit: Hit, threshold: float, session: str | None, shown: Collection[int]) -> str:
-    """"kept" for a hit relevant enough on its own, not shown yet and not this session's
+    """"kept" for a hit relevant enough on its own, not shown yet and not the current session's
     own exchange; else why not."""
     if hit.memory.id in shown:
         return "shown before"
     if session and hit.memory.session_id == session and hit.memory.category == "conversation":
-        return "of this session"
+        return "of the current session"
     if hit.relevance is not None and hit.relevance < threshold:
         return "below min_relevance"
     return "kept"

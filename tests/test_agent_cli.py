@@ -98,7 +98,7 @@ def test_save_context_from_stdin_and_file_then_context(run, tmp_path):
     code, out, _ = run("context", "--session", "s-1")
     assert code == 0 and out.startswith("maxmem memory brief: ") and "```markdown\n# Memory brief" in out
     assert out.rstrip().endswith("```")
-    assert "## This session (s-1)" in out and "Staging Postgres listens on 5433" in out
+    assert "## Current session (s-1)" in out and "Staging Postgres listens on 5433" in out
     assert "Staging port" in out
     code, out, _ = run("context", "--budget-tokens", "150", "--json")
     data = json.loads(out)

@@ -205,14 +205,14 @@ def test_brief_has_every_section_in_order(brain, clock):
     assert text.startswith("# Memory brief — 2026-11-30 12:00 UTC\n")
     headings = [line for line in text.splitlines() if line.startswith("## ")]
     assert headings == ["## Core", "## Work in progress", "## Daily notes (today and yesterday)",
-                        "## This session (agent:main:main)", "## Important in the last day"]
+                        "## Current session (agent:main:main)", "## Important in the last day"]
     core = text.split("## Core\n")[1].split("\n\n")[0].splitlines()
     assert core[0].startswith("- 📌 Deploy keys live in 1Password")
     assert "Alex" in core[1] and "British" in core[2], "pinned first, then by importance"
     assert "open 1.2 days" not in text and "open 30.0 h" in text
     assert "Yesterday: upgraded the laptop" in text and "Today: wrote" in text
     assert "Old daily note" not in text
-    session = text.split("## This session (agent:main:main)\n")[1].split("\n\n")[0].splitlines()
+    session = text.split("## Current session (agent:main:main)\n")[1].split("\n\n")[0].splitlines()
     assert session[0].startswith("- 10:00 User: Can you check") and session[1].startswith("- 10:05 User: thanks")
     assert "Deploy failed: disk full" in text.split("## Important in the last day")[1]
     assert brief.tokens <= 2000
@@ -303,7 +303,7 @@ def test_each_memory_is_in_the_brief_at_most_once(brain, clock, budget):
 def test_sections_keep_their_order_whatever_fits(brain, clock):
     seed(brain, clock)
     order = ["## Core", "## Work in progress", "## Daily notes (today and yesterday)",
-             "## This session (agent:main:main)", "## Important in the last day"]
+             "## Current session (agent:main:main)", "## Important in the last day"]
     for budget in (100, 200, 400, 800, 3000):
         text = build_brief(brain, session="agent:main:main", budget_tokens=budget).markdown
         headings = [line for line in text.splitlines() if line.startswith("## ")]

@@ -24,8 +24,7 @@ HISTORY = re.compile("|".join([
     r"\bdocs/notes\b",
     r"\bsession_context\.py\b",              # now neighbours.py
     r"\bredact\.py\b",                       # now the package maxmem/redact/
-    r"\b(?:until|before|after|since) this session\b",
-    r"\bthis session's (?:commits?|work|figures|helpers?|branch(?:es)?|changes)\b",
+    r"\bthis session\b",                     # the product says "the current session"
     r"\bearlier sessions?\b",
     r"\b(?:previous|last|next) sessions?\b",
     r"\bsessions? \d+\b",                    # "Session 2 levers", "session 5"
@@ -35,11 +34,6 @@ HISTORY = re.compile("|".join([
 
 # Where a matching phrase is about the product: (path, text on the line).
 ALLOWED = [
-    # An agent's earlier sessions: what maxmem remembers for it.
-    ("maxmem/briefing.py", "notes stored by maxmem from earlier sessions with this user"),
-    ("maxmem/mcp.py", "This is what maxmem remembers from earlier sessions."),
-    ("maxmem/data/skill/SKILL.md", "depends on earlier sessions"),
-    ("skill/SKILL.md", "depends on earlier sessions"),
     # A released module rename, recorded for those who imported it.
     ("CHANGELOG.md", "`session_context.py` → `neighbours.py`"),
 ]
@@ -105,9 +99,9 @@ def test_the_patterns_catch_history_and_leave_the_agents_sessions_alone():
                     'docs/notes/issue-8.md "Session 2 levers"', "../shared/tools/import-graph",
                     "the issue's target was 50 %", "| `redact.py` | secrets |"):
         assert HISTORY.search(history), history
-    for product in ("Include this session's latest exchanges.", "## This session (s-1)",
-                    "captures this session's transcript", "tests/test_redact.py checks",
+    for product in ("Include the current session's latest exchanges.", "## Current session (s-1)",
+                    "captures the current session's transcript", "tests/test_redact.py checks",
                     "The login bug is tracked as issue #12", "migration 0005_session_context",
-                    "the exchanges of this session not committed yet",
-                    "memories already shown in this session (by an earlier prompt"):
+                    "the exchanges of the current session not committed yet",
+                    "memories already shown in the current session (by an earlier prompt"):
         assert not HISTORY.search(product), product

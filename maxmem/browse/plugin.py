@@ -233,7 +233,7 @@ class MaxmemPlugin:
     # -- tending -------------------------------------------------------------
     async def tend(self, datasette: Any, request: Any) -> Response:
         """pin, unpin, category, edit, supersede, forget: each one Brain call, for a form
-        that carries this session's token, on a server not started --read-only."""
+        that carries the browser session's token, on a server not started --read-only."""
         if request.method != "POST":
             return Response.text("use the buttons on the memory's page (POST)\n", status=405)
         if self.state.read_only:

@@ -156,7 +156,7 @@ def save_context(state: State, path: Path | None, as_json: bool) -> None:
 
 
 @click.command("context")
-@click.option("--session", help="Include this session's latest exchanges.")
+@click.option("--session", help="Include the current session's latest exchanges.")
 @click.option("--budget-tokens", type=int, default=None,
               help="Size limit of the whole brief, fence included (4 bytes of UTF-8 a token; default 2000).")
 @json_option
@@ -164,7 +164,7 @@ def save_context(state: State, path: Path | None, as_json: bool) -> None:
 def context_(state: State, session: str | None, budget_tokens: int | None, as_json: bool) -> None:
     """Print the boot brief an agent reads after compaction or at session start.
 
-    Sections in a fixed order (core, work in progress, daily notes, this session,
+    Sections in a fixed order (core, work in progress, daily notes, the current session,
     important in the last day), each memory once, fenced after a one-line preface so
     the agent tells stored notes from instructions."""
     budget = budget_tokens if budget_tokens is not None else int(

@@ -38,7 +38,7 @@ class _OverBudget(Exception):
 @pass_state
 def hook(state: State, event: str, harness: str, budget_seconds: float | None, budget_tokens: int | None) -> None:
     """Run an agent hook: session-start (print the brief), user-prompt (print the memories
-    relevant to the prompt), pre-compact, stop, session-end (capture this session's
+    relevant to the prompt), pre-compact, stop, session-end (capture the current session's
     transcript). The harness gives the event's JSON on stdin.
 
     Always exits 0, within its time budget; failures are one line in hook.log.

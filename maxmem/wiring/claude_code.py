@@ -6,7 +6,7 @@ Hooks (user settings, merged by Claude Code with project and local ones):
   UserPromptSubmit  maxmem hook user-prompt  the few memories relevant to the prompt, as
                 additionalContext next to it (10 s timeout: the default 30 s would hold
                 the prompt, and a timed-out hook's context is dropped anyway)
-  PreCompact    maxmem hook pre-compact    captures this session's transcript
+  PreCompact    maxmem hook pre-compact    captures the current session's transcript
   Stop          maxmem hook stop           the same after every answer
   SessionEnd    maxmem hook session-end    a last capture within SessionEnd's ~1.5 s
 Every hook exits 0 (exit 2 on PreCompact would block compaction, on UserPromptSubmit
