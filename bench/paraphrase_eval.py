@@ -56,6 +56,7 @@ from maxmem import Brain  # noqa: E402
 from maxmem import relevance as rel  # noqa: E402
 from maxmem.config import Config  # noqa: E402
 from maxmem.embeddings import Embedder, make_embedder  # noqa: E402
+from maxmem.search import STOP_WORDS  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data"
 SET = DATA / "paraphrase_set.jsonl"
@@ -67,18 +68,9 @@ SEED = 25
 
 # Words that carry no content for the shared-word check (beside maxmem's own stop words,
 # the question words and auxiliaries a paraphrase may well repeat).
-STOP = frozenset(
-    """a about above after again against all am an and any are as at be because been
-    before being below between both but by can could did do does doing down during each
-    few for from further had has have having he her here hers herself him himself his how
-    i if in into is it its itself just me more most my myself no nor not now of off on
-    once only or other our ours ourselves out over own same she should so some such than
-    that the their theirs them themselves then there these they this those through to too
-    under until up very was we were what when where which while who whom why will with
-    would you your yours yourself yourselves s t d ll re ve m don didn doesn isn wasn
-    aren weren get got gets must need needs use used uses keep kept go goes went one
-    also still every whose much many way thing things""".split()
-)
+STOP = STOP_WORDS | frozenset(
+    """d ll re ve m get got gets must need needs use used uses keep kept go goes went one
+    also still every whose much many way thing things""".split())
 WORD = re.compile(r"[^\W_]+", re.UNICODE)
 # Endings taken off a word (the first that fits), and what each leaves in its place.
 SUFFIXES = (("ies", "y"), ("ied", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("ly", ""), ("s", ""))

@@ -14,6 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 import inject_eval  # noqa: E402
 import locomo  # noqa: E402
 import relevance_eval  # noqa: E402
+from locomo_sample import sample  # noqa: E402
 
 from maxmem.memory import Memory  # noqa: E402
 
@@ -143,31 +144,14 @@ def test_groups_are_the_halves_present_and_both_together():
 # -- one run, on a tiny conversation -------------------------------------------------
 
 def tiny(sample_id: str) -> dict:
-    return {
-        "sample_id": sample_id,
-        "conversation": {
-            "speaker_a": "Ada", "speaker_b": "Ben",
-            "session_1_date_time": "1:56 pm on 8 May, 2023",
-            "session_1": [
-                {"speaker": "Ada", "dia_id": "D1:1", "text": "I adopted a grey cat called Pixel last week."},
-                {"speaker": "Ben", "dia_id": "D1:2", "text": "Lovely! Does Pixel like the garden?"},
-                {"speaker": "Ada", "dia_id": "D1:3", "text": "She sleeps under the tomato plants all day."},
-            ],
-            "session_2_date_time": "7:55 pm on 9 June, 2023",
-            "session_2": [
-                {"speaker": "Ben", "dia_id": "D2:1", "text": "I started rowing on the river on Saturdays."},
-                {"speaker": "Ada", "dia_id": "D2:2", "text": "Rowing sounds hard on the arms!"},
-            ],
-        },
-        "qa": [
-            {"question": "What is the name of Ada's grey cat?", "answer": "Pixel", "evidence": ["D1:1"],
-             "category": 4},
-            {"question": "When did Ben start rowing on the river?", "answer": "June 2023", "evidence": ["D2:1"],
-             "category": 2},
-            {"question": "What did Ada say about rowing on the lake?", "adversarial_answer": "-",
-             "evidence": ["D2:2"], "category": 5},
-        ],
-    }
+    return sample(sample_id, [
+        {"question": "What is the name of Ada's grey cat?", "answer": "Pixel", "evidence": ["D1:1"],
+         "category": 4},
+        {"question": "When did Ben start rowing on the river?", "answer": "June 2023", "evidence": ["D2:1"],
+         "category": 2},
+        {"question": "What did Ada say about rowing on the lake?", "adversarial_answer": "-",
+         "evidence": ["D2:2"], "category": 5},
+    ])
 
 
 def test_a_run_asks_every_set_in_each_brain_and_prints_the_table(tmp_path, capsys):

@@ -13,39 +13,24 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 import locomo  # noqa: E402
+import locomo_sample  # noqa: E402
 
 
 def sample(sample_id: str) -> dict:
-    return {
-        "sample_id": sample_id,
-        "conversation": {
-            "speaker_a": "Ada", "speaker_b": "Ben",
-            "session_1_date_time": "1:56 pm on 8 May, 2023",
-            "session_1": [
-                {"speaker": "Ada", "dia_id": "D1:1", "text": "I adopted a grey cat called Pixel last week."},
-                {"speaker": "Ben", "dia_id": "D1:2", "text": "Lovely! Does Pixel like the garden?"},
-                {"speaker": "Ada", "dia_id": "D1:3", "text": "She sleeps under the tomato plants all day.",
-                 "blip_caption": "a cat asleep under tomato plants"},
-            ],
-            "session_2_date_time": "7:55 pm on 9 June, 2023",
-            "session_2": [
-                {"speaker": "Ben", "dia_id": "D2:1", "text": "I started rowing on the river on Saturdays."},
-                {"speaker": "Ada", "dia_id": "D2:2", "text": "Rowing sounds hard on the arms!"},
-            ],
-            "session_3_date_time": "9:00 am on 1 July, 2023",  # a date with no session behind it
-        },
-        "qa": [
-            {"question": "What is the name of Ada's cat?", "answer": "Pixel", "evidence": ["D1:1"], "category": 4},
-            {"question": "When did Ben start rowing?", "answer": "June 2023", "evidence": ["D2:01"], "category": 2},
-            {"question": "What pets and hobbies do Ada and Ben have?", "answer": "cat, rowing",
-             "evidence": ["D1:1; D2:1"], "category": 1},
-            {"question": "Where does the cat sleep?", "answer": "garden", "evidence": ["D:1:3"], "category": 3},
-            {"question": "What did Ada say about skiing?", "adversarial_answer": "nothing",
-             "evidence": ["D2:2"], "category": 5},
-            {"question": "Unanswerable", "answer": "-", "evidence": ["D9:9", "D"], "category": 4},
-        ],
-        "observation": {}, "session_summary": {}, "event_summary": {},
-    }
+    data = locomo_sample.sample(sample_id, [
+        {"question": "What is the name of Ada's cat?", "answer": "Pixel", "evidence": ["D1:1"], "category": 4},
+        {"question": "When did Ben start rowing?", "answer": "June 2023", "evidence": ["D2:01"], "category": 2},
+        {"question": "What pets and hobbies do Ada and Ben have?", "answer": "cat, rowing",
+         "evidence": ["D1:1; D2:1"], "category": 1},
+        {"question": "Where does the cat sleep?", "answer": "garden", "evidence": ["D:1:3"], "category": 3},
+        {"question": "What did Ada say about skiing?", "adversarial_answer": "nothing",
+         "evidence": ["D2:2"], "category": 5},
+        {"question": "Unanswerable", "answer": "-", "evidence": ["D9:9", "D"], "category": 4},
+    ])
+    data.update(observation={}, session_summary={}, event_summary={})
+    data["conversation"]["session_1"][2]["blip_caption"] = "a cat asleep under tomato plants"
+    data["conversation"]["session_3_date_time"] = "9:00 am on 1 July, 2023"  # a date with no session behind it
+    return data
 
 
 def test_evidence_ids_are_normalised():
