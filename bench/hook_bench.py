@@ -41,6 +41,8 @@ import numpy as np
 from core_bench import e5_like, texts
 
 from maxmem import Brain, LocalEmbedder
+from maxmem.config import state_dir
+from maxmem.recall_socket import socket_path, stop_servers
 from maxmem.search import vector_query
 
 MAXMEM = Path(sys.executable).parent / "maxmem"
@@ -109,21 +111,15 @@ def home_with(folder: Path, warm_minutes: float) -> dict[str, str]:
     return {"HOME": str(folder), "PATH": "/usr/bin:/bin"}
 
 
-def wait_for_server(folder: Path, seconds: float = 120) -> None:
+def wait_for_server(env: dict[str, str], db: Path, seconds: float = 120) -> None:
+    """Until the recall server for `db` of this home listens."""
+    path = socket_path(state_dir(env), db, None, env)
     end = time.monotonic() + seconds
     while time.monotonic() < end:
-        if list((folder / ".local" / "state" / "maxmem").glob("recall-*.sock")):
+        if path is not None and path.exists():
             return
         time.sleep(0.2)
     raise SystemExit("the recall server did not start")
-
-
-def stop_server(folder: Path) -> None:
-    for lock in (folder / ".local" / "state" / "maxmem").glob("recall-*.lock"):
-        try:
-            os.kill(int(lock.read_text().strip()), 15)
-        except (OSError, ValueError):
-            pass
 
 
 def pct(values: list[float], q: float) -> float:
@@ -138,7 +134,7 @@ def run_size(size: int, prompts_wanted: int, tmp: Path, real: LocalEmbedder) -> 
     warm_env, cold_env = home_with(warm_home, 30), home_with(cold_home, 0)
     hook = [str(MAXMEM), "--db", str(db), "hook", "user-prompt", "--harness", "claude"]
     timed(hook, json.dumps({"session_id": "start", "prompt": prompts[0]}), warm_env)  # starts the server
-    wait_for_server(warm_home)
+    wait_for_server(warm_env, db)
     times: dict[str, list[float]] = {"floor": [], "warm": [], "cold": []}
     printed = {"warm": 0, "cold": 0}
     try:
@@ -152,7 +148,7 @@ def run_size(size: int, prompts_wanted: int, tmp: Path, real: LocalEmbedder) -> 
                     printed[kind] += bool(out.strip())
                 times[kind].append(took)
     finally:
-        stop_server(warm_home)
+        stop_servers(state_dir(warm_env))
     floor = statistics.median(times["floor"])
     return {"size": size, "prompts": len(prompts), "printed": printed,
             **{f"{k}_p50": statistics.median(v) for k, v in times.items()},

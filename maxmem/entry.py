@@ -127,10 +127,11 @@ def cold(hook: PromptHook, argv: Sequence[str], text: str) -> None:
 
 def offer_server(hook: PromptHook) -> None:
     """Start the recall server unless [recall] warm_minutes is 0 or there is no brain.db."""
+    from .recall import RecallSettings  # loaded already: the hook has just recalled
+
     try:
         config = load_config(path=hook.config, db_path=hook.db, embedder=hook.embedder)
-        warm_minutes = config.section("recall").get("warm_minutes", 1)
-        if not isinstance(warm_minutes, int | float) or warm_minutes <= 0:
+        if RecallSettings.from_section(config.section("recall")).warm_minutes <= 0:
             return
         if Path(config.db_path).expanduser().exists():
             start_server(Path(config.db_path), hook.config, os.environ)

@@ -121,9 +121,6 @@ class Recall:
     def tokens(self) -> int:
         return estimate_tokens(self.text)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"text": self.text, "ids": list(self.ids), "tokens": self.tokens, "reason": self.reason}
-
 
 def nothing(reason: str) -> Recall:
     return Recall("", (), reason)

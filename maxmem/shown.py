@@ -2,8 +2,8 @@
 
 The session-start brief and every prompt's recall add the ids they printed; the next
 prompt's recall leaves them out. One small JSON file per session, in maxmem's state
-folder (`shown/`, 0600), written whole to a temporary file and renamed (a hook killed
-mid-write leaves the previous list). Files of sessions untouched for KEEP_DAYS go.
+folder (`shown/`, 0600), written whole or not at all (files.write_private: a hook
+killed mid-write leaves the previous list). Files of sessions untouched for KEEP_DAYS go.
 An unreadable file counts as an empty list: at worst a memory is shown once more.
 """
 
@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from collections.abc import Iterable
 from pathlib import Path
+
+from .files import write_private
 
 KEEP_DAYS = 7
 MAX_IDS = 2000  # per session: the oldest go first
@@ -27,13 +28,7 @@ def shown_path(folder: Path, session: str) -> Path:
 
 def shown_ids(folder: Path, session: str | None) -> frozenset[int]:
     """The ids shown in `session` so far (none without a session id)."""
-    if not session:
-        return frozenset()
-    try:
-        data = json.loads(shown_path(folder, session).read_text(encoding="utf-8"))
-        return frozenset(int(i) for i in data.get("ids", []) if isinstance(i, int))
-    except (OSError, ValueError, AttributeError, TypeError):
-        return frozenset()
+    return frozenset(_ordered(shown_path(folder, session))) if session else frozenset()
 
 
 def add_shown(folder: Path, session: str | None, ids: Iterable[int]) -> None:
@@ -42,18 +37,14 @@ def add_shown(folder: Path, session: str | None, ids: Iterable[int]) -> None:
     if not session or not new:
         return
     path = shown_path(folder, session)
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    known = [i for i in _ordered(path) if i not in set(new)]
-    data = {"session": session, "ids": (known + new)[-MAX_IDS:]}
-    temporary = path.with_suffix(f".{os.getpid()}.tmp")
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-        json.dump(data, handle)
-    os.replace(temporary, path)
+    fresh = set(new)
+    known = [i for i in _ordered(path) if i not in fresh]
+    write_private(path, lambda handle: json.dump({"session": session, "ids": (known + new)[-MAX_IDS:]}, handle))
     forget_old(path.parent)
 
 
 def _ordered(path: Path) -> list[int]:
+    """The ids in a session's file, oldest first; none for a missing or unreadable one."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         return [i for i in data.get("ids", []) if isinstance(i, int)]
