@@ -48,7 +48,7 @@ from agent_layout import claude_transcript  # noqa: E402
 from maxmem import Brain, Config  # noqa: E402
 from maxmem.capture import CaptureSettings, run_capture  # noqa: E402
 from maxmem.embeddings import bound_document  # noqa: E402
-from maxmem.records import embed_text  # noqa: E402
+from maxmem.store.records import embed_text  # noqa: E402
 from maxmem.triggers import detect_triggers, load_rules  # noqa: E402
 
 WORDS = ("port docker compose backup nas schedule invoice parser week date tide table json flag "

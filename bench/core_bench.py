@@ -54,10 +54,10 @@ from threadpoolctl import ThreadpoolController  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from maxmem import Brain  # noqa: E402
-from maxmem import search as search_mod  # noqa: E402
 from maxmem.memory import Filters, new_uid  # noqa: E402
-from maxmem.records import FIELDS, content_hash  # noqa: E402
-from maxmem.vectors import centred_cosine, vector_table_sql  # noqa: E402
+from maxmem.search import hybrid as search_mod  # noqa: E402
+from maxmem.search.vectors import centred_cosine, vector_table_sql  # noqa: E402
+from maxmem.store.records import FIELDS, content_hash  # noqa: E402
 
 INSERT_SQL = f"INSERT INTO memories (id, {', '.join(FIELDS)}) VALUES ({', '.join('?' * (len(FIELDS) + 1))})"
 

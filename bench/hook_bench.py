@@ -42,8 +42,8 @@ from core_bench import e5_like, texts
 
 from maxmem import Brain, LocalEmbedder
 from maxmem.config import state_dir
-from maxmem.recall_socket import socket_path, stop_servers
-from maxmem.search import vector_query
+from maxmem.hooks.warm import socket_path, stop_servers
+from maxmem.search.hybrid import vector_query
 
 MAXMEM = Path(sys.executable).parent / "maxmem"
 FLOOR = """

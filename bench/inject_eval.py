@@ -51,8 +51,8 @@ import relevance_eval  # noqa: E402
 from maxmem import Brain  # noqa: E402
 from maxmem.config import Config  # noqa: E402
 from maxmem.embeddings import Embedder, make_embedder  # noqa: E402
+from maxmem.hooks.recall import RecallSettings, recall  # noqa: E402
 from maxmem.memory import Memory  # noqa: E402
-from maxmem.recall import RecallSettings, recall  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data"
 CODING = DATA / "coding_prompts.jsonl"

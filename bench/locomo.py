@@ -49,7 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from maxmem import Brain  # noqa: E402
 from maxmem.config import Config  # noqa: E402
 from maxmem.embeddings import Embedder, make_embedder  # noqa: E402
-from maxmem.search import vector_query  # noqa: E402
+from maxmem.search.hybrid import vector_query  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "out"
 TUNING = ("conv-26", "conv-30")

@@ -55,9 +55,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import locomo  # noqa: E402
 
 from maxmem import Brain  # noqa: E402
-from maxmem import relevance as rel  # noqa: E402
 from maxmem.config import Config  # noqa: E402
 from maxmem.embeddings import Embedder, make_embedder  # noqa: E402
+from maxmem.search import relevance as rel  # noqa: E402
 
 UNANSWERABLE = Path(__file__).resolve().parent / "data" / "unanswerable.jsonl"
 # Chosen before any figure was seen: LoCoMo's tuning pair and every other one of the rest.

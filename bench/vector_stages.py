@@ -33,11 +33,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import core_bench  # noqa: E402
 
-from maxmem import (
-    Brain,  # noqa: E402
-    vectors,  # noqa: E402
-)
-from maxmem import search as search_mod  # noqa: E402
+from maxmem import Brain  # noqa: E402
+from maxmem.search import hybrid as search_mod  # noqa: E402
+from maxmem.search import vectors  # noqa: E402
 
 
 def median_ms(fn: Callable[[], object], repeats: int = 30) -> float:

@@ -31,10 +31,10 @@ import apsw
 from .brain import Brain
 from .clock import Clock
 from .config import Config
-from .db import Database
 from .errors import DatabaseError, InvalidInput, MaxmemError
 from .files import secure_create
-from .health import record_run
+from .jobs.runs import record_run
+from .store.db import Database
 
 log = logging.getLogger("maxmem")
 

@@ -25,22 +25,23 @@ from typing import Any, Literal
 import apsw
 import numpy as np
 
-from . import changes, curation, relevance
-from . import search as hybrid
+from . import curation
 from .capture.store import forget_turns
 from .clock import Clock, iso
 from .config import Config
-from .db import Database, guarded
 from .embeddings import Embedder, identity, make_embedder
 from .errors import DatabaseError, EmbeddingError, InvalidInput, NotFound
-from .fts import Tokenizer
 from .memory import CATEGORIES, ORDERS, Filters, Hit, Memory, check_content
-from .migrations import MIGRATIONS, migrate, schema_version
-from .records import FIELDS, REMEMBER_ARGS, UPDATABLE, Checked, check_record, check_records, embed_text, item_of
 from .redact import Redactor
-from .rows import Rows
-from .usage import Usage
-from .vectors import VectorStore, held_hashes
+from .search import hybrid, relevance
+from .search.fts import Tokenizer
+from .search.vectors import VectorStore, held_hashes
+from .store import changes
+from .store.db import Database, guarded
+from .store.migrations import MIGRATIONS, migrate, schema_version
+from .store.records import FIELDS, REMEMBER_ARGS, UPDATABLE, Checked, check_record, check_records, embed_text, item_of
+from .store.rows import Rows
+from .store.usage import Usage
 
 log = logging.getLogger("maxmem")
 

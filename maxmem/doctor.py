@@ -25,17 +25,17 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from . import due
-from . import jobs as job_table
 from .backup import backup_dir, list_backups
 from .brain import Brain
 from .capture import CaptureSettings, discover
 from .clock import Clock, iso
 from .config import Config, state_dir
-from .db import DAMAGE
 from .errors import ConfigError, MaxmemError
-from .health import age_hours, format_age, last_runs, one_line
+from .jobs import due
+from .jobs import table as job_table
+from .jobs.runs import age_hours, format_age, last_runs, one_line
 from .retention import check_archives
+from .store.db import DAMAGE
 from .wiring import Install, inactive, problems
 
 Check = dict[str, Any]

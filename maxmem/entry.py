@@ -20,8 +20,8 @@ from pathlib import Path
 
 from .config import PROMPT_HOOK_BUDGET_SECONDS, load_config, state_dir
 from .errors import MaxmemError
-from .hooklog import append_hook_log
-from .recall_socket import ask, code_stamp, socket_path, start_server
+from .hooks.log import append_hook_log
+from .hooks.warm import ask, code_stamp, socket_path, start_server
 
 WARM_SHARE = 0.4  # of the hook's budget, the most it waits for the server before working alone
 
@@ -127,7 +127,7 @@ def cold(hook: PromptHook, argv: Sequence[str], text: str) -> None:
 
 def offer_server(hook: PromptHook) -> None:
     """Start the recall server unless [recall] warm_minutes is 0 or there is no brain.db."""
-    from .recall import RecallSettings  # loaded already: the hook has just recalled
+    from .hooks.recall import RecallSettings  # loaded already: the hook has just recalled
 
     try:
         config = load_config(path=hook.config, db_path=hook.db, embedder=hook.embedder)

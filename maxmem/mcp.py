@@ -36,10 +36,11 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, tzinfo
 from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired
 
-from . import __version__, compaction, nlquery, work
+from . import __version__, compaction, work
 from .briefing import DEFAULT_BUDGET_TOKENS, MIN_BUDGET_TOKENS, build_brief
 from .errors import InvalidInput, MaxmemError, MissingDependency
 from .memory import CATEGORIES, Memory
+from .search import nlquery
 from .triggers import TRIGGERS
 from .triggers import commit as commit_trigger
 

@@ -13,8 +13,8 @@ from functools import cached_property
 from typing import Any
 
 from .clock import to_iso
-from .db import check_identifier
 from .errors import InvalidInput
+from .store.db import check_identifier
 
 CATEGORIES = ("core", "daily", "conversation", "project")
 STATUSES = ("active", "ongoing", "resolved", "superseded")

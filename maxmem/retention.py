@@ -39,8 +39,8 @@ from . import archive
 from .clock import UTC, iso, parse_days
 from .config import zone
 from .errors import ConfigError, InvalidInput, MaxmemError
-from .health import record_run
-from .jobs import NEW_YORK
+from .jobs.runs import record_run
+from .jobs.table import NEW_YORK
 from .memory import CATEGORIES, Memory
 
 try:

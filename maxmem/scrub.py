@@ -38,16 +38,17 @@ from typing import Any
 
 import apsw
 
-from . import archive, changes, retention
+from . import archive, retention
 from .backup import backup_dir, managed_backups
 from .brain import Brain
 from .capture.store import RAW_TEXT, raw_texts, rewrite_raw
-from .db import Database
 from .embeddings import identity
 from .errors import MaxmemError
 from .memory import MAX_TAG_CHARS
-from .records import embed_text
 from .redact import Redactor
+from .store import changes
+from .store.db import Database
+from .store.records import embed_text
 
 log = logging.getLogger("maxmem")
 

@@ -39,7 +39,7 @@ def cli_reference() -> str:
 
 def schema_reference() -> str:
     from maxmem import Brain
-    from maxmem.migrations import MIGRATIONS
+    from maxmem.store.migrations import MIGRATIONS
 
     lines = ["# brain.db schema", "",
              "Generated from the migrations by `python scripts/gen_docs.py`; do not edit by hand.",

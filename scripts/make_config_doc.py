@@ -21,8 +21,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 OUT = ROOT / "docs" / "config.md"
 
-from maxmem import backup, brain, briefing, config, curation, daemon, doctor, hook, recall, retention, triggers
+from maxmem import backup, brain, briefing, config, curation, doctor, retention, triggers
 from maxmem.capture.roots import CaptureSettings
+from maxmem.hooks import events as hook
+from maxmem.hooks import recall
+from maxmem.jobs import daemon
 from maxmem.sync import postgres
 
 TOP = {

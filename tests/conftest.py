@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from maxmem import Brain, Config, FixedClock
-from maxmem.db import Database
+from maxmem.store.db import Database
 
 if TYPE_CHECKING:
     from embed_server import EmbeddingServer
@@ -28,7 +28,7 @@ pytest_plugins: list[str] = ["pg_fixture"]
 def database_at_version(path: Path, monkeypatch: pytest.MonkeyPatch, stop: int) -> Iterator[Database]:
     """brain.db as an older maxmem left it: migrated up to migration `stop` only. On
     exit the connection closes and every migration is known again (for the upgrade)."""
-    from maxmem import migrations
+    from maxmem.store import migrations
 
     everything = list(migrations.MIGRATIONS)
     monkeypatch.setattr(migrations, "MIGRATIONS", everything[:stop])
@@ -77,7 +77,7 @@ def no_recall_servers_left(tmp_path_factory: pytest.TempPathFactory) -> Iterator
             argv = (proc / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if b"maxmem.recall_server" in argv and any(base.encode() in a for a in argv):
+        if b"maxmem.hooks.server" in argv and any(base.encode() in a for a in argv):
             try:
                 os.kill(int(proc.name), signal.SIGTERM)
             except OSError:

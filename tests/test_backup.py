@@ -15,7 +15,7 @@ from conftest import HashEmbedder, run_cli
 
 from maxmem import Brain, Config, DatabaseError, FixedClock, InvalidInput
 from maxmem.backup import backup, create_backup, list_backups, restore
-from maxmem.health import last_runs
+from maxmem.jobs.runs import last_runs
 
 WORKER = Path(__file__).with_name("stress_worker.py")
 

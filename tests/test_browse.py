@@ -39,7 +39,7 @@ from conftest import run_cli
 from maxmem import Brain, Config
 from maxmem.capture import run_capture
 from maxmem.clock import UTC, iso
-from maxmem.health import record_run
+from maxmem.jobs.runs import record_run
 from maxmem.retention import plan
 from maxmem.triggers import commit
 

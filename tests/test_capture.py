@@ -15,7 +15,7 @@ from maxmem import Brain, Clock
 from maxmem.capture import CaptureSettings, run_capture
 from maxmem.capture.model import ReadContext
 from maxmem.capture.readers import detect_format, read
-from maxmem.db import Database
+from maxmem.store.db import Database
 
 
 @pytest.fixture

@@ -17,8 +17,8 @@ from test_capture import home  # noqa: F401  (the fixture)
 from test_capture_readers import FIXTURES
 from test_cli import run
 
-from maxmem.daemon import Job, run_daemon
-from maxmem.due import Every
+from maxmem.jobs.daemon import Job, run_daemon
+from maxmem.jobs.due import Every
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "maxmem-jobs-cron"

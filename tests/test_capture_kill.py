@@ -14,7 +14,7 @@ import pytest
 
 from maxmem import Brain
 from maxmem.capture import CaptureSettings, run_capture
-from maxmem.db import Database
+from maxmem.store.db import Database
 
 CHILD = """
 import sys

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from maxmem.vectors import Quantizer, VectorIndex, centred_cosine, exact_similarities
+from maxmem.search.vectors import Quantizer, VectorIndex, centred_cosine, exact_similarities
 
 
 def cone(n: int, dim: int = 64, seed: int = 0) -> np.ndarray:

@@ -20,7 +20,7 @@ import pytest
 from conftest import HashEmbedder
 
 from maxmem import Brain, Config
-from maxmem.db import Database
+from maxmem.store.db import Database
 
 WORKER = Path(__file__).with_name("stress_worker.py")
 ROOT = WORKER.parent.parent

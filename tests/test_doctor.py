@@ -12,7 +12,7 @@ from conftest import HashEmbedder, run_cli
 
 from maxmem import Brain, Config, FixedClock, InvalidInput
 from maxmem.doctor import run_checks
-from maxmem.health import job_name, last_runs, record_run
+from maxmem.jobs.runs import job_name, last_runs, record_run
 
 
 @pytest.fixture(autouse=True)
@@ -179,8 +179,8 @@ def test_doctor_on_a_damaged_page_reports_instead_of_crashing(tmp_path, capsys):
 
 
 def test_the_daemon_backs_up_daily_and_checks_health_hourly(tmp_path):
-    from maxmem.daemon import backup_job, default_jobs, doctor_job, embed_job, run_job
     from maxmem.errors import ConfigError
+    from maxmem.jobs.daemon import backup_job, default_jobs, doctor_job, embed_job, run_job
 
     path = tmp_path / "brain.db"
     with Brain.open(path, embedder="none") as brain:

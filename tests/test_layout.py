@@ -34,7 +34,7 @@ PACKAGE = ROOT / "maxmem"
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "transcripts"
 # Frames that only pass a call through: db.guarded's wrapper (a decorator of Brain's
 # public methods) and contextlib's generator of db.atomic.
-PASS_THROUGH = {("maxmem.db", "wrapper")}
+PASS_THROUGH = {("maxmem.store.db", "wrapper")}
 
 
 def import_graph() -> str:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from conftest import database_at_version
 
-from maxmem import Brain, DatabaseError, migrations
-from maxmem.db import Database
+from maxmem import Brain, DatabaseError
+from maxmem.store import migrations
+from maxmem.store.db import Database
 
 
 def test_blank_database_gets_every_migration(tmp_path):

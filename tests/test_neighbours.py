@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from conftest import database_at_version
 
-from maxmem import Brain, neighbours
+from maxmem import Brain
+from maxmem.search import neighbours
 
 DAY = "2023-05-08T13:56:00.000Z"
 TURNS = [

@@ -8,7 +8,7 @@ import pytest
 
 from maxmem.clock import FixedClock
 from maxmem.errors import InvalidInput
-from maxmem.nlquery import Interpretation, interpret
+from maxmem.search.nlquery import Interpretation, interpret
 
 NOW = "2026-11-30T15:00:00Z"
 
@@ -184,7 +184,7 @@ def test_words_inside_a_topic_are_not_read_as_filters(clock):
 
 # --- parse_when: one moment, for `observe --started` ------------------------------------
 
-from maxmem.nlquery import parse_when  # noqa: E402
+from maxmem.search.nlquery import parse_when  # noqa: E402
 
 
 @pytest.mark.parametrize("text,expected", [

@@ -20,10 +20,10 @@ import pytest
 
 from maxmem import Brain
 from maxmem.errors import ConfigError
+from maxmem.hooks.recall import PREFACE, RecallSettings, has_substance, query_of, recall
+from maxmem.hooks.shown import add_shown, forget_old, shown_ids
+from maxmem.hooks.warm import stop_servers
 from maxmem.memory import estimate_tokens
-from maxmem.recall import PREFACE, RecallSettings, has_substance, query_of, recall
-from maxmem.recall_socket import stop_servers
-from maxmem.shown import add_shown, forget_old, shown_ids
 
 MAXMEM = Path(sys.executable).parent / "maxmem"
 NO_SUBSTANCE = ["yes", "go on", "run the tests", "ok, do it", "thanks!", "/clear", "Continue.", "lgtm", "  ", "y",

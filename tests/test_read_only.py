@@ -21,9 +21,9 @@ import pytest
 from conftest import database_at_version
 
 from maxmem import Brain
-from maxmem.db import Database, access
 from maxmem.errors import DatabaseError
-from maxmem.migrations import MIGRATIONS
+from maxmem.store.db import Database, access
+from maxmem.store.migrations import MIGRATIONS
 
 READS = (["search", "quince"], ["list"], ["get", "1"], ["stats"], ["doctor"])
 

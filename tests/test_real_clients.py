@@ -97,7 +97,7 @@ def home(tmp_path: Path) -> Iterator[Path]:
                                   capture_output=True, text=True, timeout=120)
             assert done.returncode == 0, done.stderr
     deadline = time.monotonic() + 10  # asked to stop (SIGTERM): give them a moment to go
-    while (left := processes_naming(home, b"recall_server")) and time.monotonic() < deadline:
+    while (left := processes_naming(home, b"maxmem.hooks.server")) and time.monotonic() < deadline:
         time.sleep(0.2)
     for pid in left:
         os.kill(pid, 15)

@@ -13,10 +13,10 @@ import pytest
 from click.testing import CliRunner
 
 from maxmem import Brain, InvalidInput
-from maxmem import relevance as rel
 from maxmem.cli import cli
 from maxmem.config import DEFAULT_MIN_RELEVANCE, Config, load_config
 from maxmem.errors import ConfigError
+from maxmem.search import relevance as rel
 
 NOTES = [
     "We deploy the web app with Watchtower on the atlas server",

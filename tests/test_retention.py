@@ -518,7 +518,7 @@ def test_the_tick_script_runs_retention(tmp_path):
 def test_daemon_has_the_retention_job(tmp_path):
     import schedule
 
-    from maxmem.daemon import default_jobs, entry, retention_job
+    from maxmem.jobs.daemon import default_jobs, entry, retention_job
 
     config = Config(db_path=tmp_path / "brain.db", embedder="none")
     _seed(config.db_path)

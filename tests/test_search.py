@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from maxmem import Brain, InvalidInput
-from maxmem.search import fts_query, scale
-from maxmem.vectors import Quantizer, VectorIndex, hamming, nearest
+from maxmem.search.hybrid import fts_query, scale
+from maxmem.search.vectors import Quantizer, VectorIndex, hamming, nearest
 
 NASTY = ['AND', 'OR NOT', '"unclosed', "it's", "a*b", "-x", "col:value", "NEAR(a b)",
          "(((", "^start", "emoji 🧠🔥", "  ", "", "SELECT * FROM memories; --", "\\", "'\"'",
@@ -125,7 +125,7 @@ def test_search_sees_writes_of_another_connection(tmp_path, hash_embedder, clock
 
 
 def test_quantizer_is_refitted_until_enough_vectors_and_codes_follow(tmp_path, hash_embedder, clock):
-    from maxmem import vectors as vectors_mod
+    from maxmem.search import vectors as vectors_mod
 
     with Brain.open(tmp_path / "c.db", embedder=hash_embedder, clock=clock) as b:
         b.remember("first memory")
@@ -186,7 +186,7 @@ def test_candidate_stages_match_a_plain_computation():
 
 
 def test_keyword_query_on_a_worker_thread_ranks_the_same(brain, monkeypatch):
-    from maxmem import search as search_mod
+    from maxmem.search import hybrid as search_mod
 
     brain.remember_many([{"content": f"note {i} about {w} and the garden"} for i, w in
                          enumerate(["tomatoes", "basil", "the boiler", "taxes", "the NAS"] * 8)])
@@ -205,7 +205,7 @@ def test_reads_on_the_spare_connection_change_no_result(brain, monkeypatch):
     filter, which vector candidates are questions, the head's stored vectors, the query's
     term counts) on a second connection while the keyword query runs: hits, scores,
     relevance and the explain rows stay those of the inline search."""
-    from maxmem import search as search_mod
+    from maxmem.search import hybrid as search_mod
 
     words = ["tomatoes", "basil", "the boiler", "taxes", "the NAS"]
     brain.remember_many([{"content": f"note {i} about {w} and the garden"} for i, w in enumerate(words * 8)]
@@ -233,7 +233,7 @@ def test_reads_on_the_spare_connection_change_no_result(brain, monkeypatch):
 
 
 def test_a_memory_database_has_no_reader():
-    from maxmem.db import Database
+    from maxmem.store.db import Database
 
     db = Database(":memory:")
     assert db.reader() is None
@@ -241,7 +241,7 @@ def test_a_memory_database_has_no_reader():
 
 
 def test_vector_table_chunks_stay_small_at_any_dimension(tmp_path, hash_embedder):
-    from maxmem.vectors import vector_table_sql
+    from maxmem.search.vectors import vector_table_sql
 
     assert "chunk_size=128" in vector_table_sql(384) and "chunk_size=32" in vector_table_sql(1536)
     assert "chunk_size=256" in vector_table_sql(64) and "chunk_size=16" in vector_table_sql(4096)
@@ -269,14 +269,14 @@ def test_real_local_embedder_finds_a_paraphrase(tmp_path, local_embedder, clock)
 
 
 def test_the_query_is_embedded_without_its_question_mark(brain, hash_embedder):
-    from maxmem.search import vector_query
+    from maxmem.search.hybrid import vector_query
 
     assert vector_query("what do you play? ") == "what do you play"
     assert vector_query("¿qué tocas？") == "¿qué tocas" and vector_query("??") == "??"
 
 
 def test_a_memory_that_is_a_question_pays_the_asking_penalty(brain):
-    from maxmem.search import ASKING_PENALTY
+    from maxmem.search.hybrid import ASKING_PENALTY
 
     asks = brain.remember("Do you play the clarinet?", category="conversation")
     tells = brain.remember("I play the clarinet on Sundays", category="conversation")

@@ -17,7 +17,7 @@ from conftest import run_cli
 from maxmem import Brain, Config
 from maxmem.embeddings import identity
 from maxmem.memory import Filters
-from maxmem.search import keyword_candidates
+from maxmem.search.hybrid import keyword_candidates
 from maxmem.sync import pgsearch
 from maxmem.sync.postgres import SyncError, export, mask_dsn, status, target_name
 
@@ -576,7 +576,7 @@ def test_missing_psycopg_names_the_pip_command(tmp_path, hash_embedder, monkeypa
 
 def test_daemon_runs_the_sync_job_only_when_a_dsn_is_configured(tmp_path, pg_dsn):
     from maxmem.config import load_config
-    from maxmem.daemon import default_jobs, run_job, sync_job
+    from maxmem.jobs.daemon import default_jobs, run_job, sync_job
 
     config = load_config(env={}, db_path=tmp_path / "daemon.db")
     assert sync_job(config, {}) is None and "sync" not in [j.name for j in default_jobs(config, {})]

@@ -31,7 +31,7 @@ from markupsafe import Markup
 
 from ..errors import InvalidInput, MaxmemError, NotFound
 from ..memory import CATEGORIES, STATUSES
-from ..search import MODES
+from ..search.hybrid import MODES
 from . import views
 from .guard import Session, loopback_only, same_origin
 from .worker import BrainWorker

@@ -23,15 +23,15 @@ from typing import Any
 from ..brain import Brain
 from ..clock import Clock, iso, parse_time
 from ..config import Config
-from ..daemon import job_schedules
-from ..db import Database
 from ..doctor import run_checks
 from ..errors import InvalidInput, NotFound
-from ..health import age_hours, format_age, last_runs
+from ..jobs.daemon import job_schedules
+from ..jobs.runs import age_hours, format_age, last_runs
 from ..memory import CATEGORIES, Memory, parse_pairs
 from ..retention import PROTECTED, Policy, cutoff, load_policy
 from ..review import budget_check
-from ..search import MODES
+from ..search.hybrid import MODES
+from ..store.db import Database
 
 # Events of the timeline, by the memories' own times; see `timeline`.
 CREATED_SQL = "SELECT created_at, source FROM memories WHERE created_at >= ? AND created_at < ?"

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..clock import iso, parse_time
 from ..errors import DatabaseError, MaxmemError
-from ..health import record_run
+from ..jobs.runs import record_run
 from ..redact import Redactor, compile_patterns
 from ..triggers import commit_new_turns
 from . import readers, store

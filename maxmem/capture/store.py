@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..db import Database
+from ..store.db import Database
 from .chunker import ChunkTurn
 from .model import Session, ToolCall, Turn
 

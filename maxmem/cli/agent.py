@@ -12,10 +12,11 @@ from typing import Any
 
 import click
 
-from .. import compaction, nlquery, work
+from .. import compaction, work
 from ..briefing import DEFAULT_BUDGET_TOKENS, build_brief
 from ..clock import Clock
 from ..errors import InvalidInput
+from ..search import nlquery
 from .common import State, emit, json_option, memory_line, pass_state, read_stdin, split_tags
 
 # -- work tracking ---------------------------------------------------------------

@@ -21,7 +21,7 @@ from ..clock import Clock
 from ..config import Config, local_timezone
 from ..errors import InvalidInput
 from ..memory import CATEGORIES, STATUSES, Filters, parse_pairs
-from ..nlquery import parse_when
+from ..search.nlquery import parse_when
 
 ISO_START = re.compile(r"^\d{4}-\d{2}-\d{2}|^\d+(?:\.\d+)?$")
 

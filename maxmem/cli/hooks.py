@@ -16,8 +16,8 @@ from typing import Any
 import click
 
 from ..config import state_dir
-from ..hook import budget_from, run_hook
-from ..hooklog import append_hook_log
+from ..hooks.events import budget_from, run_hook
+from ..hooks.log import append_hook_log
 from ..redact import redact
 from .common import State, pass_state
 

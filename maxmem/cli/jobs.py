@@ -17,9 +17,9 @@ from ..capture import CaptureReport, CaptureSettings, run_capture
 from ..capture.model import FORMATS
 from ..clock import Clock
 from ..config import state_dir
-from ..daemon import default_jobs, listing, run_daemon, run_due, run_job
-from ..db import Database
-from ..health import last_runs
+from ..jobs.daemon import default_jobs, listing, run_daemon, run_due, run_job
+from ..jobs.runs import last_runs
+from ..store.db import Database
 from .common import Progress, State, emit, json_option, pass_state
 
 

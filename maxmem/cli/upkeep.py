@@ -12,10 +12,10 @@ import tomli_w
 
 from ..brain import EMBED_BATCH
 from ..config import EMBEDDERS, default_config_path
-from ..daemon import job_schedules
 from ..doctor import run_checks, size_lines
 from ..errors import InvalidInput
 from ..files import write_private
+from ..jobs.daemon import job_schedules
 from ..review import budget_check, core_budget
 from .common import Progress, State, emit, json_option, pass_state
 

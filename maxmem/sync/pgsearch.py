@@ -31,13 +31,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .. import search as search_mod
 from ..clock import iso, to_iso
-from ..db import check_identifier
 from ..embeddings import identity
 from ..errors import EmbeddingError, InvalidInput
 from ..memory import Filters, Memory
-from ..search import MODES
+from ..search import hybrid as search_mod
+from ..search.hybrid import MODES
+from ..store.db import check_identifier
 from .postgres import SyncError, connect, describe_error, psycopg_module, read_schema, target_name
 from .terms import COLUMN_LABELS, Tokenizer, column_weights, query_payload
 

@@ -37,9 +37,9 @@ import numpy as np
 
 from ..clock import iso
 from ..config import Config
-from ..db import Database
 from ..errors import ConfigError, MaxmemError, MissingDependency
-from ..health import job_name, record_run
+from ..jobs.runs import job_name, record_run
+from ..store.db import Database
 from .terms import Tokenizer
 
 if TYPE_CHECKING:  # pragma: no cover

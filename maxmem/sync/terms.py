@@ -27,10 +27,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .. import fts
-from ..db import Database
 from ..errors import DatabaseError
-from ..search import BM25_WEIGHTS
+from ..search import fts
+from ..search.hybrid import BM25_WEIGHTS
+from ..store.db import Database
 
 MAX_POSITION = 16383
 MAX_POSITIONS_PER_LEXEME = 256

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput
-from ..recall_socket import stop_servers
+from ..hooks.warm import stop_servers
 from . import claude_code, codex, openclaw, schedulers
 from .files import Change, Plan, WiringError, apply, originals, which
 from .install import Install, find_maxmem

@@ -29,7 +29,7 @@ import re
 import shlex
 from pathlib import Path
 
-from ..jobs import TICK_MINUTES
+from ..jobs.table import TICK_MINUTES
 from .files import CRONTAB, Change, Plan, package_data, read_bytes, read_crontab, which
 from .install import Install, is_maxmem_command, split_command, strip_assignments
 

@@ -33,14 +33,14 @@ from dataclasses import dataclass
 from datetime import tzinfo
 from typing import TYPE_CHECKING, Any
 
-from .briefing import fence_for, fenced
-from .clock import iso, parse_time
-from .errors import ConfigError
-from .memory import BYTES_PER_TOKEN, Hit, Memory, estimate_tokens
-from .recall_socket import DEFAULT_WARM_MINUTES
+from ..briefing import fence_for, fenced
+from ..clock import iso, parse_time
+from ..errors import ConfigError
+from ..memory import BYTES_PER_TOKEN, Hit, Memory, estimate_tokens
+from .warm import DEFAULT_WARM_MINUTES
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .brain import Brain
+    from ..brain import Brain
 
 DEFAULT_MAX_MEMORIES = 3
 DEFAULT_BUDGET_TOKENS = 400

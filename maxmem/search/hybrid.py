@@ -33,9 +33,9 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from .db import Database
-from .errors import InvalidInput
-from .memory import Filters
+from ..errors import InvalidInput
+from ..memory import Filters
+from ..store.db import Database
 from .vectors import Quantizer, VectorIndex, VectorStore, exact_cosines, stored_vectors
 
 MODES = ("hybrid", "keyword", "vector")

@@ -15,12 +15,13 @@ from typing import Any
 
 import numpy as np
 
-from . import changes, neighbours
-from .clock import Clock, iso
+from ..clock import Clock, iso
+from ..memory import Memory
+from ..search import neighbours
+from ..search.vectors import VectorStore
+from . import changes
 from .db import Database
-from .memory import Memory
 from .records import FIELDS, NEIGHBOUR_FIELDS, column_value, embed_text, row_values
-from .vectors import VectorStore
 
 INSERT_SQL = (
     f"INSERT INTO memories (id, {', '.join(FIELDS)}, context) "

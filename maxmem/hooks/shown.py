@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from .files import write_private
+from ..files import write_private
 
 KEEP_DAYS = 7
 MAX_IDS = 2000  # per session: the oldest go first

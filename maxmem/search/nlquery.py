@@ -25,13 +25,13 @@ from typing import TYPE_CHECKING, Any
 
 from dateutil.relativedelta import relativedelta
 
-from . import search as search_mod
-from .clock import Clock, iso, parse_time
-from .errors import InvalidInput
-from .memory import ORDERS, Filters
+from ..clock import Clock, iso, parse_time
+from ..errors import InvalidInput
+from ..memory import ORDERS, Filters
+from . import hybrid as search_mod
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .brain import Brain
+    from ..brain import Brain
 
 MAX_LIMIT = 1000
 

@@ -22,9 +22,9 @@ from dataclasses import replace
 
 import apsw
 
+from ..errors import DatabaseError
+from ..memory import Memory
 from .db import Database
-from .errors import DatabaseError
-from .memory import Memory
 
 log = logging.getLogger("maxmem")
 

@@ -36,12 +36,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from .brain import Brain
-from .briefing import DEFAULT_BUDGET_TOKENS, MIN_BUDGET_TOKENS, build_brief
-from .capture import CaptureSettings, run_capture
-from .clock import Clock
-from .config import DEFAULT_HOOK_BUDGET_SECONDS, PROMPT_HOOK_BUDGET_SECONDS, Config, local_timezone, state_dir
-from .memory import BYTES_PER_TOKEN
+from ..brain import Brain
+from ..briefing import DEFAULT_BUDGET_TOKENS, MIN_BUDGET_TOKENS, build_brief
+from ..capture import CaptureSettings, run_capture
+from ..clock import Clock
+from ..config import DEFAULT_HOOK_BUDGET_SECONDS, PROMPT_HOOK_BUDGET_SECONDS, Config, local_timezone, state_dir
+from ..memory import BYTES_PER_TOKEN
 from .recall import RecallSettings, has_substance, query_of, recall
 from .shown import add_shown, shown_ids
 

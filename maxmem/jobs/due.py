@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from datetime import datetime, time, timedelta, tzinfo
 from typing import Any
 
-from .clock import UTC, Clock, iso, parse_time
-from .config import zone
-from .errors import ConfigError, MaxmemError
+from ..clock import UTC, Clock, iso, parse_time
+from ..config import zone
+from ..errors import ConfigError, MaxmemError
 
 # An Every job may run this early (at most): ticks and run times jitter by seconds to minutes.
 MAX_TOLERANCE = timedelta(minutes=15)

@@ -120,7 +120,7 @@ def start_server(db_path: Path, config_path: Path | None, env: Mapping[str, str]
     session, no inherited stdin, stdout or stderr (the harness waits for the hook's
     output to close), so the hook exits at once. A second server for the same socket
     sees the first one's lock and leaves."""
-    args = [sys.executable, "-m", "maxmem.recall_server", "--db", str(db_path)]
+    args = [sys.executable, "-m", "maxmem.hooks.server", "--db", str(db_path)]
     if config_path is not None:
         args += ["--config", str(config_path)]
     try:

@@ -21,8 +21,8 @@ from typing import Any, TypeVar
 
 import apsw
 
-from .errors import DatabaseError, InvalidInput
-from .files import secure_create
+from ..errors import DatabaseError, InvalidInput
+from ..files import secure_create
 
 log = logging.getLogger("maxmem")
 

@@ -26,10 +26,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from ..capture.roots import CaptureSettings
+from ..config import Config
+from ..errors import ConfigError
 from . import due
-from .capture.roots import CaptureSettings
-from .config import Config
-from .errors import ConfigError
 
 TICK_MINUTES = 15  # every scheduler's tick; the daemon's period for an every-tick job
 NEW_YORK = "America/New_York"  # the zone retention's and backups' daily times are read in

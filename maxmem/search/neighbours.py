@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .db import Database
+from ..store.db import Database
 
 # Neighbours taken on each side, within the same session.
 NEIGHBOURS = 2

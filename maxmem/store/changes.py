@@ -11,8 +11,8 @@ import json
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from ..errors import NotFound
 from .db import Database
-from .errors import NotFound
 
 LOG_SQL = "INSERT INTO changes (uid, op, at, data) VALUES (?, ?, ?, ?)"
 ERASE_SQL = "UPDATE changes SET data = NULL WHERE uid IN ({marks})"

@@ -24,10 +24,10 @@ import re
 from datetime import datetime
 from typing import Any
 
-from .clock import Clock, iso, parse_time
-from .db import Database
-from .errors import InvalidInput, MaxmemError
-from .redact import redact
+from ..clock import Clock, iso, parse_time
+from ..errors import InvalidInput, MaxmemError
+from ..redact import redact
+from ..store.db import Database
 
 log = logging.getLogger("maxmem")
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .clock import Clock, iso
-from .files import secure_create
+from ..clock import Clock, iso
+from ..files import secure_create
 
 HOOK_LOG = "hook.log"
 

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from .clock import parse_time
-from .embeddings import text_hash
-from .errors import InvalidInput
-from .memory import (
+from ..clock import parse_time
+from ..embeddings import text_hash
+from ..errors import InvalidInput
+from ..memory import (
     MAX_TAG_CHARS,
     Memory,
     check_category,
@@ -34,7 +34,7 @@ from .memory import (
     check_uid,
     new_uid,
 )
-from .redact import Redactor
+from ..redact import Redactor
 
 # The columns of a memory row (besides id), in INSERT order.
 FIELDS = (

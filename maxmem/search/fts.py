@@ -12,8 +12,8 @@ import re
 
 import apsw
 
-from .db import Database, check_identifier
-from .search import keyword_terms
+from ..store.db import Database, check_identifier
+from .hybrid import keyword_terms
 
 DEFAULT_TOKENIZE = "porter unicode61 remove_diacritics 2"
 _TOKENIZE = re.compile(r"tokenize\s*=\s*'([^']*)'", re.IGNORECASE)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .clock import Clock, iso
+from ..clock import Clock, iso
+from ..errors import DatabaseError
 from .db import Database
-from .errors import DatabaseError
 
 Step = str | Callable[[Database], None]
 

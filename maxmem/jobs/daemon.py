@@ -28,20 +28,20 @@ from typing import Any
 
 import schedule
 
+from ..backup import create_backup, keep_count
+from ..brain import EMBED_BATCH, Brain
+from ..capture import CaptureSettings, run_capture
+from ..clock import Clock
+from ..config import Config
+from ..doctor import run_checks
+from ..errors import ConfigError, MaxmemError
+from ..retention import apply, load_policy, summary
+from ..store.db import Database
+from ..store.migrations import migrate
+from ..sync.postgres import batch_size_from, export, resolve_dsn, target_name
 from . import due
-from . import jobs as job_table
-from .backup import create_backup, keep_count
-from .brain import EMBED_BATCH, Brain
-from .capture import CaptureSettings, run_capture
-from .clock import Clock
-from .config import Config
-from .db import Database
-from .doctor import run_checks
-from .errors import ConfigError, MaxmemError
-from .health import job_name, last_runs, record_run
-from .migrations import migrate
-from .retention import apply, load_policy, summary
-from .sync.postgres import batch_size_from, export, resolve_dsn, target_name
+from . import table as job_table
+from .runs import job_name, last_runs, record_run
 
 log = logging.getLogger("maxmem")
 

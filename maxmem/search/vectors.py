@@ -21,13 +21,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .db import Database
-from .embeddings import Embedder, bound_query, for_batch, identity, text_hash
-from .errors import DatabaseError, EmbeddingError
-from .memory import Memory
+from ..embeddings import Embedder, bound_query, for_batch, identity, text_hash
+from ..errors import DatabaseError, EmbeddingError
+from ..memory import Memory
+from ..redact import Redactor
+from ..store.db import Database
+from ..store.records import embed_text
 from .neighbours import in_session
-from .records import embed_text
-from .redact import Redactor
 
 log = logging.getLogger("maxmem")
 

@@ -25,13 +25,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from .brain import Brain
-from .config import Config, default_config_path, load_config, state_dir
-from .hook import HARNESSES, HookInput, recall_context
+from ..brain import Brain
+from ..config import Config, default_config_path, load_config, state_dir
+from ..redact import redact
+from .events import HARNESSES, HookInput, recall_context
 from .recall import RecallSettings
-from .recall_socket import code_stamp, lock_path, receive, send, socket_path
-from .redact import redact
 from .shown import add_shown
+from .warm import code_stamp, lock_path, receive, send, socket_path
 
 
 @dataclass(frozen=True)
@@ -182,7 +182,7 @@ def leave(*_: object) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m maxmem.recall_server", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m maxmem.hooks.server", description=__doc__.split("\n")[0])
     parser.add_argument("--db", type=Path, help="brain.db to serve")
     parser.add_argument("--config", type=Path, help="config file")
     args = parser.parse_args(argv)

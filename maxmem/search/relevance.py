@@ -71,10 +71,10 @@ from dataclasses import dataclass
 import apsw
 import numpy as np
 
-from .config import DEFAULT_MIN_RELEVANCE
-from .db import Database
+from ..config import DEFAULT_MIN_RELEVANCE
+from ..store.db import Database
 from .fts import Tokenizer
-from .search import keyword_terms
+from .hybrid import keyword_terms
 
 # "provider:model" whose cosines the cosine terms were fitted on.
 CALIBRATED_EMBEDDER = "local:multilingual-e5-small"
