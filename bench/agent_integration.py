@@ -24,8 +24,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from maxmem import Brain, FixedClock  # noqa: E402
 from maxmem.briefing import build_brief  # noqa: E402
 from maxmem.compaction import save_context  # noqa: E402
+from maxmem.markdown.export import export_markdown  # noqa: E402
+from maxmem.markdown.merge import import_markdown  # noqa: E402
 from maxmem.search.nlquery import answer, interpret  # noqa: E402
-from maxmem.workspace import export_markdown, import_markdown  # noqa: E402
 
 WORDS = ("sqlite postgres deploy docker login cookie billing report laptop backup cron "
          "vector search memory agent project release bug fix lesson decision").split()

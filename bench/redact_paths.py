@@ -33,7 +33,7 @@ CORPUS = ROOT / "tests" / "data" / "secrets"
 from maxmem import Brain  # noqa: E402
 from maxmem.capture import run_capture  # noqa: E402
 from maxmem.compaction import save_context  # noqa: E402
-from maxmem.workspace import import_markdown  # noqa: E402
+from maxmem.markdown.merge import import_markdown  # noqa: E402
 
 
 class Recorder:

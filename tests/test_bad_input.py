@@ -173,7 +173,7 @@ def test_jsonl_import_of_any_lines(brain, tmp_path, lines):
      "- [decision] tagged #tag", "  - nested", "title: x", "\ufeff"])), max_size=12).map("\n".join),
     name=st.sampled_from(["MEMORY.md", "2026-11-30.md", "notes.md"]))
 def test_markdown_import_of_any_text(brain, tmp_path, text, name):
-    from maxmem.workspace import import_markdown
+    from maxmem.markdown.merge import import_markdown
 
     folder = tmp_path / "md"
     folder.mkdir(exist_ok=True)

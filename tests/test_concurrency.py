@@ -207,8 +207,8 @@ def test_no_job_embeds_inside_a_write_transaction(tmp_path):
     from maxmem.capture import CaptureSettings, run_capture
     from maxmem.compaction import save_context
     from maxmem.jsonl import read_jsonl
+    from maxmem.markdown.merge import import_markdown
     from maxmem.work import ensure_observation
-    from maxmem.workspace import import_markdown
 
     embedder = WatchfulEmbedder()
     with Brain.open(tmp_path / "brain.db", embedder=embedder) as brain:

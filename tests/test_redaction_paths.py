@@ -30,7 +30,8 @@ from conftest import HashEmbedder
 from maxmem import Brain, Config
 from maxmem.capture import run_capture
 from maxmem.compaction import save_context
-from maxmem.workspace import export_markdown, import_markdown
+from maxmem.markdown.export import export_markdown
+from maxmem.markdown.merge import import_markdown
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))

@@ -13,8 +13,9 @@ from .. import archive
 from ..errors import InvalidInput
 from ..files import write_private
 from ..jsonl import write_jsonl
+from ..markdown.export import backup_markdown, export_markdown
+from ..markdown.merge import import_markdown
 from ..memory import CATEGORIES, STATUSES
-from ..workspace import backup_markdown, export_markdown, import_markdown
 from .common import (
     State,
     emit,

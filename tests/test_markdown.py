@@ -8,13 +8,8 @@ from pathlib import Path
 import pytest
 
 from maxmem.errors import InvalidInput
-from maxmem.workspace import (
-    file_date,
-    parse_markdown,
-    render_daily,
-    render_memory_md,
-    render_workspace,
-)
+from maxmem.markdown.parse import file_date, parse_markdown
+from maxmem.markdown.render import render_daily, render_memory_md, render_workspace
 
 
 def memory(uid, content, **fields):
@@ -199,7 +194,8 @@ def test_content_that_looks_like_markdown_survives():
 # --- over a Brain ---------------------------------------------------------------------
 
 from maxmem import Brain  # noqa: E402
-from maxmem.workspace import export_markdown, import_markdown  # noqa: E402
+from maxmem.markdown.export import export_markdown  # noqa: E402
+from maxmem.markdown.merge import import_markdown  # noqa: E402
 
 
 def fill(brain, clock):

@@ -11,8 +11,9 @@ import pytest
 from conftest import run_cli
 
 from maxmem import Brain, InvalidInput
+from maxmem.markdown.export import MANIFEST, export_markdown
+from maxmem.markdown.merge import import_markdown
 from maxmem.work import observe
-from maxmem.workspace import MANIFEST, export_markdown, import_markdown
 
 
 def fill(brain, clock):

@@ -1,0 +1,118 @@
+"""`maxmem export --format markdown`: a brain's memories written to a workspace folder.
+
+The files are rendered by render.py and replaced atomically; a file that exists and was
+not written by maxmem is never overwritten unless forced. The export lists what it
+wrote in `.maxmem-export.json` (MANIFEST), which `import --delete-missing` reads.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import shutil
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, tzinfo
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from ..clock import iso
+from ..errors import InvalidInput
+from ..files import write_private
+from ..memory import Memory
+from .parse import MEMORY_FILE
+from .render import EXPORT_MARK, render_workspace
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..brain import Brain
+
+MANIFEST = ".maxmem-export.json"
+ALL_MEMORIES_SQL = "SELECT * FROM memories WHERE id > ? AND category IN ({}) ORDER BY id LIMIT 500"
+_EXPORTED_BULLET = re.compile(r"^- .*<!-- maxmem uid=(\S+) [^\n]*?rev=([0-9a-f]+) -->$", re.M)
+
+
+@dataclass
+class ExportReport:
+    directory: str
+    files: list[dict[str, Any]]
+
+    @property
+    def memories(self) -> int:
+        return sum(f["memories"] for f in self.files)
+
+    def describe(self) -> str:
+        return f"exported {self.memories} memories to {len(self.files)} file(s) in {self.directory}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"directory": self.directory, "memories": self.memories, "files": self.files}
+
+
+def _iter_memories(brain: Brain, categories: Sequence[str]) -> Iterator[Any]:
+    sql = ALL_MEMORIES_SQL.format(",".join("?" * len(categories)))
+    last = 0
+    while rows := brain.db.rows(sql, (last, *categories)):
+        for row in rows:
+            yield Memory.from_row(row)
+        last = rows[-1]["id"]
+
+
+def export_markdown(
+    brain: Brain,
+    directory: str | Path,
+    *,
+    tz: tzinfo = UTC,
+    include_conversations: bool = False,
+    force: bool = False,
+) -> ExportReport:
+    """Write MEMORY.md and memory/YYYY-MM-DD.md under `directory`.
+
+    A file that exists and was not written by maxmem (an OpenClaw workspace's own
+    MEMORY.md) is never overwritten unless `force`; files are replaced atomically.
+    """
+    root = Path(directory).expanduser()
+    if root.exists() and not root.is_dir():
+        raise InvalidInput(f"{root} is a file: give a directory to export into")
+    categories = ["core", "project", "daily"] + (["conversation"] if include_conversations else [])
+    now = brain.clock.now()
+    files = render_workspace(_iter_memories(brain, categories), tz=tz, generated_at=now)
+    targets = [(root / f.path, f) for f in files]
+    if not force:
+        for target, _ in targets:
+            if target.exists() and EXPORT_MARK not in target.read_text("utf-8", "replace")[:4000]:
+                raise InvalidInput(
+                    f"{target} exists and was not written by maxmem: export elsewhere or pass --force"
+                )
+    written = []
+    manifest: dict[str, Any] = {"exported_at": iso(now), "categories": categories, "memories": {}}
+    for target, rendered in targets:
+        text = rendered.text
+        if rendered.path != MEMORY_FILE:
+            text = text.replace("\n\n", f"\n\n<!-- {EXPORT_MARK} at {iso(now)} -->\n\n", 1)
+        write_private(target, functools.partial(_write_text, text=text))  # memories are private
+        written.append({"path": rendered.path, "memories": rendered.count})
+        for uid, rev in _EXPORTED_BULLET.findall(text):
+            manifest["memories"][uid] = {"file": rendered.path, "rev": rev}
+    # What this export wrote, for `import --delete-missing` (a dotfile: editors leave it be).
+    write_private(root / MANIFEST, functools.partial(
+        _write_text, text=json.dumps(manifest, ensure_ascii=False, indent=0) + "\n"))
+    return ExportReport(str(root), written)
+
+
+def _write_text(handle: IO[str], text: str) -> int:
+    return handle.write(text)
+
+
+def backup_markdown(brain: Brain, root: str | Path, keep: int, *, tz: tzinfo = UTC,
+                    include_conversations: bool = False) -> ExportReport:
+    """A dated export (root/YYYY-MM-DD/) for a nightly job; only the newest `keep` stay."""
+    if keep < 1:
+        raise InvalidInput("--keep must be at least 1")
+    base = Path(root).expanduser()
+    day = brain.clock.now().astimezone(tz).date().isoformat()
+    report = export_markdown(brain, base / day, tz=tz, include_conversations=include_conversations,
+                             force=True)
+    dated = sorted(p for p in base.iterdir() if p.is_dir() and re.fullmatch(r"\d{4}-\d{2}-\d{2}", p.name))
+    for old in dated[:-keep]:
+        shutil.rmtree(old)
+    return report

@@ -1,0 +1,257 @@
+"""Writing Markdown memory files: memories as OpenClaw's MEMORY.md and daily files.
+
+Core and project memories go to `MEMORY.md`, grouped under `##` headings by kind, and
+everything else to the daily file of the day it was created (`memory/YYYY-MM-DD.md`),
+in time order. Each memory is one bullet: `📌 ` first when it is pinned, its tags as
+`#hashtags` at the end of its first line, and a trailing HTML comment (invisible when
+rendered, kept by editors and Obsidian) with what Markdown has no place for — uid,
+kind, importance, status — and `rev`, a hash of the memory as it was exported.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, tzinfo
+from typing import Any
+
+from ..clock import iso, parse_time
+from .parse import DAILY_DIR, ESCAPED_HASH, MEMORY_FILE, PIN_START, parse_markdown
+
+LONG_TERM_CATEGORIES = ("core", "project")
+
+# Section order in MEMORY.md; kinds not listed follow in alphabetical order.
+SECTIONS: list[tuple[str, str]] = [
+    ("preference", "Preferences"),
+    ("decision", "Decisions"),
+    ("fact", "Facts"),
+    ("lesson", "Lessons"),
+    ("task", "Tasks"),
+    ("milestone", "Milestones"),
+    ("failure", "Failures"),
+    ("summary", "Summaries"),
+    ("note", "Notes"),
+]
+PROJECTS_HEADING = "Projects"
+
+_ESCAPABLE_RUN = re.compile(r"(?:^|(?<=\s))\\*#[^\s#\\]\S*(?:\s+\\*#[^\s#\\]\S*)*\s*$")
+_TOKEN_START = re.compile(r"(?:^|(?<=\s))(\\*)#")
+PIN = "📌"
+EXPORT_MARK = "written by maxmem export"
+
+
+@dataclass(frozen=True)
+class RenderedFile:
+    """One file of an export: its path relative to the workspace and its text."""
+
+    path: str
+    text: str
+    count: int
+
+
+def daily_path(day: date) -> str:
+    return f"{DAILY_DIR}/{day.isoformat()}.md"
+
+
+def _field(memory: Any, name: str, default: Any = None) -> Any:
+    if type(memory) is dict:  # a plain check: this runs ~20 times per memory exported
+        return memory.get(name, default)
+    return getattr(memory, name, default)
+
+
+def render_workspace(
+    memories: Iterable[Any], *, tz: tzinfo = UTC, generated_at: datetime | None = None
+) -> list[RenderedFile]:
+    """All files of an export: MEMORY.md (core and project) and one file per day."""
+    long_term: list[Any] = []
+    by_day: dict[date, list[Any]] = {}
+    for memory in memories:
+        if _field(memory, "category") in LONG_TERM_CATEGORIES:
+            long_term.append(memory)
+        else:
+            day = parse_time(_field(memory, "created_at")).astimezone(tz).date()
+            by_day.setdefault(day, []).append(memory)
+    files = [RenderedFile(MEMORY_FILE, render_memory_md(long_term, generated_at=generated_at),
+                          len(long_term))]
+    for day in sorted(by_day):
+        files.append(RenderedFile(daily_path(day), render_daily(day, by_day[day], tz=tz),
+                                  len(by_day[day])))
+    return files
+
+
+def render_memory_md(memories: Iterable[Any], *, generated_at: datetime | None = None,
+                     with_rev: bool = True) -> str:
+    """MEMORY.md: pinned and important first within each section."""
+    ordered = sorted(
+        memories,
+        key=lambda m: (not _field(m, "pinned"), -(_field(m, "importance") or 0.0),
+                       _field(m, "created_at") or ""),
+    )
+    sections: dict[str, list[Any]] = {}
+    for memory in ordered:
+        sections.setdefault(_long_term_heading(memory), []).append(memory)
+    known = [h for _, h in SECTIONS] + [PROJECTS_HEADING]
+    order = [h for h in known if h in sections] + sorted(h for h in sections if h not in known)
+
+    lines = ["# MEMORY.md — long-term memory", ""]
+    if generated_at is not None:
+        lines += [f"<!-- {EXPORT_MARK} at {iso(generated_at)}; maxmem import"
+                  " --format markdown reads it back -->", ""]
+    for heading in order:
+        lines += [f"## {heading}", ""]
+        for memory in sections[heading]:
+            lines += _long_term_bullet(memory, heading, with_rev)
+        lines.append("")
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def render_daily(day: date, memories: Iterable[Any], *, tz: tzinfo = UTC, with_rev: bool = True) -> str:
+    """memory/YYYY-MM-DD.md: a dated log, one timed bullet per memory, oldest first."""
+    ordered = sorted(memories, key=lambda m: _field(m, "created_at") or "")
+    lines = [f"# {day.isoformat()}", ""]
+    for memory in ordered:
+        lines += _daily_bullet(memory, tz, with_rev)
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _long_term_heading(memory: Any) -> str:
+    if _field(memory, "category") == "project":
+        return PROJECTS_HEADING
+    return _heading_for(_field(memory, "kind"))
+
+
+def _long_term_bullet(memory: Any, heading: str, with_rev: bool) -> list[str]:
+    default_category = "core" if heading != PROJECTS_HEADING else "project"
+    lines = _bullet(memory, default_category=default_category, default_kind=_kind_for(heading))
+    return _with_rev(lines, f"## {heading}\n\n", MEMORY_FILE) if with_rev else lines
+
+
+def _daily_bullet(memory: Any, tz: tzinfo, with_rev: bool) -> list[str]:
+    at = parse_time(_field(memory, "created_at")).astimezone(tz)
+    lines = _bullet(memory, default_category="daily", default_kind="note", time_prefix=at.strftime("%H:%M"))
+    return _with_rev(lines, "", daily_path(at.date())) if with_rev else lines
+
+
+def _shown(lines: list[str], before: str, path: str) -> dict[str, Any]:
+    """The editable fields the bullet `lines` read back as, under `before` in `path`."""
+    [item] = parse_markdown(before + "\n".join(lines), path=path)
+    return editable(item)
+
+
+def _with_rev(lines: list[str], before: str, path: str) -> list[str]:
+    """The bullet with `rev=`, the hash of what it reads back as, in its comment."""
+    rev = state_rev(_shown(lines, before, path))
+    return [lines[0].removesuffix(" -->") + f" rev={rev} -->", *lines[1:]]
+
+
+def _heading_for(kind: str | None) -> str:
+    for name, heading in SECTIONS:
+        if name == (kind or "note"):
+            return heading
+    return (kind or "note").replace("_", " ").capitalize() + "s"
+
+
+def _kind_for(heading: str) -> str | None:
+    for name, known in SECTIONS:
+        if known == heading:
+            return name
+    return None
+
+
+def tag_form(tag: str) -> str:
+    """A tag as a #hashtag shows it: no spaces, no leading # or backslash."""
+    return re.sub(r"\s+", "-", tag.strip()).lstrip("#\\")
+
+
+def _escape_hashes(first: str) -> str:
+    """The content's first line as an exported bullet shows it: each `\\#` gets one more
+    backslash, and hashtag-like words ending the line are escaped (they are not tags)."""
+    if "#" not in first:
+        return first
+    first = ESCAPED_HASH.sub(lambda m: "\\" + m[0], first)
+    m = _ESCAPABLE_RUN.search(first)
+    if not m:
+        return first
+    return first[: m.start()] + _TOKEN_START.sub(lambda t: t[0] if t[1] else "\\#", m[0])
+
+
+def _bullet(
+    memory: Any, *, default_category: str, default_kind: str | None, time_prefix: str | None = None,
+) -> list[str]:
+    content = (_field(memory, "content") or "").strip("\n")
+    title = (_field(memory, "title") or "").strip()
+    tags = [t for t in (tag_form(t) for t in (_field(memory, "tags") or [])) if t]
+    first, *more = content.split("\n") or [""]
+    head = f"{time_prefix} " if time_prefix else ""
+    titled = bool(title) and title != first.strip()
+    if _field(memory, "pinned"):
+        head += f"{PIN} "
+    elif not titled and PIN_START.match(first):  # content starting with the pin: one backslash more
+        first = "\\" + first
+    if titled:
+        head += f"**{_one_line(title)}** — "
+    head += _escape_hashes(first.rstrip())
+    if tags:
+        head += " " + " ".join("#" + t for t in tags)
+    attrs = _attributes(memory, default_category, default_kind, dated=time_prefix is None)
+    lines = [f"- {head.rstrip()} <!-- maxmem {attrs} -->"]
+    lines += [f"  {line}" if line.strip() else "" for line in more]
+    return lines
+
+
+def _attributes(memory: Any, default_category: str, default_kind: str | None,
+                dated: bool = False) -> str:
+    attrs = [f"uid={_field(memory, 'uid')}"]
+    if dated and _field(memory, "created_at"):
+        attrs.append(f"at={_field(memory, 'created_at')}")
+    if _field(memory, "category") and _field(memory, "category") != default_category:
+        attrs.append(f"category={_field(memory, 'category')}")
+    if _field(memory, "kind") and _field(memory, "kind") != default_kind:
+        attrs.append(f"kind={_field(memory, 'kind')}")
+    if _field(memory, "importance") is not None:
+        attrs.append(f"importance={_field(memory, 'importance'):g}")
+    if _field(memory, "status") and _field(memory, "status") != "active":
+        attrs.append(f"status={_field(memory, 'status')}")
+    return " ".join(attrs)
+
+
+# --- what an export shows of a memory, and its rev --------------------------------------
+
+EDITABLE = ("content", "title", "category", "kind", "tags", "importance", "status", "pinned")
+
+
+def editable(item: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields a Markdown edit can change, as a parsed item gives them (with the
+    defaults `Brain.remember` fills in)."""
+    return {
+        "content": item["content"], "title": item.get("title"), "category": item.get("category", "daily"),
+        "kind": item.get("kind") or "note", "tags": list(item.get("tags") or []),
+        "importance": float(item.get("importance", 0.5)), "status": item.get("status") or "active",
+        "pinned": bool(item.get("pinned")),
+    }
+
+
+def markdown_state(memory: Any) -> dict[str, Any]:
+    """The editable fields of `memory` as its exported bullet reads back: what an
+    unedited bullet gives, so comparing with it never mistakes the format for an edit."""
+    if _field(memory, "category") in LONG_TERM_CATEGORIES:
+        heading = _long_term_heading(memory)
+        return _shown(_long_term_bullet(memory, heading, with_rev=False), f"## {heading}\n\n", MEMORY_FILE)
+    day = parse_time(_field(memory, "created_at")).astimezone(UTC).date()
+    return _shown(_daily_bullet(memory, UTC, with_rev=False), "", daily_path(day))
+
+
+def state_rev(state: Mapping[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(state, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()[:12]
+
+
+def markdown_rev(memory: Any) -> str:
+    """What the export's `rev=` records: a hash of `markdown_state(memory)`."""
+    return state_rev(markdown_state(memory))
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split()).replace("**", "")
