@@ -49,7 +49,8 @@ from maxmem import Brain, Config  # noqa: E402
 from maxmem.capture import CaptureSettings, run_capture  # noqa: E402
 from maxmem.embeddings import bound_document  # noqa: E402
 from maxmem.store.records import embed_text  # noqa: E402
-from maxmem.triggers import detect_triggers, load_rules  # noqa: E402
+from maxmem.triggers.detect import detect_triggers  # noqa: E402
+from maxmem.triggers.rules import load_rules  # noqa: E402
 
 WORDS = ("port docker compose backup nas schedule invoice parser week date tide table json flag "
          "heating repair tuesday gift warranty reminder sunday review notes summary deploy server "

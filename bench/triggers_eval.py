@@ -19,7 +19,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from maxmem.triggers import TRIGGERS, classify  # noqa: E402
+from maxmem.triggers.detect import classify  # noqa: E402
+from maxmem.triggers.rules import TRIGGERS  # noqa: E402
 
 LABELLED = ROOT / "tests" / "data" / "triggers_labelled.jsonl"
 

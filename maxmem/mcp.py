@@ -41,8 +41,8 @@ from .briefing import DEFAULT_BUDGET_TOKENS, MIN_BUDGET_TOKENS, build_brief
 from .errors import InvalidInput, MaxmemError, MissingDependency
 from .memory import CATEGORIES, Memory
 from .search import nlquery
-from .triggers import TRIGGERS
-from .triggers import commit as commit_trigger
+from .triggers.commit import commit as commit_trigger
+from .triggers.rules import TRIGGERS
 
 try:
     from mcp.server.mcpserver import MCPServer

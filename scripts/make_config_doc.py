@@ -21,12 +21,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 OUT = ROOT / "docs" / "config.md"
 
-from maxmem import backup, brain, briefing, config, curation, doctor, retention, triggers
+from maxmem import backup, brain, briefing, config, curation, doctor, retention
 from maxmem.capture.roots import CaptureSettings
 from maxmem.hooks import events as hook
 from maxmem.hooks import recall
 from maxmem.jobs import daemon
 from maxmem.sync import postgres
+from maxmem.triggers import rules as trigger_rules
 
 TOP = {
     "db_path": "Where brain.db lives (`--db` overrides it).",
@@ -144,11 +145,11 @@ def sections() -> list[tuple[str, str, list[Key]]]:
             Key("archive_dir", "beside brain.db", "Where the `.jsonl.gz` archives go."),
         ]),
         ("triggers", "The six commit triggers found in captured turns ([retention.md](retention.md)).", [
-            Key("enabled", toml(list(triggers.TRIGGERS)), "Which triggers are looked for."),
+            Key("enabled", toml(list(trigger_rules.TRIGGERS)), "Which triggers are looked for."),
             Key("capture", toml(True), "Look for triggers in what capture stores."),
-            Key("importance", toml(triggers.IMPORTANCE), "Importance of a memory a trigger commits."),
-            Key("min_words", toml(triggers.MIN_WORDS), "Shorter sentences are not looked at."),
-            Key("max_words", toml(triggers.MAX_WORDS), "Longer sentences are not looked at."),
+            Key("importance", toml(trigger_rules.IMPORTANCE), "Importance of a memory a trigger commits."),
+            Key("min_words", toml(trigger_rules.MIN_WORDS), "Shorter sentences are not looked at."),
+            Key("max_words", toml(trigger_rules.MAX_WORDS), "Longer sentences are not looked at."),
             Key("guards", "`[]`", "Extra regular expressions for every trigger: a sentence matching one commits nothing."),
         ]),
         ("triggers.NAME", "One table per trigger (`[triggers.decision]`, `[triggers.lesson]`, …).", [

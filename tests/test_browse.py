@@ -41,7 +41,7 @@ from maxmem.capture import run_capture
 from maxmem.clock import UTC, iso
 from maxmem.jobs.runs import record_run
 from maxmem.retention import plan
-from maxmem.triggers import commit
+from maxmem.triggers.commit import commit
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "brain.db.sample"

@@ -19,7 +19,7 @@ from maxmem.browse.worker import BrainWorker, portable
 from maxmem.clock import iso
 from maxmem.errors import DatabaseError
 from maxmem.retention import plan
-from maxmem.triggers import commit
+from maxmem.triggers.commit import commit
 
 
 def test_host_headers_and_peers():

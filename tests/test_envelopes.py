@@ -18,7 +18,7 @@ from maxmem import Brain, Clock
 from maxmem.capture import CaptureSettings, run_capture
 from maxmem.compaction import save_context
 from maxmem.envelopes import strip
-from maxmem.triggers import detect
+from maxmem.triggers.detect import detect
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 OPENCLAW = FIXTURES / "openclaw/agents/main/sessions/5e0c7a2d-91b4-4f3e-8c62-1d7f3a9b0e54.jsonl"

@@ -25,7 +25,7 @@ import pytest
 
 from maxmem import Brain, Clock
 from maxmem.capture import CaptureSettings, run_capture
-from maxmem.triggers import commit
+from maxmem.triggers.commit import commit
 
 ROOT = Path(__file__).resolve().parent.parent
 # The import-graph tool is not part of maxmem: MAXMEM_IMPORT_GRAPH names it (.ci/run sets it).

@@ -9,15 +9,8 @@ from pathlib import Path
 import pytest
 
 from maxmem.errors import ConfigError
-from maxmem.triggers import (
-    TRIGGERS,
-    classify,
-    detect,
-    detect_triggers,
-    load_rules,
-    mask,
-    sentences,
-)
+from maxmem.triggers.detect import classify, detect, detect_triggers, mask, sentences
+from maxmem.triggers.rules import TRIGGERS, load_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 LABELLED = ROOT / "tests" / "data" / "triggers_labelled.jsonl"

@@ -12,7 +12,7 @@ from maxmem.capture import run_capture
 from maxmem.cli import cli
 from maxmem.errors import ConfigError
 from maxmem.retention import apply
-from maxmem.triggers import commit, commit_detections, commit_new_turns, sweep, turns_of
+from maxmem.triggers.commit import commit, commit_detections, commit_new_turns, sweep, turns_of
 
 
 def test_commit_writes_a_core_memory_with_provenance(brain, clock):

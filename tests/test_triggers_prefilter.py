@@ -16,7 +16,9 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from maxmem.triggers import _ASCII_FOLD, _needed_literals, classify, default_rules, detect_triggers, load_rules
+from maxmem.triggers.detect import classify, detect_triggers
+from maxmem.triggers.prefilter import ASCII_FOLD, needed_literals
+from maxmem.triggers.rules import default_rules, load_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 LABELLED = [json.loads(line) for line in (ROOT / "tests" / "data" / "triggers_labelled.jsonl").read_text().splitlines()]
@@ -137,26 +139,26 @@ def test_a_pattern_is_tried_whenever_it_can_match(pattern, samples):
     [(rule, _)] = rules._by_role["user"]
     for sample in samples + ["".join(samples), " ".join(samples)]:
         if regex.search(sample):
-            assert rule in rules.candidates(sample, "user"), (pattern, sample, _needed_literals(pattern, regex.flags))
+            assert rule in rules.candidates(sample, "user"), (pattern, sample, needed_literals(pattern, regex.flags))
 
 
 def test_every_default_rule_has_a_prefilter_and_the_strings_are_right():
     assert all(needs for role in default_rules()._by_role.values() for _, needs in role)
     flags = re.IGNORECASE | re.UNICODE
-    assert _needed_literals(r"\bwe\s+(?:decided|agreed)\b", flags) == {"decided", "agreed"}
-    assert _needed_literals(r"licen[cs]e|degree", flags) == {"licen", "degree"}
-    assert _needed_literals(r"(?:foo)?bar", flags) == {"bar"}
-    assert _needed_literals(r"(?:foo)?\w+", flags) is None
-    assert _needed_literals(r"(?=decided)\w+", flags) is None
-    assert _needed_literals(r"(a|\d)", flags) is None
+    assert needed_literals(r"\bwe\s+(?:decided|agreed)\b", flags) == {"decided", "agreed"}
+    assert needed_literals(r"licen[cs]e|degree", flags) == {"licen", "degree"}
+    assert needed_literals(r"(?:foo)?bar", flags) == {"bar"}
+    assert needed_literals(r"(?:foo)?\w+", flags) is None
+    assert needed_literals(r"(?=decided)\w+", flags) is None
+    assert needed_literals(r"(a|\d)", flags) is None
 
 
 def test_ascii_fold_covers_every_letter_ignorecase_matches_to_ascii():
     ascii_char = re.compile("[\x00-\x7f]", re.IGNORECASE)
     odd = {chr(c) for c in range(128, sys.maxunicode + 1) if ascii_char.match(chr(c))}
-    assert odd == {chr(c) for c in _ASCII_FOLD}
+    assert odd == {chr(c) for c in ASCII_FOLD}
     for char in odd:
-        assert re.fullmatch(re.escape(char.translate(_ASCII_FOLD)), char, re.IGNORECASE)
+        assert re.fullmatch(re.escape(char.translate(ASCII_FOLD)), char, re.IGNORECASE)
 
 
 def test_letters_ignorecase_matches_to_ascii_letters_still_fire():

@@ -41,7 +41,7 @@ from ..clock import iso, parse_time
 from ..errors import DatabaseError, MaxmemError
 from ..jobs.runs import record_run
 from ..redact import Redactor, compile_patterns
-from ..triggers import commit_new_turns
+from ..triggers.commit import commit_new_turns
 from . import readers, store
 from .chunker import ChunkTurn, chunk
 from .lines import head_hash

@@ -10,8 +10,11 @@ from typing import Any
 import click
 
 from .. import retention, review
-from .. import triggers as triggers_mod
 from ..errors import InvalidInput
+from ..triggers.commit import commit as commit_trigger
+from ..triggers.commit import sweep
+from ..triggers.detect import detect
+from ..triggers.rules import load_rules
 from .common import State, emit, json_option, memory_line, pass_state, read_stdin, split_tags
 
 
@@ -39,7 +42,7 @@ def commit(state: State, trigger: str, text: str, title: str | None, tags: tuple
     shipped, what the user wants, what broke (cause and fix), what to do differently,
     or what to remember. A near-identical core memory is updated instead of duplicated.
     """
-    result = triggers_mod.commit(state.brain(), trigger, text, title=title, tags=split_tags(tags),
+    result = commit_trigger(state.brain(), trigger, text, title=title, tags=split_tags(tags),
                             importance=importance, project=project, session_id=session_id,
                             agent=state.config.agent)
     emit({"action": result.action, "memory": _memory_json(result.memory)}, as_json,
@@ -60,7 +63,7 @@ def triggers_detect(state: State, text: str | None, role: str, as_json: bool) ->
     """Show which sentences of TEXT (or stdin) fire a trigger; stores nothing."""
     if text is None:
         text = read_stdin()
-    found = triggers_mod.detect(text, role=role, rules=triggers_mod.load_rules(state.config))
+    found = detect(text, role=role, rules=load_rules(state.config))
     emit([{"trigger": d.trigger, "rule": d.rule, "text": d.text} for d in found], as_json,
          lambda rows: [f"{r['trigger']:<10} {r['text']}  [{r['rule']}]" for r in rows] or ["no trigger found"])
 
@@ -72,7 +75,7 @@ def triggers_detect(state: State, text: str | None, role: str, as_json: bool) ->
 @pass_state
 def triggers_sweep(state: State, since: str, as_json: bool) -> None:
     """Commit the triggers found in recent conversation memories (idempotent)."""
-    result = triggers_mod.sweep(state.brain(), since=since)
+    result = sweep(state.brain(), since=since)
     emit(result, as_json, lambda d: [
         f"triggers: scanned {d['scanned']} conversation memories since {d['since'][:16]}, "
         f"{d['detections']} triggers: {d['added']} added, {d['updated']} updated, {d['unchanged']} unchanged"
