@@ -34,7 +34,7 @@ from .errors import ConfigError, MaxmemError
 from .jobs import due
 from .jobs import table as job_table
 from .jobs.runs import age_hours, format_age, last_runs, one_line
-from .retention import check_archives
+from .retention.archives import check_archives
 from .store.db import DAMAGE
 from .wiring import Install, inactive, problems
 

@@ -38,7 +38,7 @@ from typing import Any
 
 import apsw
 
-from . import archive, retention
+from . import archive
 from .backup import backup_dir, managed_backups
 from .brain import Brain
 from .capture.store import RAW_TEXT, raw_texts, rewrite_raw
@@ -46,6 +46,8 @@ from .embeddings import identity
 from .errors import MaxmemError
 from .memory import MAX_TAG_CHARS
 from .redact import Redactor
+from .retention.archives import archives
+from .retention.policy import load_policy
 from .store import changes
 from .store.db import Database
 from .store.records import embed_text
@@ -341,8 +343,8 @@ def scrub(brain: Brain, dry_run: bool = False, copies: bool = True) -> ScrubRepo
     """Scrub brain.db and, with `copies`, its retention archives and managed backups."""
     report = scrub_brain(brain, dry_run)
     if copies and str(brain.path) != ":memory:":
-        policy = retention.load_policy(brain.config)
-        report.archives = [scrub_archive(p, brain.redactor, dry_run) for p, _ in retention.archives(brain, policy)]
+        policy = load_policy(brain.config)
+        report.archives = [scrub_archive(p, brain.redactor, dry_run) for p, _ in archives(brain, policy)]
         report.backups = [scrub_backup(p, brain, dry_run)
                           for p in managed_backups(backup_dir(brain.config, Path(brain.path)))]
     log.info("scrub%s: %d secret(s) found", " (dry run)" if dry_run else "", report.total)

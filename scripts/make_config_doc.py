@@ -21,11 +21,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 OUT = ROOT / "docs" / "config.md"
 
-from maxmem import backup, brain, briefing, config, curation, doctor, retention
+from maxmem import backup, brain, briefing, config, curation, doctor
 from maxmem.capture.roots import CaptureSettings
 from maxmem.hooks import events as hook
 from maxmem.hooks import recall
 from maxmem.jobs import daemon
+from maxmem.retention import policy as retention_policy
 from maxmem.sync import postgres
 from maxmem.triggers import rules as trigger_rules
 
@@ -125,7 +126,7 @@ def from_dataclass(cls: Any, about: dict[str, str], where: str) -> list[Key]:
 
 
 def sections() -> list[tuple[str, str, list[Key]]]:
-    days = {c: ("forever" if d is None else f"{d}d") for c, d in retention.DEFAULT_DAYS.items()}
+    days = {c: ("forever" if d is None else f"{d}d") for c, d in retention_policy.DEFAULT_DAYS.items()}
     return [
         ("capture", "What `maxmem capture`, the hooks and the tick read from agents' transcripts "
                     "([capture.md](capture.md)).", from_dataclass(CaptureSettings, CAPTURE, "[capture]")),
@@ -137,11 +138,11 @@ def sections() -> list[tuple[str, str, list[Key]]]:
                       "Ages are days (`90`), a duration (`90d`, `12w`, `2y`, `36h`) or `\"forever\"`.", [
             *[Key(c, toml(days[c]), f"How long `{c}` memories are kept.") for c in ("core", "project", "daily",
                                                                                      "conversation")],
-            Key("archive_days", toml(f"{retention.ARCHIVE_DAYS}d"), "How long the archives of expired memories are kept."),
-            Key("timezone", toml(retention.TIMEZONE), "The zone whose calendar days retention counts, and its schedule's zone."),
+            Key("archive_days", toml(f"{retention_policy.ARCHIVE_DAYS}d"), "How long the archives of expired memories are kept."),
+            Key("timezone", toml(retention_policy.TIMEZONE), "The zone whose calendar days retention counts, and its schedule's zone."),
             Key("schedule", toml("03:00"), "When the daily retention run is due."),
-            Key("batch_size", toml(retention.BATCH_SIZE), "Memories archived and deleted per batch."),
-            Key("vacuum_share", toml(retention.VACUUM_SHARE), "brain.db is vacuumed when its free pages reach this share of the file."),
+            Key("batch_size", toml(retention_policy.BATCH_SIZE), "Memories archived and deleted per batch."),
+            Key("vacuum_share", toml(retention_policy.VACUUM_SHARE), "brain.db is vacuumed when its free pages reach this share of the file."),
             Key("archive_dir", "beside brain.db", "Where the `.jsonl.gz` archives go."),
         ]),
         ("triggers", "The six commit triggers found in captured turns ([retention.md](retention.md)).", [

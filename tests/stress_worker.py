@@ -127,9 +127,10 @@ def capture(brain: Brain, log: Log, rng: random.Random, end: float, folder: Path
 
 
 def retention(brain: Brain, log: Log, rng: random.Random, end: float, folder: Path) -> None:
-    from maxmem import retention as retention_mod
+    from maxmem.retention.policy import load_policy
+    from maxmem.retention.run import apply
 
-    policy = retention_mod.load_policy({"archive_dir": str(folder), "batch_size": 25})
+    policy = load_policy({"archive_dir": str(folder), "batch_size": 25})
     n = 0
     while time.time() < end:
         items = []
@@ -141,7 +142,7 @@ def retention(brain: Brain, log: Log, rng: random.Random, end: float, folder: Pa
         if got:
             for memory in got[0]:
                 log.write(op="expire", uid=memory.uid)
-        got = timed(log, "retention", lambda: retention_mod.apply(brain, policy))
+        got = timed(log, "retention", lambda: apply(brain, policy))
         if got:
             log.write(op="retention", deleted=got[0]["deleted_total"], wait=got[1])
 

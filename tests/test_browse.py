@@ -40,7 +40,7 @@ from maxmem import Brain, Config
 from maxmem.capture import run_capture
 from maxmem.clock import UTC, iso
 from maxmem.jobs.runs import record_run
-from maxmem.retention import plan
+from maxmem.retention.stats import plan
 from maxmem.triggers.commit import commit
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -18,7 +18,7 @@ from maxmem.browse import guard, views
 from maxmem.browse.worker import BrainWorker, portable
 from maxmem.clock import iso
 from maxmem.errors import DatabaseError
-from maxmem.retention import plan
+from maxmem.retention.stats import plan
 from maxmem.triggers.commit import commit
 
 

@@ -50,8 +50,9 @@ with Brain.open(db, embedder=embedder, check_embedder=job != "reindex") as brain
         run_capture(brain, paths=[arg], format="jsonl",
                     settings=CaptureSettings(window_bytes=2048, settle_seconds=0))
     elif job == "retention":
-        from maxmem import retention
-        retention.apply(brain, retention.load_policy({"archive_dir": arg, "batch_size": 10}))
+        from maxmem.retention.policy import load_policy
+        from maxmem.retention.run import apply
+        apply(brain, load_policy({"archive_dir": arg, "batch_size": 10}))
     elif job == "sync":
         from maxmem.sync.postgres import export
         export(brain, arg, batch_size=20)
@@ -94,9 +95,10 @@ def finish_job(job: str, db: Path, arg: str) -> None:
             run_capture(brain, paths=[arg], format="jsonl",
                         settings=CaptureSettings(window_bytes=2048, settle_seconds=0))
         elif job == "retention":
-            from maxmem import retention
+            from maxmem.retention.policy import load_policy
+            from maxmem.retention.run import apply
 
-            retention.apply(brain, retention.load_policy({"archive_dir": arg, "batch_size": 10}))
+            apply(brain, load_policy({"archive_dir": arg, "batch_size": 10}))
         elif job == "sync":
             from maxmem.sync.postgres import export
 

@@ -106,10 +106,11 @@ def test_sizes_and_growth_per_category_come_from_the_change_log(tmp_path):
 
 
 def test_doctor_after_real_jobs_and_its_exit_code(tmp_path, capsys, monkeypatch):
-    from maxmem import retention
     from maxmem.backup import create_backup
     from maxmem.capture import run_capture
     from maxmem.errors import MaxmemError
+    from maxmem.retention.policy import load_policy
+    from maxmem.retention.run import apply
     from maxmem.sync.postgres import export
 
     path = tmp_path / "brain.db"
@@ -117,7 +118,7 @@ def test_doctor_after_real_jobs_and_its_exit_code(tmp_path, capsys, monkeypatch)
     transcript.write_text(json.dumps({"role": "user", "content": "hello there"}) + "\n")
     with Brain.open(path, embedder="none") as brain:
         run_capture(brain, paths=[transcript], format="jsonl")
-        retention.apply(brain, retention.load_policy({"archive_dir": str(tmp_path / "arch")}))
+        apply(brain, load_policy({"archive_dir": str(tmp_path / "arch")}))
     create_backup(path, config=Config())
     code, out, err = run_cli(["--db", str(path), "--embedder", "none", "doctor", "--json"], capsys)
     report = json.loads(out)

@@ -16,17 +16,13 @@ from maxmem import Brain, Config, FixedClock
 from maxmem.archive import read as read_archive
 from maxmem.cli import cli
 from maxmem.clock import parse_since
+from maxmem.config import zone
 from maxmem.errors import ConfigError, InvalidInput
-from maxmem.retention import (
-    apply,
-    cutoff,
-    growth,
-    load_policy,
-    plan,
-    plan_summary,
-    summary,
-    zone,
-)
+from maxmem.retention.archives import PENDING, check_archives, pending, repair_archives
+from maxmem.retention.policy import cutoff, load_policy
+from maxmem.retention.report import plan_summary, summary
+from maxmem.retention.run import apply, run_lock
+from maxmem.retention.stats import growth, plan
 
 NY = zone("America/New_York")
 
@@ -280,7 +276,6 @@ class Killed(BaseException):
 
 def test_a_run_stopped_after_the_rename_is_finished_without_a_second_copy(tmp_path, hash_embedder, monkeypatch):
     from maxmem import archive as archive_module
-    from maxmem import retention
 
     clock = FixedClock("2026-11-30T08:00:00Z")
     real_write = archive_module.write
@@ -299,8 +294,8 @@ def test_a_run_stopped_after_the_rename_is_finished_without_a_second_copy(tmp_pa
             apply(b, _policy(batch_size=3))
         monkeypatch.setattr(archive_module, "write", real_write)
         assert b.stats()["memories"] == 4  # the first batch went; the second is in brain.db and in its archive
-        assert retention.pending(b.db) == [calls[1]]
-        findings = retention.check_archives(b)
+        assert pending(b.db) == [calls[1]]
+        findings = check_archives(b)
         assert [f["ok"] for f in findings] == [False]
         assert "interrupted at" in findings[0]["detail"] and "after writing it" in findings[0]["detail"]
         assert "maxmem retain --apply" in findings[0]["detail"]
@@ -312,8 +307,8 @@ def test_a_run_stopped_after_the_rename_is_finished_without_a_second_copy(tmp_pa
         assert report["resumed"]["archives"] == [str(calls[1])]
         assert (report["resumed"]["memories"], report["resumed"]["kept"]) == (2, 1)
         assert "finished an interrupted run" in summary(report)
-        assert b.stats()["memories"] == 0 and retention.pending(b.db) == []
-        assert [f["ok"] for f in retention.check_archives(b)] == [True]
+        assert b.stats()["memories"] == 0 and pending(b.db) == []
+        assert [f["ok"] for f in check_archives(b)] == [True]
     uids = _archived_uids(tmp_path)
     assert len(uids) == 8 and len(set(uids)) == 7  # the edited one twice: as archived, and as edited
     last = read_archive(report["archives"][-1]).records
@@ -322,7 +317,6 @@ def test_a_run_stopped_after_the_rename_is_finished_without_a_second_copy(tmp_pa
 
 def test_a_run_stopped_before_the_rename_leaves_the_rows(tmp_path, hash_embedder):
     from maxmem import archive as archive_module
-    from maxmem import retention
 
     clock = FixedClock("2026-11-30T08:00:00Z")
     with Brain.open(tmp_path / "brain.db", embedder=hash_embedder, clock=clock) as b:
@@ -330,27 +324,26 @@ def test_a_run_stopped_before_the_rename_leaves_the_rows(tmp_path, hash_embedder
         # what SIGKILL leaves while the archive is being written: the journal entry and a temporary
         path = tmp_path / "brain.retention-20261129T080000Z.jsonl.gz"
         with b.db.atomic():
-            b.db.set_meta(retention.PENDING + path.name, str(path))
+            b.db.set_meta(PENDING + path.name, str(path))
         archive_module.temporary(path).write_bytes(b"\x1f\x8b\x08 half an archive")
         stray = archive_module.temporary(tmp_path / "brain.retention-20261128T080000Z.jsonl.gz")
         stray.write_bytes(b"")
-        details = [f["detail"] for f in retention.check_archives(b)]
+        details = [f["detail"] for f in check_archives(b)]
         assert len(details) == 2
         assert "before it was written whole (its rows are still in brain.db)" in details[0]
         assert str(stray) in details[1] and "holds nothing that is not in brain.db" in details[1]
         report = apply(b, _policy(batch_size=3))
         assert report["resumed"]["archives"] == [] and report["deleted_total"] == 7
         assert not archive_module.temporary(path).exists() and not path.exists()
-        assert retention.pending(b.db) == []
-        assert [f["ok"] for f in retention.check_archives(b)] == [False]  # the stray one, not journaled
+        assert pending(b.db) == []
+        assert [f["ok"] for f in check_archives(b)] == [False]  # the stray one, not journaled
         stray.unlink()
-        assert [f["ok"] for f in retention.check_archives(b)] == [True]
+        assert [f["ok"] for f in check_archives(b)] == [True]
     assert sorted(_archived_uids(tmp_path)) == sorted(set(_archived_uids(tmp_path)))
 
 
 def test_a_failed_archive_write_deletes_nothing_and_leaves_no_journal(tmp_path, hash_embedder, monkeypatch):
     from maxmem import archive as archive_module
-    from maxmem import retention
     from maxmem.archive import ArchiveError
     from maxmem.errors import MaxmemError
 
@@ -363,7 +356,7 @@ def test_a_failed_archive_write_deletes_nothing_and_leaves_no_journal(tmp_path, 
         monkeypatch.setattr(archive_module, "write", full_disk)
         with pytest.raises(ArchiveError, match="No space left"):
             apply(b)
-        assert b.stats()["memories"] == 7 and retention.pending(b.db) == []
+        assert b.stats()["memories"] == 7 and pending(b.db) == []
         assert "No space left" in b.db.get_meta("last_run:retention")
         blocker = tmp_path / "archives"
         blocker.write_text("a file where the archive folder should be")
@@ -372,12 +365,11 @@ def test_a_failed_archive_write_deletes_nothing_and_leaves_no_journal(tmp_path, 
 
 
 def test_one_run_at_a_time(tmp_path, hash_embedder):
-    from maxmem import retention
     from maxmem.errors import MaxmemError
 
     with Brain.open(tmp_path / "brain.db", embedder=hash_embedder, clock=FixedClock("2026-11-30T08:00:00Z")) as b:
         _old_notes(b)
-        with retention.run_lock(tmp_path, "brain"), pytest.raises(MaxmemError, match="another retention run"):
+        with run_lock(tmp_path, "brain"), pytest.raises(MaxmemError, match="another retention run"):
             apply(b)
         assert b.stats()["memories"] == 7
         assert apply(b)["deleted_total"] == 7
@@ -386,25 +378,24 @@ def test_one_run_at_a_time(tmp_path, hash_embedder):
 def test_doctor_findings_for_a_truncated_archive_until_it_is_repaired(aged, tmp_path):
     from test_archive import old_style_archive
 
-    from maxmem import retention
 
     report = apply(aged)
-    assert [f["ok"] for f in retention.check_archives(aged)] == [True]
-    assert "1 archive(s)" in retention.check_archives(aged)[0]["detail"]
+    assert [f["ok"] for f in check_archives(aged)] == [True]
+    assert "1 archive(s)" in check_archives(aged)[0]["detail"]
     old = tmp_path / "brain.retention-20260101T080000Z.jsonl.gz"
     records = [{"uid": f"u{i}", "content": f"an old archived memory {i}", "category": "daily"} for i in range(40)]
     old_style_archive(old, [records[:20], records[20:]])
     data = old.read_bytes()
     old.write_bytes(data[: len(data) - 30])
-    findings = retention.check_archives(aged)
+    findings = check_archives(aged)
     assert [f["ok"] for f in findings] == [False]
     assert str(old) in findings[0]["detail"] and "truncated" in findings[0]["detail"]
     assert f"maxmem import {old}" in findings[0]["detail"]
-    repaired = retention.repair_archives(aged)
+    repaired = repair_archives(aged)
     assert [r["path"] for r in repaired] == [str(old)] and 20 <= repaired[0]["lines"] < 40
     assert read_archive(old).complete and read_archive(old).records == records[: repaired[0]["lines"]]
     assert Path(repaired[0]["damaged_copy"]).read_bytes() == data[: len(data) - 30]
-    assert [f["ok"] for f in retention.check_archives(aged)] == [True]
+    assert [f["ok"] for f in check_archives(aged)] == [True]
     assert read_archive(report["archive"]).complete
 
 

@@ -23,8 +23,9 @@ from pathlib import Path
 import apsw
 import pytest
 
-from maxmem import Brain, retention
+from maxmem import Brain
 from maxmem import archive as archive_mod
+from maxmem.retention.archives import check_archives
 
 KILLS = 21
 EXPIRING = 5000
@@ -164,7 +165,7 @@ def test_sigkill_at_random_points_strands_no_memory(seed, tmp_path):
             assert b.stats()["memories"] == EXPIRING + KEPT, where
         # doctor's finding: an interrupted run is flagged while it is not finished
         with Brain.open(db_path, embedder="none") as b:
-            findings = retention.check_archives(b)
+            findings = check_archives(b)
         leftovers = list(folder.glob(".brain.retention-*.tmp"))
         flagged = not all(f["ok"] for f in findings)
         assert flagged == bool(journal or leftovers), f"{where}: {findings}"
@@ -181,7 +182,7 @@ def test_sigkill_at_random_points_strands_no_memory(seed, tmp_path):
         assert set(counts) == everything and set(counts.values()) == {1}, f"{where}: duplicates or losses"
         assert not list(folder.glob(".brain.retention-*.tmp")), where
         with Brain.open(db_path, embedder="none") as b:
-            assert all(f["ok"] for f in retention.check_archives(b)), where
+            assert all(f["ok"] for f in check_archives(b)), where
         for extra in (restored, Path(f"{restored}-wal"), Path(f"{restored}-shm")):
             extra.unlink(missing_ok=True)
     print(f"\n{KILLS} kills (seed {seed_value}) over a {span:.2f} s run (archives from {first:.2f} "

@@ -46,9 +46,10 @@ def test_brain_db_wal_shm_and_folder_are_private(tmp_path, loose_umask):
 
 
 def test_exports_archives_backups_logs_and_config_are_private(tmp_path, loose_umask, monkeypatch, capsys):
-    from maxmem import retention
     from maxmem.backup import create_backup
     from maxmem.cli import main
+    from maxmem.retention.policy import load_policy
+    from maxmem.retention.run import apply
 
     home = tmp_path / "home"
     monkeypatch.setenv("MAXMEM_HOME", str(home))
@@ -57,7 +58,7 @@ def test_exports_archives_backups_logs_and_config_are_private(tmp_path, loose_um
         brain.remember_many([{"content": f"old daily {i}", "category": "daily",
                               "created_at": "2020-01-01T00:00:00Z"} for i in range(3)])
         brain.remember("a core fact", category="core")
-        retention.apply(brain, retention.load_policy({"archive_dir": str(tmp_path / "archives")}))
+        apply(brain, load_policy({"archive_dir": str(tmp_path / "archives")}))
     create_backup(db, config=Config())
 
     def cli(*args: str) -> None:

@@ -101,7 +101,7 @@ def test_incremental_export_sends_only_new_changes_and_nothing_when_idle(tmp_pat
 
 
 def test_update_supersede_forget_and_retention_deletes_propagate(tmp_path, hash_embedder, clock, pg_dsn):
-    from maxmem import retention
+    from maxmem.retention.run import apply
 
     with open_brain(tmp_path / "a.db", hash_embedder, clock=clock) as brain:
         ms = add_many(brain, 4, category="core")
@@ -110,7 +110,7 @@ def test_update_supersede_forget_and_retention_deletes_propagate(tmp_path, hash_
         brain.update(ms[0].id, content="the deploy was fixed by pinning the kernel", title="fixed")
         brain.supersede(ms[1].id, ms[2].id)
         brain.forget(ms[3].id)
-        expired = retention.apply(brain)  # daily memories older than 90 days go
+        expired = apply(brain)  # daily memories older than 90 days go
         assert expired["deleted_total"] == 2
         report = export(brain, pg_dsn)
         new_vector = np.frombuffer(brain.db.scalar("SELECT embedding FROM memories_vec WHERE rowid = ?",

@@ -11,7 +11,7 @@ from maxmem import Brain, Config, InvalidInput
 from maxmem.capture import run_capture
 from maxmem.cli import cli
 from maxmem.errors import ConfigError
-from maxmem.retention import apply
+from maxmem.retention.run import apply
 from maxmem.triggers.commit import commit, commit_detections, commit_new_turns, sweep, turns_of
 
 

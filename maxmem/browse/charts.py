@@ -19,7 +19,7 @@ from pygal.style import Style
 from ..brain import Brain
 from ..doctor import CATEGORY_SIZES_SQL
 from ..memory import CATEGORIES
-from ..retention import growth
+from ..retention.stats import growth
 from .views import snapshot
 
 COLOURS = ("#1f6f8b", "#99a8b2", "#e6a157", "#8a5a83", "#3b3b3b", "#b9c9a3", "#e0e0e0")

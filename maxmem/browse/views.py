@@ -28,7 +28,7 @@ from ..errors import InvalidInput, NotFound
 from ..jobs.daemon import job_schedules
 from ..jobs.runs import age_hours, format_age, last_runs
 from ..memory import CATEGORIES, Memory, parse_pairs
-from ..retention import PROTECTED, Policy, cutoff, load_policy
+from ..retention.policy import PROTECTED, Policy, cutoff, load_policy
 from ..review import budget_check
 from ..search.hybrid import MODES
 from ..store.db import Database

@@ -9,8 +9,9 @@ from typing import Any
 
 import click
 
-from .. import retention, review
+from .. import review
 from ..errors import InvalidInput
+from ..retention import archives, report, run, stats
 from ..triggers.commit import commit as commit_trigger
 from ..triggers.commit import sweep
 from ..triggers.detect import detect
@@ -109,16 +110,16 @@ def retain(state: State, apply_: bool, show_stats: bool, months: int, oldest: in
         raise InvalidInput("--oldest must be 0 or more")
     brain = state.brain()
     if repair_archives:
-        repaired = retention.repair_archives(brain)
+        repaired = archives.repair_archives(brain)
         emit(repaired, as_json, lambda rows: [
             f"repaired {r['path']}: {r['lines']} complete lines kept, {r['lost_bytes']} bytes lost" for r in rows
         ] or ["every archive is whole"])
     elif show_stats:
-        emit(retention.growth(brain, months), as_json, retention.growth_lines)
+        emit(stats.growth(brain, months), as_json, report.growth_lines)
     elif apply_:
-        emit(retention.apply(brain), as_json, lambda r: [retention.summary(r)])
+        emit(run.apply(brain), as_json, lambda r: [report.summary(r)])
     else:
-        emit(retention.plan(brain, oldest=oldest), as_json, retention.plan_summary)
+        emit(stats.plan(brain, oldest=oldest), as_json, report.plan_summary)
 
 
 # -- curation ----------------------------------------------------------------------

@@ -35,7 +35,9 @@ from ..clock import Clock
 from ..config import Config
 from ..doctor import run_checks
 from ..errors import ConfigError, MaxmemError
-from ..retention import apply, load_policy, summary
+from ..retention.policy import load_policy
+from ..retention.report import summary
+from ..retention.run import apply
 from ..store.db import Database
 from ..store.migrations import migrate
 from ..sync.postgres import batch_size_from, export, resolve_dsn, target_name
