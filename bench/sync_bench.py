@@ -37,7 +37,8 @@ from core_bench import QUESTIONS, Precomputed, e5_like, texts  # noqa: E402
 
 from maxmem import Brain, Config  # noqa: E402
 from maxmem.sync import pgsearch  # noqa: E402
-from maxmem.sync.postgres import DEFAULT_INDEX_MEMORY, export  # noqa: E402
+from maxmem.sync.pgconnect import DEFAULT_INDEX_MEMORY  # noqa: E402
+from maxmem.sync.pgexport import export  # noqa: E402
 
 FLOOR_SQL = """
 DROP TABLE IF EXISTS public.floor_copy;

@@ -27,7 +27,7 @@ from maxmem.hooks import events as hook
 from maxmem.hooks import recall
 from maxmem.jobs import daemon
 from maxmem.retention import policy as retention_policy
-from maxmem.sync import postgres
+from maxmem.sync import pgconnect
 from maxmem.triggers import rules as trigger_rules
 
 TOP = {
@@ -198,8 +198,8 @@ def sections() -> list[tuple[str, str, list[Key]]]:
             Key("dsn", "—", "The libpq connection string (`MAXMEM_PG_DSN` and `--dsn` override it); "
                             "without one, sync does not run."),
             Key("interval_minutes", toml(15), "Minutes between scheduled sync runs."),
-            Key("batch_size", toml(postgres.DEFAULT_BATCH_SIZE), "Memories per committed batch."),
-            Key("index_memory", toml(postgres.DEFAULT_INDEX_MEMORY), "PostgreSQL's `maintenance_work_mem` while the HNSW index is built."),
+            Key("batch_size", toml(pgconnect.DEFAULT_BATCH_SIZE), "Memories per committed batch."),
+            Key("index_memory", toml(pgconnect.DEFAULT_INDEX_MEMORY), "PostgreSQL's `maintenance_work_mem` while the HNSW index is built."),
             Key("agent", "`agent`, else the host name", "This brain's agent name in the shared database."),
         ]),
     ]

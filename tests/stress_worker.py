@@ -148,11 +148,11 @@ def retention(brain: Brain, log: Log, rng: random.Random, end: float, folder: Pa
 
 
 def sync(brain: Brain, log: Log, rng: random.Random, end: float) -> None:
-    from maxmem.sync import postgres
+    from maxmem.sync.pgexport import export
 
     dsn = "postgresql://maxmem:s3cret-pw@127.0.0.1:9/maxmem?connect_timeout=2"
     while time.time() < end:
-        got = timed(log, "sync", lambda: postgres.export(brain, dsn))
+        got = timed(log, "sync", lambda: export(brain, dsn))
         if got:
             log.write(op="sync-unexpected-success")
         time.sleep(0.2)

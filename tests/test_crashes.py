@@ -54,7 +54,7 @@ with Brain.open(db, embedder=embedder, check_embedder=job != "reindex") as brain
         from maxmem.retention.run import apply
         apply(brain, load_policy({"archive_dir": arg, "batch_size": 10}))
     elif job == "sync":
-        from maxmem.sync.postgres import export
+        from maxmem.sync.pgexport import export
         export(brain, arg, batch_size=20)
 print("finished", flush=True)
 """
@@ -100,7 +100,7 @@ def finish_job(job: str, db: Path, arg: str) -> None:
 
             apply(brain, load_policy({"archive_dir": arg, "batch_size": 10}))
         elif job == "sync":
-            from maxmem.sync.postgres import export
+            from maxmem.sync.pgexport import export
 
             export(brain, arg, batch_size=20)
 

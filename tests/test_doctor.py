@@ -111,7 +111,7 @@ def test_doctor_after_real_jobs_and_its_exit_code(tmp_path, capsys, monkeypatch)
     from maxmem.errors import MaxmemError
     from maxmem.retention.policy import load_policy
     from maxmem.retention.run import apply
-    from maxmem.sync.postgres import export
+    from maxmem.sync.pgexport import export
 
     path = tmp_path / "brain.db"
     transcript = tmp_path / "t.jsonl"

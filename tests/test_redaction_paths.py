@@ -260,8 +260,8 @@ def test_the_postgresql_copy_holds_no_secret(tmp_path, hash_embedder, pg_dsn):
     redacted query)."""
     import psycopg
 
+    from maxmem.sync.pgexport import export
     from maxmem.sync.pgsearch import search as pg_search
-    from maxmem.sync.postgres import export
 
     with Brain.open(tmp_path / "brain.db", embedder=hash_embedder, config=Config()) as brain:
         for item in SAMPLE:

@@ -21,7 +21,8 @@ from typing import Any
 import pytest
 
 from maxmem import Brain
-from maxmem.sync.postgres import status, target_name
+from maxmem.sync.pgconnect import target_name
+from maxmem.sync.pgstatus import status
 
 psycopg = pytest.importorskip("psycopg")
 

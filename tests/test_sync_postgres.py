@@ -19,7 +19,9 @@ from maxmem.embeddings import identity
 from maxmem.memory import Filters
 from maxmem.search.hybrid import keyword_candidates
 from maxmem.sync import pgsearch
-from maxmem.sync.postgres import SyncError, export, mask_dsn, status, target_name
+from maxmem.sync.pgconnect import SyncError, mask_dsn, target_name
+from maxmem.sync.pgexport import export
+from maxmem.sync.pgstatus import status
 
 psycopg = pytest.importorskip("psycopg")
 

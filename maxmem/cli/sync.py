@@ -13,14 +13,14 @@ from typing import Any
 
 import click
 
-from ..sync import pgsearch, postgres
+from ..sync import pgconnect, pgexport, pgsearch, pgstatus
 from .common import State, emit, filter_options, filters_from, json_option, pass_state, print_hits
 
 DSN_HELP = "libpq URL or key=value string (default: MAXMEM_PG_DSN, then [sync.postgres] dsn)."
 
 
 def _dsn(state: State, dsn: str | None) -> str:
-    return postgres.resolve_dsn(dsn, os.environ.get("MAXMEM_PG_DSN"), state.config)
+    return pgconnect.resolve_dsn(dsn, os.environ.get("MAXMEM_PG_DSN"), state.config)
 
 
 @click.group()
@@ -49,7 +49,7 @@ def sync_postgres(state: State, dsn: str | None, agent: str | None, batch_size: 
     """
     url = _dsn(state, dsn)
     brain = state.brain(embedder="none")  # exporting reads stored vectors; no model needed
-    report = postgres.export(brain, url, agent=agent, batch_size=batch_size)  # logs its notices as warnings
+    report = pgexport.export(brain, url, agent=agent, batch_size=batch_size)  # logs its notices as warnings
     emit(report.to_dict(), as_json, lambda r: [report.summary()])
 
 
@@ -61,7 +61,7 @@ def sync_status(state: State, dsn: str | None, as_json: bool) -> None:
     """Cursor, backlog and last run of each database this brain exports to."""
     chosen = dsn or os.environ.get("MAXMEM_PG_DSN") or state.config.section("sync.postgres").get("dsn")
     brain = state.brain(embedder="none", create=False)
-    found = postgres.status(brain, str(chosen) if chosen else None)
+    found = pgstatus.status(brain, str(chosen) if chosen else None)
     emit([s.to_dict() for s in found], as_json, lambda rows: _status_lines(rows))
 
 

@@ -40,7 +40,8 @@ from ..retention.report import summary
 from ..retention.run import apply
 from ..store.db import Database
 from ..store.migrations import migrate
-from ..sync.postgres import batch_size_from, export, resolve_dsn, target_name
+from ..sync.pgconnect import batch_size_from, resolve_dsn, target_name
+from ..sync.pgexport import export
 from . import due
 from . import table as job_table
 from .runs import job_name, last_runs, record_run

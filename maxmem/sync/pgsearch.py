@@ -38,7 +38,8 @@ from ..memory import Filters, Memory
 from ..search import hybrid as search_mod
 from ..search.hybrid import MODES
 from ..store.db import check_identifier
-from .postgres import SyncError, connect, describe_error, psycopg_module, read_schema, target_name
+from .pgconnect import SyncError, connect, describe_error, psycopg_module, target_name
+from .pgschema import read_schema
 from .terms import COLUMN_LABELS, Tokenizer, column_weights, query_payload
 
 if TYPE_CHECKING:  # pragma: no cover
