@@ -190,7 +190,7 @@ def timed(kind: str, brain: Brain, match_sql: str, query: str, qvec: np.ndarray,
     """Seconds one search of `kind` (KINDS) takes."""
     start = time.perf_counter()
     if kind in ("search", "tracked"):
-        brain.search(query, limit=10, track=kind == "tracked")  # tracked: usage.py, written in batches
+        brain.search(query, limit=10, track=kind == "tracked")  # tracked: store/usage.py, written in batches
     elif kind == "floor":
         floor_search(brain, match_sql, query, qvec, vectors)
     else:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What the prompt hook injects, judged the way the agent sees it, on LoCoMo-10.
 
-Every prompt goes through `maxmem.recall.recall(brain, prompt)`, the function behind
+Every prompt goes through `maxmem.hooks.recall.recall(brain, prompt)`, the function behind
 `maxmem hook user-prompt`, with its default settings (at most 3 memories, 400 tokens,
 the brain's configured relevance gate); the block it returns is what the agent would
 read before the prompt. Each prompt is asked on its own, as the first of a session

@@ -395,7 +395,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{args.fit}: not a dump of relevance_eval.py --dump ({exc})", file=sys.stderr)
             return 2
         result["fit"] = fit(asked, dump, relevance_eval.CALIBRATION, threshold)
-        print("\nrefitted on the dev half and LoCoMo's calibration half (paste into maxmem/relevance.py):")
+        print("\nrefitted on the dev half and LoCoMo's calibration half (paste into maxmem/search/relevance.py):")
         for name, value in result["fit"].items():
             print(f"{name} = {value}")
     if args.json:

@@ -545,7 +545,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.fit:
         constants = fit(asked, args.calibration)
         result["fit"] = constants
-        print("\nrefitted on the calibration half (paste into maxmem/relevance.py and maxmem/config.py):")
+        print("\nrefitted on the calibration half (paste into maxmem/search/relevance.py and maxmem/config.py):")
         for name, value in constants.items():
             print(f"{name} = {value}")
     if args.cv:

@@ -1,10 +1,11 @@
 """Brain: the public API over one brain.db, a thin façade over the floors below.
 
-Every write goes down the floors once: records.py checks the input and takes secrets
-out, curation.py decides whether it restates a stored memory, vectors.py embeds
-(outside any transaction), rows.py writes the rows with their change log, neighbour
-windows and vectors in one transaction. Reads go to search.py (hybrid search) and
-rows.py; usage.py records what searches return without writing on the search path.
+Every write goes down the floors once: store/records.py checks the input and takes
+secrets out, curation.py decides whether it restates a stored memory, search/vectors.py
+embeds (outside any transaction), store/rows.py writes the rows with their change log,
+neighbour windows and vectors in one transaction. Reads go to search/hybrid.py (hybrid
+search) and store/rows.py; store/usage.py records what searches return without writing
+on the search path.
 
 Embedding never happens inside a write transaction (a slow API must not hold the
 write lock), and an embedding failure never loses a memory: the row is stored with

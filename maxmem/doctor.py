@@ -42,7 +42,7 @@ Check = dict[str, Any]
 
 # A job that has run before and has not succeeded for longer than this needs
 # attention (hours). Capture runs every 2 h, retention and backups daily.
-# Both from the one job table (maxmem.jobs).
+# Both from the one job table (maxmem.jobs.table).
 DEFAULT_MAX_AGE_HOURS = job_table.max_age_hours()
 # The command that runs each job (the hint for a required job that never ran); a job
 # that "never ran" is one of DEFAULT_MAX_AGE_HOURS, any other has a run on record.
@@ -196,7 +196,7 @@ def job_checks(runs: Mapping[str, Mapping[str, Any]], config: Config, now: datet
     A job that never ran is not a failure (sync is optional, and a new brain.db has
     run nothing yet) but is reported; list jobs under `[doctor] required` to make
     "never" a failure. A last run that failed is a WARN until [doctor] fail_after (3)
-    runs in a row have failed. `schedules` (job -> maxmem.due schedule) adds
+    runs in a row have failed. `schedules` (job -> maxmem.jobs.due schedule) adds
     "overdue": due for longer than [doctor] overdue_grace_hours (2).
     """
     limits = max_ages(config)
@@ -341,7 +341,7 @@ def run_checks(config: Config, embedder: str | None = None,
 
     env: the environment the jobs run with (os.environ from the CLI); given, the
     loop checks run too (wiring, job logs, capture never run). schedules (job name ->
-    its maxmem.due schedule, as the daemon runs them: daemon.job_schedules) adds the
+    its maxmem.jobs.due schedule, as the daemon runs them: daemon.job_schedules) adds the
     overdue checks.
     """
     path = Path(config.db_path).expanduser()

@@ -2,7 +2,7 @@
 
 `maxmem hook user-prompt` runs on every prompt an agent sends, in a new process each
 time, and the user waits for it. So before the CLI (click and brain.db's modules) is
-loaded at all, this module asks the warm recall server (recall_socket.py) and prints
+loaded at all, this module asks the warm recall server (hooks/warm.py) and prints
 its answer. Only when none answers does the full command run, which then starts the
 server for the next prompt. Any other command goes straight to the CLI.
 """

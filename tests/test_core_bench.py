@@ -55,7 +55,7 @@ def test_the_exact_ranking_matches_search_on_a_small_brain(tmp_path):
 
 
 def test_the_vector_stage_figures_script_runs():
-    """bench/vector_stages.py backs the figures quoted in search.py and brain.py."""
+    """bench/vector_stages.py backs the figures quoted in search/hybrid.py and brain.py."""
     result = subprocess.run([sys.executable, str(ROOT / "bench" / "vector_stages.py"), "--sizes", "2000"],
                             capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr

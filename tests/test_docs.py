@@ -104,3 +104,50 @@ def test_config_doc_names_every_setting_the_code_reads():
                  for v in re.findall(r"\bMAXMEM_[A-Z_]+[A-Z]\b", p.read_text(encoding="utf-8", errors="ignore"))}
     text = (ROOT / "docs" / "config.md").read_text()
     assert sorted(v for v in variables if f"`{v}`" not in text) == []
+
+
+def is_module(name: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:  # a parent that is a module, not a package
+        return False
+
+
+def test_the_modules_the_docs_name_exist():
+    """A module path in README, CONTRIBUTING or docs/ (`maxmem/search/hybrid.py`, `python -m
+    maxmem.hooks.server`, `from maxmem.hooks.recall import recall`, `maxmem.jobs.runs.record_run`)
+    names a module that exists and, after an import, names that it has."""
+    import importlib
+
+    stale = []
+    for page in [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        text = page.read_text()
+        where = page.relative_to(ROOT)
+        for path in re.findall(r"\bmaxmem/[\w/]+\.py\b", text):
+            if not (ROOT / path).is_file():
+                stale.append(f"{where}: {path}")
+        for module in re.findall(r"python -m (maxmem[\w.]*)", text):
+            if not is_module(module):
+                stale.append(f"{where}: python -m {module}")
+        for module, names in re.findall(r"^from (maxmem[\w.]*) import ([\w, ]+)$", text, re.M):
+            if not is_module(module):
+                stale.append(f"{where}: from {module} import")
+                continue
+            found = importlib.import_module(module)
+            stale += [f"{where}: from {module} import {n}" for n in names.replace(" ", "").split(",")
+                      if not hasattr(found, n) and not is_module(f"{module}.{n}")]
+        for dotted in re.findall(r"`(maxmem(?:\.\w+)+)", text):
+            parts = dotted.split(".")
+            if not is_module(f"maxmem.{parts[1]}"):
+                continue  # not a module of maxmem: the shared PostgreSQL schema's `maxmem.memories`, …
+            at = len(parts)
+            while not is_module(".".join(parts[:at])):
+                at -= 1
+            value: object = importlib.import_module(".".join(parts[:at]))
+            for name in parts[at:]:
+                value = getattr(value, name, None)
+            if value is None:
+                stale.append(f"{where}: {dotted}")
+    assert stale == [], "the docs name modules or names that do not exist:\n" + "\n".join(stale)

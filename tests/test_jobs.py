@@ -1,4 +1,4 @@
-"""The one job table (maxmem.jobs): what the daemon schedules, what `--if-due` runs at a
+"""The one job table (maxmem.jobs.table): what the daemon schedules, what `--if-due` runs at a
 given clock time, what doctor and `maxmem jobs` read, with the machine in a zone far
 from New York."""
 

@@ -10,6 +10,7 @@ that no module is entered twice on one call stack (A -> B -> A).
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import shutil
@@ -59,6 +60,48 @@ def test_no_import_circles_and_no_private_names_across_modules():
     out = import_graph()
     assert re.search(r"\b0 circles, 0 private names imported", out), out
     assert not re.search(r"^(circle|private):", out, re.M), out
+
+
+# The ground floor knows no domain; the faces are on top, and only the entry points and
+# the daemon (which runs every job, the PostgreSQL export included) start one of them.
+GROUND = {"maxmem.errors", "maxmem.clock", "maxmem.config", "maxmem.files", "maxmem.memory",
+          "maxmem.store.db", "maxmem.store.migrations", "maxmem.archive", "maxmem.jsonl"}
+FACES = ("maxmem.cli", "maxmem.mcp", "maxmem.sync", "maxmem.browse")
+STARTERS = {"maxmem.__main__", "maxmem.entry", "maxmem.jobs.daemon"}
+
+
+def imported_modules() -> dict[str, set[str]]:
+    """Each module of maxmem -> the modules of maxmem it imports (anywhere in it)."""
+    names = {".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): p
+             for p in PACKAGE.rglob("*.py")}
+    found: dict[str, set[str]] = {}
+    for name, path in names.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        targets = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parent = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join(parent + ([base] if base else []))
+                targets |= {f"{base}.{a.name}" if f"{base}.{a.name}" in names else base for a in node.names}
+            elif isinstance(node, ast.Import):
+                targets |= {a.name for a in node.names}
+        found[name] = {t for t in targets if t in names and t not in (name, "maxmem")}
+    return found
+
+
+def is_face(name: str) -> bool:
+    return any(name == face or name.startswith(face + ".") for face in FACES)
+
+
+def test_no_import_climbs_a_floor():
+    modules = imported_modules()
+    assert GROUND <= set(modules)
+    climbs = [f"{name} imports {target}" for name in sorted(GROUND) for target in sorted(modules[name] - GROUND)]
+    climbs += [f"{name} imports {target}" for name, targets in sorted(modules.items())
+               if not is_face(name) and name not in STARTERS for target in sorted(targets) if is_face(target)]
+    assert climbs == []
 
 
 def test_no_module_uses_another_modules_private_attributes():

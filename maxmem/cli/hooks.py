@@ -1,4 +1,4 @@
-"""`maxmem hook EVENT --harness H`: the command agents' hooks run (maxmem.hook).
+"""`maxmem hook EVENT --harness H`: the command agents' hooks run (maxmem.hooks).
 
 It always exits 0 and prints only what
 the harness should read; what happened goes to one line in hook.log in maxmem's

@@ -1,5 +1,5 @@
 """Commands for the scheduled jobs: capture, daemon and jobs. Each parses, calls one
-function of maxmem.capture / maxmem.daemon, and prints."""
+function of maxmem.capture / maxmem.jobs.daemon, and prints."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ something of substance and the brain holds something relevant to it:
    prompt is ever embedded or searched with;
 2. a prompt with no question of substance ("yes", "go on", "run the tests", "/clear")
    recalls nothing (`has_substance`);
-3. the hybrid search ranks the brain, and the relevance gate (relevance.py, the
+3. the hybrid search ranks the brain, and the relevance gate (search/relevance.py, the
    `min_relevance` every search uses) keeps only hits whose relevance reaches it,
    each judged on its own;
 4. memories already shown in the current session (by an earlier prompt or the session-start
@@ -78,7 +78,7 @@ class RecallSettings:
     max_memories: int = DEFAULT_MAX_MEMORIES
     budget_tokens: int = DEFAULT_BUDGET_TOKENS
     min_relevance: float | None = None  # None: the brain's own gate (config min_relevance)
-    warm_minutes: float = DEFAULT_WARM_MINUTES  # the recall server's idle time (recall_socket.py)
+    warm_minutes: float = DEFAULT_WARM_MINUTES  # the recall server's idle time (warm.py)
 
     def __post_init__(self) -> None:
         if not isinstance(self.max_memories, int) or isinstance(self.max_memories, bool) \

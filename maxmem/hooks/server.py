@@ -1,8 +1,8 @@
-"""The warm recall server: `python -m maxmem.recall_server --db PATH [--config PATH]`.
+"""The warm recall server: `python -m maxmem.hooks.server --db PATH [--config PATH]`.
 
-Started in the background by a prompt hook that found none (recall_socket.py). It
+Started in the background by a prompt hook that found none (warm.py). It
 holds the embedder and brain.db open and answers each hook's request with what
-`maxmem hook user-prompt` would print (hook.recall_context), one request at a time.
+`maxmem hook user-prompt` would print (events.recall_context), one request at a time.
 
 It leaves, removing its socket, after [recall] warm_minutes without a request, and as
 soon as it would answer from something stale: brain.db replaced or removed, the config
@@ -145,7 +145,7 @@ def hold_lock(path: Path) -> IO[str] | None:
         handle.close()
         return None
     handle.truncate(0)
-    handle.write(f"{os.getpid()}\n")  # recall_socket.stop_servers reads it
+    handle.write(f"{os.getpid()}\n")  # warm.stop_servers reads it
     handle.flush()
     return handle
 

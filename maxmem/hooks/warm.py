@@ -2,7 +2,7 @@
 
 A prompt hook is a new process on every prompt; loading the model and brain.db's
 modules is most of its time. The first prompt's hook does the work itself and starts a
-recall server (`python -m maxmem.recall_server`) in the background; later hooks send
+recall server (`python -m maxmem.hooks.server`) in the background; later hooks send
 their stdin to it over a Unix socket and print its answer. The server holds the
 embedder and brain.db open and leaves after [recall] warm_minutes without a request
 (0: no server; every hook works alone).

@@ -1,6 +1,6 @@
 """`maxmem daemon`: the scheduled jobs, run on their schedules or at a scheduler's tick.
 
-The jobs and when they run are declared once, in `maxmem.jobs.JOBS`; here each
+The jobs and when they run are declared once, in `maxmem.jobs.table.JOBS`; here each
 gets the function that opens brain.db, does its work and returns a one-line
 summary (`RUNNERS`). A failing job is logged and retried at its next time; it never
 stops the daemon or the other jobs.
@@ -8,7 +8,7 @@ stops the daemon or the other jobs.
 `maxmem daemon` runs them with the `schedule` library (`entry` turns a job's `when`
 into a schedule entry). `maxmem daemon --once --if-due`, run by any scheduler's tick
 (cron, a systemd timer, launchd), runs only the jobs that are due from their last
-success recorded in brain.db (maxmem.due), so retention runs once per New York day
+success recorded in brain.db (maxmem.jobs.due), so retention runs once per New York day
 after 03:00 there whatever the machine's zone, and a night missed asleep is caught
 up at the next tick. An every-tick job (embed) runs at each tick, right after
 capture (capture stores without vectors), within its [embed] max_seconds budget.
@@ -54,7 +54,7 @@ EMBED_SECONDS = 600.0  # [embed] max_seconds: one run's share of a 15-minute tic
 @dataclass(frozen=True)
 class Job:
     name: str
-    when: job_table.When  # from maxmem.jobs: due.Daily, due.Every or EVERY_TICK
+    when: job_table.When  # from maxmem.jobs.table: due.Daily, due.Every or EVERY_TICK
     run: Callable[[], str]  # does the work, returns a one-line summary
     description: str = ""
     records: bool = True  # the job records its own runs (health.record_run); else run_due does
@@ -161,7 +161,7 @@ def doctor_run(config: Config, env: Mapping[str, str] | None = None,
     return run
 
 
-# What each job in maxmem.jobs.JOBS runs (doctor's is built last, by `default_jobs`).
+# What each job in maxmem.jobs.table.JOBS runs (doctor's is built last, by `default_jobs`).
 RUNNERS: dict[str, Callable[[Config, Mapping[str, str]], Callable[[], str]]] = {
     "capture": capture_run, "embed": embed_run, "retention": retention_run, "sync": sync_run,
     "backup": backup_run,
@@ -216,7 +216,7 @@ def doctor_job(config: Config, env: Mapping[str, str] | None = None,
 
 
 def default_jobs(config: Config, env: Mapping[str, str]) -> list[Job]:
-    """The jobs `maxmem daemon` runs: maxmem.jobs.JOBS that this config enables, in order."""
+    """The jobs `maxmem daemon` runs: maxmem.jobs.table.JOBS that this config enables, in order."""
     built = [build(d, config, env) for d in job_table.enabled(config, env) if d.name != "doctor"]
     # The doctor job checks brain.db and the jobs' runs, not the scheduler's own log
     # (the tick it runs in has not written its line yet): no env, no loop checks.
@@ -250,7 +250,7 @@ def listing(config: Config, env: Mapping[str, str], runs: Mapping[str, Mapping[s
 
 
 def job_schedules(config: Config, env: Mapping[str, str]) -> dict[str, due.Schedule]:
-    """job name -> when it is due (maxmem.due), as the daemon runs it; empty when the
+    """job name -> when it is due (maxmem.jobs.due), as the daemon runs it; empty when the
     config cannot make the jobs (that config error is the daemon's to report)."""
     try:
         return {job.name: job.due for job in default_jobs(config, env) if job.due is not None}

@@ -13,7 +13,7 @@
 cron, systemd and launchd run every `TICK_MINUTES`), `maxmem doctor` (how old a
 job's last success may be, the command that runs it) and `maxmem jobs`. A job's
 `when` is read from the config (`job.when(config)`): a `due.Daily` or `due.Every`
-(maxmem.due decides from the last success recorded in brain.db whether it is due),
+(maxmem.jobs.due decides from the last success recorded in brain.db whether it is due),
 or `EVERY_TICK` for a job that runs at every tick.
 
 A daily time is read on the wall clock of the zone named beside it, never the
@@ -61,7 +61,7 @@ class Declared:
     what: str  # one line for a person
     when: Callable[[Config], When]  # its schedule, from the config (ConfigError names a bad key)
     max_age_hours: float | None = None  # doctor: FAIL when its last success is older ([doctor] max_age_hours)
-    records: bool = True  # the job records its own runs (health.record_run); else the tick does
+    records: bool = True  # the job records its own runs (runs.record_run); else the tick does
     enabled: Callable[[Config, Mapping[str, str]], bool] = lambda config, env: True
     needs: str = ""  # what `enabled` asks for, said when the job is off
 

@@ -11,7 +11,7 @@ index also reads every memory's date written out ("8 May 2023", see migration
 Measured on LoCoMo-10 with bench/locomo.py (docs/design.md, "Neighbours").
 
 This is derived state (the `context` column holds the neighbours' text). After a
-write, rows.py asks `plan()` which memories need a new window (the written ones and
+write, store/rows.py asks `plan()` which memories need a new window (the written ones and
 the neighbours whose window they entered or left), stores the text and re-blends the
 vectors from the embeddings cache, so a neighbour arriving never calls the embedder,
 and a forgotten memory's text leaves its neighbours' windows too.

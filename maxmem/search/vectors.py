@@ -8,7 +8,7 @@ is embedded once per model: the embeddings cache keeps vectors by text hash, or 
 to a memory's own vec0 row (`by_reference`).
 
 `VectorStore` is one brain.db's vector side. It never opens a transaction except to
-cache freshly embedded vectors; writes run inside the caller's (rows.py, brain.py).
+cache freshly embedded vectors; writes run inside the caller's (store/rows.py, brain.py).
 Embedding happens outside any transaction, and an embedding failure never loses a
 memory: it is stored without a vector (`embedded_at` NULL) and backfilled later.
 """

@@ -190,7 +190,7 @@ CREATE TABLE capture_files (
 CREATE INDEX capture_files_inode ON capture_files (device, inode);
 """
 
-# One cursor per PostgreSQL database this brain exports to (maxmem/sync/postgres.py).
+# One cursor per PostgreSQL database this brain exports to (maxmem/sync/pgexport.py).
 SYNC_TARGETS = """
 CREATE TABLE sync_targets (
     target        TEXT PRIMARY KEY,           -- the DSN without its password: user@host:port/db
@@ -204,7 +204,7 @@ CREATE TABLE sync_targets (
 );
 """
 
-# Session context (maxmem/neighbours.py): memories.context holds the text of a
+# Session context (maxmem/search/neighbours.py): memories.context holds the text of a
 # conversation memory's neighbours in its session. The keyword index reads memories
 # through a view that adds each memory's date written out ("8 May 2023"), so the
 # `context` column of memories_fts = date + neighbours' text. Deletes read the old

@@ -55,7 +55,7 @@ UPDATABLE = frozenset({
     "pinned", "started_at", "resolved_at", "superseded_by", "agent", "session_id",
     "created_at", "source",
 })
-# Fields whose change moves a memory among its session neighbours (neighbours.py).
+# Fields whose change moves a memory among its session neighbours (search/neighbours.py).
 NEIGHBOUR_FIELDS = frozenset({"content", "title", "session_id", "category", "created_at"})
 
 

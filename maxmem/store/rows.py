@@ -2,9 +2,9 @@
 and vectors, kept consistent inside the caller's transaction.
 
 Brain checks the input (records.py), decides duplicates (curation.py), embeds outside
-any transaction (vectors.py), opens the transaction and calls one method here. The
-keyword index follows the rows by triggers (migrations.py); the vectors and the
-neighbours' windows (neighbours.py) are derived state kept up to date here.
+any transaction (search/vectors.py), opens the transaction and calls one method here.
+The keyword index follows the rows by triggers (migrations.py); the vectors and the
+neighbours' windows (search/neighbours.py) are derived state kept up to date here.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Cross-agent recall: the hybrid ranking of maxmem/search.py, run inside PostgreSQL.
+"""Cross-agent recall: the hybrid ranking of maxmem/search/hybrid.py, run inside PostgreSQL.
 
 The same steps as local search, over every exporting agent's memories:
 - keyword candidates: FTS5's bm25 recomputed in SQL (k1 = 1.2, b = 0.75, the same

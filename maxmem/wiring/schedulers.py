@@ -2,7 +2,7 @@
 
 Every scheduler runs the same command, `maxmem daemon --once --if-due`, with absolute
 paths and --db/--config; each job then decides from brain.db whether it is due (see
-maxmem.due). So cron's ignored CRON_TZ, launchd's missing time zone key and a laptop
+maxmem.jobs.due). So cron's ignored CRON_TZ, launchd's missing time zone key and a laptop
 asleep at 03:00 no longer move retention off 03:00 New York time.
 
   cron     a marked block in the user crontab (`crontab -l` / `crontab -`) calling the
