@@ -41,6 +41,7 @@ from .errors import ConfigError, MaxmemError
 from .health import job_name, last_runs, record_run
 from .migrations import migrate
 from .retention import apply, load_policy, summary
+from .sync import folder
 from .sync.postgres import batch_size_from, export, resolve_dsn, target_name
 
 log = logging.getLogger("maxmem")
@@ -103,6 +104,20 @@ def sync_run(config: Config, env: Mapping[str, str]) -> Callable[[], str]:
     return run
 
 
+def folder_run(config: Config, env: Mapping[str, str]) -> Callable[[], str]:
+    settings = folder.FolderSettings.from_config(config, env)  # a bad [sync.folder] stops the daemon at start
+
+    def run() -> str:
+
+        with Brain.open(config.db_path, config=config) as brain:
+            report = folder.sync(brain, settings)
+        if report.failures:
+            raise MaxmemError(f"{report.summary()}; {'; '.join(report.failures)}")
+        return report.summary()
+
+    return run
+
+
 def backup_run(config: Config, env: Mapping[str, str]) -> Callable[[], str]:
     keep_count(config)  # a bad [backup] section stops the daemon at start
 
@@ -161,7 +176,7 @@ def doctor_run(config: Config, env: Mapping[str, str] | None = None,
 # What each job in maxmem.jobs.JOBS runs (doctor's is built last, by `default_jobs`).
 RUNNERS: dict[str, Callable[[Config, Mapping[str, str]], Callable[[], str]]] = {
     "capture": capture_run, "embed": embed_run, "retention": retention_run, "sync": sync_run,
-    "backup": backup_run,
+    "sync-folder": folder_run, "backup": backup_run,
 }
 
 

@@ -36,6 +36,7 @@ from .db import DAMAGE
 from .errors import ConfigError, MaxmemError
 from .health import age_hours, format_age, last_runs, one_line
 from .retention import check_archives
+from .sync.folder import conflict_check
 from .wiring import Install, inactive, problems
 
 Check = dict[str, Any]
@@ -411,6 +412,9 @@ def _inspect(brain: Brain, config: Config, checks: list[Check], report: dict[str
                          "newest": str(backups[-1]) if backups else None}
     checks.extend(job_checks(runs, config, now, backups[-1] if backups else None, schedules))
     checks.extend(archive_checks(brain))
+    conflicts = conflict_check(brain)
+    if conflicts is not None:
+        checks.append(conflicts)
     if brain.db.read_only:
         checks.append(_check("access", True, f"read-only ({brain.db.read_only}): reads work, writes are refused",
                              warn=True))

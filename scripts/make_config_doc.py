@@ -23,7 +23,7 @@ OUT = ROOT / "docs" / "config.md"
 
 from maxmem import backup, brain, briefing, config, curation, daemon, doctor, hook, recall, retention, triggers
 from maxmem.capture.roots import CaptureSettings
-from maxmem.sync import postgres
+from maxmem.sync import folder, postgres
 
 TOP = {
     "db_path": "Where brain.db lives (`--db` overrides it).",
@@ -196,6 +196,15 @@ def sections() -> list[tuple[str, str, list[Key]]]:
             Key("batch_size", toml(postgres.DEFAULT_BATCH_SIZE), "Memories per committed batch."),
             Key("index_memory", toml(postgres.DEFAULT_INDEX_MEMORY), "PostgreSQL's `maintenance_work_mem` while the HNSW index is built."),
             Key("agent", "`agent`, else the host name", "This brain's agent name in the shared database."),
+        ]),
+        ("sync.folder", "Sync between your own machines through a folder your sync tool shares "
+                        "([sync.md](sync.md#between-your-own-machines)). The key is `sync.key` in the config "
+                        "folder, this machine's id `sync.machine` beside it.", [
+            Key("dir", "—", "The shared folder (`maxmem sync folder DIR` records it); without one, "
+                            "folder sync does not run."),
+            Key("vectors", toml(True), "Send each memory's vector with it; a machine with the same embedder "
+                                       "stores it instead of embedding the text again."),
+            Key("interval_minutes", toml(folder.DEFAULT_INTERVAL), "Minutes between scheduled folder syncs."),
         ]),
     ]
 
