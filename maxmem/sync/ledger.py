@@ -83,11 +83,17 @@ CONFLICT_SQL = "INSERT OR IGNORE INTO sync_conflicts (uid, field, kept, lost, at
 
 def field_hashes(values: Mapping[str, Any]) -> bytes:
     """8 bytes of a hash of each synced field's value, in SYNCED order."""
-    return b"".join(
-        hashlib.blake2b(json.dumps(values.get(f), sort_keys=True, ensure_ascii=False).encode("utf-8"),
-                        digest_size=HASH_BYTES).digest()
-        for f in SYNCED
-    )
+    return b"".join(_value_hash(values.get(f)) for f in SYNCED)
+
+
+def _value_hash(value: Any) -> bytes:
+    # Text (most fields) is hashed as it is; anything else as JSON with sorted keys. The
+    # tag keeps the two apart ("null" the text is not None).
+    if isinstance(value, str):
+        raw = b"s" + value.encode("utf-8", "surrogatepass")
+    else:
+        raw = b"j" + json.dumps(value, sort_keys=True, ensure_ascii=False).encode("utf-8", "surrogatepass")
+    return hashlib.blake2b(raw, digest_size=HASH_BYTES).digest()
 
 
 def hash_at(hashes: bytes, index: int) -> bytes:
@@ -267,28 +273,64 @@ def merge(brain: Brain, incoming: Sequence[Incoming], now: str) -> Merged:
     current = {row["uid"]: Memory.from_row(row) for row in db.rows_in(BY_UID_SQL, uids)}
     clock = Clock(int(db.get_meta(CLOCK_KEY) or 0))
     touched: dict[str, Known | None] = {}
-    added: list[int] = []
+    new = New()
     doomed: dict[str, Memory] = {}
     for item in incoming:
         record = item.record
         uid = str(record.get("u"))
+        if uid in new.records:  # the same memory twice in one file: store the first one now
+            new.store(brain, current)
         try:
             _see(clock, record)
             if "x" in record:
                 _tombstone(uid, str(record["x"]), known, current, doomed, touched, result)
             else:
-                _upsert(brain, item, known, current, touched, added, result, now)
+                _upsert(brain, item, known, current, touched, new, result, now)
         except (InvalidInput, KeyError, TypeError, ValueError, IndexError) as exc:
             result.rejected.append(f"{uid[:40]}: {exc}"[:200])
+    new.store(brain, current)
     save(db, touched)
-    if added:
-        brain.rows.refresh(added, logged=added)
     if doomed:
         brain.forget_many(list(doomed.values()))
         result.forgotten = list(doomed)
     db.set_meta(CLOCK_KEY, str(clock.last))
     db.set_meta(CURSOR_KEY, str(db.scalar(LAST_SEQ_SQL)))
     return result
+
+
+@dataclass
+class New:
+    """Memories new to this brain, stored together: one insert, one pass over the
+    neighbour windows and the vectors, as a bulk load does."""
+
+    records: dict[str, tuple[dict[str, Any], np.ndarray | None]] = field(default_factory=dict)
+
+    def store(self, brain: Brain, current: dict[str, Memory]) -> None:
+        if not self.records:
+            return
+        existing = brain.rows.existing_ids([(r["content_hash"], r["category"]) for r, _ in self.records.values()])
+        together: list[tuple[dict[str, Any], np.ndarray | None]] = []
+        alone: list[tuple[dict[str, Any], np.ndarray | None]] = []
+        seen: set[tuple[str, str]] = set()
+        for record, own in self.records.values():
+            # rows.insert keeps one memory per text and category; a text stored here
+            # under another uid (or twice in this file) is added under its own uid.
+            key = (record["content_hash"], record["category"])
+            (alone if key in existing or key in seen else together).append((record, own))
+            seen.add(key)
+        if together:
+            inserted = brain.rows.insert([r for r, _ in together], [v for _, v in together])
+            current.update({m.uid: m for m in inserted.fresh.values()})
+        ids = []
+        for record, own in alone:
+            memory_id = brain.rows.next_id()
+            record["embedded_at"] = iso(brain.clock.now()) if own is not None else None
+            brain.rows.add(memory_id, record, own)
+            current[record["uid"]] = Memory(id=memory_id, **{k: record[k] for k in FIELDS})
+            ids.append(memory_id)
+        if ids:
+            brain.rows.refresh(ids, logged=ids)
+        self.records.clear()
 
 
 def _see(clock: Clock, record: Mapping[str, Any]) -> None:
@@ -309,7 +351,7 @@ def _tombstone(uid: str, tomb: str, known: dict[str, Known], current: dict[str, 
 
 
 def _upsert(brain: Brain, item: Incoming, known: dict[str, Known], current: dict[str, Memory],
-            touched: dict[str, Known | None], added: list[int], result: Merged, now: str) -> None:
+            touched: dict[str, Known | None], new: New, result: Merged, now: str) -> None:
     record = item.record
     uid, values, stamps = str(record["u"]), record["f"], record["s"]
     entry = known.get(uid)
@@ -318,10 +360,9 @@ def _upsert(brain: Brain, item: Incoming, known: dict[str, Known], current: dict
         return
     memory = current.get(uid)
     if memory is None:
-        stored = _add(brain, uid, values, item.vector, now, result)
-        current[uid] = stored
-        added.append(stored.id)
-        known[uid] = touched[uid] = Known(_normalised(stamps), field_hashes(stored.to_dict()))
+        record = _new(brain, uid, values, item.vector, now, new, result)
+        hashes = field_hashes(record) if any(record[f] != values.get(f) for f in SYNCED) else field_hashes(values)
+        known[uid] = touched[uid] = Known(_normalised(stamps), hashes)
         result.added += 1
         return
     if entry is None or entry.hashes is None:  # not in the ledger: any stamp is later
@@ -376,19 +417,17 @@ def _usable(vector: np.ndarray | None, sent: Mapping[str, Any], record: Mapping[
     return normalise(np.asarray(vector, dtype=np.float32).reshape(1, -1))[0]
 
 
-def _add(brain: Brain, uid: str, values: Mapping[str, Any], vector: np.ndarray | None, now: str,
-         result: Merged) -> Memory:
+def _new(brain: Brain, uid: str, values: Mapping[str, Any], vector: np.ndarray | None, now: str, new: New,
+         result: Merged) -> dict[str, Any]:
+    """The checked record of a memory new here, queued for `New.store`."""
     item = {f: values[f] for f in SYNCED if values.get(f) is not None}
     record = check_record({**item, "uid": uid}, now=now, agent=None, redactor=brain.redacting).record
     own = _usable(vector, values, record)
-    record["embedded_at"] = now if own is not None else None
-    memory_id = brain.rows.next_id()
-    memory = Memory(id=memory_id, **{k: record[k] for k in FIELDS})
     if own is not None:
-        _cache(brain, memory, own)
+        _cache(brain, Memory(id=0, **{k: record[k] for k in FIELDS}), own)
         result.vectors += 1
-    brain.rows.add(memory_id, record, own)
-    return memory
+    new.records[uid] = (record, own)
+    return record
 
 
 def _change(brain: Brain, memory: Memory, winners: Mapping[str, Any], vector: np.ndarray | None, now: str,
