@@ -55,6 +55,9 @@ SYNCED = (
     "created_at", "updated_at",
 )
 HASH_BYTES = 8
+# Written with every change: two concurrent edits always differ there, and that is no
+# conflict worth a word (the fields they changed are reported).
+UNREPORTED = frozenset({"updated_at"})
 CURSOR_KEY = "sync_absorbed"  # the change-log seq absorbed so far
 CLOCK_KEY = "sync_clock"  # this machine's hybrid logical clock
 BATCH = 1000
@@ -402,6 +405,8 @@ def _normalised(stamps: Mapping[str, Any]) -> dict[str, list[str | None]]:
 
 
 def _conflict(db: Database, uid: str, name: str, kept: str, lost: str, now: str, result: Merged) -> None:
+    if name in UNREPORTED:
+        return
     db.execute(CONFLICT_SQL, (uid, name, kept, lost, now))
     if db.conn.changes():
         result.conflicts += 1
