@@ -615,8 +615,11 @@ def status(brain: Brain) -> list[MachineStatus]:
     if not db.table_exists("sync_files"):
         return []
     me = db.get_meta(MACHINE_META)
-    return [MachineStatus(row["machine"], row["machine"] == me, row["files"], row["last_file"],
+    rows = [MachineStatus(row["machine"], row["machine"] == me, row["files"], row["last_file"],
                           row["records"] or 0, row["last_at"]) for row in db.rows(MACHINES_SQL)]
+    if me and not any(row.this_machine for row in rows):
+        rows.insert(0, MachineStatus(me, True, 0, 0, 0, None))  # synced, nothing of its own written yet
+    return rows
 
 
 def conflicts(brain: Brain, limit: int = 5) -> tuple[int, list[dict[str, Any]]]:
@@ -652,6 +655,9 @@ def machines_text(rows: Iterable[MachineStatus]) -> list[str]:
     for row in rows:
         who = "this machine" if row.this_machine else "machine"
         verb = "written" if row.this_machine else "applied"
+        if not row.files:
+            out.append(f"folder: {who} {row.machine}: no file written yet (nothing of its own to send)")
+            continue
         out.append(f"folder: {who} {row.machine}: last file #{row.last_file} ({row.files} file(s), "
                    f"{row.records} change(s)), last {verb} {row.last_at}")
     return out
