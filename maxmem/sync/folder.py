@@ -380,6 +380,17 @@ def sync(brain: Brain, settings: FolderSettings, key_file: Path | None = None) -
     the module's docstring). Raises FolderError or SyncKeyError (one line, nothing
     applied); files that cannot be applied are skipped and listed in the report."""
     started = time.monotonic()
+    try:
+        report = _run(brain, settings, key_file)
+    except MaxmemError as exc:  # doctor sees it, as it sees a failed tick
+        record_run(brain.db, JOB, False, str(exc), brain.clock)
+        raise
+    report.seconds = time.monotonic() - started
+    record_run(brain.db, JOB, not report.failures, "; ".join([report.summary(), *report.failures]), brain.clock)
+    return report
+
+
+def _run(brain: Brain, settings: FolderSettings, key_file: Path | None) -> FolderReport:
     folder = check_folder(settings.folder)
     machine, notes = identify(brain.db, settings.machine_path)
     mine = own_folder(folder, machine)
@@ -392,17 +403,11 @@ def sync(brain: Brain, settings: FolderSettings, key_file: Path | None = None) -
     if old_key is not None:
         found = _reseal(run, found, old_key)
     _check_keys(run, found)
-    try:
-        send(run)
-        _merge_all(run, found)
-        if run.forgotten:
-            _compact(run)
-            brain.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the forgotten text leaves the WAL too
-    except MaxmemError as exc:
-        record_run(brain.db, JOB, False, str(exc), brain.clock)
-        raise
-    report.seconds = time.monotonic() - started
-    record_run(brain.db, JOB, not report.failures, "; ".join([report.summary(), *report.failures]), brain.clock)
+    send(run)
+    _merge_all(run, found)
+    if run.forgotten:
+        _compact(run)
+        brain.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the forgotten text leaves the WAL too
     return report
 
 
@@ -495,6 +500,9 @@ def _merge_all(run: Run, found: Sequence[Found]) -> None:
     recorded = {row[0]: tuple(row[1:]) for row in db.execute(RECORDED_SQL)}
     report = run.report
     for item in sorted(found, key=lambda f: (f.header.machine if f.header else "", f.rel)):
+        if isinstance(item.problem, sealed.Foreign):  # named like a sync file, but is not one
+            report.foreign.append(item.rel)
+            continue
         if item.problem is not None:
             _skip(run, item, item.problem)
             continue
