@@ -35,7 +35,8 @@ from .jobs import due
 from .jobs import table as job_table
 from .jobs.runs import age_hours, format_age, last_runs, one_line
 from .retention.archives import check_archives
-from .store.db import DAMAGE
+from .store.conflicts import conflicts, synced
+from .store.db import DAMAGE, Database
 from .wiring import Install, inactive, problems
 
 Check = dict[str, Any]
@@ -323,6 +324,17 @@ def loop_checks(config: Config, env: Mapping[str, str], runs: Mapping[str, Mappi
     return checks
 
 
+def conflict_check(db: Database) -> Check:
+    """Folder sync's concurrent edits: a warning naming the latest few, once there are any."""
+    count, latest = conflicts(db, 3)
+    if not count:
+        return _check("sync conflicts", True, "no concurrent edits of one memory on two machines")
+    shown = "; ".join(f"{c['uid']} {c['field']}: kept {c['kept']['machine']}'s ({c['kept']['written'][:19]}), "
+                      f"dropped {c['lost']['machine']}'s ({c['lost']['written'][:19]})" for c in latest)
+    return _check("sync conflicts", True, f"{count} concurrent edit(s) resolved, the later write kept; latest: "
+                  f"{shown} (maxmem history UID shows both versions)", warn=True)
+
+
 def archive_checks(brain: Brain) -> list[Check]:
     """Retention's archives (retention.check_archives): an interrupted run, a leftover
     temporary, an archive that is not whole."""
@@ -411,6 +423,8 @@ def _inspect(brain: Brain, config: Config, checks: list[Check], report: dict[str
                          "newest": str(backups[-1]) if backups else None}
     checks.extend(job_checks(runs, config, now, backups[-1] if backups else None, schedules))
     checks.extend(archive_checks(brain))
+    if synced(brain.db):
+        checks.append(conflict_check(brain.db))
     if brain.db.read_only:
         checks.append(_check("access", True, f"read-only ({brain.db.read_only}): reads work, writes are refused",
                              warn=True))

@@ -27,7 +27,7 @@ from maxmem.hooks import events as hook
 from maxmem.hooks import recall
 from maxmem.jobs import daemon
 from maxmem.retention import policy as retention_policy
-from maxmem.sync import pgconnect
+from maxmem.sync import folder, pgconnect
 from maxmem.triggers import rules as trigger_rules
 
 TOP = {
@@ -201,6 +201,15 @@ def sections() -> list[tuple[str, str, list[Key]]]:
             Key("batch_size", toml(pgconnect.DEFAULT_BATCH_SIZE), "Memories per committed batch."),
             Key("index_memory", toml(pgconnect.DEFAULT_INDEX_MEMORY), "PostgreSQL's `maintenance_work_mem` while the HNSW index is built."),
             Key("agent", "`agent`, else the host name", "This brain's agent name in the shared database."),
+        ]),
+        ("sync.folder", "Sync between your own machines through a folder your sync tool shares "
+                        "([sync.md](sync.md#between-your-own-machines)). The key is `sync.key` in the config "
+                        "folder, this machine's id `sync.machine` beside it.", [
+            Key("dir", "—", "The shared folder (`maxmem sync folder DIR` records it); without one, "
+                            "folder sync does not run."),
+            Key("vectors", toml(True), "Send each memory's vector with it; a machine with the same embedder "
+                                       "stores it instead of embedding the text again."),
+            Key("interval_minutes", toml(folder.DEFAULT_INTERVAL), "Minutes between scheduled folder syncs."),
         ]),
     ]
 

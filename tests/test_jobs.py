@@ -60,14 +60,17 @@ def entries(jobs):
 
 def test_each_job_is_declared_once_and_the_daemon_runs_them_in_the_tables_order(tmp_path, env):
     names = [job.name for job in job_table.JOBS]
-    assert names == ["capture", "embed", "retention", "sync", "backup", "doctor"]
+    assert names == ["capture", "embed", "retention", "sync", "sync-folder", "backup", "doctor"]
     assert set(RUNNERS) | {"doctor"} == set(names)  # every declared job has its runner, no other
     config = Config(db_path=tmp_path / "brain.db")
     assert [j.name for j in default_jobs(config, env)] == ["capture", "embed", "retention", "backup", "doctor"]
     assert [j.name for j in default_jobs(config, {**env, **DSN})] == [
         "capture", "embed", "retention", "sync:me@db.lan:5432/brain", "backup", "doctor"]
+    shared = Config(db_path=tmp_path / "brain.db", sections={"sync": {"folder": {"dir": str(tmp_path)}}})
+    assert [(j.name, j.when.describe()) for j in default_jobs(shared, env) if j.name.startswith("sync")] == [
+        ("sync-folder", "every 15 min")]
     # doctor reads its freshness limits and its hints from the same table
-    assert DEFAULT_MAX_AGE_HOURS == {"capture": 6, "retention": 36, "sync": 6, "backup": 36}
+    assert DEFAULT_MAX_AGE_HOURS == {"capture": 6, "retention": 36, "sync": 6, "sync-folder": 6, "backup": 36}
     assert JOB_COMMANDS["retention"] == "maxmem retain --apply" and set(JOB_COMMANDS) == set(names)
 
 
@@ -154,13 +157,14 @@ def test_listing_says_last_run_and_next_due(tmp_path, env):
         record_run(brain.db, "capture", False, "disk full", FixedClock(ny(2026, 12, 3, 9)))
         runs = last_runs(brain.db)
     rows = {r["name"]: r for r in listing(config, env, runs, ny(2026, 12, 3, 10))}
-    assert list(rows) == ["capture", "embed", "retention", "sync", "backup", "doctor"]
+    assert list(rows) == ["capture", "embed", "retention", "sync", "sync-folder", "backup", "doctor"]
     assert rows["retention"]["when"] == "daily at 03:00" and rows["retention"]["zone"] == "America/New_York"
     assert rows["retention"]["next_due"] == {"due": False, "at": "2026-12-04T08:00:00.000Z",
                                              "reason": rows["retention"]["next_due"]["reason"]}
     assert rows["capture"]["last_ok"] is False and rows["capture"]["next_due"]["due"] is True
     assert rows["embed"]["next_due"]["reason"] == "runs at every tick"
     assert rows["sync"]["enabled"] is False and rows["sync"]["next_due"] is None and "DSN" in rows["sync"]["off"]
+    assert rows["sync-folder"]["enabled"] is False and "sync folder DIR" in rows["sync-folder"]["off"]
     assert rows["backup"]["last_run"] is None and rows["backup"]["next_due"]["due"] is True
 
 
@@ -170,7 +174,8 @@ def test_maxmem_jobs_lists_the_table_as_text_and_json(tmp_path):
     assert r.exit_code == 0, r.output
     lines = r.stdout.splitlines()
     assert lines[0].split() == ["JOB", "WHEN", "ZONE", "LAST", "RUN", "NEXT", "DUE"]
-    assert [line.split()[0] for line in lines[1:]] == ["capture", "embed", "retention", "sync", "backup", "doctor"]
+    assert [line.split()[0] for line in lines[1:]] == ["capture", "embed", "retention", "sync", "sync-folder",
+                                                       "backup", "doctor"]
     assert lines[3].split() == ["retention", "daily", "at", "03:00", "America/New_York", "never", "now"]
     assert not (tmp_path / "brain.db").exists()
     assert run("--db", db, "--embedder", "none", "daemon", "--once", "--job", "retention").exit_code == 0

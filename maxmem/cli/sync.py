@@ -1,4 +1,5 @@
-"""Commands for sharing memory through PostgreSQL: sync postgres, sync status, sync search.
+"""Commands for sharing memory: sync folder (between your own machines), and through
+PostgreSQL: sync postgres, sync status, sync search.
 
 Each parses, calls one function of maxmem.sync, and prints. The DSN comes from --dsn,
 MAXMEM_PG_DSN, or `dsn` under [sync.postgres] in the config file; its password is
@@ -8,12 +9,15 @@ never printed.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import click
 
-from ..sync import pgconnect, pgexport, pgsearch, pgstatus
+from ..config import default_config_path
+from ..sync import folder, pgconnect, pgexport, pgsearch, pgstatus
 from .common import State, emit, filter_options, filters_from, json_option, pass_state, print_hits
 
 DSN_HELP = "libpq URL or key=value string (default: MAXMEM_PG_DSN, then [sync.postgres] dsn)."
@@ -25,11 +29,45 @@ def _dsn(state: State, dsn: str | None) -> str:
 
 @click.group()
 def sync() -> None:
-    """Share memory between agents through PostgreSQL (+ pgvector).
+    """Share memory between your own machines (a synced folder) or between agents
+    (PostgreSQL + pgvector).
 
-    Each agent keeps its brain.db and exports it to one database; `sync search`
-    then ranks every agent's memories together.
+    `sync folder DIR`: each machine writes its changes, encrypted, into a folder your
+    sync tool already shares, and merges the others'. `sync postgres`: each agent
+    keeps its brain.db and exports it to one database; `sync search` then ranks every
+    agent's memories together.
     """
+
+
+@sync.command("folder")
+@click.argument("directory", required=False, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--key-file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Join with this copy of another machine's sync.key (copied into the config folder).")
+@json_option
+@pass_state
+def sync_folder(state: State, directory: Path | None, key_file: Path | None, as_json: bool) -> None:
+    """Exchange changes with your other machines through DIR, a folder your sync tool
+    shares (Syncthing, Dropbox, iCloud Drive, a network share). Encrypted with
+    sync.key in the config folder, made on first use; a second machine joins with a
+    copy of it (--key-file). DIR is recorded as [sync.folder] dir, so the scheduled
+    tick syncs from then on; without DIR, the recorded folder. Safe to re-run.
+
+    Exits 1 when a file could not be applied (damaged, from a newer maxmem); nothing
+    of it is applied, everything else is.
+    """
+    settings = folder.FolderSettings.from_config(state.config, os.environ, directory)
+    brain = state.brain()  # the embedder names the vectors that can travel; sync never embeds
+    report = folder.sync(brain, settings, key_file=key_file)
+    if directory is not None:
+        config_path = state.config.config_path or default_config_path(os.environ)
+        if folder.record_folder(config_path, directory.expanduser().resolve()):
+            report.notes.append(f"recorded in {config_path}: [sync.folder] dir = {directory.expanduser().resolve()}")
+    emit(report.to_dict(), as_json, lambda r: [report.summary()])
+    if not as_json:
+        for line in report.lines():
+            click.echo(f"maxmem: {line}", err=True)
+    if report.failures:
+        sys.exit(1)
 
 
 @sync.command("postgres")
@@ -58,16 +96,19 @@ def sync_postgres(state: State, dsn: str | None, agent: str | None, batch_size: 
 @json_option
 @pass_state
 def sync_status(state: State, dsn: str | None, as_json: bool) -> None:
-    """Cursor, backlog and last run of each database this brain exports to."""
+    """Each machine's last file in the synced folder, and the cursor, backlog and last
+    run of each database this brain exports to."""
     chosen = dsn or os.environ.get("MAXMEM_PG_DSN") or state.config.section("sync.postgres").get("dsn")
     brain = state.brain(embedder="none", create=False)
     found = pgstatus.status(brain, str(chosen) if chosen else None)
-    emit([s.to_dict() for s in found], as_json, lambda rows: _status_lines(rows))
+    machines = folder.status(brain)
+    emit([*(m.to_dict() for m in machines), *(s.to_dict() for s in found)], as_json,
+         lambda rows: [*folder.machines_text(machines), *_status_lines(rows[len(machines):], bool(machines))])
 
 
-def _status_lines(rows: list[dict[str, Any]]) -> Iterable[str]:
-    if not rows:
-        yield "never synced: run  maxmem sync postgres --dsn URL"
+def _status_lines(rows: list[dict[str, Any]], folder_synced: bool = False) -> Iterable[str]:
+    if not rows and not folder_synced:
+        yield "never synced: run  maxmem sync folder DIR  (your own machines) or  maxmem sync postgres --dsn URL"
     for s in rows:
         yield f"{s['target']}: cursor #{s['cursor']}, backlog {s['backlog']} change(s)"
         if s["last_ok_at"]:

@@ -40,6 +40,7 @@ from ..retention.report import summary
 from ..retention.run import apply
 from ..store.db import Database
 from ..store.migrations import migrate
+from ..sync import folder
 from ..sync.pgconnect import batch_size_from, resolve_dsn, target_name
 from ..sync.pgexport import export
 from . import due
@@ -106,6 +107,20 @@ def sync_run(config: Config, env: Mapping[str, str]) -> Callable[[], str]:
     return run
 
 
+def folder_run(config: Config, env: Mapping[str, str]) -> Callable[[], str]:
+    settings = folder.FolderSettings.from_config(config, env)  # a bad [sync.folder] stops the daemon at start
+
+    def run() -> str:
+
+        with Brain.open(config.db_path, config=config) as brain:
+            report = folder.sync(brain, settings)
+        if report.failures:
+            raise MaxmemError(f"{report.summary()}; {'; '.join(report.failures)}")
+        return report.summary()
+
+    return run
+
+
 def backup_run(config: Config, env: Mapping[str, str]) -> Callable[[], str]:
     keep_count(config)  # a bad [backup] section stops the daemon at start
 
@@ -164,7 +179,7 @@ def doctor_run(config: Config, env: Mapping[str, str] | None = None,
 # What each job in maxmem.jobs.table.JOBS runs (doctor's is built last, by `default_jobs`).
 RUNNERS: dict[str, Callable[[Config, Mapping[str, str]], Callable[[], str]]] = {
     "capture": capture_run, "embed": embed_run, "retention": retention_run, "sync": sync_run,
-    "backup": backup_run,
+    "sync-folder": folder_run, "backup": backup_run,
 }
 
 

@@ -5,6 +5,7 @@
     embed      every tick, right after capture (15 min in the daemon)         maxmem embed
     retention  daily at 03:00 America/New_York ([retention] schedule, timezone) maxmem retain --apply
     sync       every 15 min ([sync.postgres] interval_minutes), with a DSN    maxmem sync postgres
+    sync-folder every 15 min ([sync.folder] interval_minutes), with a dir     maxmem sync folder
     backup     daily at 04:00 in retention's zone ([backup] schedule, timezone) maxmem backup
     doctor     every hour                                                     maxmem doctor
 
@@ -99,6 +100,19 @@ def sync_configured(config: Config, env: Mapping[str, str]) -> bool:
     return bool(env.get("MAXMEM_PG_DSN") or config.section("sync.postgres").get("dsn"))
 
 
+def folder_minutes(config: Config) -> int:
+    """Minutes between folder sync runs: [sync.folder] interval_minutes (15)."""
+    value = config.section("sync.folder").get("interval_minutes", SYNC_MINUTES)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"[sync.folder] interval_minutes must be a whole number, at least 1, not {value!r}")
+    return value
+
+
+def folder_configured(config: Config, env: Mapping[str, str]) -> bool:
+    """A sync folder is set (dir under [sync.folder]; `maxmem sync folder DIR` sets it)."""
+    return bool(config.section("sync.folder").get("dir"))
+
+
 # In the order a tick runs them: embed right after capture, so what capture stored gets
 # its vectors in the same tick; doctor last, after the others have recorded their runs.
 JOBS: tuple[Declared, ...] = (
@@ -112,6 +126,10 @@ JOBS: tuple[Declared, ...] = (
              lambda config: due.every(sync_minutes(config), "[sync.postgres] interval_minutes"),
              max_age_hours=6, enabled=sync_configured,
              needs="a PostgreSQL DSN (MAXMEM_PG_DSN, or dsn under [sync.postgres])"),
+    Declared("sync-folder", "maxmem sync folder", "exchange changes with your other machines through the synced folder",
+             lambda config: due.every(folder_minutes(config), "[sync.folder] interval_minutes"),
+             max_age_hours=6, enabled=folder_configured,
+             needs="a sync folder (maxmem sync folder DIR, or dir under [sync.folder])"),
     Declared("backup", "maxmem backup", "a checked, rotated copy of brain.db",
              backup_daily, max_age_hours=36),
     Declared("doctor", "maxmem doctor", "health checks; a check that needs attention is logged",
@@ -126,7 +144,7 @@ def declared(name: str) -> Declared:
 
 
 def enabled(config: Config, env: Mapping[str, str]) -> list[Declared]:
-    """The jobs this config runs, in tick order (sync only with a DSN)."""
+    """The jobs this config runs, in tick order (sync only with a DSN, sync-folder with a folder)."""
     return [job for job in JOBS if job.enabled(config, env)]
 
 

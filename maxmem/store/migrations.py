@@ -190,6 +190,43 @@ CREATE TABLE capture_files (
 CREATE INDEX capture_files_inode ON capture_files (device, inode);
 """
 
+# Folder sync between one's own machines (maxmem/sync/folder.py). sync_memories is
+# what sync knows of each memory: the stamp of every field's last write and a hash
+# of its value (the text itself stays in memories), or the tombstone of a forgotten
+# one; sync_files the files of the folder this brain wrote or applied; sync_conflicts
+# the concurrent edits of one field, the value kept and the one dropped named by stamp.
+FOLDER_SYNC = """
+CREATE TABLE sync_memories (
+    uid       TEXT PRIMARY KEY,
+    stamps    TEXT NOT NULL DEFAULT '{}',  -- JSON field -> [stamp, stamp it replaced]; "*" for the rest
+    hashes    BLOB,                        -- 8 bytes per synced field; NULL once forgotten
+    forgotten TEXT                         -- the tombstone's stamp
+) WITHOUT ROWID;
+
+CREATE TABLE sync_files (
+    path       TEXT PRIMARY KEY,           -- relative to the folder
+    machine    TEXT NOT NULL,              -- the writer, from the file's authenticated header
+    number     INTEGER NOT NULL,
+    sha256     TEXT NOT NULL,
+    size       INTEGER NOT NULL,
+    mtime_ns   INTEGER,
+    records    INTEGER NOT NULL,
+    written    INTEGER NOT NULL DEFAULT 0, -- 1: this brain wrote it
+    applied_at TEXT NOT NULL
+);
+CREATE INDEX sync_files_machine ON sync_files (machine, number);
+
+CREATE TABLE sync_conflicts (
+    uid   TEXT NOT NULL,
+    field TEXT NOT NULL,
+    kept  TEXT NOT NULL,                   -- the winning write's stamp
+    lost  TEXT NOT NULL,                   -- the dropped write's stamp
+    at    TEXT NOT NULL,
+    PRIMARY KEY (uid, field, lost)
+);
+CREATE INDEX sync_conflicts_at ON sync_conflicts (at);
+"""
+
 # One cursor per PostgreSQL database this brain exports to (maxmem/sync/pgexport.py).
 SYNC_TARGETS = """
 CREATE TABLE sync_targets (
@@ -325,6 +362,7 @@ SELECT 'last_id', max(coalesce((SELECT max(id) FROM memories), 0),
                       coalesce((SELECT max(CAST(json_extract(data, '$.id') AS INTEGER)) FROM changes
                                 WHERE data IS NOT NULL), 0))
 """),
+    ("0008_folder_sync", FOLDER_SYNC),
 ]
 
 BOOKKEEPING = """

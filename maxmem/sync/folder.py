@@ -1,0 +1,640 @@
+"""Folder sync between your own machines: `maxmem sync folder DIR`.
+
+DIR is a folder a sync tool already shares (Syncthing, Dropbox, iCloud Drive, a
+network share, a git checkout). Each machine writes only its own files there, in its
+own subfolder `DIR/<machine id>/00000001.mxsync, 00000002.mxsync, …`, each sealed
+with the user's key (sync/sealed.py), and reads the others'. brain.db itself never
+travels and no machine touches another's database.
+
+One run (`sync`):
+1. the folder is checked (a folder, writable), the key read (or made on first use),
+   this machine's id settled (`identify`), the folder listed, and every file's header
+   read: a file sealed with another key stops the run before anything is applied;
+2. what was written here since the last run is stamped (ledger.absorb) and sent as
+   new files: written to a temporary, fsynced, renamed into place, recorded in
+   brain.db in the same transaction that moved the ledger's cursor;
+3. each file not applied yet (another machine's, a conflict copy, or one of this
+   machine's that its brain.db does not know of, after a restore) is decrypted and
+   merged (ledger.merge) in one transaction, which also records the file as applied.
+   A file still being delivered, damaged or from a newer maxmem is skipped and named;
+   nothing of it is applied. A conflict copy a sync tool made is merged like any
+   file: records merge to the same brain whatever their order or number;
+4. after a forget (here or arriving), this machine rewrites its own files without
+   the forgotten memories' records, so the folder stops holding their text too.
+
+A kill at any point loses nothing and applies nothing twice: an unrecorded file is
+merged again (a no-op), a temporary is removed by the next run, a rolled-back send is
+sent again under the next number.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import tomlkit
+
+from ..brain import Brain
+from ..config import Config, config_dir
+from ..embeddings import identity
+from ..errors import ConfigError, EmbeddingError, InvalidInput, MaxmemError
+from ..files import write_private
+from ..jobs.runs import record_run
+from ..store.conflicts import MACHINE_META
+from ..store.db import Database
+from . import ledger, sealed
+
+log = logging.getLogger("maxmem")
+
+JOB = "sync-folder"
+KEY_FILE = "sync.key"
+MACHINE_FILE = "sync.machine"
+MACHINE_ID = re.compile(r"^[0-9a-f]{16}$")
+CANONICAL = re.compile(r"^(\d{8,})" + re.escape(sealed.SUFFIX) + "$")
+TEMPORARY = re.compile(r"^\..+\.(\d+)\.tmp$")
+FILE_RECORDS = 2000  # records per file: a first sync of a big brain writes several
+DEFAULT_INTERVAL = 15
+
+RECORDED_SQL = "SELECT path, sha256, size, mtime_ns FROM sync_files"
+RECORD_SQL = """
+INSERT INTO sync_files (path, machine, number, sha256, size, mtime_ns, records, written, applied_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (path) DO UPDATE SET machine = excluded.machine, number = excluded.number,
+    sha256 = excluded.sha256, size = excluded.size, mtime_ns = excluded.mtime_ns,
+    records = excluded.records, written = excluded.written, applied_at = excluded.applied_at
+"""
+TOUCH_SQL = "UPDATE sync_files SET mtime_ns = ? WHERE path = ?"
+LAST_NUMBER_SQL = "SELECT coalesce(max(number), 0) FROM sync_files WHERE machine = ?"
+MACHINES_SQL = """
+SELECT machine, count(*) AS files, max(number) AS last_file, sum(records) AS records,
+       max(written) AS written, max(applied_at) AS last_at
+FROM sync_files GROUP BY machine ORDER BY machine
+"""
+
+
+class FolderError(MaxmemError):
+    """The sync folder is missing, not a folder, or not writable."""
+
+
+# -- settings -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class FolderSettings:
+    """[sync.folder] and where this machine keeps its key and id (the config folder)."""
+
+    folder: Path | None
+    key_path: Path
+    machine_path: Path
+    vectors: bool = True
+    interval_minutes: int = DEFAULT_INTERVAL
+
+    @classmethod
+    def from_config(cls, config: Config, env: Mapping[str, str], folder: Path | None = None) -> FolderSettings:
+        section = config.section("sync.folder")
+        chosen = folder if folder is not None else section.get("dir")
+        vectors = section.get("vectors", True)
+        if not isinstance(vectors, bool):
+            raise ConfigError(f"[sync.folder] vectors must be true or false, not {vectors!r}")
+        minutes = section.get("interval_minutes", DEFAULT_INTERVAL)
+        if isinstance(minutes, bool) or not isinstance(minutes, int) or minutes < 1:
+            raise ConfigError(f"[sync.folder] interval_minutes must be a whole number, at least 1, not {minutes!r}")
+        home = config_dir(env)
+        return cls(Path(str(chosen)).expanduser() if chosen else None, home / KEY_FILE, home / MACHINE_FILE,
+                   vectors, minutes)
+
+
+def configured(config: Config) -> bool:
+    return bool(config.section("sync.folder").get("dir"))
+
+
+def record_folder(config_path: Path, folder: Path) -> bool:
+    """Write `[sync.folder] dir` into the config file (keeping its comments); False when
+    it already says so."""
+    text = config_path.read_text(encoding="utf-8") if config_path.exists() else ""
+    doc = tomlkit.parse(text)
+    sync = doc.get("sync")
+    if sync is None:
+        sync = tomlkit.table(is_super_table=True)
+        doc["sync"] = sync
+    table = sync.get("folder")
+    if table is None:
+        table = tomlkit.table()
+        sync["folder"] = table
+    if table.get("dir") == str(folder):
+        return False
+    table["dir"] = str(folder)
+    write_private(config_path, lambda handle: handle.write(tomlkit.dumps(doc)))
+    return True
+
+
+# -- the machine and the key ----------------------------------------------------------
+
+def identify(db: Database, machine_path: Path) -> tuple[str, list[str]]:
+    """This machine's id, and what to tell the user about it.
+
+    The id lives in the config folder (`sync.machine`) and is copied into brain.db's
+    meta. The config folder's copy is this machine's: when brain.db names another
+    machine, brain.db was copied here from that machine (or restored from its backup),
+    and this machine goes on under its own id; its records merge with the copy's,
+    nothing is duplicated. A config folder without an id gets a new one.
+    """
+    stored = db.get_meta(MACHINE_META)
+    here = _read_machine(machine_path)
+    notes = []
+    if here is None:
+        here = os.urandom(8).hex()
+        write_private(machine_path, lambda handle: handle.write(here + "\n"))
+        if stored:
+            notes.append(f"brain.db synced as machine {stored} before, and this config folder has no machine id: "
+                         f"brain.db was copied here from another machine; this machine now syncs as {here}")
+    elif stored and stored != here:
+        notes.append(f"brain.db synced as machine {stored}, but this machine is {here} ({machine_path}): "
+                     f"brain.db was copied here from another machine; it goes on syncing as {here}")
+    if stored != here:
+        with db.atomic():
+            db.set_meta(MACHINE_META, here)
+    return here, notes
+
+
+def _read_machine(path: Path) -> str | None:
+    try:
+        text = path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise FolderError(f"cannot read {path}: {exc.strerror}") from None
+    if not MACHINE_ID.match(text):
+        raise FolderError(f"{path} does not hold a machine id: delete it and sync again (a new id is made)")
+    return text
+
+
+def key_for(settings: FolderSettings, key_file: Path | None, others: bool) -> tuple[bytes, bytes | None]:
+    """(the key, the key it replaced when --key-file brought another one).
+
+    Made on first use, unless the folder already holds other machines' files: then
+    this machine must join with their key (--key-file), not start a second one."""
+    path = settings.key_path
+    if key_file is not None:
+        given = sealed.read_key(key_file)
+        old = sealed.read_key(path) if path.exists() else None
+        if old != given and key_file.resolve() != path.resolve():
+            sealed.write_key(path, given)
+        return given, old if old != given else None
+    if path.exists():
+        return sealed.read_key(path), None
+    if others:
+        raise sealed.SyncKeyError(
+            f"{settings.folder} already holds other machines' files and this machine has no sync key: copy "
+            f"sync.key from one of them, then run  maxmem sync folder {settings.folder} --key-file FILE")
+    return sealed.make_key(path), None
+
+
+# -- the folder -----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Found:
+    """A file of the folder: where, its size and time, its header (or why it has none)."""
+
+    path: Path
+    rel: str
+    size: int
+    mtime_ns: int
+    header: sealed.Header | None
+    problem: sealed.SealedFileError | None = None
+
+    @property
+    def copy(self) -> bool:
+        """A sync tool's conflict copy (or any other name than the writer's own)."""
+        return not CANONICAL.match(self.path.name)
+
+
+def check_folder(folder: Path | None) -> Path:
+    if folder is None:
+        raise InvalidInput("no sync folder: give one (maxmem sync folder DIR) or set dir under [sync.folder]")
+    if not folder.is_dir():
+        raise FolderError(f"{folder} is not a folder: give the folder your sync tool shares (create it first)")
+    return folder
+
+
+def own_folder(folder: Path, machine: str) -> Path:
+    """This machine's subfolder, made and checked writable (FolderError, one line)."""
+    mine = folder / machine
+    try:
+        mine.mkdir(mode=0o700, exist_ok=True)
+        probe = mine / f".probe.{os.getpid()}.tmp"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise FolderError(f"{folder} is not writable ({exc.strerror}): check its permissions, or that the "
+                          "share is mounted read-write") from None
+    return mine
+
+
+def remove_temporaries(mine: Path) -> None:
+    """Temporaries of writes that were killed (their process is gone)."""
+    for path in mine.iterdir():
+        found = TEMPORARY.match(path.name)
+        if found and not _alive(int(found.group(1))):
+            path.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def scan(folder: Path) -> tuple[list[Found], list[str]]:
+    """The sync files of the folder with their headers, and the names of what else is
+    there (ignored). Dot-files (temporaries, a sync tool's own) are passed over."""
+    found: list[Found] = []
+    foreign: list[str] = []
+    for entry in sorted(folder.iterdir()):
+        if entry.name.startswith("."):
+            continue
+        if not (entry.is_dir() and MACHINE_ID.match(entry.name)):
+            foreign.append(entry.name)
+            continue
+        for path in sorted(entry.iterdir()):
+            if path.name.startswith("."):
+                continue
+            rel = f"{entry.name}/{path.name}"
+            if not path.is_file() or not path.name.endswith(sealed.SUFFIX):
+                foreign.append(rel)
+                continue
+            found.append(_examine(path, rel))
+    return found, foreign
+
+
+def _examine(path: Path, rel: str) -> Found:
+    try:
+        info = path.stat()
+        with open(path, "rb") as handle:
+            head = handle.read(sealed.HEADER.size)
+    except OSError as exc:
+        return Found(path, rel, 0, 0, None, sealed.Damaged(f"cannot read it: {exc.strerror}"))
+    try:
+        return Found(path, rel, info.st_size, info.st_mtime_ns, sealed.read_header(head))
+    except sealed.SealedFileError as exc:
+        return Found(path, rel, info.st_size, info.st_mtime_ns, None, exc)
+
+
+def write_file(path: Path, data: bytes) -> os.stat_result:
+    """Whole or not at all: a temporary beside it, fsynced, renamed over it, the folder fsynced."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(temporary, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    directory = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
+    return path.stat()
+
+
+# -- one run --------------------------------------------------------------------------
+
+@dataclass
+class FolderReport:
+    """What one `sync` did."""
+
+    folder: str
+    machine: str
+    sent_files: int = 0
+    sent_records: int = 0
+    applied_files: int = 0
+    machines: list[str] = field(default_factory=list)  # whose files were applied
+    added: int = 0
+    updated: int = 0
+    forgotten: int = 0
+    conflicts: int = 0
+    vectors: int = 0
+    copies: int = 0  # conflict copies merged
+    compacted: int = 0  # own files rewritten without forgotten memories
+    skipped: list[str] = field(default_factory=list)  # files not applied (yet), each with why
+    failures: list[str] = field(default_factory=list)  # the skipped that need attention
+    foreign: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def summary(self) -> str:
+        line = (f"sync folder: sent {self.sent_files} file(s) ({self.sent_records} changes); applied "
+                f"{self.applied_files} file(s) from {len(set(self.machines))} machine(s): {self.added} added, "
+                f"{self.updated} updated, {self.forgotten} forgotten, {self.conflicts} conflict(s)")
+        extra = [f"{self.copies} conflict copies merged" if self.copies else "",
+                 f"{len(self.skipped)} file(s) skipped" if self.skipped else ""]
+        return line + "".join(f"; {e}" for e in extra if e) + f"; {self.seconds:.2f} s"
+
+    def lines(self) -> list[str]:
+        """What the user should read besides the summary, one line each."""
+        out = [*self.notes, *self.skipped]
+        if self.foreign:
+            shown = ", ".join(self.foreign[:5]) + (" …" if len(self.foreign) > 5 else "")
+            out.append(f"ignored {len(self.foreign)} file(s) in {self.folder} that are not maxmem's: {shown}")
+        return out
+
+
+@dataclass
+class Run:
+    """What a run carries from step to step."""
+
+    brain: Brain
+    settings: FolderSettings
+    folder: Path
+    mine: Path
+    machine: str
+    key: bytes
+    report: FolderReport
+    embedder: str | None  # vectors travel to and from a brain of this embedder
+    forgotten: set[str] = field(default_factory=set)
+
+
+def sync(brain: Brain, settings: FolderSettings, key_file: Path | None = None) -> FolderReport:
+    """Send this machine's changes to the folder and merge the other machines' (see
+    the module's docstring). Raises FolderError or SyncKeyError (one line, nothing
+    applied); files that cannot be applied are skipped and listed in the report."""
+    started = time.monotonic()
+    try:
+        report = _run(brain, settings, key_file)
+    except MaxmemError as exc:  # doctor sees it, as it sees a failed tick
+        record_run(brain.db, JOB, False, str(exc), brain.clock)
+        raise
+    report.seconds = time.monotonic() - started
+    record_run(brain.db, JOB, not report.failures, "; ".join([report.summary(), *report.failures]), brain.clock)
+    return report
+
+
+def _run(brain: Brain, settings: FolderSettings, key_file: Path | None) -> FolderReport:
+    folder = check_folder(settings.folder)
+    machine, notes = identify(brain.db, settings.machine_path)
+    mine = own_folder(folder, machine)
+    remove_temporaries(mine)
+    found, foreign = scan(folder)
+    others = any(f.header is not None and f.header.machine != machine for f in found)
+    key, old_key = key_for(settings, key_file, others)
+    report = FolderReport(str(folder), machine, foreign=foreign, notes=notes)
+    run = Run(brain, settings, folder, mine, machine, key, report, _embedder(brain, settings))
+    if old_key is not None:
+        found = _reseal(run, found, old_key)
+    _check_keys(run, found)
+    send(run)
+    _merge_all(run, found)
+    if run.forgotten:
+        _compact(run)
+        brain.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the forgotten text leaves the WAL too
+    return report
+
+
+def _embedder(brain: Brain, settings: FolderSettings) -> str | None:
+    if not settings.vectors or brain.embedder is None:
+        return None
+    try:
+        return identity(brain.embedder)
+    except EmbeddingError:  # a remote model that cannot tell its dimension now: no vectors this run
+        return None
+
+
+def _check_keys(run: Run, found: Sequence[Found]) -> None:
+    """Stop before applying anything when files are sealed with another key."""
+    mine = sealed.key_id(run.key)
+    strangers = sorted({f.header.machine for f in found if f.header is not None and f.header.key_id != mine})
+    if strangers:
+        raise sealed.SyncKeyError(
+            f"files of machine(s) {', '.join(strangers)} in {run.folder} are sealed with another key: nothing "
+            f"applied; copy sync.key from a machine that syncs there, then run  maxmem sync folder "
+            f"{run.folder} --key-file FILE")
+
+
+def send(run: Run) -> None:
+    """Stamp this machine's new writes and send them (one transaction)."""
+    with run.brain.db.atomic():
+        _send_within(run)
+
+
+def _send_within(run: Run) -> None:
+    """Inside the caller's transaction: absorb, then write the files it gives."""
+    db = run.brain.db
+    out = ledger.absorb(db, run.machine)
+    if not out:
+        return
+    run.forgotten |= set(out.tombstones)
+    records = [ledger.record_of(data, entry) for data, entry in out.upserts.values()]
+    vectors = _own_vectors(run, [data["id"] for data, _ in out.upserts.values()])
+    records += [ledger.tombstone_of(uid, tomb) for uid, tomb in out.tombstones.items()]
+    ids = [data["id"] for data, _ in out.upserts.values()]
+    for start in range(0, len(records), FILE_RECORDS):
+        chunk = records[start:start + FILE_RECORDS]
+        chunk_vectors = [vectors.get(ids[start + i]) if start + i < len(ids) else None for i in range(len(chunk))]
+        number = _next_number(db, run.mine, run.machine)
+        payload = _payload(chunk, chunk_vectors, run.embedder)
+        _write_own(run, number, payload, len(chunk))
+        run.report.sent_files += 1
+        run.report.sent_records += len(chunk)
+
+
+def _own_vectors(run: Run, ids: Sequence[int]) -> dict[int, np.ndarray]:
+    """The own vector of each memory sent, when vectors travel and brain.db has them."""
+    if run.embedder is None or run.brain.db.get_meta("embedder") != run.embedder:
+        return {}
+    return run.brain.vectors.own(ids)
+
+
+def _payload(records: list[dict[str, Any]], vectors: Sequence[np.ndarray | None],
+             embedder: str | None) -> sealed.Payload:
+    rows: list[np.ndarray] = []
+    for record, vector in zip(records, vectors):
+        if vector is not None:
+            record["v"] = len(rows)
+            rows.append(vector)
+    matrix = np.vstack(rows).astype(np.float16) if rows else None
+    return sealed.Payload(records, embedder if rows else None, matrix)
+
+
+def _next_number(db: Database, mine: Path, machine: str) -> int:
+    """After every number this brain recorded and every file of this machine's folder."""
+    listed = [int(m.group(1)) for p in mine.iterdir() if (m := CANONICAL.match(p.name))]
+    return max([int(db.scalar(LAST_NUMBER_SQL, (machine,))), *listed]) + 1
+
+
+def _write_own(run: Run, number: int, payload: sealed.Payload, count: int) -> None:
+    name = f"{number:08d}{sealed.SUFFIX}"
+    data = sealed.seal(run.key, run.machine, number, payload)
+    info = write_file(run.mine / name, data)
+    _record(run, f"{run.machine}/{name}", run.machine, number, data, info, count, written=True)
+
+
+def _record(run: Run, rel: str, machine: str, number: int, data: bytes, info: os.stat_result,
+            count: int, written: bool) -> None:
+    run.brain.db.execute(RECORD_SQL, (rel, machine, number, hashlib.sha256(data).hexdigest(), info.st_size,
+                                      info.st_mtime_ns, count, int(written), ledger.now_iso(run.brain)))
+
+
+def _merge_all(run: Run, found: Sequence[Found]) -> None:
+    db = run.brain.db
+    recorded = {row[0]: tuple(row[1:]) for row in db.execute(RECORDED_SQL)}
+    report = run.report
+    for item in sorted(found, key=lambda f: (f.header.machine if f.header else "", f.rel)):
+        if isinstance(item.problem, sealed.Foreign):  # named like a sync file, but is not one
+            report.foreign.append(item.rel)
+            continue
+        if item.problem is not None:
+            _skip(run, item, item.problem)
+            continue
+        known = recorded.get(item.rel)
+        if known is not None and known[1:] == (item.size, item.mtime_ns):
+            continue
+        try:
+            data = item.path.read_bytes()
+            header, payload = sealed.unseal(run.key, data)
+        except sealed.SealedFileError as exc:
+            _skip(run, item, exc)
+            continue
+        except OSError as exc:
+            _skip(run, item, sealed.Damaged(f"cannot read it: {exc.strerror}"))
+            continue
+        digest = hashlib.sha256(data).hexdigest()
+        with db.atomic():
+            current = db.one("SELECT sha256 FROM sync_files WHERE path = ?", (item.rel,))
+            if current is not None and current["sha256"] == digest:
+                db.execute(TOUCH_SQL, (item.mtime_ns, item.rel))
+                continue
+            _send_within(run)  # what was written here meanwhile is stamped before anything merges
+            merged = ledger.merge(run.brain, _incoming(run, payload), ledger.now_iso(run.brain))
+            _record(run, item.rel, header.machine, header.number, data, os.stat(item.path), len(payload.records),
+                    written=False)
+        report.applied_files += 1
+        report.machines.append(header.machine)
+        report.copies += item.copy
+        report.added += merged.added
+        report.updated += merged.updated
+        report.forgotten += len(merged.forgotten)
+        report.conflicts += merged.conflicts
+        report.vectors += merged.vectors
+        run.forgotten |= set(merged.forgotten)
+        for reason in merged.rejected[:3]:
+            report.notes.append(f"{item.rel}: a record this maxmem cannot store was left out: {reason}")
+
+
+def _skip(run: Run, item: Found, problem: MaxmemError) -> None:
+    run.report.skipped.append(f"{item.rel}: {problem}: skipped")
+    if not isinstance(problem, sealed.Incomplete):  # still arriving: the next run applies it
+        run.report.failures.append(f"{item.rel}: {problem}")
+
+
+def _incoming(run: Run, payload: sealed.Payload) -> list[ledger.Incoming]:
+    usable = run.embedder is not None and payload.embedder == run.embedder and payload.vectors is not None
+    out = []
+    for record in payload.records:
+        index = record.get("v")
+        vector = None
+        if usable and isinstance(index, int) and payload.vectors is not None and 0 <= index < len(payload.vectors):
+            vector = payload.vectors[index]
+        out.append(ledger.Incoming(record, vector))
+    return out
+
+
+def _reseal(run: Run, found: list[Found], old_key: bytes) -> list[Found]:
+    """This machine's files sealed with the key --key-file replaced: sealed again with the new one."""
+    old_id = sealed.key_id(old_key)
+    for item in found:
+        if item.header is None or item.header.machine != run.machine or item.header.key_id != old_id:
+            continue
+        try:
+            header, payload = sealed.unseal(old_key, item.path.read_bytes())
+        except (sealed.SealedFileError, OSError):
+            continue
+        write_file(item.path, sealed.seal(run.key, run.machine, header.number, payload))
+        run.report.notes.append(f"{item.rel}: sealed again with the new key")
+    return scan(run.folder)[0]
+
+
+def _compact(run: Run) -> None:
+    """This machine's files rewritten without the records of memories forgotten in this
+    run: the folder no longer holds their text either."""
+    db = run.brain.db
+    for item in scan(run.folder)[0]:
+        if item.header is None or item.header.machine != run.machine:
+            continue
+        try:
+            data = item.path.read_bytes()
+            header, payload = sealed.unseal(run.key, data)
+        except (sealed.SealedFileError, OSError):
+            continue
+        keep = [r for r in payload.records if "x" in r or r.get("u") not in run.forgotten]
+        if len(keep) == len(payload.records):
+            continue
+        vectors = [payload.vectors[r["v"]] if payload.vectors is not None and isinstance(r.get("v"), int) else None
+                   for r in keep]
+        for record in keep:
+            record.pop("v", None)
+        smaller = _payload(keep, vectors, payload.embedder)
+        sealed_bytes = sealed.seal(run.key, run.machine, header.number, smaller)
+        with db.atomic():
+            info = write_file(item.path, sealed_bytes)
+            _record(run, item.rel, run.machine, header.number, sealed_bytes, info, len(keep), written=True)
+        run.report.compacted += 1
+
+
+# -- status and doctor ----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class MachineStatus:
+    """One machine as this brain.db knows it from the folder: its last file."""
+
+    machine: str
+    this_machine: bool
+    files: int
+    last_file: int
+    records: int
+    last_at: str | None  # when this brain last wrote (its own) or applied (another's) one
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": "folder", **asdict(self)}
+
+
+def status(brain: Brain) -> list[MachineStatus]:
+    db = brain.db
+    if not db.table_exists("sync_files"):
+        return []
+    me = db.get_meta(MACHINE_META)
+    rows = [MachineStatus(row["machine"], row["machine"] == me, row["files"], row["last_file"],
+                          row["records"] or 0, row["last_at"]) for row in db.rows(MACHINES_SQL)]
+    if me and not any(row.this_machine for row in rows):
+        rows.insert(0, MachineStatus(me, True, 0, 0, 0, None))  # synced, nothing of its own written yet
+    return rows
+
+
+def machines_text(rows: Iterable[MachineStatus]) -> list[str]:
+    out = []
+    for row in rows:
+        who = "this machine" if row.this_machine else "machine"
+        verb = "written" if row.this_machine else "applied"
+        if not row.files:
+            out.append(f"folder: {who} {row.machine}: no file written yet (nothing of its own to send)")
+            continue
+        out.append(f"folder: {who} {row.machine}: last file #{row.last_file} ({row.files} file(s), "
+                   f"{row.records} change(s)), last {verb} {row.last_at}")
+    return out

@@ -1,0 +1,532 @@
+"""Folder sync between one's own machines, as users live it: two (or three) homes, each
+with its config folder and brain.db, and one folder a sync tool shares between them.
+
+The library tests drive `maxmem.sync.folder.sync` on real brains (apsw, sqlite-vec,
+FTS5; a deterministic embedder where vectors matter); the end-to-end ones run the
+installed `maxmem` under `env -i`, as cron does, and kill it with SIGKILL mid-run.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import apsw
+import pytest
+from conftest import HashEmbedder
+
+from maxmem import Brain, FixedClock
+from maxmem.doctor import conflict_check
+from maxmem.store.conflicts import conflicts
+from maxmem.sync import sealed
+from maxmem.sync.folder import FolderSettings, status, sync
+from maxmem.sync.ledger import SYNCED
+
+MAXMEM = Path(sys.executable).parent / "maxmem"
+T0 = "2026-11-02T09:00:00Z"
+SECRET_WORDS = "quokka-saffron-umbrella"  # in memories only: never in the folder's bytes
+
+
+class Machine:
+    """One machine: its config folder (MAXMEM_HOME: sync.key, sync.machine, config.toml)
+    and its brain.db, syncing through `folder`."""
+
+    def __init__(self, root: Path, name: str, folder: Path) -> None:
+        self.home = root / name
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.db = self.home / "brain.db"
+        self.folder = folder
+
+    def settings(self, vectors: bool = True) -> FolderSettings:
+        return FolderSettings(self.folder, self.home / "sync.key", self.home / "sync.machine", vectors)
+
+    def open(self, embedder: Any = "none", clock: Any = None) -> Brain:
+        return Brain.open(self.db, embedder=embedder, clock=clock)
+
+    def sync(self, embedder: Any = "none", key_file: Path | None = None, **kw: Any):
+        with self.open(embedder) as brain:
+            return sync(brain, self.settings(**kw), key_file=key_file)
+
+    def join(self, other: Machine, embedder: Any = "none"):
+        return self.sync(embedder, key_file=other.home / "sync.key")
+
+    def state(self) -> dict[str, tuple]:
+        return state_of(self.db)
+
+
+def state_of(db: Path) -> dict[str, tuple]:
+    """Every memory's synced fields, by uid."""
+    conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        columns = ", ".join(SYNCED)
+        return {row[0]: tuple(row[1:]) for row in conn.execute(f"SELECT uid, {columns} FROM memories")}
+    finally:
+        conn.close()
+
+
+def count_of(db: Path, sql: str) -> int:
+    conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        return int(conn.execute(sql).fetchone()[0])
+    finally:
+        conn.close()
+
+
+def raw_bytes(db: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in (db, Path(f"{db}-wal")) if p.exists())
+
+
+def folder_bytes(folder: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file())
+
+
+def plaintexts(folder: Path, key_path: Path) -> str:
+    """Every record of every file of the folder, decrypted, as one text."""
+    key = sealed.read_key(key_path)
+    out = []
+    for path in sorted(folder.rglob(f"*{sealed.SUFFIX}")):
+        out.append(repr(sealed.unseal(key, path.read_bytes())[1].records))
+    return "\n".join(out)
+
+
+@pytest.fixture
+def shared(tmp_path: Path) -> Path:
+    folder = tmp_path / "Sync" / "maxmem"
+    folder.mkdir(parents=True)
+    return folder
+
+
+@pytest.fixture
+def pair(tmp_path: Path, shared: Path) -> tuple[Machine, Machine]:
+    return Machine(tmp_path, "laptop", shared), Machine(tmp_path, "desktop", shared)
+
+
+# -- what travels -----------------------------------------------------------------------
+
+def test_adds_updates_supersessions_pins_travel_and_nothing_is_sent_back(pair):
+    a, b = pair
+    with a.open() as brain:
+        old = brain.remember(f"the NAS backs up at 02:00 {SECRET_WORDS}", category="core", tags=["nas"])
+        new = brain.remember("the NAS backs up at 03:30 since the move", category="core")
+        brain.supersede(old.id, new.id)
+        brain.pin(new.id)
+        brain.remember("zigbee bridge restarted, lights back", category="daily", importance=0.8)
+        brain.update(new.id, tags=["nas", "schedule"])
+    first = a.sync()
+    assert first.sent_files == 1 and first.sent_records == 3 and first.applied_files == 0
+    joined = b.join(a)
+    assert joined.applied_files == 1 and joined.added == 3 and joined.sent_files == 0
+    assert b.state() == a.state()
+    with b.open() as brain:
+        assert brain.get(old.uid).status == "superseded" and brain.get(old.uid).superseded_by == new.uid
+        assert brain.get(new.uid).pinned and brain.search("NAS backup")[0].memory.uid == new.uid
+    # what arrived is not this machine's own: nothing goes back out, on either side
+    assert b.sync().sent_files == 0 and a.sync().applied_files == 0
+    with b.open() as brain:
+        brain.update(new.uid, content="the NAS backs up at 04:00 now", importance=0.9)
+    assert b.sync().sent_records == 1
+    assert a.sync().updated == 1 and a.state() == b.state()
+    assert a.sync().sent_files == 0 and b.sync().applied_files == 0
+    assert SECRET_WORDS.encode() not in folder_bytes(a.folder)
+    with a.open() as brain:
+        rows = status(brain)
+    assert len(rows) == 2 and [r.this_machine for r in rows].count(True) == 1
+
+
+def test_concurrent_edits_resolve_the_same_on_both_sides_and_doctor_reports_them(pair):
+    a, b = pair
+    with a.open(clock=FixedClock(T0)) as brain:
+        memory = brain.remember("the deploy script lives in ops/deploy.sh", category="project", tags=["ops"])
+    a.sync()
+    b.join(a)
+    # both edit while apart: A the text (first) and the tags, B the text (a minute later) and pins it
+    clock_a, clock_b = FixedClock(T0), FixedClock(T0)
+    clock_a.advance(minutes=10)
+    clock_b.advance(minutes=11)
+    with a.open(clock=clock_a) as brain:
+        brain.update(memory.uid, content="the deploy script moved to tools/deploy.sh", tags=["ops", "deploy"])
+    with b.open(clock=clock_b) as brain:
+        brain.update(memory.uid, content="the deploy script moved to scripts/deploy.py", pinned=True)
+    for machine in (a, b, a, b):
+        machine.sync()
+    assert a.state() == b.state()
+    with a.open() as brain:
+        merged = brain.get(memory.uid)
+        assert merged.content == "the deploy script moved to scripts/deploy.py"  # the later write
+        assert merged.tags == ["ops", "deploy"] and merged.pinned  # each side's other field kept
+        count, latest = conflicts(brain.db)
+        assert count == 1 and latest[0]["field"] == "content" and latest[0]["uid"] == memory.uid
+        line = conflict_check(brain.db)
+    assert line is not None and line["level"] == "warn" and "1 concurrent edit" in line["detail"]
+    with b.open() as brain:
+        assert conflicts(brain.db)[0] == 1
+    # a later edit that saw the other one is no conflict
+    with a.open() as brain:
+        brain.update(memory.uid, content="the deploy script is scripts/deploy.py, run from CI")
+    a.sync()
+    b.sync()
+    with b.open() as brain:
+        assert conflicts(brain.db)[0] == 1 and brain.get(memory.uid).content.endswith("run from CI")
+
+
+def test_a_forget_travels_wins_over_an_edit_and_its_text_leaves_both_brains_and_the_folder(pair):
+    a, b = pair
+    text = f"my old bank PIN hint is {SECRET_WORDS}"
+    with a.open() as brain:
+        doomed = brain.remember(text, category="core")
+        kept = brain.remember("the garage code is on the fridge", category="core")
+    a.sync()
+    b.join(a)
+    with b.open() as brain:  # B edits it while A forgets it: the forget wins, wherever it lands
+        brain.update(doomed.uid, content=f"my old bank PIN hint is {SECRET_WORDS} (changed)")
+    with a.open() as brain:
+        brain.forget(doomed.uid)
+    for machine in (b, a, b, a):
+        machine.sync()
+    assert set(a.state()) == set(b.state()) == {kept.uid}
+    for machine in (a, b):
+        assert SECRET_WORDS.encode() not in raw_bytes(machine.db), machine.home
+    assert SECRET_WORDS.encode() not in folder_bytes(a.folder)
+    assert SECRET_WORDS not in plaintexts(a.folder, a.home / "sync.key")  # nor inside the sealed files
+    assert "garage code" in plaintexts(a.folder, a.home / "sync.key")
+
+
+def test_files_merge_in_any_order_any_number_of_times(tmp_path, shared):
+    machines = [Machine(tmp_path, name, shared) for name in ("a", "b", "c")]
+    a, b, c = machines
+    rng = random.Random(7)
+    with a.open(clock=FixedClock(T0)) as brain:
+        uids = [brain.remember(f"fact {i}: the {w} is in the {p}",
+                               category=rng.choice(["core", "project", "daily"])).uid
+                for i, (w, p) in enumerate([("router", "attic"), ("spare key", "shed"), ("fuse box", "cellar"),
+                                            ("tent", "loft"), ("drill", "garage"), ("passport", "desk")])]
+    a.sync()
+    b.join(a)
+    c.join(a)
+    for round_ in range(4):
+        for machine in machines:
+            clock = FixedClock(T0)
+            clock.advance(minutes=round_ * 10 + machines.index(machine))
+            with machine.open(clock=clock) as brain:
+                uid = rng.choice([u for u in uids if u in machine.state()] or [None])
+                if uid is not None:
+                    brain.update(uid, importance=rng.choice([0.1, 0.5, 0.9]),
+                                 content=f"{brain.get(uid).content} / note {round_}{machine.home.name}")
+                if round_ == 2 and machine is b:
+                    brain.forget(uids[0])
+                uids.append(brain.remember(f"new fact {round_} from {machine.home.name}", category="daily").uid)
+            machine.sync()
+    for machine in machines * 2:
+        machine.sync()
+    assert a.state() == b.state() == c.state()
+    files = sorted(p for p in shared.rglob(f"*{sealed.SUFFIX}"))
+    assert len(files) >= 10
+    orders = []
+    for seed in range(4):
+        view = tmp_path / f"view{seed}"
+        view.mkdir()
+        d = Machine(tmp_path, f"d{seed}", view)
+        shutil.copy(a.home / "sync.key", d.home / "sync.key")
+        os.chmod(d.home / "sync.key", 0o600)
+        order = files[:]
+        random.Random(seed).shuffle(order)
+        for path in order:  # the sync tool delivers one file at a time, in its own order
+            target = view / path.relative_to(shared)
+            target.parent.mkdir(exist_ok=True)
+            shutil.copy2(path, target)
+            d.sync()
+        orders.append(d.state())
+        before = d.state()
+        assert d.sync().applied_files == 0  # each file is applied once
+        conn = apsw.Connection(str(d.db))  # as if brain.db had forgotten applying them: all again
+        conn.execute("DELETE FROM sync_files")
+        conn.close()
+        again = d.sync()
+        assert again.applied_files >= len(files) and again.added == again.updated == again.forgotten == 0
+        assert d.state() == before
+    assert all(o == a.state() for o in orders)
+
+
+def test_vectors_travel_with_the_same_embedder_else_the_embed_job_gives_them(tmp_path, shared):
+    a, b, c = (Machine(tmp_path, n, shared) for n in ("a", "b", "c"))
+    with a.open(HashEmbedder()) as brain:
+        brain.remember_many([{"content": f"the {w} needs a new battery", "category": "project"}
+                             for w in ("smoke alarm", "door sensor", "remote", "scale")])
+        brain.remember("we talked about the alarm", category="conversation", session_id="s1")
+    a.sync(HashEmbedder())
+    same = HashEmbedder()
+    with b.open(same) as brain:
+        report = sync(brain, b.settings(), key_file=a.home / "sync.key")
+        assert report.vectors == 5 and brain.pending_count() == 0 and same.calls == []
+        assert brain.search("smoke alarm battery")[0].vector_score is not None
+    other = HashEmbedder(dim=128)  # another model: the texts wait for the embed job here
+    with c.open(other) as brain:
+        report = sync(brain, c.settings(), key_file=a.home / "sync.key")
+        assert report.vectors == 0 and brain.pending_count() == 5
+        assert brain.embed_pending().embedded == 5 and brain.pending_count() == 0
+    assert c.sync(HashEmbedder(dim=128)).sent_files == 0  # a vector made here is no change to send
+
+
+# -- files a sync tool delivers -----------------------------------------------------------
+
+def test_a_half_delivered_file_is_skipped_until_it_is_whole(pair):
+    a, b = pair
+    with a.open() as brain:
+        brain.remember("the boiler was serviced in October", category="core")
+    a.sync()
+    [path] = list(a.folder.rglob(f"*{sealed.SUFFIX}"))
+    whole = path.read_bytes()
+    for cut in (10, sealed.HEADER.size + 5, len(whole) - 1):
+        path.write_bytes(whole[:cut])
+        report = b.join(a)
+        assert report.applied_files == 0 and report.failures == [] and b.state() == {}
+        assert any("still delivering" in s or "less than a header" in s for s in report.skipped), report.skipped
+    path.write_bytes(whole)
+    assert b.sync().added == 1 and b.state() == a.state()
+
+
+def test_conflict_copies_are_merged_never_applied_twice(tmp_path, pair):
+    a, b = pair
+    with a.open() as brain:
+        brain.remember("the wifi password is on the router's label", category="core")
+    a.sync()
+    mine = next(p for p in a.folder.iterdir() if p.is_dir())
+    shutil.copy2(mine / "00000001.mxsync", mine / "00000001 (conflict 2).mxsync")  # an identical copy
+    first = b.join(a)
+    assert first.applied_files == 2 and first.copies == 1 and first.added == 1 and len(b.state()) == 1
+    # a clone of the laptop (its brain.db and config folder copied) writes its own file 2
+    clone = Machine(tmp_path, "clone", tmp_path / "clone-view")
+    (tmp_path / "clone-view").mkdir()
+    for name in ("brain.db", "sync.key", "sync.machine"):
+        shutil.copy2(a.home / name, clone.home / name)
+    shutil.copytree(mine, tmp_path / "clone-view" / mine.name)
+    with clone.open() as brain:
+        brain.remember("the clone's note: the gate code changed", category="core")
+    clone.sync()
+    with a.open() as brain:
+        brain.remember("the laptop's note: the printer is on the shelf", category="core")
+    a.sync()
+    theirs = tmp_path / "clone-view" / mine.name / "00000002.mxsync"
+    shutil.copy2(theirs, mine / "00000002.sync-conflict-20261205-101010-ABCDEFG.mxsync")
+    merged = b.sync()
+    assert merged.copies == 1 and merged.added == 2
+    texts = {v[SYNCED.index("content")] for v in b.state().values()}
+    assert {"the clone's note: the gate code changed", "the laptop's note: the printer is on the shelf"} <= texts
+    assert b.sync().applied_files == 0 and len(b.state()) == 3
+
+
+# -- bad input ----------------------------------------------------------------------------
+
+def test_a_wrong_key_applies_nothing(tmp_path, pair):
+    a, b = pair
+    with a.open() as brain:
+        brain.remember("the car is due for its inspection in May", category="core")
+    a.sync()
+    with b.open() as brain:
+        brain.remember("a note of the desktop's own", category="daily")
+    sealed.make_key(b.home / "sync.key")  # a key of its own, not the folder's
+    with pytest.raises(sealed.SyncKeyError) as raised:
+        b.sync()
+    message = str(raised.value)
+    assert "\n" not in message and "sealed with another key" in message and "--key-file" in message
+    assert len(b.state()) == 1 and count_of(b.db, "SELECT count(*) FROM sync_files") == 0
+    assert not any((b.folder / d).is_dir() and any((b.folder / d).iterdir()) for d in os.listdir(b.folder)
+                   if d != a.settings().machine_path.read_text().strip())
+    assert len(b.join(a).notes) == 0 and len(b.state()) == 2  # with the folder's key it joins
+
+
+def test_loose_key_foreign_files_and_a_newer_format(pair):
+    a, b = pair
+    with a.open() as brain:
+        brain.remember("the plumber's number is in the shared contacts", category="core")
+    a.sync()
+    key = a.home / "sync.key"
+    os.chmod(key, 0o644)
+    with pytest.raises(sealed.SyncKeyError, match=r"readable by others \(mode 0644\).*chmod 600"):
+        a.sync()
+    os.chmod(key, 0o600)
+    (a.folder / "notes.txt").write_text("not maxmem's")
+    (a.folder / "photos").mkdir()
+    machine = a.settings().machine_path.read_text().strip()
+    (a.folder / machine / "readme.md").write_text("hello")
+    newer = a.folder / machine / "00000099.mxsync"
+    newer.write_bytes(sealed.PREAMBLE.pack(sealed.MAGIC, sealed.FORMAT + 1) + os.urandom(200))
+    report = b.join(a)
+    assert report.added == 1 and sorted(report.foreign) == [f"{machine}/readme.md", "notes.txt", "photos"]
+    assert any("not maxmem's" in line for line in report.lines())
+    [failure] = report.failures
+    assert "newer maxmem (format 2" in failure and "upgrade maxmem" in failure and "\n" not in failure
+    assert (a.folder / "notes.txt").read_text() == "not maxmem's"  # nothing of the user's touched
+
+
+def test_a_brain_db_copied_to_a_second_machine_syncs_under_its_own_id(pair):
+    a, b = pair
+    with a.open() as brain:
+        brain.remember("the heat pump filter is changed every spring", category="core")
+    a.sync()
+    shutil.copy2(a.db, b.db)  # the user copied brain.db, not the config folder
+    report = b.join(a)
+    assert any("copied here from another machine" in n for n in report.notes)
+    assert b.settings().machine_path.read_text() != a.settings().machine_path.read_text()
+    assert report.added == 0 and b.state() == a.state()
+    with b.open() as brain:
+        brain.remember("a note written on the second machine", category="daily")
+    b.sync()
+    assert a.sync().added == 1 and a.state() == b.state() and len(a.state()) == 2
+
+
+# -- the installed command, as cron runs it -------------------------------------------------
+
+needs_maxmem = pytest.mark.skipif(not MAXMEM.is_file(), reason="the maxmem entry point is not installed")
+
+
+def maxmem(home: Path, *args: str, user: int | None = None) -> subprocess.CompletedProcess[str]:
+    command = [str(MAXMEM), "--embedder", "none", *args]
+    if user is not None:
+        command = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *command]
+    return subprocess.run(command, env={"HOME": str(home), "MAXMEM_HOME": str(home / "maxmem")},
+                          capture_output=True, text=True, timeout=300)
+
+
+@needs_maxmem
+def test_two_homes_with_the_installed_command(tmp_path, shared):
+    laptop, desktop = tmp_path / "laptop", tmp_path / "desktop"
+    assert maxmem(laptop, "add", "-c", "core", f"we chose Syncthing for the notes {SECRET_WORDS}").returncode == 0
+    first = maxmem(laptop, "sync", "folder", str(shared))
+    assert first.returncode == 0 and "sent 1 file(s) (1 changes)" in first.stdout, first.stderr
+    assert f'dir = "{shared}"' in (laptop / "maxmem" / "config.toml").read_text()
+    key = laptop / "maxmem" / "sync.key"
+    assert oct(key.stat().st_mode & 0o777) == "0o600"
+    early = maxmem(desktop, "sync", "folder", str(shared))  # joining without the key: told how
+    assert early.returncode == 1 and len(early.stderr.strip().splitlines()) == 1
+    assert "--key-file" in early.stderr and not (desktop / "maxmem" / "sync.key").exists()
+    copied = tmp_path / "usb" / "sync.key"
+    copied.parent.mkdir()
+    shutil.copy2(key, copied)
+    joined = maxmem(desktop, "sync", "folder", str(shared), "--key-file", str(copied))
+    assert joined.returncode == 0 and "1 added" in joined.stdout, joined.stderr
+    assert "Syncthing" in maxmem(desktop, "list").stdout
+    assert maxmem(desktop, "add", "-c", "core", "the desktop's GPU is an RTX 4070").returncode == 0
+    assert maxmem(desktop, "sync", "folder").returncode == 0  # the recorded folder
+    tick = maxmem(laptop, "daemon", "--once", "--if-due")  # synced minutes ago: not due yet
+    assert tick.returncode == 0 and "RTX 4070" not in maxmem(laptop, "list").stdout, tick.stderr
+    tick = maxmem(laptop, "daemon", "--once", "--job", "sync-folder")  # the tick's job, run now
+    assert tick.returncode == 0, tick.stderr
+    assert "RTX 4070" in maxmem(laptop, "list").stdout
+    assert "sync-folder" in maxmem(laptop, "jobs").stdout
+    forgot = maxmem(laptop, "forget", "1")
+    assert forgot.returncode == 0, forgot.stderr
+    assert maxmem(laptop, "sync", "folder").returncode == 0
+    assert maxmem(desktop, "sync", "folder").returncode == 0
+    assert "Syncthing" not in maxmem(desktop, "list").stdout
+    for home in (laptop, desktop):
+        assert SECRET_WORDS.encode() not in raw_bytes(home / "maxmem" / "brain.db")
+    assert SECRET_WORDS.encode() not in folder_bytes(shared)
+    shown = maxmem(desktop, "sync", "status")
+    assert shown.returncode == 0 and shown.stdout.count("folder: ") == 2, shown.stdout
+    assert "folder: this machine" in shown.stdout and "last file #" in shown.stdout
+    doctor = maxmem(desktop, "doctor").stdout
+    assert "last sync-folder: ok" in doctor and "sync conflicts" in doctor
+
+
+@needs_maxmem
+def test_bad_input_is_one_line_each_with_the_installed_command(tmp_path, shared):
+    home = tmp_path / "home"
+    assert maxmem(home, "add", "a memory that must survive every bad input").returncode == 0
+    cases = []
+    loose = tmp_path / "loose.key"
+    sealed.make_key(loose)
+    os.chmod(loose, 0o644)
+    cases.append(("a loose key file", maxmem(home, "sync", "folder", str(shared), "--key-file", str(loose)),
+                  "readable by others"))
+    cases.append(("not a folder", maxmem(home, "sync", "folder", str(tmp_path / "nowhere")), "is not a folder"))
+    cases.append(("no folder", maxmem(home, "sync", "folder"), "no sync folder"))
+    for what, done, expected in cases:
+        assert done.returncode in (1, 2), what
+        assert len(done.stderr.strip().splitlines()) == 1 and expected in done.stderr, (what, done.stderr)
+    if os.geteuid() == 0 and shutil.which("setpriv"):
+        # modes count for nobody only: the shared folder is root's, nobody's home its own
+        place = Path(tempfile.mkdtemp(prefix="maxmem-share-"))
+        try:
+            os.chmod(place, 0o755)
+            (place / "share").mkdir(mode=0o755)
+            other = place / "nobody"
+            other.mkdir()
+            os.chown(other, 65534, 65534)
+            done = maxmem(other, "sync", "folder", str(place / "share"), user=65534)
+            assert done.returncode == 1 and len(done.stderr.splitlines()) == 1, done.stderr
+            assert "is not writable (Permission denied)" in done.stderr
+        finally:
+            shutil.rmtree(place)
+    assert "must survive" in maxmem(home, "list").stdout
+
+
+@needs_maxmem
+@pytest.mark.slow
+def test_kill_9_while_sending_and_while_applying_then_both_machines_converge(tmp_path, shared):
+    """The sending machine and the receiving one are each killed at random moments of
+    their runs, again and again, between new writes; then both run to the end."""
+    laptop, desktop = tmp_path / "laptop", tmp_path / "desktop"
+    rng = random.Random(2026)
+    with Brain.open(laptop / "maxmem" / "brain.db", embedder="none") as brain:
+        brain.remember_many([{"content": f"laptop memory {i}: " + " ".join(rng.choice(WORDS) for _ in range(30)),
+                              "category": rng.choice(["core", "daily", "project"])} for i in range(4000)])
+    with Brain.open(desktop / "maxmem" / "brain.db", embedder="none") as brain:
+        brain.remember_many([{"content": f"desktop memory {i}: " + " ".join(rng.choice(WORDS) for _ in range(30)),
+                              "category": "daily"} for i in range(1500)])
+    assert maxmem(laptop, "sync", "folder", str(shared)).returncode == 0  # makes the key
+    shutil.copy2(laptop / "maxmem" / "sync.key", tmp_path / "sync.key")
+    kills, took = 0, {laptop: 1.5, desktop: 1.5}
+    for attempt in range(16):
+        home = laptop if attempt % 2 == 0 else desktop
+        other = desktop if home is laptop else laptop
+        with Brain.open(other / "maxmem" / "brain.db", embedder="none") as brain:  # new writes meanwhile
+            brain.remember_many([{"content": f"{other.name} round {attempt} note {j} "
+                                  + " ".join(rng.choice(WORDS) for _ in range(20))} for j in range(ROUND)])
+            some = brain.list(limit=5, order="oldest", offset=attempt * 5)
+            for memory in some:
+                brain.update(memory.id, importance=round(rng.random(), 2))
+            if attempt == 6:
+                brain.forget(some[0].id)
+        args = ["sync", "folder", str(shared)] + (["--key-file", str(tmp_path / "sync.key")]
+                                                   if home is desktop else [])
+        process = subprocess.Popen([str(MAXMEM), "--embedder", "none", *args],
+                                   env={"HOME": str(home), "MAXMEM_HOME": str(home / "maxmem")},
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        started = time.monotonic()
+        time.sleep(rng.uniform(0.25, max(0.3, took[home])))  # past the imports, within a run's length
+        if process.poll() is None:
+            process.send_signal(signal.SIGKILL)
+            kills += 1
+        else:
+            took[home] = time.monotonic() - started
+        process.wait()
+        for side in (laptop, desktop):
+            db = side / "maxmem" / "brain.db"
+            if db.exists():
+                conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+                assert conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+                conn.close()
+    assert kills >= 5, f"only {kills} runs were killed mid-way: the brains are too small for this machine"
+    for home in (laptop, desktop, laptop, desktop):
+        args = ["sync", "folder", str(shared)] + (["--key-file", str(tmp_path / "sync.key")] if home is desktop else [])
+        done = maxmem(home, *args)
+        assert done.returncode == 0, done.stderr
+    a, b = state_of(laptop / "maxmem" / "brain.db"), state_of(desktop / "maxmem" / "brain.db")
+    assert a == b
+    assert len(a) == 4000 + 1500 + 16 * ROUND - 1
+    assert count_of(laptop / "maxmem" / "brain.db", "SELECT count(DISTINCT content) FROM memories") == len(a)
+    assert not [p for p in shared.rglob(".*.tmp")]  # temporaries of killed writes are gone
+
+
+ROUND = 600  # memories written on the other machine before each killed run
+WORDS = ("backup disk router zigbee lights garden invoice python sqlite folder laptop desktop decision lesson "
+         "printer kitchen boiler passport ticket train meeting budget garage battery").split()
