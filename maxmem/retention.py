@@ -38,9 +38,10 @@ from typing import TYPE_CHECKING, Any
 from . import archive
 from .clock import UTC, iso, parse_days
 from .config import zone
-from .errors import ConfigError, InvalidInput, MaxmemError
+from .errors import ConfigError, EncryptionKeyError, InvalidInput, MaxmemError
 from .health import record_run
 from .jobs import NEW_YORK
+from .keys import Key
 from .memory import CATEGORIES, Memory
 
 try:
@@ -380,7 +381,7 @@ def _batch(brain: Brain, names: Names, written: list[Path],
         with brain.db.atomic():
             records = select()
             if records:
-                archive.write(path, records)
+                archive.write(path, records, key=brain.db.key)  # sealed when brain.db is encrypted
                 delete(records, path.name)
             brain.db.execute("DELETE FROM meta WHERE key = ?", (PENDING + path.name,))
     except BaseException:
@@ -500,7 +501,7 @@ def resume(brain: Brain) -> dict[str, Any]:
         with brain.db.atomic():
             archive.temporary(path).unlink(missing_ok=True)
             if path.exists():
-                found = _read_whole(path)
+                found = _read_whole(path, brain.config.key)
                 if found is not None:
                     counts = _delete_archived(brain, found, path.name)
                     for key, n in counts.items():
@@ -513,10 +514,10 @@ def resume(brain: Brain) -> dict[str, Any]:
     return done
 
 
-def _read_whole(path: Path) -> list[dict[str, Any]] | None:
+def _read_whole(path: Path, key: Key | None) -> list[dict[str, Any]] | None:
     try:
-        reading = archive.read(path)
-    except InvalidInput as exc:
+        reading = archive.read(path, key=key)
+    except (InvalidInput, EncryptionKeyError) as exc:
         log.warning("retention: %s cannot be read (%s): its rows stay in brain.db", path, exc)
         return None
     if not reading.complete:
@@ -632,7 +633,7 @@ def check_archives(brain: Brain, policy: Policy | None = None) -> list[dict[str,
                                              "removes it"))
     files = archives(brain, policy)
     for path, _ in files:
-        result = archive.check(path)
+        result = archive.check(path, brain.config.key)
         if isinstance(result, str):
             found.append(_finding(False, f"retention archive {path} cannot be read: {result}"))
         elif not result.complete:
@@ -652,10 +653,10 @@ def repair_archives(brain: Brain, policy: Policy | None = None) -> list[dict[str
     policy = policy or load_policy(brain.config)
     repaired = []
     for path, _ in archives(brain, policy):
-        reading = archive.check(path)
+        reading = archive.check(path, brain.config.key)
         if isinstance(reading, str) or reading.complete:
             continue  # an unreadable line is not a cut-off end: left for a person to look at
-        reading = archive.read(path)
+        reading = archive.read(path, key=brain.config.key)
         damaged = path.with_name(path.name + ".damaged")
         if not damaged.exists():
             os.link(path, damaged)
