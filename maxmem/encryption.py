@@ -7,7 +7,8 @@ An existing brain.db changes state through a copy, never in place:
 2. brain.db is taken for this process alone: its journal leaves WAL mode (SQLite allows
    that only when no other connection is open, so an agent's MCP server or a job still
    holding it is reported, not overtaken) and an exclusive lock keeps others out;
-3. a copy beside it is made and re-keyed (SQLite3 Multiple Ciphers' `PRAGMA rekey`, which
+3. its bytes are copied beside it (under that lock, out of WAL mode, they are the whole
+   database) and the copy is re-keyed (SQLite3 Multiple Ciphers' `PRAGMA rekey`, which
    cannot run in WAL mode: on the copy, never on brain.db);
 4. the copy is checked: integrity, every table's row count equal to brain.db's, the
    keyword index's own integrity check, the vectors readable;
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -184,10 +186,12 @@ def _take_alone(db: Database) -> None:
 def _make_copy(db: Database, copy: Path, wanted: Key | None) -> int:
     """Copy brain.db to `copy` in its new state and check it; returns its memories."""
     secure_create(copy)
+    # Out of WAL mode and under the exclusive lock, the file's bytes are the database (the
+    # backup API would refuse a source holding a write lock).
+    with open(db.path, "rb") as source, open(copy, "wb") as target:
+        shutil.copyfileobj(source, target, 1 << 20)
     conn = connect(copy, db.key)
     try:
-        with conn.backup("main", db.conn, "main") as job:
-            job.step(-1)
         rekey(conn, db.key, wanted)
         conn.execute("PRAGMA journal_mode=DELETE")
     finally:
