@@ -36,7 +36,7 @@ import apsw
 from .brain import Brain
 from .clock import Clock
 from .config import Config
-from .db import Database
+from .db import Database, apply_key
 from .errors import DatabaseError, EncryptionKeyError, InvalidInput, MaxmemError
 from .files import secure_create
 from .health import record_run
@@ -189,7 +189,7 @@ def connect(path: Path, key: Key | None, flags: int | None = None) -> apsw.Conne
     """A plain apsw connection to `path`, keyed with `key` (None: a plain file)."""
     conn = apsw.Connection(str(path), flags=flags) if flags is not None else apsw.Connection(str(path))
     if key is not None:
-        conn.pragma("key", key.pragma())
+        apply_key(conn, key)
     return conn
 
 
@@ -419,6 +419,8 @@ def rekey(conn: apsw.Connection, key: Key | None, wanted: Key | None) -> None:
     if key == wanted or (key is not None and wanted is not None and key.secret == wanted.secret):
         return
     conn.execute("PRAGMA journal_mode=DELETE")
+    if wanted is not None:
+        conn.pragma("cipher", wanted.cipher)
     conn.pragma("rekey", wanted.pragma() if wanted is not None else "")
 
 

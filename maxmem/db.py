@@ -99,6 +99,12 @@ def _uri(path: Path, mode: str) -> str:
     return f"file:{quote(str(path.resolve()))}?{query}"
 
 
+def apply_key(conn: apsw.Connection, key: Key) -> None:
+    """Key a new connection: the cipher first (a file does not record it), then the key."""
+    conn.pragma("cipher", key.cipher)
+    conn.pragma("key", key.pragma())
+
+
 def in_memory_image(image: bytes) -> bytes:
     """A database image (Connection.serialize) as an in-memory database accepts it: a WAL
     file's header says WAL (bytes 18-19 = 2), which a deserialized database cannot use."""
@@ -187,7 +193,7 @@ class Database:
             self.conn.close()
             raise EncryptionKeyError(f"{self.path} is encrypted and this apsw cannot decrypt it: "
                                      "run  pip install --force-reinstall apsw-sqlite3mc")
-        self.conn.pragma("key", key.pragma())
+        apply_key(self.conn, key)
         try:
             self.conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
         except apsw.NotADBError:

@@ -35,6 +35,7 @@ from maxmem.encryption import decrypt, encrypt
 from maxmem.errors import EncryptionKeyError, InvalidInput
 from maxmem.keys import KEY_FILE_NAME, Key, is_encrypted, new_secret
 from maxmem.migrations import migrate
+from maxmem.recall_socket import stop_servers
 from maxmem.retention import apply as retain
 from maxmem.sealed import is_sealed, seal, unseal
 
@@ -294,6 +295,17 @@ def test_the_tick_and_a_hook_find_the_key_under_env_i(tmp_path):
     assert done.returncode == 0, done.stderr
     done = run_maxmem(env, "hook", "session-start", "--harness", "claude", stdin=HOOK_INPUT)
     assert done.returncode == 0 and CANARY in done.stdout, (done.stdout, done.stderr)
+    state = home / ".local" / "state" / "maxmem"
+    prompt = json.dumps({"session_id": "p1", "prompt": "what do we run before committing code?"})
+
+    def answered_warm() -> bool:  # the first prompt starts the recall server, which must find the key
+        assert run_maxmem(env, "hook", "user-prompt", "--harness", "claude", stdin=prompt).returncode == 0
+        return "(warm," in (state / "hook.log").read_text().splitlines()[-1]
+
+    try:
+        assert any(answered_warm() or time.sleep(0.3) for _ in range(100)), (state / "hook.log").read_text()
+    finally:
+        stop_servers(state)
     done = run_maxmem(env, "daemon", "--once", "--if-due")
     assert done.returncode == 0, (done.stdout, done.stderr)
     backups = sorted((home / ".openclaw" / "workspace" / "memory" / "backups").glob("brain-*.db"))
