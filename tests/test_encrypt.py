@@ -32,7 +32,7 @@ from maxmem.backup import create_backup, restore
 from maxmem.config import load_config
 from maxmem.db import Database
 from maxmem.encryption import decrypt, encrypt
-from maxmem.errors import EncryptionKeyError, InvalidInput
+from maxmem.errors import DatabaseError, EncryptionKeyError, InvalidInput
 from maxmem.keys import KEY_FILE_NAME, Key, is_encrypted, new_secret
 from maxmem.migrations import migrate
 from maxmem.recall_socket import stop_servers
@@ -407,3 +407,67 @@ def test_killed_mid_encrypt_loses_nothing(tmp_path):
             assert again.returncode == 0, (fraction, again.stderr)
         assert is_encrypted(path) and not [p for p in home.iterdir() if ".encrypt-" in p.name]
     assert "mid-way" in states, states
+
+
+def test_scrub_reaches_into_the_sealed_archives_and_encrypted_backups(tmp_path, hash_embedder):
+    from test_scrub import corpus_secrets
+
+    from maxmem.archive import write as write_archive
+    from maxmem.scrub import scrub
+
+    (_, text, values), = corpus_secrets()[:1]
+    config = keyed().with_(redact_on_remember=False)  # as an older maxmem stored it
+    path = tmp_path / "brain.db"
+    clock = FixedClock("2026-11-30T08:00:00Z")
+    with Brain.open(path, embedder=hash_embedder, config=config, clock=clock) as brain:
+        brain.remember(f"{CANARY} old daily", category="daily", created_at="2026-06-01T12:00:00Z")
+        brain.remember(f"{CANARY} setting up: {text}", category="core")
+        archive = Path(retain(brain)["archive"])
+        records = read_archive(archive, key=config.key).records
+        write_archive(archive, [{**records[0], "content": f"old daily: {text}"}], replace=True, key=config.key)
+        create_backup(path, config=config, clock=clock)
+    with Brain.open(path, embedder=hash_embedder, config=config.with_(redact_on_remember=True), clock=clock) as brain:
+        report = scrub(brain)
+    assert [(f.action, f.total > 0) for f in report.archives] == [("rewritten", True)]
+    assert [(f.action, f.total > 0) for f in report.backups] == [("rewritten", True)]
+    assert is_sealed(archive.read_bytes()) and is_encrypted(Path(report.backups[0].path))
+    reread = read_archive(archive, key=config.key).records[0]["content"]
+    assert reread.startswith("old daily:") and not any(v in reread for v in values)
+
+
+def test_bad_keys_and_wrong_states_are_one_line(tmp_path, maxmem_home):
+    path = maxmem_home / "brain.db"
+    Brain.open(path, embedder="none", config=keyed()).close()  # encrypted, its key kept nowhere
+    (maxmem_home / KEY_FILE_NAME).write_text("")
+    os.chmod(maxmem_home / KEY_FILE_NAME, 0o600)
+    with pytest.raises(EncryptionKeyError, match="must hold the key on one line"):
+        load_config()
+    (maxmem_home / KEY_FILE_NAME).write_bytes(b"\xff\xfe")
+    with pytest.raises(EncryptionKeyError, match="is not text"):
+        load_config()
+    (maxmem_home / KEY_FILE_NAME).unlink()
+    missing = tmp_path / "elsewhere.key"
+    with pytest.raises(EncryptionKeyError, match="elsewhere.key \\(key_file in the config\\) does not exist"):
+        load_config(env={"MAXMEM_HOME": str(maxmem_home), "MAXMEM_KEY_FILE": str(missing)})
+    assert load_config(env={"MAXMEM_HOME": str(tmp_path / "new"), "MAXMEM_KEY_FILE": str(missing)}).key is None
+    with pytest.raises(EncryptionKeyError, match="is encrypted and no key was given"):
+        Database(path)
+    plain = tmp_path / "plain.db"
+    Brain.open(plain, embedder="none").close()
+    config = load_config(env={"MAXMEM_HOME": str(tmp_path)}, db_path=plain)
+    with pytest.raises(InvalidInput, match="is not encrypted"):
+        decrypt(plain, config)
+    with pytest.raises(InvalidInput, match="no brain.db at"):
+        encrypt(tmp_path / "none.db", config)
+    assert not (tmp_path / KEY_FILE_NAME).exists()  # nothing was saved for a refused run
+    with Brain.open(plain, embedder="none") as holder:  # another connection keeps brain.db open
+        with pytest.raises(DatabaseError, match="is open in another process .* nothing was changed"):
+            encrypt(plain, config.with_(busy_timeout_ms=300))
+        assert holder.stats()["memories"] == 0
+    assert not is_encrypted(plain) and not [p for p in tmp_path.iterdir() if ".encrypt-" in p.name]
+    env = {**os.environ, "MAXMEM_HOME": str(tmp_path / "cli")}
+    assert run_maxmem(env, "--embedder", "none", "add", "a plain memory").returncode == 0
+    done = run_maxmem(env, "--embedder", "none", "init", "--encrypt")
+    assert done.returncode == 2 and "exists and is not encrypted: run maxmem encrypt" in done.stderr
+    done = run_maxmem(env, "--embedder", "none", "init", "--keyring")
+    assert done.returncode == 2 and "--keyring goes with --encrypt" in done.stderr
