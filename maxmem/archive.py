@@ -12,6 +12,11 @@ not still in brain.db.
 archive (its retention run was killed mid-write), it returns the complete lines
 before the damage and says how many, instead of refusing the file. A bad line in the
 middle of an intact file is still an error naming its line.
+
+The archives of an encrypted brain are sealed (sealed.py: AES-256-GCM under a key
+derived from the brain's key): `write(..., key=)` seals the gzipped lines, and `read`
+opens a sealed file with the key it is given. A sealed file is authenticated whole, so
+a damaged one is refused rather than partly recovered.
 """
 
 from __future__ import annotations
@@ -20,16 +25,19 @@ import contextlib
 import json
 import os
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import InvalidInput, MaxmemError
+from .errors import EncryptionKeyError, InvalidInput, MaxmemError
+from .keys import HOW_TO_GIVE, Key
+from .sealed import is_sealed, seal, unseal
 
 CHUNK = 1 << 20
 GZIP_MAGIC = b"\x1f\x8b"
 TEMPORARY_SUFFIX = ".tmp"
+PURPOSE = "archive"  # what sealed archives are sealed for (sealed.py)
 
 
 class ArchiveError(MaxmemError):
@@ -46,6 +54,7 @@ class Reading:
     complete: bool  # the file ended where its format says it ends
     lost_bytes: int = 0  # uncompressed bytes after the last complete line
     problem: str | None = None  # why the file is not complete, one line
+    sealed: bool = False  # the file was sealed with the brain's key
 
     def note(self) -> str | None:
         """The one line a caller shows when the file was not whole, else None."""
@@ -70,10 +79,11 @@ def record_key(record: Mapping[str, Any]) -> tuple[Any, ...]:
     return (table, record.get("id"))
 
 
-def write(path: Path, records: Sequence[Mapping[str, Any]], replace: bool = False) -> Path:
+def write(path: Path, records: Sequence[Mapping[str, Any]], replace: bool = False, key: Key | None = None) -> Path:
     """Write `records` to `path` whole, durable and verified, or raise ArchiveError.
 
-    Never replaces an existing file unless `replace` (a repair). Returns `path`.
+    Never replaces an existing file unless `replace` (a repair). `key`: seal the file
+    with it (an encrypted brain's archive). Returns `path`.
     """
     path = Path(path)
     if path.exists() and not replace:
@@ -86,12 +96,16 @@ def write(path: Path, records: Sequence[Mapping[str, Any]], replace: bool = Fals
         fd = os.open(building, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
         with os.fdopen(fd, "wb") as raw:
             compressor = zlib.compressobj(6, zlib.DEFLATED, 31)  # 31: a gzip header and trailer
-            for start in range(0, len(lines), 256):
-                raw.write(compressor.compress("".join(lines[start : start + 256]).encode("utf-8")))
-            raw.write(compressor.flush())
+            pieces = [compressor.compress("".join(lines[start : start + 256]).encode("utf-8"))
+                      for start in range(0, len(lines), 256)]
+            pieces.append(compressor.flush())
+            if key is not None:
+                pieces = [seal(key.secret, b"".join(pieces), PURPOSE)]
+            for piece in pieces:
+                raw.write(piece)
             raw.flush()
             os.fsync(raw.fileno())
-        reading = read(building)
+        reading = read(building, key=key)
         expected = [record_key(json.loads(line)) for line in lines]
         if not reading.complete or [record_key(r) for r in reading.records] != expected:
             raise ArchiveError(
@@ -137,12 +151,12 @@ def _chunks(path: Path) -> Iterator[bytes]:
             yield chunk
 
 
-def _gunzip(path: Path) -> Iterator[tuple[bytes, str | None]]:
-    """Decompressed pieces of every gzip member of `path`; the last piece carries why the
+def _gunzip(chunks: Iterable[bytes]) -> Iterator[tuple[bytes, str | None]]:
+    """Decompressed pieces of every gzip member in `chunks`; the last piece carries why the
     stream stopped early (None: it ended properly)."""
     inflater = zlib.decompressobj(31)
     member_started = False
-    for chunk in _chunks(path):
+    for chunk in chunks:
         data = chunk
         while data:
             try:
@@ -182,8 +196,16 @@ def _plain(path: Path) -> Iterator[tuple[bytes, str | None]]:
         yield chunk, None
 
 
-def read(path: Path | str, keep: bool = True) -> Reading:
-    """The records of a JSONL file (gzipped when it starts like gzip), recovering a damaged end.
+def _opened(path: Path, key: Key | None) -> bytes:
+    """The gzipped bytes sealed in the file at `path`."""
+    if key is None:
+        raise EncryptionKeyError(f"{path} is an encrypted archive and no key was given: {HOW_TO_GIVE}")
+    return unseal(key.secret, path.read_bytes(), PURPOSE, str(path))
+
+
+def read(path: Path | str, keep: bool = True, key: Key | None = None) -> Reading:
+    """The records of a JSONL file (gzipped when it starts like gzip, sealed and opened
+    with `key` when it starts like a sealed file), recovering a damaged end.
 
     A gzip stream that stops early (truncated, or damaged data) gives its complete lines
     before that point: `complete` is False and `note()` says what was recovered. A line
@@ -193,10 +215,12 @@ def read(path: Path | str, keep: bool = True) -> Reading:
     path = Path(path)
     try:
         with open(path, "rb") as handle:
-            start = handle.read(2)
+            start = handle.read(16)
+        sealed = is_sealed(start)
+        pieces = (_gunzip([_opened(path, key)]) if sealed
+                  else _gunzip(_chunks(path)) if start[:2] == GZIP_MAGIC else _plain(path))
     except OSError as exc:
         raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from None
-    pieces = _gunzip(path) if start == GZIP_MAGIC else _plain(path)
     records: list[dict[str, Any]] = []
     count = 0
     number = 0
@@ -227,7 +251,7 @@ def read(path: Path | str, keep: bool = True) -> Reading:
                     records.append(record)
         else:
             lost = len(pending)
-    return Reading(path, records, count, problem is None, lost, problem)
+    return Reading(path, records, count, problem is None, lost, problem, sealed)
 
 
 def _parse(path: Path, number: int, line: bytes) -> dict[str, Any] | None:
@@ -246,10 +270,10 @@ def _parse(path: Path, number: int, line: bytes) -> dict[str, Any] | None:
     return value
 
 
-def check(path: Path) -> Reading | str:
+def check(path: Path, key: Key | None = None) -> Reading | str:
     """How an archive reads, records not kept (for `maxmem doctor`): a Reading, or the
-    one-line reason it cannot be read at all (a bad line, an unreadable file)."""
+    one-line reason it cannot be read at all (a bad line, an unreadable file, no key)."""
     try:
-        return read(path, keep=False)
-    except InvalidInput as exc:
+        return read(path, keep=False, key=key)
+    except (InvalidInput, EncryptionKeyError) as exc:
         return str(exc)

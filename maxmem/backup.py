@@ -13,6 +13,11 @@ backups beyond `keep`. A copy that fails its check never replaces a good one.
 the configuration) in a staging copy, keeps the current brain.db aside as a backup,
 and copies the staging copy into the live database through the same API, under
 SQLite's locks, so other processes see either the old or the restored memories.
+
+The backup of an encrypted brain.db is encrypted with the same key (the copy is keyed
+before the first page goes in). A restored backup takes the live brain.db's state: a
+plain backup restored into an encrypted brain is encrypted in its staging copy first
+(the backup API copies pages only between databases of one kind), and the other way.
 """
 
 from __future__ import annotations
@@ -31,10 +36,11 @@ import apsw
 from .brain import Brain
 from .clock import Clock
 from .config import Config
-from .errors import DatabaseError, InvalidInput, MaxmemError
+from .errors import DatabaseError, EncryptionKeyError, InvalidInput, MaxmemError
 from .files import secure_create
 from .jobs.runs import record_run
-from .store.db import Database
+from .keys import HOW_TO_GIVE, Key, is_encrypted
+from .store.db import Database, apply_key
 
 log = logging.getLogger("maxmem")
 
@@ -179,13 +185,22 @@ def _check_copy(conn: apsw.Connection, what: str) -> int:
     return int(count) if isinstance(count, int) else 0
 
 
-def _write_copy(source: apsw.Connection, target: Path, what: str) -> int:
-    """Copy `source` to `target` (0600), checked and self-contained; returns memories."""
+def connect(path: Path, key: Key | None, flags: int | None = None) -> apsw.Connection:
+    """A plain apsw connection to `path`, keyed with `key` (None: a plain file)."""
+    conn = apsw.Connection(str(path), flags=flags) if flags is not None else apsw.Connection(str(path))
+    if key is not None:
+        apply_key(conn, key)
+    return conn
+
+
+def _write_copy(source: apsw.Connection, target: Path, what: str, key: Key | None = None) -> int:
+    """Copy `source` to `target` (0600), checked and self-contained; returns memories.
+    `key`: the source's key, which the copy is encrypted with too (None: both plain)."""
     tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
     _remove(tmp)
     secure_create(tmp)
     try:
-        dest = apsw.Connection(str(tmp))
+        dest = connect(tmp, key)
         try:
             _copy_pages(dest, source, what)
             dest.execute("PRAGMA journal_mode=DELETE")
@@ -244,7 +259,7 @@ def backup(
     if target.resolve() == db.path.resolve():
         raise InvalidInput("the backup cannot be brain.db itself")
     try:
-        memories = _write_copy(db.conn, target, str(db.path))
+        memories = _write_copy(db.conn, target, str(db.path), db.key)
     except MaxmemError as exc:
         record_run(db, "backup", False, str(exc), clock)
         raise
@@ -272,7 +287,7 @@ def create_backup(
     path = Path(db_path).expanduser()
     if not path.exists():
         raise DatabaseError(f"{path} does not exist: nothing to back up (check --db)")
-    db = Database(path, busy_timeout_ms=config.busy_timeout_ms)
+    db = Database(path, busy_timeout_ms=config.busy_timeout_ms, key=config.key)
     try:
         return backup(db, dest, config=config, keep=keep, clock=clock)
     finally:
@@ -281,12 +296,19 @@ def create_backup(
 
 # -- restore ---------------------------------------------------------------------
 
-def _open_backup(source: Path) -> apsw.Connection:
+def _open_backup(source: Path, key: Key | None) -> apsw.Connection:
+    """The backup, open for reading (keyed when it is encrypted)."""
+    source_key = key if is_encrypted(source) else None
+    if source_key is None and is_encrypted(source):
+        raise EncryptionKeyError(f"{source} is encrypted and no key was given: {HOW_TO_GIVE}")
     try:
-        conn = apsw.Connection(str(source), flags=apsw.SQLITE_OPEN_READONLY)
+        conn = connect(source, source_key, apsw.SQLITE_OPEN_READONLY)
         conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
         return conn
     except apsw.Error as exc:
+        if source_key is not None and isinstance(exc, apsw.NotADBError):
+            raise EncryptionKeyError(f"{source} does not open with the key from {source_key.source} (a wrong key)"
+                                     ) from None
         raise InvalidInput(
             f"{source} is not a readable brain.db backup ({exc.__class__.__name__}: {exc})"
         ) from None
@@ -295,7 +317,7 @@ def _open_backup(source: Path) -> apsw.Connection:
 def _live_is_healthy(path: Path, config: Config) -> Database | None:
     """The live database, open, when it passes quick_check; None when it cannot be used."""
     try:
-        db = Database(path, busy_timeout_ms=config.busy_timeout_ms)
+        db = Database(path, busy_timeout_ms=config.busy_timeout_ms, key=config.key)
     except MaxmemError as exc:
         log.warning("restore: %s cannot be opened (%s); it is moved aside", path, exc)
         return None
@@ -338,13 +360,15 @@ def restore(
     staging = live.with_name(f".{live.name}.restore-{os.getpid()}")
     _remove(staging)
     try:
-        reader = _open_backup(source)
+        source_key = config.key if is_encrypted(source) else None
+        reader = _open_backup(source, config.key)
         try:
             secure_create(staging)
-            conn = apsw.Connection(str(staging))
+            conn = connect(staging, source_key)
             try:
                 _copy_pages(conn, reader, str(source))
                 _check_copy(conn, str(source))
+                rekey(conn, source_key, _wanted_key(live, source_key, config.key))
             finally:
                 conn.close()
         finally:
@@ -357,7 +381,7 @@ def restore(
             if "holds vectors from" in str(exc):
                 in_use = re.search(r"the embedder in use is (\S+): ", str(exc))
                 raise DatabaseError(
-                    f"{source} holds vectors from {_recorded(staging)}, but the configured embedder is "
+                    f"{source} holds vectors from {_recorded(staging, config.key)}, but the configured embedder is "
                     f"{in_use.group(1) if in_use else 'another'}: restore with that --embedder, "
                     "or pass --force and run  maxmem reindex"
                 ) from None
@@ -368,7 +392,7 @@ def restore(
         aside, method = _replace(staging, live, config, clock)
     finally:
         _remove(staging)
-    db = Database(live, busy_timeout_ms=config.busy_timeout_ms)
+    db = Database(live, busy_timeout_ms=config.busy_timeout_ms, key=config.key)
     try:
         record_run(db, "restore", True, f"from {source}", clock)
     finally:
@@ -376,8 +400,32 @@ def restore(
     return RestoreResult(str(source), str(live), memories, aside, used, method)
 
 
-def _recorded(path: Path) -> str:
-    db = Database(path)
+def _wanted_key(live: Path, source_key: Key | None, key: Key | None) -> Key | None:
+    """The key the restored brain.db is to have: the live one's state (encrypted with the
+    configured key, or plain); where there is no live brain.db, or no key for it, the
+    backup's own."""
+    if live.exists() and live.stat().st_size > 0:
+        if not is_encrypted(live):
+            return None
+        if key is not None:
+            return key
+    return source_key
+
+
+def rekey(conn: apsw.Connection, key: Key | None, wanted: Key | None) -> None:
+    """Re-encrypt the database of `conn` (keyed with `key`, None: plain) with `wanted`
+    (None: decrypt it), page by page in one transaction. SQLite3 Multiple Ciphers cannot
+    rekey in WAL mode: the file is left in rollback-journal mode (self-contained)."""
+    if key == wanted or (key is not None and wanted is not None and key.secret == wanted.secret):
+        return
+    conn.execute("PRAGMA journal_mode=DELETE")
+    if wanted is not None:
+        conn.pragma("cipher", wanted.cipher)
+    conn.pragma("rekey", wanted.pragma() if wanted is not None else "")
+
+
+def _recorded(path: Path, key: Key | None) -> str:
+    db = Database(path, key=key)
     try:
         return db.get_meta("embedder") or "no embedder"
     finally:
@@ -397,8 +445,8 @@ def _replace(staging: Path, live: Path, config: Config, clock: Clock) -> tuple[s
     aside = _free_name(directory, "before-restore", _stamp(clock))
     if current is not None:
         try:
-            _write_copy(current.conn, aside, str(live))
-            conn = apsw.Connection(str(staging))
+            _write_copy(current.conn, aside, str(live), current.key)
+            conn = connect(staging, current.key)
             try:
                 # Into the live file under SQLite's locks: other processes wait, then
                 # read the restored pages; their -wal stays consistent with the file.

@@ -137,7 +137,7 @@ class Brain:
             raise DatabaseError(f"no brain.db at {path} yet: run  maxmem init  (capture and add create "
                                 "it too), or check --db")
         clock = clock or Clock()
-        db = Database(path, busy_timeout_ms=config.busy_timeout_ms)
+        db = Database(path, busy_timeout_ms=config.busy_timeout_ms, key=config.key)
         try:
             if db.read_only and schema_version(db) < len(MIGRATIONS):
                 # An older schema the file cannot be upgraded to: read an upgraded copy.

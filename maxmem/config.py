@@ -22,6 +22,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import tzlocal
 
 from .errors import ConfigError
+from .keys import Key, resolve
 
 EMBEDDERS = ("auto", "openai", "local", "none")
 DEFAULT_DB = Path("~/.openclaw/workspace/memory/brain.db")
@@ -68,6 +69,8 @@ class Config:
     min_relevance: float = DEFAULT_MIN_RELEVANCE  # 0 turns "nothing relevant" off
     redact_on_remember: bool = True
     busy_timeout_ms: int = 15000
+    key_file: Path | None = None  # an encrypted brain's key file (keys.py), else brain.key in the config folder
+    key: Key | None = field(default=None, repr=False)  # resolved by load_config (keys.resolve), never written
     config_path: Path | None = None
     sections: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
@@ -85,7 +88,7 @@ class Config:
         """The settable fields, for `maxmem init` (the API key is never written)."""
         out: dict[str, Any] = {}
         for f in fields(self):
-            if f.name in ("config_path", "sections", "openai_api_key"):
+            if f.name in ("config_path", "sections", "openai_api_key", "key"):
                 continue
             value = getattr(self, f.name)
             if value is None:
@@ -191,6 +194,7 @@ ENV_VARS = {
     "MAXMEM_VECTOR_WEIGHT": "vector_weight",
     "MAXMEM_KEYWORD_WEIGHT": "keyword_weight",
     "MAXMEM_MIN_RELEVANCE": "min_relevance",
+    "MAXMEM_KEY_FILE": "key_file",
 }
 
 
@@ -241,7 +245,8 @@ def load_config(
     path: Path | str | None = None,
     **overrides: Any,
 ) -> Config:
-    """Resolve defaults < TOML file < environment < explicit overrides (None = not given)."""
+    """Resolve defaults < TOML file < environment < explicit overrides (None = not given),
+    then the brain's key (keys.resolve: MAXMEM_KEY, the key file, the OS keyring)."""
     env = os.environ if env is None else env
     values: dict[str, Any] = {}
     home = home_dir(env)
@@ -255,7 +260,7 @@ def load_config(
         except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
             raise ConfigError(f"cannot read {config_path}: {exc}") from None
         for key, value in data.items():
-            if key in _FIELD_TYPES and key not in ("sections", "config_path"):
+            if key in _FIELD_TYPES and key not in ("sections", "config_path", "key"):
                 values[key] = _coerce(key, value, str(config_path))
             elif isinstance(value, dict):
                 sections[key] = value
@@ -271,7 +276,10 @@ def load_config(
             values[name] = _coerce(name, env[var], var)
     for name, value in overrides.items():
         if value is not None:
-            values[name] = _coerce(name, value, "option") if name in _FIELD_TYPES else value
+            values[name] = _coerce(name, value, "option") if name in _FIELD_TYPES and name != "key" else value
+    if values.get("key") is None:
+        values["key"] = resolve(env, values.get("key_file"), config_path.parent,
+                                Path(values.get("db_path", DEFAULT_DB)).expanduser())
     values["config_path"] = config_path
     values["sections"] = _frozen(sections)
     return _validate(Config(**values))

@@ -34,6 +34,7 @@ from .errors import ConfigError, MaxmemError
 from .jobs import due
 from .jobs import table as job_table
 from .jobs.runs import age_hours, format_age, last_runs, one_line
+from .keys import is_encrypted
 from .retention.archives import check_archives
 from .store.conflicts import conflicts, synced
 from .store.db import DAMAGE, Database
@@ -345,6 +346,19 @@ def archive_checks(brain: Brain) -> list[Check]:
     return [{**c, "level": "ok" if c["ok"] else "fail"} for c in found]
 
 
+def check_encryption(brain: Brain, backups: list[Path]) -> Check:
+    """Whether brain.db is encrypted, where its key came from, and the backups that
+    still hold its memories in clear (made before it was encrypted)."""
+    key = brain.db.key
+    if key is None:
+        return _check("encryption", True, "off (maxmem encrypt turns it on: docs/security.md)")
+    plain = [p for p in backups if not is_encrypted(p)]
+    if plain:
+        return _check("encryption", True, f"on (the key from {key.source}); {len(plain)} backup(s) made before "
+                      f"hold memories in clear, the newest {plain[-1]}: delete them", warn=True)
+    return _check("encryption", True, f"on (the key from {key.source})")
+
+
 def run_checks(config: Config, embedder: str | None = None,
                extra: list[Callable[[Any], Check]] | None = None,
                clock: Clock | None = None, env: Mapping[str, str] | None = None,
@@ -425,6 +439,7 @@ def _inspect(brain: Brain, config: Config, checks: list[Check], report: dict[str
     checks.extend(archive_checks(brain))
     if synced(brain.db):
         checks.append(conflict_check(brain.db))
+    checks.append(check_encryption(brain, backups))
     if brain.db.read_only:
         checks.append(_check("access", True, f"read-only ({brain.db.read_only}): reads work, writes are refused",
                              warn=True))

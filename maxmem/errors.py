@@ -23,6 +23,11 @@ class DatabaseError(MaxmemError):
     """brain.db cannot be opened, is locked too long, corrupt, or from another embedder."""
 
 
+class EncryptionKeyError(DatabaseError):
+    """An encrypted brain.db (or one of its backups or archives) and no key, a wrong key,
+    or a key file others can read."""
+
+
 class EmbeddingError(MaxmemError):
     """The embedding provider failed (bad key, unreachable, rate limited)."""
 

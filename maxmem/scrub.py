@@ -39,11 +39,12 @@ from typing import Any
 import apsw
 
 from . import archive
-from .backup import backup_dir, managed_backups
+from .backup import backup_dir, connect, managed_backups
 from .brain import Brain
 from .capture.store import RAW_TEXT, raw_texts, rewrite_raw
 from .embeddings import identity
 from .errors import MaxmemError
+from .keys import Key, is_encrypted
 from .memory import MAX_TAG_CHARS
 from .redact import Redactor
 from .retention.archives import archives
@@ -277,10 +278,11 @@ def scrub_brain(brain: Brain, dry_run: bool = False) -> ScrubReport:
 
 # -- archives and backups ----------------------------------------------------------------
 
-def scrub_archive(path: Path, redactor: Redactor, dry_run: bool) -> FileScrub:
-    """One retention archive: its records redacted, the file written again whole."""
+def scrub_archive(path: Path, redactor: Redactor, dry_run: bool, key: Key | None = None) -> FileScrub:
+    """One retention archive: its records redacted, the file written again whole (sealed
+    again with `key` when it was sealed)."""
     try:
-        reading = archive.read(path)
+        reading = archive.read(path, key=key)
     except MaxmemError as exc:
         return FileScrub(str(path), {}, 0, f"skipped: {exc}")
     found, records = Found(), []
@@ -295,7 +297,7 @@ def scrub_archive(path: Path, redactor: Redactor, dry_run: bool) -> FileScrub:
         return FileScrub(str(path), found.to_dict(), found.total,
                          "skipped: damaged (maxmem retain --repair-archives first)")
     if not dry_run:
-        archive.write(path, records, replace=True)
+        archive.write(path, records, replace=True, key=key if reading.sealed else None)
     return FileScrub(str(path), found.to_dict(), found.total, "would-rewrite" if dry_run else "rewritten")
 
 
@@ -303,7 +305,7 @@ def scrub_backup(path: Path, brain: Brain, dry_run: bool) -> FileScrub:
     """One backup: scrubbed like brain.db, then self-contained again with its old time."""
     try:
         if dry_run:
-            copy = Brain(Database(path, readonly=True), brain.config, None, brain.clock)
+            copy = Brain(Database(path, readonly=True, key=brain.config.key), brain.config, None, brain.clock)
         else:
             copy = Brain.open(path, embedder=_embedder_for(path, brain), config=brain.config,
                               clock=brain.clock, check_embedder=False)
@@ -315,7 +317,7 @@ def scrub_backup(path: Path, brain: Brain, dry_run: bool) -> FileScrub:
     finally:
         copy.db.close()
     if not dry_run and result.total:
-        conn = apsw.Connection(str(path))
+        conn = connect(path, brain.config.key if is_encrypted(path) else None)
         try:
             conn.execute("PRAGMA journal_mode=DELETE")  # no -wal beside a backup (backup.py)
         finally:
@@ -329,7 +331,7 @@ def _embedder_for(path: Path, brain: Brain) -> Any:
     """The brain's embedder when the backup holds its vectors, else none (pending)."""
     if brain.embedder is None:
         return "none"
-    conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+    conn = connect(path, brain.config.key if is_encrypted(path) else None, apsw.SQLITE_OPEN_READONLY)
     try:
         rows = conn.execute("SELECT value FROM meta WHERE key = 'embedder'").fetchall()
     except apsw.Error:
@@ -344,7 +346,8 @@ def scrub(brain: Brain, dry_run: bool = False, copies: bool = True) -> ScrubRepo
     report = scrub_brain(brain, dry_run)
     if copies and str(brain.path) != ":memory:":
         policy = load_policy(brain.config)
-        report.archives = [scrub_archive(p, brain.redactor, dry_run) for p, _ in archives(brain, policy)]
+        report.archives = [scrub_archive(p, brain.redactor, dry_run, brain.config.key)
+                           for p, _ in archives(brain, policy)]
         report.backups = [scrub_backup(p, brain, dry_run)
                           for p in managed_backups(backup_dir(brain.config, Path(brain.path)))]
     log.info("scrub%s: %d secret(s) found", " (dry run)" if dry_run else "", report.total)

@@ -53,8 +53,10 @@ TOP = {
     "min_relevance": "A search whose best hit's relevance is below this answers \"nothing relevant\"; 0 turns it off.",
     "redact_on_remember": "Redact secrets from everything stored, embedded and synced (see [redact]).",
     "busy_timeout_ms": "How long a write waits for another process's write lock, in milliseconds.",
+    "key_file": "The key file of an encrypted brain.db (mode 0600); none: `brain.key` beside config.toml. "
+                "`MAXMEM_KEY` comes before it, the OS keyring after it ([security.md](security.md)).",
 }
-SKIPPED_FIELDS = {"config_path", "sections"}
+SKIPPED_FIELDS = {"config_path", "sections", "key"}
 
 CAPTURE = {
     "openclaw_dirs": "OpenClaw state folders to read (default: `$OPENCLAW_STATE_DIR`, else ~/.openclaw).",

@@ -89,7 +89,7 @@ def maxmem_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Point MAXMEM_HOME (config and default brain.db) at a temp dir; hide real keys."""
     home = tmp_path / "maxmem-home"
     monkeypatch.setenv("MAXMEM_HOME", str(home))
-    for var in ("MAXMEM_DB", "MAXMEM_EMBEDDER", "OPENAI_API_KEY", "OPENAI_BASE_URL",
+    for var in ("MAXMEM_DB", "MAXMEM_EMBEDDER", "OPENAI_API_KEY", "OPENAI_BASE_URL", "MAXMEM_KEY", "MAXMEM_KEY_FILE",
                 "MAXMEM_OPENAI_API_KEY", "MAXMEM_OPENAI_BASE_URL", "MAXMEM_AGENT"):
         monkeypatch.delenv(var, raising=False)
     return home

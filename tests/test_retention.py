@@ -281,8 +281,8 @@ def test_a_run_stopped_after_the_rename_is_finished_without_a_second_copy(tmp_pa
     real_write = archive_module.write
     calls = []
 
-    def write_then_die(path, records, replace=False):
-        real_write(path, records, replace)
+    def write_then_die(path, records, replace=False, key=None):
+        real_write(path, records, replace, key)
         calls.append(path)
         if len(calls) == 2:
             raise Killed  # the second batch's archive is in place, its rows not yet deleted
@@ -347,7 +347,7 @@ def test_a_failed_archive_write_deletes_nothing_and_leaves_no_journal(tmp_path, 
     from maxmem.archive import ArchiveError
     from maxmem.errors import MaxmemError
 
-    def full_disk(path, records, replace=False):
+    def full_disk(path, records, replace=False, key=None):
         raise ArchiveError(f"cannot write the archive {path}: No space left on device; nothing was deleted")
 
     clock = FixedClock("2026-11-30T08:00:00Z")

@@ -11,6 +11,10 @@ pysqlite3, whose wheels bundle a current SQLite that loads extensions, and
 That SQLite is not apsw's, and sqlite-vec cannot serve two SQLite libraries in one
 process: the Brain behind maxmem's pages runs in a process of its own (worker.py).
 
+An encrypted brain.db is refused in one line: pysqlite3 cannot decrypt it, a decrypted
+copy on disk would undo the encryption, and pysqlite3 cannot load an image into memory
+(it has no `deserialize`).
+
 Datasette opens brain.db as a mutable file with read-only connections (mode=ro): a
 table page or a SQL query can read, never write, and each query is its own short
 read. Never immutable (-i): that skips locking, and brain.db is written by the jobs
@@ -30,6 +34,7 @@ from typing import Any
 
 from ..config import Config
 from ..errors import InvalidInput, MaxmemError, MissingDependency
+from ..keys import is_encrypted
 from .guard import Session, is_loopback
 from .worker import BrainWorker
 
@@ -88,6 +93,11 @@ def build(config: Config, *, read_only: bool = False, embedder: str | None = Non
 
     `port` only names the session cookie. The caller closes the state."""
     check_sqlite()
+    if is_encrypted(Path(config.db_path).expanduser()):
+        # pysqlite3's SQLite has no cipher, and a decrypted copy on disk would undo the encryption.
+        raise BrowseError("maxmem browse cannot show an encrypted brain.db (Datasette's SQLite cannot decrypt it, "
+                          "and a decrypted copy would put your memories on disk): use  maxmem search, get, "
+                          "history  and  stats, or  maxmem decrypt  first")
     from datasette.app import Datasette
     from datasette.database import Database as DatasetteDatabase
     from datasette.plugins import pm

@@ -38,6 +38,7 @@ FAMILIES = {
     "hooks": ("hook",),
     "browsing": ("browse",),
     "redacting": ("redact-test", "scrub"),
+    "encrypting": ("encrypt", "decrypt"),
 }
 
 

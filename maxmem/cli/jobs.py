@@ -140,7 +140,7 @@ def jobs_list(state: State, as_json: bool) -> None:
     path = Path(state.config.db_path).expanduser()
     runs: dict[str, dict[str, Any]] = {}
     if path.exists():
-        db = Database(path, busy_timeout_ms=state.config.busy_timeout_ms, readonly=True)
+        db = Database(path, busy_timeout_ms=state.config.busy_timeout_ms, readonly=True, key=state.config.key)
         try:
             runs = last_runs(db)
         finally:

@@ -99,7 +99,7 @@ def import_(state: State, paths: tuple[Path, ...], fmt: str, delete_missing: boo
             raise InvalidInput(f"{path}: " + ("a folder: give a JSONL file, or --format markdown for a workspace "
                                               "of notes" if path.is_dir() else "no such file" if not path.exists()
                                               else "not a regular file"))
-    readings = [archive.read(path) for path in paths]  # every file checked before anything is stored
+    readings = [archive.read(path, key=state.config.key) for path in paths]  # all checked before anything is stored
     brain = state.brain()
     results = []
     for reading in readings:

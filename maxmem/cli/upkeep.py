@@ -13,6 +13,7 @@ import tomli_w
 from ..brain import EMBED_BATCH
 from ..config import EMBEDDERS, default_config_path
 from ..doctor import run_checks, size_lines
+from ..encryption import create
 from ..errors import InvalidInput
 from ..files import write_private
 from ..jobs.daemon import job_schedules
@@ -25,12 +26,22 @@ from .common import Progress, State, emit, json_option, pass_state
               help="Provider to record in the config file.")
 @click.option("--agent", help="This agent's name (stored on its memories, used by sync).")
 @click.option("--force", is_flag=True, help="Overwrite an existing config file.")
+@click.option("--encrypt", "encrypted", is_flag=True,
+              help="Create brain.db encrypted, with a new key saved to brain.key beside config.toml "
+                   "(or the key MAXMEM_KEY, the key file or the keyring gives).")
+@click.option("--keyring", "in_keyring", is_flag=True, help="With --encrypt: keep a new key in the OS keyring.")
 @json_option
 @pass_state
-def init(state: State, init_embedder: str | None, agent: str | None, force: bool, as_json: bool) -> None:
-    """Write the config file and create brain.db (mode 0600, folder 0700)."""
+def init(state: State, init_embedder: str | None, agent: str | None, force: bool, encrypted: bool,
+         in_keyring: bool, as_json: bool) -> None:
+    """Write the config file and create brain.db (mode 0600, folder 0700); --encrypt
+    makes it an encrypted one (docs/security.md)."""
     path = state.config.config_path or default_config_path(os.environ)
+    if in_keyring and not encrypted:
+        raise InvalidInput("--keyring goes with --encrypt")
     config = state.config.with_(embedder=init_embedder, agent=agent)
+    if encrypted:
+        config = create(config.db_path, config, in_keyring)
     wrote = False
     if not path.exists() or force:
         write_private(path, lambda handle: handle.write(tomli_w.dumps(config.to_toml_dict())))
@@ -38,10 +49,11 @@ def init(state: State, init_embedder: str | None, agent: str | None, force: bool
     state.config = config
     brain = state.brain()
     result = {"config": str(path), "config_written": wrote, "db": str(brain.path),
-              "embedder": brain.stats()["embedder"]}
+              "embedder": brain.stats()["embedder"], "encrypted": brain.db.key is not None,
+              "key_source": brain.db.key.source if brain.db.key else None}
     emit(result, as_json, lambda r: [
         f"config: {r['config']}" + ("" if r["config_written"] else " (kept; --force to overwrite)"),
-        f"brain.db: {r['db']}",
+        f"brain.db: {r['db']}" + (f" (encrypted; the key is in {r['key_source']})" if r["encrypted"] else ""),
         f"embedder: {r['embedder']}",
     ])
 

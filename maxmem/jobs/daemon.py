@@ -295,7 +295,7 @@ def run_due(jobs: Sequence[Job], config: Config, lock_dir: Path | None = None,
     """
 
     clock = clock or Clock()
-    db = Database(Path(config.db_path).expanduser(), busy_timeout_ms=config.busy_timeout_ms)
+    db = Database(Path(config.db_path).expanduser(), busy_timeout_ms=config.busy_timeout_ms, key=config.key)
     outcomes: list[Outcome] = []
     try:
         migrate(db, clock)  # a first tick on a new machine: the jobs create brain.db anyway

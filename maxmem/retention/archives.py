@@ -123,7 +123,7 @@ def check_archives(brain: Brain, policy: Policy | None = None) -> list[dict[str,
                                              "removes it"))
     files = archives(brain, policy)
     for path, _ in files:
-        result = archive.check(path)
+        result = archive.check(path, brain.config.key)
         if isinstance(result, str):
             found.append(_finding(False, f"retention archive {path} cannot be read: {result}"))
         elif not result.complete:
@@ -143,14 +143,14 @@ def repair_archives(brain: Brain, policy: Policy | None = None) -> list[dict[str
     policy = policy or load_policy(brain.config)
     repaired = []
     for path, _ in archives(brain, policy):
-        reading = archive.check(path)
+        reading = archive.check(path, brain.config.key)
         if isinstance(reading, str) or reading.complete:
             continue  # an unreadable line is not a cut-off end: left for a person to look at
-        reading = archive.read(path)
+        reading = archive.read(path, key=brain.config.key)
         damaged = path.with_name(path.name + ".damaged")
         if not damaged.exists():
             os.link(path, damaged)
-        archive.write(path, reading.records, replace=True)
+        archive.write(path, reading.records, replace=True, key=brain.db.key)
         repaired.append({"path": str(path), "lines": reading.lines, "lost_bytes": reading.lost_bytes,
                          "damaged_copy": str(damaged)})
         log.info("retention: rewrote %s whole with its %d complete lines", path, reading.lines)

@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from .. import archive
 from ..clock import iso
-from ..errors import InvalidInput, MaxmemError
+from ..errors import EncryptionKeyError, InvalidInput, MaxmemError
 from ..jobs.runs import record_run
+from ..keys import Key
 from ..memory import CATEGORIES, Memory
 from .archives import PENDING, Names, archive_place, pending, prune_archives
 from .policy import PROTECTED, TRANSCRIPT_CATEGORY, Policy, cutoffs, load_policy
@@ -142,7 +143,7 @@ def _batch(brain: Brain, names: Names, written: list[Path],
         with brain.db.atomic():
             records = select()
             if records:
-                archive.write(path, records)
+                archive.write(path, records, key=brain.db.key)  # sealed when brain.db is encrypted
                 delete(records, path.name)
             brain.db.execute("DELETE FROM meta WHERE key = ?", (PENDING + path.name,))
     except BaseException:
@@ -257,7 +258,7 @@ def resume(brain: Brain) -> dict[str, Any]:
         with brain.db.atomic():
             archive.temporary(path).unlink(missing_ok=True)
             if path.exists():
-                found = _read_whole(path)
+                found = _read_whole(path, brain.config.key)
                 if found is not None:
                     counts = _delete_archived(brain, found, path.name)
                     for key, n in counts.items():
@@ -270,10 +271,10 @@ def resume(brain: Brain) -> dict[str, Any]:
     return done
 
 
-def _read_whole(path: Path) -> list[dict[str, Any]] | None:
+def _read_whole(path: Path, key: Key | None) -> list[dict[str, Any]] | None:
     try:
-        reading = archive.read(path)
-    except InvalidInput as exc:
+        reading = archive.read(path, key=key)
+    except (InvalidInput, EncryptionKeyError) as exc:
         log.warning("retention: %s cannot be read (%s): its rows stay in brain.db", path, exc)
         return None
     if not reading.complete:

@@ -21,8 +21,9 @@ from typing import Any, TypeVar
 
 import apsw
 
-from ..errors import DatabaseError, InvalidInput
+from ..errors import DatabaseError, EncryptionKeyError, InvalidInput
 from ..files import secure_create
+from ..keys import HOW_TO_GIVE, Key, is_encrypted
 
 log = logging.getLogger("maxmem")
 
@@ -98,6 +99,18 @@ def _uri(path: Path, mode: str) -> str:
     return f"file:{quote(str(path.resolve()))}?{query}"
 
 
+def apply_key(conn: apsw.Connection, key: Key) -> None:
+    """Key a new connection: the cipher first (a file does not record it), then the key."""
+    conn.pragma("cipher", key.cipher)
+    conn.pragma("key", key.pragma())
+
+
+def in_memory_image(image: bytes) -> bytes:
+    """A database image (Connection.serialize) as an in-memory database accepts it: a WAL
+    file's header says WAL (bytes 18-19 = 2), which a deserialized database cannot use."""
+    return image[:18] + b"\x01\x01" + image[20:]
+
+
 class Database:
     """An apsw connection to brain.db with maxmem's pragmas and sqlite-vec loaded.
 
@@ -106,9 +119,15 @@ class Database:
     folder or mount) is opened that way even when readonly=False: reading works, and
     the first write raises DatabaseError "<path> is read-only (why)". `read_only` says
     why it was opened read-only (None: it was not).
+
+    key: the key of an encrypted brain.db (keys.py), applied when the file is encrypted,
+    and used to encrypt a new one. A plain brain.db opens as it is whatever the key;
+    an encrypted one without its key raises EncryptionKeyError. `key` stays the key
+    in use (None: the file is plain).
     """
 
-    def __init__(self, path: str | Path, busy_timeout_ms: int = 15000, readonly: bool = False):
+    def __init__(self, path: str | Path, busy_timeout_ms: int = 15000, readonly: bool = False,
+                 key: Key | None = None):
         self.path = Path(path) if str(path) != ":memory:" else Path(":memory:")
         self._depth = 0
         self._savepoints = itertools.count()
@@ -131,9 +150,13 @@ class Database:
             name, flags = str(path), apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
         else:
             name, flags = _uri(self.path, mode), apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI
+        encrypted = not memory and (is_encrypted(self.path) or (key is not None and self.path.stat().st_size == 0))
+        self.key = key if encrypted else None
         try:
             self.conn = apsw.Connection(name, flags=flags)
             self.conn.set_busy_timeout(busy_timeout_ms)
+            if encrypted:
+                self._apply_key(key)
             self._load_vec()
             if self.read_only:  # a -wal without its -shm in a read-only folder fails here, raw
                 self.conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
@@ -160,6 +183,26 @@ class Database:
             f"{self.path} is read-only ({self.read_only or 'check its permissions'}): "
             "it can be read and searched, not changed"
         )
+
+    def _apply_key(self, key: Key | None) -> None:
+        """Key this connection; a missing or wrong key is one line saying how to give it."""
+        if key is None:
+            self.conn.close()
+            raise EncryptionKeyError(f"{self.path} is encrypted and no key was given: {HOW_TO_GIVE}")
+        if not hasattr(apsw, "mc_version"):
+            self.conn.close()
+            raise EncryptionKeyError(f"{self.path} is encrypted and this apsw cannot decrypt it: "
+                                     "run  pip install --force-reinstall apsw-sqlite3mc")
+        apply_key(self.conn, key)
+        try:
+            self.conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
+        except apsw.NotADBError:
+            self.conn.close()
+            raise EncryptionKeyError(f"{self.path} does not open with the key from {key.source} "
+                                     f"(a wrong key): {HOW_TO_GIVE}") from None
+        # Sorts and indexes too big for the cache would otherwise spill to temporary
+        # files, which SQLite3 Multiple Ciphers does not encrypt.
+        self.conn.execute("PRAGMA temp_store=MEMORY")
 
     def _load_vec(self) -> None:
         import sqlite_vec
@@ -331,7 +374,7 @@ class Database:
         has a transaction open (`busy`), its reads belong here."""
         if self.in_memory:
             return None
-        return Database(self.path, self.busy_timeout_ms, readonly=True)
+        return Database(self.path, self.busy_timeout_ms, readonly=True, key=self.key)
 
     def copy_in_memory(self, prepare: Callable[[Database], object]) -> Database:
         """A copy of this read-only brain.db in RAM (SQLite's backup API), `prepare`d (the
@@ -340,8 +383,11 @@ class Database:
         written; this connection is closed; the copy keeps the file's path for messages."""
         copy = Database(":memory:", self.busy_timeout_ms)
         try:
-            with copy.conn.backup("main", self.conn, "main") as backup:
-                backup.step()  # every page at once
+            if self.key is None:
+                with copy.conn.backup("main", self.conn, "main") as backup:
+                    backup.step()  # every page at once
+            else:  # the backup API cannot copy encrypted pages into plain ones: the decrypted bytes
+                copy.conn.deserialize("main", in_memory_image(self.conn.serialize("main")))
             prepare(copy)
         except BaseException:
             copy.close()
