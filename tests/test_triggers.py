@@ -151,15 +151,7 @@ def test_detect_on_empty_and_odd_input():
 
 
 def test_config_extends_excludes_and_replaces():
-    class FakeConfig:
-        def __init__(self, section):
-            self._section = section
-
-        def section(self, name):
-            assert name == "triggers"
-            return self._section
-
-    extra = load_rules(FakeConfig({"decision": {"patterns": [r"\bwe locked in\b"]}}))
+    extra = load_rules({"decision": {"patterns": [r"\bwe locked in\b"]}})
     assert classify("We locked in the vendor for 2027.", rules=extra)[0] == ("decision", "config-1")
 
     excluded = load_rules({"decision": {"exclude": [r"\bpizza\b"]}})

@@ -115,7 +115,7 @@ def commit_new_turns(brain: Brain, turns: Iterable[Any]) -> dict[str, Any]:
     """
     if not brain.config.section("triggers").get("capture", True):
         return {"detections": 0, "added": 0, "updated": 0, "unchanged": 0, "memories": []}
-    detections = detect_triggers(turns, rules=load_rules(brain.config))
+    detections = detect_triggers(turns, rules=load_rules(brain.config.section("triggers")))
     return {"detections": len(detections), **commit_detections(brain, detections)}
 
 
@@ -153,7 +153,7 @@ LIMIT ?
 def sweep(brain: Brain, since: Any = "1d", rules: Rules | None = None, batch: int = 200) -> dict[str, Any]:
     """Scan conversation memories created since `since` ("1d", "12h", or a time) and
     commit the triggers found in them. Running it twice adds nothing new."""
-    rules = rules or load_rules(brain.config)
+    rules = rules or load_rules(brain.config.section("triggers"))
     start = parse_since(since, brain.clock.now())
     scanned, found = 0, 0
     totals = {"added": 0, "updated": 0, "unchanged": 0}

@@ -251,8 +251,8 @@ def _string_list(value: Any, where: str) -> list[str]:
     return list(value)
 
 
-def load_rules(config: Any = None) -> Rules:
-    """Default rules, extended or replaced by the config's `[triggers]` section.
+def load_rules(section: Mapping[str, Any] | None = None) -> Rules:
+    """Default rules, extended or replaced by the config's `[triggers]` section (its table).
 
     ```toml
     [triggers]
@@ -265,9 +265,7 @@ def load_rules(config: Any = None) -> Rules:
     roles = ["user"]                      # who may say them (user, assistant)
     ```
     """
-    section: Mapping[str, Any] = {}
-    if config is not None:
-        section = config.section("triggers") if hasattr(config, "section") else config
+    section = {} if section is None else section
     if not isinstance(section, Mapping):
         raise ConfigError("[triggers] must be a table")
     known = {"enabled", "guards", "min_words", "max_words", "importance", "capture", *TRIGGERS}
