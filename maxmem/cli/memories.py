@@ -14,7 +14,7 @@ from .. import archive
 from ..brain import Brain
 from ..errors import InvalidInput
 from ..files import write_private
-from ..importers import SOURCES, import_agent
+from ..importers import SOURCES, Places, import_reading, read
 from ..jsonl import write_jsonl
 from ..memory import CATEGORIES, STATUSES
 from ..workspace import backup_markdown, export_markdown, import_markdown
@@ -138,14 +138,17 @@ def _import_from(state: State, agent: str, paths: tuple[Path, ...], fmt: str, de
         raise InvalidInput("--from reads the agent's own files: it takes no --format or --delete-missing")
     if len(paths) > 1:
         raise InvalidInput("--from takes at most one PATH: the agent's folder (for markdown, the folder of notes)")
+    places = Places.from_config(state.config, os.environ)
+    reading = read(agent, places, state.timezone(), paths[0] if paths else None)  # before brain.db is opened
     if dry_run and not Path(state.config.db_path).expanduser().exists():
         brain = Brain.open(":memory:", embedder="none", config=state.config)  # a dry run creates no brain.db
         state.brains.append(brain)
     else:
         brain = state.brain()
-    report = import_agent(brain, agent, paths[0] if paths else None, env=os.environ, tz=state.timezone(),
-                          dry_run=dry_run)
+    report = import_reading(brain, reading, places, dry_run=dry_run)
     emit(report.to_dict(), as_json, lambda _: report.lines(show_steps=dry_run))
+    for failed in report.failed:  # the others were imported: each is one line, and the exit code says it
+        click.echo(f"maxmem: error: {failed.shown}: {failed.error}", err=True)
     if report.failed:
         sys.exit(1)
 

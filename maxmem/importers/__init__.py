@@ -27,7 +27,7 @@ from .common import SOURCES, Reading
 from .places import Places, expand
 from .store import ImportReport, run
 
-__all__ = ["SOURCES", "Found", "ImportReport", "Places", "import_agent", "read", "survey"]
+__all__ = ["SOURCES", "Found", "ImportReport", "Places", "Reading", "import_agent", "import_reading", "read", "survey"]
 
 READERS: dict[str, Callable[[Places, tzinfo, Path | None], Reading]] = {
     "claude-code": claude_code.read,
@@ -54,8 +54,13 @@ def import_agent(brain: Brain, source: str, path: str | Path | None = None, *, e
     into `brain`; `env` names the agents' folders (HOME, CLAUDE_CONFIG_DIR, CODEX_HOME, …),
     `tz` is the zone of the dates in dated notes. dry_run: plan only, write nothing."""
     places = Places.from_config(brain.config, env)
-    reading = read(source, places, tz, path)
-    under = reading.root if source == "markdown" else None
+    return import_reading(brain, read(source, places, tz, path), places, dry_run=dry_run)
+
+
+def import_reading(brain: Brain, reading: Reading, places: Places, *, dry_run: bool = False) -> ImportReport:
+    """import_agent's second half: bring what `read` found into `brain` (the CLI reads
+    first, so that a missing folder is reported before brain.db is opened)."""
+    under = reading.root if reading.source == "markdown" else None
     return run(brain, reading, places.shown, dry_run=dry_run, under=under)
 
 

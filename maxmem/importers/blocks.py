@@ -62,7 +62,8 @@ def read_blocks(text: str) -> Document:
     front: dict[str, str] = {}
     plain = list(lines)
     for start, end, values in headers:
-        plain[start:end + 1] = [""] * (end + 1 - start)  # same line numbers, no text
+        # The same number of lines, no text; the comment ends a list above it (blank lines would not).
+        plain[start:end + 1] = ["<!---->"] + [""] * (end - start)
         if start == 0:
             front = values
     blocks = _blocks(_PARSER.parse("\n".join(plain)), plain,

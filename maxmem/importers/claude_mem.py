@@ -89,9 +89,6 @@ def _check(columns: Mapping[str, set[str]], shown: str) -> None:
                            "table lacks the id, project or time columns)")
 
 
-def _select(columns: set[str], wanted: tuple[str, ...], table: str) -> str:
-    # Column names come from a fixed list checked against the table: never from input.
-    return f"SELECT {', '.join(c for c in wanted if c in columns)} FROM {table} ORDER BY id"
 
 
 OBSERVATION_COLUMNS = ("id", "project", "merged_into_project", "type", "title", "subtitle", "narrative", "text",
@@ -103,9 +100,8 @@ SUMMARY_COLUMNS = ("id", "project", "merged_into_project", "request", "investiga
 
 
 def _rows(connection: apsw.Connection, columns: set[str], wanted: tuple[str, ...], table: str) -> list[dict[str, Any]]:
-    cursor = connection.execute(_select(columns, wanted, table))
-    names = [d[0] for d in cursor.getdescription()]
-    return [dict(zip(names, row)) for row in cursor]
+    names = [c for c in wanted if c in columns]  # from the fixed lists above, never from input
+    return [dict(zip(names, row)) for row in connection.execute(f"SELECT {', '.join(names)} FROM {table} ORDER BY id")]
 
 
 def _observations(connection: apsw.Connection, columns: set[str], path: Path) -> list[Item]:

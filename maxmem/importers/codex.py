@@ -120,15 +120,20 @@ def _handbook(path: Path, tz: tzinfo) -> SourceFile:
     text, error = read_text(path)
     if text is None:
         return SourceFile(path, error=error)
-    return SourceFile(path, markdown_items(path, read_blocks(text).blocks, _group_scope, tz))
+    document = read_blocks(text)
+    first = document.front_matter  # the first group's header opens the file
 
+    def group_scope(block: Block) -> Scope:
+        header = block.header or first
+        title = None if block.header else header.get("description")  # a later header is a heading already
+        found = _CWD.findall(header.get("rollout_summary_files", ""))
+        directories = list(dict.fromkeys(c.strip() for c in found))
+        if not directories:
+            return Scope("core", "lesson", title=title)
+        tags = tuple(dict.fromkeys(project_tag(d) for d in directories))[:5]
+        return Scope("project", "lesson", tags, title=title, details={"project": directories[0]})
 
-def _group_scope(block: Block) -> Scope:
-    directories = list(dict.fromkeys(c.strip() for c in _CWD.findall(block.header.get("rollout_summary_files", ""))))
-    if not directories:
-        return Scope("core", "lesson")
-    tags = tuple(dict.fromkeys(project_tag(d) for d in directories))[:5]
-    return Scope("project", "lesson", tags, details={"project": directories[0]})
+    return SourceFile(path, markdown_items(path, document.blocks, group_scope, tz))
 
 
 def session_directories(base: Path) -> list[Path]:

@@ -37,7 +37,7 @@ from ..brain import Brain
 from ..clock import iso
 from ..errors import MaxmemError
 from ..memory import Memory, check_content
-from ..records import content_hash
+from ..records import MAX_AHEAD, content_hash
 from ..retention import cutoffs, load_policy
 from .common import Item, Reading, SourceFile
 
@@ -140,10 +140,10 @@ class ImportReport:
         return line
 
     def lines(self, show_steps: bool = False) -> list[str]:
-        """The summary, then each file that failed or was left out, then (show_steps, the
-        dry run) each item that is not unchanged, then the notes."""
+        """The summary, then each file left out on purpose, then (show_steps, the dry run)
+        each item that is not unchanged, then the notes. (The files that could not be
+        read are in `failed`, for the caller to report as errors.)"""
         out = [self.summary()]
-        out += [f"not read: {f.shown}: {f.error}" for f in self.failed]
         out += [f"left out: {f.shown}: {f.skipped}" for f in self.files if f.skipped]
         for f in self.files:
             for step in f.steps:
@@ -316,11 +316,16 @@ def _stored_text(brain: Brain, item: Item) -> str:
 
 
 def _unstorable(brain: Brain, item: Item) -> str | None:
+    """Why the write path would refuse this item (so that one item never fails its file)."""
     try:
         stored = _stored_text(brain, item)
     except MaxmemError as exc:
         return str(exc)
-    return None if stored.strip() else "nothing is left once its secrets are taken out"
+    if not stored.strip():
+        return "nothing is left once its secrets are taken out"
+    if item.created_at and item.created_at > iso(brain.clock.now() + MAX_AHEAD):
+        return f"dated {item.created_at[:10]}, in the future"
+    return None
 
 
 def _vanished(brain: Brain, source: str, read: set[str], under: Path | None) -> list[str]:
