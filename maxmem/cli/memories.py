@@ -68,7 +68,7 @@ def add(state: State, content: str | None, category: str, kind: str, title: str 
 
 
 @click.command("import")
-@click.argument("paths", nargs=-1, type=click.Path(path_type=Path), metavar="PATH...")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path), metavar="[PATH]...")
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "markdown"]), default="jsonl",
               show_default=True, help="markdown: PATH is a GLOB ('memory/*.md'), a file or a workspace.")
 @click.option("--delete-missing", is_flag=True,
