@@ -43,7 +43,9 @@ from .places import Places
 
 NAME = "codex"
 GLOBAL_FILES = ("AGENTS.override.md", "AGENTS.md")
-FIRST_LINE_BYTES = 1 << 20  # a rollout's session_meta line carries the base instructions
+HEAD_BYTES = 16 * 1024
+_SESSION_META = re.compile(r'"type"\s*:\s*"session_meta"')
+_CWD_FIELD = re.compile(r'"cwd"\s*:\s*"((?:[^"\\]|\\.)*)"')
 _CWD = re.compile(r"cwd=([^,)]+)")
 SUMMARY_KINDS = {"user profile": "fact", "general tips": "lesson"}
 SUMMARY_INDEX = "what's in memory"
@@ -137,18 +139,23 @@ def _handbook(path: Path, tz: tzinfo) -> SourceFile:
 
 
 def session_directories(base: Path) -> list[Path]:
-    """The directories Codex sessions ran in, from each rollout's session_meta line."""
+    """The directories Codex sessions ran in: the `cwd` of each rollout's first line
+    (session_meta). Only the line's head is read: `cwd` comes before the base
+    instructions, which can make the line tens of kilobytes."""
     found: dict[str, None] = {}
     rollouts = sorted(base.glob("sessions/*/*/*/rollout-*.jsonl"))
     for rollout in rollouts + sorted(base.glob("archived_sessions/rollout-*.jsonl")):
         try:
             with open(rollout, "rb") as handle:
-                first = handle.readline(FIRST_LINE_BYTES)
-            record = json.loads(first)
-        except (OSError, ValueError):
+                head = handle.read(HEAD_BYTES).split(b"\n", 1)[0].decode("utf-8", "replace")
+        except OSError:
             continue
-        payload = record.get("payload") if isinstance(record, dict) and record.get("type") == "session_meta" else None
-        cwd = payload.get("cwd") if isinstance(payload, dict) else None
-        if isinstance(cwd, str) and cwd.startswith("/"):
+        if not _SESSION_META.search(head) or not (m := _CWD_FIELD.search(head)):
+            continue
+        try:
+            cwd = json.loads(f'"{m[1]}"')
+        except ValueError:
+            continue
+        if cwd.startswith("/"):
             found[cwd] = None
     return [Path(c) for c in found]
