@@ -149,7 +149,7 @@ def _item(path: Path, row: Mapping[str, Any], table: str, text: str, *, title: s
         created_at=created, section=None, importance=importance,
         details={"table": table, "row": row["id"], "project": project, "session": session,
                  **{k: v for k, v in details.items() if v}},
-        skip=skip)
+        skip=skip, stable=True)
 
 
 def _time(row: Mapping[str, Any]) -> str | None:

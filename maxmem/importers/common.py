@@ -70,6 +70,7 @@ class Item:
     importance: float = IMPORTANCE
     details: Mapping[str, Any] = field(default_factory=dict)
     skip: str | None = None
+    stable: bool = False  # the key is the source's own identity (a database row), not a place
 
     @property
     def sha(self) -> str:

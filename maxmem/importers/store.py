@@ -3,13 +3,14 @@ an edited item, leave the rest alone, and record which item became which memory
 (table agent_imports) so that the next import knows them again.
 
 An item is known again by its place in its file (file, heading path, its rank among
-the blocks under those headings) and by the hash of its text, matched in this order:
+the blocks under those headings; a database row by its id) and by the hash of its text,
+matched in this order:
 
 1. the same place and the same text: unchanged;
 2. the same text at another place of the file (a block inserted above it, a heading
    renamed): unchanged, recorded at its new place;
-3. text close to a recorded item that found no match (difflib ratio ≥ 0.6): edited,
-   its memory is updated;
+3. a database row's id, or text close to a recorded item that found no match (difflib
+   ratio ≥ 0.6): edited, its memory is updated;
 4. the same place with other text (rewritten in place): edited, updated;
 5. anything else is new, and is added; its exact text already stored in its
    category counts as unchanged.
@@ -52,8 +53,8 @@ RECORD_SQL = (
 FORGET_RECORD_SQL = "DELETE FROM agent_imports WHERE source = ? AND item = ?"
 GONE_SQL = "UPDATE agent_imports SET gone_at = ? WHERE source = ? AND item = ?"
 SIMILAR = 0.6
-# Pairs compared in step 3 at most (an edit of a huge file falls back to step 4 alone).
-MAX_PAIRS = 20_000
+# Pairs compared in step 3 at most (a file rewritten wholesale falls back to step 4 alone).
+MAX_PAIRS = 2_000
 LABEL_CHARS = 200  # a memory's `source` is at most this long
 
 
@@ -281,6 +282,14 @@ def match(items: list[Item], recorded: Mapping[str, Recorded], memories: Mapping
             pairs.append((item, free.pop(record.item), False))
         else:
             unmatched.append(item)
+    placed = []
+    for item in unmatched:  # a database row keeps its id when edited: same key, edited
+        record = free.get(item.key) if item.stable else None
+        if record is not None and record.gone_at is None:
+            pairs.append((item, free.pop(item.key), True))
+        else:
+            placed.append(item)
+    unmatched = placed
     present = [r for r in free.values() if r.gone_at is None]
     taken_items: set[int] = set()
     if unmatched and present and len(unmatched) * len(present) <= MAX_PAIRS:  # 3. close text: edited
