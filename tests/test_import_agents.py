@@ -562,3 +562,13 @@ def test_unreadable_and_non_utf8_files_are_reported_the_others_imported():
             "iconv -t UTF-8",
             "maxmem: error: ~/notes/locked.md: cannot read it: Permission denied"], done.stderr
         assert "The boiler is serviced every October." in run("list").stdout
+
+
+def test_a_dry_run_shows_each_change_with_its_secrets_out(brain, home):
+    claude_layout(home)
+    report = import_agent(brain, "claude-code", env={"HOME": str(home)}, dry_run=True)
+    shown = "\n".join(report.lines(show_steps=True))
+    assert "add    core/note ~/.claude/CLAUDE.md:6: The deploy token is [REDACTED:github], keep it handy." in shown
+    assert GITHUB_TOKEN not in shown and GITHUB_TOKEN not in json.dumps(report.to_dict())
+    assert "skip   project/note" in shown and "an index line" in shown
+    assert brain.list() == [] and brain.db.scalar("SELECT count(*) FROM agent_imports") == 0

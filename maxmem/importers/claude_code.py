@@ -37,6 +37,8 @@ from .common import (
     Scope,
     SourceFile,
     folders_down,
+    is_dir,
+    is_file,
     linked_files,
     markdown_file,
     markdown_items,
@@ -60,7 +62,7 @@ SEARCH_LIMIT = 5000  # folders listed while looking for a project's directory on
 def read(places: Places, tz: tzinfo, root: Path | None = None) -> Reading:
     """Every memory file of Claude Code on this machine (or under `root`, a claude dir)."""
     roots = (root,) if root is not None else places.claude_dirs
-    found = [r for r in roots if r.is_dir()]
+    found = [r for r in roots if is_dir(r)]
     if not found:
         raise InvalidInput(f"no Claude Code folder at {', '.join(places.shown(r) for r in roots)}: give it, "
                            "as in  maxmem import --from claude-code PATH  (or set CLAUDE_CONFIG_DIR)")
@@ -69,7 +71,7 @@ def read(places: Places, tz: tzinfo, root: Path | None = None) -> Reading:
 
     def add(path: Path, scope: Scope) -> None:
         key = path.resolve()
-        if key not in seen and path.is_file():
+        if key not in seen and is_file(path):
             seen.add(key)
             reading.files.append(markdown_file(path, scope, tz))
 
@@ -88,10 +90,10 @@ def read(places: Places, tz: tzinfo, root: Path | None = None) -> Reading:
                     for relative in PROJECT_FILES:
                         add(directory / relative, scope)
                 rules = (top or cwd) / RULES
-                for path in sorted(rules.rglob("*.md")) if rules.is_dir() else []:
+                for path in sorted(rules.rglob("*.md")) if is_dir(rules) else []:
                     add(path, scope)
             memory = folder / "memory"
-            if memory.is_dir():
+            if is_dir(memory):
                 for path in sorted(memory.glob("*.md")):
                     if path.resolve() not in seen:
                         seen.add(path.resolve())
@@ -101,7 +103,7 @@ def read(places: Places, tz: tzinfo, root: Path | None = None) -> Reading:
 
 def _project_folders(projects: Path) -> list[Path]:
     try:
-        return sorted(p for p in projects.iterdir() if p.is_dir()) if projects.is_dir() else []
+        return sorted(p for p in projects.iterdir() if is_dir(p)) if is_dir(projects) else []
     except OSError:
         return []
 
@@ -117,7 +119,7 @@ def _memory_file(path: Path, scope: Scope, tz: tzinfo) -> SourceFile:
     document = read_blocks(text)
     skip = {}
     for block in document.blocks:
-        targets = [t for t in linked_files(block.text) if (path.parent / t).is_file()]
+        targets = [t for t in linked_files(block.text) if is_file(path.parent / t)]
         if targets:
             skip[block.line] = f"an index line: {', '.join(targets)} is imported itself"
     return SourceFile(path, markdown_items(path, document.blocks, scope_of_front_matter(scope, document.front_matter),

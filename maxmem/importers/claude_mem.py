@@ -28,7 +28,7 @@ import apsw
 from ..clock import to_iso
 from ..errors import InvalidInput
 from ..memory import KIND
-from .common import IMPORTANCE, Item, Reading, SourceFile, project_tag
+from .common import IMPORTANCE, Item, Reading, SourceFile, is_dir, is_file, project_tag
 from .places import Places
 
 NAME = "claude-mem"
@@ -45,9 +45,9 @@ SUMMARY_IMPORTANCE = 0.4
 def read(places: Places, tz: tzinfo, root: Path | None = None) -> Reading:
     """Every observation and session summary of the database (`root`: another one)."""
     path = root if root is not None else places.claude_mem_db
-    if path.is_dir():
+    if is_dir(path):
         path = path / "claude-mem.db"
-    if not path.is_file():
+    if not is_file(path):
         raise InvalidInput(f"no claude-mem database at {places.shown(path)}: give it, as in  maxmem import "
                            "--from claude-mem PATH  (or set CLAUDE_MEM_DATA_DIR)")
     shown = places.shown(path)

@@ -34,6 +34,8 @@ from .common import (
     Scope,
     SourceFile,
     folders_down,
+    is_dir,
+    is_file,
     markdown_items,
     project_tag,
     read_text,
@@ -54,7 +56,7 @@ SUMMARY_INDEX = "what's in memory"
 def read(places: Places, tz: tzinfo, root: Path | None = None) -> Reading:
     """Every memory file of Codex on this machine (or under `root`, a CODEX_HOME)."""
     roots = (root,) if root is not None else places.codex_dirs
-    found = [r for r in roots if r.is_dir()]
+    found = [r for r in roots if is_dir(r)]
     if not found:
         raise InvalidInput(f"no Codex folder at {', '.join(places.shown(r) for r in roots)}: give it, "
                            "as in  maxmem import --from codex PATH  (or set CODEX_HOME)")
@@ -67,12 +69,12 @@ def read(places: Places, tz: tzinfo, root: Path | None = None) -> Reading:
 
     for base in found:
         for name in GLOBAL_FILES:
-            if (base / name).is_file():
+            if is_file(base / name):
                 add(_markdown(base / name, Scope("core"), tz))
         for memories in [base / "memories", *sorted((base / "memories").glob("*/memory"))]:
-            if (memories / "memory_summary.md").is_file():
+            if is_file(memories / "memory_summary.md"):
                 add(_summary(memories / "memory_summary.md", tz))
-            if (memories / "MEMORY.md").is_file():
+            if is_file(memories / "MEMORY.md"):
                 add(_handbook(memories / "MEMORY.md", tz))
         for cwd in session_directories(base):
             top = repository_root(cwd, places.home) or cwd
@@ -96,7 +98,7 @@ def _agents_file(directory: Path) -> Path | None:
     for name in GLOBAL_FILES:
         path = directory / name
         try:
-            if path.is_file() and path.stat().st_size > 0:
+            if is_file(path) and path.stat().st_size > 0:
                 return path
         except OSError:
             continue

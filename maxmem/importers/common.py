@@ -219,7 +219,7 @@ def project_tag(folder: Path | str) -> str:
 def repository_root(cwd: Path, home: Path) -> Path | None:
     """The nearest folder at or above `cwd` that holds .git, not above the home folder."""
     for directory in (cwd, *cwd.parents):
-        if (directory / ".git").exists():
+        if is_dir(directory / ".git") or is_file(directory / ".git"):  # a worktree's .git is a file
             return directory
         if directory == home:
             break
@@ -234,3 +234,18 @@ def folders_down(cwd: Path, top: Path) -> list[Path]:
     while chain[-1] != top:
         chain.append(chain[-1].parent)
     return chain[::-1]
+
+
+def is_file(path: Path) -> bool:
+    """Whether `path` is a file we may look at (a folder we may not enter is not an error here)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
+
+def is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:
+        return False

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..errors import InvalidInput
 from ..workspace import file_date
-from .common import Reading, Scope, markdown_file, project_tag
+from .common import Reading, Scope, is_dir, is_file, markdown_file, project_tag
 from .places import Places
 
 NAME = "markdown"
@@ -27,7 +27,7 @@ def read(places: Places, tz: tzinfo, root: Path | None = None) -> Reading:
         raise InvalidInput("--from markdown needs the folder of notes: maxmem import --from markdown DIR")
     if not root.exists():
         raise InvalidInput(f"{places.shown(root)}: no such folder")
-    if not root.is_dir():
+    if not is_dir(root):
         raise InvalidInput(f"{places.shown(root)} is not a folder: give the folder of notes that holds it")
     tags = (project_tag(root.resolve()),)
     reading = Reading(NAME, root, [])
@@ -47,6 +47,6 @@ def notes(root: Path) -> list[Path]:
         relative = path.relative_to(root).parts
         if any(part.startswith(".") or part in LEFT_OUT for part in relative[:-1]):
             continue
-        if path.suffix.lower() in SUFFIXES and path.is_file() and not relative[-1].startswith("."):
+        if path.suffix.lower() in SUFFIXES and is_file(path) and not relative[-1].startswith("."):
             found.append(path)
     return found

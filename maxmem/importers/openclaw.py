@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..errors import InvalidInput
 from ..workspace import file_date
-from .common import Reading, Scope, SourceFile, markdown_file
+from .common import Reading, Scope, SourceFile, is_dir, is_file, markdown_file
 from .places import Places
 
 NAME = "openclaw"
@@ -31,17 +31,17 @@ DAILY = "memory"
 def read(places: Places, tz: tzinfo, root: Path | None = None) -> Reading:
     """The workspace's memory files (`root`: another workspace)."""
     space = root if root is not None else places.openclaw_workspace
-    if not space.is_dir():
+    if not is_dir(space):
         raise InvalidInput(f"no OpenClaw workspace at {places.shown(space)}: give it, as in  maxmem import "
                            "--from openclaw PATH  (or set OPENCLAW_WORKSPACE_DIR)")
     reading = Reading(NAME, space, [])
-    long_term = next((space / n for n in LONG_TERM if (space / n).is_file()), None)
+    long_term = next((space / n for n in LONG_TERM if is_file(space / n)), None)
     if long_term is not None:
         reading.files.append(markdown_file(long_term, Scope("core", headed_kinds=True), tz))
-    if (space / USER).is_file():
+    if is_file(space / USER):
         reading.files.append(markdown_file(space / USER, Scope("core", "fact"), tz))
     daily = space / DAILY
-    for path in sorted(daily.glob("*.md")) if daily.is_dir() else []:
+    for path in sorted(daily.glob("*.md")) if is_dir(daily) else []:
         day = file_date(path)
         if day is None:
             reading.files.append(markdown_file(path, Scope("core", headed_kinds=True), tz))

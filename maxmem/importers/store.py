@@ -80,6 +80,7 @@ class Step:
     recorded: Recorded | None = None
     memory: Memory | None = None
     reason: str | None = None
+    preview: str = ""  # the item's text as it would be stored (secrets out), for the dry run
 
     @property
     def rerecord(self) -> bool:
@@ -171,7 +172,7 @@ def describe(step: Step, shown: str) -> str:
         where = f"{shown}:{item.line}"
     elif step.recorded is not None and step.recorded.line:
         where = f"{shown}:{step.recorded.line}"
-    text = " ".join((item.text if item else step.memory.content if step.memory else "").split())
+    text = " ".join((step.preview if item else step.memory.content if step.memory else "").split())
     text = text[:100] + ("…" if len(text) > 100 else "")
     memory = f" #{step.memory.id}" if step.memory is not None else ""
     kind = f" {item.category}/{item.kind}" if item is not None else ""
@@ -230,10 +231,12 @@ def plan(brain: Brain, source: str, file: SourceFile, planned: set[tuple[str, st
         MEMORIES_SQL, [r.uid for r in recorded.values()]))}
     steps: list[Step] = []
     live: list[Item] = []
+    previews: dict[str, str] = {}
     for item in file.items:
         reason = item.skip or _unstorable(brain, item)
+        previews[item.key] = _preview(brain, item)
         if reason:
-            steps.append(Step("skip", item, reason=reason))
+            steps.append(Step("skip", item, reason=reason, preview=previews[item.key]))
         else:
             live.append(item)
     pairs, new, left = match(live, recorded, memories)
@@ -241,20 +244,22 @@ def plan(brain: Brain, source: str, file: SourceFile, planned: set[tuple[str, st
     for item, matched, edited in pairs:
         memory = memories.get(matched.uid)
         if memory is None and not edited:
-            steps.append(Step("skip", item, matched, reason="forgotten in brain.db: not brought back"))
+            steps.append(Step("skip", item, matched, reason="forgotten in brain.db: not brought back",
+                              preview=previews[item.key]))
         elif memory is None:
             fresh.append((item, matched))  # edited after its memory was forgotten: new again
         else:
-            steps.append(Step("update" if edited else "unchanged", item, matched, memory))
+            steps.append(Step("update" if edited else "unchanged", item, matched, memory, preview=previews[item.key]))
     for item, record in fresh:
         key = (content_hash(_stored_text(brain, item)), item.category)
         existing = brain.rows.find_exact(*key)
         if existing is not None or key in planned:
             steps.append(Step("unchanged", item, record, existing,
-                              reason="already in brain.db" if existing else "the same text as another item"))
+                              reason="already in brain.db" if existing else "the same text as another item",
+                              preview=previews[item.key]))
         else:
             planned.add(key)
-            steps.append(Step("add", item, record))
+            steps.append(Step("add", item, record, preview=previews[item.key]))
     # A gone item whose memory was forgotten too is only noted in the record.
     steps += [Step("gone", None, r, memories.get(r.uid)) for r in left if r.gone_at is None]
     return steps
@@ -322,6 +327,13 @@ def _stored_text(brain: Brain, item: Item) -> str:
     """The content as the write path will store it (checked, secrets out)."""
     text = check_content(item.text)
     return brain.redacting.redact(text)[0] if brain.redacting is not None else text
+
+
+def _preview(brain: Brain, item: Item) -> str:
+    try:
+        return _stored_text(brain, item)
+    except MaxmemError:
+        return ""
 
 
 def _unstorable(brain: Brain, item: Item) -> str | None:
