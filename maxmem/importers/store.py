@@ -99,12 +99,12 @@ class FileReport:
     steps: list[Step] = field(default_factory=list)
     error: str | None = None
     skipped: str | None = None
+    vanished: bool = False  # a file an earlier import read that is no longer there
 
     def count(self, action: str) -> int:
         return sum(1 for s in self.steps if s.action == action)
 
 
-ACTIONS = ("added", "updated", "unchanged", "skipped", "gone")
 _ACTION_OF = {"add": "added", "update": "updated", "unchanged": "unchanged", "skip": "skipped", "gone": "gone"}
 
 
@@ -128,7 +128,7 @@ class ImportReport:
 
     def summary(self) -> str:
         t = self.totals()
-        read = sum(1 for f in self.files if not f.error and not f.skipped)
+        read = sum(1 for f in self.files if not (f.error or f.skipped or f.vanished))
         if self.dry_run:
             line = (f"{self.source} (dry run): would add {t['added']}, would update {t['updated']}, "
                     f"{t['unchanged']} unchanged, {t['skipped']} skipped, from {read} file(s)")
@@ -214,7 +214,7 @@ def run(brain: Brain, reading: Reading, shown: Callable[[Path | str], str], *, d
         except MaxmemError as exc:
             entry.error, entry.steps = str(exc), []
     for path in _vanished(brain, reading.source, read_paths, under):
-        entry = FileReport(path, shown(path))
+        entry = FileReport(path, shown(path), vanished=True)
         entry.steps = plan(brain, reading.source, SourceFile(Path(path)), planned)
         if entry.steps:
             report.files.append(entry)
