@@ -572,3 +572,19 @@ def test_a_dry_run_shows_each_change_with_its_secrets_out(brain, home):
     assert GITHUB_TOKEN not in shown and GITHUB_TOKEN not in json.dumps(report.to_dict())
     assert "skip   project/note" in shown and "an index line" in shown
     assert brain.list() == [] and brain.db.scalar("SELECT count(*) FROM agent_imports") == 0
+
+
+def test_the_agents_own_variables_name_their_folders(brain, tmp_path):
+    codex = tmp_path / "elsewhere" / "codex-home"
+    write(codex / "AGENTS.md", "- Prefer ripgrep.\n")
+    claude = tmp_path / "elsewhere" / "claude-config"
+    write(claude / "CLAUDE.md", "- Prefer tabs.\n")
+    write(claude / "projects" / "-nowhere-on-this-machine" / "memory" / "MEMORY.md",
+          "- A note kept for a lost project.\n")
+    env = {"HOME": str(tmp_path / "home"), "CODEX_HOME": str(codex), "CLAUDE_CONFIG_DIR": str(claude)}
+    assert import_agent(brain, "codex", env=env).totals()["added"] == 1
+    report = import_agent(brain, "claude-code", env=env)
+    assert report.totals()["added"] == 2
+    assert any("no transcript names its directory" in n for n in report.notes)
+    lost = next(m for m in brain.list() if m.content == "A note kept for a lost project.")
+    assert (lost.category, lost.tags) == ("project", ["nowhere-on-this-machine"])
