@@ -29,6 +29,7 @@ from pathlib import Path
 from ..errors import InvalidInput
 from .blocks import Block, read_blocks
 from .common import (
+    TITLE_SEPARATOR,
     Item,
     Reading,
     Scope,
@@ -36,6 +37,7 @@ from .common import (
     folders_down,
     is_dir,
     is_file,
+    markdown_file,
     markdown_items,
     project_tag,
     read_text,
@@ -70,7 +72,7 @@ def read(places: Places, tz: tzinfo, root: Path | None = None) -> Reading:
     for base in found:
         for name in GLOBAL_FILES:
             if is_file(base / name):
-                add(_markdown(base / name, Scope("core"), tz))
+                add(markdown_file(base / name, Scope("core"), tz))
         for memories in [base / "memories", *sorted((base / "memories").glob("*/memory"))]:
             if is_file(memories / "memory_summary.md"):
                 add(_summary(memories / "memory_summary.md", tz))
@@ -82,15 +84,8 @@ def read(places: Places, tz: tzinfo, root: Path | None = None) -> Reading:
             for directory in folders_down(cwd, top):
                 path = _agents_file(directory)
                 if path is not None and path.resolve() not in seen:
-                    add(_markdown(path, scope, tz))
+                    add(markdown_file(path, scope, tz))
     return reading
-
-
-def _markdown(path: Path, scope: Scope, tz: tzinfo) -> SourceFile:
-    text, error = read_text(path)
-    if text is None:
-        return SourceFile(path, error=error)
-    return SourceFile(path, markdown_items(path, read_blocks(text).blocks, scope, tz))
 
 
 def _agents_file(directory: Path) -> Path | None:
@@ -106,10 +101,10 @@ def _agents_file(directory: Path) -> Path | None:
 
 
 def _summary(path: Path, tz: tzinfo) -> SourceFile:
-    file = _markdown(path, Scope("core"), tz)
+    file = markdown_file(path, Scope("core"), tz)
     items: list[Item] = []
     for item in file.items:
-        section = (item.section or "").split(" › ")[0].strip().lower()
+        section = (item.section or "").split(TITLE_SEPARATOR)[0].strip().lower()
         if section == SUMMARY_INDEX:
             item = dataclasses.replace(item, skip="Codex's index of its memory folder")
         elif section in SUMMARY_KINDS and item.kind == "note":
