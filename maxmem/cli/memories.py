@@ -3,6 +3,7 @@ forget, pin. Each parses, calls one Brain method (or the Markdown workspace), pr
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -10,8 +11,10 @@ from typing import Any
 import click
 
 from .. import archive
+from ..brain import Brain
 from ..errors import InvalidInput
 from ..files import write_private
+from ..importers import SOURCES, Places, import_reading, read
 from ..jsonl import write_jsonl
 from ..markdown.export import backup_markdown, export_markdown
 from ..markdown.merge import import_markdown
@@ -66,14 +69,19 @@ def add(state: State, content: str | None, category: str, kind: str, title: str 
 
 
 @click.command("import")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="PATH...")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path), metavar="[PATH]...")
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "markdown"]), default="jsonl",
               show_default=True, help="markdown: PATH is a GLOB ('memory/*.md'), a file or a workspace.")
 @click.option("--delete-missing", is_flag=True,
               help="markdown: forget the memories an export wrote to PATH whose bullets are gone.")
+@click.option("--from", "agent", type=click.Choice(SOURCES),
+              help="Import another agent's own memory (PATH: its folder, when not the default; "
+                   "for markdown, the folder of notes).")
+@click.option("--dry-run", is_flag=True, help="--from: show what would be added and updated; write nothing.")
 @json_option
 @pass_state
-def import_(state: State, paths: tuple[Path, ...], fmt: str, delete_missing: bool, as_json: bool) -> None:
+def import_(state: State, paths: tuple[Path, ...], fmt: str, delete_missing: bool, agent: str | None,
+            dry_run: bool, as_json: bool) -> None:
     """Import memories from JSONL files (.jsonl or .jsonl.gz: exports, retention archives).
 
     A retention archive that an interrupted run left cut short gives back its complete
@@ -83,7 +91,20 @@ def import_(state: State, paths: tuple[Path, ...], fmt: str, delete_missing: boo
     round trip: bullets edited there update their memories (content, category, tags,
     pin, …), new bullets are added, and a bullet changed in both places since the
     export is reported as a conflict and left alone (exit code 1).
+
+    With --from AGENT, the memory an agent keeps itself: claude-code (CLAUDE.md files,
+    its auto memory), openclaw (the workspace's MEMORY.md, USER.md, memory/YYYY-MM-DD.md),
+    codex (AGENTS.md files, its memories folder), claude-mem (its database) or markdown
+    DIR. One memory per bullet or paragraph, with the file and line it came from;
+    importing again adds nothing, and an edited line updates its memory (docs/import.md).
     """
+    if agent is not None:
+        _import_from(state, agent, paths, fmt, delete_missing, dry_run, as_json)
+        return
+    if dry_run:
+        raise InvalidInput("--dry-run is for --from AGENT")
+    if not paths:
+        raise InvalidInput("give the JSONL file(s) to import, or --from AGENT")
     if delete_missing and fmt != "markdown":
         raise InvalidInput("--delete-missing is for --format markdown")
     if fmt == "markdown":
@@ -110,6 +131,27 @@ def import_(state: State, paths: tuple[Path, ...], fmt: str, delete_missing: boo
     emit(results if len(results) > 1 else single, as_json, lambda _: [
         f"imported {r['path']}: {r['added']} added, {r['updated']} updated, {r['unchanged']} unchanged"
         for r in results])
+
+
+def _import_from(state: State, agent: str, paths: tuple[Path, ...], fmt: str, delete_missing: bool,
+                 dry_run: bool, as_json: bool) -> None:
+    if fmt != "jsonl" or delete_missing:
+        raise InvalidInput("--from reads the agent's own files: it takes no --format or --delete-missing")
+    if len(paths) > 1:
+        raise InvalidInput("--from takes at most one PATH: the agent's folder (for markdown, the folder of notes)")
+    places = Places.from_config(state.config, os.environ)
+    reading = read(agent, places, state.timezone(), paths[0] if paths else None)  # before brain.db is opened
+    if dry_run and not Path(state.config.db_path).expanduser().exists():
+        brain = Brain.open(":memory:", embedder="none", config=state.config)  # a dry run creates no brain.db
+        state.brains.append(brain)
+    else:
+        brain = state.brain()
+    report = import_reading(brain, reading, places, dry_run=dry_run)
+    emit(report.to_dict(), as_json, lambda _: report.lines(show_steps=dry_run))
+    for failed in report.failed:  # the others were imported: each is one line, and the exit code says it
+        click.echo(f"maxmem: error: {failed.shown}: {failed.error}", err=True)
+    if report.failed:
+        sys.exit(1)
 
 
 @click.command()

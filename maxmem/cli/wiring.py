@@ -10,11 +10,14 @@ import importlib.util
 import os
 import sys
 from collections.abc import Iterable
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import click
 
+from ..config import Config
+from ..importers import survey
 from ..wiring import AGENTS, TARGETS, Install, WiringError, detect, find_maxmem, plan, run, unplan
 from .common import State, emit, json_option, pass_state
 
@@ -62,7 +65,7 @@ def setup(state: State, target: str | None, dry_run: bool, uninstall: bool, no_m
     if target == "openclaw":
         options.update(profile=openclaw_profile, skill_dir=openclaw_workspace)
     if target is None:
-        _survey(ctx, as_json)
+        _survey(ctx, as_json, state.config)
         return
     p = unplan(target, ctx, **options) if uninstall else plan(target, ctx, **options)
     if target in ("claude-code", "codex") and not no_mcp and sdk_missing and not uninstall:
@@ -103,9 +106,10 @@ def _done_lines(outcome: Any, uninstall: bool, ctx: Any) -> Iterable[str]:
         yield from (f"  - {s}" for s in outcome.steps)
 
 
-def _survey(ctx: Any, as_json: bool) -> None:
+def _survey(ctx: Any, as_json: bool, config: Config) -> None:
     found = detect(ctx)
     report: dict[str, Any] = {"maxmem": list(ctx.maxmem), "db": str(ctx.db), "targets": {}}
+    report["imports"] = [{**asdict(f), "command": f.command} for f in survey(config, ctx.env)]
     for name, what in found.items():
         entry: dict[str, Any] = {"found": what}
         if what:
@@ -132,6 +136,11 @@ def _survey(ctx: Any, as_json: bool) -> None:
         if not agents:
             yield "no agent found (Claude Code ~/.claude, Codex ~/.codex, OpenClaw ~/.openclaw)"
         yield "one scheduler is enough: systemd on Linux, launchd on macOS, cron elsewhere"
+        if report["imports"]:
+            yield ("memory these agents keep themselves, to import (again: only what is new is added; "
+                   "--dry-run shows it first):")
+        for f in report["imports"]:
+            yield f"  {f['source']:<12} {f['root']}: {f['items']} notes in {f['files']} file(s): {f['command']}"
     emit(report, as_json, lines)
 
 

@@ -363,6 +363,24 @@ SELECT 'last_id', max(coalesce((SELECT max(id) FROM memories), 0),
                                 WHERE data IS NOT NULL), 0))
 """),
     ("0008_folder_sync", FOLDER_SYNC),
+    # What `maxmem import --from AGENT` read (maxmem.importers): one row per item (a bullet, a
+    # paragraph, a database row) with its identity in its source (a hash of file, headings and
+    # place, or table/row), where it was last read, a hash of its text and the memory it became.
+    # Hashes and places only, never text: a forget leaves no copy here.
+    ("0009_agent_imports", """
+CREATE TABLE agent_imports (
+    source      TEXT NOT NULL,
+    item        TEXT NOT NULL,
+    path        TEXT NOT NULL,
+    line        INTEGER,
+    sha256      TEXT NOT NULL,
+    uid         TEXT NOT NULL,
+    imported_at TEXT NOT NULL,
+    gone_at     TEXT,
+    PRIMARY KEY (source, item)
+);
+CREATE INDEX agent_imports_path ON agent_imports (source, path);
+"""),
 ]
 
 BOOKKEEPING = """
