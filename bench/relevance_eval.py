@@ -28,10 +28,10 @@ back empty at the default threshold, and LoCoMo R@10 without and with it. `--cv`
 compares variants on the calibration half alone: each of its conversations is left
 out in turn, fitted without, and judged at that fit's default threshold.
 
-    python bench/relevance_eval.py --data ../shared/bench/locomo10.json
-    python bench/relevance_eval.py --data ../shared/bench/locomo10.json --fit
-    python bench/relevance_eval.py --data ../shared/bench/locomo10.json --crowded
-    python bench/relevance_eval.py --data ../shared/bench/locomo10.json --cv
+    python bench/relevance_eval.py --data PATH/locomo10.json
+    python bench/relevance_eval.py --data PATH/locomo10.json --fit
+    python bench/relevance_eval.py --data PATH/locomo10.json --crowded
+    python bench/relevance_eval.py --data PATH/locomo10.json --cv
 """
 
 from __future__ import annotations

@@ -80,7 +80,7 @@ from .hybrid import keyword_terms
 CALIBRATED_EMBEDDER = "local:multilingual-e5-small"
 
 # Logistic coefficients (cosine, cover, unknown, size, intercept), from
-# `python bench/relevance_eval.py --data ../shared/bench/locomo10.json --fit`
+# `python bench/relevance_eval.py --data PATH/locomo10.json --fit`
 # (calibration conversations conv-26, conv-30, conv-42, conv-44, conv-48, each in its own brain
 # and all five in one: 1,820 searches). The cosine term is the logistic fit's times 0.7,
 # then scale and intercept refitted: the factor (of 0.5-1.5) that cuts the most
