@@ -26,7 +26,8 @@ log = logging.getLogger("maxmem")
 
 # Each module of this package and the commands it defines (its COMMANDS).
 FAMILIES = {
-    "memories": ("add", "import", "export", "search", "get", "list", "update", "forget", "pin"),
+    "memories": ("add", "search", "get", "list", "update", "forget", "pin"),
+    "transfer": ("import", "export"),
     "upkeep": ("init", "stats", "doctor", "embed", "reindex"),
     "agent": ("observe", "resolve", "active", "timeline", "ensure-observation", "save-context", "context",
               "query", "mcp"),
