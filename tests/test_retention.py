@@ -17,12 +17,14 @@ from maxmem.archive import read as read_archive
 from maxmem.cli import cli
 from maxmem.clock import parse_since
 from maxmem.config import zone
+from maxmem.embeddings import text_hash
 from maxmem.errors import ConfigError, InvalidInput
 from maxmem.retention.archives import PENDING, check_archives, pending, repair_archives
 from maxmem.retention.policy import cutoff, load_policy
 from maxmem.retention.report import plan_summary, summary
 from maxmem.retention.run import apply, run_lock
 from maxmem.retention.stats import growth, plan
+from maxmem.store.records import embed_text
 
 NY = zone("America/New_York")
 
@@ -183,8 +185,8 @@ def test_apply_archives_then_deletes_everywhere(aged, tmp_path):
     assert aged.history(old_daily.id) == versions  # by the id it had, too
     assert "tomatoes" not in json.dumps([r["data"] for r in aged.db.rows("SELECT data FROM changes")])
     # nor does the embeddings cache keep a vector of it (forget copies it there first)
-    assert aged.db.scalar("SELECT count(*) FROM embeddings_cache WHERE content_hash = ?",
-                          (old_daily.content_hash,)) == 0
+    assert aged.db.scalar("SELECT count(*) FROM embeddings_cache WHERE text_hash = ?",
+                          (text_hash(embed_text(old_daily.title, old_daily.content)),)) == 0
     assert "deleted 2 memories (daily 1, conversation 1)" in summary(report)
 
 

@@ -57,7 +57,7 @@ WITH RECURSIVE models (model) AS (
 )
 SELECT model FROM models WHERE model IS NOT NULL
 """
-CACHED_SQL = "SELECT content_hash, vector FROM embeddings_cache WHERE model = ? AND content_hash IN ({marks})"
+CACHED_SQL = "SELECT text_hash, vector FROM embeddings_cache WHERE model = ? AND text_hash IN ({marks})"
 EMBEDDED_TEXTS_SQL = "SELECT id, title, content FROM memories WHERE id IN ({marks}) AND embedded_at IS NOT NULL"
 STORED_VECTOR_SQL = "SELECT embedding FROM memories_vec WHERE rowid = ?"
 EMBEDDER_META = ("embedder", "embedder_provider", "embedder_model", "embedder_dim", "quantizer", "quantizer_n")
@@ -546,7 +546,7 @@ class VectorStore:
         model = model or identity(self.embedder)  # type: ignore[arg-type]
         halves = np.asarray(np.vstack(list(fresh.values())), dtype=np.float16)
         self.db.executemany(
-            "INSERT OR IGNORE INTO embeddings_cache (model, content_hash, vector) VALUES (?, ?, ?)",
+            "INSERT OR IGNORE INTO embeddings_cache (model, text_hash, vector) VALUES (?, ?, ?)",
             [(model, h, v.tobytes()) for h, v in zip(fresh, halves)],
         )
 
@@ -605,7 +605,7 @@ class VectorStore:
         hashes = sorted({text_hash(t) for t in texts})
         models = [row[0] for row in self.db.execute(CACHE_MODELS_SQL)]
         self.db.executemany(
-            "DELETE FROM embeddings_cache WHERE model = ? AND content_hash = ?",
+            "DELETE FROM embeddings_cache WHERE model = ? AND text_hash = ?",
             [(model, h) for model in models for h in hashes],
         )
 

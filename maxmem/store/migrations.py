@@ -381,6 +381,9 @@ CREATE TABLE agent_imports (
 );
 CREATE INDEX agent_imports_path ON agent_imports (source, path);
 """),
+    # The embeddings cache is keyed by the hash of the text embedded (title and content),
+    # not of the content alone as memories.content_hash is: its column says so.
+    ("0010_cache_text_hash", "ALTER TABLE embeddings_cache RENAME COLUMN content_hash TO text_hash"),
 ]
 
 BOOKKEEPING = """
