@@ -26,7 +26,7 @@ from conftest import HashEmbedder
 from maxmem import Brain, FixedClock
 from maxmem.doctor import conflict_check
 from maxmem.store.conflicts import conflicts
-from maxmem.sync import sealed
+from maxmem.sync import changefiles
 from maxmem.sync.folder import FolderSettings, status, sync
 from maxmem.sync.ledger import SYNCED
 
@@ -90,10 +90,10 @@ def folder_bytes(folder: Path) -> bytes:
 
 def plaintexts(folder: Path, key_path: Path) -> str:
     """Every record of every file of the folder, decrypted, as one text."""
-    key = sealed.read_key(key_path)
+    key = changefiles.read_key(key_path)
     out = []
-    for path in sorted(folder.rglob(f"*{sealed.SUFFIX}")):
-        out.append(repr(sealed.unseal(key, path.read_bytes())[1].records))
+    for path in sorted(folder.rglob(f"*{changefiles.SUFFIX}")):
+        out.append(repr(changefiles.unseal(key, path.read_bytes())[1].records))
     return "\n".join(out)
 
 
@@ -227,7 +227,7 @@ def test_files_merge_in_any_order_any_number_of_times(tmp_path, shared):
     for machine in machines * 2:
         machine.sync()
     assert a.state() == b.state() == c.state()
-    files = sorted(p for p in shared.rglob(f"*{sealed.SUFFIX}"))
+    files = sorted(p for p in shared.rglob(f"*{changefiles.SUFFIX}"))
     assert len(files) >= 10
     orders = []
     for seed in range(4):
@@ -282,9 +282,9 @@ def test_a_half_delivered_file_is_skipped_until_it_is_whole(pair):
     with a.open() as brain:
         brain.remember("the boiler was serviced in October", category="core")
     a.sync()
-    [path] = list(a.folder.rglob(f"*{sealed.SUFFIX}"))
+    [path] = list(a.folder.rglob(f"*{changefiles.SUFFIX}"))
     whole = path.read_bytes()
-    for cut in (10, sealed.HEADER.size + 5, len(whole) - 1):
+    for cut in (10, changefiles.HEADER.size + 5, len(whole) - 1):
         path.write_bytes(whole[:cut])
         report = b.join(a)
         assert report.applied_files == 0 and report.failures == [] and b.state() == {}
@@ -332,8 +332,8 @@ def test_a_wrong_key_applies_nothing(tmp_path, pair):
     a.sync()
     with b.open() as brain:
         brain.remember("a note of the desktop's own", category="daily")
-    sealed.make_key(b.home / "sync.key")  # a key of its own, not the folder's
-    with pytest.raises(sealed.SyncKeyError) as raised:
+    changefiles.make_key(b.home / "sync.key")  # a key of its own, not the folder's
+    with pytest.raises(changefiles.SyncKeyError) as raised:
         b.sync()
     message = str(raised.value)
     assert "\n" not in message and "sealed with another key" in message and "--key-file" in message
@@ -350,7 +350,7 @@ def test_loose_key_foreign_files_and_a_newer_format(pair):
     a.sync()
     key = a.home / "sync.key"
     os.chmod(key, 0o644)
-    with pytest.raises(sealed.SyncKeyError, match=r"readable by others \(mode 0644\).*chmod 600"):
+    with pytest.raises(changefiles.SyncKeyError, match=r"readable by others \(mode 0644\).*chmod 600"):
         a.sync()
     os.chmod(key, 0o600)
     (a.folder / "notes.txt").write_text("not maxmem's")
@@ -358,7 +358,7 @@ def test_loose_key_foreign_files_and_a_newer_format(pair):
     machine = a.settings().machine_path.read_text().strip()
     (a.folder / machine / "readme.md").write_text("hello")
     newer = a.folder / machine / "00000099.mxsync"
-    newer.write_bytes(sealed.PREAMBLE.pack(sealed.MAGIC, sealed.FORMAT + 1) + os.urandom(200))
+    newer.write_bytes(changefiles.PREAMBLE.pack(changefiles.MAGIC, changefiles.FORMAT + 1) + os.urandom(200))
     report = b.join(a)
     assert report.added == 1 and sorted(report.foreign) == [f"{machine}/readme.md", "notes.txt", "photos"]
     assert any("not maxmem's" in line for line in report.lines())
@@ -443,7 +443,7 @@ def test_bad_input_is_one_line_each_with_the_installed_command(tmp_path, shared)
     assert maxmem(home, "add", "a memory that must survive every bad input").returncode == 0
     cases = []
     loose = tmp_path / "loose.key"
-    sealed.make_key(loose)
+    changefiles.make_key(loose)
     os.chmod(loose, 0o644)
     cases.append(("a loose key file", maxmem(home, "sync", "folder", str(shared), "--key-file", str(loose)),
                   "readable by others"))
