@@ -21,7 +21,7 @@ from maxmem.embeddings import text_hash
 from maxmem.errors import ConfigError, InvalidInput
 from maxmem.retention.archives import PENDING, check_archives, pending, repair_archives
 from maxmem.retention.policy import cutoff, load_policy
-from maxmem.retention.report import plan_summary, summary
+from maxmem.retention.report import plan_lines, summary
 from maxmem.retention.run import apply, run_lock
 from maxmem.retention.stats import growth, plan
 from maxmem.store.records import embed_text
@@ -301,7 +301,7 @@ def test_a_run_stopped_after_the_rename_is_finished_without_a_second_copy(tmp_pa
         assert [f["ok"] for f in findings] == [False]
         assert "interrupted at" in findings[0]["detail"] and "after writing it" in findings[0]["detail"]
         assert "maxmem retain --apply" in findings[0]["detail"]
-        assert "interrupted" in "\n".join(plan_summary(plan(b)))
+        assert "interrupted" in "\n".join(plan_lines(plan(b)))
         # meanwhile one of the archived memories changes: it must stay, and be archived as it is now
         changed_uid = b.db.scalar("SELECT uid FROM memories ORDER BY created_at, id LIMIT 1")
         b.update(changed_uid, content="old note, edited after the kill")

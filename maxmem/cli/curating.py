@@ -119,7 +119,7 @@ def retain(state: State, apply_: bool, show_stats: bool, months: int, oldest: in
     elif apply_:
         emit(run.apply(brain), as_json, lambda r: [report.summary(r)])
     else:
-        emit(stats.plan(brain, oldest=oldest), as_json, report.plan_summary)
+        emit(stats.plan(brain, oldest=oldest), as_json, report.plan_lines)
 
 
 # -- curation ----------------------------------------------------------------------
