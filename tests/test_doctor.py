@@ -111,7 +111,7 @@ def test_doctor_after_real_jobs_and_its_exit_code(tmp_path, capsys, monkeypatch)
     from maxmem.errors import MaxmemError
     from maxmem.retention.policy import load_policy
     from maxmem.retention.run import apply
-    from maxmem.sync.pgexport import export
+    from maxmem.sync.pgpush import push
 
     path = tmp_path / "brain.db"
     transcript = tmp_path / "t.jsonl"
@@ -130,7 +130,7 @@ def test_doctor_after_real_jobs_and_its_exit_code(tmp_path, capsys, monkeypatch)
 
     with Brain.open(path, embedder="none") as brain:
         with pytest.raises(MaxmemError):
-            export(brain, "postgresql://me:pw-Never-Shown@127.0.0.1:9/brain?connect_timeout=2")
+            push(brain, "postgresql://me:pw-Never-Shown@127.0.0.1:9/brain?connect_timeout=2")
     code, out, err = run_cli(["--db", str(path), "--embedder", "none", "doctor"], capsys)
     assert code == 0  # one failure: a WARN, not an alert
     line = next(line for line in out.splitlines() if "last sync:" in line)
@@ -138,7 +138,7 @@ def test_doctor_after_real_jobs_and_its_exit_code(tmp_path, capsys, monkeypatch)
     with Brain.open(path, embedder="none") as brain:
         for _ in range(2):
             with pytest.raises(MaxmemError):
-                export(brain, "postgresql://me:pw-Never-Shown@127.0.0.1:9/brain?connect_timeout=2")
+                push(brain, "postgresql://me:pw-Never-Shown@127.0.0.1:9/brain?connect_timeout=2")
     code, out, err = run_cli(["--db", str(path), "--embedder", "none", "doctor"], capsys)
     assert code == 1
     line = next(line for line in out.splitlines() if "last sync:" in line)

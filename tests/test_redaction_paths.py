@@ -260,14 +260,14 @@ def test_the_postgresql_copy_holds_no_secret(tmp_path, hash_embedder, pg_dsn):
     redacted query)."""
     import psycopg
 
-    from maxmem.sync.pgexport import export
+    from maxmem.sync.pgpush import push
     from maxmem.sync.pgsearch import search as pg_search
 
     with Brain.open(tmp_path / "brain.db", embedder=hash_embedder, config=Config()) as brain:
         for item in SAMPLE:
             brain.remember(f"synced: {item['text']}", category="project", metadata={"raw": item["text"]})
         stored = brain.stats()["memories"]
-        export(brain, pg_dsn)
+        push(brain, pg_dsn)
         for item in SAMPLE[:10]:
             pg_search(brain, pg_dsn, item["text"])
     with psycopg.connect(pg_dsn) as conn:

@@ -227,7 +227,7 @@ CREATE TABLE sync_conflicts (
 CREATE INDEX sync_conflicts_at ON sync_conflicts (at);
 """
 
-# One cursor per PostgreSQL database this brain exports to (maxmem/sync/pgexport.py).
+# One cursor per PostgreSQL database this brain pushes to (maxmem/sync/pgpush.py).
 SYNC_TARGETS = """
 CREATE TABLE sync_targets (
     target        TEXT PRIMARY KEY,           -- the DSN without its password: user@host:port/db
