@@ -37,7 +37,7 @@ def observe(state: State, type: str, content: str, title: str | None, importance
             as_json: bool) -> None:
     """Record an observation of TYPE (project, decision, failure, lesson, …)."""
     brain = state.brain()
-    when = nlquery.parse_when(started, brain.clock, state.timezone()) if started is not None else None
+    when = nlquery.parse_when(started, brain.clock, state.local_timezone()) if started is not None else None
     memory = work.observe(brain, type, content, title=title, importance=importance,
                       tags=split_tags(tags), ongoing=ongoing, started=when,
                       session_id=session_id)
@@ -81,7 +81,7 @@ def active(state: State, min_importance: float | None, limit: int, as_json: bool
 @pass_state
 def timeline(state: State, days: int, as_json: bool) -> None:
     """What was started, recorded and resolved day by day (not raw conversation)."""
-    tz = state.timezone()
+    tz = state.local_timezone()
     events = work.timeline(state.brain(create=False), days=days)
 
     def text(_: Any) -> Iterable[str]:
@@ -170,7 +170,7 @@ def context_(state: State, session: str | None, budget_tokens: int | None, as_js
     the agent tells stored notes from instructions."""
     budget = budget_tokens if budget_tokens is not None else int(
         state.config.section("context").get("budget_tokens") or DEFAULT_BUDGET_TOKENS)
-    brief = build_brief(state.brain(create=False), session=session, budget_tokens=budget, tz=state.timezone())
+    brief = build_brief(state.brain(create=False), session=session, budget_tokens=budget, tz=state.local_timezone())
     if as_json:
         emit(brief.to_dict(), True)
     else:
@@ -186,7 +186,7 @@ def context_(state: State, session: str | None, budget_tokens: int | None, as_js
 @pass_state
 def query(state: State, question: str, explain: bool, as_json: bool) -> None:
     """Ask in plain English, e.g. "high-importance unresolved projects from last week"."""
-    tz = state.timezone()
+    tz = state.local_timezone()
     if explain:
         interp = nlquery.interpret(question, Clock(), tz=tz)
         steps = nlquery.explain(interp)
@@ -222,7 +222,7 @@ def mcp(state: State) -> None:
     memory://{id}, and prompts; see docs/mcp.md."""
     from ..mcp import serve  # the mcp SDK is an optional extra: loaded only to serve
 
-    serve(state.brain(), state.timezone())
+    serve(state.brain(), state.local_timezone())
 
 
 COMMANDS = [observe, resolve, active, timeline, ensure_observation, save_context, context_, query, mcp]

@@ -55,8 +55,8 @@ class State:
             brain.close()
         self.brains.clear()
 
-    def timezone(self) -> tzinfo:
-        """The zone "today" is read in (config.local_timezone)."""
+    def local_timezone(self) -> tzinfo:
+        """Your zone, whose calendar day "today" means (config.local_timezone)."""
         return local_timezone(self.config)
 
 
@@ -137,7 +137,8 @@ def filter_options(f: Callable[..., Any]) -> Callable[..., Any]:
         click.option("-c", "--category", multiple=True, type=click.Choice(CATEGORIES)),
         click.option("-k", "--kind", multiple=True),
         click.option("--tag", "tags", multiple=True, help="Only memories with this tag (repeatable: all of them)."),
-        click.option("--since", help='Created at or after: a date or time, or "yesterday", "3 days ago", …'),
+        click.option("--since", help='Created at or after: a date or time, or "yesterday", "3 days ago", … '
+                                      '(days in your zone)'),
         click.option("--until", help="Created before: a date or time, or plain English as --since."),
         click.option("--min-importance", type=float),
         click.option("--max-importance", type=float),
@@ -169,7 +170,7 @@ def _when(state: State, text: str | None) -> Any:
     English as `maxmem query` reads it ("yesterday", "3 days ago", "last friday")."""
     if text is None or ISO_START.match(text.strip()):
         return text
-    return parse_when(text, Clock(), state.timezone())
+    return parse_when(text, Clock(), state.local_timezone())
 
 
 def print_hits(query: str, hits: list[Any], plan: Any, as_json: bool,

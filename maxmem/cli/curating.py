@@ -99,7 +99,8 @@ def retain(state: State, apply_: bool, show_stats: bool, months: int, oldest: in
     """Expire memories past their category's retention (a dry run unless --apply).
 
     core and project forever, daily 90 days, conversation 30 days ([retention] in the
-    config); pinned and trigger memories never expire. --apply writes the expired rows,
+    config), counted in the jobs' days ([retention] timezone, America/New_York by default);
+    pinned and trigger memories never expire. --apply writes the expired rows,
     batch by batch, to gzipped JSONL archives next to brain.db, each written whole and
     checked before its rows are deleted (restore with  maxmem import FILE...); a run
     that was interrupted is finished by the next one.
