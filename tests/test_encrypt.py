@@ -145,7 +145,7 @@ def test_without_the_key_or_with_a_wrong_one_commands_fail_in_one_line_and_hooks
             assert "Traceback" not in said and "file is not a database" not in said, (case, args, said)
             if args[0] != "doctor":  # doctor reports it as its database check, among its other lines
                 assert len(done.stderr.strip().splitlines()) == 1, (case, args, done.stderr)
-        done = run_maxmem(environment, "--embedder", "none", "hook", "session-start", "--harness", "claude",
+        done = run_maxmem(environment, "--embedder", "none", "hook", "session-start", "--harness", "claude-code",
                           stdin=HOOK_INPUT)
         assert done.returncode == 0 and done.stdout == "", (case, done.stdout, done.stderr)
         log = (maxmem_home / "logs" / "hook.log").read_text()
@@ -156,7 +156,7 @@ def test_without_the_key_or_with_a_wrong_one_commands_fail_in_one_line_and_hooks
     assert done.returncode == 1
     assert done.stderr.strip() == (f"maxmem: error: the key file {key_file} can be read by others (mode 0644): "
                                    f"it is not used; run chmod 600 {key_file}")
-    done = run_maxmem(env, "--embedder", "none", "hook", "session-start", "--harness", "claude", stdin=HOOK_INPUT)
+    done = run_maxmem(env, "--embedder", "none", "hook", "session-start", "--harness", "claude-code", stdin=HOOK_INPUT)
     assert done.returncode == 0 and "can be read by others" in (maxmem_home / "logs" / "hook.log").read_text()
     os.chmod(key_file, 0o600)
     assert CANARY in run_maxmem(env, "--embedder", "none", "search", CANARY).stdout
@@ -293,13 +293,13 @@ def test_the_tick_and_a_hook_find_the_key_under_env_i(tmp_path):
     assert key_file.exists() and f"the key is in the key file {key_file}" in done.stdout
     done = run_maxmem(env, "add", f"{CANARY} always run the linter before committing", "--category", "core")
     assert done.returncode == 0, done.stderr
-    done = run_maxmem(env, "hook", "session-start", "--harness", "claude", stdin=HOOK_INPUT)
+    done = run_maxmem(env, "hook", "session-start", "--harness", "claude-code", stdin=HOOK_INPUT)
     assert done.returncode == 0 and CANARY in done.stdout, (done.stdout, done.stderr)
     state = home / ".local" / "state" / "maxmem"
     prompt = json.dumps({"session_id": "p1", "prompt": "what do we run before committing code?"})
 
     def answered_warm() -> bool:  # the first prompt starts the recall server, which must find the key
-        assert run_maxmem(env, "hook", "user-prompt", "--harness", "claude", stdin=prompt).returncode == 0
+        assert run_maxmem(env, "hook", "user-prompt", "--harness", "claude-code", stdin=prompt).returncode == 0
         return "(warm," in (state / "hook.log").read_text().splitlines()[-1]
 
     try:

@@ -165,15 +165,16 @@ def test_the_hook_under_env_i_adds_the_memory_once_per_session(tmp_path, local_b
     home.mkdir()
     payload = json.dumps({"session_id": "s-1", "prompt": "what did we decide about the shared memory database?",
                           "hook_event_name": "UserPromptSubmit", "cwd": "/home/u/proj"}).encode()
-    done, _ = run_hook(home, local_brain, payload, "--harness", "claude")
+    done, _ = run_hook(home, local_brain, payload, "--harness", "claude")  # as older wiring spells it
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)["hookSpecificOutput"]
     assert out["hookEventName"] == "UserPromptSubmit" and "PostgreSQL 16 with pgvector" in out["additionalContext"]
-    again, _ = run_hook(home, local_brain, payload, "--harness", "claude")
+    again, _ = run_hook(home, local_brain, payload, "--harness", "claude-code")
     assert again.returncode == 0 and again.stdout == b""
     plain, _ = run_hook(home, local_brain, payload.replace(b"s-1", b"s-2"), "--harness", "openclaw")
     assert plain.stdout.decode().startswith(PREFACE)
     assert [line.split(" ", 2)[1] for line in log_lines(home)] == ["ok", "ok", "ok"]
+    assert [line.split(" ")[5].rstrip(":") for line in log_lines(home)] == ["claude-code", "claude-code", "openclaw"]
 
 
 @needs_cli
@@ -304,7 +305,7 @@ def test_setup_wires_the_prompt_hook_and_uninstall_stops_its_server(tmp_path, lo
     assert setup.returncode == 0, setup.stderr
     settings = json.loads((home / ".claude" / "settings.json").read_text())
     (command,) = [h["command"] for g in settings["hooks"]["UserPromptSubmit"] for h in g["hooks"]]
-    assert "hook user-prompt --harness claude" in command
+    assert "hook user-prompt --harness claude-code" in command
     state = home / ".local" / "state" / "maxmem"
     count = []
 

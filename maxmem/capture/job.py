@@ -166,7 +166,7 @@ def run_capture(
     passed no further window starts (the first one always does, so every run makes
     progress): the cursors keep the place for the next run.
     record_as: the job name its run is recorded under for `maxmem doctor` and the
-    due-logic ("hook:claude" for a hook's one-transcript capture, so it does not
+    due-logic ("hook:claude-code" for a hook's one-transcript capture, so it does not
     count as the scheduled capture of every root).
     """
     started = time.monotonic()

@@ -42,13 +42,13 @@ from ..capture import CaptureSettings, run_capture
 from ..clock import Clock
 from ..config import DEFAULT_HOOK_BUDGET_SECONDS, PROMPT_HOOK_BUDGET_SECONDS, Config, local_timezone, state_dir
 from ..memory import BYTES_PER_TOKEN
+from . import HARNESSES, harness_named
 from .recall import RecallSettings, has_substance, query_of, recall
 from .shown import add_shown, shown_ids
 
 log = logging.getLogger("maxmem")
 
 EVENTS = ("session-start", "user-prompt", "pre-compact", "stop", "session-end")
-HARNESSES = {"claude": "claude-code", "codex": "codex", "openclaw": "openclaw"}
 HOOK_EVENT_NAMES = {"session-start": "SessionStart", "user-prompt": "UserPromptSubmit", "pre-compact": "PreCompact",
                     "stop": "Stop", "session-end": "SessionEnd"}
 DEFAULT_BUDGET_SECONDS = DEFAULT_HOOK_BUDGET_SECONDS
@@ -58,7 +58,7 @@ SESSION_END_SECONDS = 3.0
 CLOSE_RESERVE = 0.15  # of the budget, kept for committing, the brief and closing
 HOOK_WINDOW_BYTES = 256 << 10  # commit a big transcript in small windows, so the deadline can bite
 PROMPT_LOCK_SECONDS = 1.0
-MAX_CONTEXT_CHARS = {"claude": 9_500, "codex": 9_000, "openclaw": 20_000}  # below the harness caps
+MAX_CONTEXT_CHARS = {"claude-code": 9_500, "codex": 9_000, "openclaw": 20_000}  # below the harness caps
 
 
 @dataclass(frozen=True)
@@ -113,6 +113,7 @@ def run_hook(event: str, harness: str, stdin_text: str, config: Config, env: Map
              clock: Clock | None = None, started: float | None = None) -> HookResult:
     """Do what `maxmem hook EVENT --harness HARNESS` does; never raises."""
     started = time.monotonic() if started is None else started
+    harness = harness_named(harness)
     label = f"hook {event} --harness {harness}"
     try:
         if event not in EVENTS:
@@ -160,7 +161,7 @@ def _capture(event: str, harness: str, data: HookInput, config: Config, env: Map
     else:
         return "no transcript_path on stdin; nothing captured"
     with Brain.open(config.db_path, embedder="none", config=config, clock=clock) as brain:
-        report = run_capture(brain, paths=paths, format=HARNESSES[harness] if paths else None,
+        report = run_capture(brain, paths=paths, format=harness if paths else None,
                              settings=settings, deadline=deadline, record_as=f"hook:{harness}")
     where = str(paths[0]) if paths else "the OpenClaw sessions"
     return f"{report.summary()} [{where}]"

@@ -28,7 +28,8 @@ from typing import IO
 from ..brain import Brain
 from ..config import Config, default_config_path, load_config, state_dir
 from ..redact import redact
-from .events import HARNESSES, HookInput, recall_context
+from . import HARNESSES, harness_named
+from .events import HookInput, recall_context
 from .recall import RecallSettings
 from .shown import add_shown
 from .warm import code_stamp, lock_path, receive, send, socket_path
@@ -72,14 +73,14 @@ class Answer:
 
 def answer(brain: Brain, request: dict[str, object], folder: Path, settings: RecallSettings) -> Answer:
     """What the hook prints, its log line and whether it went well; never raises."""
-    harness = request.get("harness")
+    harness = harness_named(str(request.get("harness")))
     if harness not in HARNESSES:
         return Answer({"stdout": "", "line": f"unknown harness (known: {', '.join(HARNESSES)})", "ok": False})
     stdin = request.get("stdin")
     tokens = request.get("budget_tokens")
     try:
         data = HookInput.parse(stdin if isinstance(stdin, str) else "")
-        stdout, line, ids = recall_context(brain, str(harness), data, folder, settings,
+        stdout, line, ids = recall_context(brain, harness, data, folder, settings,
                                            tokens if isinstance(tokens, int) else None)
         return Answer({"stdout": stdout, "line": line, "ok": True}, data.session_id, ids)
     except Exception as exc:  # the hook prints nothing and logs why
