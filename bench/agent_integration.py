@@ -76,7 +76,7 @@ def main() -> None:
             seed_ms = (time.perf_counter() - t) * 1000
             print(f"brain: {args.n} memories, keyword-only; seeded in {seed_ms:.0f} ms")
 
-            ms = timed(lambda: build_brief(brain, session="s7", budget_tokens=2000), args.repeat)
+            ms = timed(lambda: build_brief(brain, session_id="s7", budget_tokens=2000), args.repeat)
             print(f"context brief (2000 tokens, session s7)      {ms:8.1f} ms")
             q1 = interpret("high-importance unresolved projects from last week", clock)
             ms = timed(lambda: answer(brain, q1), args.repeat)
@@ -88,7 +88,7 @@ def main() -> None:
                                          clock), 50)
             print(f"interpret one question (no DB)              {ms:8.3f} ms")
 
-            doc = {"session_key": "bench", "agent": "bench", "exchanges": [
+            doc = {"session_id": "bench", "agent": "bench", "exchanges": [
                 {"user_message": f"question {i} about " + " ".join(random.sample(WORDS, 6)),
                  "assistant_response": "answer " + " ".join(random.choices(WORDS, k=30)),
                  "timestamp": (clock.now() - timedelta(minutes=200 - i)).isoformat(),

@@ -73,7 +73,7 @@ def test_ensure_observation_cli(run):
 
 
 CONTEXT_DOC = {
-    "session_key": "s-1",
+    "session_id": "s-1",
     "agent": "main",
     "exchanges": [{"user_message": "What port does staging use?",
                    "assistant_response": "Staging Postgres listens on 5433.",
@@ -95,7 +95,7 @@ def test_save_context_from_stdin_and_file_then_context(run, tmp_path):
     code, out, _ = run("save-context", "--file", str(path), "--json")
     report = json.loads(out)
     assert (report["exchanges_stored"], report["exchanges_already_saved"]) == (0, 1)
-    code, out, _ = run("context", "--session", "s-1")
+    code, out, _ = run("context", "--session-id", "s-1")
     assert code == 0 and out.startswith("maxmem memory brief: ") and "```markdown\n# Memory brief" in out
     assert out.rstrip().endswith("```")
     assert "## Current session (s-1)" in out and "Staging Postgres listens on 5433" in out

@@ -184,7 +184,7 @@ def test_markdown_import_of_any_text(brain, tmp_path, text, name):
 
 @SETTINGS
 @given(document=st.one_of(ANYTHING, st.fixed_dictionaries(
-    {"session_key": st.one_of(ANY_TEXT, ANYTHING)},
+    {"session_id": st.one_of(ANY_TEXT, ANYTHING)},
     optional={"agent": ANYTHING, "metadata": ANYTHING,
               "exchanges": st.one_of(ANYTHING, st.lists(st.fixed_dictionaries(
                   {}, optional={"user_message": st.one_of(ANY_TEXT, ANYTHING),

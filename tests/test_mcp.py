@@ -110,8 +110,8 @@ def calls(ids: dict[str, Any]) -> list[tuple[str, dict, dict, str]]:
                      "started": "2 days ago"},
          {"type": "failure", "content": "x", "started": "next week"}, "is in the future"),
         ("resolve", {"id": ids["work"], "content": "shipped v1"}, {"id": ids["work"]}, "already resolved"),
-        ("save_context", {"session_key": "agent:main:main", "exchanges": [exchange]},
-         {"session_key": "agent:main:main"}, "nothing to save"),
+        ("save_context", {"session_id": "agent:main:main", "exchanges": [exchange]},
+         {"session_id": "agent:main:main"}, "nothing to save"),
         ("forget", {"ids": [ids["doomed"]]}, {"ids": [ids["doomed"]]}, "no memory"),
     ]
 
@@ -259,7 +259,7 @@ def test_prompts(tmp_path, maxmem_home):
     async def steps(session):
         recall = await session.get_prompt("recall", {"question": "does the user like dark mode?"})
         unknown = await session.get_prompt("recall", {"question": "quantum chromodynamics lecture"})
-        save = await session.get_prompt("save_before_compaction", {"session_key": "agent:main:main"})
+        save = await session.get_prompt("save_before_compaction", {"session_id": "agent:main:main"})
         start = await session.get_prompt("session_start", {})
         with pytest.raises(MCPError, match="question"):
             await session.get_prompt("recall", {})

@@ -65,7 +65,7 @@ def seeded(brain: Brain) -> dict[str, int]:
 def test_recall_prints_the_relevant_memory_fenced_with_its_id_date_and_category(brain):
     ids = seeded(brain)
     found = recall(brain, "which database server did we decide on for the shared memory?",
-                   session="this-session", settings=RecallSettings(min_relevance=0.0, max_memories=1))
+                   session_id="this-session", settings=RecallSettings(min_relevance=0.0, max_memories=1))
     assert found.ids == (ids["db"],)
     assert found.text.startswith(PREFACE) and "```markdown\n" in found.text
     assert f"[#{ids['db']} · 2026-11-30 · project]" in found.text
@@ -76,9 +76,9 @@ def test_nothing_is_shown_twice_and_the_sessions_own_exchanges_are_left_out(brai
     ids = seeded(brain)
     prompt = "which database server for the shared memory?"
     settings = RecallSettings(min_relevance=0.0)
-    first = recall(brain, prompt, session="this-session", settings=settings)
+    first = recall(brain, prompt, session_id="this-session", settings=settings)
     assert ids["mine"] not in first.ids and ids["db"] in first.ids
-    second = recall(brain, prompt, session="this-session", shown=first.ids, settings=settings)
+    second = recall(brain, prompt, session_id="this-session", shown=first.ids, settings=settings)
     assert not set(second.ids) & set(first.ids)
 
 

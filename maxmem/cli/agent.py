@@ -17,7 +17,7 @@ from ..briefing import DEFAULT_BUDGET_TOKENS, build_brief
 from ..clock import Clock
 from ..errors import InvalidInput
 from ..search import nlquery
-from .common import State, emit, json_option, memory_line, pass_state, read_stdin, split_tags
+from .common import State, emit, json_option, memory_line, pass_state, read_stdin, session_option, split_tags
 
 # -- work tracking ---------------------------------------------------------------
 
@@ -29,7 +29,7 @@ from .common import State, emit, json_option, memory_line, pass_state, read_stdi
 @click.option("--tag", "tags", multiple=True, help="A tag (repeat, or comma-separated).")
 @click.option("--ongoing", is_flag=True, help="Open work: shows in `maxmem active` until resolved.")
 @click.option("--started", help='When the work began: "2 days ago", "yesterday", an ISO time.')
-@click.option("--session", "session_id", help="Session to file it under.")
+@session_option("The session to file it under.")
 @json_option
 @pass_state
 def observe(state: State, type: str, content: str, title: str | None, importance: float,
@@ -111,7 +111,7 @@ def timeline(state: State, days: int, as_json: bool) -> None:
 @click.option("--assigned-by", help="Who asked for it.")
 @click.option("--key-details", help="What matters about it.")
 @click.option("--next-steps", help="What to do next.")
-@click.option("--session", "session_id", help="Session to file it under.")
+@session_option("The session to file it under.")
 @json_option
 @pass_state
 def ensure_observation(state: State, project: str | None, task: str | None,
@@ -136,7 +136,7 @@ def ensure_observation(state: State, project: str | None, task: str | None,
 def save_context(state: State, path: Path | None, as_json: bool) -> None:
     """Store a session's exchanges, tool calls and observations (before compaction).
 
-    Reads {"session_key", "agent", "exchanges": [...], "observations": [...]} as JSON
+    Reads {"session_id", "agent", "exchanges": [...], "observations": [...]} as JSON
     from standard input or --file; saving the same document twice stores nothing twice.
     """
     if path is not None:
@@ -157,12 +157,12 @@ def save_context(state: State, path: Path | None, as_json: bool) -> None:
 
 
 @click.command("context")
-@click.option("--session", help="Include the current session's latest exchanges.")
+@session_option("The current session: its latest exchanges too.")
 @click.option("--budget-tokens", type=int, default=None,
               help="Size limit of the whole brief, fence included (4 bytes of UTF-8 a token; default 2000).")
 @json_option
 @pass_state
-def context_(state: State, session: str | None, budget_tokens: int | None, as_json: bool) -> None:
+def context_(state: State, session_id: str | None, budget_tokens: int | None, as_json: bool) -> None:
     """Print the boot brief an agent reads after compaction or at session start.
 
     Sections in a fixed order (core, work in progress, daily notes, the current session,
@@ -170,7 +170,8 @@ def context_(state: State, session: str | None, budget_tokens: int | None, as_js
     the agent tells stored notes from instructions."""
     budget = budget_tokens if budget_tokens is not None else int(
         state.config.section("context").get("budget_tokens") or DEFAULT_BUDGET_TOKENS)
-    brief = build_brief(state.brain(create=False), session=session, budget_tokens=budget, tz=state.local_timezone())
+    brief = build_brief(state.brain(create=False), session_id=session_id, budget_tokens=budget,
+                        tz=state.local_timezone())
     if as_json:
         emit(brief.to_dict(), True)
     else:

@@ -16,7 +16,7 @@ from ..triggers.commit import commit as commit_trigger
 from ..triggers.commit import sweep
 from ..triggers.detect import detect
 from ..triggers.rules import load_rules
-from .common import State, emit, json_option, memory_line, pass_state, read_stdin, split_tags
+from .common import State, emit, json_option, memory_line, pass_state, read_stdin, session_option, split_tags
 
 
 def _memory_json(m: Any) -> dict[str, Any]:
@@ -32,7 +32,7 @@ def _memory_json(m: Any) -> dict[str, Any]:
 @click.option("--tag", "--tags", "tags", multiple=True, help="A tag (repeat, or comma-separated).")
 @click.option("-i", "--importance", type=float, help="0 to 1 (default: [triggers] importance, 0.9).")
 @click.option("-p", "--project", help="The project it belongs to (metadata.project).")
-@click.option("--session", "session_id", help="The session it came from.")
+@session_option("The session it came from.")
 @json_option
 @pass_state
 def commit(state: State, trigger: str, text: str, title: str | None, tags: tuple[str, ...],

@@ -23,6 +23,7 @@ from .common import (
     pass_state,
     print_hits,
     read_stdin,
+    session_option,
     split_tags,
 )
 
@@ -37,7 +38,7 @@ from .common import (
 @click.option("-i", "--importance", type=float, default=0.5, show_default=True, help="0 to 1.")
 @click.option("--meta", multiple=True, help="Metadata key=value (repeat).")
 @click.option("--created-at", help="When it happened (ISO-8601); default now.")
-@click.option("--session", "session_id", help="Session id to file it under.")
+@session_option("The session to file it under.")
 @click.option("--pin", is_flag=True, help="Never expires; first in the boot context.")
 @json_option
 @pass_state

@@ -178,7 +178,7 @@ def _brief(harness: str, data: HookInput, config: Config, env: Mapping[str, str]
     # at least a byte: a brief of N tokens has at most 4 N characters.
     tokens = max(MIN_BUDGET_TOKENS, min(wanted, MAX_CONTEXT_CHARS[harness] // BYTES_PER_TOKEN))
     with Brain.open(path, embedder="none", config=config, clock=clock, check_embedder=False) as brain:
-        brief = build_brief(brain, session=data.session_id, budget_tokens=tokens, tz=local_timezone(config))
+        brief = build_brief(brain, session_id=data.session_id, budget_tokens=tokens, tz=local_timezone(config))
     text = brief.text
     ids = [i for section in brief.sections.values() for i in section]
     add_shown(state_dir(env), data.session_id, ids)
@@ -212,7 +212,7 @@ def recall_context(brain: Brain, harness: str, data: HookInput, folder: Path, se
         return "", "no prompt on stdin; nothing recalled", ()
     if budget_tokens is not None:
         settings = replace(settings, budget_tokens=budget_tokens)
-    found = recall(brain, data.prompt, session=data.session_id, shown=shown_ids(folder, data.session_id),
+    found = recall(brain, data.prompt, session_id=data.session_id, shown=shown_ids(folder, data.session_id),
                    settings=settings, tz=local_timezone(brain.config))
     return context(harness, "user-prompt", found.text), found.reason, found.ids
 

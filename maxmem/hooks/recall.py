@@ -1,6 +1,6 @@
 """Recall on every prompt: the few stored memories that bear on what the user just asked.
 
-`recall(brain, prompt, session=..., shown=...)` is what `maxmem hook user-prompt`
+`recall(brain, prompt, session_id=..., shown=...)` is what `maxmem hook user-prompt`
 prints before the agent answers. It returns nothing at all unless the prompt asks
 something of substance and the brain holds something relevant to it:
 
@@ -148,7 +148,7 @@ def query_of(prompt: str, limit: int = QUERY_CHARS) -> str:
     return f"{text[:half]}\n…\n{text[-half:]}"
 
 
-def recall(brain: Brain, prompt: str, *, session: str | None = None, shown: Collection[int] = (),
+def recall(brain: Brain, prompt: str, *, session_id: str | None = None, shown: Collection[int] = (),
            settings: RecallSettings | None = None, tz: tzinfo | None = None) -> Recall:
     """The memories relevant to `prompt`, fenced, within the settings' budget."""
     settings = settings or RecallSettings()
@@ -160,7 +160,7 @@ def recall(brain: Brain, prompt: str, *, session: str | None = None, shown: Coll
     hits = brain.search(query, limit=settings.max_memories + min(len(shown), 20) + SPARE_HITS,
                         min_relevance=settings.min_relevance, track=False)
     threshold = hits.plan.min_relevance or 0.0
-    verdicts = [(h, verdict(h, threshold, session, shown)) for h in hits]
+    verdicts = [(h, verdict(h, threshold, session_id, shown)) for h in hits]
     chosen = [h for h, why in verdicts if why == "kept"][:settings.max_memories]
     if not chosen:
         left = Counter(why for _, why in verdicts)
@@ -175,12 +175,12 @@ def recall(brain: Brain, prompt: str, *, session: str | None = None, shown: Coll
     return Recall(text, tuple(memories), line)
 
 
-def verdict(hit: Hit, threshold: float, session: str | None, shown: Collection[int]) -> str:
+def verdict(hit: Hit, threshold: float, session_id: str | None, shown: Collection[int]) -> str:
     """"kept" for a hit relevant enough on its own, not shown yet and not the current session's
     own exchange; else why not."""
     if hit.memory.id in shown:
         return "shown before"
-    if session and hit.memory.session_id == session and hit.memory.category == "conversation":
+    if session_id and hit.memory.session_id == session_id and hit.memory.category == "conversation":
         return "of the current session"
     if hit.relevance is not None and hit.relevance < threshold:
         return "below min_relevance"

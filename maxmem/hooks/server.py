@@ -67,7 +67,7 @@ class Answer:
     """The reply to one hook's request, and the ids it prints for which session."""
 
     reply: dict[str, object]
-    session: str | None = None
+    session_id: str | None = None
     ids: tuple[int, ...] = ()
 
 
@@ -117,7 +117,7 @@ def serve(listener: socket.socket, brain: Brain, folder: Path, settings: RecallS
                 if time.monotonic() - started > waited(request):
                     continue  # the hook stopped waiting and works alone: nothing is shown by this
                 send(connection, {**given.reply, "seconds": round(time.monotonic() - started, 3)})
-                add_shown(folder, given.session, given.ids)
+                add_shown(folder, given.session_id, given.ids)
                 if brain.usage.due():
                     brain.flush_usage()
             except OSError:
