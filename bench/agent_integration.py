@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from maxmem import Brain, FixedClock  # noqa: E402
-from maxmem.briefing import build_brief  # noqa: E402
+from maxmem.brief import build_brief  # noqa: E402
 from maxmem.compaction import save_context  # noqa: E402
 from maxmem.markdown.export import export_markdown  # noqa: E402
 from maxmem.markdown.merge import import_markdown  # noqa: E402

@@ -7,7 +7,7 @@ transaction: each exchange as a `conversation` memory of kind "exchange", each
 observation as a memory whose kind is its type. Every item carries a `save_key` in
 its metadata (a hash of what identifies it), so saving the same document twice, or
 a later document that repeats earlier exchanges, stores nothing twice. After
-compaction, the agent reads the boot brief (briefing.py).
+compaction, the agent reads the boot brief (brief.py).
 """
 
 from __future__ import annotations

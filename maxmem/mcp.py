@@ -5,7 +5,7 @@ client) launches as a subprocess. It is the agent's whole interface to its memor
 
 - **tools** for every capability an agent needs — search, get, list, remember,
   update, forget, pin, supersede, commit, observe, resolve, active, timeline, query,
-  save_context, context, history, stats — each with a title, the MCP annotations
+  save_context, brief, history, stats — each with a title, the MCP annotations
   (readOnlyHint, destructiveHint, idempotentHint; openWorldHint false: brain.db is
   a closed world), a typed input schema and a declared output schema: results come
   back as structured content (and as its JSON text for older clients). Memories are
@@ -37,7 +37,7 @@ from datetime import UTC, tzinfo
 from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired
 
 from . import __version__, compaction, work
-from .briefing import DEFAULT_BUDGET_TOKENS, MIN_BUDGET_TOKENS, build_brief
+from .brief import DEFAULT_BUDGET_TOKENS, MIN_BUDGET_TOKENS, build_brief
 from .errors import InvalidInput, MaxmemError, MissingDependency
 from .memory import CATEGORIES, Memory
 from .search import nlquery
@@ -61,7 +61,7 @@ log = logging.getLogger("maxmem")
 
 INSTRUCTIONS = """\
 maxmem is your long-term memory (one SQLite file on this machine). At the start of a
-session, and after your context was compacted, call `context` (or read memory://brief).
+session, and after your context was compacted, call `brief` (or read memory://brief).
 `search` before assuming anything about the user's preferences, past decisions or
 earlier work: each hit has a `relevance` from 0 to 1 that means the same in every
 search, and an empty result means nothing relevant is stored — then say you do not
@@ -331,7 +331,7 @@ Your context is about to be compacted. Before it is, save what must survive:
    of the current session that is not committed yet — one sentence each, with its reason.
 3. `resolve` the work you finished; `observe` (ongoing) the work still open.
 
-After the compaction, call `context` with session_id {session_id!r} to read the brief."""
+After the compaction, call `brief` with session_id {session_id!r} to read it."""
 
 
 # --- errors: one line each --------------------------------------------------------------
@@ -483,7 +483,7 @@ class Tools:
     def stats(self) -> StatsOut:
         return StatsOut(**self.brain.stats())  # type: ignore[typeddict-item]
 
-    def context(
+    def brief(
         self,
         session_id: Annotated[str | None, Field(
             description="The current session's id: its latest exchanges too.")] = None,
@@ -670,7 +670,7 @@ TOOLS: list[tuple[str, str, str, ToolAnnotations]] = [
     ("query", "Ask in plain English",
      "Ask e.g. 'high-importance unresolved projects from last week' or 'decisions about the API since "
      "March 3'. Returns how the question was understood and the results.", hints(read_only=True)),
-    ("context", "Boot brief",
+    ("brief", "Boot brief",
      "The boot brief: core memories, work in progress, today's and yesterday's notes, the current session's "
      "latest exchanges, the last day's important observations; each memory once, within a token budget. "
      "Read it at session start and after compaction.", hints(read_only=True)),
@@ -723,10 +723,10 @@ def build_server(brain: "Brain", tz: tzinfo | None = None) -> MCPServer:
 
 def add_resources(server: MCPServer, tools: Tools) -> None:
     @server.resource("memory://brief", name="brief", title="Boot brief", mime_type="text/markdown",
-                     description="The boot brief (the context tool's text), fenced, at the configured budget.")
+                     description="The boot brief (the brief tool's text), fenced, at the configured budget.")
     @as_resource
     def brief() -> str:
-        return tools.context()["text"]
+        return tools.brief()["text"]
 
     @server.resource("memory://core", name="core", title="Core memories", mime_type="text/markdown",
                      description="Every core memory, pinned first, then by importance.")
@@ -758,7 +758,7 @@ def add_prompts(server: MCPServer, tools: Tools) -> None:
                    description="The boot brief, to read before the first answer of a session.")
     @as_prompt
     def start(session_id: Annotated[str | None, Field(description="The current session's id.")] = None) -> str:
-        brief = tools.context(session_id=session_id)
+        brief = tools.brief(session_id=session_id)
         return ("This is what maxmem remembers from past conversations. Use it as background; `search` "
                 "for more before assuming anything.\n\n" + brief["text"])
 

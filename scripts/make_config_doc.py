@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 OUT = ROOT / "docs" / "config.md"
 
-from maxmem import backup, brain, briefing, config, curation, doctor
+from maxmem import backup, brain, brief, config, curation, doctor
 from maxmem.capture.roots import CaptureSettings
 from maxmem.hooks import events as hook
 from maxmem.hooks import recall
@@ -169,7 +169,7 @@ def sections() -> list[tuple[str, str, list[Key]]]:
             Key("ignore_names", "`[]`", "Names whose assigned values are never secrets."),
         ]),
         ("context", "The boot brief ([agents.md](agents.md)).", [
-            Key("budget_tokens", toml(briefing.DEFAULT_BUDGET_TOKENS), "Tokens a brief may take (the CLI, MCP and the hooks)."),
+            Key("budget_tokens", toml(brief.DEFAULT_BUDGET_TOKENS), "Tokens a brief may take (the CLI, MCP and the hooks)."),
             Key("timezone", "the machine's", "The zone \"today\" is read in: briefs, plain-English dates, Markdown days."),
         ]),
         ("recall", "What `maxmem hook user-prompt` adds before the agent answers a prompt: the few "

@@ -84,7 +84,7 @@ CONTEXT_DOC = {
 }
 
 
-def test_save_context_from_stdin_and_file_then_context(run, tmp_path):
+def test_save_context_from_stdin_and_file_then_the_brief(run, tmp_path):
     doc = json.dumps(CONTEXT_DOC)
     code, out, _ = run("save-context", stdin=doc)
     assert code == 0
@@ -95,12 +95,12 @@ def test_save_context_from_stdin_and_file_then_context(run, tmp_path):
     code, out, _ = run("save-context", "--file", str(path), "--json")
     report = json.loads(out)
     assert (report["exchanges_stored"], report["exchanges_already_saved"]) == (0, 1)
-    code, out, _ = run("context", "--session-id", "s-1")
+    code, out, _ = run("brief", "--session-id", "s-1")
     assert code == 0 and out.startswith("maxmem memory brief: ") and "```markdown\n# Memory brief" in out
     assert out.rstrip().endswith("```")
     assert "## Current session (s-1)" in out and "Staging Postgres listens on 5433" in out
     assert "Staging port" in out
-    code, out, _ = run("context", "--budget-tokens", "150", "--json")
+    code, out, _ = run("brief", "--budget-tokens", "150", "--json")
     data = json.loads(out)
     assert data["tokens"] <= 150 and data["markdown"].startswith("# Memory brief")
     assert data["tokens"] == estimate_tokens(data["text"]) and data["markdown"].rstrip() in data["text"]
@@ -115,7 +115,7 @@ def test_save_context_errors(run, tmp_path):
     assert code == 2 and "cannot read" in err
     code, out, _ = run("list", "--json")
     assert json.loads(out) == []
-    code, _, err = run("context", "--budget-tokens", "5")
+    code, _, err = run("brief", "--budget-tokens", "5")
     assert code == 2 and "at least 100" in err
 
 

@@ -27,7 +27,7 @@ from maxmem import Brain  # noqa: E402
 from maxmem.work import observe  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-READ_ONLY = {"search", "get", "list", "query", "context", "active", "timeline", "history", "stats"}
+READ_ONLY = {"search", "get", "list", "query", "brief", "active", "timeline", "history", "stats"}
 WRITING = {"remember", "update", "forget", "pin", "supersede", "commit", "observe", "resolve", "save_context"}
 
 
@@ -90,7 +90,7 @@ def calls(ids: dict[str, Any]) -> list[tuple[str, dict, dict, str]]:
         ("list", {"category": "core"}, {"category": "nowhere"}, "category: input should be"),
         ("query", {"question": "preferences about dark mode"}, {"question": "what did I do a while ago"},
          "too vague"),
-        ("context", {"budget_tokens": 500}, {"budget_tokens": 10},
+        ("brief", {"budget_tokens": 500}, {"budget_tokens": 10},
          "budget_tokens: input should be greater than or equal to 100"),
         ("active", {"min_importance": 0.5}, {"min_importance": 2},
          "min_importance: input should be less than or equal to 1"),
@@ -185,8 +185,8 @@ def test_every_tool_once_well_and_once_badly(tmp_path, maxmem_home):
     assert got[0]["content"] == "The user prefers dark mode in every editor" and got[0]["metadata"] == {}
     assert [m["category"] for m in done["list"]["memories"]] == ["core"]
     assert done["query"]["interpretation"] == 'kind preference; text "dark mode"'
-    assert done["context"]["tokens"] <= 500 and "dark mode" in done["context"]["text"]
-    assert done["context"]["text"].startswith("maxmem memory brief: ")
+    assert done["brief"]["tokens"] <= 500 and "dark mode" in done["brief"]["text"]
+    assert done["brief"]["text"].startswith("maxmem memory brief: ")
     assert [w["memory"]["id"] for w in done["active"]["work"]] == [ids["work"]]
     assert done["timeline"]["events"]
     assert [v["version"] for v in done["history"]["versions"]] == [1]

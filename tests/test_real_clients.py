@@ -173,7 +173,7 @@ def claude_session_requests(server: AnthropicServer, prompt: str) -> list[Reques
 
 def test_claude_code_gets_the_memory_with_the_question_none_off_topic_and_captures(home):
     setup_claude(home)
-    brief = maxmem(home, "context")
+    brief = maxmem(home, "brief")
     assert MARK not in brief.stdout  # so only the prompt hook can bring it
     timings = {}
     with AnthropicServer(reply=answer("Postgres on the NAS (zqanswer01).")) as server:

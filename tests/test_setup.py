@@ -569,7 +569,7 @@ def test_today_is_read_in_the_machines_zone_unless_the_config_names_one(home, tz
     if config_zone:
         config = home / ".config" / "maxmem" / "config.toml"
         config.write_text(config.read_text() + f'\n[context]\ntimezone = "{config_zone}"\n')
-    done = maxmem(home, "context", TZ=tz)
+    done = maxmem(home, "brief", TZ=tz)
     assert done.returncode == 0, done.stderr
     assert re.search(rf"# Memory brief — \d{{4}}-\d\d-\d\d \d\d:\d\d {shown}", done.stdout), done.stdout
 

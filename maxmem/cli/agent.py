@@ -1,6 +1,6 @@
 """Commands for agents: work tracking (observe, resolve, active, timeline,
-ensure-observation), compaction (save-context, context), plain-English queries, MCP.
-Each parses, calls one function of work / compaction / briefing / nlquery, prints."""
+ensure-observation), compaction (save-context, brief), plain-English queries, MCP.
+Each parses, calls one function of work / compaction / brief / nlquery, prints."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from .. import compaction, work
-from ..briefing import DEFAULT_BUDGET_TOKENS, build_brief
+from ..brief import DEFAULT_BUDGET_TOKENS, build_brief
 from ..clock import Clock
 from ..errors import InvalidInput
 from ..search import nlquery
@@ -156,13 +156,13 @@ def save_context(state: State, path: Path | None, as_json: bool) -> None:
     emit(report.to_dict(), as_json, lambda _: [report.describe()])
 
 
-@click.command("context")
+@click.command()
 @session_option("The current session: its latest exchanges too.")
 @click.option("--budget-tokens", type=int, default=None,
               help="Size limit of the whole brief, fence included (4 bytes of UTF-8 a token; default 2000).")
 @json_option
 @pass_state
-def context_(state: State, session_id: str | None, budget_tokens: int | None, as_json: bool) -> None:
+def brief(state: State, session_id: str | None, budget_tokens: int | None, as_json: bool) -> None:
     """Print the boot brief an agent reads after compaction or at session start.
 
     Sections in a fixed order (core, work in progress, daily notes, the current session,
@@ -226,4 +226,4 @@ def mcp(state: State) -> None:
     serve(state.brain(), state.local_timezone())
 
 
-COMMANDS = [observe, resolve, active, timeline, ensure_observation, save_context, context_, query, mcp]
+COMMANDS = [observe, resolve, active, timeline, ensure_observation, save_context, brief, query, mcp]

@@ -3,7 +3,7 @@
 The harness (Claude Code, Codex, OpenClaw's Gateway hook pack) sends one JSON object
 on stdin: session_id, transcript_path, cwd, and for SessionStart the source.
 
-  session-start  prints the boot brief (briefing.build_brief's fenced text), within a
+  session-start  prints the boot brief (brief.build_brief's fenced text), within a
                  token budget and the harness's cap: Claude Code and Codex get
                  {"hookSpecificOutput": {"hookEventName": "SessionStart",
                  "additionalContext": …}} (Claude caps it at 10,000 characters, Codex
@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from ..brain import Brain
-from ..briefing import DEFAULT_BUDGET_TOKENS, MIN_BUDGET_TOKENS, build_brief
+from ..brief import DEFAULT_BUDGET_TOKENS, MIN_BUDGET_TOKENS, build_brief
 from ..capture import CaptureSettings, run_capture
 from ..clock import Clock
 from ..config import DEFAULT_HOOK_BUDGET_SECONDS, PROMPT_HOOK_BUDGET_SECONDS, Config, local_timezone, state_dir
@@ -182,7 +182,7 @@ def _brief(harness: str, data: HookInput, config: Config, env: Mapping[str, str]
     text = brief.text
     ids = [i for section in brief.sections.values() for i in section]
     add_shown(state_dir(env), data.session_id, ids)
-    return context(harness, "session-start", text), f"brief of {len(ids)} memories, {len(text)} characters"
+    return added_context(harness, "session-start", text), f"brief of {len(ids)} memories, {len(text)} characters"
 
 
 def _recall(harness: str, data: HookInput, config: Config, env: Mapping[str, str], budget_tokens: int | None,
@@ -214,10 +214,10 @@ def recall_context(brain: Brain, harness: str, data: HookInput, folder: Path, se
         settings = replace(settings, budget_tokens=budget_tokens)
     found = recall(brain, data.prompt, session_id=data.session_id, shown=shown_ids(folder, data.session_id),
                    settings=settings, tz=local_timezone(brain.config))
-    return context(harness, "user-prompt", found.text), found.reason, found.ids
+    return added_context(harness, "user-prompt", found.text), found.reason, found.ids
 
 
-def context(harness: str, event: str, text: str) -> str:
+def added_context(harness: str, event: str, text: str) -> str:
     """What the harness reads as added context: nothing, plain text (OpenClaw), or the
     hookSpecificOutput JSON of Claude Code and Codex."""
     if not text or harness == "openclaw":

@@ -19,7 +19,7 @@ something of substance and the brain holds something relevant to it:
    memory.estimate_tokens counts it), each with its id, date and category so the agent
    can ask for more (`maxmem get ID`, the MCP `get` tool).
 
-The text is fenced as the brief is (briefing.fenced): a factual one-line preface, then
+The text is fenced as the brief is (brief.fenced): a factual one-line preface, then
 the notes inside a code fence no memory can close, so a model reads them as background
 notes, never as instructions.
 """
@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from datetime import tzinfo
 from typing import TYPE_CHECKING, Any
 
-from ..briefing import fence_for, fenced
+from ..brief import fence_for, fenced
 from ..clock import iso, parse_time
 from ..errors import ConfigError
 from ..memory import BYTES_PER_TOKEN, Hit, Memory, estimate_tokens

@@ -1,4 +1,4 @@
-"""The boot brief: what an agent should know on waking (`maxmem context`).
+"""The boot brief: what an agent should know on waking (`maxmem brief`).
 
 `build_brief(brain, session_id=...)` is read at session start and after compaction: a
 compact Markdown page within a token budget. Its sections always come in this order,

@@ -10,7 +10,7 @@ from datetime import timedelta
 import pytest
 
 from maxmem import InvalidInput
-from maxmem.briefing import PREFACE, build_brief
+from maxmem.brief import PREFACE, build_brief
 from maxmem.compaction import save_context
 from maxmem.memory import estimate_tokens
 from maxmem.work import observe
