@@ -79,9 +79,9 @@ class EmbedRun:
 
 
 @dataclass(frozen=True)
-class Stored:
-    """What `Brain.store` did: added a memory, updated the one the text restates, or
-    found it already stored unchanged; with the similarity of a near-duplicate."""
+class Remembered:
+    """What `Brain.remember_item` did: added a memory, updated the one the text restates,
+    or found it already stored unchanged; with the similarity of a near-duplicate."""
 
     memory: Memory
     action: Action
@@ -134,7 +134,7 @@ class Brain:
         config = config or Config()
         path = Path(path).expanduser() if path is not None else Path(config.db_path).expanduser()
         if not create and str(path) != ":memory:" and not path.exists():
-            raise DatabaseError(f"no brain.db at {path} yet: run  maxmem init  (capture and add create "
+            raise DatabaseError(f"no brain.db at {path} yet: run  maxmem init  (capture and remember create "
                                 "it too), or check --db")
         clock = clock or Clock()
         db = Database(path, busy_timeout_ms=config.busy_timeout_ms, key=config.key)
@@ -213,15 +213,15 @@ class Brain:
         """Store one memory (or return the identical one already stored in its category).
 
         A near-duplicate of a memory of the same category updates that memory instead
-        (see `store`; `[curation] dedup = false` turns it off). remember_many does not
-        look for near-duplicates: bulk loads stay fast.
+        (see `remember_item`; `[curation] dedup = false` turns it off).
         """
         item = {k: v for k, v in locals().items() if k != "self" and v is not None}
-        return self.store(item).memory
+        return self.remember_item(item).memory
 
     @guarded
-    def store(self, item: Mapping[str, Any], *, merge_exact: bool = False, near: bool | None = None) -> Stored:
-        """Store one memory given as a dict of its fields, deciding duplicates first.
+    def remember_item(self, item: Mapping[str, Any], *, merge_exact: bool = False,
+                      near: bool | None = None) -> Remembered:
+        """Remember one memory given as a dict of its fields, deciding duplicates first.
 
         An exact copy of a memory of its category is that memory ("unchanged"), or, with
         `merge_exact`, folds its tags, metadata and importance into it ("updated" when
@@ -234,8 +234,8 @@ class Brain:
         exact = self.rows.find_exact(record["content_hash"], record["category"])
         if exact is not None:
             if not merge_exact or curation.adds_nothing(exact, record):
-                return Stored(exact, "unchanged")
-            return Stored(self._merge(exact, curation.merged_fields(exact, record, now)), "updated")
+                return Remembered(exact, "unchanged")
+            return Remembered(self._merge(exact, curation.merged_fields(exact, record, now)), "updated")
         config = curation.settings(self.config)
         embedded = True  # the text's vector is cached, or will be made by the insert
         if (config.dedup if near is None else near) and self.vectors.index() is not None:
@@ -246,8 +246,8 @@ class Brain:
                 existing, similarity = found
                 log.info("near-duplicate of #%d (similarity %.3f): updating it instead", existing.id, similarity)
                 fields = curation.merged_fields(existing, record, now, similarity)
-                return Stored(self._merge(existing, fields), "updated", similarity)
-        return Stored(self._insert([record], embed=embedded)[0], "added")
+                return Remembered(self._merge(existing, fields), "updated", similarity)
+        return Remembered(self._insert([record], embed=embedded)[0], "added")
 
     def _near_duplicate(self, record: Mapping[str, Any], config: curation.Settings,
                         vector: np.ndarray | None) -> tuple[Memory, float] | None:

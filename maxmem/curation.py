@@ -1,6 +1,6 @@
 """Curation: when a new memory restates one already stored, and how the two merge.
 
-`Brain.store` asks these questions on its way down the write path, before anything is
+`Brain.remember_item` asks these questions on its way down the write path, before anything is
 written: is the new text an exact copy of a stored memory of its category, or a
 near-duplicate (`is_near_duplicate`, from the cosine similarity search computed)? Then
 the stored memory is updated with `merged_fields` instead of a second one being added

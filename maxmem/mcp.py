@@ -129,7 +129,7 @@ class MemoriesOut(TypedDict):
     memories: list[MemoryOut]
 
 
-class StoredOut(TypedDict):
+class RememberedOut(TypedDict):
     action: Annotated[Literal["added", "updated", "unchanged"], Field(
         description="added; updated (it restated a stored memory, now merged); unchanged (already stored).")]
     memory: MemoryOut
@@ -547,11 +547,11 @@ class Tools:
         importance: Importance = 0.5,
         pinned: Annotated[bool, Field(description="Never expires; first in the brief.")] = False,
         session_id: SessionId = None,
-    ) -> StoredOut:
+    ) -> RememberedOut:
         item = {"content": content, "category": category, "kind": kind, "title": title, "tags": tags,
                 "importance": importance, "pinned": pinned, "session_id": session_id, "source": "agent"}
-        stored = self.brain.store({k: v for k, v in item.items() if v is not None})
-        return StoredOut(action=stored.action, memory=memory_out(stored.memory))
+        stored = self.brain.remember_item({k: v for k, v in item.items() if v is not None})
+        return RememberedOut(action=stored.action, memory=memory_out(stored.memory))
 
     def update(
         self,
@@ -605,10 +605,10 @@ class Tools:
         importance: Annotated[float | None, Field(ge=0, le=1, description="Default: the configured one.")] = None,
         project: Annotated[str | None, Field(description="The project it belongs to.")] = None,
         session_id: SessionId = None,
-    ) -> StoredOut:
+    ) -> RememberedOut:
         stored = commit_trigger(self.brain, trigger, content, title=title, tags=tags, importance=importance,
                                 project=project, session_id=session_id, agent=self.brain.config.agent)
-        return StoredOut(action=stored.action, memory=memory_out(stored.memory))
+        return RememberedOut(action=stored.action, memory=memory_out(stored.memory))
 
     def observe(
         self,

@@ -120,8 +120,8 @@ def test_save_context_errors(run, tmp_path):
 
 
 def test_query_runs_search_or_list_and_explains(run):
-    run("add", "We chose SQLite for the brain", "-c", "core", "-k", "decision", "-i", "0.9")
-    run("add", "Postgres is for sync only", "-c", "core", "-k", "decision", "-i", "0.2")
+    run("remember", "We chose SQLite for the brain", "-c", "core", "-k", "decision", "-i", "0.9")
+    run("remember", "Postgres is for sync only", "-c", "core", "-k", "decision", "-i", "0.2")
     run("observe", "project", "maxmem", "--ongoing", "-i", "0.8")
     code, out, _ = run("query", "decisions about sqlite")
     lines = out.splitlines()
@@ -152,8 +152,8 @@ def test_query_refusals_exit_2(run):
 
 
 def test_markdown_export_and_import_round_trip(run, tmp_path):
-    run("add", "Prefers short answers", "-c", "core", "-k", "preference", "--tag", "style")
-    run("add", "Deployed v2 to production", "-c", "daily", "-t", "Deploy")
+    run("remember", "Prefers short answers", "-c", "core", "-k", "preference", "--tag", "style")
+    run("remember", "Deployed v2 to production", "-c", "daily", "-t", "Deploy")
     workspace = tmp_path / "ws"
     code, _, err = run("export", "--format", "markdown", str(workspace))
     assert code == 0 and "exported 2 memories to 2 file(s)" in err
@@ -184,7 +184,7 @@ def test_markdown_export_never_overwrites_a_foreign_memory_md(run, tmp_path):
     workspace = tmp_path / "ws"
     workspace.mkdir()
     (workspace / "MEMORY.md").write_text("# My own notes\n- keep me\n")
-    run("add", "a core fact", "-c", "core")
+    run("remember", "a core fact", "-c", "core")
     code, _, err = run("export", "--format", "markdown", str(workspace))
     assert code == 2 and "was not written by maxmem" in err
     assert (workspace / "MEMORY.md").read_text() == "# My own notes\n- keep me\n"
@@ -196,7 +196,7 @@ def test_markdown_backup_keeps_the_newest(run, tmp_path):
     backups = tmp_path / "backups"
     for old in ("2026-01-01", "2026-01-02", "2026-01-03"):
         (backups / old).mkdir(parents=True)
-    run("add", "a core fact", "-c", "core")
+    run("remember", "a core fact", "-c", "core")
     code, _, err = run("export", "--format", "markdown", str(backups), "--keep", "2")
     assert code == 0
     kept = sorted(p.name for p in backups.iterdir())

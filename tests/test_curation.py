@@ -28,8 +28,8 @@ def _config(**curation) -> Config:
 
 def test_restatement_updates_the_memory_instead_of_adding_one(local_brain):
     first = local_brain.remember("My passport expires in March 2027.", category="core", tags=["travel"])
-    stored = local_brain.store({"content": "Remember that my passport expires in March 2027.", "category": "core",
-                                "tags": ["documents"], "importance": 0.9})
+    stored = local_brain.remember_item({"content": "Remember that my passport expires in March 2027.",
+                                        "category": "core", "tags": ["documents"], "importance": 0.9})
     again = stored.memory
     assert again.id == first.id and stored.action == "updated"
     assert again.content == "Remember that my passport expires in March 2027."  # the newer, fuller wording
@@ -226,9 +226,9 @@ def _db_args(tmp_path):
 def test_cli_supersede_history_core_review(tmp_path):
     runner = CliRunner()
     args = _db_args(tmp_path)
-    out = runner.invoke(cli, [*args, "add", "-c", "core", "The dentist is on Tuesday", "--json"])
+    out = runner.invoke(cli, [*args, "remember", "-c", "core", "The dentist is on Tuesday", "--json"])
     old = json.loads(out.output)["id"]
-    out = runner.invoke(cli, [*args, "add", "-c", "core", "The dentist moved to Thursday at 9", "--json"])
+    out = runner.invoke(cli, [*args, "remember", "-c", "core", "The dentist moved to Thursday at 9", "--json"])
     new = json.loads(out.output)["id"]
     out = runner.invoke(cli, [*args, "supersede", f"#{old}", str(new)])
     assert out.exit_code == 0, out.output
@@ -243,21 +243,21 @@ def test_cli_supersede_history_core_review(tmp_path):
     assert json.loads(out.output)["superseded"][0]["id"] == old
 
 
-def test_cli_add_says_when_it_updated_a_near_duplicate(tmp_path):
+def test_cli_remember_says_when_it_updated_a_near_duplicate(tmp_path):
     runner = CliRunner()
     args = _db_args(tmp_path)
-    out = runner.invoke(cli, [*args, "add", "-c", "core", "My passport expires in March 2027."])
+    out = runner.invoke(cli, [*args, "remember", "-c", "core", "My passport expires in March 2027."])
     assert out.output.startswith("remembered #1 ")
-    out = runner.invoke(cli, [*args, "add", "-c", "core", "Remember that my passport expires in March 2027."])
+    out = runner.invoke(cli, [*args, "remember", "-c", "core", "Remember that my passport expires in March 2027."])
     assert out.exit_code == 0 and out.output.startswith("updated #1 ") and "maxmem history 1" in out.output
-    out = runner.invoke(cli, [*args, "add", "-c", "core", "The dentist is on Tuesday"])
+    out = runner.invoke(cli, [*args, "remember", "-c", "core", "The dentist is on Tuesday"])
     assert out.output.startswith("remembered #2 ")
 
 
 def test_cli_history_text_of_a_forgotten_memory(tmp_path):
     runner = CliRunner()
     args = ["--db", str(tmp_path / "h.db"), "--embedder", "none"]
-    runner.invoke(cli, [*args, "add", "a secret said by mistake"])
+    runner.invoke(cli, [*args, "remember", "a secret said by mistake"])
     runner.invoke(cli, [*args, "update", "1", "-i", "0.8"])
     runner.invoke(cli, [*args, "forget", "1"])
     out = runner.invoke(cli, [*args, "history", "1"])
@@ -272,7 +272,7 @@ def test_cli_bad_inputs_are_one_line(tmp_path, capsys):
     from maxmem.cli import main
 
     args = _db_args(tmp_path)
-    main([*args, "add", "-c", "core", "only fact"])
+    main([*args, "remember", "-c", "core", "only fact"])
     capsys.readouterr()
     for argv, code in (
         (["supersede", "1", "1"], 2),

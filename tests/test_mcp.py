@@ -289,6 +289,6 @@ def test_without_the_sdk_the_command_names_the_pip_install(tmp_path, maxmem_home
                           capture_output=True, text=True, env=env, timeout=60, stdin=subprocess.DEVNULL)
     assert done.returncode == 1, done.stderr
     assert "pip install 'maxmem[mcp]'" in done.stderr and len(done.stderr.strip().splitlines()) == 1
-    stats = subprocess.run([sys.executable, "-m", "maxmem", "--embedder", "none", "add", "works"],
+    stats = subprocess.run([sys.executable, "-m", "maxmem", "--embedder", "none", "remember", "works"],
                            capture_output=True, text=True, env=env, timeout=60)
     assert stats.returncode == 0, "the rest of the CLI works without the SDK"

@@ -83,7 +83,7 @@ def brain_rows(home: Path) -> list[dict[str, Any]]:
 def home(tmp_path: Path) -> Iterator[Path]:
     home = tmp_path / "home"
     (home / "proj").mkdir(parents=True)
-    done = maxmem(home, "add", "-c", "conversation", "-t", "invoice storage", "--created-at",
+    done = maxmem(home, "remember", "-c", "conversation", "-t", "invoice storage", "--created-at",
                   "2026-10-02T15:00:00Z", MEMORY)
     assert done.returncode == 0, done.stderr
     done = maxmem(home, "embed")

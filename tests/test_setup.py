@@ -165,7 +165,7 @@ def test_wiring_an_older_maxmem_wrote_works_doctor_names_it_and_setup_rewrites_i
            "hooks": {"SessionStart": [{"hooks": [{"type": "command", "timeout": 15,
                                                   "command": f"{MAXMEM} hook session-start --harness claude"}]}]}}
     (claude / "settings.json").write_text(json.dumps(old))
-    assert maxmem(home, "--embedder", "none", "add", "-c", "core", "the NAS is a Synology DS920+").returncode == 0
+    assert maxmem(home, "--embedder", "none", "remember", "-c", "core", "the NAS is a Synology DS920+").returncode == 0
     brief = maxmem(home, "--embedder", "none", "hook", "session-start", "--harness", "claude",
                    stdin=json.dumps({"session_id": "s", "source": "startup", "hook_event_name": "SessionStart"}))
     assert brief.returncode == 0 and "Synology" in brief.stdout  # the older spelling still works

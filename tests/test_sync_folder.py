@@ -399,7 +399,7 @@ def maxmem(home: Path, *args: str, user: int | None = None) -> subprocess.Comple
 @needs_maxmem
 def test_two_homes_with_the_installed_command(tmp_path, shared):
     laptop, desktop = tmp_path / "laptop", tmp_path / "desktop"
-    assert maxmem(laptop, "add", "-c", "core", f"we chose Syncthing for the notes {SECRET_WORDS}").returncode == 0
+    assert maxmem(laptop, "remember", "-c", "core", f"we chose Syncthing for the notes {SECRET_WORDS}").returncode == 0
     first = maxmem(laptop, "sync", "folder", str(shared))
     assert first.returncode == 0 and "sent 1 file(s) (1 changes)" in first.stdout, first.stderr
     assert f'dir = "{shared}"' in (laptop / "maxmem" / "config.toml").read_text()
@@ -414,7 +414,7 @@ def test_two_homes_with_the_installed_command(tmp_path, shared):
     joined = maxmem(desktop, "sync", "folder", str(shared), "--key-file", str(copied))
     assert joined.returncode == 0 and "1 added" in joined.stdout, joined.stderr
     assert "Syncthing" in maxmem(desktop, "list").stdout
-    assert maxmem(desktop, "add", "-c", "core", "the desktop's GPU is an RTX 4070").returncode == 0
+    assert maxmem(desktop, "remember", "-c", "core", "the desktop's GPU is an RTX 4070").returncode == 0
     assert maxmem(desktop, "sync", "folder").returncode == 0  # the recorded folder
     tick = maxmem(laptop, "daemon", "--once", "--if-due")  # synced minutes ago: not due yet
     assert tick.returncode == 0 and "RTX 4070" not in maxmem(laptop, "list").stdout, tick.stderr
@@ -440,7 +440,7 @@ def test_two_homes_with_the_installed_command(tmp_path, shared):
 @needs_maxmem
 def test_bad_input_is_one_line_each_with_the_installed_command(tmp_path, shared):
     home = tmp_path / "home"
-    assert maxmem(home, "add", "a memory that must survive every bad input").returncode == 0
+    assert maxmem(home, "remember", "a memory that must survive every bad input").returncode == 0
     cases = []
     loose = tmp_path / "loose.key"
     changefiles.make_key(loose)

@@ -496,8 +496,8 @@ def run(tmp_path, capsys, monkeypatch):
 def test_cli_sync_postgres_status_and_search(run, pg_dsn, monkeypatch):
     import json
 
-    assert run("add", "-c", "core", "the NAS backup failed because the disk was full")[0] == 0
-    assert run("add", "the zigbee bridge needed a restart")[0] == 0
+    assert run("remember", "-c", "core", "the NAS backup failed because the disk was full")[0] == 0
+    assert run("remember", "the zigbee bridge needed a restart")[0] == 0
     code, out, err = run("sync", "status")
     assert code == 0 and "never synced" in out
     code, out, err = run("sync", "postgres", "--dsn", pg_dsn, "--agent", "laptop")
@@ -517,7 +517,7 @@ def test_cli_sync_postgres_status_and_search(run, pg_dsn, monkeypatch):
 
 
 def test_cli_sync_errors_are_one_line_with_exit_codes(run, pg_dsn, tmp_path):
-    run("add", "something to push")
+    run("remember", "something to push")
     code, out, err = run("sync", "postgres")
     assert code == 2 and "MAXMEM_PG_DSN" in err and len(err.strip().splitlines()) == 1
     wrong = pg_dsn.replace("pg-test-secret", "not-the-password")
@@ -531,7 +531,7 @@ def test_cli_sync_errors_are_one_line_with_exit_codes(run, pg_dsn, tmp_path):
     # The DSN and the agent label from [sync.postgres] in the config file.
     config = tmp_path / "maxmem.toml"
     config.write_text(f'[sync.postgres]\ndsn = "{pg_dsn}"\nagent = "from-config"\n')
-    run("add", "a memory pushed with the configured settings")
+    run("remember", "a memory pushed with the configured settings")
     code, out, err = run("--config", str(config), "sync", "postgres")
     assert code == 0 and "1 upserted" in out, err
     code, out, err = run("--config", str(config), "sync", "search", "configured settings", "-n", "1")

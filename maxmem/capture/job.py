@@ -17,7 +17,7 @@ vectors from `Brain.embed_pending` (`maxmem embed`, which the scheduled tick run
 right after capture), so a hook or a first run over months of transcripts is bound
 by reading and writing, not by the model. (A vector already in the embeddings cache
 is used at once.) Only the few core memories that commit triggers write (a decision,
-a lesson: short texts) go through `Brain.store`, which embeds them when the brain has
+a lesson: short texts) go through `Brain.remember_item`, which embeds them when the brain has
 an embedder so that a restated decision updates the one stored; the hooks open
 brain.db with the embedder off, so there nothing waits on the model at all.
 

@@ -26,7 +26,7 @@ log = logging.getLogger("maxmem")
 
 # Each module of this package and the commands it defines (its COMMANDS).
 FAMILIES = {
-    "memories": ("add", "search", "get", "list", "update", "forget", "pin"),
+    "memories": ("remember", "search", "get", "list", "update", "forget", "pin"),
     "transfer": ("import", "export"),
     "upkeep": ("init", "stats", "doctor", "embed", "reindex"),
     "agent": ("observe", "resolve", "active", "timeline", "ensure-observation", "save-context", "brief",
@@ -44,7 +44,7 @@ FAMILIES = {
 
 # Older spellings of commands, still run as the command they name, never listed (the
 # CHANGELOG names them once): scripts and wiring of an older maxmem call them.
-OLDER_NAMES = {"context": "brief"}
+OLDER_NAMES = {"add": "remember", "context": "brief"}
 
 
 class Commands(click.Group):
@@ -80,7 +80,7 @@ def cli(ctx: click.Context, db_path: Path | None, config_path: Path | None, embe
         verbose: int, log_file: Path | None) -> None:
     """maxmem: your agent's long-term memory in one SQLite file (brain.db).
 
-    Remember with `maxmem add`, recall with `maxmem search`. Memories live in four
+    Remember with `maxmem remember`, recall with `maxmem search`. Memories live in four
     categories: core and project (kept forever), daily (90 days), conversation (30 days).
     """
     _configure_logging(verbose, log_file)

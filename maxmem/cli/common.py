@@ -162,7 +162,7 @@ def filter_options(f: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--meta", multiple=True, help="Metadata key=value that must match."),
         click.option("--status", multiple=True, type=click.Choice(STATUSES)),
         click.option("--agent", "agents", multiple=True, help="Only this agent's memories (repeatable)."),
-        session_option("Only this session's memories."),
+        session_option("Only the memories of the session with this id."),
     ]
     for option in reversed(options):
         f = option(f)
