@@ -50,7 +50,7 @@ def seed(brain: Brain, clock: FixedClock, n: int) -> None:
             "session_id": f"s{rng.randrange(200)}" if category == "conversation" else None,
             "tags": [rng.choice(WORDS)],
         })
-    brain.remember_many(items)
+    brain.remember_many(items, near=False)
 
 
 def timed(fn, repeat: int) -> float:

@@ -91,8 +91,8 @@ def build(path: Path, size: int, real: LocalEmbedder) -> list[str]:
     filler = texts(size - len(notes))
     vectors = e5_like(len(filler), real.dim)
     with Brain.open(path, embedder=Mixed(real, dict(zip(filler, vectors)))) as brain:
-        brain.remember_many([{"content": t} for t in filler])
-        brain.remember_many([{"content": note, "category": "core"} for note, _ in notes])
+        brain.remember_many([{"content": t} for t in filler], near=False)
+        brain.remember_many([{"content": note, "category": "core"} for note, _ in notes], near=False)
     return [prompt for _, prompt in notes]
 
 

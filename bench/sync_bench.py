@@ -79,7 +79,7 @@ def floor_seconds(dsn: str) -> tuple[float, float]:
 
 def changes(brain: Brain, new_texts: list[str], round_: int) -> None:
     ids = [r[0] for r in brain.db.execute("SELECT id FROM memories ORDER BY random() LIMIT 60")]
-    brain.remember_many([{"content": t} for t in new_texts[40 * round_:40 * round_ + 40]])
+    brain.remember_many([{"content": t} for t in new_texts[40 * round_:40 * round_ + 40]], near=False)
     for memory_id in ids[:40]:
         brain.update(memory_id, importance=0.9 - round_ / 10)  # metadata-only: no re-embedding
     for memory_id in ids[40:60]:
@@ -105,7 +105,7 @@ def main() -> None:
             print(f"building a brain.db of {args.n} memories ({args.dim}-d, precomputed vectors) …", flush=True)
             with Brain.open(path, embedder=embedder, config=Config(agent="bench")) as brain:
                 for s in range(0, args.n, 10_000):
-                    brain.remember_many([{"content": t} for t in rows[s:min(args.n, s + 10_000)]])
+                    brain.remember_many([{"content": t} for t in rows[s:min(args.n, s + 10_000)]], near=False)
                 print("pushing …", flush=True)
                 full = push(brain, dsn, batch_size=args.batch_size)
                 load = full.seconds - full.index_seconds

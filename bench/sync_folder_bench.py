@@ -102,7 +102,7 @@ def run(work: Path, n: int, dim: int, changes: int, repeat: int) -> None:
     with Brain.open(pristine, embedder=embedder) as brain:
         brain.remember_many([{"content": t, "category": CATEGORIES[i % 4],
                               "session_id": f"s{i // 40}" if i % 4 == 3 else None}
-                             for i, t in enumerate(words[:n])])
+                             for i, t in enumerate(words[:n])], near=False)
 
     full_sync, full_pair, incr_sync, incr_pair = [], [], [], []
     sizes: dict[str, int] = {}
@@ -144,7 +144,7 @@ def run(work: Path, n: int, dim: int, changes: int, repeat: int) -> None:
                     a.update(memory.uid, content=f"{memory.content} (edited)")
                 first = (attempt * 2 + step) * changes
                 fresh = a.remember_many([{"content": news[first + j], "category": "daily"}
-                                         for j in range(changes - len(touched))])
+                                         for j in range(changes - len(touched))], near=False)
                 touched |= {m.uid for m in fresh}
                 pair_seconds = export_import(a, c, case / "changes.jsonl", touched)
                 started = time.perf_counter()

@@ -301,7 +301,9 @@ def save_context(brain: Brain, data: Any) -> SaveReport:
     _clean_calls(brain, new, new_raw)
     brain.prefetch_vectors(new)  # embed outside the write transaction
     with brain.db.atomic():  # all or nothing
-        stored = brain.remember_many(new, embed=False)
+        # One memory per exchange and observation, each keyed by its save_key (a restated
+        # one is kept beside the other): what makes saving the same document twice a no-op.
+        stored = brain.remember_many(new, embed=False, near=False)
         if new_raw and brain.db.table_exists("turns"):
             _store_turns(brain, doc, new_raw)
     for item, memory in zip(new, stored):

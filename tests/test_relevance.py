@@ -275,7 +275,7 @@ def paraphrase_brain(path: Path, embedder, memories: int) -> Brain:
     others = [p.memory for p in pe.load_set() if p.memory != VLAN][: memories // 2]
     texts = [VLAN, *others, *pe.filler(memories - 1 - len(others))]
     brain = Brain.open(path, embedder=embedder)
-    brain.remember_many([{"content": t, "category": "daily"} for t in texts])
+    brain.remember_many([{"content": t, "category": "daily"} for t in texts], near=False)  # the corpus as it is
     return brain
 
 

@@ -537,7 +537,9 @@ class _Job:
             for session_id, call in batch.calls:
                 store.upsert_call(self.db, session_id, call, None)
             if batch.items:  # stored first, embedded later (embed_pending): see the docstring
-                self.brain.remember_many(batch.items, embed=False)
+                # A chunk is the record of what was said when (its turns, its time): one
+                # that restates an earlier chunk is kept beside it, not folded into it.
+                self.brain.remember_many(batch.items, embed=False, near=False)
             store.save_cursor(self.db, cursor, turns=len(batch.turns), skipped=skipped, now=now)
 
 
