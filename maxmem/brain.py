@@ -377,7 +377,8 @@ class Brain:
         earlier_of = {order[k]: [(order[e], s) for e, s in found] for k, found in earlier.items()}
         plan = BatchPlan([], {})
         states: dict[Target, Memory] = {}  # each target as it stands so far
-        texts = {text_hash(embed_text(r["title"], r["content"])): v for r, v in zip(records, vectors) if v is not None}
+        by_text = {text_hash(embed_text(r["title"], r["content"])): v
+                   for r, v in zip(records, vectors) if v is not None}
         for i, record in enumerate(records):
             if keys[i] in holder:
                 plan.targets.append(holder[keys[i]])
@@ -390,7 +391,7 @@ class Brain:
                 target = plan.targets[j]
                 options[target] = max(similarity, options.get(target, -1.0))
             for target in options.keys() & plan.records.keys():  # written in this batch: its text now
-                now_vector = texts.get(text_hash(embed_text(states[target].title, states[target].content)))
+                now_vector = by_text.get(text_hash(embed_text(states[target].title, states[target].content)))
                 if now_vector is not None:
                     options[target] = curation.cosine(with_vector[i], now_vector)
             found = next(((target, similarity) for target, similarity in
