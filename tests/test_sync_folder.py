@@ -347,6 +347,18 @@ def test_compaction_runs_on_its_own_when_more_than_half_of_the_records_are_dead(
         assert (report.compaction is None) == (round_ < 2), round_  # 12 of 22 dead: compacted
     assert len(records_of(a)) == 10 and len(own_files(a)) == 1
     assert b.sync().updated == 4 and b.state() == a.state()
+    assert a.sync().compaction is None  # nothing dead since
+    with b.open() as brain:  # B rewrites 6 of A's 10: A's files hold the text they replaced
+        for uid in uids[:6]:
+            brain.update(uid, content=f"{brain.get(uid).content}, rewritten on the desktop")
+    b.sync()
+    assert "shelf holds jars'" in plaintexts(a.folder / a.settings().machine_path.read_text().strip(),
+                                             a.home / "sync.key")
+    report = a.sync()
+    assert report.updated == 6 and report.compaction is not None and report.compaction.records_after == 10
+    mine = plaintexts(a.folder / a.settings().machine_path.read_text().strip(), a.home / "sync.key")
+    assert mine.count("rewritten on the desktop") == 6 and mine.count("shelf holds jars'") == 4
+    assert a.sync().compaction is None and b.sync().compaction is None and a.state() == b.state()
 
 
 def test_expired_memories_are_not_delivered_to_a_machine_that_joins_later(tmp_path, pair):

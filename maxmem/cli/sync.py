@@ -44,9 +44,9 @@ def sync() -> None:
 @click.option("--key-file", type=click.Path(dir_okay=False, path_type=Path),
               help="Join with this copy of another machine's sync.key (copied into the config folder).")
 @click.option("--compact", is_flag=True,
-              help="Also compact this machine's files now: new ones hold its memories as they are and its "
-                   "forgets, the old ones (with edited-away text) are deleted. Done on its own when more than "
-                   "half of its records are out of date.")
+              help="Also compact this machine's files now: new files hold the memories it wrote as they are "
+                   "and its forgets; the old ones, with the text edits replaced, are deleted. Done on its own "
+                   "when more than half of its records are out of date.")
 @json_option
 @pass_state
 def sync_folder(state: State, directory: Path | None, key_file: Path | None, compact: bool, as_json: bool) -> None:

@@ -441,7 +441,11 @@ def _run(brain: Brain, settings: FolderSettings, key_file: Path | None, compact:
     send(run)
     _merge_all(run, found)
     _drop_vanished(run, found)
-    if compact or (compact is None and worthwhile(run)):
+    due = compact or (compact is None and worthwhile(run))
+    if due and run.embedder is None and settings.vectors and brain.embedder is not None:
+        due = False  # the new files would lose the vectors that travel
+        report.notes.append("compaction put off: the embedder cannot tell its vectors' dimension now")
+    if due:
         report.compaction = compact_files(run)
     elif run.forgotten:
         _drop_forgotten(run)
@@ -663,9 +667,8 @@ def worthwhile(run: Run) -> bool:
     if not total:
         return False
     last = last_compaction(db)
-    live = ledger.carried(db, run.machine, last.clock if last else 0)
-    dead = max(0, total - len(live)) + live.stale
-    return 2 * dead > total
+    live, stale = ledger.carried_count(db, run.machine, last.clock if last else 0)
+    return 2 * (max(0, total - live) + stale) > total
 
 
 def compact_files(run: Run) -> Compaction | None:

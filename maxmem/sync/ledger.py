@@ -50,7 +50,7 @@ from ..errors import InvalidInput
 from ..memory import Memory
 from ..search.vectors import by_reference
 from ..store.db import Database
-from ..store.hlc import Clock, clock_of, from_wall, machine_of, stamp, wall_ms
+from ..store.hlc import Clock, clock_of, from_wall, stamp, wall_ms
 from ..store.records import FIELDS, check_record, embed_text, item_of
 
 # The fields that travel, in the order of their hashes. The rest are this machine's
@@ -92,13 +92,18 @@ SELECT uid, max(at) AS at FROM changes
 WHERE op = 'delete' AND json_extract(data, '$.expired') AND uid NOT IN (SELECT uid FROM memories)
 GROUP BY uid
 """
-# The memories here whose stamps name a machine (a cheap first cut: carried() checks
-# that a write of it is still the last write of some field, not a replaced one).
-CARRIED_SQL = """
-SELECT s.uid, s.stamps FROM sync_memories s JOIN memories m ON m.uid = s.uid
-WHERE s.hashes IS NOT NULL AND instr(s.stamps, ?) ORDER BY m.id
+# The memories here of which a machine made the last write of some field: its id ends
+# that field's stamp, right before '",' (stamps are saved as compact JSON, each field's
+# [stamp, the stamp it replaced]; a replaced stamp ends before '"]').
+CARRIED = """FROM sync_memories s JOIN memories m ON m.uid = s.uid
+WHERE s.hashes IS NOT NULL AND instr(s.stamps, ? || '",')"""
+CARRIED_SQL = f"SELECT s.uid, s.stamps {CARRIED} ORDER BY m.id"
+CARRIED_COUNT_SQL = f"""
+SELECT count(*), coalesce(sum(latest > ? AND substr(latest, 17) != ?), 0) FROM (
+    SELECT (SELECT max(json_extract(value, '$[0]')) FROM json_each(s.stamps)) AS latest {CARRIED})
 """
 OWN_TOMBSTONES_SQL = "SELECT uid, forgotten FROM sync_memories WHERE substr(forgotten, 17) = ? ORDER BY uid"
+TOMBSTONE_COUNT_SQL = "SELECT count(*) FROM sync_memories WHERE substr(forgotten, 17) = ?"
 CONFLICT_SQL = "INSERT OR IGNORE INTO sync_conflicts (uid, field, kept, lost, at) VALUES (?, ?, ?, ?, ?)"
 
 
@@ -267,35 +272,30 @@ def tombstone_of(uid: str, tomb: str) -> dict[str, Any]:
 
 @dataclass
 class Carried:
-    """What this machine's own files must hold: the memories here whose last write of
-    some field was made here (by uid, in memory order, with their stamps), and the
-    tombstones of the memories forgotten here. A memory another machine changed in
-    every field this one wrote is that machine's to carry; one forgotten or expired
+    """What this machine's own files must hold: the memories here of which it made the
+    last write of some field (by uid, in memory order, with their stamps), and the
+    tombstones of the memories forgotten here. A memory other machines have since
+    changed in every field this one wrote is theirs to carry; one forgotten or expired
     here is nobody's to carry from here."""
 
     stamps: dict[str, dict[str, list[str | None]]] = field(default_factory=dict)
     tombstones: dict[str, str] = field(default_factory=dict)
-    stale: int = 0  # memories whose last write came from another machine after `since`
 
     def __len__(self) -> int:
         return len(self.stamps) + len(self.tombstones)
 
 
-def carried(db: Database, machine: str, since: int = 0) -> Carried:
-    """The memories and tombstones this machine carries (see Carried); `stale` counts
-    those another machine wrote later than this machine's clock `since` (its files,
-    written before, hold them as they were)."""
-    out = Carried()
-    for uid, text in db.execute(CARRIED_SQL, (machine,)):
-        stamps = json.loads(text)
-        current = [str(pair[0]) for pair in stamps.values()]
-        if not any(machine_of(s) == machine for s in current):
-            continue  # its id is only in a stamp that was replaced
-        out.stamps[uid] = stamps
-        latest = max(current)
-        out.stale += machine_of(latest) != machine and clock_of(latest) > since
-    out.tombstones = {uid: tomb for uid, tomb in db.execute(OWN_TOMBSTONES_SQL, (machine,))}
-    return out
+def carried(db: Database, machine: str) -> Carried:
+    stamps = {uid: json.loads(text) for uid, text in db.execute(CARRIED_SQL, (machine,))}
+    return Carried(stamps, {uid: tomb for uid, tomb in db.execute(OWN_TOMBSTONES_SQL, (machine,))})
+
+
+def carried_count(db: Database, machine: str, since: int) -> tuple[int, int]:
+    """How many records `carried` gives, and how many of its memories another machine
+    wrote after this machine's clock was `since` (this machine's files, written before,
+    hold them as they were)."""
+    [(memories, stale)] = db.execute(CARRIED_COUNT_SQL, (stamp(since, "f" * 16), machine, machine))
+    return int(memories) + int(db.scalar(TOMBSTONE_COUNT_SQL, (machine,))), int(stale)
 
 
 def carried_records(db: Database, live: Carried) -> list[tuple[dict[str, Any], int | None]]:
