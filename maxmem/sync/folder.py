@@ -24,15 +24,15 @@ One run (`sync`):
 5. when more than half of this machine's records are dead (superseded by a later
    record of the same memory, of memories expired or forgotten here, or older than
    another machine's later write), or on `--compact`, it compacts its files
-   (`compact`): new files hold the memories it carries as they are now and its
+   (`compact_files`): new files hold the memories it carries as they are now and its
    tombstones (ledger.carried), then its older files are deleted.
 
 A kill at any point loses nothing and applies nothing twice: an unrecorded file is
 merged again (a no-op), a temporary is removed by the next run, a rolled-back send is
 sent again under the next number. A compaction's new files are whole on disk before
 any old file is deleted, and hold nothing a receiver of the old ones lacks: a
-receiver that reads both, either, or the new ones after the old ones' deletion gets
-the same brain.
+receiver that reads both sets, or the new ones alone (the old ones' deletion arriving
+first), gets the same brain.
 """
 
 from __future__ import annotations
