@@ -405,7 +405,8 @@ def test_old_files_deleted_before_or_after_the_new_ones_arrive_change_nothing(tm
         for round_ in range(3):
             a.sync()
             brain.update(uids[round_], content=f"the {round_} thing moved to the garage")
-            brain.forget(uids[3]) if round_ == 1 else None
+            if round_ == 1:
+                brain.forget(uids[3])
     a.sync()
     machine = a.settings().machine_path.read_text().strip()
     views = {}
