@@ -17,12 +17,31 @@ from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfoNotFoundError
 
 import tzlocal
 
 from .errors import ConfigError
 from .keys import Key, resolve
+from .settings import (
+    SECTIONS,
+    BackupSettings,
+    BriefSettings,
+    CaptureSettings,
+    CurationSettings,
+    DoctorSettings,
+    EmbedSettings,
+    HookSettings,
+    PostgresSettings,
+    RecallSettings,
+    RedactSettings,
+    RetentionSettings,
+    SyncFolderSettings,
+    TriggerSettings,
+    parse_tables,
+    table_names,
+    zone,
+)
 
 EMBEDDERS = ("auto", "openai", "local", "none")
 DEFAULT_DB = Path("~/.openclaw/workspace/memory/brain.db")
@@ -30,8 +49,6 @@ DEFAULT_DB = Path("~/.openclaw/workspace/memory/brain.db")
 # highest threshold, in steps of 0.005, at which LoCoMo R@10 on the calibration half of
 # bench/relevance_eval.py drops by at most one point (its --fit prints it).
 DEFAULT_MIN_RELEVANCE = 0.055
-# What an agent's hook may take, in seconds ([hook] budget_seconds).
-DEFAULT_HOOK_BUDGET_SECONDS = 10.0
 # The prompt hook's at most, unless --budget says otherwise: below the 10 s timeout setup
 # gives it, so that it stops, and logs why, before the harness kills it.
 PROMPT_HOOK_BUDGET_SECONDS = 8.0
@@ -45,7 +62,8 @@ def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
 
 @dataclass(frozen=True)
 class Config:
-    """Everything maxmem can be told. Sections owned by the jobs stay in `sections`."""
+    """Everything maxmem can be told: the top-level settings, then one typed section per
+    table of config.toml (maxmem.settings), each checked when it was read."""
 
     db_path: Path = DEFAULT_DB
     agent: str | None = None
@@ -72,49 +90,52 @@ class Config:
     key_file: Path | None = None  # an encrypted brain's key file (keys.py), else brain.key in the config folder
     key: Key | None = field(default=None, repr=False)  # resolved by load_config (keys.resolve), never written
     config_path: Path | None = None
-    sections: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    capture: CaptureSettings = CaptureSettings()
+    embed: EmbedSettings = EmbedSettings()
+    retention: RetentionSettings = RetentionSettings()
+    triggers: TriggerSettings = TriggerSettings()
+    curation: CurationSettings = CurationSettings()
+    redact: RedactSettings = RedactSettings()
+    brief: BriefSettings = BriefSettings()
+    recall: RecallSettings = RecallSettings()
+    hook: HookSettings = HookSettings()
+    backup: BackupSettings = BackupSettings()
+    doctor: DoctorSettings = DoctorSettings()
+    sync_postgres: PostgresSettings = PostgresSettings()
+    sync_folder: SyncFolderSettings = SyncFolderSettings()
+    # The config file's tables as written: what `maxmem init --force` writes back (the
+    # sections above are what code reads).
+    file_tables: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}), repr=False)
 
-    def section(self, name: str) -> Mapping[str, Any]:
-        """A job's own table from the TOML file (e.g. "retention"), empty when absent."""
-        value: Any = self.sections
-        for part in name.split("."):
-            value = value.get(part, {}) if isinstance(value, Mapping) else {}
-        return value if isinstance(value, Mapping) else MappingProxyType({})
+    @classmethod
+    def from_tables(cls, tables: Mapping[str, Any], **values: Any) -> Config:
+        """A Config whose sections are read from TOML-shaped tables (`{"retention": {"daily":
+        "30d"}, "sync": {"folder": {"dir": "…"}}}`), checked as `load_config` checks the
+        file's; the other fields as given."""
+        return cls(**{**parse_tables(tables), **values}, file_tables=_frozen(tables))
 
     def with_(self, **changes: Any) -> Config:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
     def to_toml_dict(self) -> dict[str, Any]:
-        """The settable fields, for `maxmem init` (the API key is never written)."""
+        """The settable fields and the file's own tables, for `maxmem init` (the API key is
+        never written)."""
         out: dict[str, Any] = {}
-        for f in fields(self):
-            if f.name in ("config_path", "sections", "openai_api_key", "key"):
+        for name in TOP_LEVEL:
+            value = getattr(self, name)
+            if value is None or name == "openai_api_key":
                 continue
-            value = getattr(self, f.name)
-            if value is None:
-                continue
-            out[f.name] = str(value) if isinstance(value, Path) else value
-        for name, table in self.sections.items():
+            out[name] = str(value) if isinstance(value, Path) else value
+        for name, table in self.file_tables.items():
             out[name] = _thaw(table)
         return out
 
 
-def zone(name: Any, where: str = "[retention] timezone") -> tzinfo:
-    """The time zone called `name` (an IANA name like America/New_York, or UTC);
-    ConfigError naming `where` when there is none."""
-    if str(name).upper() == "UTC":
-        return UTC
-    try:
-        return ZoneInfo(str(name))
-    except (ZoneInfoNotFoundError, ValueError):
-        raise ConfigError(f"{where} {name!r} is not a time zone name like America/New_York") from None
-
-
 def local_timezone(config: Config) -> tzinfo:
     """The zone "today" is read in (briefs, plain-English dates, Markdown days):
-    `[context] timezone` in the config, else the machine's own (machine_timezone)."""
-    name = config.section("context").get("timezone")
-    return zone(name, "[context] timezone") if name else machine_timezone()
+    `[brief] timezone` in the config, else the machine's own (machine_timezone)."""
+    name = config.brief.timezone
+    return zone(name, "[brief] timezone") if name else machine_timezone()
 
 
 def machine_timezone() -> tzinfo:
@@ -180,7 +201,11 @@ def state_dir(env: Mapping[str, str]) -> Path:
     return Path(env.get("XDG_STATE_HOME") or home / ".local" / "state") / "maxmem"
 
 
-_FIELD_TYPES = {f.name: f.type for f in fields(Config)}
+SECTION_FIELDS = {attribute for attribute, _ in SECTIONS.values()}
+TABLES = {name.split(".")[0] for name in table_names()}  # the top-level names of config.toml's tables
+# The top-level settings of config.toml, with their types.
+TOP_LEVEL = {f.name: f.type for f in fields(Config)
+             if f.name not in SECTION_FIELDS and f.name not in ("config_path", "file_tables", "key")}
 # The usual variables of OpenAI-compatible clients fill what the file left unset...
 CLIENT_ENV_VARS = {"OPENAI_API_KEY": "openai_api_key", "OPENAI_BASE_URL": "openai_base_url"}
 # ...and maxmem's own variables override the file.
@@ -199,7 +224,7 @@ ENV_VARS = {
 
 
 def _coerce(name: str, value: Any, where: str) -> Any:
-    kind = str(_FIELD_TYPES[name])
+    kind = str(TOP_LEVEL[name])
     try:
         if "Path" in kind:
             return Path(str(value)).expanduser()
@@ -253,17 +278,17 @@ def load_config(
     if home:
         values["db_path"] = home / "brain.db"
     config_path = Path(path).expanduser() if path else default_config_path(env)
-    sections: dict[str, Any] = {}
+    tables: dict[str, Any] = {}
     if config_path.exists():
         try:
             data = tomllib.loads(config_path.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
             raise ConfigError(f"cannot read {config_path}: {exc}") from None
         for key, value in data.items():
-            if key in _FIELD_TYPES and key not in ("sections", "config_path", "key"):
+            if key in TOP_LEVEL:
                 values[key] = _coerce(key, value, str(config_path))
-            elif isinstance(value, dict):
-                sections[key] = value
+            elif isinstance(value, dict) or key in TABLES:
+                tables[key] = value
             else:
                 raise ConfigError(f"{config_path}: unknown setting {key!r}")
     elif path:
@@ -276,10 +301,13 @@ def load_config(
             values[name] = _coerce(name, env[var], var)
     for name, value in overrides.items():
         if value is not None:
-            values[name] = _coerce(name, value, "option") if name in _FIELD_TYPES and name != "key" else value
+            values[name] = _coerce(name, value, "option") if name in TOP_LEVEL else value
+    try:
+        sections = parse_tables(tables, env)
+    except ConfigError as exc:
+        raise ConfigError(f"{config_path}: {exc}") from None
     if values.get("key") is None:
         values["key"] = resolve(env, values.get("key_file"), config_path.parent,
                                 Path(values.get("db_path", DEFAULT_DB)).expanduser())
     values["config_path"] = config_path
-    values["sections"] = _frozen(sections)
-    return _validate(Config(**values))
+    return _validate(Config(**{**sections, **values}, file_tables=_frozen(tables)))

@@ -127,11 +127,9 @@ def cold(hook: PromptHook, argv: Sequence[str], text: str) -> None:
 
 def offer_server(hook: PromptHook) -> None:
     """Start the recall server unless [recall] warm_minutes is 0 or there is no brain.db."""
-    from .hooks.recall import RecallSettings  # loaded already: the hook has just recalled
-
     try:
         config = load_config(path=hook.config, db_path=hook.db, embedder=hook.embedder)
-        if RecallSettings.from_section(config.section("recall")).warm_minutes <= 0:
+        if config.recall.warm_minutes <= 0:
             return
         if Path(config.db_path).expanduser().exists():
             start_server(Path(config.db_path), hook.config, os.environ)
