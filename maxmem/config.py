@@ -15,33 +15,32 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
-from types import MappingProxyType
-from typing import Any
+from types import MappingProxyType, ModuleType
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfoNotFoundError
 
 import tzlocal
 
+from .clock import zone
 from .errors import ConfigError
 from .keys import Key, resolve
-from .settings import (
-    SECTIONS,
-    BackupSettings,
-    BriefSettings,
-    CaptureSettings,
-    CurationSettings,
-    DoctorSettings,
-    EmbedSettings,
-    HookSettings,
-    PostgresSettings,
-    RecallSettings,
-    RedactSettings,
-    RetentionSettings,
-    SyncFolderSettings,
-    TriggerSettings,
-    parse_tables,
-    table_names,
-    zone,
-)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .settings import (
+        BackupSettings,
+        BriefSettings,
+        CaptureSettings,
+        CurationSettings,
+        DoctorSettings,
+        EmbedSettings,
+        HookSettings,
+        PostgresSettings,
+        RecallSettings,
+        RedactSettings,
+        RetentionSettings,
+        SyncFolderSettings,
+        TriggerSettings,
+    )
 
 EMBEDDERS = ("auto", "openai", "local", "none")
 DEFAULT_DB = Path("~/.openclaw/workspace/memory/brain.db")
@@ -52,6 +51,19 @@ DEFAULT_MIN_RELEVANCE = 0.055
 # The prompt hook's at most, unless --budget says otherwise: below the 10 s timeout setup
 # gives it, so that it stops, and logs why, before the harness kills it.
 PROMPT_HOOK_BUDGET_SECONDS = 8.0
+
+
+def _settings() -> ModuleType:
+    """maxmem.settings, imported when a config is first read or made: building its classes
+    takes milliseconds the prompt hook's short path, which reads no table, does not spend."""
+    from . import settings
+
+    return settings
+
+
+def _section(name: str) -> Any:
+    """A field of Config holding the table `name` of config.toml (maxmem.settings)."""
+    return field(default_factory=lambda: _settings().SECTIONS[name][1](), metadata={"table": name})
 
 
 def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -90,19 +102,19 @@ class Config:
     key_file: Path | None = None  # an encrypted brain's key file (keys.py), else brain.key in the config folder
     key: Key | None = field(default=None, repr=False)  # resolved by load_config (keys.resolve), never written
     config_path: Path | None = None
-    capture: CaptureSettings = CaptureSettings()
-    embed: EmbedSettings = EmbedSettings()
-    retention: RetentionSettings = RetentionSettings()
-    triggers: TriggerSettings = TriggerSettings()
-    curation: CurationSettings = CurationSettings()
-    redact: RedactSettings = RedactSettings()
-    brief: BriefSettings = BriefSettings()
-    recall: RecallSettings = RecallSettings()
-    hook: HookSettings = HookSettings()
-    backup: BackupSettings = BackupSettings()
-    doctor: DoctorSettings = DoctorSettings()
-    sync_postgres: PostgresSettings = PostgresSettings()
-    sync_folder: SyncFolderSettings = SyncFolderSettings()
+    capture: CaptureSettings = _section("capture")
+    embed: EmbedSettings = _section("embed")
+    retention: RetentionSettings = _section("retention")
+    triggers: TriggerSettings = _section("triggers")
+    curation: CurationSettings = _section("curation")
+    redact: RedactSettings = _section("redact")
+    brief: BriefSettings = _section("brief")
+    recall: RecallSettings = _section("recall")
+    hook: HookSettings = _section("hook")
+    backup: BackupSettings = _section("backup")
+    doctor: DoctorSettings = _section("doctor")
+    sync_postgres: PostgresSettings = _section("sync.postgres")
+    sync_folder: SyncFolderSettings = _section("sync.folder")
     # The config file's tables as written: what `maxmem init --force` writes back (the
     # sections above are what code reads).
     file_tables: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}), repr=False)
@@ -112,7 +124,7 @@ class Config:
         """A Config whose sections are read from TOML-shaped tables (`{"retention": {"daily":
         "30d"}, "sync": {"folder": {"dir": "…"}}}`), checked as `load_config` checks the
         file's; the other fields as given."""
-        return cls(**{**parse_tables(tables), **values}, file_tables=_frozen(tables))
+        return cls(**{**_settings().parse_tables(tables), **values}, file_tables=_frozen(tables))
 
     def with_(self, **changes: Any) -> Config:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
@@ -201,11 +213,9 @@ def state_dir(env: Mapping[str, str]) -> Path:
     return Path(env.get("XDG_STATE_HOME") or home / ".local" / "state") / "maxmem"
 
 
-SECTION_FIELDS = {attribute for attribute, _ in SECTIONS.values()}
-TABLES = {name.split(".")[0] for name in table_names()}  # the top-level names of config.toml's tables
 # The top-level settings of config.toml, with their types.
 TOP_LEVEL = {f.name: f.type for f in fields(Config)
-             if f.name not in SECTION_FIELDS and f.name not in ("config_path", "file_tables", "key")}
+             if "table" not in f.metadata and f.name not in ("config_path", "file_tables", "key")}
 # The usual variables of OpenAI-compatible clients fill what the file left unset...
 CLIENT_ENV_VARS = {"OPENAI_API_KEY": "openai_api_key", "OPENAI_BASE_URL": "openai_base_url"}
 # ...and maxmem's own variables override the file.
@@ -279,20 +289,13 @@ def load_config(
         values["db_path"] = home / "brain.db"
     config_path = Path(path).expanduser() if path else default_config_path(env)
     tables: dict[str, Any] = {}
-    if config_path.exists():
-        try:
-            data = tomllib.loads(config_path.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
-            raise ConfigError(f"cannot read {config_path}: {exc}") from None
-        for key, value in data.items():
-            if key in TOP_LEVEL:
-                values[key] = _coerce(key, value, str(config_path))
-            elif isinstance(value, dict) or key in TABLES:
-                tables[key] = value
-            else:
-                raise ConfigError(f"{config_path}: unknown setting {key!r}")
-    elif path:
-        raise ConfigError(f"config file {config_path} does not exist: run  maxmem init")
+    for key, value in _read(config_path, path is not None).items():
+        if key in TOP_LEVEL:
+            values[key] = _coerce(key, value, str(config_path))
+        elif isinstance(value, dict) or _settings().is_table(key):
+            tables[key] = value
+        else:
+            raise ConfigError(f"{config_path}: unknown setting {key!r}")
     for var, name in CLIENT_ENV_VARS.items():
         if env.get(var) and values.get(name) is None:
             values[name] = _coerce(name, env[var], var)
@@ -303,7 +306,7 @@ def load_config(
         if value is not None:
             values[name] = _coerce(name, value, "option") if name in TOP_LEVEL else value
     try:
-        sections = parse_tables(tables, env)
+        sections = _settings().parse_tables(tables, env)
     except ConfigError as exc:
         raise ConfigError(f"{config_path}: {exc}") from None
     if values.get("key") is None:
@@ -311,3 +314,33 @@ def load_config(
                                 Path(values.get("db_path", DEFAULT_DB)).expanduser())
     values["config_path"] = config_path
     return _validate(Config(**{**sections, **values}, file_tables=_frozen(tables)))
+
+
+def brain_path(env: Mapping[str, str], path: Path | str | None = None, db_path: Path | str | None = None) -> Path:
+    """brain.db as `load_config` resolves it (the option, else MAXMEM_DB, else the file's
+    db_path, else $MAXMEM_HOME/brain.db, else the default), reading nothing else of the
+    file: the prompt hook's short path finds its warm server by it. A server answers only
+    while the config file is the one it started with, so a bad setting is still reported,
+    by the hook that then runs in full."""
+    config_path = Path(path).expanduser() if path else default_config_path(env)
+    data = _read(config_path, path is not None)
+    home = home_dir(env)
+    if db_path is not None:
+        return Path(db_path).expanduser()
+    if env.get("MAXMEM_DB"):
+        return Path(env["MAXMEM_DB"]).expanduser()
+    if "db_path" in data:
+        return Path(str(data["db_path"])).expanduser()
+    return home / "brain.db" if home else DEFAULT_DB.expanduser()
+
+
+def _read(config_path: Path, given: bool) -> dict[str, Any]:
+    """The config file's TOML ({} when there is none and none was named)."""
+    if not config_path.exists():
+        if given:
+            raise ConfigError(f"config file {config_path} does not exist: run  maxmem init")
+        return {}
+    try:
+        return tomllib.loads(config_path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
+        raise ConfigError(f"cannot read {config_path}: {exc}") from None

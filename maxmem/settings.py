@@ -15,12 +15,10 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import Field, dataclass, field, fields, replace
-from datetime import UTC, tzinfo
 from pathlib import Path
 from typing import Any, Self
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from .clock import parse_days
+from .clock import parse_days, zone
 from .errors import ConfigError, InvalidInput
 
 Check = Callable[[Any, str], Any]  # (the file's value, "[section] key") -> the value kept
@@ -62,17 +60,6 @@ def setting(default: Any, doc: str, check: Check, shown: str | None = None) -> A
 
 
 # -- checks: each takes the file's value and "[section] key", returns the value kept ------
-
-def zone(name: Any, where: str = "[retention] timezone") -> tzinfo:
-    """The time zone called `name` (an IANA name like America/New_York, or UTC);
-    ConfigError naming `where` when there is none."""
-    if str(name).upper() == "UTC":
-        return UTC
-    try:
-        return ZoneInfo(str(name))
-    except (ZoneInfoNotFoundError, ValueError):
-        raise ConfigError(f"{where} {name!r} is not a time zone name like America/New_York") from None
-
 
 def zone_name(value: Any, where: str) -> str:
     if not isinstance(value, str):
@@ -543,8 +530,13 @@ ENV_VARS = {"MAXMEM_PG_DSN": ("sync_postgres", "dsn")}
 
 
 def table_names() -> list[str]:
-    """Every table config.toml may hold, older spellings included, as [name]."""
+    """Every table config.toml may hold, older spellings included ("sync.folder")."""
     return sorted([*SECTIONS, *OLDER_NAMES])
+
+
+def is_table(key: str) -> bool:
+    """Whether a top-level key of config.toml names a table ("sync" for [sync.folder])."""
+    return any(name.split(".")[0] == key for name in table_names())
 
 
 def parse_tables(tables: Mapping[str, Any], env: Mapping[str, str] | None = None) -> dict[str, Section]:

@@ -12,6 +12,7 @@ import pytest
 import tomli_w
 
 from maxmem import Config, load_config
+from maxmem.config import brain_path
 from maxmem.errors import ConfigError
 from maxmem.memory import CATEGORIES
 from maxmem.settings import SECTIONS, RetentionSettings, TriggerTable
@@ -138,3 +139,28 @@ def test_code_reads_the_typed_settings_never_the_raw_tables():
         raw += [name] if "file_tables" in text else []
     assert lookups == []
     assert sorted(raw) == ["maxmem/browse/worker.py", "maxmem/config.py"]
+
+
+@pytest.mark.parametrize("in_file", [False, True])
+@pytest.mark.parametrize("variable", [False, True])
+@pytest.mark.parametrize("option", [False, True])
+@pytest.mark.parametrize("home", [False, True])
+def test_the_prompt_hooks_short_path_finds_brain_db_where_load_config_does(tmp_path, in_file, variable, option,
+                                                                            home):
+    path = tmp_path / "config.toml"
+    path.write_text(f'db_path = "{tmp_path / "file.db"}"\n[retention]\ndaily = 30\n' if in_file else "")
+    env = {**({"MAXMEM_DB": str(tmp_path / "env.db")} if variable else {}),
+           **({"MAXMEM_HOME": str(tmp_path / "home")} if home else {})}
+    db = tmp_path / "option.db" if option else None
+    assert brain_path(env, path, db) == Path(load_config(env=env, path=path, db_path=db).db_path).expanduser()
+
+
+def test_the_prompt_hooks_short_path_reads_no_table():
+    import subprocess
+    import sys
+
+    code = ("import sys; from maxmem.config import brain_path; brain_path({}); "
+            "print(sorted(m for m in sys.modules if m.startswith('maxmem.')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "maxmem.settings" not in done.stdout and "maxmem.config" in done.stdout
