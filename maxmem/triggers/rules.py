@@ -186,7 +186,7 @@ class Rule:
 
 @dataclass(frozen=True)
 class Rules:
-    """The compiled rules detection runs with; build them with `load_rules(config)`.
+    """The compiled rules detection runs with; build them with `load_rules(config.triggers)`.
 
     `prefilter=False` tries every rule on every sentence: the slow reference the
     prefilter is tested against, with the same results.
