@@ -2,7 +2,8 @@
 
 Library code never reads the environment: the CLI calls `load_config()` and passes
 the frozen `Config` down. Python users get the defaults from `Config()` or the same
-resolution from `load_config()`.
+resolution from `load_config()`. Each table of the file is a typed section of Config
+(`config.retention`, maxmem.settings), read and checked here, once.
 """
 
 from __future__ import annotations
@@ -289,7 +290,7 @@ def load_config(
         values["db_path"] = home / "brain.db"
     config_path = Path(path).expanduser() if path else default_config_path(env)
     tables: dict[str, Any] = {}
-    for key, value in _read(config_path, path is not None).items():
+    for key, value in _read(config_path, bool(path)).items():
         if key in TOP_LEVEL:
             values[key] = _coerce(key, value, str(config_path))
         elif isinstance(value, dict) or _settings().is_table(key):
@@ -323,7 +324,7 @@ def brain_path(env: Mapping[str, str], path: Path | str | None = None, db_path: 
     while the config file is the one it started with, so a bad setting is still reported,
     by the hook that then runs in full."""
     config_path = Path(path).expanduser() if path else default_config_path(env)
-    data = _read(config_path, path is not None)
+    data = _read(config_path, bool(path))
     home = home_dir(env)
     if db_path is not None:
         return Path(db_path).expanduser()

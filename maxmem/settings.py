@@ -39,7 +39,7 @@ DEDUP_SUPERSET_THRESHOLD = 0.93
 # `core review` lists pairs from here for a person to judge: paraphrases of one fact
 # score 0.87-0.99 with this model, so this lists most of them, and some different facts.
 REVIEW_THRESHOLD = 0.93
-# A judgement, not a measurement: the boot brief reads core, and a core much larger
+# A judgement, not a measurement: the boot context reads core, and a core much larger
 # than this is no longer a summary of what matters.
 CORE_MAX_COUNT = 300
 CORE_MAX_TOKENS = 30_000
@@ -329,7 +329,7 @@ class TriggerSettings(Section):
 
     enabled: tuple[str, ...] = setting(TRIGGERS, "Which triggers are looked for.", trigger_names)
     capture: bool = setting(True, "Look for triggers in what capture stores.", boolean)
-    # Trigger memories are what must not be lost: they rank high in the boot brief.
+    # Trigger memories are what must not be lost: they rank high in the boot context.
     importance: float = setting(0.9, "Importance of a memory a trigger commits.", number("a number from 0 to 1", 0, 1))
     min_words: int = setting(3, "Shorter sentences are not looked at.", whole("a whole number ≥ 1", 1))
     max_words: int = setting(80, "Longer sentences are not looked at.", whole("a whole number ≥ 1", 1))

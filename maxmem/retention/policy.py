@@ -8,8 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, time, timedelta, tzinfo
 from pathlib import Path
 
-from ..clock import UTC, iso
-from ..config import zone
+from ..clock import UTC, iso, zone
 from ..memory import CATEGORIES
 from ..settings import RetentionSettings
 
