@@ -24,7 +24,7 @@ DSN_HELP = "libpq URL or key=value string (default: MAXMEM_PG_DSN, then [sync.po
 
 
 def _dsn(state: State, dsn: str | None) -> str:
-    return pgconnect.resolve_dsn(dsn, os.environ.get("MAXMEM_PG_DSN"), state.config)
+    return pgconnect.resolve_dsn(dsn, state.config)
 
 
 @click.group()
@@ -102,9 +102,9 @@ def sync_postgres(state: State, dsn: str | None, agent: str | None, batch_size: 
 def sync_status(state: State, dsn: str | None, as_json: bool) -> None:
     """Each machine's last file in the synced folder, and the cursor, backlog and last
     run of each database this brain exports to."""
-    chosen = dsn or os.environ.get("MAXMEM_PG_DSN") or state.config.section("sync.postgres").get("dsn")
+    chosen = dsn or state.config.sync_postgres.dsn
     brain = state.brain(embedder="none", create=False)
-    found = pgstatus.status(brain, str(chosen) if chosen else None)
+    found = pgstatus.status(brain, chosen)
     machines = folder.status(brain)
     emit([*(m.to_dict() for m in machines), *(s.to_dict() for s in found)], as_json,
          lambda rows: [*folder.machines_text(machines), *_status_lines(rows[len(machines):], bool(machines))])

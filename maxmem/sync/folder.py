@@ -54,9 +54,10 @@ import tomlkit
 from ..brain import Brain
 from ..config import Config, config_dir
 from ..embeddings import identity
-from ..errors import ConfigError, EmbeddingError, InvalidInput, MaxmemError
+from ..errors import EmbeddingError, InvalidInput, MaxmemError
 from ..files import write_private
 from ..jobs.runs import record_run
+from ..settings import SyncFolderSettings
 from ..store.conflicts import MACHINE_META
 from ..store.db import Database
 from . import ledger, sealed
@@ -70,7 +71,6 @@ MACHINE_ID = re.compile(r"^[0-9a-f]{16}$")
 CANONICAL = re.compile(r"^(\d{8,})" + re.escape(sealed.SUFFIX) + "$")
 TEMPORARY = re.compile(r"^\..+\.(\d+)\.tmp$")
 FILE_RECORDS = 2000  # records per file: a first sync of a big brain writes several
-DEFAULT_INTERVAL = 15
 
 RECORDED_SQL = "SELECT path, sha256, size, mtime_ns FROM sync_files"
 RECORD_SQL = """
@@ -106,26 +106,21 @@ class FolderSettings:
     folder: Path | None
     key_path: Path
     machine_path: Path
-    vectors: bool = True
-    interval_minutes: int = DEFAULT_INTERVAL
+    vectors: bool = SyncFolderSettings.vectors
+    interval_minutes: int = SyncFolderSettings.interval_minutes
 
     @classmethod
     def from_config(cls, config: Config, env: Mapping[str, str], folder: Path | None = None) -> FolderSettings:
-        section = config.section("sync.folder")
-        chosen = folder if folder is not None else section.get("dir")
-        vectors = section.get("vectors", True)
-        if not isinstance(vectors, bool):
-            raise ConfigError(f"[sync.folder] vectors must be true or false, not {vectors!r}")
-        minutes = section.get("interval_minutes", DEFAULT_INTERVAL)
-        if isinstance(minutes, bool) or not isinstance(minutes, int) or minutes < 1:
-            raise ConfigError(f"[sync.folder] interval_minutes must be a whole number, at least 1, not {minutes!r}")
+        """[sync.folder] (`folder` instead of its dir when given), with the key and the
+        machine id in the config folder `env` names."""
         home = config_dir(env)
-        return cls(Path(str(chosen)).expanduser() if chosen else None, home / KEY_FILE, home / MACHINE_FILE,
-                   vectors, minutes)
+        chosen = Path(folder).expanduser() if folder is not None else config.sync_folder.dir
+        return cls(chosen, home / KEY_FILE, home / MACHINE_FILE, config.sync_folder.vectors,
+                   config.sync_folder.interval_minutes)
 
 
 def configured(config: Config) -> bool:
-    return bool(config.section("sync.folder").get("dir"))
+    return config.sync_folder.dir is not None
 
 
 def record_folder(config_path: Path, folder: Path) -> bool:
