@@ -41,7 +41,6 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # agent_layout's transcripts
 
-from types import MappingProxyType  # noqa: E402
 
 from agent_layout import claude_transcript  # noqa: E402
 
@@ -125,7 +124,7 @@ def main() -> None:
         print(f"1. capture of one {args.lines:,}-line transcript ({size_mb:.1f} MB), embedder none")
         print(f"   {'':24} {'wall s':>8} {'CPU s':>8} {'turns/CPU-s':>12} {'MB/CPU-s':>9}  x json floor (CPU)")
         variants = [("capture", Config()),
-                    ("  without triggers", Config(sections=MappingProxyType({"triggers": {"capture": False}})))]
+                    ("  without triggers", Config.from_tables({"triggers": {"capture": False}}))]
         for n, (label, config) in enumerate(variants):
             with Brain.open(tmp_path / f"big{n}.db", embedder="none", config=config) as brain:
                 started, cpu = time.perf_counter(), time.process_time()

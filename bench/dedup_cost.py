@@ -64,7 +64,7 @@ class CheapEmbedder:
 
 
 def timed(path: Path, dedup: bool, texts: list[str], category: str) -> list[float]:
-    config = Config(sections={"curation": {"dedup": dedup}})
+    config = Config.from_tables({"curation": {"dedup": dedup}})
     times = []
     with Brain.open(path, embedder=CheapEmbedder(), config=config) as brain:
         for text in texts:

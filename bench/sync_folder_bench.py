@@ -8,7 +8,13 @@ Side by side in one run, on the same brain of N memories (default 10k, 384-d):
 - an incremental sync of 100 changes (50 edits, 50 new memories) written on A and
   applied on B, against exporting those 100 memories as JSONL and importing them;
 - the folder's bytes beside the gzip'd JSONL of the same memories, with vectors
-  travelling (the default) and without ([sync.folder] vectors = false).
+  travelling (the default) and without ([sync.folder] vectors = false);
+- growth and compaction: the folder's bytes after the first sync and after each of
+  --rounds rounds that edit the text of --share of the memories (another share each
+  round, synced after each, compacting on its own when it is worthwhile), then after
+  `--compact`, beside the gzip'd JSONL of the live memories; how long the compaction
+  takes, and how long a machine that applied the old files takes to apply the new
+  ones (changing nothing). With vectors and without.
 
 Each timing is the median of --repeat runs, the two ways alternating. The embedder is a
 fake, deterministic one (precomputed e5-like unit vectors, bench/core_bench.py): it
@@ -18,12 +24,14 @@ the same embedder on both machines the sync carries the vectors and B embeds not
 
     python bench/sync_folder_bench.py               # 10k memories
     python bench/sync_folder_bench.py --n 2000      # quicker
+    python bench/sync_folder_bench.py --repeat 0    # growth and compaction only
 """
 
 from __future__ import annotations
 
 import argparse
 import gzip
+import random
 import shutil
 import statistics
 import sys
@@ -42,7 +50,7 @@ from core_bench import Precomputed, e5_like, texts  # noqa: E402
 from maxmem import Brain, archive  # noqa: E402
 from maxmem.files import write_private  # noqa: E402
 from maxmem.jsonl import write_jsonl  # noqa: E402
-from maxmem.sync.folder import FolderSettings, sync  # noqa: E402
+from maxmem.sync.folder import FolderSettings, status, sync  # noqa: E402
 
 CATEGORIES = ("core", "project", "daily", "conversation")
 
@@ -79,11 +87,17 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=10_000, help="memories (default 10000)")
     parser.add_argument("--dim", type=int, default=384)
     parser.add_argument("--changes", type=int, default=100)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=3, help="timed runs of each sync (0: none)")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds of edits before compacting (0: none)")
+    parser.add_argument("--share", type=float, default=0.1, help="share of the memories edited each round")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="maxmem-folder-bench-"))
     try:
-        run(work, args.n, args.dim, args.changes, args.repeat)
+        if args.repeat:
+            run(work, args.n, args.dim, args.changes, args.repeat)
+        if args.rounds:
+            for vectors in (True, False):
+                growth(work / f"growth-{vectors}", args.n, args.dim, args.rounds, args.share, vectors)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -168,6 +182,64 @@ def run(work: Path, n: int, dim: int, changes: int, repeat: int) -> None:
     print(f"bytes: folder {sizes['folder']:,} ({sizes['folder'] / gz:.2f}x the gzip'd JSONL, vectors included); "
           f"folder without vectors {sizes['folder, no vectors']:,} ({sizes['folder, no vectors'] / gz:.2f}x); "
           f"JSONL {sizes['jsonl']:,}, gzip'd {gz:,}  (target <= 1.5x)")
+
+
+def growth(work: Path, n: int, dim: int, rounds: int, share: float, vectors: bool) -> None:
+    """The folder as edits pile up, then compacted (see the module's docstring)."""
+    words = texts(n)
+    rng = random.Random(5)
+    picks = [rng.sample(range(n), int(n * share)) for _ in range(rounds)]
+    edits = {(r, i): f"{words[i]} (edit {r + 1})" for r, chosen in enumerate(picks) for i in chosen}
+    table = dict(zip(words + list(edits.values()), e5_like(n + len(edits), dim)))
+    embedder = Precomputed(table, {}, dim)
+    folder, a_home, b_home, c_home = (work / name for name in ("shared", "a", "b", "c"))
+    for place in (folder, a_home, b_home, c_home):
+        place.mkdir(parents=True)
+    with Brain.open(a_home / "brain.db", embedder=embedder) as a, \
+            Brain.open(b_home / "brain.db", embedder=embedder) as b:
+        a.remember_many([{"content": t, "category": CATEGORIES[i % 3]} for i, t in enumerate(words)], near=False)
+        sync(a, settings(a_home, folder, vectors))
+        shutil.copy2(a_home / "sync.key", b_home / "sync.key")
+        sync(b, settings(b_home, folder, vectors))
+        uids = [m.uid for m in a.list(limit=n, order="oldest")]
+        rows = [("after the first sync", folder_size(folder), own_records(a))]
+        for r, chosen in enumerate(picks):
+            with a.db.atomic():
+                for i in chosen:
+                    a.update(uids[i], content=edits[r, i])
+            report = sync(a, settings(a_home, folder, vectors))
+            sync(b, settings(b_home, folder, vectors))
+            done = " (compacted on its own)" if report.compaction else ""
+            rows.append((f"round {r + 1}: {len(chosen)} edits{done}", folder_size(folder), own_records(a)))
+        started = time.perf_counter()
+        report = sync(a, settings(a_home, folder, vectors), compact=True)
+        whole = time.perf_counter() - started
+        compaction = report.compaction
+        assert compaction is not None, report.summary()
+        rows.append(("after --compact", folder_size(folder), own_records(a)))
+        started = time.perf_counter()
+        applied = sync(b, settings(b_home, folder, vectors))
+        receiver = time.perf_counter() - started
+        assert applied.applied_files == compaction.files_after and applied.added == applied.updated == 0
+        jsonl = work / "live.jsonl"
+        write_private(jsonl, lambda handle: write_jsonl(a.export_records(), handle))
+        gz = len(gzip.compress(jsonl.read_bytes(), 6))
+    with Brain.open(c_home / "brain.db", embedder=embedder) as c:  # a machine that joins now
+        shutil.copy2(a_home / "sync.key", c_home / "sync.key")
+        joined = sync(c, settings(c_home, folder, vectors))
+        assert joined.added == n, joined.summary()
+    print(f"growth, {'vectors travelling' if vectors else 'vectors = false'}: {n} memories, then {rounds} rounds "
+          f"editing the text of {share:.0%} of them; gzip'd JSONL of the live memories {gz:,} bytes")
+    for what, size, records in rows:
+        print(f"  {what:<44} folder {size:>12,} bytes ({size / gz:6.2f}x the gzip'd JSONL), {records:,} records")
+    print(f"  compaction: {compaction.files_before} file(s), {compaction.records_before:,} records -> "
+          f"{compaction.files_after} file(s), {compaction.records_after:,} records in {compaction.seconds:.2f} s "
+          f"(the whole --compact run {whole:.2f} s); a machine that applied the old files applies the new ones in "
+          f"{receiver:.2f} s, changing nothing; one that joins afterwards gets the same {n} memories")
+
+
+def own_records(brain: Brain) -> int:
+    return sum(row.records for row in status(brain) if row.this_machine)
 
 
 if __name__ == "__main__":

@@ -44,7 +44,6 @@ from .store.db import Database, apply_key
 
 log = logging.getLogger("maxmem")
 
-DEFAULT_KEEP = 7
 # brain-20261130T120000.123Z.db, and before-restore-….db for the copy restore keeps aside.
 NAME = re.compile(r"^(?:brain|before-restore)-\d{8}T\d{6}\.\d{3}Z(?:-\d+)?\.db$")
 ROTATED = re.compile(r"^brain-\d{8}T\d{6}\.\d{3}Z(?:-\d+)?\.db$")
@@ -76,15 +75,7 @@ class RestoreResult:
 
 def backup_dir(config: Config, db_path: Path) -> Path:
     """`[backup] dir` from the config, else a `backups` folder beside brain.db."""
-    configured = config.section("backup").get("dir")
-    return Path(str(configured)).expanduser() if configured else db_path.parent / "backups"
-
-
-def keep_count(config: Config) -> int:
-    value = config.section("backup").get("keep", DEFAULT_KEEP)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidInput(f"[backup] keep must be a whole number ≥ 1, not {value!r}")
-    return value
+    return config.backup.dir or db_path.parent / "backups"
 
 
 def list_backups(directory: Path) -> list[Path]:
@@ -236,7 +227,7 @@ def backup(
     """
     config = config or Config()
     clock = clock or Clock()
-    keep = keep if keep is not None else keep_count(config)
+    keep = keep if keep is not None else config.backup.keep
     if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
         raise InvalidInput(f"keep must be a whole number ≥ 1, not {keep!r}")
     rotate = True

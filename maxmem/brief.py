@@ -34,13 +34,12 @@ from typing import TYPE_CHECKING, Any
 from .clock import iso, parse_time
 from .errors import InvalidInput
 from .memory import BYTES_PER_TOKEN, Memory, estimate_tokens
+from .settings import MIN_BRIEF_TOKENS, BriefSettings
 from .work import active, format_hours
 
 if TYPE_CHECKING:  # pragma: no cover
     from .brain import Brain
 
-DEFAULT_BUDGET_TOKENS = 2000
-MIN_BUDGET_TOKENS = 100
 
 # The share of the budget each section of the brief starts with, in the brief's order;
 # what a section does not use goes to the sections that were cut short, in this order.
@@ -152,15 +151,15 @@ def _time(at: str, tz: tzinfo) -> str:
 def build_brief(
     brain: Brain,
     session_id: str | None = None,
-    budget_tokens: int = DEFAULT_BUDGET_TOKENS,
+    budget_tokens: int = BriefSettings.budget_tokens,
     tz: tzinfo = UTC,
     exchanges: int = 10,
 ) -> Brief:
     """A Markdown brief of what the agent should know on waking, within the budget."""
     if isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int):
         raise InvalidInput("budget-tokens must be a whole number")
-    if budget_tokens < MIN_BUDGET_TOKENS:
-        raise InvalidInput(f"budget-tokens must be at least {MIN_BUDGET_TOKENS}")
+    if budget_tokens < MIN_BRIEF_TOKENS:
+        raise InvalidInput(f"budget-tokens must be at least {MIN_BRIEF_TOKENS}")
     now = brain.clock.now()
     local_now = now.astimezone(tz)
     today = local_now.date()

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta, tzinfo
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .errors import ConfigError, InvalidInput
 
@@ -114,6 +115,17 @@ def parse_days(value: Any, where: str) -> float | None:
     if not days <= MAX_DAYS:  # NaN too; beyond this no date can be computed
         raise ConfigError(f"{where} = {value!r}: at most {MAX_DAYS} days (100 years), or \"forever\"")
     return days
+
+
+def zone(name: Any, where: str = "[retention] timezone") -> tzinfo:
+    """The time zone called `name` (an IANA name like America/New_York, or UTC);
+    ConfigError naming `where` when there is none."""
+    if str(name).upper() == "UTC":
+        return UTC
+    try:
+        return ZoneInfo(str(name))
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ConfigError(f"{where} {name!r} is not a time zone name like America/New_York") from None
 
 
 def parse_since(value: Any, now: datetime) -> datetime:

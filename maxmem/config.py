@@ -2,7 +2,8 @@
 
 Library code never reads the environment: the CLI calls `load_config()` and passes
 the frozen `Config` down. Python users get the defaults from `Config()` or the same
-resolution from `load_config()`.
+resolution from `load_config()`. Each table of the file is a typed section of Config
+(`config.retention`, maxmem.settings), read and checked here, once.
 """
 
 from __future__ import annotations
@@ -15,14 +16,32 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
-from types import MappingProxyType
-from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from types import MappingProxyType, ModuleType
+from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfoNotFoundError
 
 import tzlocal
 
+from .clock import zone
 from .errors import ConfigError
 from .keys import Key, resolve
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .settings import (
+        BackupSettings,
+        BriefSettings,
+        CaptureSettings,
+        CurationSettings,
+        DoctorSettings,
+        EmbedSettings,
+        HookSettings,
+        PostgresSettings,
+        RecallSettings,
+        RedactSettings,
+        RetentionSettings,
+        SyncFolderSettings,
+        TriggerSettings,
+    )
 
 EMBEDDERS = ("auto", "openai", "local", "none")
 DEFAULT_DB = Path("~/.openclaw/workspace/memory/brain.db")
@@ -30,11 +49,22 @@ DEFAULT_DB = Path("~/.openclaw/workspace/memory/brain.db")
 # highest threshold, in steps of 0.005, at which LoCoMo R@10 on the calibration half of
 # bench/relevance_eval.py drops by at most one point (its --fit prints it).
 DEFAULT_MIN_RELEVANCE = 0.055
-# What an agent's hook may take, in seconds ([hook] budget_seconds).
-DEFAULT_HOOK_BUDGET_SECONDS = 10.0
 # The prompt hook's at most, unless --budget says otherwise: below the 10 s timeout setup
 # gives it, so that it stops, and logs why, before the harness kills it.
 PROMPT_HOOK_BUDGET_SECONDS = 8.0
+
+
+def _settings() -> ModuleType:
+    """maxmem.settings, imported when a config is first read or made: building its classes
+    takes milliseconds the prompt hook's short path, which reads no table, does not spend."""
+    from . import settings
+
+    return settings
+
+
+def _section(name: str) -> Any:
+    """A field of Config holding the table `name` of config.toml (maxmem.settings)."""
+    return field(default_factory=lambda: _settings().SECTIONS[name][1](), metadata={"table": name})
 
 
 def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -45,7 +75,8 @@ def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
 
 @dataclass(frozen=True)
 class Config:
-    """Everything maxmem can be told. Sections owned by the jobs stay in `sections`."""
+    """Everything maxmem can be told: the top-level settings, then one typed section per
+    table of config.toml (maxmem.settings), each checked when it was read."""
 
     db_path: Path = DEFAULT_DB
     agent: str | None = None
@@ -72,49 +103,52 @@ class Config:
     key_file: Path | None = None  # an encrypted brain's key file (keys.py), else brain.key in the config folder
     key: Key | None = field(default=None, repr=False)  # resolved by load_config (keys.resolve), never written
     config_path: Path | None = None
-    sections: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    capture: CaptureSettings = _section("capture")
+    embed: EmbedSettings = _section("embed")
+    retention: RetentionSettings = _section("retention")
+    triggers: TriggerSettings = _section("triggers")
+    curation: CurationSettings = _section("curation")
+    redact: RedactSettings = _section("redact")
+    brief: BriefSettings = _section("brief")
+    recall: RecallSettings = _section("recall")
+    hook: HookSettings = _section("hook")
+    backup: BackupSettings = _section("backup")
+    doctor: DoctorSettings = _section("doctor")
+    sync_postgres: PostgresSettings = _section("sync.postgres")
+    sync_folder: SyncFolderSettings = _section("sync.folder")
+    # The config file's tables as written: what `maxmem init --force` writes back (the
+    # sections above are what code reads).
+    file_tables: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}), repr=False)
 
-    def section(self, name: str) -> Mapping[str, Any]:
-        """A job's own table from the TOML file (e.g. "retention"), empty when absent."""
-        value: Any = self.sections
-        for part in name.split("."):
-            value = value.get(part, {}) if isinstance(value, Mapping) else {}
-        return value if isinstance(value, Mapping) else MappingProxyType({})
+    @classmethod
+    def from_tables(cls, tables: Mapping[str, Any], **values: Any) -> Config:
+        """A Config whose sections are read from TOML-shaped tables (`{"retention": {"daily":
+        "30d"}, "sync": {"folder": {"dir": "…"}}}`), checked as `load_config` checks the
+        file's; the other fields as given."""
+        return cls(**{**_settings().parse_tables(tables), **values}, file_tables=_frozen(tables))
 
     def with_(self, **changes: Any) -> Config:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
     def to_toml_dict(self) -> dict[str, Any]:
-        """The settable fields, for `maxmem init` (the API key is never written)."""
+        """The settable fields and the file's own tables, for `maxmem init` (the API key is
+        never written)."""
         out: dict[str, Any] = {}
-        for f in fields(self):
-            if f.name in ("config_path", "sections", "openai_api_key", "key"):
+        for name in TOP_LEVEL:
+            value = getattr(self, name)
+            if value is None or name == "openai_api_key":
                 continue
-            value = getattr(self, f.name)
-            if value is None:
-                continue
-            out[f.name] = str(value) if isinstance(value, Path) else value
-        for name, table in self.sections.items():
+            out[name] = str(value) if isinstance(value, Path) else value
+        for name, table in self.file_tables.items():
             out[name] = _thaw(table)
         return out
 
 
-def zone(name: Any, where: str = "[retention] timezone") -> tzinfo:
-    """The time zone called `name` (an IANA name like America/New_York, or UTC);
-    ConfigError naming `where` when there is none."""
-    if str(name).upper() == "UTC":
-        return UTC
-    try:
-        return ZoneInfo(str(name))
-    except (ZoneInfoNotFoundError, ValueError):
-        raise ConfigError(f"{where} {name!r} is not a time zone name like America/New_York") from None
-
-
 def local_timezone(config: Config) -> tzinfo:
     """The zone "today" is read in (briefs, plain-English dates, Markdown days):
-    `[context] timezone` in the config, else the machine's own (machine_timezone)."""
-    name = config.section("context").get("timezone")
-    return zone(name, "[context] timezone") if name else machine_timezone()
+    `[brief] timezone` in the config, else the machine's own (machine_timezone)."""
+    name = config.brief.timezone
+    return zone(name, "[brief] timezone") if name else machine_timezone()
 
 
 def machine_timezone() -> tzinfo:
@@ -180,7 +214,9 @@ def state_dir(env: Mapping[str, str]) -> Path:
     return Path(env.get("XDG_STATE_HOME") or home / ".local" / "state") / "maxmem"
 
 
-_FIELD_TYPES = {f.name: f.type for f in fields(Config)}
+# The top-level settings of config.toml, with their types.
+TOP_LEVEL = {f.name: f.type for f in fields(Config)
+             if "table" not in f.metadata and f.name not in ("config_path", "file_tables", "key")}
 # The usual variables of OpenAI-compatible clients fill what the file left unset...
 CLIENT_ENV_VARS = {"OPENAI_API_KEY": "openai_api_key", "OPENAI_BASE_URL": "openai_base_url"}
 # ...and maxmem's own variables override the file.
@@ -199,7 +235,7 @@ ENV_VARS = {
 
 
 def _coerce(name: str, value: Any, where: str) -> Any:
-    kind = str(_FIELD_TYPES[name])
+    kind = str(TOP_LEVEL[name])
     try:
         if "Path" in kind:
             return Path(str(value)).expanduser()
@@ -253,21 +289,14 @@ def load_config(
     if home:
         values["db_path"] = home / "brain.db"
     config_path = Path(path).expanduser() if path else default_config_path(env)
-    sections: dict[str, Any] = {}
-    if config_path.exists():
-        try:
-            data = tomllib.loads(config_path.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
-            raise ConfigError(f"cannot read {config_path}: {exc}") from None
-        for key, value in data.items():
-            if key in _FIELD_TYPES and key not in ("sections", "config_path", "key"):
-                values[key] = _coerce(key, value, str(config_path))
-            elif isinstance(value, dict):
-                sections[key] = value
-            else:
-                raise ConfigError(f"{config_path}: unknown setting {key!r}")
-    elif path:
-        raise ConfigError(f"config file {config_path} does not exist: run  maxmem init")
+    tables: dict[str, Any] = {}
+    for key, value in _read(config_path, bool(path)).items():
+        if key in TOP_LEVEL:
+            values[key] = _coerce(key, value, str(config_path))
+        elif isinstance(value, dict) or _settings().is_table(key):
+            tables[key] = value
+        else:
+            raise ConfigError(f"{config_path}: unknown setting {key!r}")
     for var, name in CLIENT_ENV_VARS.items():
         if env.get(var) and values.get(name) is None:
             values[name] = _coerce(name, env[var], var)
@@ -276,10 +305,43 @@ def load_config(
             values[name] = _coerce(name, env[var], var)
     for name, value in overrides.items():
         if value is not None:
-            values[name] = _coerce(name, value, "option") if name in _FIELD_TYPES and name != "key" else value
+            values[name] = _coerce(name, value, "option") if name in TOP_LEVEL else value
+    try:
+        sections = _settings().parse_tables(tables, env)
+    except ConfigError as exc:
+        raise ConfigError(f"{config_path}: {exc}") from None
     if values.get("key") is None:
         values["key"] = resolve(env, values.get("key_file"), config_path.parent,
                                 Path(values.get("db_path", DEFAULT_DB)).expanduser())
     values["config_path"] = config_path
-    values["sections"] = _frozen(sections)
-    return _validate(Config(**values))
+    return _validate(Config(**{**sections, **values}, file_tables=_frozen(tables)))
+
+
+def brain_path(env: Mapping[str, str], path: Path | str | None = None, db_path: Path | str | None = None) -> Path:
+    """brain.db as `load_config` resolves it (the option, else MAXMEM_DB, else the file's
+    db_path, else $MAXMEM_HOME/brain.db, else the default), reading nothing else of the
+    file: the prompt hook's short path finds its warm server by it. A server answers only
+    while the config file is the one it started with, so a bad setting is still reported,
+    by the hook that then runs in full."""
+    config_path = Path(path).expanduser() if path else default_config_path(env)
+    data = _read(config_path, bool(path))
+    home = home_dir(env)
+    if db_path is not None:
+        return Path(db_path).expanduser()
+    if env.get("MAXMEM_DB"):
+        return Path(env["MAXMEM_DB"]).expanduser()
+    if "db_path" in data:
+        return Path(str(data["db_path"])).expanduser()
+    return home / "brain.db" if home else DEFAULT_DB.expanduser()
+
+
+def _read(config_path: Path, given: bool) -> dict[str, Any]:
+    """The config file's TOML ({} when there is none and none was named)."""
+    if not config_path.exists():
+        if given:
+            raise ConfigError(f"config file {config_path} does not exist: run  maxmem init")
+        return {}
+    try:
+        return tomllib.loads(config_path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
+        raise ConfigError(f"cannot read {config_path}: {exc}") from None

@@ -15,32 +15,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from .errors import ConfigError
 from .memory import Memory
+from .settings import DEDUP_SUPERSET_THRESHOLD, DEDUP_THRESHOLD
 
 _NUMBER = re.compile(r"\d+(?:[.,:/-]\d+)*")
 _WORDS = re.compile(r"[^\W_]+")
-
-# Measured with multilingual-e5-small (bench/dedup_threshold.py): at 0.98 none of 40
-# related-but-different pairs merges ("Postgres for billing" / "for analytics" score
-# 0.971, "shipped 2.0" / "shipped 2.1" 0.978); restatements that only add words
-# ("remember that ...") score 0.964-0.979, so they merge from 0.93 when the new text
-# keeps every word of the old one.
-DEDUP_THRESHOLD = 0.98
-DEDUP_SUPERSET_THRESHOLD = 0.93
-# `core review` lists pairs from here for a person to judge: paraphrases of one fact
-# score 0.87-0.99 with this model, so this lists most of them, and some different facts.
-REVIEW_THRESHOLD = 0.93
-# A judgement, not a measurement: the boot context reads core, and a core much larger
-# than this is no longer a summary of what matters.
-CORE_MAX_COUNT = 300
-CORE_MAX_TOKENS = 30_000
-NEVER_RECALLED_DAYS = 30
 
 
 def numbers(text: str) -> frozenset[str]:
@@ -69,52 +52,6 @@ def is_near_duplicate(
     if similarity >= threshold:
         return True
     return similarity >= superset_threshold and words(old) <= words(new)
-
-
-# -- settings -----------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Settings:
-    """The `[curation]` section of the config."""
-
-    dedup: bool = True
-    dedup_threshold: float = DEDUP_THRESHOLD
-    dedup_superset_threshold: float = DEDUP_SUPERSET_THRESHOLD
-    review_threshold: float = REVIEW_THRESHOLD
-    core_max_count: int = CORE_MAX_COUNT
-    core_max_tokens: int = CORE_MAX_TOKENS
-    never_recalled_days: int = NEVER_RECALLED_DAYS
-
-
-def settings(config: Any) -> Settings:
-    """Settings from `config.section("curation")` (or a plain mapping); ConfigError names the key."""
-    section: Mapping[str, Any] = {}
-    if config is not None:
-        section = config.section("curation") if hasattr(config, "section") else config
-    known = Settings.__dataclass_fields__
-    out: dict[str, Any] = {}
-    for key, value in section.items():
-        if key not in known:
-            raise ConfigError(f"[curation]: unknown setting {key!r} (known: {', '.join(known)})")
-        kind = str(known[key].type)
-        try:
-            if kind == "bool":
-                if not isinstance(value, bool):
-                    raise ValueError
-                out[key] = value
-            elif kind == "float":
-                out[key] = float(value)
-                if not 0 < out[key] <= 1:
-                    raise ValueError
-            else:
-                out[key] = int(value)
-                if out[key] < 0 or isinstance(value, bool):
-                    raise ValueError
-        except (TypeError, ValueError):
-            what = {"bool": "true or false", "float": "a number in (0, 1]", "int": "a whole number ≥ 0"}[kind]
-            raise ConfigError(f"[curation] {key} = {value!r} must be {what}") from None
-    return Settings(**out)
 
 
 # -- merging --------------------------------------------------------------------

@@ -27,7 +27,7 @@ from typing import Any
 
 from .backup import backup_dir, list_backups
 from .brain import Brain
-from .capture import CaptureSettings, discover
+from .capture import agents_folders, discover
 from .clock import Clock, iso
 from .config import Config, state_dir
 from .errors import ConfigError, MaxmemError
@@ -53,8 +53,6 @@ JOB_COMMANDS = job_table.commands()
 # means a reader holds a snapshot open for hours.
 WAL_WARN_BYTES = 256 * 1024 * 1024
 MIN_FREE_BYTES = 200 * 1024 * 1024
-FAIL_AFTER = 3  # failures in a row before a job's failure is a FAIL, not a WARN
-OVERDUE_GRACE_HOURS = 2.0  # due for longer than this: the scheduler is not ticking
 # The cron scripts' logs: "<time> <job>: exit <code>" after each run.
 LOGS = {"capture.log": "capture", "retain.log": "retention", "backup.log": "backup", "sync.log": "sync",
         "embed.log": "embed", "triggers.log": "triggers", "jobs.log": "jobs"}
@@ -182,13 +180,8 @@ def check_space(path: Path, size: Mapping[str, Any]) -> Check:
 
 
 def max_ages(config: Config) -> dict[str, float]:
-    configured = config.section("doctor").get("max_age_hours", {})
-    ages: dict[str, float] = dict(DEFAULT_MAX_AGE_HOURS)
-    if isinstance(configured, Mapping):
-        for job, hours in configured.items():
-            if isinstance(hours, (int, float)) and not isinstance(hours, bool) and hours > 0:
-                ages[str(job)] = float(hours)
-    return ages
+    """job -> hours: each job's own limit, unless [doctor] max_age_hours names it."""
+    return {**DEFAULT_MAX_AGE_HOURS, **config.doctor.max_age_hours}
 
 
 def job_checks(runs: Mapping[str, Mapping[str, Any]], config: Config, now: datetime,
@@ -202,10 +195,9 @@ def job_checks(runs: Mapping[str, Mapping[str, Any]], config: Config, now: datet
     "overdue": due for longer than [doctor] overdue_grace_hours (2).
     """
     limits = max_ages(config)
-    section = config.section("doctor")
-    required = set(section.get("required", []) or [])
-    fail_after = _positive(section.get("fail_after"), FAIL_AFTER)
-    grace = timedelta(hours=_positive(section.get("overdue_grace_hours"), OVERDUE_GRACE_HOURS))
+    required = set(config.doctor.required)
+    fail_after = config.doctor.fail_after
+    grace = timedelta(hours=config.doctor.overdue_grace_hours)
     schedules = schedules or {}
     checks = []
     jobs = list(DEFAULT_MAX_AGE_HOURS) + sorted(j for j in runs if j not in DEFAULT_MAX_AGE_HOURS)
@@ -251,12 +243,6 @@ def job_checks(runs: Mapping[str, Mapping[str, Any]], config: Config, now: datet
         else:
             checks.append(_check(name, True, detail))
     return checks
-
-
-def _positive(value: Any, default: float) -> float:
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
-        return float(value)
-    return default
 
 
 def log_checks(log_dir: Path, runs: Mapping[str, Mapping[str, Any]], now: datetime) -> list[Check]:
@@ -313,7 +299,7 @@ def loop_checks(config: Config, env: Mapping[str, str], runs: Mapping[str, Mappi
     checks.extend(log_checks(state_dir(env), runs, now))
     if not any(j == "capture" or j.startswith("hook:") for j in runs):
         try:
-            found = discover(CaptureSettings.from_config(config, env))
+            found = discover(agents_folders(config.capture, env))
         except MaxmemError:
             found = []
         if found:

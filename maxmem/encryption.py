@@ -243,7 +243,7 @@ def _match_archives(path: Path, config: Config, key: Key | None) -> list[str]:
     changed = []
     with Brain.open(path, embedder="none", config=config.with_(key=key), check_embedder=False) as brain:
         sealing = brain.db.key
-        for file, _ in archives(brain, load_policy(config)):
+        for file, _ in archives(brain, load_policy(config.retention)):
             reading = archive.read(file, key=key)
             if reading.complete and reading.sealed != (sealing is not None):
                 archive.write(file, reading.records, replace=True, key=sealing)

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .config import PROMPT_HOOK_BUDGET_SECONDS, load_config, state_dir
+from .config import PROMPT_HOOK_BUDGET_SECONDS, brain_path, load_config, state_dir
 from .errors import MaxmemError
 from .hooks import harness_named
 from .hooks.log import append_hook_log
@@ -94,11 +94,11 @@ def read_stdin() -> str:
 def warm(hook: PromptHook, text: str, started: float) -> bool:
     """Whether the warm server answered (and its answer was printed and logged)."""
     try:
-        config = load_config(path=hook.config, db_path=hook.db, embedder=hook.embedder)
+        db_path = brain_path(os.environ, hook.config, hook.db)
     except MaxmemError:
         return False  # the CLI logs the config's error
     folder = state_dir(os.environ)
-    path = socket_path(folder, Path(config.db_path), hook.config, os.environ)
+    path = socket_path(folder, db_path, hook.config, os.environ)
     budget = hook.budget_seconds if hook.budget_seconds is not None else PROMPT_HOOK_BUDGET_SECONDS
     wait = max(0.2, budget * WARM_SHARE)
     request = {"code": code_stamp(), "harness": hook.harness, "stdin": text, "budget_tokens": hook.budget_tokens,
@@ -128,11 +128,9 @@ def cold(hook: PromptHook, argv: Sequence[str], text: str) -> None:
 
 def offer_server(hook: PromptHook) -> None:
     """Start the recall server unless [recall] warm_minutes is 0 or there is no brain.db."""
-    from .hooks.recall import RecallSettings  # loaded already: the hook has just recalled
-
     try:
         config = load_config(path=hook.config, db_path=hook.db, embedder=hook.embedder)
-        if RecallSettings.from_section(config.section("recall")).warm_minutes <= 0:
+        if config.recall.warm_minutes <= 0:
             return
         if Path(config.db_path).expanduser().exists():
             start_server(Path(config.db_path), hook.config, os.environ)

@@ -37,10 +37,11 @@ from datetime import UTC, tzinfo
 from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired
 
 from . import __version__, compaction, work
-from .brief import DEFAULT_BUDGET_TOKENS, MIN_BUDGET_TOKENS, build_brief
+from .brief import build_brief
 from .errors import InvalidInput, MaxmemError, MissingDependency
 from .memory import CATEGORIES, Memory
 from .search import nlquery
+from .settings import MIN_BRIEF_TOKENS
 from .triggers.commit import commit as commit_trigger
 from .triggers.rules import TRIGGERS
 
@@ -488,7 +489,7 @@ class Tools:
         session_id: Annotated[str | None, Field(
             description="The current session's id: its latest exchanges too.")] = None,
         budget_tokens: Annotated[int | None, Field(
-            ge=MIN_BUDGET_TOKENS, le=100_000,
+            ge=MIN_BRIEF_TOKENS, le=100_000,
             description="Size of the whole brief (4 bytes of UTF-8 a token; default: the configured one).")] = None,
     ) -> BriefOut:
         brief = build_brief(self.brain, session_id=session_id, budget_tokens=budget_tokens or self.budget(), tz=self.tz)
@@ -652,7 +653,7 @@ class Tools:
         return SavedOut(**compaction.save_context(self.brain, doc).to_dict())  # type: ignore[typeddict-item]
 
     def budget(self) -> int:
-        return int(self.brain.config.section("context").get("budget_tokens") or DEFAULT_BUDGET_TOKENS)
+        return self.brain.config.brief.budget_tokens
 
 
 # (name, title, description, annotations); the method of Tools of that name does the

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .clock import iso
-from .curation import Settings, settings
 from .errors import InvalidInput
 from .memory import Memory
+from .settings import CurationSettings
 
 if TYPE_CHECKING:  # pragma: no cover
     from .brain import Brain
@@ -27,9 +27,9 @@ FROM memories WHERE category = 'core' AND status != 'superseded'
 """
 
 
-def core_budget(brain: Brain, config: Settings | None = None) -> dict[str, Any]:
+def core_budget(brain: Brain, config: CurationSettings | None = None) -> dict[str, Any]:
     """Active core memories against the budget: count, estimated tokens, and a warning."""
-    config = config or settings(brain.config)
+    config = config or brain.config.curation
     row = brain.db.one(CORE_SIZE_SQL) or {"count": 0, "size": 0}
     count, size = int(row["count"]), int(row["size"])
     tokens = (int(size) + 3 * int(count)) // 4
@@ -89,7 +89,7 @@ def near_duplicate_pairs(brain: Brain, threshold: float, limit: int) -> list[dic
 
 def core_review(brain: Brain, limit: int = 10, threshold: float | None = None) -> dict[str, Any]:
     """Consolidation candidates in core: near-duplicates, superseded, never recalled, least important."""
-    config = settings(brain.config)
+    config = brain.config.curation
     if limit < 1:
         raise InvalidInput("limit must be at least 1")
     brain.flush_usage()  # the candidates are chosen by their recall counts, in SQL

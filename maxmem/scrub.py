@@ -345,7 +345,7 @@ def scrub(brain: Brain, dry_run: bool = False, copies: bool = True) -> ScrubRepo
     """Scrub brain.db and, with `copies`, its retention archives and managed backups."""
     report = scrub_brain(brain, dry_run)
     if copies and str(brain.path) != ":memory:":
-        policy = load_policy(brain.config)
+        policy = load_policy(brain.config.retention)
         report.archives = [scrub_archive(p, brain.redactor, dry_run, brain.config.key)
                            for p, _ in archives(brain, policy)]
         report.backups = [scrub_backup(p, brain, dry_run)

@@ -129,8 +129,9 @@ def capture(brain: Brain, log: Log, rng: random.Random, end: float, folder: Path
 def retention(brain: Brain, log: Log, rng: random.Random, end: float, folder: Path) -> None:
     from maxmem.retention.policy import load_policy
     from maxmem.retention.run import apply
+    from maxmem.settings import RetentionSettings
 
-    policy = load_policy({"archive_dir": str(folder), "batch_size": 25})
+    policy = load_policy(RetentionSettings(archive_dir=folder, batch_size=25))
     n = 0
     while time.time() < end:
         items = []

@@ -94,7 +94,7 @@ def test_rotation_keeps_the_newest_and_files_are_private(tmp_path):
 def test_keep_comes_from_the_config_and_dest_can_be_a_folder_or_a_new_file(tmp_path):
     db = tmp_path / "brain.db"
     make_brain(db, 3)
-    config = Config(sections={"backup": {"keep": 2, "dir": str(tmp_path / "elsewhere")}})
+    config = Config.from_tables({"backup": {"keep": 2, "dir": str(tmp_path / "elsewhere")}})
     for _ in range(3):
         create_backup(db, config=config)
     assert len(list_backups(tmp_path / "elsewhere")) == 2

@@ -141,8 +141,8 @@ def test_the_brains_process_answers_and_reraises(tmp_path):
     path = tmp_path / "brain.db"
     with Brain.open(path, embedder=HashEmbedder()) as brain:
         brain.remember("the NAS backs up to B2 at 02:30")
-    config = Config(db_path=path, embedder="none", sections={"retention": {"daily": "30d"}})
-    assert Config(**portable(config)).section("retention")["daily"] == "30d"
+    config = Config.from_tables({"retention": {"daily": "30d"}}, db_path=path, embedder="none")
+    assert Config(**portable(config)).retention.daily == 30
     worker = BrainWorker(config, "none")
     worker.start()
     try:

@@ -9,7 +9,7 @@ import pytest
 from test_capture import cbrain, home, settings_for, turns  # noqa: F401  (fixtures)
 
 from maxmem import Config, load_config
-from maxmem.capture import CaptureSettings, discover, run_capture, sources_for_path
+from maxmem.capture import CaptureSettings, agents_folders, discover, run_capture, sources_for_path
 from maxmem.errors import ConfigError, InvalidInput
 
 
@@ -19,12 +19,12 @@ def names(sources) -> set[str]:
 
 def test_default_roots_and_the_agents_variables(tmp_path):
     home_dir = tmp_path / "h"
-    default = CaptureSettings.from_config(Config(), env={}, home=home_dir)
+    default = agents_folders(Config().capture, env={}, home=home_dir)
     assert default.openclaw_dirs[0] == home_dir / ".openclaw" and home_dir / ".moltbot" in default.openclaw_dirs
     assert default.claude_dirs == (home_dir / ".claude", home_dir / ".config" / "claude")
     assert default.codex_dirs == (home_dir / ".codex",)
     env = {"OPENCLAW_STATE_DIR": "/srv/oc", "CLAUDE_CONFIG_DIR": "/a, /b", "CODEX_HOME": "/c"}
-    custom = CaptureSettings.from_config(Config(), env=env, home=home_dir)
+    custom = agents_folders(Config().capture, env=env, home=home_dir)
     assert custom.openclaw_dirs == (Path("/srv/oc"),)
     assert custom.claude_dirs == (Path("/a"), Path("/b"))
     assert custom.codex_dirs == (Path("/c"),)
@@ -36,19 +36,19 @@ def test_capture_table_in_the_config_file(tmp_path):
         '[capture]\nclaude_dirs = ["/x/claude"]\ntool_result_chars = 500\n'
         'redact_patterns = ["ACME-[0-9]+"]\nsettle_seconds = 30\n', encoding="utf-8")
     config = load_config(env={}, path=config_file)
-    settings = CaptureSettings.from_config(config, env={"CLAUDE_CONFIG_DIR": "/ignored"}, home=tmp_path)
+    settings = agents_folders(config.capture, env={"CLAUDE_CONFIG_DIR": "/ignored"}, home=tmp_path)
     assert settings.claude_dirs == (Path("/x/claude"),)  # the file wins over the variable
     assert settings.tool_result_chars == 500 and settings.settle_seconds == 30.0
     assert settings.redact_patterns == ("ACME-[0-9]+",)
     config_file.write_text("[capture]\ntool_results = 5\n", encoding="utf-8")
-    with pytest.raises(ConfigError, match="unknown setting.*tool_results"):
-        CaptureSettings.from_config(load_config(env={}, path=config_file), env={})
+    with pytest.raises(ConfigError, match=r"config.toml: \[capture\]: unknown setting 'tool_results' \(known: "):
+        load_config(env={}, path=config_file)
     config_file.write_text('[capture]\nredact_patterns = ["(oops"]\n', encoding="utf-8")
-    with pytest.raises(ConfigError, match="bad redaction pattern"):
-        CaptureSettings.from_config(load_config(env={}, path=config_file), env={})
+    with pytest.raises(ConfigError, match=r"\[capture\] redact_patterns\[0\]: bad redaction pattern"):
+        load_config(env={}, path=config_file)
     config_file.write_text('[capture]\nchunk_tokens = "many"\n', encoding="utf-8")
-    with pytest.raises(ConfigError, match="chunk_tokens"):
-        CaptureSettings.from_config(load_config(env={}, path=config_file), env={})
+    with pytest.raises(ConfigError, match=r"\[capture\] chunk_tokens = 'many' must be a whole number"):
+        load_config(env={}, path=config_file)
 
 
 def test_extra_redaction_patterns_apply_to_captured_turns(cbrain, tmp_path):

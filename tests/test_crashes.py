@@ -52,7 +52,8 @@ with Brain.open(db, embedder=embedder, check_embedder=job != "reindex") as brain
     elif job == "retention":
         from maxmem.retention.policy import load_policy
         from maxmem.retention.run import apply
-        apply(brain, load_policy({"archive_dir": arg, "batch_size": 10}))
+        from maxmem.settings import RetentionSettings
+        apply(brain, load_policy(RetentionSettings.from_table({"archive_dir": arg, "batch_size": 10})))
     elif job == "sync":
         from maxmem.sync.pgpush import push
         push(brain, arg, batch_size=20)
@@ -97,8 +98,9 @@ def finish_job(job: str, db: Path, arg: str) -> None:
         elif job == "retention":
             from maxmem.retention.policy import load_policy
             from maxmem.retention.run import apply
+            from maxmem.settings import RetentionSettings
 
-            apply(brain, load_policy({"archive_dir": arg, "batch_size": 10}))
+            apply(brain, load_policy(RetentionSettings.from_table({"archive_dir": arg, "batch_size": 10})))
         elif job == "sync":
             from maxmem.sync.pgpush import push
 

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from maxmem import Brain, Config, InvalidInput, NotFound
 from maxmem.cli import cli
-from maxmem.curation import is_near_duplicate, settings
+from maxmem.curation import is_near_duplicate
 from maxmem.errors import ConfigError
 from maxmem.review import core_budget, core_review
 
@@ -21,7 +21,7 @@ def local_brain(tmp_path, local_embedder, clock):
 
 
 def _config(**curation) -> Config:
-    return Config(sections={"curation": curation})
+    return Config.from_tables({"curation": curation})
 
 
 # -- near-duplicates on remember (real multilingual-e5-small) -------------------------
@@ -162,7 +162,7 @@ def test_near_duplicate_rule(old, new, sim, expected):
 ])
 def test_bad_curation_config(section, fragment):
     with pytest.raises(ConfigError) as err:
-        settings(_config(**section))
+        _config(**section)
     assert fragment in str(err.value)
 
 

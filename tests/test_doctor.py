@@ -42,8 +42,8 @@ def test_record_run_keeps_the_last_run_and_the_last_success(brain, clock):
     record_run(brain.db, job_name("sync", "we ird\u00e9@h/db"), True, "", clock)
 
 
-def config_for(path: Path, **sections) -> Config:
-    return Config(db_path=path, embedder="none", sections=sections)
+def config_for(path: Path, **tables) -> Config:
+    return Config.from_tables(tables, db_path=path, embedder="none")
 
 
 def test_job_ages_failures_and_required_jobs(tmp_path):
@@ -111,6 +111,7 @@ def test_doctor_after_real_jobs_and_its_exit_code(tmp_path, capsys, monkeypatch)
     from maxmem.errors import MaxmemError
     from maxmem.retention.policy import load_policy
     from maxmem.retention.run import apply
+    from maxmem.settings import RetentionSettings
     from maxmem.sync.pgpush import push
 
     path = tmp_path / "brain.db"
@@ -118,7 +119,7 @@ def test_doctor_after_real_jobs_and_its_exit_code(tmp_path, capsys, monkeypatch)
     transcript.write_text(json.dumps({"role": "user", "content": "hello there"}) + "\n")
     with Brain.open(path, embedder="none") as brain:
         run_capture(brain, paths=[transcript], format="jsonl")
-        apply(brain, load_policy({"archive_dir": str(tmp_path / "arch")}))
+        apply(brain, load_policy(RetentionSettings(archive_dir=tmp_path / "arch")))
     create_backup(path, config=Config())
     code, out, err = run_cli(["--db", str(path), "--embedder", "none", "doctor", "--json"], capsys)
     report = json.loads(out)
@@ -186,7 +187,7 @@ def test_the_daemon_backs_up_daily_and_checks_health_hourly(tmp_path):
     path = tmp_path / "brain.db"
     with Brain.open(path, embedder="none") as brain:
         brain.remember("x")
-    config = Config(db_path=path, embedder="none", sections={"backup": {"keep": 2}})
+    config = Config.from_tables({"backup": {"keep": 2}}, db_path=path, embedder="none")
     names = [j.name for j in default_jobs(config, {})]
     assert names[:2] == ["capture", "embed"] and names[-2:] == ["backup", "doctor"]  # embed right after capture
     assert run_job(embed_job(config)) == "embed: no embedder configured; memories stay keyword-only"
@@ -196,8 +197,8 @@ def test_the_daemon_backs_up_daily_and_checks_health_hourly(tmp_path):
     assert run_job(doctor_job(config)) == "doctor: every check ok"
     os.chmod(path, 0o644)
     assert run_job(doctor_job(config)) is None  # logged as an error, the daemon goes on
-    with pytest.raises(ConfigError):
-        backup_job(Config(db_path=path, sections={"backup": {"schedule": "25:00"}}))
+    with pytest.raises(ConfigError, match=r"^\[backup\] schedule = '25:00' must be a time of day like 03:00$"):
+        Config.from_tables({"backup": {"schedule": "25:00"}})
 
 
 @pytest.mark.parametrize("hours, level", [(0.2, "ok"), (5, "warn"), (30, "fail")])

@@ -173,8 +173,8 @@ def test_a_tick_embeds_right_after_capture_and_again_at_every_tick_within_its_bu
     monkeypatch.setenv("HOME", str(tmp_path))
     env = {"CLAUDE_CONFIG_DIR": str(claude), "OPENCLAW_STATE_DIR": str(tmp_path / "oc"),
            "CODEX_HOME": str(tmp_path / "codex")}
-    config = Config(db_path=tmp_path / "brain.db", embedder="local",
-                    sections={"capture": {"settle_seconds": 0}, "embed": {"max_seconds": 120, "batch_size": 4}})
+    config = Config.from_tables({"capture": {"settle_seconds": 0}, "embed": {"max_seconds": 120, "batch_size": 4}},
+                                db_path=tmp_path / "brain.db", embedder="local")
     jobs = [j for j in default_jobs(config, env) if j.name in ("capture", "embed", "retention")]
     assert [j.name for j in jobs] == ["capture", "embed", "retention"] and jobs[1].due is None
     first = run_due(jobs[:2], config, lock_dir=tmp_path / "locks")
@@ -185,5 +185,5 @@ def test_a_tick_embeds_right_after_capture_and_again_at_every_tick_within_its_bu
         ("capture", "not-due", second[0].detail), ("embed", "ran", "embed: nothing pending")]
     with Brain.open(config.db_path, config=config) as brain:
         assert brain.pending_count() == 0 and brain.stats()["memories"] > 2
-    with pytest.raises(ConfigError, match=r"\[embed\] max_seconds"):
-        default_jobs(config.with_(sections={"embed": {"max_seconds": "soon"}}), env)
+    with pytest.raises(ConfigError, match=r"^\[embed\] max_seconds = 'soon' must be a positive number of seconds$"):
+        Config.from_tables({"embed": {"max_seconds": "soon"}})

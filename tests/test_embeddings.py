@@ -81,10 +81,10 @@ def test_auto_prefers_what_the_database_was_built_with(tmp_path, hash_embedder):
 def test_config_layers(tmp_path, monkeypatch):
     path = tmp_path / "config.toml"
     path.write_text('embedder = "none"\nvector_weight = 0.6\nkeyword_weight = 0.4\n'
-                    '[retention]\ndaily_days = 45\n')
+                    '[retention]\ndaily = 45\n')
     config = load_config(env={"MAXMEM_HOME": str(tmp_path), "OPENAI_API_KEY": "sk-env"}, path=path)
     assert (config.embedder, config.vector_weight, config.openai_api_key) == ("none", 0.6, "sk-env")
-    assert config.section("retention")["daily_days"] == 45
+    assert config.retention.daily == 45
     assert config.db_path == tmp_path / "brain.db"
     env = {"MAXMEM_HOME": str(tmp_path), "MAXMEM_EMBEDDER": "local"}
     assert load_config(env=env, path=path).embedder == "local"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from datetime import time as wall
 from zoneinfo import ZoneInfo
@@ -24,6 +25,11 @@ from maxmem.jobs.runs import last_runs, record_run
 
 NY = ZoneInfo("America/New_York")
 DSN = {"MAXMEM_PG_DSN": "postgresql://me@db.lan:5432/brain"}
+
+
+def with_dsn(config: Config) -> Config:
+    """The config with a DSN, as load_config reads it with MAXMEM_PG_DSN set."""
+    return config.with_(sync_postgres=replace(config.sync_postgres, dsn=DSN["MAXMEM_PG_DSN"]))
 
 
 @pytest.fixture(autouse=True)
@@ -64,9 +70,9 @@ def test_each_job_is_declared_once_and_the_daemon_runs_them_in_the_tables_order(
     assert set(RUNNERS) | {"doctor"} == set(names)  # every declared job has its runner, no other
     config = Config(db_path=tmp_path / "brain.db")
     assert [j.name for j in default_jobs(config, env)] == ["capture", "embed", "retention", "backup", "doctor"]
-    assert [j.name for j in default_jobs(config, {**env, **DSN})] == [
+    assert [j.name for j in default_jobs(with_dsn(config), env)] == [
         "capture", "embed", "retention", "sync:me@db.lan:5432/brain", "backup", "doctor"]
-    shared = Config(db_path=tmp_path / "brain.db", sections={"sync": {"folder": {"dir": str(tmp_path)}}})
+    shared = Config.from_tables({"sync": {"folder": {"dir": str(tmp_path)}}}, db_path=tmp_path / "brain.db")
     assert [(j.name, j.when.describe()) for j in default_jobs(shared, env) if j.name.startswith("sync")] == [
         ("sync-folder", "every 15 min")]
     # doctor reads its freshness limits and its hints from the same table
@@ -76,7 +82,7 @@ def test_each_job_is_declared_once_and_the_daemon_runs_them_in_the_tables_order(
 
 def test_the_daemons_schedule_entries(tmp_path, env):
     config = Config(db_path=tmp_path / "brain.db")
-    assert entries(default_jobs(config, {**env, **DSN})) == [
+    assert entries(default_jobs(with_dsn(config), env)) == [
         ("capture", 7200, None, None),
         ("embed", 900, None, None),
         ("retention", None, "03:00", "America/New_York"),
@@ -84,10 +90,10 @@ def test_the_daemons_schedule_entries(tmp_path, env):
         ("backup", None, "04:00", "America/New_York"),
         ("doctor", 3600, None, None),
     ]
-    moved = Config(db_path=tmp_path / "brain.db", sections={
+    moved = Config.from_tables({
         "capture": {"interval_hours": 0.5}, "retention": {"schedule": "02:30", "timezone": "Europe/Paris"},
-        "backup": {"schedule": "05:15"}, "sync": {"postgres": {"interval_minutes": 7}}})
-    assert entries(default_jobs(moved, {**env, **DSN})) == [
+        "backup": {"schedule": "05:15"}, "sync": {"postgres": {"interval_minutes": 7}}}, db_path=tmp_path / "brain.db")
+    assert entries(default_jobs(with_dsn(moved), env)) == [
         ("capture", 1800, None, None),
         ("embed", 900, None, None),
         ("retention", None, "02:30", "Europe/Paris"),
@@ -95,7 +101,7 @@ def test_the_daemons_schedule_entries(tmp_path, env):
         ("backup", None, "05:15", "Europe/Paris"),  # backups follow retention's zone
         ("doctor", 3600, None, None),
     ]
-    own_zone = Config(db_path=tmp_path / "brain.db", sections={"backup": {"timezone": "Asia/Tokyo"}})
+    own_zone = Config.from_tables({"backup": {"timezone": "Asia/Tokyo"}}, db_path=tmp_path / "brain.db")
     assert entries(default_jobs(own_zone, env))[3] == ("backup", None, "04:00", "Asia/Tokyo")
 
 
@@ -137,17 +143,15 @@ def test_what_a_tick_runs_at_given_clock_times(tmp_path, env):
 
 def test_the_due_schedules_doctor_checks_come_from_the_same_table(tmp_path, env):
     config = Config(db_path=tmp_path / "brain.db")
-    assert job_schedules(config, {**env, **DSN}) == {
+    assert job_schedules(with_dsn(config), env) == {
         "capture": Every(timedelta(hours=2)), "retention": Daily(wall(3, 0), NY),
         "sync:me@db.lan:5432/brain": Every(timedelta(minutes=15)), "backup": Daily(wall(4, 0), NY),
         "doctor": Every(timedelta(hours=1))}  # embed: at every tick, never overdue
-    assert job_schedules(Config(db_path=tmp_path / "brain.db",
-                                sections={"retention": {"schedule": "3 am"}}), env) == {}
-    with pytest.raises(ConfigError, match=r"\[retention\] schedule = '3 am'"):
-        default_jobs(Config(db_path=tmp_path / "brain.db", sections={"retention": {"schedule": "3 am"}}), env)
-    with pytest.raises(ConfigError, match=r"\[sync.postgres\] interval_minutes must be at least 1"):
-        default_jobs(Config(db_path=tmp_path / "brain.db",
-                            sections={"sync": {"postgres": {"interval_minutes": 0}}}), {**env, **DSN})
+    # A bad schedule stops the config being read at all: no job runs on a guess.
+    with pytest.raises(ConfigError, match=r"^\[retention\] schedule = '3 am' must be a time of day like 03:00$"):
+        Config.from_tables({"retention": {"schedule": "3 am"}})
+    with pytest.raises(ConfigError, match=r"^\[sync.postgres\] interval_minutes = 0 must be a whole number, at least"):
+        Config.from_tables({"sync": {"postgres": {"interval_minutes": 0}}})
 
 
 def test_listing_says_last_run_and_next_due(tmp_path, env):

@@ -65,7 +65,7 @@ def seeded(brain: Brain) -> dict[str, int]:
 def test_recall_prints_the_relevant_memory_fenced_with_its_id_date_and_category(brain):
     ids = seeded(brain)
     found = recall(brain, "which database server did we decide on for the shared memory?",
-                   session_id="this-session", settings=RecallSettings(min_relevance=0.0, max_memories=1))
+                   session_id="this-session", settings=RecallSettings(max_memories=1), min_relevance=0.0)
     assert found.ids == (ids["db"],)
     assert found.text.startswith(PREFACE) and "```markdown\n" in found.text
     assert f"[#{ids['db']} · 2026-11-30 · project]" in found.text
@@ -75,10 +75,9 @@ def test_recall_prints_the_relevant_memory_fenced_with_its_id_date_and_category(
 def test_nothing_is_shown_twice_and_the_sessions_own_exchanges_are_left_out(brain):
     ids = seeded(brain)
     prompt = "which database server for the shared memory?"
-    settings = RecallSettings(min_relevance=0.0)
-    first = recall(brain, prompt, session_id="this-session", settings=settings)
+    first = recall(brain, prompt, session_id="this-session", min_relevance=0.0)
     assert ids["mine"] not in first.ids and ids["db"] in first.ids
-    second = recall(brain, prompt, session_id="this-session", shown=first.ids, settings=settings)
+    second = recall(brain, prompt, session_id="this-session", shown=first.ids, min_relevance=0.0)
     assert not set(second.ids) & set(first.ids)
 
 
@@ -86,7 +85,7 @@ def test_every_block_keeps_to_its_budget_whatever_the_memories_hold(brain):
     for n in range(5):
         brain.remember(f"database note {n}: " + "``` fence breaker " * 200 + "é€😀" * 100, category="core")
     for budget in (80, 120, 400, 1000):
-        found = recall(brain, "database note", settings=RecallSettings(min_relevance=0.0, budget_tokens=budget))
+        found = recall(brain, "database note", settings=RecallSettings(budget_tokens=budget), min_relevance=0.0)
         assert found.memories and estimate_tokens(found.text) <= budget, budget
         fence = found.text.split("\n")[1].removesuffix("markdown")
         assert len(fence) > 3 and found.text.rstrip().endswith(fence)  # no memory closes the fence
@@ -99,14 +98,14 @@ def test_a_secret_in_the_prompt_is_redacted_before_it_is_searched(brain, hash_em
     brain.search = lambda query, **kw: searched.append(query) or real(query, **kw)  # type: ignore[method-assign]
     key = "sk-proj-" + "A1b2C3d4E5f6G7h8" * 3
     recall(brain, f"why does the database reject OPENAI_API_KEY={key} today?",
-           settings=RecallSettings(min_relevance=0.0))
+           min_relevance=0.0)
     assert searched and key not in searched[0] and "database" in searched[0]
 
 
 def test_dates_are_in_the_zone_given(brain):
     seeded(brain)
     far = timezone(timedelta(hours=14))  # Kiritimati: 12:00 UTC is already tomorrow
-    found = recall(brain, "staging postgres port", settings=RecallSettings(min_relevance=0.0), tz=far)
+    found = recall(brain, "staging postgres port", tz=far, min_relevance=0.0)
     assert "2026-12-01" in found.text
 
 
@@ -114,7 +113,7 @@ def test_recall_settings_refuse_bad_values_with_the_key_named():
     for section, key in (({"max_memories": 0}, "max_memories"), ({"budget_tokens": "lots"}, "budget_tokens"),
                          ({"max_memorie": 3}, "max_memorie")):
         with pytest.raises(ConfigError, match=key):
-            RecallSettings.from_section(section)
+            RecallSettings.from_table(section)
 
 
 def test_shown_lists_survive_garbage_and_are_forgotten_after_a_week(tmp_path):

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from maxmem.config import Config
 from maxmem.errors import ConfigError, InvalidInput
 from maxmem.redact import Redactor, RedactSettings, explain, redact
 
@@ -329,16 +330,8 @@ def test_config_patterns_allow_list_and_names():
         "DEPLOY_TOKEN=abc123def456"), 3)
 
 
-class _Config:
-    def __init__(self, sections):
-        self.sections = sections
-
-    def section(self, name):
-        return self.sections.get(name, {})
-
-
 @pytest.mark.parametrize("table,message", [
-    ({"patern": []}, r"\[redact\]: unknown setting\(s\) patern; known: patterns"),
+    ({"patern": []}, r"\[redact\]: unknown setting 'patern' \(known: patterns, allow, secret_names, ignore_names\)"),
     ({"patterns": "(x"}, r"\[redact\] patterns\[0\]: bad redaction pattern '\(x'"),
     ({"patterns": [".*"]}, "matches the empty string"),
     ({"patterns": [{"kind": "Bad Kind", "pattern": "x"}]}, "kind = 'Bad Kind': use lowercase letters"),
@@ -349,14 +342,16 @@ class _Config:
 ])
 def test_bad_config_is_a_clear_config_error(table, message):
     with pytest.raises(ConfigError, match=message):
-        RedactSettings.from_config(_Config({"redact": table}))
+        Config.from_tables({"redact": table})
 
 
 def test_capture_redact_patterns_still_count():
-    settings = RedactSettings.from_config(_Config({"capture": {"redact_patterns": ["ACME-[0-9]+"]}}))
-    assert Redactor(settings).redact("see ACME-42") == ("see [REDACTED:custom]", 1)
-    with pytest.raises(ConfigError, match=r"\[capture\] bad redaction pattern"):
-        RedactSettings.from_config(_Config({"capture": {"redact_patterns": ["(oops"]}}))
+    config = Config.from_tables({"capture": {"redact_patterns": ["ACME-[0-9]+"]}})
+    assert Redactor.from_config(config).redact("see ACME-42") == ("see [REDACTED:custom]", 1)
+    both = Config.from_tables({"capture": {"redact_patterns": ["ACME-[0-9]+"]}, "redact": {"patterns": ["TKT-[0-9]+"]}})
+    assert Redactor.from_config(both).redact("ACME-42 TKT-7") == ("[REDACTED:custom] [REDACTED:custom]", 2)
+    with pytest.raises(ConfigError, match=r"^\[capture\] redact_patterns\[0\]: bad redaction pattern '\(oops'"):
+        Config.from_tables({"capture": {"redact_patterns": ["(oops"]}})
 
 
 # -- bad input: finishes, no error, linear time -----------------------------------------------
@@ -493,7 +488,8 @@ def test_redact_test_uses_the_config_and_reports_a_bad_one(tmp_path):
     result = subprocess.run([sys.executable, "-m", "maxmem", "--config", str(config), "redact-test", str(file)],
                             capture_output=True, text=True, timeout=60, check=False)
     assert result.returncode == 2
-    assert result.stderr.strip().startswith("maxmem: error: [redact] allow[0]: bad redaction pattern")
+    assert result.stderr.strip().startswith(f"maxmem: error: {config}: [redact] allow[0]: bad redaction pattern")
+    assert len(result.stderr.strip().splitlines()) == 1
     assert main  # the entry point the subprocess ran
 
 

@@ -30,7 +30,7 @@ NY = zone("America/New_York")
 
 
 def _policy(**retention):
-    return load_policy(Config(sections={"retention": retention}))
+    return load_policy(Config.from_tables({"retention": retention}).retention)
 
 
 # -- policy ---------------------------------------------------------------------------
@@ -520,6 +520,5 @@ def test_daemon_has_the_retention_job(tmp_path):
     assert (str(scheduled.at_time), str(scheduled.at_time_zone)) == ("03:00:00", "America/New_York")
     assert job.run().startswith("retention: deleted 1 memories")
     assert "retention" in [j.name for j in default_jobs(config, {})]
-    bad = Config(db_path=tmp_path / "brain.db", sections={"retention": {"schedule": "3am"}})
-    with pytest.raises(ConfigError, match="time of day"):
-        retention_job(bad)
+    with pytest.raises(ConfigError, match=r"^\[retention\] schedule = '3am' must be a time of day like 03:00$"):
+        Config.from_tables({"retention": {"schedule": "3am"}})

@@ -50,6 +50,7 @@ def test_exports_archives_backups_logs_and_config_are_private(tmp_path, loose_um
     from maxmem.cli import main
     from maxmem.retention.policy import load_policy
     from maxmem.retention.run import apply
+    from maxmem.settings import RetentionSettings
 
     home = tmp_path / "home"
     monkeypatch.setenv("MAXMEM_HOME", str(home))
@@ -58,7 +59,7 @@ def test_exports_archives_backups_logs_and_config_are_private(tmp_path, loose_um
         brain.remember_many([{"content": f"old daily {i}", "category": "daily",
                               "created_at": "2020-01-01T00:00:00Z"} for i in range(3)])
         brain.remember("a core fact", category="core")
-        apply(brain, load_policy({"archive_dir": str(tmp_path / "archives")}))
+        apply(brain, load_policy(RetentionSettings(archive_dir=tmp_path / "archives")))
     create_backup(db, config=Config())
 
     def cli(*args: str) -> None:

@@ -357,6 +357,12 @@ def test_hooks_exit_0_and_log_one_line_whatever_goes_wrong(home):
     lines = (home / ".local" / "state" / "maxmem" / "hook.log").read_text().splitlines()
     assert len(lines) == 4
     assert "unknown event" in lines[2] and "FAIL" in lines[3] and "embedder must be one of" in lines[3]
+    # A bad table fails the whole config at load: the prompt hook (its short path first) still exits 0.
+    (home / ".config" / "maxmem" / "config.toml").write_text("[retention]\ndaily = 'ninety'\n")
+    done = maxmem(home, "hook", "user-prompt", stdin=json.dumps({"prompt": "which port does staging use?"}))
+    assert done.returncode == 0 and done.stdout == "", done.stderr
+    last = (home / ".local" / "state" / "maxmem" / "hook.log").read_text().splitlines()[-1]
+    assert "hook user-prompt" in last and "FAIL" in last and "[retention] daily = 'ninety'" in last
     # A read-only hook on a fresh HOME creates no brain.db.
     assert maxmem(home, "hook", "session-start", stdin="{}").returncode == 0
     assert not (home / ".openclaw" / "workspace" / "memory" / "brain.db").exists()

@@ -584,10 +584,11 @@ def test_daemon_runs_the_sync_job_only_when_a_dsn_is_configured(tmp_path, pg_dsn
     assert sync_job(config, {}) is None and "sync" not in [j.name for j in default_jobs(config, {})]
     path = tmp_path / "maxmem.toml"
     path.write_text('[sync.postgres]\ninterval_minutes = 5\n')
-    config = load_config(env={}, path=path, db_path=tmp_path / "daemon.db")
+    assert sync_job(load_config(env={}, path=path, db_path=tmp_path / "daemon.db"), {}) is None
+    config = load_config(env={"MAXMEM_PG_DSN": pg_dsn}, path=path, db_path=tmp_path / "daemon.db")
     with Brain.open(config.db_path, embedder="none", config=config) as brain:
         brain.remember("pushed by the daemon")
-    job = sync_job(config, {"MAXMEM_PG_DSN": pg_dsn})
+    job = sync_job(config, {})
     assert job is not None and "every 5 min" in job.description and "pg-test-secret" not in job.description
     summary = run_job(job)
     assert summary is not None and "1 upserted" in summary and "pg-test-secret" not in summary

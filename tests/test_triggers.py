@@ -9,11 +9,17 @@ from pathlib import Path
 import pytest
 
 from maxmem.errors import ConfigError
+from maxmem.settings import TriggerSettings
 from maxmem.triggers.detect import classify, detect, detect_triggers, mask, sentences
 from maxmem.triggers.rules import TRIGGERS, load_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 LABELLED = ROOT / "tests" / "data" / "triggers_labelled.jsonl"
+
+
+def rules_from(table):
+    """The rules of a [triggers] table, read as load_config reads it."""
+    return load_rules(TriggerSettings.from_table(table))
 
 
 def _bench():
@@ -151,23 +157,23 @@ def test_detect_on_empty_and_odd_input():
 
 
 def test_config_extends_excludes_and_replaces():
-    extra = load_rules({"decision": {"patterns": [r"\bwe locked in\b"]}})
+    extra = rules_from({"decision": {"patterns": [r"\bwe locked in\b"]}})
     assert classify("We locked in the vendor for 2027.", rules=extra)[0] == ("decision", "config-1")
 
-    excluded = load_rules({"decision": {"exclude": [r"\bpizza\b"]}})
+    excluded = rules_from({"decision": {"exclude": [r"\bpizza\b"]}})
     assert classify("We decided to order pizza for the team offsite.", rules=excluded) == []
 
-    replaced = load_rules({"decision": {"replace": True, "patterns": [r"\bbeschlossen\b"]}})
+    replaced = rules_from({"decision": {"replace": True, "patterns": [r"\bbeschlossen\b"]}})
     assert classify("We decided to use Go.", rules=replaced) == []
     assert classify("Wir haben beschlossen, Go zu verwenden.", rules=replaced)[0][0] == "decision"
 
-    only = load_rules({"enabled": ["failure"]})
+    only = rules_from({"enabled": ["failure"]})
     assert classify("We decided to use Go.", rules=only) == []
 
-    guarded = load_rules({"guards": [r"\bjust kidding\b"]})
+    guarded = rules_from({"guards": [r"\bjust kidding\b"]})
     assert classify("We decided to use Go, just kidding.", rules=guarded) == []
 
-    assistant_prefs = load_rules({"preference": {"roles": ["assistant", "user"]}})
+    assistant_prefs = rules_from({"preference": {"roles": ["assistant", "user"]}})
     assert classify("I prefer short answers.", role="assistant", rules=assistant_prefs)[0][0] == "preference"
     assert classify("I prefer short answers.", role="assistant") == []
 
@@ -181,13 +187,13 @@ def test_config_extends_excludes_and_replaces():
         ({"nonsense": 1}, "unknown setting"),
         ({"decision": {"weight": 2}}, "unknown setting"),
         ({"decision": {"roles": ["tool"]}}, "not one of user, assistant"),
-        ({"min_words": "few"}, "integers"),
+        ({"min_words": "few"}, "[triggers] min_words = 'few' must be a whole number"),
         ({"decision": "yes"}, "must be a table"),
     ],
 )
 def test_bad_config_is_one_line_config_error(section, fragment):
     with pytest.raises(ConfigError) as err:
-        load_rules(section)
+        rules_from(section)
     assert fragment in str(err.value) and "\n" not in str(err.value)
 
 

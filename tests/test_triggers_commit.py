@@ -70,13 +70,11 @@ def test_commit_bad_inputs(brain, args, kwargs, fragment):
 
 
 def test_importance_default_from_config(tmp_path, hash_embedder):
-    config = Config(sections={"triggers": {"importance": 0.8}})
+    config = Config.from_tables({"triggers": {"importance": 0.8}})
     with Brain.open(tmp_path / "b.db", embedder=hash_embedder, config=config) as b:
         assert commit(b, "milestone", "We shipped v2.0 today.").memory.importance == 0.8
-    bad = Config(sections={"triggers": {"importance": "very"}})
-    with Brain.open(tmp_path / "c.db", embedder=hash_embedder, config=bad) as b:
-        with pytest.raises(ConfigError):
-            commit(b, "milestone", "We shipped v2.0 today.")
+    with pytest.raises(ConfigError, match=r"^\[triggers\] importance = 'very' must be a number from 0 to 1$"):
+        Config.from_tables({"triggers": {"importance": "very"}})
 
 
 def test_trigger_memories_never_expire(brain, clock):
@@ -122,7 +120,7 @@ def test_capture_commits_triggers_of_new_turns(tmp_path, hash_embedder, clock):
 
 
 def test_capture_hook_can_be_turned_off(tmp_path, hash_embedder):
-    config = Config(sections={"triggers": {"capture": False}})
+    config = Config.from_tables({"triggers": {"capture": False}})
     with Brain.open(tmp_path / "b.db", embedder=hash_embedder, config=config) as b:
         result = commit_new_turns(b, [{"role": "user", "content": "We decided to use Go for the CLI."}])
         assert result["detections"] == 0 and b.stats()["memories"] == 0

@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from maxmem.settings import TriggerSettings
 from maxmem.triggers.detect import classify, detect_triggers
 from maxmem.triggers.prefilter import ASCII_FOLD, needed_literals
 from maxmem.triggers.rules import default_rules, load_rules
@@ -28,7 +29,7 @@ CONFIGS = [
     {"guards": [r"\bjust kidding\b"], "lesson": {"patterns": [r"\bwe locked in\b", r"(?:x|y)?\d+"], "roles": ["user"]},
      "remember": {"patterns": [r"(?i:bookmark)(?!s)|\bfile\s+this\b", r"(a)\1\b"], "replace": True}},
 ]
-RULES = [load_rules(config) for config in CONFIGS]
+RULES = [load_rules(TriggerSettings.from_table(config) if config else None) for config in CONFIGS]
 EXAMPLES = int(os.environ.get("MAXMEM_FUZZ_EXAMPLES", "300"))
 
 
@@ -135,7 +136,8 @@ def test_a_pattern_is_tried_whenever_it_can_match(pattern, samples):
         regex = re.compile(pattern, re.IGNORECASE)
     except re.error:
         assume(False)
-    rules = load_rules({"enabled": ["decision"], "decision": {"patterns": [pattern], "replace": True}})
+    rules = load_rules(TriggerSettings.from_table(
+        {"enabled": ["decision"], "decision": {"patterns": [pattern], "replace": True}}))
     [(rule, _)] = rules._by_role["user"]
     for sample in samples + ["".join(samples), " ".join(samples)]:
         if regex.search(sample):

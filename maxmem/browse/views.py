@@ -306,7 +306,7 @@ def timeline(brain: Brain, days: int = 14, ahead: int = 7) -> dict[str, Any]:
     retention will remove, today and `ahead` days on."""
     if not 1 <= days <= MAX_DAYS or not 0 <= ahead <= MAX_DAYS:
         raise InvalidInput(f"days must be from 1 to {MAX_DAYS}")
-    policy = load_policy(brain.config)
+    policy = load_policy(brain.config.retention)
     now = brain.clock.now()
     today = now.astimezone(policy.timezone).date()
     first = today - timedelta(days=days - 1)
@@ -346,7 +346,7 @@ def timeline_day(brain: Brain, day_text: str, limit: int = DAY_LIST_LIMIT) -> di
         day = date.fromisoformat(day_text)
     except ValueError:
         raise InvalidInput(f"day must be a date like 2026-11-28, not {day_text[:40]!r}") from None
-    policy = load_policy(brain.config)
+    policy = load_policy(brain.config.retention)
     now = brain.clock.now()
     today = now.astimezone(policy.timezone).date()
     start, end = day_bounds(day, policy)

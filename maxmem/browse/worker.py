@@ -58,10 +58,10 @@ class WorkerGone(MaxmemError):
 
 
 def portable(config: Config) -> dict[str, Any]:
-    """The configuration as the child gets it (its sections are read-only mappings,
+    """The configuration as the child gets it (the file's tables are read-only mappings,
     which do not pickle): `Config(**portable(config))` is the same configuration."""
     data = {f.name: getattr(config, f.name) for f in dataclasses.fields(config)}
-    data["sections"] = _plain(config.sections)
+    data["file_tables"] = _plain(config.file_tables)
     return data
 
 

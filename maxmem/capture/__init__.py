@@ -21,7 +21,7 @@ from typing import Any
 # Imported on first use: the CLI reads FORMATS at start-up and must not pay for
 # apsw and the job machinery (`maxmem --version` stays fast).
 _EXPORTS = {
-    "CaptureSettings": "roots", "Source": "roots", "discover": "roots",
+    "CaptureSettings": "roots", "Source": "roots", "agents_folders": "roots", "discover": "roots",
     "sources_for_path": "roots", "CaptureReport": "job", "FileReport": "job",
     "run_capture": "job", "FORMATS": "model", "Session": "model", "ToolCall": "model",
     "Turn": "model",

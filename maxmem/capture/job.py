@@ -40,13 +40,13 @@ from typing import TYPE_CHECKING, Any
 from ..clock import iso, parse_time
 from ..errors import DatabaseError, MaxmemError
 from ..jobs.runs import record_run
-from ..redact import Redactor, compile_patterns
+from ..redact import Redactor
 from ..triggers.commit import commit_new_turns
 from . import readers, store
 from .chunker import ChunkTurn, chunk
 from .lines import head_hash
 from .model import CaptureFormatError, Parsed, ReadContext, ToolCall, Turn
-from .roots import CaptureSettings, Source, describe_roots, discover, sources_for_path
+from .roots import CaptureSettings, Source, agents_folders, describe_roots, discover, sources_for_path
 from .text import truncate
 
 if TYPE_CHECKING:
@@ -170,7 +170,7 @@ def run_capture(
     count as the scheduled capture of every root).
     """
     started = time.monotonic()
-    settings = settings or CaptureSettings.from_config(brain.config)
+    settings = settings or agents_folders(brain.config.capture)
     report = CaptureReport(dry_run=dry_run)
     if paths:
         sources = [s for p in paths for s in sources_for_path(Path(p), format)]
@@ -214,7 +214,7 @@ def capture_redactor(brain: Brain, settings: CaptureSettings) -> Redactor:
     extra patterns of settings made elsewhere. Capture redacts even when
     redact_on_remember is off: turns and tool calls are raw text no one reviewed."""
     mine = {p.pattern for p in brain.redactor.settings.patterns}
-    if set(compile_patterns(settings.redact_patterns)) <= mine:
+    if set(settings.redact_patterns) <= mine:
         return brain.redactor  # its cache also serves Brain's redaction of the same chunks
     return Redactor(brain.redactor.settings.with_patterns(settings.redact_patterns))
 

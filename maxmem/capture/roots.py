@@ -21,13 +21,11 @@ import json
 import logging
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
-from ..config import Config
-from ..errors import ConfigError, InvalidInput
-from ..redact import compile_patterns
+from ..errors import InvalidInput
+from ..settings import CaptureSettings
 from .model import FORMATS
 from .readers import detect_format
 
@@ -45,62 +43,18 @@ class Source:
     archived: bool = False  # read only if it is a file capture already follows (renamed)
 
 
-@dataclass(frozen=True)
-class CaptureSettings:
-    """Everything capture can be told; from `[capture]` in the config file."""
-
-    openclaw_dirs: tuple[Path, ...] = ()
-    claude_dirs: tuple[Path, ...] = ()
-    codex_dirs: tuple[Path, ...] = ()
-    tool_result_chars: int = 2000  # of a tool result kept in tool_calls / turns
-    tool_argument_chars: int = 4000
-    redact_patterns: tuple[str, ...] = ()  # extra regexes; see maxmem.redact
-    chunk_tokens: int = 350
-    overlap_tokens: int = 60
-    settle_seconds: float = 600.0  # a file untouched this long is idle: flush held-back records
-    window_bytes: int = 8 << 20  # read and commit a big file in pieces of this size
-    importance: float = 0.3  # of conversation memories
-    interval_hours: float = 2.0  # for `maxmem daemon`
-
-    @classmethod
-    def from_config(cls, config: Config, env: Mapping[str, str] | None = None,
-                    home: Path | None = None) -> CaptureSettings:
-        """Settings from the config's [capture] table, with the agents' variables
-        (OPENCLAW_STATE_DIR, CLAUDE_CONFIG_DIR, CODEX_HOME) taken from `env`."""
-        env = env or {}
-        home = home or Path("~").expanduser()
-        table: Mapping[str, Any] = config.section("capture")
-        known = {f for f in cls.__dataclass_fields__}
-        unknown = set(table) - known
-        if unknown:
-            raise ConfigError(f"[capture]: unknown setting(s) {', '.join(sorted(unknown))}; "
-                              f"known: {', '.join(sorted(known))}")
-        values: dict[str, Any] = {}
-        for name, value in table.items():
-            if name.endswith("_dirs"):
-                if isinstance(value, str):
-                    value = [value]
-                if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                    raise ConfigError(f"[capture] {name} must be a list of folders")
-                values[name] = tuple(Path(v).expanduser() for v in value)
-            elif name == "redact_patterns":
-                if not isinstance(value, list):
-                    raise ConfigError("[capture] redact_patterns must be a list of regular expressions")
-                try:
-                    values[name] = compile_patterns(value)
-                except InvalidInput as exc:
-                    raise ConfigError(f"[capture] {exc}") from None
-            else:
-                default = getattr(cls, name)
-                try:
-                    values[name] = type(default)(value)
-                except (TypeError, ValueError):
-                    raise ConfigError(f"[capture] {name} = {value!r} is not a valid "
-                                      f"{type(default).__name__}") from None
-        values.setdefault("openclaw_dirs", default_openclaw_dirs(env, home))
-        values.setdefault("claude_dirs", default_claude_dirs(env, home))
-        values.setdefault("codex_dirs", default_codex_dirs(env, home))
-        return cls(**values)
+def agents_folders(settings: CaptureSettings, env: Mapping[str, str] | None = None,
+                   home: Path | None = None) -> CaptureSettings:
+    """`[capture]` with the folders it leaves to the agents (None) filled in: each agent's
+    own variable in `env` (OPENCLAW_STATE_DIR, CLAUDE_CONFIG_DIR, CODEX_HOME), else its
+    usual place under `home`. Folders the config names stay as they are."""
+    env = env or {}
+    home = home or Path("~").expanduser()
+    return replace(
+        settings,
+        openclaw_dirs=default_openclaw_dirs(env, home) if settings.openclaw_dirs is None else settings.openclaw_dirs,
+        claude_dirs=default_claude_dirs(env, home) if settings.claude_dirs is None else settings.claude_dirs,
+        codex_dirs=default_codex_dirs(env, home) if settings.codex_dirs is None else settings.codex_dirs)
 
 
 def default_openclaw_dirs(env: Mapping[str, str], home: Path) -> tuple[Path, ...]:
@@ -127,7 +81,7 @@ def describe_roots(settings: CaptureSettings) -> list[str]:
     for agent, roots, sub in (("openclaw", settings.openclaw_dirs, "agents"),
                               ("claude-code", settings.claude_dirs, "projects"),
                               ("codex", settings.codex_dirs, "sessions")):
-        for root in roots:
+        for root in roots or ():
             folder = root / sub
             out.append(f"{agent}: {folder}" + ("" if folder.is_dir() else " (missing)"))
     return out
@@ -142,13 +96,13 @@ def discover(settings: CaptureSettings) -> list[Source]:
 
 
 def _all(settings: CaptureSettings) -> Iterator[Source]:
-    for root in settings.openclaw_dirs:
+    for root in settings.openclaw_dirs or ():
         yield from openclaw_sources(root)
-    for root in settings.claude_dirs:
+    for root in settings.claude_dirs or ():
         projects = root / "projects"
         yield from (Source(p, "claude-code") for p in _glob(projects, "*/*.jsonl"))
         yield from (Source(p, "claude-code") for p in _glob(projects, "*/*/subagents/*.jsonl"))
-    for root in settings.codex_dirs:
+    for root in settings.codex_dirs or ():
         yield from (Source(p, "codex") for p in _glob(root / "sessions", "*/*/*/rollout-*.jsonl"))
         yield from (Source(p, "codex") for p in _glob(root / "archived_sessions", "rollout-*.jsonl"))
         # Newer Codex builds may replace a rollout by a zstd-compressed copy; when both

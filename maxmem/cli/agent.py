@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from .. import compaction, work
-from ..brief import DEFAULT_BUDGET_TOKENS, build_brief
+from ..brief import build_brief
 from ..clock import Clock
 from ..errors import InvalidInput
 from ..search import nlquery
@@ -168,8 +168,7 @@ def brief(state: State, session_id: str | None, budget_tokens: int | None, as_js
     Sections in a fixed order (core, work in progress, daily notes, the current session,
     important in the last day), each memory once, fenced after a one-line preface so
     the agent tells stored notes from instructions."""
-    budget = budget_tokens if budget_tokens is not None else int(
-        state.config.section("context").get("budget_tokens") or DEFAULT_BUDGET_TOKENS)
+    budget = budget_tokens if budget_tokens is not None else state.config.brief.budget_tokens
     brief = build_brief(state.brain(create=False), session_id=session_id, budget_tokens=budget,
                         tz=state.local_timezone())
     if as_json:

@@ -64,7 +64,7 @@ def triggers_detect(state: State, text: str | None, role: str, as_json: bool) ->
     """Show which sentences of TEXT (or stdin) fire a trigger; stores nothing."""
     if text is None:
         text = read_stdin()
-    found = detect(text, role=role, rules=load_rules(state.config.section("triggers")))
+    found = detect(text, role=role, rules=load_rules(state.config.triggers))
     emit([{"trigger": d.trigger, "rule": d.rule, "text": d.text} for d in found], as_json,
          lambda rows: [f"{r['trigger']:<10} {r['text']}  [{r['rule']}]" for r in rows] or ["no trigger found"])
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from ..capture import CaptureReport, CaptureSettings, run_capture
+from ..capture import CaptureReport, agents_folders, run_capture
 from ..capture.model import FORMATS
 from ..clock import Clock
 from ..config import state_dir
@@ -44,7 +44,7 @@ def capture(state: State, paths: tuple[Path, ...], fmt: str | None, dry_run: boo
     """
     if fmt and not paths:
         raise click.UsageError("--format applies to --path: give the file or folder too")
-    settings = CaptureSettings.from_config(state.config, os.environ)
+    settings = agents_folders(state.config.capture, os.environ)
 
     def shown(so_far: CaptureReport, done: int, total: int) -> None:
         bar(done, total, turns=so_far.new_turns, memories=so_far.memories, secrets=so_far.redactions)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from ..redact import Redactor, RedactSettings
+from ..redact import Redactor
 from ..redact.report import describe, summary
 from ..scrub import report_lines, scrub
 from .common import State, emit, json_option, pass_state
@@ -30,7 +30,7 @@ def redact_test(state: State, file: Path, redacted: bool, reveal: bool, as_json:
     """
     raw = sys.stdin.buffer.read() if str(file) == "-" else file.read_bytes()
     text = raw.decode("utf-8", "surrogateescape")  # undecodable bytes go through unchanged
-    redactor = Redactor(RedactSettings.from_config(state.config), cache_size=0)
+    redactor = Redactor(state.config.redact, cache_size=0)
     if redacted:
         cleaned, _ = redactor.redact(text)
         sys.stdout.buffer.write(cleaned.encode("utf-8", "surrogateescape"))

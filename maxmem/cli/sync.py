@@ -24,7 +24,7 @@ DSN_HELP = "libpq URL or key=value string (default: MAXMEM_PG_DSN, then [sync.po
 
 
 def _dsn(state: State, dsn: str | None) -> str:
-    return pgconnect.resolve_dsn(dsn, os.environ.get("MAXMEM_PG_DSN"), state.config)
+    return pgconnect.resolve_dsn(dsn, state.config)
 
 
 @click.group()
@@ -43,9 +43,13 @@ def sync() -> None:
 @click.argument("directory", required=False, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--key-file", type=click.Path(dir_okay=False, path_type=Path),
               help="Join with this copy of another machine's sync.key (copied into the config folder).")
+@click.option("--compact", is_flag=True,
+              help="Also compact this machine's files now: new files hold the memories it wrote as they are "
+                   "and its forgets; the old ones, with the text edits replaced, are deleted. Done on its own "
+                   "when more than half of its records are out of date.")
 @json_option
 @pass_state
-def sync_folder(state: State, directory: Path | None, key_file: Path | None, as_json: bool) -> None:
+def sync_folder(state: State, directory: Path | None, key_file: Path | None, compact: bool, as_json: bool) -> None:
     """Exchange changes with your other machines through DIR, a folder your sync tool
     shares (Syncthing, Dropbox, iCloud Drive, a network share). Encrypted with
     sync.key in the config folder, made on first use; a second machine joins with a
@@ -57,7 +61,7 @@ def sync_folder(state: State, directory: Path | None, key_file: Path | None, as_
     """
     settings = folder.FolderSettings.from_config(state.config, os.environ, directory)
     brain = state.brain()  # the embedder names the vectors that can travel; sync never embeds
-    report = folder.sync(brain, settings, key_file=key_file)
+    report = folder.sync(brain, settings, key_file=key_file, compact=compact or None)
     if directory is not None:
         config_path = state.config.config_path or default_config_path(os.environ)
         if folder.record_folder(config_path, directory.expanduser().resolve()):
@@ -98,9 +102,9 @@ def sync_postgres(state: State, dsn: str | None, agent: str | None, batch_size: 
 def sync_status(state: State, dsn: str | None, as_json: bool) -> None:
     """Each machine's last file in the synced folder, and the cursor, backlog and last
     run of each database this brain pushes to."""
-    chosen = dsn or os.environ.get("MAXMEM_PG_DSN") or state.config.section("sync.postgres").get("dsn")
+    chosen = dsn or state.config.sync_postgres.dsn
     brain = state.brain(embedder="none", create=False)
-    found = pgstatus.status(brain, str(chosen) if chosen else None)
+    found = pgstatus.status(brain, chosen)
     machines = folder.status(brain)
     emit([*(m.to_dict() for m in machines), *(s.to_dict() for s in found)], as_json,
          lambda rows: [*folder.machines_text(machines), *_status_lines(rows[len(machines):], bool(machines))])

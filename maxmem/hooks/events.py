@@ -37,13 +37,14 @@ from pathlib import Path
 from typing import Any
 
 from ..brain import Brain
-from ..brief import DEFAULT_BUDGET_TOKENS, MIN_BUDGET_TOKENS, build_brief
-from ..capture import CaptureSettings, run_capture
+from ..brief import build_brief
+from ..capture import agents_folders, run_capture
 from ..clock import Clock
-from ..config import DEFAULT_HOOK_BUDGET_SECONDS, PROMPT_HOOK_BUDGET_SECONDS, Config, local_timezone, state_dir
+from ..config import PROMPT_HOOK_BUDGET_SECONDS, Config, local_timezone, state_dir
 from ..memory import BYTES_PER_TOKEN
+from ..settings import MIN_BRIEF_TOKENS, RecallSettings
 from . import HARNESSES, harness_named
-from .recall import RecallSettings, has_substance, query_of, recall
+from .recall import has_substance, query_of, recall
 from .shown import add_shown, shown_ids
 
 log = logging.getLogger("maxmem")
@@ -51,7 +52,6 @@ log = logging.getLogger("maxmem")
 EVENTS = ("session-start", "user-prompt", "pre-compact", "stop", "session-end")
 HOOK_EVENT_NAMES = {"session-start": "SessionStart", "user-prompt": "UserPromptSubmit", "pre-compact": "PreCompact",
                     "stop": "Stop", "session-end": "SessionEnd"}
-DEFAULT_BUDGET_SECONDS = DEFAULT_HOOK_BUDGET_SECONDS
 # Claude Code shares ~1.5 s among SessionEnd hooks (raised to the longest timeout set,
 # 5 s for ours); Codex allows at most 3 s. The last capture there gets less.
 SESSION_END_SECONDS = 3.0
@@ -100,11 +100,7 @@ def budget_from(config: Config, given: float | None, event: str | None = None) -
     at most PROMPT_HOOK_BUDGET_SECONDS)."""
     if given is not None:
         return max(0.5, float(given))
-    value = config.section("hook").get("budget_seconds", DEFAULT_BUDGET_SECONDS)
-    try:
-        budget = max(0.5, float(value))
-    except (TypeError, ValueError):
-        budget = DEFAULT_BUDGET_SECONDS
+    budget = max(0.5, config.hook.budget_seconds)
     return min(budget, PROMPT_HOOK_BUDGET_SECONDS) if event == "user-prompt" else budget
 
 
@@ -145,7 +141,7 @@ def run_hook(event: str, harness: str, stdin_text: str, config: Config, env: Map
 def _capture(event: str, harness: str, data: HookInput, config: Config, env: Mapping[str, str],
              deadline: float, clock: Clock | None) -> str:
 
-    settings = CaptureSettings.from_config(config, env)
+    settings = agents_folders(config.capture, env)
     settings = replace(settings, window_bytes=min(settings.window_bytes, HOOK_WINDOW_BYTES))
     if event == "session-end":
         settings = replace(settings, settle_seconds=0.0)  # the session is over: flush what is held back
@@ -173,10 +169,10 @@ def _brief(harness: str, data: HookInput, config: Config, env: Mapping[str, str]
     path = Path(config.db_path).expanduser()
     if not path.exists():
         return "", f"no brain.db at {path} yet; no brief"
-    wanted = budget_tokens or int(config.section("context").get("budget_tokens") or DEFAULT_BUDGET_TOKENS)
+    wanted = budget_tokens or config.brief.budget_tokens
     # The budget covers the whole fenced text in UTF-8 bytes / 4, and a character is
     # at least a byte: a brief of N tokens has at most 4 N characters.
-    tokens = max(MIN_BUDGET_TOKENS, min(wanted, MAX_CONTEXT_CHARS[harness] // BYTES_PER_TOKEN))
+    tokens = max(MIN_BRIEF_TOKENS, min(wanted, MAX_CONTEXT_CHARS[harness] // BYTES_PER_TOKEN))
     with Brain.open(path, embedder="none", config=config, clock=clock, check_embedder=False) as brain:
         brief = build_brief(brain, session_id=data.session_id, budget_tokens=tokens, tz=local_timezone(config))
     text = brief.text
@@ -195,7 +191,7 @@ def _recall(harness: str, data: HookInput, config: Config, env: Mapping[str, str
         return "", "no question of substance in the prompt; nothing recalled"
     if not path.exists():
         return "", f"no brain.db at {path} yet; nothing recalled"
-    settings = RecallSettings.from_section(config.section("recall"))
+    settings = config.recall
     folder = state_dir(env)
     with Brain.open(path, config=config, clock=clock, create=False) as brain:
         stdout, line, ids = recall_context(brain, harness, data, folder, settings, budget_tokens)

@@ -28,23 +28,19 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import tzinfo
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..brief import fence_for, fenced
 from ..clock import iso, parse_time
-from ..errors import ConfigError
 from ..memory import BYTES_PER_TOKEN, Hit, Memory, estimate_tokens
-from .warm import DEFAULT_WARM_MINUTES
+from ..settings import RecallSettings
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..brain import Brain
 
-DEFAULT_MAX_MEMORIES = 3
-DEFAULT_BUDGET_TOKENS = 400
-MIN_BUDGET_TOKENS = 80
 QUERY_CHARS = 2000  # of a long prompt, what is searched with: its start and its end
 SPARE_HITS = 7  # hits asked for beyond max_memories, for those left out as already shown
 
@@ -69,40 +65,6 @@ please what's that's it's ok. go.
 """.split())
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
-
-
-@dataclass(frozen=True)
-class RecallSettings:
-    """How much a prompt may recall ([recall] in config.toml)."""
-
-    max_memories: int = DEFAULT_MAX_MEMORIES
-    budget_tokens: int = DEFAULT_BUDGET_TOKENS
-    min_relevance: float | None = None  # None: the brain's own gate (config min_relevance)
-    warm_minutes: float = DEFAULT_WARM_MINUTES  # the recall server's idle time (warm.py)
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.max_memories, int) or isinstance(self.max_memories, bool) \
-                or not 1 <= self.max_memories <= 20:
-            raise ConfigError(f"[recall] max_memories must be a whole number from 1 to 20, not {self.max_memories!r}")
-        if not isinstance(self.budget_tokens, int) or isinstance(self.budget_tokens, bool) \
-                or not MIN_BUDGET_TOKENS <= self.budget_tokens <= 4000:
-            raise ConfigError(f"[recall] budget_tokens must be a whole number from {MIN_BUDGET_TOKENS} to 4000, "
-                              f"not {self.budget_tokens!r}")
-        if not isinstance(self.warm_minutes, int | float) or isinstance(self.warm_minutes, bool) \
-                or not 0 <= self.warm_minutes <= 24 * 60:
-            raise ConfigError(f"[recall] warm_minutes must be a number of minutes from 0 to 1440, "
-                              f"not {self.warm_minutes!r}")
-
-    @classmethod
-    def from_section(cls, section: Mapping[str, Any]) -> RecallSettings:
-        """The settings of a config's [recall] section (missing keys: the defaults)."""
-        unknown = set(section) - {"max_memories", "budget_tokens", "warm_minutes"}
-        if unknown:
-            raise ConfigError(f"[recall] has no setting {sorted(unknown)[0]!r} "
-                              "(known: max_memories, budget_tokens, warm_minutes)")
-        return cls(max_memories=section.get("max_memories", DEFAULT_MAX_MEMORIES),
-                   budget_tokens=section.get("budget_tokens", DEFAULT_BUDGET_TOKENS),
-                   warm_minutes=section.get("warm_minutes", DEFAULT_WARM_MINUTES))
 
 
 @dataclass(frozen=True)
@@ -149,8 +111,10 @@ def query_of(prompt: str, limit: int = QUERY_CHARS) -> str:
 
 
 def recall(brain: Brain, prompt: str, *, session_id: str | None = None, shown: Collection[int] = (),
-           settings: RecallSettings | None = None, tz: tzinfo | None = None) -> Recall:
-    """The memories relevant to `prompt`, fenced, within the settings' budget."""
+           settings: RecallSettings | None = None, tz: tzinfo | None = None,
+           min_relevance: float | None = None) -> Recall:
+    """The memories relevant to `prompt`, fenced, within the settings' budget ([recall]).
+    min_relevance: the search's gate; None: the brain's own (config min_relevance)."""
     settings = settings or RecallSettings()
     if not isinstance(prompt, str):
         return nothing("no prompt on stdin")
@@ -158,7 +122,7 @@ def recall(brain: Brain, prompt: str, *, session_id: str | None = None, shown: C
     if not has_substance(query):
         return nothing("no question of substance in the prompt")
     hits = brain.search(query, limit=settings.max_memories + min(len(shown), 20) + SPARE_HITS,
-                        min_relevance=settings.min_relevance, track=False)
+                        min_relevance=min_relevance, track=False)
     threshold = hits.plan.min_relevance or 0.0
     verdicts = [(h, verdict(h, threshold, session_id, shown)) for h in hits]
     chosen = [h for h, why in verdicts if why == "kept"][:settings.max_memories]

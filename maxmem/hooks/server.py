@@ -28,9 +28,9 @@ from typing import IO
 from ..brain import Brain
 from ..config import Config, default_config_path, load_config, state_dir
 from ..redact import redact
+from ..settings import RecallSettings
 from . import HARNESSES, harness_named
 from .events import HookInput, recall_context
-from .recall import RecallSettings
 from .shown import add_shown
 from .warm import code_stamp, lock_path, receive, send, socket_path
 
@@ -153,7 +153,7 @@ def hold_lock(path: Path) -> IO[str] | None:
 
 def run(config: Config, config_path: Path | None) -> str:
     """Serve for this config's brain.db until idle or stale; why it stopped."""
-    settings = RecallSettings.from_section(config.section("recall"))
+    settings = config.recall
     db_path = Path(config.db_path).expanduser()
     folder = state_dir(os.environ)
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)

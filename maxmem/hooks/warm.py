@@ -26,7 +26,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-DEFAULT_WARM_MINUTES = 30.0
 MAX_MESSAGE = 8 << 20  # a request holds the hook's stdin: a 1 MB prompt fits
 MAX_SOCKET_PATH = 100  # sun_path holds 104 bytes on macOS, 108 on Linux
 

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..capture.roots import CaptureSettings
+from ..capture.roots import agents_folders
 from ..config import Config
 from ..wiring.install import Install
 from ..wiring.openclaw import workspace
@@ -38,8 +38,8 @@ class Places:
     @classmethod
     def from_config(cls, config: Config, env: Mapping[str, str]) -> Places:
         home = Path(env.get("HOME") or "/")
-        roots = CaptureSettings.from_config(config, env, home)
-        return cls(home=home, claude_dirs=roots.claude_dirs, codex_dirs=roots.codex_dirs,
+        roots = agents_folders(config.capture, env, home)
+        return cls(home=home, claude_dirs=roots.claude_dirs or (), codex_dirs=roots.codex_dirs or (),
                    openclaw_workspace=workspace(Install.from_config(config, env, ())),
                    claude_mem_db=claude_mem_dir(env, home) / CLAUDE_MEM_DB)
 

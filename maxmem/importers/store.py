@@ -361,7 +361,7 @@ def _vanished(brain: Brain, source: str, read: set[str], under: Path | None) -> 
 
 
 def _expiring(brain: Brain, report: ImportReport) -> int:
-    limit = cutoffs(load_policy(brain.config), brain.clock.now()).get("daily")
+    limit = cutoffs(load_policy(brain.config.retention), brain.clock.now()).get("daily")
     if limit is None:
         return 0
     return sum(1 for f in report.files for s in f.steps if s.action == "add" and s.item is not None

@@ -28,14 +28,13 @@ from typing import Any
 
 import schedule
 
-from ..backup import create_backup, keep_count
-from ..brain import EMBED_BATCH, Brain
-from ..capture import CaptureSettings, run_capture
+from ..backup import create_backup
+from ..brain import Brain
+from ..capture import agents_folders, run_capture
 from ..clock import Clock
 from ..config import Config
 from ..doctor import run_checks
-from ..errors import ConfigError, MaxmemError
-from ..retention.policy import load_policy
+from ..errors import MaxmemError
 from ..retention.report import summary
 from ..retention.run import apply
 from ..store.db import Database
@@ -49,7 +48,6 @@ from .runs import job_name, last_runs, record_run
 
 log = logging.getLogger("maxmem")
 
-EMBED_SECONDS = 600.0  # [embed] max_seconds: one run's share of a 15-minute tick
 
 
 @dataclass(frozen=True)
@@ -75,7 +73,7 @@ def entry(when: job_table.When, scheduler: schedule.Scheduler) -> schedule.Job:
 
 
 def capture_run(config: Config, env: Mapping[str, str]) -> Callable[[], str]:
-    settings = CaptureSettings.from_config(config, env)  # read the roots once, at start
+    settings = agents_folders(config.capture, env)  # read the roots once, at start
 
     def run() -> str:
 
@@ -86,8 +84,6 @@ def capture_run(config: Config, env: Mapping[str, str]) -> Callable[[], str]:
 
 
 def retention_run(config: Config, env: Mapping[str, str]) -> Callable[[], str]:
-    load_policy(config)  # a bad [retention] section stops the daemon at start, not at 03:00
-
     def run() -> str:
 
         with Brain.open(config.db_path, config=config) as brain:
@@ -97,7 +93,7 @@ def retention_run(config: Config, env: Mapping[str, str]) -> Callable[[], str]:
 
 
 def sync_run(config: Config, env: Mapping[str, str]) -> Callable[[], str]:
-    dsn, size = resolve_dsn(None, env.get("MAXMEM_PG_DSN"), config), batch_size_from(config)
+    dsn, size = resolve_dsn(None, config), batch_size_from(config)
 
     def run() -> str:
 
@@ -122,8 +118,6 @@ def folder_run(config: Config, env: Mapping[str, str]) -> Callable[[], str]:
 
 
 def backup_run(config: Config, env: Mapping[str, str]) -> Callable[[], str]:
-    keep_count(config)  # a bad [backup] section stops the daemon at start
-
     def run() -> str:
 
         result = create_backup(config.db_path, config=config)
@@ -133,23 +127,11 @@ def backup_run(config: Config, env: Mapping[str, str]) -> Callable[[], str]:
     return run
 
 
-def embed_budget(config: Config) -> tuple[float, int]:
-    """[embed] max_seconds (600) and batch_size (32): the embed step's time budget per
-    run and its batch; ConfigError names a bad value."""
-    section = config.section("embed")
-    seconds, size = section.get("max_seconds", EMBED_SECONDS), section.get("batch_size", EMBED_BATCH)
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds > 0:
-        raise ConfigError(f"[embed] max_seconds = {seconds!r} must be a positive number of seconds")
-    if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= 100_000:
-        raise ConfigError(f"[embed] batch_size = {size!r} must be a whole number from 1 to 100000")
-    return float(seconds), size
-
-
 def embed_run(config: Config, env: Mapping[str, str]) -> Callable[[], str]:
     """Vectors for the memories stored without one (what capture and the hooks stored,
     what was stored while the API was down), [embed] max_seconds at most a run; a
     backlog bigger than one budget goes on at the next tick."""
-    seconds, size = embed_budget(config)  # a bad [embed] section stops the daemon at start
+    seconds, size = config.embed.max_seconds, config.embed.batch_size
 
     def run() -> str:
 
@@ -186,7 +168,7 @@ RUNNERS: dict[str, Callable[[Config, Mapping[str, str]], Callable[[], str]]] = {
 def instance_name(declared: job_table.Declared, config: Config, env: Mapping[str, str]) -> str:
     """The name its runs are recorded under: "sync:me@db.lan:5432/brain" for sync, per target."""
     if declared.name == "sync":
-        return job_name("sync", target_name(resolve_dsn(None, env.get("MAXMEM_PG_DSN"), config)))
+        return job_name("sync", target_name(resolve_dsn(None, config)))
     return declared.name
 
 

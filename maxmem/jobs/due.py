@@ -21,15 +21,14 @@ The clock is injected (a `Clock`); nothing here reads the system time or zone.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, time, timedelta, tzinfo
 from typing import Any
 
-from ..clock import UTC, Clock, iso, parse_time
-from ..config import zone
+from ..clock import UTC, Clock, iso, parse_time, zone
 from ..errors import ConfigError, MaxmemError
+from ..settings import time_of_day
 
 # An Every job may run this early (at most): ticks and run times jitter by seconds to minutes.
 MAX_TOLERANCE = timedelta(minutes=15)
@@ -134,14 +133,9 @@ def _time_or_none(value: str | datetime | None) -> datetime | None:
         return None  # an unreadable record counts as never run: the job runs and rewrites it
 
 
-_HHMM = re.compile(r"^(?:[01]\d|2[0-3]):[0-5]\d$")
-
-
 def daily(at: Any, tz: Any, where: str) -> Daily:
     """A Daily from config values ("03:00", "America/New_York"); ConfigError names `where`."""
-    text = str(at).strip()
-    if not _HHMM.match(text):
-        raise ConfigError(f"{where} schedule = {at!r} must be a time of day like 03:00")
+    text = time_of_day(at, f"{where} schedule")
     return Daily(time(int(text[:2]), int(text[3:])), zone(tz, f"{where} timezone"))
 
 

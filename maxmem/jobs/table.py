@@ -27,16 +27,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from ..capture.roots import CaptureSettings
 from ..config import Config
-from ..errors import ConfigError
 from . import due
 
 TICK_MINUTES = 15  # every scheduler's tick; the daemon's period for an every-tick job
-NEW_YORK = "America/New_York"  # the zone retention's and backups' daily times are read in
-RETENTION_AT = "03:00"
-BACKUP_AT = "04:00"
-SYNC_MINUTES = 15
 DOCTOR_MINUTES = 60
 
 
@@ -68,49 +62,26 @@ class Declared:
 
 
 def capture_every(config: Config) -> due.Every:
-    hours = CaptureSettings.from_config(config, {}).interval_hours
-    return due.every(max(1, round(hours * 60)), "[capture] interval_hours")
+    return due.every(max(1, round(config.capture.interval_hours * 60)), "[capture] interval_hours")
 
 
 def retention_daily(config: Config) -> due.Daily:
-    section = config.section("retention")
-    return due.daily(section.get("schedule", RETENTION_AT), section.get("timezone", NEW_YORK), "[retention]")
+    return due.daily(config.retention.schedule, config.retention.timezone, "[retention]")
 
 
 def backup_daily(config: Config) -> due.Daily:
     """[backup] schedule in [backup] timezone (default: retention's zone, so it follows retention)."""
-    zone = config.section("backup").get("timezone") or config.section("retention").get("timezone", NEW_YORK)
-    return due.daily(config.section("backup").get("schedule", BACKUP_AT), zone, "[backup]")
-
-
-def sync_minutes(config: Config) -> int:
-    """Minutes between sync runs: [sync.postgres] interval_minutes (15)."""
-    value = config.section("sync.postgres").get("interval_minutes", SYNC_MINUTES)
-    try:
-        minutes = int(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"[sync.postgres] interval_minutes must be a whole number, not {value!r}") from None
-    if minutes < 1:
-        raise ConfigError("[sync.postgres] interval_minutes must be at least 1")
-    return minutes
+    return due.daily(config.backup.schedule, config.backup.timezone or config.retention.timezone, "[backup]")
 
 
 def sync_configured(config: Config, env: Mapping[str, str]) -> bool:
-    """A PostgreSQL DSN is set (MAXMEM_PG_DSN, or dsn under [sync.postgres])."""
-    return bool(env.get("MAXMEM_PG_DSN") or config.section("sync.postgres").get("dsn"))
-
-
-def folder_minutes(config: Config) -> int:
-    """Minutes between folder sync runs: [sync.folder] interval_minutes (15)."""
-    value = config.section("sync.folder").get("interval_minutes", SYNC_MINUTES)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(f"[sync.folder] interval_minutes must be a whole number, at least 1, not {value!r}")
-    return value
+    """A PostgreSQL DSN is set (MAXMEM_PG_DSN, or dsn under [sync.postgres]: load_config reads both)."""
+    return bool(config.sync_postgres.dsn)
 
 
 def folder_configured(config: Config, env: Mapping[str, str]) -> bool:
     """A sync folder is set (dir under [sync.folder]; `maxmem sync folder DIR` sets it)."""
-    return bool(config.section("sync.folder").get("dir"))
+    return bool(config.sync_folder.dir)
 
 
 # In the order a tick runs them: embed right after capture, so what capture stored gets
@@ -123,11 +94,11 @@ JOBS: tuple[Declared, ...] = (
     Declared("retention", "maxmem retain --apply", "archive and delete expired memories",
              retention_daily, max_age_hours=36),
     Declared("sync", "maxmem sync postgres", "push the changes to PostgreSQL",
-             lambda config: due.every(sync_minutes(config), "[sync.postgres] interval_minutes"),
+             lambda config: due.every(config.sync_postgres.interval_minutes, "[sync.postgres] interval_minutes"),
              max_age_hours=6, enabled=sync_configured,
              needs="a PostgreSQL DSN (MAXMEM_PG_DSN, or dsn under [sync.postgres])"),
     Declared("sync-folder", "maxmem sync folder", "exchange changes with your other machines through the synced folder",
-             lambda config: due.every(folder_minutes(config), "[sync.folder] interval_minutes"),
+             lambda config: due.every(config.sync_folder.interval_minutes, "[sync.folder] interval_minutes"),
              max_age_hours=6, enabled=folder_configured,
              needs="a sync folder (maxmem sync folder DIR, or dir under [sync.folder])"),
     Declared("backup", "maxmem backup", "a checked, rotated copy of brain.db",

@@ -34,9 +34,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from ..config import Config
 from ..errors import InvalidInput
+from ..settings import CustomPattern, RedactSettings, check_pattern, compile_patterns
 from .assignments import bearer_hits, command_hits, named_hits, sql_hits
-from .settings import CustomPattern, RedactSettings, check_pattern, compile_patterns
 from .shapes import (
     PRIVATE,
     Hit,
@@ -112,9 +113,10 @@ class Redactor:
         self._cached = lru_cache(maxsize=cache_size)(self._redact) if cache_size else self._redact
 
     @classmethod
-    def from_config(cls, config: Any) -> Redactor:
-        """The redactor a Config's [redact] section describes."""
-        return cls(RedactSettings.from_config(config))
+    def from_config(cls, config: Config) -> Redactor:
+        """The redactor a Config's [redact] section describes ([capture] redact_patterns,
+        its older spelling, included when the config was read)."""
+        return cls(config.redact)
 
     def redact(self, text: str) -> tuple[str, int]:
         """`text` with every secret replaced, and the number of secrets."""

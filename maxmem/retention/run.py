@@ -86,7 +86,7 @@ def apply(brain: Brain, policy: Policy | None = None) -> dict[str, Any]:
 
     First finishes what an interrupted run left (see `pending`).
     """
-    policy = policy or load_policy(brain.config)
+    policy = policy or load_policy(brain.config.retention)
     now = brain.clock.now()
     limits = cutoffs(policy, now)
     path = Path(brain.path)

@@ -46,7 +46,7 @@ def _vector_bytes(brain: Brain) -> int:
 
 def plan(brain: Brain, policy: Policy | None = None, oldest: int = 5) -> dict[str, Any]:
     """What `apply` would do now: per category counts and sizes, and the oldest items to go."""
-    policy = policy or load_policy(brain.config)
+    policy = policy or load_policy(brain.config.retention)
     now = brain.clock.now()
     limits = cutoffs(policy, now)
     per_vector = _vector_bytes(brain)

@@ -20,16 +20,25 @@ One run (`sync`):
    nothing of it is applied. A conflict copy a sync tool made is merged like any
    file: records merge to the same brain whatever their order or number;
 4. after a forget (here or arriving), this machine rewrites its own files without
-   the forgotten memories' records, so the folder stops holding their text too.
+   the forgotten memories' records, so the folder stops holding their text too;
+5. when more than half of this machine's records are dead (superseded by a later
+   record of the same memory, of memories expired or forgotten here, or older than
+   another machine's later write), or on `--compact`, it compacts its files
+   (`compact_files`): new files hold the memories it carries as they are now and its
+   tombstones (ledger.carried), then its older files are deleted.
 
 A kill at any point loses nothing and applies nothing twice: an unrecorded file is
 merged again (a no-op), a temporary is removed by the next run, a rolled-back send is
-sent again under the next number.
+sent again under the next number. A compaction's new files are whole on disk before
+any old file is deleted, and hold nothing a receiver of the old ones lacks: a
+receiver that reads both sets, or the new ones alone (the old ones' deletion arriving
+first), gets the same brain.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import re
@@ -45,9 +54,10 @@ import tomlkit
 from ..brain import Brain
 from ..config import Config, config_dir
 from ..embeddings import identity
-from ..errors import ConfigError, EmbeddingError, InvalidInput, MaxmemError
+from ..errors import EmbeddingError, InvalidInput, MaxmemError
 from ..files import write_private
 from ..jobs.runs import record_run
+from ..settings import SyncFolderSettings
 from ..store.conflicts import MACHINE_META
 from ..store.db import Database
 from . import changefiles, ledger
@@ -61,7 +71,6 @@ MACHINE_ID = re.compile(r"^[0-9a-f]{16}$")
 CANONICAL = re.compile(r"^(\d{8,})" + re.escape(changefiles.SUFFIX) + "$")
 TEMPORARY = re.compile(r"^\..+\.(\d+)\.tmp$")
 FILE_RECORDS = 2000  # records per file: a first sync of a big brain writes several
-DEFAULT_INTERVAL = 15
 
 RECORDED_SQL = "SELECT path, sha256, size, mtime_ns FROM sync_files"
 RECORD_SQL = """
@@ -73,6 +82,10 @@ ON CONFLICT (path) DO UPDATE SET machine = excluded.machine, number = excluded.n
 """
 TOUCH_SQL = "UPDATE sync_files SET mtime_ns = ? WHERE path = ?"
 LAST_NUMBER_SQL = "SELECT coalesce(max(number), 0) FROM sync_files WHERE machine = ?"
+OWN_FILES_SQL = "SELECT path, sha256, size, mtime_ns, records FROM sync_files WHERE machine = ?"
+OTHERS_FILES_SQL = "SELECT path FROM sync_files WHERE machine != ?"
+DROP_FILE_SQL = "DELETE FROM sync_files WHERE path = ?"
+COMPACTION_META = "sync_compaction"  # what this machine's last compaction did (JSON)
 MACHINES_SQL = """
 SELECT machine, count(*) AS files, max(number) AS last_file, sum(records) AS records,
        max(written) AS written, max(applied_at) AS last_at
@@ -93,26 +106,21 @@ class FolderSettings:
     folder: Path | None
     key_path: Path
     machine_path: Path
-    vectors: bool = True
-    interval_minutes: int = DEFAULT_INTERVAL
+    vectors: bool = SyncFolderSettings.vectors
+    interval_minutes: int = SyncFolderSettings.interval_minutes
 
     @classmethod
     def from_config(cls, config: Config, env: Mapping[str, str], folder: Path | None = None) -> FolderSettings:
-        section = config.section("sync.folder")
-        chosen = folder if folder is not None else section.get("dir")
-        vectors = section.get("vectors", True)
-        if not isinstance(vectors, bool):
-            raise ConfigError(f"[sync.folder] vectors must be true or false, not {vectors!r}")
-        minutes = section.get("interval_minutes", DEFAULT_INTERVAL)
-        if isinstance(minutes, bool) or not isinstance(minutes, int) or minutes < 1:
-            raise ConfigError(f"[sync.folder] interval_minutes must be a whole number, at least 1, not {minutes!r}")
+        """[sync.folder] (`folder` instead of its dir when given), with the key and the
+        machine id in the config folder `env` names."""
         home = config_dir(env)
-        return cls(Path(str(chosen)).expanduser() if chosen else None, home / KEY_FILE, home / MACHINE_FILE,
-                   vectors, minutes)
+        chosen = Path(folder).expanduser() if folder is not None else config.sync_folder.dir
+        return cls(chosen, home / KEY_FILE, home / MACHINE_FILE, config.sync_folder.vectors,
+                   config.sync_folder.interval_minutes)
 
 
 def configured(config: Config) -> bool:
-    return bool(config.section("sync.folder").get("dir"))
+    return config.sync_folder.dir is not None
 
 
 def record_folder(config_path: Path, folder: Path) -> bool:
@@ -315,6 +323,25 @@ def write_file(path: Path, data: bytes) -> os.stat_result:
 # -- one run --------------------------------------------------------------------------
 
 @dataclass
+class Compaction:
+    """What one compaction of this machine's files did."""
+
+    at: str
+    files_before: int
+    bytes_before: int
+    records_before: int
+    files_after: int
+    bytes_after: int
+    records_after: int
+    seconds: float
+    clock: int  # this machine's clock then: its new files hold every write it had seen
+
+    def summary(self) -> str:
+        return (f"compacted this machine's {self.files_before} file(s), {self.bytes_before:,} bytes, into "
+                f"{self.files_after}, {self.bytes_after:,} bytes")
+
+
+@dataclass
 class FolderReport:
     """What one `sync` did."""
 
@@ -331,6 +358,7 @@ class FolderReport:
     vectors: int = 0
     copies: int = 0  # conflict copies merged
     compacted: int = 0  # own files rewritten without forgotten memories
+    compaction: Compaction | None = None  # this machine's files compacted
     skipped: list[str] = field(default_factory=list)  # files not applied (yet), each with why
     failures: list[str] = field(default_factory=list)  # the skipped that need attention
     foreign: list[str] = field(default_factory=list)
@@ -345,7 +373,8 @@ class FolderReport:
                 f"{self.applied_files} file(s) from {len(set(self.machines))} machine(s): {self.added} added, "
                 f"{self.updated} updated, {self.forgotten} forgotten, {self.conflicts} conflict(s)")
         extra = [f"{self.copies} conflict copies merged" if self.copies else "",
-                 f"{len(self.skipped)} file(s) skipped" if self.skipped else ""]
+                 f"{len(self.skipped)} file(s) skipped" if self.skipped else "",
+                 self.compaction.summary() if self.compaction else ""]
         return line + "".join(f"; {e}" for e in extra if e) + f"; {self.seconds:.2f} s"
 
     def lines(self) -> list[str]:
@@ -372,13 +401,17 @@ class Run:
     forgotten: set[str] = field(default_factory=set)
 
 
-def sync(brain: Brain, settings: FolderSettings, key_file: Path | None = None) -> FolderReport:
+def sync(brain: Brain, settings: FolderSettings, key_file: Path | None = None,
+         compact: bool | None = None) -> FolderReport:
     """Send this machine's changes to the folder and merge the other machines' (see
     the module's docstring). Raises FolderError or SyncKeyError (one line, nothing
-    applied); files that cannot be applied are skipped and listed in the report."""
+    applied); files that cannot be applied are skipped and listed in the report.
+
+    `compact`: True compacts this machine's files now, False not in this run, None
+    when more than half of its records are dead (`worthwhile`)."""
     started = time.monotonic()
     try:
-        report = _run(brain, settings, key_file)
+        report = _run(brain, settings, key_file, compact)
     except MaxmemError as exc:  # doctor sees it, as it sees a failed tick
         record_run(brain.db, JOB, False, str(exc), brain.clock)
         raise
@@ -387,7 +420,7 @@ def sync(brain: Brain, settings: FolderSettings, key_file: Path | None = None) -
     return report
 
 
-def _run(brain: Brain, settings: FolderSettings, key_file: Path | None) -> FolderReport:
+def _run(brain: Brain, settings: FolderSettings, key_file: Path | None, compact: bool | None) -> FolderReport:
     folder = check_folder(settings.folder)
     machine, notes = identify(brain.db, settings.machine_path)
     mine = own_folder(folder, machine)
@@ -402,8 +435,16 @@ def _run(brain: Brain, settings: FolderSettings, key_file: Path | None) -> Folde
     _check_keys(run, found)
     send(run)
     _merge_all(run, found)
+    _drop_vanished(run, found)
+    due = compact or (compact is None and worthwhile(run))
+    if due and run.embedder is None and settings.vectors and brain.embedder is not None:
+        due = False  # the new files would lose the vectors that travel
+        report.notes.append("compaction put off: the embedder cannot tell its vectors' dimension now")
+    if due:
+        report.compaction = compact_files(run)
+    elif run.forgotten:
+        _drop_forgotten(run)
     if run.forgotten:
-        _compact(run)
         brain.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the forgotten text leaves the WAL too
     return report
 
@@ -479,11 +520,13 @@ def _next_number(db: Database, mine: Path, machine: str) -> int:
     return max([int(db.scalar(LAST_NUMBER_SQL, (machine,))), *listed]) + 1
 
 
-def _write_own(run: Run, number: int, payload: changefiles.Payload, count: int) -> None:
+def _write_own(run: Run, number: int, payload: changefiles.Payload, count: int) -> int:
+    """Write and record file `number`; its size."""
     name = f"{number:08d}{changefiles.SUFFIX}"
     data = changefiles.seal(run.key, run.machine, number, payload)
     info = write_file(run.mine / name, data)
     _record(run, f"{run.machine}/{name}", run.machine, number, data, info, count, written=True)
+    return info.st_size
 
 
 def _record(run: Run, rel: str, machine: str, number: int, data: bytes, info: os.stat_result,
@@ -571,7 +614,7 @@ def _reseal(run: Run, found: list[Found], old_key: bytes) -> list[Found]:
     return scan(run.folder)[0]
 
 
-def _compact(run: Run) -> None:
+def _drop_forgotten(run: Run) -> None:
     """This machine's files rewritten without the records of memories forgotten in this
     run: the folder no longer holds their text either."""
     db = run.brain.db
@@ -598,6 +641,91 @@ def _compact(run: Run) -> None:
         run.report.compacted += 1
 
 
+def _drop_vanished(run: Run, found: Sequence[Found]) -> None:
+    """Other machines' files that left the folder (their compaction deleted them) leave
+    sync_files too, so that `sync status` counts what is there. One that comes back
+    is merged again: a no-op."""
+    present = {item.rel for item in found}
+    gone = [(path,) for path, in run.brain.db.execute(OTHERS_FILES_SQL, (run.machine,)) if path not in present]
+    if gone:
+        with run.brain.db.atomic():
+            run.brain.db.executemany(DROP_FILE_SQL, gone)
+
+
+def worthwhile(run: Run) -> bool:
+    """More than half of this machine's records in the folder are dead: superseded by
+    a later record of the same memory, of memories expired or forgotten here, or
+    older than a later write of another machine (the folder still holds the text that
+    write replaced)."""
+    db = run.brain.db
+    total = sum(row["records"] for row in db.rows(OWN_FILES_SQL, (run.machine,)))
+    if not total:
+        return False
+    last = last_compaction(db)
+    live, stale = ledger.carried_count(db, run.machine, last.clock if last else 0)
+    return 2 * (max(0, total - live) + stale) > total
+
+
+def compact_files(run: Run) -> Compaction | None:
+    """Replace this machine's files with new ones that hold what it carries now
+    (ledger.carried: the memories it wrote that are still here, as they are, and its
+    tombstones), then delete the old ones. None when it has no files to replace.
+
+    One transaction, so that a second run waits: the new files are written whole
+    (fsynced, renamed, the folder fsynced) and recorded, then the old ones are deleted.
+    Killed before the commit, the new files are unrecorded (the next run merges them,
+    a no-op) and some old ones may be gone (everything they held is in the new ones);
+    the next compaction finishes the work. At least one file is written, so that the
+    numbers go on from the highest."""
+    started = time.monotonic()
+    db = run.brain.db
+    with db.atomic():
+        _send_within(run)  # the ledger's stamps cover every write here before rows are read
+        old, vanished = _own_files(run)
+        if not old and not vanished:
+            return None
+        records = ledger.carried_records(db, ledger.carried(db, run.machine))
+        vectors = _own_vectors(run, [memory_id for _, memory_id in records if memory_id is not None])
+        sizes = []
+        for start in range(0, max(len(records), 1), FILE_RECORDS):
+            chunk = records[start:start + FILE_RECORDS]
+            payload = _payload([r for r, _ in chunk], [vectors.get(i) if i is not None else None for _, i in chunk],
+                               run.embedder)
+            sizes.append(_write_own(run, _next_number(db, run.mine, run.machine), payload, len(chunk)))
+        db.executemany(DROP_FILE_SQL, [(row["path"],) for row in [*old, *vanished]])
+        for row in old:
+            (run.folder / row["path"]).unlink(missing_ok=True)
+        done = Compaction(ledger.now_iso(run.brain), len(old), sum(row["size"] for row in old),
+                          sum(row["records"] for row in old), len(sizes), sum(sizes), len(records),
+                          round(time.monotonic() - started, 3), int(db.get_meta(ledger.CLOCK_KEY) or 0))
+        db.set_meta(COMPACTION_META, json.dumps(asdict(done)))
+    return done
+
+
+def _own_files(run: Run) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """This machine's recorded files: those in its subfolder as they were when this
+    brain wrote or applied them (a compaction replaces them), and those gone from the
+    folder. A file that changed since, or cannot be looked at, is left alone."""
+    old, vanished = [], []
+    for row in run.brain.db.rows(OWN_FILES_SQL, (run.machine,)):
+        path = run.folder / row["path"]
+        try:
+            info = path.stat()
+        except FileNotFoundError:
+            vanished.append(row)
+            continue
+        except OSError:
+            continue
+        if path.parent == run.mine and (info.st_size, info.st_mtime_ns) == (row["size"], row["mtime_ns"]):
+            old.append(row)
+    return old, vanished
+
+
+def last_compaction(db: Database) -> Compaction | None:
+    text = db.get_meta(COMPACTION_META)
+    return Compaction(**json.loads(text)) if text else None
+
+
 # -- status and doctor ----------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -610,6 +738,7 @@ class MachineStatus:
     last_file: int
     records: int
     last_at: str | None  # when this brain last wrote (its own) or applied (another's) one
+    compaction: Compaction | None = None  # this machine's last compaction
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": "folder", **asdict(self)}
@@ -620,8 +749,10 @@ def status(brain: Brain) -> list[MachineStatus]:
     if not db.table_exists("sync_files"):
         return []
     me = db.get_meta(MACHINE_META)
+    last = last_compaction(db)
     rows = [MachineStatus(row["machine"], row["machine"] == me, row["files"], row["last_file"],
-                          row["records"] or 0, row["last_at"]) for row in db.rows(MACHINES_SQL)]
+                          row["records"] or 0, row["last_at"], last if row["machine"] == me else None)
+            for row in db.rows(MACHINES_SQL)]
     if me and not any(row.this_machine for row in rows):
         rows.insert(0, MachineStatus(me, True, 0, 0, 0, None))  # synced, nothing of its own written yet
     return rows
@@ -637,4 +768,9 @@ def machines_text(rows: Iterable[MachineStatus]) -> list[str]:
             continue
         out.append(f"folder: {who} {row.machine}: last file #{row.last_file} ({row.files} file(s), "
                    f"{row.records} change(s)), last {verb} {row.last_at}")
+        if row.compaction is not None:
+            done = row.compaction
+            out.append(f"folder: last compaction {done.at}: {done.files_before} file(s), {done.bytes_before:,} bytes "
+                       f"({done.records_before} records) into {done.files_after}, {done.bytes_after:,} bytes "
+                       f"({done.records_after}), in {done.seconds:.2f} s")
     return out

@@ -1,20 +1,26 @@
 """What folder sync knows of each memory, and how changes from other machines merge.
 
 Every synced field of a memory carries the stamp (store/hlc.py) of its last write and
-a hash of its value, in `sync_memories`; a forgotten memory keeps only its tombstone.
-Two operations keep that ledger and brain.db together, each inside the caller's
-transaction:
+a hash of its value, in `sync_memories`; a forgotten memory keeps only its tombstone,
+a memory retention expired here only the stamp of its expiry. Two operations keep that
+ledger and brain.db together, each inside the caller's transaction:
 
 - `absorb` reads this machine's change log past its cursor and stamps the fields that
   changed here (a field whose value matches what the ledger holds was not written
   here: it came from another machine, or nothing changed). What it returns is what
   this machine must send: the latest state of each memory written here, and the
-  tombstones of the memories forgotten here. Expiry by retention stays local.
+  tombstones of the memories forgotten here. Expiry by retention stays local: each
+  machine expires its own copy by its own policy, and a record of what a memory was
+  when it expired here does not bring it back (a write made after the expiry does).
 - `merge` applies records from another machine: for each field, the write with the
   later stamp wins (ties by the value's hash, the same everywhere), through the same
   write path as any other write (records.py checks and redacts, rows.py writes rows,
   change log, neighbour windows and vectors). A tombstone wins over every write of its
   memory, earlier or later, and forgets it as `maxmem forget` does.
+
+`carried` says what this machine's own files must hold for the folder to give a
+joining machine this brain: the memories it wrote that are still here, as they are now,
+and its tombstones (sync/folder.py compacts its files to that).
 
 A record is the whole synced state of one memory with the stamp of each field, so
 records merge in any order, any number of times, to the same brain: the merge is a
@@ -69,7 +75,6 @@ INSERT INTO sync_memories (uid, stamps, hashes, forgotten) VALUES (?, ?, ?, ?)
 ON CONFLICT (uid) DO UPDATE SET stamps = excluded.stamps, hashes = excluded.hashes,
                                 forgotten = excluded.forgotten
 """
-DROP_SQL = "DELETE FROM sync_memories WHERE uid = ?"
 ANY_KNOWN_SQL = "SELECT 1 FROM sync_memories LIMIT 1"
 CHANGES_SQL = "SELECT seq, uid, op, at, data FROM changes WHERE seq > ? ORDER BY seq LIMIT ?"
 LAST_SEQ_SQL = "SELECT coalesce(max(seq), 0) FROM changes"
@@ -81,6 +86,24 @@ SELECT uid, max(at) AS at FROM changes
 WHERE op = 'delete' AND json_extract(data, '$.forgotten') AND uid NOT IN (SELECT uid FROM memories)
 GROUP BY uid
 """
+# And those retention expired: a record of what they were then does not bring them back.
+EXPIRED_SQL = """
+SELECT uid, max(at) AS at FROM changes
+WHERE op = 'delete' AND json_extract(data, '$.expired') AND uid NOT IN (SELECT uid FROM memories)
+GROUP BY uid
+"""
+# The memories here of which a machine made the last write of some field: its id ends
+# that field's stamp, right before '",' (stamps are saved as compact JSON, each field's
+# [stamp, the stamp it replaced]; a replaced stamp ends before '"]').
+CARRIED = """FROM sync_memories s JOIN memories m ON m.uid = s.uid
+WHERE s.hashes IS NOT NULL AND instr(s.stamps, ? || '",')"""
+CARRIED_SQL = f"SELECT s.uid, s.stamps {CARRIED} ORDER BY m.id"
+CARRIED_COUNT_SQL = f"""
+SELECT count(*), coalesce(sum(latest > ? AND substr(latest, 17) != ?), 0) FROM (
+    SELECT (SELECT max(json_extract(value, '$[0]')) FROM json_each(s.stamps)) AS latest {CARRIED})
+"""
+OWN_TOMBSTONES_SQL = "SELECT uid, forgotten FROM sync_memories WHERE substr(forgotten, 17) = ? ORDER BY uid"
+TOMBSTONE_COUNT_SQL = "SELECT count(*) FROM sync_memories WHERE substr(forgotten, 17) = ?"
 CONFLICT_SQL = "INSERT OR IGNORE INTO sync_conflicts (uid, field, kept, lost, at) VALUES (?, ?, ?, ?, ?)"
 
 
@@ -107,7 +130,7 @@ def hash_at(hashes: bytes, index: int) -> bytes:
 class Known:
     """The ledger's entry for one memory: each field's [stamp, the stamp it replaced]
     ("*" for the fields written together when it was made), its values' hashes; or the
-    stamp of its tombstone."""
+    stamp of its tombstone; or, expired here, the stamp of its expiry as "*" alone."""
 
     stamps: dict[str, list[str | None]]
     hashes: bytes | None
@@ -119,6 +142,10 @@ class Known:
 
     def latest(self) -> str:
         return max(str(pair[0]) for pair in self.stamps.values())
+
+    @property
+    def expired(self) -> bool:
+        return self.hashes is None and self.forgotten is None
 
 
 def stamp_in(stamps: Mapping[str, Any], name: str) -> tuple[str, str | None]:
@@ -133,11 +160,9 @@ def load(db: Database, uids: Sequence[str]) -> dict[str, Known]:
     return found
 
 
-def save(db: Database, known: Mapping[str, Known | None]) -> None:
-    """Write the entries; None drops one (a memory expired here)."""
+def save(db: Database, known: Mapping[str, Known]) -> None:
     db.executemany(SAVE_SQL, [(uid, json.dumps(k.stamps, separators=(",", ":")), k.hashes, k.forgotten)
-                              for uid, k in known.items() if k is not None])
-    db.executemany(DROP_SQL, [(uid,) for uid, k in known.items() if k is None])
+                              for uid, k in known.items()])
 
 
 # -- this machine's writes ------------------------------------------------------------
@@ -163,7 +188,7 @@ def absorb(db: Database, machine: str) -> Outgoing:
         cursor = _seed(db, machine, clock, out)
     while batch := db.rows(CHANGES_SQL, (cursor, BATCH)):
         known = load(db, list({row["uid"] for row in batch}))
-        touched: dict[str, Known | None] = {}
+        touched: dict[str, Known] = {}
         for row in batch:
             _absorb_entry(row, known, touched, clock, machine, out)
         save(db, touched)
@@ -173,7 +198,7 @@ def absorb(db: Database, machine: str) -> Outgoing:
     return out
 
 
-def _absorb_entry(row: Mapping[str, Any], known: dict[str, Known], touched: dict[str, Known | None],
+def _absorb_entry(row: Mapping[str, Any], known: dict[str, Known], touched: dict[str, Known],
                   clock: Clock, machine: str, out: Outgoing) -> None:
     uid = row["uid"]
     data = json.loads(row["data"]) if row["data"] else None
@@ -186,7 +211,7 @@ def _absorb_entry(row: Mapping[str, Any], known: dict[str, Known], touched: dict
                 touched[uid] = Known({}, None, tomb)
                 out.tombstones[uid] = tomb
         else:  # expired: each machine's retention expires its own copy (and archives it)
-            touched[uid] = None
+            touched[uid] = Known({"*": [stamp(clock.tick(wall_ms(row["at"])), machine), None]}, None)
         return
     if not isinstance(data, dict) or (entry is not None and entry.forgotten):
         return  # a snapshot erased by a later forget; or a forgotten memory written again here
@@ -212,7 +237,7 @@ def _seed(db: Database, machine: str, clock: Clock, out: Outgoing) -> int:
     last_seq = int(db.scalar(LAST_SEQ_SQL))
     last = 0
     while rows := db.rows(MEMORIES_SQL, (last,)):
-        known: dict[str, Known | None] = {}
+        known: dict[str, Known] = {}
         for row in rows:
             data = Memory.from_row(row).to_dict()
             made = from_wall(wall_ms(data["updated_at"]))
@@ -222,12 +247,16 @@ def _seed(db: Database, machine: str, clock: Clock, out: Outgoing) -> int:
             out.upserts[data["uid"]] = (data, entry)
         save(db, known)
         last = rows[-1]["id"]
-    tombs: dict[str, Known | None] = {}
+    tombs: dict[str, Known] = {}
     for row in db.rows(FORGOTTEN_SQL):
         made = from_wall(wall_ms(row["at"]))
         clock.see(made)
         tombs[row["uid"]] = Known({}, None, stamp(made, machine))
         out.tombstones[row["uid"]] = stamp(made, machine)
+    for row in db.rows(EXPIRED_SQL):
+        made = from_wall(wall_ms(row["at"]))
+        clock.see(made)
+        tombs[row["uid"]] = Known({"*": [stamp(made, machine), None]}, None)
     save(db, tombs)
     return last_seq
 
@@ -241,6 +270,46 @@ def tombstone_of(uid: str, tomb: str) -> dict[str, Any]:
     return {"u": uid, "x": tomb}
 
 
+@dataclass
+class Carried:
+    """What this machine's own files must hold: the memories here of which it made the
+    last write of some field (by uid, in memory order, with their stamps), and the
+    tombstones of the memories forgotten here. A memory other machines have since
+    changed in every field this one wrote is theirs to carry; one forgotten or expired
+    here is nobody's to carry from here."""
+
+    stamps: dict[str, dict[str, list[str | None]]] = field(default_factory=dict)
+    tombstones: dict[str, str] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.stamps) + len(self.tombstones)
+
+
+def carried(db: Database, machine: str) -> Carried:
+    stamps = {uid: json.loads(text) for uid, text in db.execute(CARRIED_SQL, (machine,))}
+    return Carried(stamps, {uid: tomb for uid, tomb in db.execute(OWN_TOMBSTONES_SQL, (machine,))})
+
+
+def carried_count(db: Database, machine: str, since: int) -> tuple[int, int]:
+    """How many records `carried` gives, and how many of its memories another machine
+    wrote after this machine's clock was `since` (this machine's files, written before,
+    hold them as they were)."""
+    [(memories, stale)] = db.execute(CARRIED_COUNT_SQL, (stamp(since, "f" * 16), machine, machine))
+    return int(memories) + int(db.scalar(TOMBSTONE_COUNT_SQL, (machine,))), int(stale)
+
+
+def carried_records(db: Database, live: Carried) -> list[tuple[dict[str, Any], int | None]]:
+    """The records of what `live` holds, as brain.db has it now (each row's values under
+    the ledger's stamps: absorb first), each with its memory's id; then the tombstones."""
+    rows = sorted(db.rows_in(BY_UID_SQL, list(live.stamps)), key=lambda row: row["id"])
+    out: list[tuple[dict[str, Any], int | None]] = []
+    for row in rows:
+        data = Memory.from_row(row).to_dict()
+        out.append((record_of(data, Known(live.stamps[data["uid"]], None)), data["id"]))
+    out += [(tombstone_of(uid, tomb), None) for uid, tomb in live.tombstones.items()]
+    return out
+
+
 # -- other machines' writes -----------------------------------------------------------
 
 @dataclass
@@ -252,7 +321,7 @@ class Merged:
     unchanged: int = 0
     forgotten: list[str] = field(default_factory=list)  # uids forgotten here now
     tombstones: list[str] = field(default_factory=list)  # every uid the records forget
-    ignored: int = 0  # writes of a forgotten memory
+    ignored: int = 0  # writes of a forgotten memory, or of one expired here after them
     rejected: list[str] = field(default_factory=list)  # records this maxmem cannot store, why
     conflicts: int = 0
     vectors: int = 0  # memories given the sender's vector (no embedding needed here)
@@ -275,7 +344,7 @@ def merge(brain: Brain, incoming: Sequence[Incoming], now: str) -> Merged:
     known = load(db, uids)
     current = {row["uid"]: Memory.from_row(row) for row in db.rows_in(BY_UID_SQL, uids)}
     clock = Clock(int(db.get_meta(CLOCK_KEY) or 0))
-    touched: dict[str, Known | None] = {}
+    touched: dict[str, Known] = {}
     new = New()
     doomed: dict[str, Memory] = {}
     for item in incoming:
@@ -343,7 +412,7 @@ def _see(clock: Clock, record: Mapping[str, Any]) -> None:
 
 
 def _tombstone(uid: str, tomb: str, known: dict[str, Known], current: dict[str, Memory],
-               doomed: dict[str, Memory], touched: dict[str, Known | None], result: Merged) -> None:
+               doomed: dict[str, Memory], touched: dict[str, Known], result: Merged) -> None:
     result.tombstones.append(uid)
     entry = known.get(uid)
     if entry is not None and entry.forgotten is not None and entry.forgotten <= tomb:
@@ -354,7 +423,7 @@ def _tombstone(uid: str, tomb: str, known: dict[str, Known], current: dict[str, 
 
 
 def _upsert(brain: Brain, item: Incoming, known: dict[str, Known], current: dict[str, Memory],
-            touched: dict[str, Known | None], new: New, result: Merged, now: str) -> None:
+            touched: dict[str, Known], new: New, result: Merged, now: str) -> None:
     record = item.record
     uid, values, stamps = str(record["u"]), record["f"], record["s"]
     entry = known.get(uid)
@@ -362,6 +431,10 @@ def _upsert(brain: Brain, item: Incoming, known: dict[str, Known], current: dict
         result.ignored += 1
         return
     memory = current.get(uid)
+    if memory is None and entry is not None and entry.expired and \
+            max(str(pair[0]) for pair in stamps.values()) <= entry.latest():
+        result.ignored += 1  # what it was when it expired here (a file sent again, or compacted)
+        return
     if memory is None:
         record = _new(brain, uid, values, item.vector, now, new, result)
         hashes = field_hashes(record) if any(record[f] != values.get(f) for f in SYNCED) else field_hashes(values)

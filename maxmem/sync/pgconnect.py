@@ -14,13 +14,12 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from ..config import Config
 from ..errors import ConfigError, MaxmemError, MissingDependency
+from ..settings import PostgresSettings
 
 if TYPE_CHECKING:  # pragma: no cover
     import psycopg
 
-DEFAULT_BATCH_SIZE = 500
-DEFAULT_INDEX_MEMORY = "512MB"  # maintenance_work_mem while the HNSW index is built
-_MEMORY = re.compile(r"^\d+\s*(kB|MB|GB)$")
+DEFAULT_INDEX_MEMORY = PostgresSettings.index_memory  # maintenance_work_mem while the HNSW index is built
 # Connection defaults unless the DSN says otherwise: fail fast when the server is
 # down, and notice a dead peer (network cut) within about a minute.
 CONNECT_DEFAULTS = {
@@ -71,43 +70,35 @@ def target_name(dsn: str) -> str:
     return f"{fields.get('user', '')}@{host}/{fields.get('dbname', '')}"
 
 
-def resolve_dsn(dsn: str | None, env_dsn: str | None, config: Config) -> str:
-    """--dsn, else MAXMEM_PG_DSN, else `dsn` under [sync.postgres] in the config file."""
-    chosen = dsn or env_dsn or config.section("sync.postgres").get("dsn")
+def resolve_dsn(dsn: str | None, config: Config) -> str:
+    """--dsn, else the config's: MAXMEM_PG_DSN, else `dsn` under [sync.postgres] (load_config
+    reads both)."""
+    chosen = dsn or config.sync_postgres.dsn
     if not chosen:
         where = config.config_path or "the config file"
         raise ConfigError(
             f"no PostgreSQL DSN: pass --dsn, set MAXMEM_PG_DSN, or set dsn under [sync.postgres] in {where}"
         )
-    if not isinstance(chosen, str):
-        raise ConfigError("[sync.postgres] dsn must be a libpq connection string")
     return chosen
 
 
 def index_memory_from(config: Config) -> str:
     """[sync.postgres] index_memory: maintenance_work_mem for building the HNSW index."""
-    value = str(config.section("sync.postgres").get("index_memory", DEFAULT_INDEX_MEMORY)).strip()
-    if not _MEMORY.match(value):
-        raise ConfigError(f"[sync.postgres] index_memory must look like 512MB or 2GB, not {value!r}")
-    return value
+    return config.sync_postgres.index_memory
 
 
 def agent_label(config: Config, agent: str | None = None) -> str:
     """This brain's agent name in the shared database: --agent, [sync.postgres] agent,
     the configured agent, else the host name."""
-    label = agent or config.section("sync.postgres").get("agent") or config.agent or socket.gethostname()
-    return str(label)
+    return agent or config.sync_postgres.agent or config.agent or socket.gethostname()
 
 
 def batch_size_from(config: Config, batch_size: int | None = None) -> int:
-    value = batch_size or config.section("sync.postgres").get("batch_size") or DEFAULT_BATCH_SIZE
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"[sync.postgres] batch_size must be a whole number, not {value!r}") from None
-    if not 1 <= number <= 100_000:
-        raise ConfigError("[sync.postgres] batch_size must be from 1 to 100000")
-    return number
+    """--batch-size, else [sync.postgres] batch_size."""
+    value = batch_size or config.sync_postgres.batch_size
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 100_000:
+        raise ConfigError(f"batch_size must be a whole number from 1 to 100000, not {value!r}")
+    return value
 
 
 

@@ -9,10 +9,10 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..clock import iso, parse_since, parse_time
-from ..errors import ConfigError, InvalidInput
+from ..errors import InvalidInput
 from ..memory import Memory
 from .detect import Detection, detect_triggers
-from .rules import IMPORTANCE, TRIGGERS, USER, Rules, load_rules
+from .rules import TRIGGERS, USER, Rules, load_rules
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..brain import Brain, Remembered
@@ -25,17 +25,7 @@ def check_trigger(trigger: Any) -> str:
 
 
 def _importance(brain: Brain, importance: float | None) -> float:
-    if importance is not None:
-        return importance
-    section = brain.config.section("triggers")
-    value = section.get("importance", IMPORTANCE)
-    try:
-        value = float(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"[triggers] importance = {value!r} must be a number from 0 to 1") from None
-    if not 0 <= value <= 1:
-        raise ConfigError(f"[triggers] importance = {value!r} must be a number from 0 to 1")
-    return value
+    return importance if importance is not None else brain.config.triggers.importance
 
 
 def commit(
@@ -113,9 +103,9 @@ def commit_new_turns(brain: Brain, turns: Iterable[Any]) -> dict[str, Any]:
     `[triggers] capture = false` turns it off. Call it after the turns' transaction
     (commit embeds, and an API call must not hold the write lock).
     """
-    if not brain.config.section("triggers").get("capture", True):
+    if not brain.config.triggers.capture:
         return {"detections": 0, "added": 0, "updated": 0, "unchanged": 0, "memories": []}
-    detections = detect_triggers(turns, rules=load_rules(brain.config.section("triggers")))
+    detections = detect_triggers(turns, rules=load_rules(brain.config.triggers))
     return {"detections": len(detections), **commit_detections(brain, detections)}
 
 
@@ -153,7 +143,7 @@ LIMIT ?
 def sweep(brain: Brain, since: Any = "1d", rules: Rules | None = None, batch: int = 200) -> dict[str, Any]:
     """Scan conversation memories created since `since` ("1d", "12h", or a time) and
     commit the triggers found in them. Running it twice adds nothing new."""
-    rules = rules or load_rules(brain.config.section("triggers"))
+    rules = rules or load_rules(brain.config.triggers)
     start = parse_since(since, brain.clock.now())
     scanned, found = 0, 0
     totals = {"added": 0, "updated": 0, "unchanged": 0}

@@ -1,30 +1,22 @@
 """The triggers' rules: the patterns each trigger fires on, the excludes that overrule
-them, and `load_rules`, which extends or replaces them from the `[triggers]` config."""
+them, and `load_rules`, which extends or replaces them from the config's `[triggers]`."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
 
-from ..errors import ConfigError
+from ..settings import SPEAKING_ROLES, TRIGGERS, TriggerSettings, TriggerTable
 from .prefilter import ASCII_FOLD, needed_literals
-
-TRIGGERS = ("decision", "milestone", "preference", "failure", "lesson", "remember")
 
 # When one sentence fires several triggers, the first in this order wins: an explicit
 # "remember" request beats everything, and preference patterns are the most generic.
 PRIORITY = ("remember", "failure", "lesson", "decision", "milestone", "preference")
 
-USER, ASSISTANT = "user", "assistant"
-SPEAKING_ROLES = (USER, ASSISTANT)
-
-MIN_WORDS = 3
-MAX_WORDS = 80
-# Trigger memories are what must not be lost: they rank high in the boot context.
-IMPORTANCE = 0.9
+USER, ASSISTANT = SPEAKING_ROLES
+DEFAULTS = TriggerSettings()
 
 # --- patterns --------------------------------------------------------------------
 # Written for re.IGNORECASE against a "masked" sentence: code and quoted text are
@@ -194,7 +186,7 @@ class Rule:
 
 @dataclass(frozen=True)
 class Rules:
-    """The compiled rules detection runs with; build them with `load_rules(config)`.
+    """The compiled rules detection runs with; build them with `load_rules(config.triggers)`.
 
     `prefilter=False` tries every rule on every sentence: the slow reference the
     prefilter is tested against, with the same results.
@@ -204,8 +196,8 @@ class Rules:
     excludes: Mapping[str, tuple[re.Pattern[str], ...]]
     guards: tuple[re.Pattern[str], ...] = ()
     enabled: tuple[str, ...] = TRIGGERS
-    min_words: int = MIN_WORDS
-    max_words: int = MAX_WORDS
+    min_words: int = DEFAULTS.min_words
+    max_words: int = DEFAULTS.max_words
     prefilter: bool = True
 
     @cached_property
@@ -236,23 +228,13 @@ class Rules:
         return [rule for rule, needs in self._by_role[role] if needs is None or not needs.isdisjoint(present)]
 
 
-def _compile(pattern: str, where: str) -> re.Pattern[str]:
-    try:
-        return re.compile(pattern, re.IGNORECASE)
-    except (re.error, TypeError) as exc:
-        raise ConfigError(f"{where}: invalid regular expression {pattern!r} ({exc})") from None
+def _compile(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
 
 
-def _string_list(value: Any, where: str) -> list[str]:
-    if isinstance(value, str) or not isinstance(value, Sequence):
-        raise ConfigError(f"{where} must be a list of strings")
-    if not all(isinstance(item, str) for item in value):
-        raise ConfigError(f"{where} must be a list of strings")
-    return list(value)
-
-
-def load_rules(section: Mapping[str, Any] | None = None) -> Rules:
-    """Default rules, extended or replaced by the config's `[triggers]` section (its table).
+def load_rules(settings: TriggerSettings | None = None) -> Rules:
+    """The built-in rules, extended or replaced by the config's `[triggers]` (its patterns
+    were checked when the config was read).
 
     ```toml
     [triggers]
@@ -265,49 +247,20 @@ def load_rules(section: Mapping[str, Any] | None = None) -> Rules:
     roles = ["user"]                      # who may say them (user, assistant)
     ```
     """
-    section = {} if section is None else section
-    if not isinstance(section, Mapping):
-        raise ConfigError("[triggers] must be a table")
-    known = {"enabled", "guards", "min_words", "max_words", "importance", "capture", *TRIGGERS}
-    for key in section:
-        if key not in known:
-            raise ConfigError(f"[triggers]: unknown setting {key!r} (known: {', '.join(sorted(known))})")
-    enabled = tuple(_string_list(section.get("enabled", list(TRIGGERS)), "[triggers] enabled"))
-    for name in enabled:
-        if name not in TRIGGERS:
-            raise ConfigError(f"[triggers] enabled: unknown trigger {name!r} (use {', '.join(TRIGGERS)})")
-    guards = tuple(_compile(p, "[triggers] guards") for p in _string_list(section.get("guards", []), "[triggers] guards"))
-    try:
-        min_words = int(section.get("min_words", MIN_WORDS))
-        max_words = int(section.get("max_words", MAX_WORDS))
-    except (TypeError, ValueError):
-        raise ConfigError("[triggers] min_words and max_words must be integers") from None
-
+    settings = settings or DEFAULTS
     patterns: list[Rule] = []
     excludes: dict[str, tuple[re.Pattern[str], ...]] = {}
     for trigger in TRIGGERS:
-        own = section.get(trigger, {})
-        where = f"[triggers.{trigger}]"
-        if not isinstance(own, Mapping):
-            raise ConfigError(f"{where} must be a table")
-        for key in own:
-            if key not in ("patterns", "exclude", "replace", "roles"):
-                raise ConfigError(f"{where}: unknown setting {key!r} (known: patterns, exclude, replace, roles)")
-        roles_override = None
-        if "roles" in own:
-            roles_override = tuple(_string_list(own["roles"], f"{where} roles"))
-            for role in roles_override:
-                if role not in SPEAKING_ROLES:
-                    raise ConfigError(f"{where} roles: {role!r} is not one of user, assistant")
-        if not own.get("replace", False):
+        own = settings.own.get(trigger) or TriggerTable()
+        if not own.replace:
             for name, pattern, roles in DEFAULT_PATTERNS[trigger]:
-                patterns.append(Rule(trigger, name, re.compile(pattern, re.IGNORECASE), roles_override or roles))
-        for i, pattern in enumerate(_string_list(own.get("patterns", []), f"{where} patterns")):
-            patterns.append(Rule(trigger, f"config-{i + 1}", _compile(pattern, f"{where} patterns"), roles_override or SPEAKING_ROLES))
-        extra = [_compile(p, f"{where} exclude") for p in _string_list(own.get("exclude", []), f"{where} exclude")]
-        defaults = [] if own.get("replace", False) else [re.compile(p, re.IGNORECASE) for p in DEFAULT_EXCLUDES[trigger]]
-        excludes[trigger] = tuple(defaults + extra)
-    return Rules(tuple(patterns), excludes, guards, enabled, min_words, max_words)
+                patterns.append(Rule(trigger, name, _compile(pattern), own.roles or roles))
+        for i, pattern in enumerate(own.patterns):
+            patterns.append(Rule(trigger, f"config-{i + 1}", _compile(pattern), own.roles or SPEAKING_ROLES))
+        defaults = [] if own.replace else [_compile(p) for p in DEFAULT_EXCLUDES[trigger]]
+        excludes[trigger] = tuple(defaults + [_compile(p) for p in own.exclude])
+    return Rules(tuple(patterns), excludes, tuple(_compile(p) for p in settings.guards), settings.enabled,
+                 settings.min_words, settings.max_words)
 
 
 _DEFAULT_RULES: Rules | None = None
