@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from maxmem import Brain, FixedClock  # noqa: E402
-from maxmem.briefing import build_brief  # noqa: E402
+from maxmem.brief import build_brief  # noqa: E402
 from maxmem.compaction import save_context  # noqa: E402
 from maxmem.markdown.export import export_markdown  # noqa: E402
 from maxmem.markdown.merge import import_markdown  # noqa: E402
@@ -50,7 +50,7 @@ def seed(brain: Brain, clock: FixedClock, n: int) -> None:
             "session_id": f"s{rng.randrange(200)}" if category == "conversation" else None,
             "tags": [rng.choice(WORDS)],
         })
-    brain.remember_many(items)
+    brain.remember_many(items, near=False)
 
 
 def timed(fn, repeat: int) -> float:
@@ -76,7 +76,7 @@ def main() -> None:
             seed_ms = (time.perf_counter() - t) * 1000
             print(f"brain: {args.n} memories, keyword-only; seeded in {seed_ms:.0f} ms")
 
-            ms = timed(lambda: build_brief(brain, session="s7", budget_tokens=2000), args.repeat)
+            ms = timed(lambda: build_brief(brain, session_id="s7", budget_tokens=2000), args.repeat)
             print(f"context brief (2000 tokens, session s7)      {ms:8.1f} ms")
             q1 = interpret("high-importance unresolved projects from last week", clock)
             ms = timed(lambda: answer(brain, q1), args.repeat)
@@ -88,7 +88,7 @@ def main() -> None:
                                          clock), 50)
             print(f"interpret one question (no DB)              {ms:8.3f} ms")
 
-            doc = {"session_key": "bench", "agent": "bench", "exchanges": [
+            doc = {"session_id": "bench", "agent": "bench", "exchanges": [
                 {"user_message": f"question {i} about " + " ".join(random.sample(WORDS, 6)),
                  "assistant_response": "answer " + " ".join(random.choices(WORDS, k=30)),
                  "timestamp": (clock.now() - timedelta(minutes=200 - i)).isoformat(),

@@ -36,7 +36,7 @@ def seed(db: Path, n: int) -> None:
     with Brain.open(db, embedder=HashEmbedder()) as brain:
         for start in range(0, n, 500):
             brain.remember_many([{"content": f"seed memory {i} about kilo lima mike {i % 13}",
-                                  "category": "core"} for i in range(start, min(n, start + 500))])
+                                  "category": "core"} for i in range(start, min(n, start + 500))], near=False)
 
 
 def run(roles: list[str], seconds: float, seed_memories: int) -> dict[str, list[dict]]:

@@ -5,7 +5,10 @@ Everything is measured side by side in one run, so the ratios hold on a noisy ma
 
 - ingest: `Brain.remember_many` (memories/s) next to a raw apsw insert of the same rows
   into the same schema (memories + FTS5 triggers + vec0) in one transaction; the two
-  alternate (--ingest-repeats, default 2) and the best run of each is kept;
+  alternate (--ingest-repeats, default 2) and the best run of each is kept. The rows are
+  a corpus of distinct notes, loaded with `near=False` as a bulk load of one is: the
+  near-duplicate check compares a batch with every stored memory of its category, a
+  cost that grows with the brain, measured apart by bench/dedup_cost.py;
 - search: hybrid `Brain.search` p50/p95 next to the floor for the same query: exact KNN
   by numpy over the same float32 matrix held in RAM, plus one FTS5 bm25 query (search
   ranks by the cosine around the vectors' mean; exact KNN by it costs the same one
@@ -220,7 +223,7 @@ def run_size(n: int, dim: int, queries: list[str], qvecs: np.ndarray, rows: list
         start = time.perf_counter()
         with Brain.open(path, embedder=embedder) as brain:
             for s in range(0, n, 10000):
-                brain.remember_many([{"content": t} for t in rows[s:s + 10000]])
+                brain.remember_many([{"content": t} for t in rows[s:s + 10000]], near=False)
         ingest_seconds = min(ingest_seconds, time.perf_counter() - start)
     result = {"n": n, "dim": dim, "ingest_per_s": n / ingest_seconds, "raw_per_s": n / raw_seconds}
     with Brain.open(path, embedder=embedder) as brain:
@@ -324,7 +327,7 @@ def recall_check(count: int, tmp: Path, locomo_path: Path | None = None) -> dict
     embedder = Precomputed(table, asked, docs.shape[1])
     path = tmp / "recall.db"
     with Brain.open(path, embedder=embedder) as brain:
-        brain.remember_many(items)
+        brain.remember_many(items, near=False)
         # the vectors as stored (a conversation turn's is blended with its neighbours')
         stored = list(brain.db.execute("SELECT rowid, embedding FROM memories_vec ORDER BY rowid"))
         ids = np.array([row[0] for row in stored])

@@ -58,7 +58,7 @@ def build(path: Path, rows: list[str], embedder: Precomputed, config: Config) ->
     start, cpu = time.perf_counter(), time.process_time()
     with Brain.open(path, embedder=embedder, config=config) as brain:
         for s in range(0, len(rows), BATCH):
-            brain.remember_many([{"content": t} for t in rows[s:s + BATCH]])
+            brain.remember_many([{"content": t} for t in rows[s:s + BATCH]], near=False)
     return time.perf_counter() - start, time.process_time() - cpu
 
 

@@ -54,7 +54,7 @@ def one_side(path: Path, secure: bool, batch: list[dict], seed: int) -> dict[str
             brain.db.execute("PRAGMA secure_delete=OFF")
         started = time.perf_counter()
         for start in range(0, len(batch), 1000):
-            brain.remember_many(batch[start:start + 1000])
+            brain.remember_many(batch[start:start + 1000], near=False)
         times["ingest"] = time.perf_counter() - started
         notes = [m.id for m in brain.list(category="daily", limit=len(batch))]
         half = min(300, len(notes) // 2)

@@ -91,8 +91,8 @@ def build(path: Path, size: int, real: LocalEmbedder) -> list[str]:
     filler = texts(size - len(notes))
     vectors = e5_like(len(filler), real.dim)
     with Brain.open(path, embedder=Mixed(real, dict(zip(filler, vectors)))) as brain:
-        brain.remember_many([{"content": t} for t in filler])
-        brain.remember_many([{"content": note, "category": "core"} for note, _ in notes])
+        brain.remember_many([{"content": t} for t in filler], near=False)
+        brain.remember_many([{"content": note, "category": "core"} for note, _ in notes], near=False)
     return [prompt for _, prompt in notes]
 
 
@@ -132,7 +132,7 @@ def run_size(size: int, prompts_wanted: int, tmp: Path, real: LocalEmbedder) -> 
     prompts = build(db, size, real)[:prompts_wanted]
     warm_home, cold_home = tmp / f"warm-{size}", tmp / f"cold-{size}"
     warm_env, cold_env = home_with(warm_home, 30), home_with(cold_home, 0)
-    hook = [str(MAXMEM), "--db", str(db), "hook", "user-prompt", "--harness", "claude"]
+    hook = [str(MAXMEM), "--db", str(db), "hook", "user-prompt", "--harness", "claude-code"]
     timed(hook, json.dumps({"session_id": "start", "prompt": prompts[0]}), warm_env)  # starts the server
     wait_for_server(warm_env, db)
     times: dict[str, list[float]] = {"floor": [], "warm": [], "cold": []}

@@ -326,7 +326,7 @@ def run(conversations: Sequence[locomo.Conversation], unanswerable: dict[str, li
     for conv in conversations:
         path = workdir / f"{conv.sample_id}.db"
         with Brain.open(path, embedder=embedder) as brain:
-            brain.remember_many(conv.items)
+            brain.remember_many(conv.items, near=False)
             out += [ask(brain, conv.sample_id, p, settings)
                     for p in prompts(conv, unanswerable.get(conv.sample_id, []), coding)]
         path.unlink(missing_ok=True)

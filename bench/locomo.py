@@ -255,7 +255,7 @@ def run(conversations: Sequence[Conversation], modes: Sequence[str], embedder: E
         path = workdir / f"{conv.sample_id}.db"
         started = time.perf_counter()
         with Brain.open(path, embedder=embedder) as brain:
-            brain.remember_many(conv.items)
+            brain.remember_many(conv.items, near=False)
             build_seconds += time.perf_counter() - started
             for mode in modes:
                 started = time.perf_counter()

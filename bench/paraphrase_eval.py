@@ -222,7 +222,7 @@ def run(pairs: Sequence[Pair], unrelated: Sequence[str], sizes: Sequence[int], e
         path = workdir / f"b{n}.db"
         with Brain.open(path, embedder=embedder) as brain:
             brain.remember_many([{"content": p.memory, "category": "daily"} for p in plan.pairs]
-                                + [{"content": f, "category": "daily"} for f in plan.filler])
+                                + [{"content": f, "category": "daily"} for f in plan.filler], near=False)
             for p in plan.pairs:
                 out.append(ask(brain, Asked(p.id, plan.size, "paraphrase", held_out(p.id)), p.question, p.memory))
             if plan.size not in asked_unrelated:  # once per size: in its first brain

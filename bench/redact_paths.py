@@ -109,7 +109,7 @@ def _markdown(brain: Brain, texts: list[str], folder: Path) -> None:
 
 
 def _save_context(brain: Brain, texts: list[str], _: Path) -> None:
-    save_context(brain, {"session_key": "agent:main:bench", "exchanges": [
+    save_context(brain, {"session_id": "agent:main:bench", "exchanges": [
         {"user_message": t, "assistant_response": "ok", "timestamp": f"2026-11-29T10:{n // 60:02d}:{n % 60:02d}Z",
          "tool_calls": [{"name": "bash", "params": {"command": t}, "result": t}]} for n, t in enumerate(texts)]})
 

@@ -160,7 +160,7 @@ def run(conversations: Sequence[locomo.Conversation], unanswerable: dict[str, li
     for conv in conversations:
         path = workdir / f"{conv.sample_id}.db"
         with Brain.open(path, embedder=embedder) as brain:
-            brain.remember_many(conv.items)
+            brain.remember_many(conv.items, near=False)
             out += [ask(brain, q, timing) for q in questions(conv, unanswerable.get(conv.sample_id, []))]
         path.unlink(missing_ok=True)
     for half in (True, False):
@@ -169,7 +169,7 @@ def run(conversations: Sequence[locomo.Conversation], unanswerable: dict[str, li
             continue
         path = workdir / f"shared-{half}.db"
         with Brain.open(path, embedder=embedder) as brain:
-            brain.remember_many([item for c in convs for item in shared(c)])
+            brain.remember_many([item for c in convs for item in shared(c)], near=False)
             for conv in convs:
                 for q in questions(conv, unanswerable.get(conv.sample_id, [])):
                     q.brain, q.gold = "shared", [f"{conv.sample_id}/{g}" for g in q.gold]
@@ -178,7 +178,7 @@ def run(conversations: Sequence[locomo.Conversation], unanswerable: dict[str, li
     if crowded and len(conversations) > 1:
         path = workdir / "crowded.db"
         with Brain.open(path, embedder=embedder) as brain:
-            brain.remember_many([item for c in conversations for item in shared(c)])
+            brain.remember_many([item for c in conversations for item in shared(c)], near=False)
             for conv in conversations:
                 if conv.sample_id not in calibration:
                     for q in questions(conv, unanswerable.get(conv.sample_id, [])):

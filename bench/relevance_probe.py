@@ -90,14 +90,14 @@ def run(probe: Probe, embedder: Embedder, workdir: Path) -> list[Asked]:
     groups = [probe.pairs[i:i + TINY] for i in range(0, len(probe.pairs), TINY)]
     for n, group in enumerate(groups):
         with Brain.open(workdir / f"tiny-{n}.db", embedder=embedder) as brain:
-            brain.remember_many([item(memory) for memory, _ in group])
+            brain.remember_many([item(memory) for memory, _ in group], near=False)
             for memory, queries in group:
                 for query in queries:
                     asked += ask(brain, "tiny", query, "paraphrase", memory)
             for query in probe.unrelated:
                 asked += ask(brain, "tiny", query, "unrelated", None)
     with Brain.open(workdir / "medium.db", embedder=embedder) as brain:
-        brain.remember_many([item(memory) for memory, _ in probe.pairs] + [item(f) for f in probe.filler])
+        brain.remember_many([item(memory) for memory, _ in probe.pairs] + [item(f) for f in probe.filler], near=False)
         for memory, queries in probe.pairs:
             for query in queries:
                 asked += ask(brain, "medium", query, "paraphrase", memory)

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""PostgreSQL sync benchmark: full export of N memories, incremental runs, shared search.
+"""PostgreSQL sync benchmark: full push of N memories, incremental runs, shared search.
 
 Side by side in one run, against a real PostgreSQL 16 + pgvector (started from the
 pgserver wheel, as the tests do, or --dsn):
 
-- full export of N memories (default 100k, 384-d): `maxmem sync postgres` memories/s,
+- full push of N memories (default 100k, 384-d): `maxmem sync postgres` memories/s,
   with the HNSW build at the end shown apart; next to the floor: the server copying
   the same rows from one table into an identical one (same GIN + generated tsvector,
   HNSW built after), i.e. the cost with no Python, no SQLite and no network;
@@ -38,7 +38,7 @@ from core_bench import QUESTIONS, Precomputed, e5_like, texts  # noqa: E402
 from maxmem import Brain, Config  # noqa: E402
 from maxmem.sync import pgsearch  # noqa: E402
 from maxmem.sync.pgconnect import DEFAULT_INDEX_MEMORY  # noqa: E402
-from maxmem.sync.pgexport import export  # noqa: E402
+from maxmem.sync.pgpush import push  # noqa: E402
 
 FLOOR_SQL = """
 DROP TABLE IF EXISTS public.floor_copy;
@@ -57,7 +57,7 @@ def server(dsn: str | None):
 
 
 def floor_seconds(dsn: str) -> tuple[float, float]:
-    """Server-side copy of the exported rows into an identical table, then its HNSW index."""
+    """Server-side copy of the pushed rows into an identical table, then its HNSW index."""
     import psycopg
 
     with psycopg.connect(dsn, autocommit=True) as conn:
@@ -69,7 +69,7 @@ def floor_seconds(dsn: str) -> tuple[float, float]:
         start = time.perf_counter()
         conn.execute(f"INSERT INTO public.floor_copy ({names}) SELECT {names} FROM maxmem.memories")
         load = time.perf_counter() - start
-        conn.execute(f"SET maintenance_work_mem = '{DEFAULT_INDEX_MEMORY}'")  # as the exporter does
+        conn.execute(f"SET maintenance_work_mem = '{DEFAULT_INDEX_MEMORY}'")  # as the push does
         start = time.perf_counter()
         conn.execute("CREATE INDEX ON public.floor_copy USING hnsw (embedding vector_cosine_ops)")
         index = time.perf_counter() - start
@@ -79,7 +79,7 @@ def floor_seconds(dsn: str) -> tuple[float, float]:
 
 def changes(brain: Brain, new_texts: list[str], round_: int) -> None:
     ids = [r[0] for r in brain.db.execute("SELECT id FROM memories ORDER BY random() LIMIT 60")]
-    brain.remember_many([{"content": t} for t in new_texts[40 * round_:40 * round_ + 40]])
+    brain.remember_many([{"content": t} for t in new_texts[40 * round_:40 * round_ + 40]], near=False)
     for memory_id in ids[:40]:
         brain.update(memory_id, importance=0.9 - round_ / 10)  # metadata-only: no re-embedding
     for memory_id in ids[40:60]:
@@ -105,18 +105,18 @@ def main() -> None:
             print(f"building a brain.db of {args.n} memories ({args.dim}-d, precomputed vectors) …", flush=True)
             with Brain.open(path, embedder=embedder, config=Config(agent="bench")) as brain:
                 for s in range(0, args.n, 10_000):
-                    brain.remember_many([{"content": t} for t in rows[s:min(args.n, s + 10_000)]])
-                print("exporting …", flush=True)
-                full = export(brain, dsn, batch_size=args.batch_size)
+                    brain.remember_many([{"content": t} for t in rows[s:min(args.n, s + 10_000)]], near=False)
+                print("pushing …", flush=True)
+                full = push(brain, dsn, batch_size=args.batch_size)
                 load = full.seconds - full.index_seconds
                 floor_load, floor_index = floor_seconds(dsn)
                 incremental, idle = [], []
                 for round_ in range(3):
                     changes(brain, rows[args.n:], round_)
-                    report = export(brain, dsn, batch_size=args.batch_size)
+                    report = push(brain, dsn, batch_size=args.batch_size)
                     assert (report.upserted, report.deleted) == (80, 20), report
                     incremental.append(report.seconds)
-                    idle.append(export(brain, dsn).seconds)
+                    idle.append(push(brain, dsn).seconds)
                 local_ms, shared_ms = [], []
                 brain.search(QUESTIONS[0], track=False)  # the RAM index, loaded once
                 for q in QUESTIONS:
@@ -133,7 +133,7 @@ def main() -> None:
 
     n = args.n
     print()
-    print(f"full export of {n} memories ({args.dim}-d, batches of {args.batch_size}), vector type {full.vector_type}")
+    print(f"full push of {n} memories ({args.dim}-d, batches of {args.batch_size}), vector type {full.vector_type}")
     print(f"  maxmem sync postgres: {full.seconds:7.1f} s = {n / full.seconds:7.0f} memories/s "
           f"(rows {load:.1f} s = {n / load:.0f}/s, HNSW build {full.index_seconds:.1f} s)")
     print(f"  floor (server-side copy): {floor_load + floor_index:7.1f} s = "

@@ -116,7 +116,7 @@ def run(work: Path, n: int, dim: int, changes: int, repeat: int) -> None:
     with Brain.open(pristine, embedder=embedder) as brain:
         brain.remember_many([{"content": t, "category": CATEGORIES[i % 4],
                               "session_id": f"s{i // 40}" if i % 4 == 3 else None}
-                             for i, t in enumerate(words[:n])])
+                             for i, t in enumerate(words[:n])], near=False)
 
     full_sync, full_pair, incr_sync, incr_pair = [], [], [], []
     sizes: dict[str, int] = {}
@@ -158,7 +158,7 @@ def run(work: Path, n: int, dim: int, changes: int, repeat: int) -> None:
                     a.update(memory.uid, content=f"{memory.content} (edited)")
                 first = (attempt * 2 + step) * changes
                 fresh = a.remember_many([{"content": news[first + j], "category": "daily"}
-                                         for j in range(changes - len(touched))])
+                                         for j in range(changes - len(touched))], near=False)
                 touched |= {m.uid for m in fresh}
                 pair_seconds = export_import(a, c, case / "changes.jsonl", touched)
                 started = time.perf_counter()
@@ -197,7 +197,7 @@ def growth(work: Path, n: int, dim: int, rounds: int, share: float, vectors: boo
         place.mkdir(parents=True)
     with Brain.open(a_home / "brain.db", embedder=embedder) as a, \
             Brain.open(b_home / "brain.db", embedder=embedder) as b:
-        a.remember_many([{"content": t, "category": CATEGORIES[i % 3]} for i, t in enumerate(words)])
+        a.remember_many([{"content": t, "category": CATEGORIES[i % 3]} for i, t in enumerate(words)], near=False)
         sync(a, settings(a_home, folder, vectors))
         shutil.copy2(a_home / "sync.key", b_home / "sync.key")
         sync(b, settings(b_home, folder, vectors))

@@ -115,7 +115,7 @@ def keyword_thread(tmp: Path, n: int, dim: int = 384, repeats: int = 3) -> None:
     times: dict[str, list[float]] = {"inline": [], "thread": []}
     with Brain.open(tmp / f"brain-{n}.db", embedder=embedder) as brain:
         for start in range(0, n, 10000):
-            brain.remember_many([{"content": t} for t in rows[start:start + 10000]])
+            brain.remember_many([{"content": t} for t in rows[start:start + 10000]], near=False)
         brain.search(core_bench.QUESTIONS[0])
         for _ in range(repeats):
             for question in core_bench.QUESTIONS:

@@ -30,7 +30,7 @@ from . import curation
 from .capture.store import forget_turns
 from .clock import Clock, iso
 from .config import Config
-from .embeddings import Embedder, identity, make_embedder
+from .embeddings import Embedder, identity, make_embedder, text_hash
 from .errors import DatabaseError, EmbeddingError, InvalidInput, NotFound
 from .memory import CATEGORIES, ORDERS, Filters, Hit, Memory, check_content
 from .redact import Redactor
@@ -76,10 +76,26 @@ class EmbedRun:
         return asdict(self)
 
 
+# What an item of a batch comes to: a stored memory ("memory", id) or an item of the
+# batch ("item", index), added.
+Target = tuple[Literal["memory", "item"], int]
+# The nearest stored memories a new text is compared with, as `remember` does.
+NEAR_CANDIDATES = 3
+
+
 @dataclass(frozen=True)
-class Stored:
-    """What `Brain.store` did: added a memory, updated the one the text restates, or
-    found it already stored unchanged; with the similarity of a near-duplicate."""
+class BatchPlan:
+    """What `remember_many` will write: each item's target, in order, and the checked
+    record of each target it writes (the items it adds, the memories it updates)."""
+
+    targets: list[Target]
+    records: dict[Target, dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Remembered:
+    """What `Brain.remember_item` did: added a memory, updated the one the text restates,
+    or found it already stored unchanged; with the similarity of a near-duplicate."""
 
     memory: Memory
     action: Action
@@ -132,7 +148,7 @@ class Brain:
         config = config or Config()
         path = Path(path).expanduser() if path is not None else Path(config.db_path).expanduser()
         if not create and str(path) != ":memory:" and not path.exists():
-            raise DatabaseError(f"no brain.db at {path} yet: run  maxmem init  (capture and add create "
+            raise DatabaseError(f"no brain.db at {path} yet: run  maxmem init  (capture and remember create "
                                 "it too), or check --db")
         clock = clock or Clock()
         db = Database(path, busy_timeout_ms=config.busy_timeout_ms, key=config.key)
@@ -211,15 +227,15 @@ class Brain:
         """Store one memory (or return the identical one already stored in its category).
 
         A near-duplicate of a memory of the same category updates that memory instead
-        (see `store`; `[curation] dedup = false` turns it off). remember_many does not
-        look for near-duplicates: bulk loads stay fast.
+        (see `remember_item`; `[curation] dedup = false` turns it off).
         """
         item = {k: v for k, v in locals().items() if k != "self" and v is not None}
-        return self.store(item).memory
+        return self.remember_item(item).memory
 
     @guarded
-    def store(self, item: Mapping[str, Any], *, merge_exact: bool = False, near: bool | None = None) -> Stored:
-        """Store one memory given as a dict of its fields, deciding duplicates first.
+    def remember_item(self, item: Mapping[str, Any], *, merge_exact: bool = False,
+                      near: bool | None = None) -> Remembered:
+        """Remember one memory given as a dict of its fields, deciding duplicates first.
 
         An exact copy of a memory of its category is that memory ("unchanged"), or, with
         `merge_exact`, folds its tags, metadata and importance into it ("updated" when
@@ -232,8 +248,8 @@ class Brain:
         exact = self.rows.find_exact(record["content_hash"], record["category"])
         if exact is not None:
             if not merge_exact or curation.adds_nothing(exact, record):
-                return Stored(exact, "unchanged")
-            return Stored(self._merge(exact, curation.merged_fields(exact, record, now)), "updated")
+                return Remembered(exact, "unchanged")
+            return Remembered(self._merge(exact, curation.merged_fields(exact, record, now)), "updated")
         config = self.config.curation
         embedded = True  # the text's vector is cached, or will be made by the insert
         if (config.dedup if near is None else near) and self.vectors.index() is not None:
@@ -244,15 +260,15 @@ class Brain:
                 existing, similarity = found
                 log.info("near-duplicate of #%d (similarity %.3f): updating it instead", existing.id, similarity)
                 fields = curation.merged_fields(existing, record, now, similarity)
-                return Stored(self._merge(existing, fields), "updated", similarity)
-        return Stored(self._insert([record], embed=embedded)[0], "added")
+                return Remembered(self._merge(existing, fields), "updated", similarity)
+        return Remembered(self._insert([record], embed=embedded)[0], "added")
 
     def _near_duplicate(self, record: Mapping[str, Any], config: CurationSettings,
                         vector: np.ndarray | None) -> tuple[Memory, float] | None:
         """The stored memory of the record's category that it restates, with its similarity."""
         if vector is None:
             return None
-        for memory, similarity in self._nearest(vector, Filters(category=record["category"]), 3):
+        for memory, similarity in self._nearest(vector, Filters(category=record["category"]), NEAR_CANDIDATES):
             if curation.is_near_duplicate(similarity, memory.content, record["content"],
                                           config.dedup_threshold, config.dedup_superset_threshold):
                 return memory, similarity
@@ -288,37 +304,162 @@ class Brain:
         return found[:limit]
 
     @guarded
-    def remember_many(self, items: Iterable[Mapping[str, Any]], *, embed: bool = True) -> list[Memory]:
-        """Store many memories in one transaction with batched embedding.
-
-        Returns one Memory per item, in order; an item whose content already exists in
-        its category (in brain.db or earlier in the batch) returns that memory.
+    def remember_many(self, items: Iterable[Mapping[str, Any]], *, embed: bool = True,
+                      near: bool | None = None) -> list[Memory]:
+        """Remember many memories in one transaction with batched embedding, by the rules
+        of `remember`: an item whose content a memory of its category already holds (in
+        brain.db or earlier in the batch) is that memory, and a near-duplicate of one (in
+        brain.db or earlier in the batch; `near`: look for them, default `[curation]
+        dedup`) updates it. Returns one Memory per item, in order: for a restatement, the
+        memory it updated.
 
         embed=False never calls the embedder: texts found in the embeddings cache get
-        their vector, the rest are stored pending for `embed_pending()`. Jobs that
-        store memories inside their own write transaction (capture) call
-        `prefetch_vectors(items)` first, outside it, so no API call holds the lock.
+        their vector, the rest are stored pending for `embed_pending()`; an item without
+        a vector is checked for exact copies only, as `remember` does when embedding
+        fails. Jobs that store memories inside their own write transaction (capture)
+        call `prefetch_vectors(items)` first, outside it, so no API call holds the lock.
         """
         checked = check_records(items, now=iso(self.clock.now()), agent=self.config.agent,
                                 redactor=self.redacting)
         self._note_redactions(checked)
-        return self._insert([c.record for c in checked], embed, batch=True)
+        records = [c.record for c in checked]
+        config = self.config.curation
+        if not records or not (config.dedup if near is None else near):
+            return self._insert(records, embed, batch=True)
+        texts = [embed_text(r["title"], r["content"]) for r in records]
+        vectors, fresh = self._vectors_of(texts, embed, batch=True)
+        plan = self._restatements(records, vectors, config.dedup_threshold, config.dedup_superset_threshold)
+        return self._write_plan(records, texts, vectors, fresh, plan, embed)
+
+    def _vectors_of(self, texts: Sequence[str], embed: bool,
+                    batch: bool = False) -> tuple[list[np.ndarray | None], dict[str, np.ndarray]]:
+        """Each text's vector (None: none yet) and those just embedded (for the cache)."""
+        if not embed:
+            return self.vectors.cached_only(texts), {}
+        embedded = self.vectors.embed(texts, batch)
+        return embedded.vectors, embedded.fresh
 
     def _insert(self, records: list[dict[str, Any]], embed: bool = True, batch: bool = False) -> list[Memory]:
         if not records:
             return []
         texts = [embed_text(r["title"], r["content"]) for r in records]
-        if embed:
-            embedded = self.vectors.embed(texts, batch)
-            vectors, fresh = embedded.vectors, embedded.fresh
-        else:
-            vectors, fresh = self.vectors.cached_only(texts), {}
+        vectors, fresh = self._vectors_of(texts, embed, batch)
         with self.db.atomic():
             inserted = self.rows.insert(records, vectors)
             held = held_hashes(inserted.fresh.values())
             self.vectors.cache({h: v for h, v in fresh.items() if h not in held})
         known = {m.id: m for m in self.rows.get_many([i for i in inserted.ids if i not in inserted.fresh])}
         return [inserted.fresh.get(i) or known[i] for i in inserted.ids]
+
+    def _restatements(self, records: Sequence[dict[str, Any]], vectors: Sequence[np.ndarray | None],
+                      threshold: float, superset_threshold: float) -> BatchPlan:
+        """What each item of a batch comes to, met in order as `remember` would meet them:
+        the memory or earlier item holding its text in its category already; a memory or
+        earlier item it restates, which it updates; or itself, added ("item", its index)."""
+        now = iso(self.clock.now())
+        keys = [(r["content_hash"], r["category"]) for r in records]
+        # Which target holds each text of a category now: brain.db's, then the batch's.
+        holder: dict[tuple[str, str], Target] = {k: ("memory", i) for k, i in self.rows.existing_ids(keys).items()}
+        with_vector = {i: v for i, v in enumerate(vectors) if v is not None}
+        first: dict[tuple[str, str], int] = {}  # each new text's first item: its stored neighbours are looked up
+        for i in with_vector:
+            if keys[i] not in holder:
+                first.setdefault(keys[i], i)
+        nearest = self._stored_neighbours(records, {i: with_vector[i] for i in first.values()},
+                                          min(threshold, superset_threshold))
+        order = list(with_vector)
+        earlier = curation.earlier_restatements(
+            list(with_vector.values()),
+            [(records[i]["category"], curation.numbers(records[i]["content"])) for i in order],
+            min(threshold, superset_threshold))
+        earlier_of = {order[k]: [(order[e], s) for e, s in found] for k, found in earlier.items()}
+        plan = BatchPlan([], {})
+        states: dict[Target, Memory] = {}  # each target as it stands so far
+        by_text = {text_hash(embed_text(r["title"], r["content"])): v
+                   for r, v in zip(records, vectors) if v is not None}
+        for i, record in enumerate(records):
+            if keys[i] in holder:
+                plan.targets.append(holder[keys[i]])
+                continue
+            options: dict[Target, float] = {}
+            for memory, similarity in nearest.get(first.get(keys[i], -1), []):
+                states.setdefault(("memory", memory.id), memory)
+                options[("memory", memory.id)] = similarity
+            for j, similarity in earlier_of.get(i, []):
+                target = plan.targets[j]
+                options[target] = max(similarity, options.get(target, -1.0))
+            for target in options.keys() & plan.records.keys():  # written in this batch: its text now
+                now_vector = by_text.get(text_hash(embed_text(states[target].title, states[target].content)))
+                if now_vector is not None:
+                    options[target] = curation.cosine(with_vector[i], now_vector)
+            found = next(((target, similarity) for target, similarity in
+                          sorted(options.items(), key=lambda kv: -kv[1])[:NEAR_CANDIDATES]
+                          if curation.is_near_duplicate(similarity, states[target].content,
+                                                        record["content"], threshold, superset_threshold)),
+                         None)
+            if found is None:
+                target, merged = ("item", i), record
+            else:
+                target, similarity = found
+                state = states[target]
+                merged = self._check({**item_of(state), **curation.merged_fields(state, record, now, similarity)}, now)
+                if holder.get((state.content_hash, state.category)) == target:
+                    del holder[(state.content_hash, state.category)]
+                log.info("near-duplicate (similarity %.3f) in a batch: updating %s instead", similarity,
+                         f"#{target[1]}" if target[0] == "memory" else f"item {target[1] + 1}")
+            plan.targets.append(target)
+            plan.records[target] = merged
+            states[target] = Memory(id=0 if target[0] == "item" else target[1], **{k: merged[k] for k in FIELDS})
+            holder[(merged["content_hash"], merged["category"])] = target
+        return plan
+
+    def _stored_neighbours(self, records: Sequence[Mapping[str, Any]], wanted: Mapping[int, np.ndarray],
+                           at_least: float) -> dict[int, builtins.list[tuple[Memory, float]]]:
+        """For each wanted item (index -> its vector), the stored memories of its category
+        nearest to it (as `remember` looks for them) that may be `at_least` that similar,
+        most similar first."""
+        by_category: dict[str, builtins.list[int]] = {}
+        for i in wanted:
+            by_category.setdefault(records[i]["category"], []).append(i)
+        found: dict[int, builtins.list[tuple[int, float]]] = {}
+        for category, items in by_category.items():
+            lists = hybrid.similar_many(self.db, self.vectors, [wanted[i] for i in items],
+                                        Filters(category=category), NEAR_CANDIDATES, at_least)
+            found.update(zip(items, lists))
+        memories = {m.id: m for m in self.rows.get_many(sorted({m for pairs in found.values() for m, _ in pairs}))}
+        return {i: [(memories[m], float(s)) for m, s in pairs if m in memories][:NEAR_CANDIDATES]
+                for i, pairs in found.items()}
+
+    def _write_plan(self, records: Sequence[dict[str, Any]], texts: Sequence[str],
+                    vectors: Sequence[np.ndarray | None], fresh: dict[str, np.ndarray], plan: BatchPlan,
+                    embed: bool) -> list[Memory]:
+        """Add the items the plan adds and update the memories it updates, in one
+        transaction; each item's Memory, in order."""
+        own = {text_hash(t): v for t, v in zip(texts, vectors) if v is not None}
+        added = [i for i, target in enumerate(plan.targets) if target == ("item", i)]
+        new_records = [plan.records[("item", i)] for i in added]
+        olds = {m.id: m for m in self.rows.get_many([t[1] for t in plan.records if t[0] == "memory"])}
+        changes = [(old, *self._difference(old, plan.records[("memory", old.id)])) for old in olds.values()]
+        wanted = [embed_text(r["title"], r["content"]) for r in new_records] + [t for *_, t in changes if t]
+        missing = list(dict.fromkeys(t for t in wanted if text_hash(t) not in own))
+        if missing:
+            more, fresher = self._vectors_of(missing, embed, batch=True)
+            own.update({text_hash(t): v for t, v in zip(missing, more) if v is not None})
+            fresh = {**fresh, **fresher}
+        with self.db.atomic():
+            inserted = self.rows.insert(new_records, [own.get(text_hash(embed_text(r["title"], r["content"])))
+                                                      for r in new_records])
+            held = held_hashes(inserted.fresh.values())
+            self.vectors.cache({h: v for h, v in fresh.items() if h not in held})
+            for old, changed, text in changes:
+                if changed:
+                    vector = own.get(text_hash(text)) if text else None
+                    self.rows.change(old, self._stamped(changed, text, vector), vector, text is not None)
+        ids = dict(zip(added, inserted.ids))
+        wanted_ids = [ids[t[1]] if t[0] == "item" else t[1] for t in plan.targets]
+        final = {**{m.id: m for m in self.rows.get_many([i for i in dict.fromkeys(wanted_ids)
+                                                          if i not in inserted.fresh])}, **inserted.fresh}
+        return [final[i] for i in wanted_ids]
 
     def prefetch_vectors(self, items: Iterable[Mapping[str, Any]]) -> int:
         """Embed, into the cache, the texts that remember_many(items) will store.
@@ -346,18 +487,28 @@ class Brain:
 
     def _change(self, old: Memory, record: Mapping[str, Any]) -> Memory:
         """Write what differs between `old` and the checked `record`."""
-        changed = {k: record[k] for k in UPDATABLE | {"content_hash"} if record.get(k) != getattr(old, k)}
+        changed, text = self._difference(old, record)
         if not changed:
             return old
-        new_text = embed_text(record["title"], record["content"])
-        reembed = new_text != embed_text(old.title, old.content)
-        vector = self.vectors.vectors_for([new_text]).vectors[0] if reembed else None
-        changed["updated_at"] = iso(self.clock.now())
-        if reembed:
-            changed["embedded_at"] = changed["updated_at"] if vector is not None else None
+        vector = self.vectors.vectors_for([text]).vectors[0] if text is not None else None
         with self.db.atomic():
-            self.rows.change(old, changed, vector, reembed)
+            self.rows.change(old, self._stamped(changed, text, vector), vector, text is not None)
         return self.get(old.id)
+
+    @staticmethod
+    def _difference(old: Memory, record: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
+        """The fields of the checked `record` that differ from `old`, and its text to embed
+        when that is new (None: the same text)."""
+        changed = {k: record[k] for k in UPDATABLE | {"content_hash"} if record.get(k) != getattr(old, k)}
+        text = embed_text(record["title"], record["content"])
+        return changed, (text if changed and text != embed_text(old.title, old.content) else None)
+
+    def _stamped(self, changed: dict[str, Any], text: str | None, vector: np.ndarray | None) -> dict[str, Any]:
+        """`changed` with the time of the change, and of the new vector when re-embedded."""
+        changed["updated_at"] = iso(self.clock.now())
+        if text is not None:
+            changed["embedded_at"] = changed["updated_at"] if vector is not None else None
+        return changed
 
     @guarded
     def supersede(self, old: int | str, new: int | str) -> Memory:

@@ -7,7 +7,7 @@ transaction: each exchange as a `conversation` memory of kind "exchange", each
 observation as a memory whose kind is its type. Every item carries a `save_key` in
 its metadata (a hash of what identifies it), so saving the same document twice, or
 a later document that repeats earlier exchanges, stores nothing twice. After
-compaction, the agent reads the boot brief (briefing.py).
+compaction, the agent reads the boot brief (brief.py).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ WHERE session_id = ? AND json_extract(metadata, '$.save_key') IS NOT NULL
 class SaveReport:
     """What save_context stored and what it found already saved."""
 
-    session_key: str
+    session_id: str
     exchanges_stored: int = 0
     exchanges_already_saved: int = 0
     tool_calls_stored: int = 0
@@ -58,7 +58,7 @@ class SaveReport:
 
     def describe(self) -> str:
         text = (
-            f"session {self.session_key}: stored {self.exchanges_stored} exchange(s)"
+            f"session {self.session_id}: stored {self.exchanges_stored} exchange(s)"
             f" with {self.tool_calls_stored} tool call(s) and {self.observations_stored}"
             f" observation(s); already saved: {self.exchanges_already_saved} exchange(s),"
             f" {self.observations_already_saved} observation(s)"
@@ -135,7 +135,7 @@ def _tool_call(value: Any, where: str) -> dict[str, Any]:
     return out
 
 
-def _exchange(value: Any, where: str, session_key: str,
+def _exchange(value: Any, where: str, session_id: str,
               now: datetime) -> tuple[dict[str, Any], dict[str, Any]]:
     ex = _object(value, where)
     written = _text(ex.get("user_message"), f"{where}.user_message") or ""
@@ -167,7 +167,7 @@ def _exchange(value: Any, where: str, session_key: str,
             c["name"] + (f" ({c['status']})" if c.get("status") else "") for c in calls))
     # The key is of the document as written, so a document saved again is known.
     metadata: dict[str, Any] = {
-        "save_key": _key("exchange", session_key, at and iso(at), written, assistant)
+        "save_key": _key("exchange", session_id, at and iso(at), written, assistant)
     }
     if envelope.hint():
         metadata["envelope"] = envelope.hint()
@@ -193,7 +193,7 @@ def _exchange(value: Any, where: str, session_key: str,
     return item, raw
 
 
-def _observation(value: Any, where: str, session_key: str) -> dict[str, Any]:
+def _observation(value: Any, where: str, session_id: str) -> dict[str, Any]:
     ob = _object(value, where)
     kind_text = _text(ob.get("type"), f"{where}.type", limit=64) or ""
     try:
@@ -211,7 +211,7 @@ def _observation(value: Any, where: str, session_key: str) -> dict[str, Any]:
         "title": title.strip() if title else None,
         "kind": kind,
         "category": category_for(kind),
-        "metadata": {"save_key": _key("observation", session_key, kind, title, content.strip())},
+        "metadata": {"save_key": _key("observation", session_id, kind, title, content.strip())},
     }
     if ob.get("importance") is not None:
         try:
@@ -229,7 +229,7 @@ def _observation(value: Any, where: str, session_key: str) -> dict[str, Any]:
 class SaveDocument:
     """A checked save-context document: memory items, and each exchange's raw parts."""
 
-    session_key: str
+    session_id: str
     agent: str | None
     exchanges: list[dict[str, Any]]
     raw_exchanges: list[dict[str, Any]]
@@ -241,24 +241,26 @@ def parse_context(data: Any, now: datetime) -> SaveDocument:
     """Check a save-context document, all of it, before anything is written.
     Raises InvalidInput naming the first bad field, e.g. exchanges[3].user_message."""
     doc = _object(data, "the document")
-    session_key = _text(doc.get("session_key"), "session_key", limit=200)
-    if not session_key or not session_key.strip():
-        raise InvalidInput("session_key is empty")
-    session_key = session_key.strip()
+    # `session_key`: the older spelling of session_id, still read.
+    named = "session_key" if "session_id" not in doc and "session_key" in doc else "session_id"
+    session_id = _text(doc.get(named), named, limit=200)
+    if not session_id or not session_id.strip():
+        raise InvalidInput(f"{named} is empty")
+    session_id = session_id.strip()
     agent = _text(doc.get("agent"), "agent", required=False, limit=200)
     if doc.get("metadata") is not None:
         _object(doc.get("metadata"), "metadata")
     parsed = [
-        _exchange(e, f"exchanges[{i}]", session_key, now)
+        _exchange(e, f"exchanges[{i}]", session_id, now)
         for i, e in enumerate(_array(doc.get("exchanges"), "exchanges"))
     ]
     observations = [
-        _observation(o, f"observations[{i}]", session_key)
+        _observation(o, f"observations[{i}]", session_id)
         for i, o in enumerate(_array(doc.get("observations"), "observations"))
     ]
     if not parsed and not observations:
         raise InvalidInput("nothing to save: exchanges and observations are both empty")
-    return SaveDocument(session_key, agent, [item for item, _ in parsed],
+    return SaveDocument(session_id, agent, [item for item, _ in parsed],
                            [raw for _, raw in parsed], observations,
                            dict(doc.get("metadata") or {}))
 
@@ -273,8 +275,8 @@ def save_context(brain: Brain, data: Any) -> SaveReport:
     like memory content.
     """
     doc = parse_context(data, brain.clock.now())
-    report = SaveReport(doc.session_key)
-    saved = {row["save_key"] for row in brain.db.rows(SAVED_KEYS_SQL, (doc.session_key,))}
+    report = SaveReport(doc.session_id)
+    saved = {row["save_key"] for row in brain.db.rows(SAVED_KEYS_SQL, (doc.session_id,))}
     new: list[dict[str, Any]] = []
     new_raw: list[dict[str, Any]] = []
     seen: set[str] = set()
@@ -293,13 +295,15 @@ def save_context(brain: Brain, data: Any) -> SaveReport:
             item["metadata"]["context"] = doc.metadata
         if is_exchange:
             new_raw.append({**raws[id(item)], "save_key": key})
-        new.append({**item, "session_id": doc.session_key, "agent": doc.agent, "source": "agent"})
+        new.append({**item, "session_id": doc.session_id, "agent": doc.agent, "source": "agent"})
     if not new:
         return report
     _clean_calls(brain, new, new_raw)
     brain.prefetch_vectors(new)  # embed outside the write transaction
     with brain.db.atomic():  # all or nothing
-        stored = brain.remember_many(new, embed=False)
+        # One memory per exchange and observation, each keyed by its save_key (a restated
+        # one is kept beside the other): what makes saving the same document twice a no-op.
+        stored = brain.remember_many(new, embed=False, near=False)
         if new_raw and brain.db.table_exists("turns"):
             _store_turns(brain, doc, new_raw)
     for item, memory in zip(new, stored):
@@ -349,9 +353,9 @@ def _clean_calls(brain: Brain, items: list[dict[str, Any]], raws: list[dict[str,
 def _store_turns(brain: Brain, doc: SaveDocument, raws: list[dict[str, Any]]) -> None:
     """The exchanges as the session's turns and tool calls (inside the caller's transaction)."""
     db = brain.db
-    session = Session(id=doc.session_key, format="save-context", agent=doc.agent or "unknown")
+    session = Session(id=doc.session_id, format="save-context", agent=doc.agent or "unknown")
     store.upsert_session(db, session, source_file="save-context", updated_at=None, new_turns=0)
-    seq = store.max_seq(db, doc.session_key)
+    seq = store.max_seq(db, doc.session_id)
     added = 0
     latest = None
     for raw in raws:
@@ -360,7 +364,7 @@ def _store_turns(brain: Brain, doc: SaveDocument, raws: list[dict[str, Any]]) ->
         for role, text in (("user", raw["user"]), ("assistant", raw["assistant"])):
             if not text:
                 continue
-            turn = Turn(session_id=doc.session_key, key=f"save-context:{key}:{role}", role=role,
+            turn = Turn(session_id=doc.session_id, key=f"save-context:{key}:{role}", role=role,
                         text=text, timestamp=raw["at"],
                         model=raw["model"] if role == "assistant" else None)
             turn_id = store.insert_turn(db, turn, seq + 1, "save-context")
@@ -370,7 +374,7 @@ def _store_turns(brain: Brain, doc: SaveDocument, raws: list[dict[str, Any]]) ->
             if role == "assistant":
                 assistant_turn = turn_id
         for number, call in enumerate(raw["calls"]):
-            store.upsert_call(db, doc.session_key, ToolCall(
+            store.upsert_call(db, doc.session_id, ToolCall(
                 call_id=f"save-context:{key}:{number}", name=call["name"],
                 arguments=call.get("params"), result=call.get("result"),
                 status=call.get("status"), duration_ms=call.get("duration_ms"),

@@ -1,11 +1,11 @@
 """Curation: when a new memory restates one already stored, and how the two merge.
 
-`Brain.store` asks these questions on its way down the write path, before anything is
+`Brain.remember_item` asks these questions on its way down the write path, before anything is
 written: is the new text an exact copy of a stored memory of its category, or a
 near-duplicate (`is_near_duplicate`, from the cosine similarity search computed)? Then
 the stored memory is updated with `merged_fields` instead of a second one being added
-(the change log keeps the old version: `maxmem history ID`). `remember_many` (bulk
-loads, capture, benchmarks) looks for exact copies only.
+(the change log keeps the old version: `maxmem history ID`). `remember_many` asks the
+same of each item, of brain.db and of the items before it (`earlier_restatements`).
 
 Nothing here reads or writes brain.db. The core budget and `maxmem core review` are in
 review.py.
@@ -14,8 +14,10 @@ review.py.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
+
+import numpy as np
 
 from .memory import Memory
 from .settings import DEDUP_SUPERSET_THRESHOLD, DEDUP_THRESHOLD
@@ -102,3 +104,41 @@ def merged_fields(existing: Memory, record: Mapping[str, Any], now: str,
     if existing.kind == "note" and record.get("kind") not in (None, "note"):
         fields["kind"] = record["kind"]
     return fields
+
+
+# -- a batch --------------------------------------------------------------------
+
+# Rows of a batch compared at a time with the rows before them (a block of similarities
+# stays a few tens of MB however large the batch).
+BLOCK_ROWS = 1024
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> float:
+    return float(a @ b / max(float(np.linalg.norm(a) * np.linalg.norm(b)), 1e-12))
+
+
+def earlier_restatements(vectors: Sequence[np.ndarray], groups: Sequence[Hashable],
+                         threshold: float) -> dict[int, list[tuple[int, float]]]:
+    """For each vector of a batch, the earlier ones of its group whose cosine with it is
+    at least `threshold`, most similar first. Only a group's members are compared: a
+    restatement has the category and the numbers of what it restates (the caller's
+    groups)."""
+    members: dict[Hashable, list[int]] = {}
+    for position, group in enumerate(groups):
+        members.setdefault(group, []).append(position)
+    found: dict[int, list[tuple[int, float]]] = {}
+    for positions in members.values():
+        if len(positions) < 2:
+            continue
+        matrix = np.vstack([vectors[p] for p in positions]).astype(np.float32)
+        matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+        for start in range(1, len(positions), BLOCK_ROWS):
+            block = matrix[start:start + BLOCK_ROWS]
+            similarities = block @ matrix[:start + len(block)].T
+            for offset, row in enumerate(similarities):
+                before = row[:start + offset]
+                hits = np.flatnonzero(before >= threshold)
+                if len(hits):
+                    found[positions[start + offset]] = sorted(
+                        ((positions[h], float(before[h])) for h in hits), key=lambda pair: -pair[1])
+    return found

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from .config import PROMPT_HOOK_BUDGET_SECONDS, brain_path, load_config, state_dir
 from .errors import MaxmemError
+from .hooks import harness_named
 from .hooks.log import append_hook_log
 from .hooks.warm import ask, code_stamp, socket_path, start_server
 
@@ -34,7 +35,7 @@ class PromptHook:
     db: Path | None = None
     config: Path | None = None
     embedder: str | None = None
-    harness: str = "claude"
+    harness: str = "claude-code"
     budget_seconds: float | None = None
     budget_tokens: int | None = None
 
@@ -62,7 +63,7 @@ def prompt_hook_args(argv: Sequence[str]) -> PromptHook | None:
         return PromptHook(
             db=Path(values["db"]) if "db" in values else None,
             config=Path(values["config"]) if "config" in values else None,
-            embedder=values.get("embedder"), harness=values.get("harness", "claude"),
+            embedder=values.get("embedder"), harness=harness_named(values.get("harness", "claude-code")),
             budget_seconds=float(values["budget_seconds"]) if "budget_seconds" in values else None,
             budget_tokens=int(values["budget_tokens"]) if "budget_tokens" in values else None)
     except ValueError:

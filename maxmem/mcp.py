@@ -5,7 +5,7 @@ client) launches as a subprocess. It is the agent's whole interface to its memor
 
 - **tools** for every capability an agent needs — search, get, list, remember,
   update, forget, pin, supersede, commit, observe, resolve, active, timeline, query,
-  save_context, context, history, stats — each with a title, the MCP annotations
+  save_context, brief, history, stats — each with a title, the MCP annotations
   (readOnlyHint, destructiveHint, idempotentHint; openWorldHint false: brain.db is
   a closed world), a typed input schema and a declared output schema: results come
   back as structured content (and as its JSON text for older clients). Memories are
@@ -37,7 +37,7 @@ from datetime import UTC, tzinfo
 from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired
 
 from . import __version__, compaction, work
-from .briefing import build_brief
+from .brief import build_brief
 from .errors import InvalidInput, MaxmemError, MissingDependency
 from .memory import CATEGORIES, Memory
 from .search import nlquery
@@ -62,7 +62,7 @@ log = logging.getLogger("maxmem")
 
 INSTRUCTIONS = """\
 maxmem is your long-term memory (one SQLite file on this machine). At the start of a
-session, and after your context was compacted, call `context` (or read memory://brief).
+session, and after your context was compacted, call `brief` (or read memory://brief).
 `search` before assuming anything about the user's preferences, past decisions or
 earlier work: each hit has a `relevance` from 0 to 1 that means the same in every
 search, and an empty result means nothing relevant is stored — then say you do not
@@ -83,7 +83,7 @@ Full = Annotated[bool, Field(description="Whole content and every field, instead
 Tags = Annotated[list[str] | None, Field(description="Tags, e.g. [\"ui\", \"billing\"].")]
 Importance = Annotated[float, Field(ge=0, le=1, description="How much it matters, 0 to 1.")]
 Title = Annotated[str | None, Field(description="A short title.")]
-Session = Annotated[str | None, Field(description="The session it belongs to.")]
+SessionId = Annotated[str | None, Field(description="The id of the session it belongs to.")]
 
 
 # --- output types (the declared output schemas) ---------------------------------------
@@ -130,7 +130,7 @@ class MemoriesOut(TypedDict):
     memories: list[MemoryOut]
 
 
-class StoredOut(TypedDict):
+class RememberedOut(TypedDict):
     action: Annotated[Literal["added", "updated", "unchanged"], Field(
         description="added; updated (it restated a stored memory, now merged); unchanged (already stored).")]
     memory: MemoryOut
@@ -181,7 +181,7 @@ class QueryOut(TypedDict):
 
 
 class SavedOut(TypedDict):
-    session_key: str
+    session_id: str
     exchanges_stored: int
     tool_calls_stored: int
     observations_stored: int
@@ -325,14 +325,14 @@ def recall_text(brain: "Brain", question: str, limit: int = 8) -> str:
 SAVE_BEFORE_COMPACTION = """\
 Your context is about to be compacted. Before it is, save what must survive:
 
-1. Call `save_context` with session_key {session!r}, the exchanges of the current session not
+1. Call `save_context` with session_id {session_id!r}, the exchanges of the current session not
    saved yet (user_message, assistant_response, timestamp, tool_calls) and the
    observations worth keeping (type, content, importance, tags).
 2. `commit` every decision, milestone, preference, failure, lesson or "remember this"
    of the current session that is not committed yet — one sentence each, with its reason.
 3. `resolve` the work you finished; `observe` (ongoing) the work still open.
 
-After the compaction, call `context` with session {session!r} to read the brief."""
+After the compaction, call `brief` with session_id {session_id!r} to read it."""
 
 
 # --- errors: one line each --------------------------------------------------------------
@@ -484,14 +484,15 @@ class Tools:
     def stats(self) -> StatsOut:
         return StatsOut(**self.brain.stats())  # type: ignore[typeddict-item]
 
-    def context(
+    def brief(
         self,
-        session: Annotated[str | None, Field(description="Also the current session's latest exchanges.")] = None,
+        session_id: Annotated[str | None, Field(
+            description="The current session's id: its latest exchanges too.")] = None,
         budget_tokens: Annotated[int | None, Field(
             ge=MIN_BRIEF_TOKENS, le=100_000,
             description="Size of the whole brief (4 bytes of UTF-8 a token; default: the configured one).")] = None,
     ) -> BriefOut:
-        brief = build_brief(self.brain, session=session, budget_tokens=budget_tokens or self.budget(), tz=self.tz)
+        brief = build_brief(self.brain, session_id=session_id, budget_tokens=budget_tokens or self.budget(), tz=self.tz)
         return BriefOut(text=brief.text, tokens=brief.tokens, budget_tokens=brief.budget_tokens,
                         sections=brief.sections)
 
@@ -546,12 +547,12 @@ class Tools:
         tags: Tags = None,
         importance: Importance = 0.5,
         pinned: Annotated[bool, Field(description="Never expires; first in the brief.")] = False,
-        session_id: Session = None,
-    ) -> StoredOut:
+        session_id: SessionId = None,
+    ) -> RememberedOut:
         item = {"content": content, "category": category, "kind": kind, "title": title, "tags": tags,
                 "importance": importance, "pinned": pinned, "session_id": session_id, "source": "agent"}
-        stored = self.brain.store({k: v for k, v in item.items() if v is not None})
-        return StoredOut(action=stored.action, memory=memory_out(stored.memory))
+        stored = self.brain.remember_item({k: v for k, v in item.items() if v is not None})
+        return RememberedOut(action=stored.action, memory=memory_out(stored.memory))
 
     def update(
         self,
@@ -604,11 +605,11 @@ class Tools:
         tags: Tags = None,
         importance: Annotated[float | None, Field(ge=0, le=1, description="Default: the configured one.")] = None,
         project: Annotated[str | None, Field(description="The project it belongs to.")] = None,
-        session_id: Session = None,
-    ) -> StoredOut:
+        session_id: SessionId = None,
+    ) -> RememberedOut:
         stored = commit_trigger(self.brain, trigger, content, title=title, tags=tags, importance=importance,
                                 project=project, session_id=session_id, agent=self.brain.config.agent)
-        return StoredOut(action=stored.action, memory=memory_out(stored.memory))
+        return RememberedOut(action=stored.action, memory=memory_out(stored.memory))
 
     def observe(
         self,
@@ -620,7 +621,7 @@ class Tools:
         ongoing: Annotated[bool, Field(description="Open work: listed by `active` until resolved.")] = False,
         started: Annotated[str | None, Field(
             description="When it began: 'now', '2 days ago', 'yesterday', 'March 3', an ISO time.")] = None,
-        session_id: Session = None,
+        session_id: SessionId = None,
     ) -> MemoryResult:
         when = nlquery.parse_when(started, self.brain.clock, self.tz) if started is not None else None
         memory = work.observe(self.brain, type, content, title=title, importance=importance, tags=tags,
@@ -638,13 +639,13 @@ class Tools:
 
     def save_context(
         self,
-        session_key: Annotated[str, Field(description="The session, e.g. agent:main:main.")],
+        session_id: Annotated[str, Field(description="The session's id, e.g. agent:main:main.")],
         exchanges: Annotated[list[ExchangeIn], Field(description="The exchanges not saved yet.")] = [],  # noqa: B006
         observations: Annotated[list[ObservationIn], Field(description="What is worth keeping.")] = [],  # noqa: B006
         agent: Annotated[str | None, Field(description="The agent's name.")] = None,
         metadata: Annotated[dict[str, Any] | None, Field(description="Anything about the compaction.")] = None,
     ) -> SavedOut:
-        doc: dict[str, Any] = {"session_key": session_key, "exchanges": exchanges, "observations": observations}
+        doc: dict[str, Any] = {"session_id": session_id, "exchanges": exchanges, "observations": observations}
         if agent is not None:
             doc["agent"] = agent
         if metadata is not None:
@@ -670,7 +671,7 @@ TOOLS: list[tuple[str, str, str, ToolAnnotations]] = [
     ("query", "Ask in plain English",
      "Ask e.g. 'high-importance unresolved projects from last week' or 'decisions about the API since "
      "March 3'. Returns how the question was understood and the results.", hints(read_only=True)),
-    ("context", "Boot brief",
+    ("brief", "Boot brief",
      "The boot brief: core memories, work in progress, today's and yesterday's notes, the current session's "
      "latest exchanges, the last day's important observations; each memory once, within a token budget. "
      "Read it at session start and after compaction.", hints(read_only=True)),
@@ -723,10 +724,10 @@ def build_server(brain: "Brain", tz: tzinfo | None = None) -> MCPServer:
 
 def add_resources(server: MCPServer, tools: Tools) -> None:
     @server.resource("memory://brief", name="brief", title="Boot brief", mime_type="text/markdown",
-                     description="The boot brief (the context tool's text), fenced, at the configured budget.")
+                     description="The boot brief (the brief tool's text), fenced, at the configured budget.")
     @as_resource
     def brief() -> str:
-        return tools.context()["text"]
+        return tools.brief()["text"]
 
     @server.resource("memory://core", name="core", title="Core memories", mime_type="text/markdown",
                      description="Every core memory, pinned first, then by importance.")
@@ -751,14 +752,14 @@ def add_prompts(server: MCPServer, tools: Tools) -> None:
     @server.prompt("save_before_compaction", title="Save before compaction",
                    description="What to save (save_context, commit, resolve) before the context is compacted.")
     @as_prompt
-    def save(session_key: Annotated[str, Field(description="The current session's key.")] = "agent:main:main") -> str:
-        return SAVE_BEFORE_COMPACTION.format(session=session_key)
+    def save(session_id: Annotated[str, Field(description="The current session's id.")] = "agent:main:main") -> str:
+        return SAVE_BEFORE_COMPACTION.format(session_id=session_id)
 
     @server.prompt("session_start", title="Start a session with memory",
                    description="The boot brief, to read before the first answer of a session.")
     @as_prompt
-    def start(session_key: Annotated[str | None, Field(description="The current session's key.")] = None) -> str:
-        brief = tools.context(session=session_key)
+    def start(session_id: Annotated[str | None, Field(description="The current session's id.")] = None) -> str:
+        brief = tools.brief(session_id=session_id)
         return ("This is what maxmem remembers from past conversations. Use it as background; `search` "
                 "for more before assuming anything.\n\n" + brief["text"])
 

@@ -354,7 +354,7 @@ def scrub(brain: Brain, dry_run: bool = False, copies: bool = True) -> ScrubRepo
     return report
 
 
-def summary(report: ScrubReport) -> list[str]:
+def report_lines(report: ScrubReport) -> list[str]:
     """The report as lines for people: counts per place and kind, never the text."""
     verb = "would remove" if report.dry_run else "removed"
     lines = [f"scrub {verb} {report.total} secret(s)" + (" (dry run: nothing changed)" if report.dry_run else "")]

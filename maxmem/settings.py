@@ -25,7 +25,7 @@ Check = Callable[[Any, str], Any]  # (the file's value, "[section] key") -> the 
 
 TRIGGERS = ("decision", "milestone", "preference", "failure", "lesson", "remember")
 SPEAKING_ROLES = ("user", "assistant")
-NEW_YORK = "America/New_York"  # the zone retention's and backups' daily times are read in
+JOBS_TIMEZONE = "America/New_York"  # the jobs' zone: retention's days, retention's and backups' daily times
 MIN_BRIEF_TOKENS = 100  # the smallest boot brief that holds its fence and a line
 MIN_RECALL_TOKENS = 80
 MAX_RECALL_TOKENS = 4000
@@ -302,8 +302,8 @@ class RetentionSettings(Section):
     daily: float | None = setting(90, "How long `daily` memories are kept.", days)
     conversation: float | None = setting(30, "How long `conversation` memories are kept.", days)
     archive_days: float | None = setting(730, "How long the archives of expired memories are kept.", days)
-    timezone: str = setting(NEW_YORK, "The zone whose calendar days retention counts, and its schedule's zone.",
-                            zone_name)
+    timezone: str = setting(JOBS_TIMEZONE, "The jobs' zone: retention counts its calendar days (the jobs' "
+                            "day), and retention's and backups' daily times are read in it.", zone_name)
     schedule: str = setting("03:00", "When the daily retention run is due.", time_of_day)
     batch_size: int = setting(500, "Memories archived and deleted per batch.",
                               whole("a whole number from 1 to 100000", 1, 100_000))
@@ -426,7 +426,8 @@ class BriefSettings(Section):
     budget_tokens: int = setting(2000, "Tokens a brief may take (the CLI, MCP and the hooks).",
                                  whole(f"a whole number ≥ {MIN_BRIEF_TOKENS}", MIN_BRIEF_TOKENS))
     timezone: str | None = setting(
-        None, "The zone \"today\" is read in: briefs, plain-English dates, Markdown days.", zone_name,
+        None, "Your zone, whose calendar day (your day) is \"today\": the brief, plain-English dates, "
+        "Markdown days.", zone_name,
         shown="the machine's")
 
 

@@ -67,7 +67,7 @@ def main() -> None:
                  "tags": tags, "created_at": day + "T12:00:00Z", "agent": "sample", "source": "manual",
                  "pinned": kind == "preference" and importance >= 0.9}
                 for category, kind, content, importance, tags, day in MEMORIES
-            ])
+            ], near=False)
             brain.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             if out.exists():
                 out.unlink()

@@ -15,7 +15,7 @@ Roles:
   writer     remember_many batches of 20 (a bulk job)
   capture    append lines to a JSONL transcript and run the capture job on it
   retention  store back-dated daily memories, then run retention (archive + delete)
-  sync       export to a PostgreSQL that is down: must fail cleanly every time
+  sync       push to a PostgreSQL that is down: must fail cleanly every time
   searcher   search only
   embedder   embed_pending in a loop (backfills memories stored without vectors)
   forgetter  remember then forget its own memories
@@ -149,11 +149,11 @@ def retention(brain: Brain, log: Log, rng: random.Random, end: float, folder: Pa
 
 
 def sync(brain: Brain, log: Log, rng: random.Random, end: float) -> None:
-    from maxmem.sync.pgexport import export
+    from maxmem.sync.pgpush import push
 
     dsn = "postgresql://maxmem:s3cret-pw@127.0.0.1:9/maxmem?connect_timeout=2"
     while time.time() < end:
-        got = timed(log, "sync", lambda: export(brain, dsn))
+        got = timed(log, "sync", lambda: push(brain, dsn))
         if got:
             log.write(op="sync-unexpected-success")
         time.sleep(0.2)

@@ -73,7 +73,7 @@ def test_ensure_observation_cli(run):
 
 
 CONTEXT_DOC = {
-    "session_key": "s-1",
+    "session_id": "s-1",
     "agent": "main",
     "exchanges": [{"user_message": "What port does staging use?",
                    "assistant_response": "Staging Postgres listens on 5433.",
@@ -84,7 +84,7 @@ CONTEXT_DOC = {
 }
 
 
-def test_save_context_from_stdin_and_file_then_context(run, tmp_path):
+def test_save_context_from_stdin_and_file_then_the_brief(run, tmp_path):
     doc = json.dumps(CONTEXT_DOC)
     code, out, _ = run("save-context", stdin=doc)
     assert code == 0
@@ -95,12 +95,12 @@ def test_save_context_from_stdin_and_file_then_context(run, tmp_path):
     code, out, _ = run("save-context", "--file", str(path), "--json")
     report = json.loads(out)
     assert (report["exchanges_stored"], report["exchanges_already_saved"]) == (0, 1)
-    code, out, _ = run("context", "--session", "s-1")
+    code, out, _ = run("brief", "--session-id", "s-1")
     assert code == 0 and out.startswith("maxmem memory brief: ") and "```markdown\n# Memory brief" in out
     assert out.rstrip().endswith("```")
     assert "## Current session (s-1)" in out and "Staging Postgres listens on 5433" in out
     assert "Staging port" in out
-    code, out, _ = run("context", "--budget-tokens", "150", "--json")
+    code, out, _ = run("brief", "--budget-tokens", "150", "--json")
     data = json.loads(out)
     assert data["tokens"] <= 150 and data["markdown"].startswith("# Memory brief")
     assert data["tokens"] == estimate_tokens(data["text"]) and data["markdown"].rstrip() in data["text"]
@@ -115,13 +115,13 @@ def test_save_context_errors(run, tmp_path):
     assert code == 2 and "cannot read" in err
     code, out, _ = run("list", "--json")
     assert json.loads(out) == []
-    code, _, err = run("context", "--budget-tokens", "5")
+    code, _, err = run("brief", "--budget-tokens", "5")
     assert code == 2 and "at least 100" in err
 
 
 def test_query_runs_search_or_list_and_explains(run):
-    run("add", "We chose SQLite for the brain", "-c", "core", "-k", "decision", "-i", "0.9")
-    run("add", "Postgres is for sync only", "-c", "core", "-k", "decision", "-i", "0.2")
+    run("remember", "We chose SQLite for the brain", "-c", "core", "-k", "decision", "-i", "0.9")
+    run("remember", "Postgres is for sync only", "-c", "core", "-k", "decision", "-i", "0.2")
     run("observe", "project", "maxmem", "--ongoing", "-i", "0.8")
     code, out, _ = run("query", "decisions about sqlite")
     lines = out.splitlines()
@@ -152,8 +152,8 @@ def test_query_refusals_exit_2(run):
 
 
 def test_markdown_export_and_import_round_trip(run, tmp_path):
-    run("add", "Prefers short answers", "-c", "core", "-k", "preference", "--tag", "style")
-    run("add", "Deployed v2 to production", "-c", "daily", "-t", "Deploy")
+    run("remember", "Prefers short answers", "-c", "core", "-k", "preference", "--tag", "style")
+    run("remember", "Deployed v2 to production", "-c", "daily", "-t", "Deploy")
     workspace = tmp_path / "ws"
     code, _, err = run("export", "--format", "markdown", str(workspace))
     assert code == 0 and "exported 2 memories to 2 file(s)" in err
@@ -184,7 +184,7 @@ def test_markdown_export_never_overwrites_a_foreign_memory_md(run, tmp_path):
     workspace = tmp_path / "ws"
     workspace.mkdir()
     (workspace / "MEMORY.md").write_text("# My own notes\n- keep me\n")
-    run("add", "a core fact", "-c", "core")
+    run("remember", "a core fact", "-c", "core")
     code, _, err = run("export", "--format", "markdown", str(workspace))
     assert code == 2 and "was not written by maxmem" in err
     assert (workspace / "MEMORY.md").read_text() == "# My own notes\n- keep me\n"
@@ -196,7 +196,7 @@ def test_markdown_backup_keeps_the_newest(run, tmp_path):
     backups = tmp_path / "backups"
     for old in ("2026-01-01", "2026-01-02", "2026-01-03"):
         (backups / old).mkdir(parents=True)
-    run("add", "a core fact", "-c", "core")
+    run("remember", "a core fact", "-c", "core")
     code, _, err = run("export", "--format", "markdown", str(backups), "--keep", "2")
     assert code == 0
     kept = sorted(p.name for p in backups.iterdir())

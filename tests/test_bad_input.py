@@ -184,7 +184,7 @@ def test_markdown_import_of_any_text(brain, tmp_path, text, name):
 
 @SETTINGS
 @given(document=st.one_of(ANYTHING, st.fixed_dictionaries(
-    {"session_key": st.one_of(ANY_TEXT, ANYTHING)},
+    {"session_id": st.one_of(ANY_TEXT, ANYTHING)},
     optional={"agent": ANYTHING, "metadata": ANYTHING,
               "exchanges": st.one_of(ANYTHING, st.lists(st.fixed_dictionaries(
                   {}, optional={"user_message": st.one_of(ANY_TEXT, ANYTHING),
@@ -272,14 +272,14 @@ def test_edges_get_one_line_errors_or_bounds(tmp_path, capsys):
     from conftest import run_cli
 
     db = ["--db", str(tmp_path / "e.db"), "--embedder", "none"]
-    assert run_cli([*db, "add", "a memory to list"], capsys)[0] == 0
+    assert run_cli([*db, "remember", "a memory to list"], capsys)[0] == 0
     cases = [
         (["list", "--offset", "99999999999999999999"], "offset must be below 2^63"),
         (["list", "--min-importance", "inf"], "min_importance must be a number from 0 to 1"),
         (["search", "memory", "--min-importance", "nan"], "min_importance must be a number from 0 to 1"),
-        (["context", "--budget-tokens", "0"], "at least 100"),
-        (["add", "from the future", "--created-at", "3000-01-01"], "created_at 3000-01-01 is in the future"),
-        (["add", "x", "-k", "k" * 10_000], "is not allowed"),
+        (["brief", "--budget-tokens", "0"], "at least 100"),
+        (["remember", "from the future", "--created-at", "3000-01-01"], "created_at 3000-01-01 is in the future"),
+        (["remember", "x", "-k", "k" * 10_000], "is not allowed"),
     ]
     for args, fragment in cases:
         code, _, err = run_cli([*db, *args], capsys)

@@ -67,9 +67,9 @@ def test_forgetting_the_last_memory_of_a_text_drops_its_cached_vector(brain, has
 def test_forgetting_drops_the_text_from_every_models_cache(brain, hash_embedder):
     turn = brain.remember_many([{"content": "the door code is 4321", "category": "conversation",
                                  "session_id": "s"}])[0]
-    key = brain.db.scalar("SELECT content_hash FROM embeddings_cache")
+    key = brain.db.scalar("SELECT text_hash FROM embeddings_cache")
     for model in ("a-model-used-before:384", "z-model-used-before:384"):  # left by reindexes
-        brain.db.execute("INSERT INTO embeddings_cache (model, content_hash, vector) VALUES (?, ?, x'00')",
+        brain.db.execute("INSERT INTO embeddings_cache (model, text_hash, vector) VALUES (?, ?, x'00')",
                          (model, key))
     brain.forget(turn.id)
     assert brain.db.scalar("SELECT count(*) FROM embeddings_cache") == 0

@@ -35,9 +35,9 @@ def main_wrapper(ctx: click.Context) -> None:
     main(ctx.args)
 
 
-def test_add_search_get_list_update_pin_forget(tmp_path):
+def test_remember_search_get_list_update_pin_forget(tmp_path):
     db = str(tmp_path / "b.db")
-    r = run("--db", db, "--embedder", "none", "add", "The NAS backup runs at 02:30", "-c", "core",
+    r = run("--db", db, "--embedder", "none", "remember", "The NAS backup runs at 02:30", "-c", "core",
             "-k", "decision", "--tag", "backup,nas", "--meta", "host=atlas", "--json")
     assert r.exit_code == 0, r.output
     memory = json.loads(r.stdout)
@@ -65,16 +65,16 @@ def test_errors_are_one_line_with_exit_codes(tmp_path):
     r = run("--db", db, "--embedder", "none", "get", "999")  # reading never creates brain.db
     assert r.exit_code == 1 and r.stderr.count("\n") == 1 and "no brain.db at" in r.stderr
     assert not (tmp_path / "b.db").exists()
-    run("--db", db, "--embedder", "none", "add", "made")
+    run("--db", db, "--embedder", "none", "remember", "made")
     r = run("--db", db, "--embedder", "none", "get", "999")
     assert r.exit_code == 1 and r.stderr.count("\n") == 1 and "no memory" in r.stderr
-    r = run("--db", db, "--embedder", "none", "add", "x", "--importance", "7")
+    r = run("--db", db, "--embedder", "none", "remember", "x", "--importance", "7")
     assert r.exit_code == 2 and "importance" in r.stderr and "Traceback" not in r.stderr
-    r = run("--db", db, "--embedder", "none", "add", "x", "--meta", "bad key=1")
+    r = run("--db", db, "--embedder", "none", "remember", "x", "--meta", "bad key=1")
     assert r.exit_code == 2 and "metadata key" in r.stderr
     r = run("--db", db, "search")  # click's own usage errors too: one line, with where to look
     assert r.exit_code == 2 and r.stderr == "maxmem: error: Missing argument 'QUERY'. (see maxmem search --help)\n"
-    r = run("--db", db, "add", "x", "-c", "bogus")
+    r = run("--db", db, "remember", "x", "-c", "bogus")
     assert r.exit_code == 2 and r.stderr.count("\n") == 1 and "'bogus' is not one of" in r.stderr
     r = run("--nope")
     assert r.exit_code == 2 and r.stderr == "maxmem: error: No such option '--nope'. (see maxmem --help)\n"
@@ -86,18 +86,18 @@ def test_errors_are_one_line_with_exit_codes(tmp_path):
     assert r.exit_code == 1 and "maxmem doctor" in r.stderr and r.stderr.count("\n") == 1
 
 
-def test_add_from_standard_input_is_the_same_memory_as_from_the_argument(tmp_path):
+def test_remember_from_standard_input_is_the_same_memory_as_from_the_argument(tmp_path):
     db = str(tmp_path / "b.db")
-    r = run("--db", db, "--embedder", "none", "add", "--json", input="from stdin\n")
+    r = run("--db", db, "--embedder", "none", "remember", "--json", input="from stdin\n")
     assert r.exit_code == 0 and json.loads(r.stdout)["content"] == "from stdin"
-    r = run("--db", db, "--embedder", "none", "add", "from stdin", "--json")
+    r = run("--db", db, "--embedder", "none", "remember", "from stdin", "--json")
     assert json.loads(r.stdout)["id"] == 1  # the same text: the same memory, not a second one
 
 
 @pytest.mark.parametrize("query", ['"', "AND", "NEAR(", "a:b", "*", "-", "(", "🧠", "'; DROP TABLE memories; --"])
 def test_fts_syntax_in_a_query_is_safe(tmp_path, query):
     db = str(tmp_path / "b.db")
-    run("--db", db, "--embedder", "none", "add", "something to find")
+    run("--db", db, "--embedder", "none", "remember", "something to find")
     r = run("--db", db, "--embedder", "none", "search", query)
     assert r.exit_code == 0, r.stderr
 
@@ -105,7 +105,7 @@ def test_fts_syntax_in_a_query_is_safe(tmp_path, query):
 def test_export_import_round_trip(tmp_path):
     db, other = str(tmp_path / "a.db"), str(tmp_path / "b.db")
     for text in ("one memory", "two memory", "three memory"):
-        run("--db", db, "--embedder", "none", "add", text, "-c", "project")
+        run("--db", db, "--embedder", "none", "remember", text, "-c", "project")
     out = tmp_path / "export.jsonl"
     assert run("--db", db, "--embedder", "none", "export", str(out)).exit_code == 0
     assert (out.stat().st_mode & 0o777) == 0o600
@@ -119,16 +119,16 @@ def test_export_import_round_trip(tmp_path):
 def test_an_error_quoting_a_secret_or_a_huge_value_redacts_and_cuts_it(tmp_path):
     db = str(tmp_path / "a.db")
     key = "sk-proj-Zq8Xv2Lm4Nw7Rt1Yb6Hc3Kd9Pf5Gs0Ju"
-    for args in (["add", "x", "-k", key], ["list", "--since", key]):
+    for args in (["remember", "x", "-k", key], ["list", "--since", key]):
         r = run("--db", db, "--embedder", "none", *args)
         assert r.exit_code == 2 and key not in r.stderr and "[REDACTED:openai]" in r.stderr, r.stderr
-    r = run("--db", db, "--embedder", "none", "add", "x", "-k", "a" * 10_000)
+    r = run("--db", db, "--embedder", "none", "remember", "x", "-k", "a" * 10_000)
     assert r.exit_code == 2 and r.stderr.count("\n") == 1 and len(r.stderr) < 600
 
 
 def test_standard_input_that_is_not_utf8_is_one_line_and_stores_nothing(tmp_path):
     db = str(tmp_path / "a.db")
-    r = run("--db", db, "--embedder", "none", "add", input=b"caf\xe9 latin-1")  # type: ignore[arg-type]
+    r = run("--db", db, "--embedder", "none", "remember", input=b"caf\xe9 latin-1")  # type: ignore[arg-type]
     assert r.exit_code == 2 and r.stderr == ("maxmem: error: standard input is not UTF-8 (byte 0xe9 at offset 3): "
                                              "convert it first, e.g. with iconv -t UTF-8\n")
     assert run("--db", db, "--embedder", "none", "triggers", "detect", input=b"\xff").exit_code == 2  # type: ignore[arg-type]
@@ -137,7 +137,7 @@ def test_standard_input_that_is_not_utf8_is_one_line_and_stores_nothing(tmp_path
 
 def test_export_never_touches_what_is_not_a_file_and_replaces_a_file_whole(tmp_path):
     db = str(tmp_path / "a.db")
-    run("--db", db, "--embedder", "none", "add", "one memory")
+    run("--db", db, "--embedder", "none", "remember", "one memory")
     folder = tmp_path / "Documents"
     folder.mkdir(mode=0o755)
     r = run("--db", db, "--embedder", "none", "export", str(folder))
@@ -168,11 +168,11 @@ def test_init_writes_private_config(tmp_path, maxmem_home):
 
 def test_embed_pending_and_reindex(tmp_path):
     db = str(tmp_path / "b.db")
-    run("--db", db, "--embedder", "none", "add", "embedded later")
+    run("--db", db, "--embedder", "none", "remember", "embedded later")
     r = run("--db", db, "--embedder", "local", "embed", "--pending", "--json")  # --pending: old scripts
     done = json.loads(r.stdout)
     assert (done["embedded"], done["pending"], done["stopped_by_budget"]) == (1, 0, False)
-    run("--db", db, "--embedder", "none", "add", "embedded later too")
+    run("--db", db, "--embedder", "none", "remember", "embedded later too")
     r = run("--db", db, "--embedder", "local", "embed", "--max-seconds", "60", "--batch-size", "4")
     assert r.exit_code == 0 and "embed: 1 memories embedded" in r.stdout and "0 still pending" in r.stdout
     r = run("--db", db, "--embedder", "local", "reindex", "--yes", "--json")
@@ -191,9 +191,27 @@ def test_version_is_fast_and_help_lists_commands():
              if re.search(rf"\|\s+{m}$", r.stderr, re.M)]
     assert heavy == [], f"--version imported {heavy}"
     help_text = CliRunner().invoke(cli, ["--help"]).output
-    for command in ("init", "add", "search", "get", "list", "update", "forget", "pin", "stats",
+    for command in ("init", "remember", "search", "get", "list", "update", "forget", "pin", "stats",
                     "doctor", "reindex", "embed", "import", "export"):
         assert re.search(rf"^\s+{command}\b", help_text, re.M), command
+
+
+def test_the_older_spellings_still_run_and_are_not_listed(tmp_path):
+    """`maxmem add`, `maxmem context` and `--session` (scripts and wiring of an older
+    maxmem call them) run as remember, brief and --session-id; --help shows only those."""
+    db = str(tmp_path / "b.db")
+    r = run("--db", db, "--embedder", "none", "add", "The NAS backup runs at 02:30", "-c", "core",
+            "--session", "s-1", "--json")
+    assert r.exit_code == 0 and json.loads(r.stdout)["session_id"] == "s-1"
+    r = run("--db", db, "--embedder", "none", "context", "--session", "s-1", "--json")
+    assert r.exit_code == 0 and "The NAS backup runs at 02:30" in json.loads(r.stdout)["markdown"]
+    assert run("--db", db, "search", "NAS", "--session", "s-1", "--json").exit_code == 0
+    help_text = CliRunner().invoke(cli, ["--help"]).output
+    assert not re.search(r"^\s+(add|context)\b", help_text, re.M)
+    assert re.search(r"^\s+remember\b", help_text, re.M) and re.search(r"^\s+brief\b", help_text, re.M)
+    for command in ("remember", "brief", "search"):
+        options = CliRunner().invoke(cli, [command, "--help"]).output
+        assert "--session-id ID" in options and not re.search(r"--session\b(?!-)", options), command
 
 
 def readme_demo_command() -> str:
@@ -238,7 +256,7 @@ def test_warnings_logged_after_the_command_go_to_the_stderr_of_that_moment(tmp_p
 
 def test_terminal_controls_in_a_memory_are_shown_escaped_not_acted_on(tmp_path):
     db = str(tmp_path / "a.db")
-    run("--db", db, "--embedder", "none", "add", "evil \x1b]0;pwned\x07 name\u202etxt.exe\tok")
+    run("--db", db, "--embedder", "none", "remember", "evil \x1b]0;pwned\x07 name\u202etxt.exe\tok")
     out = run("--db", db, "--embedder", "none", "list").stdout
     assert "\x1b" not in out and "\u202e" not in out and "\x07" not in out
     assert "evil \\x1b]0;pwned\\x07 name\\u202etxt.exe ok" in out

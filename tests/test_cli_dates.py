@@ -11,8 +11,8 @@ from conftest import run_cli
 def test_list_since_accepts_the_dates_query_understands(tmp_path, capsys):
     db = str(tmp_path / "b.db")
     base = ["--db", db, "--embedder", "none"]
-    assert run_cli([*base, "add", "old note", "--created-at", "2020-01-05T10:00:00Z"], capsys)[0] == 0
-    assert run_cli([*base, "add", "fresh note"], capsys)[0] == 0
+    assert run_cli([*base, "remember", "old note", "--created-at", "2020-01-05T10:00:00Z"], capsys)[0] == 0
+    assert run_cli([*base, "remember", "fresh note"], capsys)[0] == 0
     for since in ("yesterday", "3 days ago", "last friday", "2021-01-01"):
         code, out, err = run_cli([*base, "list", "--since", since], capsys)
         assert code == 0 and "fresh note" in out and "old note" not in out, (since, out, err)

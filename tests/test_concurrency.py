@@ -221,7 +221,7 @@ def test_no_job_embeds_inside_a_write_transaction(tmp_path):
         brain.import_records(read_jsonl(exported))
         (tmp_path / "MEMORY.md").write_text("# Memory\n\n## Decisions\n\n- We keep the brain in one file\n")
         import_markdown(brain, tmp_path / "MEMORY.md")
-        save_context(brain, {"session_key": "s1", "exchanges": [
+        save_context(brain, {"session_id": "s1", "exchanges": [
             {"user_message": "what port is staging on?", "assistant_response": "5433"}]})
         ensure_observation(brain, "apollo", location="~/src/apollo")
         transcript = tmp_path / "t.jsonl"

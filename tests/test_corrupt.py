@@ -21,7 +21,7 @@ from conftest import HashEmbedder, run_cli
 
 from maxmem import Brain, MaxmemError
 
-COMMANDS = [["search", "kilo lima"], ["list", "-n", "3"], ["stats"], ["add", "a new memory"],
+COMMANDS = [["search", "kilo lima"], ["list", "-n", "3"], ["stats"], ["remember", "a new memory"],
             ["get", "1"], ["doctor"]]
 
 
@@ -135,7 +135,7 @@ def test_damage_seen_by_real_processes_is_one_line(good, tmp_path):
     for how in ("truncated to half", "random bytes"):
         path = damaged_copy(good, tmp_path / how.replace(" ", "-"), how)
         before = files(path)
-        for command in (["search", "kilo"], ["add", "x"]):
+        for command in (["search", "kilo"], ["remember", "x"]):
             result = subprocess.run([sys.executable, "-m", "maxmem", "--db", str(path), "--embedder", "none",
                                      *command], capture_output=True, text=True, timeout=60)
             assert result.returncode == 1

@@ -55,8 +55,8 @@ with Brain.open(db, embedder=embedder, check_embedder=job != "reindex") as brain
         from maxmem.settings import RetentionSettings
         apply(brain, load_policy(RetentionSettings.from_table({"archive_dir": arg, "batch_size": 10})))
     elif job == "sync":
-        from maxmem.sync.pgexport import export
-        export(brain, arg, batch_size=20)
+        from maxmem.sync.pgpush import push
+        push(brain, arg, batch_size=20)
 print("finished", flush=True)
 """
 
@@ -102,9 +102,9 @@ def finish_job(job: str, db: Path, arg: str) -> None:
 
             apply(brain, load_policy(RetentionSettings.from_table({"archive_dir": arg, "batch_size": 10})))
         elif job == "sync":
-            from maxmem.sync.pgexport import export
+            from maxmem.sync.pgpush import push
 
-            export(brain, arg, batch_size=20)
+            push(brain, arg, batch_size=20)
 
 
 def check_database(db: Path) -> dict[str, int]:
@@ -137,7 +137,7 @@ def check_database(db: Path) -> dict[str, int]:
             for row in brain.db.rows("SELECT path, byte_offset, turns FROM capture_files"):
                 stored = q("SELECT count(*) FROM turns WHERE source_file = ?", (row["path"],))
                 assert stored >= row["turns"], row
-        # The exporter's cursor never points past the change log.
+        # The push's cursor never points past the change log.
         if brain.db.table_exists("sync_targets"):
             assert q("SELECT coalesce(max(cursor), 0) FROM sync_targets") <= q(
                 "SELECT coalesce(max(seq), 0) FROM changes")

@@ -28,8 +28,8 @@ def _config(**curation) -> Config:
 
 def test_restatement_updates_the_memory_instead_of_adding_one(local_brain):
     first = local_brain.remember("My passport expires in March 2027.", category="core", tags=["travel"])
-    stored = local_brain.store({"content": "Remember that my passport expires in March 2027.", "category": "core",
-                                "tags": ["documents"], "importance": 0.9})
+    stored = local_brain.remember_item({"content": "Remember that my passport expires in March 2027.",
+                                        "category": "core", "tags": ["documents"], "importance": 0.9})
     again = stored.memory
     assert again.id == first.id and stored.action == "updated"
     assert again.content == "Remember that my passport expires in March 2027."  # the newer, fuller wording
@@ -62,12 +62,61 @@ def test_a_shorter_restatement_keeps_the_fuller_text(local_brain):
     assert short.id == full.id and short.content == full.content
 
 
-def test_remember_many_does_not_look_for_near_duplicates(local_brain):
-    items = [
-        {"content": "My passport expires in March 2027.", "category": "core"},
-        {"content": "Remember that my passport expires in March 2027.", "category": "core"},
-    ]
-    assert len({m.id for m in local_brain.remember_many(items)}) == 2
+PASSPORT = {"content": "My passport expires in March 2027.", "category": "core", "tags": ["travel"]}
+RESTATED = {"content": "Remember that my passport expires in March 2027.", "category": "core",
+            "tags": ["documents"], "importance": 0.9}
+KEPT = ("content", "category", "tags", "importance", "metadata", "pinned", "kind", "title")
+
+
+def test_remember_many_updates_a_stored_near_duplicate_as_remember_does(tmp_path, local_embedder, clock):
+    with Brain.open(tmp_path / "one.db", embedder=local_embedder, clock=clock) as one, \
+         Brain.open(tmp_path / "many.db", embedder=local_embedder, clock=clock) as many:
+        by_one = [one.remember(**PASSPORT), one.remember(**RESTATED)]
+        by_many = [many.remember(**PASSPORT), *many.remember_many([RESTATED])]
+        assert by_one[0].id == by_one[1].id and by_many[0].id == by_many[1].id
+        assert [{k: getattr(m, k) for k in KEPT} for m in by_many] == [{k: getattr(m, k) for k in KEPT}
+                                                                          for m in by_one]
+        assert by_many[1].content == RESTATED["content"] and by_many[1].metadata["restated"] == 1
+        assert many.stats()["categories"]["core"] == 1
+        assert [v["op"] for v in many.history(by_many[0].id)] == ["upsert", "upsert"]  # the old wording kept
+        assert many.history(by_many[0].id)[0]["memory"]["content"] == PASSPORT["content"]
+        assert many.search("passport", limit=1)[0].memory.content == RESTATED["content"]  # re-embedded
+
+
+def test_remember_many_folds_a_near_duplicate_of_an_earlier_item_into_it(tmp_path, local_embedder, clock):
+    with Brain.open(tmp_path / "one.db", embedder=local_embedder, clock=clock) as one, \
+         Brain.open(tmp_path / "many.db", embedder=local_embedder, clock=clock) as many:
+        other = {"content": "We decided to use PostgreSQL for the billing service.", "category": "core"}
+        by_one = [one.remember(**item).id for item in (PASSPORT, other, RESTATED, PASSPORT)]
+        by_many = many.remember_many([PASSPORT, other, RESTATED, PASSPORT])
+        assert [m.id for m in by_many] == [by_many[0].id, by_many[1].id, by_many[0].id, by_many[0].id]
+        assert [{k: getattr(m, k) for k in KEPT} for m in by_many] == [{k: getattr(one.get(i), k) for k in KEPT}
+                                                                          for i in by_one]
+        assert by_many[0].metadata["restated"] == 2  # the last one restated the merged memory again
+        assert many.stats()["categories"]["core"] == 2
+
+
+def test_remember_many_keeps_related_but_different_facts_and_other_categories(local_brain):
+    items = [{"content": "We decided to use PostgreSQL for the billing service.", "category": "core"},
+             {"content": "We decided to use PostgreSQL for the analytics service.", "category": "core"},
+             {"content": "We shipped version 2.0 to all customers today.", "category": "core"},
+             {"content": "We shipped version 2.1 to all customers today.", "category": "core"},
+             PASSPORT, {**RESTATED, "category": "daily"}]
+    assert len({m.id for m in local_brain.remember_many(items)}) == 6
+
+
+def test_remember_many_looks_only_where_asked_and_where_a_vector_is(tmp_path, local_embedder, clock):
+    with Brain.open(tmp_path / "b.db", embedder=local_embedder, clock=clock) as b:
+        assert len({m.id for m in b.remember_many([PASSPORT, RESTATED], near=False)}) == 2
+    with Brain.open(tmp_path / "off.db", embedder=local_embedder, clock=clock, config=_config(dedup=False)) as b:
+        assert len({m.id for m in b.remember_many([PASSPORT, RESTATED])}) == 2
+    with Brain.open(tmp_path / "pending.db", embedder=local_embedder, clock=clock) as b:
+        stored = b.remember(**PASSPORT)
+        pending = b.remember_many([RESTATED], embed=False)[0]  # no vector yet: exact copies only
+        assert pending.id != stored.id and pending.embedded_at is None
+        b.prefetch_vectors([{**RESTATED, "content": RESTATED["content"] + "!"}])
+        cached = b.remember_many([{**RESTATED, "content": RESTATED["content"] + "!"}], embed=False)[0]
+        assert cached.id in (stored.id, pending.id)  # its cached vector found what it restates
 
 
 def test_dedup_can_be_turned_off(tmp_path, local_embedder, clock):
@@ -170,7 +219,7 @@ def test_core_budget_warns_in_stats_and_doctor(tmp_path, hash_embedder):
 def test_core_review_lists_candidates_by_use(local_brain, clock):
     a = local_brain.remember("The staging cluster is rebuilt every Sunday night.", category="core", importance=0.9)
     b = local_brain.remember_many([{"content": "Every Sunday night the staging cluster gets rebuilt.",
-                                    "category": "core", "importance": 0.3}])[0]
+                                    "category": "core", "importance": 0.3}], near=False)[0]  # a pair to review
     c = local_brain.remember("I'm allergic to penicillin.", category="core", importance=0.8)
     d = local_brain.remember("Use pytest, not unittest.", category="core", importance=0.6)
     local_brain.supersede(d.id, c.id)
@@ -226,9 +275,9 @@ def _db_args(tmp_path):
 def test_cli_supersede_history_core_review(tmp_path):
     runner = CliRunner()
     args = _db_args(tmp_path)
-    out = runner.invoke(cli, [*args, "add", "-c", "core", "The dentist is on Tuesday", "--json"])
+    out = runner.invoke(cli, [*args, "remember", "-c", "core", "The dentist is on Tuesday", "--json"])
     old = json.loads(out.output)["id"]
-    out = runner.invoke(cli, [*args, "add", "-c", "core", "The dentist moved to Thursday at 9", "--json"])
+    out = runner.invoke(cli, [*args, "remember", "-c", "core", "The dentist moved to Thursday at 9", "--json"])
     new = json.loads(out.output)["id"]
     out = runner.invoke(cli, [*args, "supersede", f"#{old}", str(new)])
     assert out.exit_code == 0, out.output
@@ -243,21 +292,21 @@ def test_cli_supersede_history_core_review(tmp_path):
     assert json.loads(out.output)["superseded"][0]["id"] == old
 
 
-def test_cli_add_says_when_it_updated_a_near_duplicate(tmp_path):
+def test_cli_remember_says_when_it_updated_a_near_duplicate(tmp_path):
     runner = CliRunner()
     args = _db_args(tmp_path)
-    out = runner.invoke(cli, [*args, "add", "-c", "core", "My passport expires in March 2027."])
+    out = runner.invoke(cli, [*args, "remember", "-c", "core", "My passport expires in March 2027."])
     assert out.output.startswith("remembered #1 ")
-    out = runner.invoke(cli, [*args, "add", "-c", "core", "Remember that my passport expires in March 2027."])
+    out = runner.invoke(cli, [*args, "remember", "-c", "core", "Remember that my passport expires in March 2027."])
     assert out.exit_code == 0 and out.output.startswith("updated #1 ") and "maxmem history 1" in out.output
-    out = runner.invoke(cli, [*args, "add", "-c", "core", "The dentist is on Tuesday"])
+    out = runner.invoke(cli, [*args, "remember", "-c", "core", "The dentist is on Tuesday"])
     assert out.output.startswith("remembered #2 ")
 
 
 def test_cli_history_text_of_a_forgotten_memory(tmp_path):
     runner = CliRunner()
     args = ["--db", str(tmp_path / "h.db"), "--embedder", "none"]
-    runner.invoke(cli, [*args, "add", "a secret said by mistake"])
+    runner.invoke(cli, [*args, "remember", "a secret said by mistake"])
     runner.invoke(cli, [*args, "update", "1", "-i", "0.8"])
     runner.invoke(cli, [*args, "forget", "1"])
     out = runner.invoke(cli, [*args, "history", "1"])
@@ -272,7 +321,7 @@ def test_cli_bad_inputs_are_one_line(tmp_path, capsys):
     from maxmem.cli import main
 
     args = _db_args(tmp_path)
-    main([*args, "add", "-c", "core", "only fact"])
+    main([*args, "remember", "-c", "core", "only fact"])
     capsys.readouterr()
     for argv, code in (
         (["supersede", "1", "1"], 2),

@@ -112,7 +112,7 @@ def test_doctor_after_real_jobs_and_its_exit_code(tmp_path, capsys, monkeypatch)
     from maxmem.retention.policy import load_policy
     from maxmem.retention.run import apply
     from maxmem.settings import RetentionSettings
-    from maxmem.sync.pgexport import export
+    from maxmem.sync.pgpush import push
 
     path = tmp_path / "brain.db"
     transcript = tmp_path / "t.jsonl"
@@ -131,7 +131,7 @@ def test_doctor_after_real_jobs_and_its_exit_code(tmp_path, capsys, monkeypatch)
 
     with Brain.open(path, embedder="none") as brain:
         with pytest.raises(MaxmemError):
-            export(brain, "postgresql://me:pw-Never-Shown@127.0.0.1:9/brain?connect_timeout=2")
+            push(brain, "postgresql://me:pw-Never-Shown@127.0.0.1:9/brain?connect_timeout=2")
     code, out, err = run_cli(["--db", str(path), "--embedder", "none", "doctor"], capsys)
     assert code == 0  # one failure: a WARN, not an alert
     line = next(line for line in out.splitlines() if "last sync:" in line)
@@ -139,7 +139,7 @@ def test_doctor_after_real_jobs_and_its_exit_code(tmp_path, capsys, monkeypatch)
     with Brain.open(path, embedder="none") as brain:
         for _ in range(2):
             with pytest.raises(MaxmemError):
-                export(brain, "postgresql://me:pw-Never-Shown@127.0.0.1:9/brain?connect_timeout=2")
+                push(brain, "postgresql://me:pw-Never-Shown@127.0.0.1:9/brain?connect_timeout=2")
     code, out, err = run_cli(["--db", str(path), "--embedder", "none", "doctor"], capsys)
     assert code == 1
     line = next(line for line in out.splitlines() if "last sync:" in line)

@@ -121,7 +121,7 @@ def _encrypted_home(home: Path, *, content: str = "the deploy key rotates every 
     env = {**os.environ, "MAXMEM_HOME": str(home)}
     done = run_maxmem(env, "--embedder", "none", "init", "--encrypt")
     assert done.returncode == 0, done.stderr
-    done = run_maxmem(env, "--embedder", "none", "add", f"{CANARY} {content}", "--category", "core")
+    done = run_maxmem(env, "--embedder", "none", "remember", f"{CANARY} {content}", "--category", "core")
     assert done.returncode == 0, done.stderr
     return (home / KEY_FILE_NAME).read_text().strip()
 
@@ -137,7 +137,7 @@ def test_without_the_key_or_with_a_wrong_one_commands_fail_in_one_line_and_hooks
     wrong = {**env, "MAXMEM_KEY": new_secret()}
     for case, environment, expected in (("no key", env, "is encrypted and no key was given"),
                                         ("wrong key", wrong, "does not open with the key from MAXMEM_KEY")):
-        for args in (["search", CANARY], ["add", "one more thing"], ["doctor"], ["stats"], ["backup"]):
+        for args in (["search", CANARY], ["remember", "one more thing"], ["doctor"], ["stats"], ["backup"]):
             done = run_maxmem(environment, "--embedder", "none", *args)
             assert done.returncode == 1, (case, args, done.stdout, done.stderr)
             said = done.stderr + done.stdout
@@ -145,7 +145,7 @@ def test_without_the_key_or_with_a_wrong_one_commands_fail_in_one_line_and_hooks
             assert "Traceback" not in said and "file is not a database" not in said, (case, args, said)
             if args[0] != "doctor":  # doctor reports it as its database check, among its other lines
                 assert len(done.stderr.strip().splitlines()) == 1, (case, args, done.stderr)
-        done = run_maxmem(environment, "--embedder", "none", "hook", "session-start", "--harness", "claude",
+        done = run_maxmem(environment, "--embedder", "none", "hook", "session-start", "--harness", "claude-code",
                           stdin=HOOK_INPUT)
         assert done.returncode == 0 and done.stdout == "", (case, done.stdout, done.stderr)
         log = (maxmem_home / "logs" / "hook.log").read_text()
@@ -156,7 +156,7 @@ def test_without_the_key_or_with_a_wrong_one_commands_fail_in_one_line_and_hooks
     assert done.returncode == 1
     assert done.stderr.strip() == (f"maxmem: error: the key file {key_file} can be read by others (mode 0644): "
                                    f"it is not used; run chmod 600 {key_file}")
-    done = run_maxmem(env, "--embedder", "none", "hook", "session-start", "--harness", "claude", stdin=HOOK_INPUT)
+    done = run_maxmem(env, "--embedder", "none", "hook", "session-start", "--harness", "claude-code", stdin=HOOK_INPUT)
     assert done.returncode == 0 and "can be read by others" in (maxmem_home / "logs" / "hook.log").read_text()
     os.chmod(key_file, 0o600)
     assert CANARY in run_maxmem(env, "--embedder", "none", "search", CANARY).stdout
@@ -291,15 +291,15 @@ def test_the_tick_and_a_hook_find_the_key_under_env_i(tmp_path):
     assert done.returncode == 0, done.stderr
     key_file = home / ".config" / "maxmem" / KEY_FILE_NAME
     assert key_file.exists() and f"the key is in the key file {key_file}" in done.stdout
-    done = run_maxmem(env, "add", f"{CANARY} always run the linter before committing", "--category", "core")
+    done = run_maxmem(env, "remember", f"{CANARY} always run the linter before committing", "--category", "core")
     assert done.returncode == 0, done.stderr
-    done = run_maxmem(env, "hook", "session-start", "--harness", "claude", stdin=HOOK_INPUT)
+    done = run_maxmem(env, "hook", "session-start", "--harness", "claude-code", stdin=HOOK_INPUT)
     assert done.returncode == 0 and CANARY in done.stdout, (done.stdout, done.stderr)
     state = home / ".local" / "state" / "maxmem"
     prompt = json.dumps({"session_id": "p1", "prompt": "what do we run before committing code?"})
 
     def answered_warm() -> bool:  # the first prompt starts the recall server, which must find the key
-        assert run_maxmem(env, "hook", "user-prompt", "--harness", "claude", stdin=prompt).returncode == 0
+        assert run_maxmem(env, "hook", "user-prompt", "--harness", "claude-code", stdin=prompt).returncode == 0
         return "(warm," in (state / "hook.log").read_text().splitlines()[-1]
 
     try:
@@ -331,7 +331,7 @@ def test_the_key_sources_are_asked_in_order_with_a_real_keyring_backend(tmp_path
     assert "the key is in the OS keyring" in done.stdout and not (home / KEY_FILE_NAME).exists()
     stored = list(data.rglob("keyring_pass.cfg"))
     assert stored, "the file keyring holds the key"
-    assert run_maxmem(env, "--embedder", "none", "add", f"{CANARY} from the keyring", "--category",
+    assert run_maxmem(env, "--embedder", "none", "remember", f"{CANARY} from the keyring", "--category",
                       "core").returncode == 0
     search = ("--embedder", "none", "search", CANARY)
     assert CANARY in run_maxmem(env, *search).stdout  # 3. the keyring
@@ -353,7 +353,7 @@ def test_the_key_sources_are_asked_in_order_with_a_real_keyring_backend(tmp_path
     assert CANARY in run_maxmem(env, *search).stdout
     # a plain brain never asks the keyring: a broken backend changes nothing
     plain = {**env, "MAXMEM_HOME": str(tmp_path / "plain"), "PYTHON_KEYRING_BACKEND": "no.such.Backend"}
-    assert run_maxmem(plain, "--embedder", "none", "add", "plain note").returncode == 0
+    assert run_maxmem(plain, "--embedder", "none", "remember", "plain note").returncode == 0
     assert load_config(env={"MAXMEM_HOME": str(tmp_path / "plain")}).key is None
 
 
@@ -466,7 +466,7 @@ def test_bad_keys_and_wrong_states_are_one_line(tmp_path, maxmem_home):
         assert holder.stats()["memories"] == 0
     assert not is_encrypted(plain) and not [p for p in tmp_path.iterdir() if ".encrypt-" in p.name]
     env = {**os.environ, "MAXMEM_HOME": str(tmp_path / "cli")}
-    assert run_maxmem(env, "--embedder", "none", "add", "a plain memory").returncode == 0
+    assert run_maxmem(env, "--embedder", "none", "remember", "a plain memory").returncode == 0
     done = run_maxmem(env, "--embedder", "none", "init", "--encrypt")
     assert done.returncode == 2 and "exists and is not encrypted: run maxmem encrypt" in done.stderr
     done = run_maxmem(env, "--embedder", "none", "init", "--keyring")

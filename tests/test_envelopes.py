@@ -181,7 +181,7 @@ def test_claude_code_system_reminder_is_not_stored_and_does_not_block_triggers(t
 
 
 def test_save_context_strips_the_envelope_and_keeps_its_time_as_a_hint(brain):
-    doc = {"session_key": "agent:main:main", "exchanges": [
+    doc = {"session_id": "agent:main:main", "exchanges": [
         {"user_message": "[Sat 2026-11-28 19:00 GMT+1] " + REMEMBER, "assistant_response": "Noted.",
          "timestamp": "2026-11-28T18:03:27.120Z"},
         {"user_message": "[Signal Lena +4915 Sat 2026-11-28 19:20 GMT+1] and the ID card too",

@@ -3,8 +3,8 @@ and a write goes down the floors once.
 
 The floors are the import graph's (the import-graph tool named by MAXMEM_IMPORT_GRAPH,
 which also counts imports inside functions): a module's floor is one above the highest it imports. The
-write-path tests trace every call between maxmem's modules while a trigger commit, an
-`add` and a capture batch run, and check that no call climbs to a higher floor and
+write-path tests trace every call between maxmem's modules while a trigger commit, a
+`remember` and a capture batch run, and check that no call climbs to a higher floor and
 that no module is entered twice on one call stack (A -> B -> A).
 """
 
@@ -63,7 +63,7 @@ def test_no_import_circles_and_no_private_names_across_modules():
 
 
 # The ground floor knows no domain; the faces are on top, and only the entry points and
-# the daemon (which runs every job, the PostgreSQL export included) start one of them.
+# the daemon (which runs every job, the PostgreSQL push included) start one of them.
 GROUND = {"maxmem.errors", "maxmem.clock", "maxmem.config", "maxmem.settings", "maxmem.keys", "maxmem.sealed",
           "maxmem.files", "maxmem.memory",
           "maxmem.store.db", "maxmem.store.migrations", "maxmem.archive", "maxmem.jsonl"}
@@ -192,15 +192,15 @@ def test_a_trigger_commit_goes_down_once(tmp_path, local_embedder, clock):
         assert check_downward(restated) > 100
 
 
-def test_an_add_goes_down_once(tmp_path, local_embedder, clock):
+def test_a_remember_goes_down_once(tmp_path, local_embedder, clock):
     with Brain.open(tmp_path / "brain.db", embedder=local_embedder, clock=clock) as brain:
         brain.remember("My passport expires in March 2027.", category="core")
 
-        def add() -> None:
+        def remember() -> None:
             brain.remember("Remember that my passport expires in March 2027.", category="core")  # merged
             brain.remember("The wifi at the cabin is called Seeblick_5G.", category="daily")
 
-        assert check_downward(add) > 100
+        assert check_downward(remember) > 100
 
 
 def test_a_capture_batch_goes_down_once(tmp_path, hash_embedder):

@@ -88,7 +88,7 @@ def test_export_edit_memory_md_import_updates_the_memory(brain, clock, exported)
 def test_the_same_through_the_cli(tmp_path, capsys):
     db = tmp_path / "brain.db"
     ws = tmp_path / "ws"
-    code, out, _ = run_cli(["--db", str(db), "--embedder", "none", "add", "Prefers tea over coffee",
+    code, out, _ = run_cli(["--db", str(db), "--embedder", "none", "remember", "Prefers tea over coffee",
                             "--category", "core", "--kind", "preference"], capsys)
     assert code == 0
     assert run_cli(["--db", str(db), "--embedder", "none", "export", "--format", "markdown", str(ws)],

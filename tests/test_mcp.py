@@ -27,7 +27,7 @@ from maxmem import Brain  # noqa: E402
 from maxmem.work import observe  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-READ_ONLY = {"search", "get", "list", "query", "context", "active", "timeline", "history", "stats"}
+READ_ONLY = {"search", "get", "list", "query", "brief", "active", "timeline", "history", "stats"}
 WRITING = {"remember", "update", "forget", "pin", "supersede", "commit", "observe", "resolve", "save_context"}
 
 
@@ -90,7 +90,7 @@ def calls(ids: dict[str, Any]) -> list[tuple[str, dict, dict, str]]:
         ("list", {"category": "core"}, {"category": "nowhere"}, "category: input should be"),
         ("query", {"question": "preferences about dark mode"}, {"question": "what did I do a while ago"},
          "too vague"),
-        ("context", {"budget_tokens": 500}, {"budget_tokens": 10},
+        ("brief", {"budget_tokens": 500}, {"budget_tokens": 10},
          "budget_tokens: input should be greater than or equal to 100"),
         ("active", {"min_importance": 0.5}, {"min_importance": 2},
          "min_importance: input should be less than or equal to 1"),
@@ -110,8 +110,8 @@ def calls(ids: dict[str, Any]) -> list[tuple[str, dict, dict, str]]:
                      "started": "2 days ago"},
          {"type": "failure", "content": "x", "started": "next week"}, "is in the future"),
         ("resolve", {"id": ids["work"], "content": "shipped v1"}, {"id": ids["work"]}, "already resolved"),
-        ("save_context", {"session_key": "agent:main:main", "exchanges": [exchange]},
-         {"session_key": "agent:main:main"}, "nothing to save"),
+        ("save_context", {"session_id": "agent:main:main", "exchanges": [exchange]},
+         {"session_id": "agent:main:main"}, "nothing to save"),
         ("forget", {"ids": [ids["doomed"]]}, {"ids": [ids["doomed"]]}, "no memory"),
     ]
 
@@ -185,8 +185,8 @@ def test_every_tool_once_well_and_once_badly(tmp_path, maxmem_home):
     assert got[0]["content"] == "The user prefers dark mode in every editor" and got[0]["metadata"] == {}
     assert [m["category"] for m in done["list"]["memories"]] == ["core"]
     assert done["query"]["interpretation"] == 'kind preference; text "dark mode"'
-    assert done["context"]["tokens"] <= 500 and "dark mode" in done["context"]["text"]
-    assert done["context"]["text"].startswith("maxmem memory brief: ")
+    assert done["brief"]["tokens"] <= 500 and "dark mode" in done["brief"]["text"]
+    assert done["brief"]["text"].startswith("maxmem memory brief: ")
     assert [w["memory"]["id"] for w in done["active"]["work"]] == [ids["work"]]
     assert done["timeline"]["events"]
     assert [v["version"] for v in done["history"]["versions"]] == [1]
@@ -259,7 +259,7 @@ def test_prompts(tmp_path, maxmem_home):
     async def steps(session):
         recall = await session.get_prompt("recall", {"question": "does the user like dark mode?"})
         unknown = await session.get_prompt("recall", {"question": "quantum chromodynamics lecture"})
-        save = await session.get_prompt("save_before_compaction", {"session_key": "agent:main:main"})
+        save = await session.get_prompt("save_before_compaction", {"session_id": "agent:main:main"})
         start = await session.get_prompt("session_start", {})
         with pytest.raises(MCPError, match="question"):
             await session.get_prompt("recall", {})
@@ -289,6 +289,6 @@ def test_without_the_sdk_the_command_names_the_pip_install(tmp_path, maxmem_home
                           capture_output=True, text=True, env=env, timeout=60, stdin=subprocess.DEVNULL)
     assert done.returncode == 1, done.stderr
     assert "pip install 'maxmem[mcp]'" in done.stderr and len(done.stderr.strip().splitlines()) == 1
-    stats = subprocess.run([sys.executable, "-m", "maxmem", "--embedder", "none", "add", "works"],
+    stats = subprocess.run([sys.executable, "-m", "maxmem", "--embedder", "none", "remember", "works"],
                            capture_output=True, text=True, env=env, timeout=60)
     assert stats.returncode == 0, "the rest of the CLI works without the SDK"

@@ -5,9 +5,16 @@ from __future__ import annotations
 import pytest
 from conftest import database_at_version
 
-from maxmem import Brain, DatabaseError
+from maxmem import Brain, DatabaseError, FixedClock
+from maxmem.embeddings import identity, text_hash
+from maxmem.jobs.runs import last_runs, record_run
 from maxmem.store import migrations
 from maxmem.store.db import Database
+
+
+def before(name: str) -> int:
+    """The schema version just before migration `name`."""
+    return [n for n, _ in migrations.MIGRATIONS].index(name)
 
 
 def test_blank_database_gets_every_migration(tmp_path):
@@ -34,6 +41,35 @@ def test_database_from_an_earlier_version_is_upgraded_with_its_data(tmp_path, mo
         assert migrations.schema_version(brain.db) == len(migrations.MIGRATIONS)
         assert brain.get("u1").content == "kept across upgrades"
         assert brain.search("upgrades")[0].memory.uid == "u1"
+
+
+def test_the_embeddings_cache_keeps_its_vectors_across_the_text_hash_rename(tmp_path, monkeypatch, hash_embedder):
+    path = tmp_path / "old.db"
+    text = "a text embedded by the version before"
+    cached = hash_embedder.embed_documents([text])[0]
+    hash_embedder.calls.clear()
+    with database_at_version(path, monkeypatch, before("0010_cache_text_hash")) as db:
+        with db.atomic():  # as that version's cache wrote it: keyed by a column named content_hash
+            db.execute("INSERT INTO embeddings_cache (model, content_hash, vector) VALUES (?, ?, ?)",
+                       (identity(hash_embedder), text_hash(text), cached.tobytes()))
+    with Brain.open(path, embedder=hash_embedder) as brain:
+        columns = [row["name"] for row in brain.db.rows("PRAGMA table_info(embeddings_cache)")]
+        assert columns == ["model", "text_hash", "vector"]
+        memory = brain.remember(text, category="core")
+        assert hash_embedder.embedded_texts == []  # its vector came from the cache
+        assert brain.db.scalar("SELECT count(*) FROM embeddings_cache WHERE text_hash = ?", (text_hash(text),)) == 1
+        assert brain.similar(text)[0][0].id == memory.id
+
+
+def test_the_runs_of_hooks_wired_as_claude_are_carried_on_as_claude_code(tmp_path, monkeypatch):
+    path = tmp_path / "old.db"
+    with database_at_version(path, monkeypatch, before("0011_hook_runs_claude_code")) as db:
+        record_run(db, "hook:claude", True, "1 file, 4 turns", FixedClock("2026-11-30T12:00:00Z"))
+    with Brain.open(path, embedder="none") as brain:
+        runs = last_runs(brain.db)
+        assert list(runs) == ["hook:claude-code"]
+        assert runs["hook:claude-code"]["last_ok"] == "2026-11-30T12:00:00.000Z"
+        assert runs["hook:claude-code"]["detail"] == "1 file, 4 turns"
 
 
 def test_newer_database_is_refused(tmp_path):

@@ -20,10 +20,11 @@ TURNS = [
 
 
 def conversation(brain: Brain, turns=TURNS, session="s1", created_at=DAY) -> list[int]:
+    """The turns stored as capture stores them: each its own memory."""
     stored = brain.remember_many([
         {"content": t, "category": "conversation", "session_id": session, "created_at": created_at}
         for t in turns
-    ])
+    ], near=False)
     return [m.id for m in stored]
 
 

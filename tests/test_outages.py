@@ -56,7 +56,7 @@ FAILURES = {
 def test_outage_stores_the_memory_keeps_keyword_search_and_backfills_later(failure, openai_env, monkeypatch,
                                                                            capsys, maxmem_home):
     server = openai_env
-    code, out, err = run(["add", "warm up: the vector table and the dimension exist now"], capsys)
+    code, out, err = run(["remember", "warm up: the vector table and the dimension exist now"], capsys)
     assert code == 0 and err == ""
 
     def break_it() -> None:
@@ -82,7 +82,7 @@ def test_outage_stores_the_memory_keeps_keyword_search_and_backfills_later(failu
         config.write_text(config.read_text().replace("embed_timeout = 1.0", "embed_timeout = 20.0"))
 
     break_it()
-    code, out, err = run(["add", CONTENT], capsys)
+    code, out, err = run(["remember", CONTENT], capsys)
     assert code == 0 and out.startswith("remembered #2"), err
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("maxmem: warning:"), err
@@ -109,9 +109,9 @@ def test_outage_stores_the_memory_keeps_keyword_search_and_backfills_later(failu
 
 
 def test_recovery_within_the_retries_embeds_at_once(openai_env, capsys):
-    code, out, err = run(["add", "warm up"], capsys)
+    code, out, err = run(["remember", "warm up"], capsys)
     openai_env.failures[:] = [429]  # one rate-limited answer, then fine: the retry succeeds
-    code, out, err = run(["add", CONTENT, "--json"], capsys)
+    code, out, err = run(["remember", CONTENT, "--json"], capsys)
     assert code == 0 and '"embedded_at": null' not in out and err == ""
 
 
@@ -123,7 +123,7 @@ def test_a_bad_key_in_a_real_process_is_one_line_without_the_key(openai_env, max
                             capture_output=True, text=True, timeout=60)
     # A new brain.db: nothing pending, the key is never used.
     assert result.returncode == 0
-    result = subprocess.run([sys.executable, "-m", "maxmem", "add", CONTENT], env=env,
+    result = subprocess.run([sys.executable, "-m", "maxmem", "remember", CONTENT], env=env,
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 0
     assert result.stderr.splitlines() == [

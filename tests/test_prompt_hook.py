@@ -65,7 +65,7 @@ def seeded(brain: Brain) -> dict[str, int]:
 def test_recall_prints_the_relevant_memory_fenced_with_its_id_date_and_category(brain):
     ids = seeded(brain)
     found = recall(brain, "which database server did we decide on for the shared memory?",
-                   session="this-session", settings=RecallSettings(max_memories=1), min_relevance=0.0)
+                   session_id="this-session", settings=RecallSettings(max_memories=1), min_relevance=0.0)
     assert found.ids == (ids["db"],)
     assert found.text.startswith(PREFACE) and "```markdown\n" in found.text
     assert f"[#{ids['db']} · 2026-11-30 · project]" in found.text
@@ -75,9 +75,9 @@ def test_recall_prints_the_relevant_memory_fenced_with_its_id_date_and_category(
 def test_nothing_is_shown_twice_and_the_sessions_own_exchanges_are_left_out(brain):
     ids = seeded(brain)
     prompt = "which database server for the shared memory?"
-    first = recall(brain, prompt, session="this-session", min_relevance=0.0)
+    first = recall(brain, prompt, session_id="this-session", min_relevance=0.0)
     assert ids["mine"] not in first.ids and ids["db"] in first.ids
-    second = recall(brain, prompt, session="this-session", shown=first.ids, min_relevance=0.0)
+    second = recall(brain, prompt, session_id="this-session", shown=first.ids, min_relevance=0.0)
     assert not set(second.ids) & set(first.ids)
 
 
@@ -164,15 +164,16 @@ def test_the_hook_under_env_i_adds_the_memory_once_per_session(tmp_path, local_b
     home.mkdir()
     payload = json.dumps({"session_id": "s-1", "prompt": "what did we decide about the shared memory database?",
                           "hook_event_name": "UserPromptSubmit", "cwd": "/home/u/proj"}).encode()
-    done, _ = run_hook(home, local_brain, payload, "--harness", "claude")
+    done, _ = run_hook(home, local_brain, payload, "--harness", "claude")  # as older wiring spells it
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)["hookSpecificOutput"]
     assert out["hookEventName"] == "UserPromptSubmit" and "PostgreSQL 16 with pgvector" in out["additionalContext"]
-    again, _ = run_hook(home, local_brain, payload, "--harness", "claude")
+    again, _ = run_hook(home, local_brain, payload, "--harness", "claude-code")
     assert again.returncode == 0 and again.stdout == b""
     plain, _ = run_hook(home, local_brain, payload.replace(b"s-1", b"s-2"), "--harness", "openclaw")
     assert plain.stdout.decode().startswith(PREFACE)
     assert [line.split(" ", 2)[1] for line in log_lines(home)] == ["ok", "ok", "ok"]
+    assert [line.split(" ")[5].rstrip(":") for line in log_lines(home)] == ["claude-code", "claude-code", "openclaw"]
 
 
 @needs_cli
@@ -303,7 +304,7 @@ def test_setup_wires_the_prompt_hook_and_uninstall_stops_its_server(tmp_path, lo
     assert setup.returncode == 0, setup.stderr
     settings = json.loads((home / ".claude" / "settings.json").read_text())
     (command,) = [h["command"] for g in settings["hooks"]["UserPromptSubmit"] for h in g["hooks"]]
-    assert "hook user-prompt --harness claude" in command
+    assert "hook user-prompt --harness claude-code" in command
     state = home / ".local" / "state" / "maxmem"
     count = []
 

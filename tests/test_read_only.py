@@ -73,7 +73,7 @@ def test_on_a_read_only_mount_reads_work_and_a_write_says_read_only(tmp_path):
             assert done.returncode == 0, (args, done.stdout, done.stderr)
             assert "restore" not in done.stdout + done.stderr
         assert "quince" in cli(db, ["search", "quince"], home=tmp_path / "home").stdout
-        done = cli(db, ["add", "a new memory"], home=tmp_path / "home")
+        done = cli(db, ["remember", "a new memory"], home=tmp_path / "home")
         assert done.returncode == 1
         assert done.stderr.strip() == (f"maxmem: error: {db} is read-only (the file and its folder are read-only): "
                                        "it can be read and searched, not changed")
@@ -141,7 +141,7 @@ def test_read_only_permissions(case):
         for args in READS[:4]:
             done = cli(db, args, user=user, home=home)
             assert done.returncode == 0, (case, args, done.stderr)
-        done = cli(db, ["add", "a new memory"], user=user, home=home)
+        done = cli(db, ["remember", "a new memory"], user=user, home=home)
         why = "the file is read-only" if case == "read-only file" else "its folder is read-only"
         assert done.returncode == 1 and f"{db} is read-only ({why})" in done.stderr, done.stderr
         assert "restore" not in done.stderr
@@ -194,7 +194,7 @@ def test_a_read_only_brain_of_an_older_schema_is_read_as_it_is(monkeypatch, stop
         for args in (["list"], ["get", "u1"], ["stats"]):
             done = cli(db, args, user=user, home=home)
             assert done.returncode == 0, (args, done.stderr)
-        done = cli(db, ["add", "a new memory"], user=user, home=home)
+        done = cli(db, ["remember", "a new memory"], user=user, home=home)
         assert done.returncode == 1 and f"{db} is read-only (the file is read-only" in done.stderr, done.stderr
         assert "upgraded first" not in done.stderr and "restore" not in done.stderr
         assert db.read_bytes() == before

@@ -83,7 +83,7 @@ def brain_rows(home: Path) -> list[dict[str, Any]]:
 def home(tmp_path: Path) -> Iterator[Path]:
     home = tmp_path / "home"
     (home / "proj").mkdir(parents=True)
-    done = maxmem(home, "add", "-c", "conversation", "-t", "invoice storage", "--created-at",
+    done = maxmem(home, "remember", "-c", "conversation", "-t", "invoice storage", "--created-at",
                   "2026-10-02T15:00:00Z", MEMORY)
     assert done.returncode == 0, done.stderr
     done = maxmem(home, "embed")
@@ -173,7 +173,7 @@ def claude_session_requests(server: AnthropicServer, prompt: str) -> list[Reques
 
 def test_claude_code_gets_the_memory_with_the_question_none_off_topic_and_captures(home):
     setup_claude(home)
-    brief = maxmem(home, "context")
+    brief = maxmem(home, "brief")
     assert MARK not in brief.stdout  # so only the prompt hook can bring it
     timings = {}
     with AnthropicServer(reply=answer("Postgres on the NAS (zqanswer01).")) as server:

@@ -164,7 +164,7 @@ def feed_every_way_in(brain: Brain, tmp_path: Path) -> dict[str, int]:
     markdown.write_text("# Memory\n\n## Facts\n\n" + "".join(f"- markdown: {t}\n" for t in one_line))
     import_markdown(brain, markdown)
     done["import markdown"] = len(one_line)
-    save_context(brain, {"session_key": "agent:main:paths", "agent": "main", "exchanges": [{
+    save_context(brain, {"session_id": "agent:main:paths", "agent": "main", "exchanges": [{
         "user_message": f"user: {t}", "assistant_response": f"assistant: {t}", "thinking": t,
         "timestamp": f"2026-11-29T10:{n // 60:02d}:{n % 60:02d}Z",
         "tool_calls": [{"name": "bash", "params": {"command": t}, "result": t, "status": "ok"}],
@@ -236,7 +236,7 @@ def test_the_mcp_tools_store_no_secret(tmp_path, maxmem_home, server_config, ser
                     ("update", {"id": memory_id, "content": f"mcp updated: {text}"}),
                     ("observe", {"type": "failure", "content": f"observed {n}: {text}"}),
                     ("commit", {"trigger": "decision", "content": f"We decided {n}: {text}"}),
-                    ("save_context", {"session_key": "agent:main:mcp", "exchanges": [{
+                    ("save_context", {"session_id": "agent:main:mcp", "exchanges": [{
                         "user_message": f"user {n}: {text}", "assistant_response": "ok",
                         "tool_calls": [{"name": "bash", "params": {"command": text}, "result": text}]}]}),
                     ("search", {"query": text}),
@@ -260,14 +260,14 @@ def test_the_postgresql_copy_holds_no_secret(tmp_path, hash_embedder, pg_dsn):
     redacted query)."""
     import psycopg
 
-    from maxmem.sync.pgexport import export
+    from maxmem.sync.pgpush import push
     from maxmem.sync.pgsearch import search as pg_search
 
     with Brain.open(tmp_path / "brain.db", embedder=hash_embedder, config=Config()) as brain:
         for item in SAMPLE:
             brain.remember(f"synced: {item['text']}", category="project", metadata={"raw": item["text"]})
         stored = brain.stats()["memories"]
-        export(brain, pg_dsn)
+        push(brain, pg_dsn)
         for item in SAMPLE[:10]:
             pg_search(brain, pg_dsn, item["text"])
     with psycopg.connect(pg_dsn) as conn:

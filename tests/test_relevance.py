@@ -165,7 +165,7 @@ def test_a_paraphrase_the_vectors_find_is_not_vetoed_by_the_keywords(tmp_path, l
 def test_cli_says_nothing_relevant_and_exits_0(tmp_path):
     db = str(tmp_path / "b.db")
     run = CliRunner().invoke
-    assert run(cli, ["--db", db, "--embedder", "none", "add", "The NAS backup runs at 02:30"]).exit_code == 0
+    assert run(cli, ["--db", db, "--embedder", "none", "remember", "The NAS backup runs at 02:30"]).exit_code == 0
     r = run(cli, ["--db", db, "--embedder", "none", "search", "tax return deadline"])
     assert r.exit_code == 0 and r.stdout == "no memories found\n"  # not a single word matches
     question = ["search", "the tax return deadline before the backup"]
@@ -275,7 +275,7 @@ def paraphrase_brain(path: Path, embedder, memories: int) -> Brain:
     others = [p.memory for p in pe.load_set() if p.memory != VLAN][: memories // 2]
     texts = [VLAN, *others, *pe.filler(memories - 1 - len(others))]
     brain = Brain.open(path, embedder=embedder)
-    brain.remember_many([{"content": t, "category": "daily"} for t in texts])
+    brain.remember_many([{"content": t, "category": "daily"} for t in texts], near=False)  # the corpus as it is
     return brain
 
 

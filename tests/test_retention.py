@@ -17,12 +17,14 @@ from maxmem.archive import read as read_archive
 from maxmem.cli import cli
 from maxmem.clock import parse_since
 from maxmem.config import zone
+from maxmem.embeddings import text_hash
 from maxmem.errors import ConfigError, InvalidInput
 from maxmem.retention.archives import PENDING, check_archives, pending, repair_archives
 from maxmem.retention.policy import cutoff, load_policy
-from maxmem.retention.report import plan_summary, summary
+from maxmem.retention.report import plan_lines, summary
 from maxmem.retention.run import apply, run_lock
 from maxmem.retention.stats import growth, plan
+from maxmem.store.records import embed_text
 
 NY = zone("America/New_York")
 
@@ -183,8 +185,8 @@ def test_apply_archives_then_deletes_everywhere(aged, tmp_path):
     assert aged.history(old_daily.id) == versions  # by the id it had, too
     assert "tomatoes" not in json.dumps([r["data"] for r in aged.db.rows("SELECT data FROM changes")])
     # nor does the embeddings cache keep a vector of it (forget copies it there first)
-    assert aged.db.scalar("SELECT count(*) FROM embeddings_cache WHERE content_hash = ?",
-                          (old_daily.content_hash,)) == 0
+    assert aged.db.scalar("SELECT count(*) FROM embeddings_cache WHERE text_hash = ?",
+                          (text_hash(embed_text(old_daily.title, old_daily.content)),)) == 0
     assert "deleted 2 memories (daily 1, conversation 1)" in summary(report)
 
 
@@ -299,7 +301,7 @@ def test_a_run_stopped_after_the_rename_is_finished_without_a_second_copy(tmp_pa
         assert [f["ok"] for f in findings] == [False]
         assert "interrupted at" in findings[0]["detail"] and "after writing it" in findings[0]["detail"]
         assert "maxmem retain --apply" in findings[0]["detail"]
-        assert "interrupted" in "\n".join(plan_summary(plan(b)))
+        assert "interrupted" in "\n".join(plan_lines(plan(b)))
         # meanwhile one of the archived memories changes: it must stay, and be archived as it is now
         changed_uid = b.db.scalar("SELECT uid FROM memories ORDER BY created_at, id LIMIT 1")
         b.update(changed_uid, content="old note, edited after the kill")

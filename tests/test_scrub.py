@@ -57,7 +57,7 @@ def old_brain(path: Path, items: list[tuple[str, str, list[str]]]) -> None:
         assert first is not None
         brain.update(first.id, title="setup notes")  # one more snapshot in the change log
         text = items[0][1]
-        save_context(brain, {"session_key": "agent:main:main", "agent": "main", "exchanges": [{
+        save_context(brain, {"session_id": "agent:main:main", "agent": "main", "exchanges": [{
             "user_message": f"why does this fail? {text}",
             "assistant_response": "Let me run it.",
             "tool_calls": [{"name": "bash", "params": {"command": f"curl -d '{json.dumps({'cfg': text})}' x"},

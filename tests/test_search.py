@@ -157,6 +157,48 @@ def test_vector_index_buffers_updates():
     assert list(index.candidates(c, q, 5)) == [2]
 
 
+def test_vector_index_removals_wait_for_the_fold_and_take_back_pending_appends():
+    q = Quantizer.identity(64)
+    index = VectorIndex(words=1, dim=64)
+    a, b, c = (np.eye(64, dtype=np.float32)[i] for i in (0, 1, 2))
+    index.add([1, 2], q.bits(np.vstack([a, b])), q.codes(np.vstack([a, b])))
+    assert len(index) == 2
+    folded = index.codes
+    index.remove([1])  # an update: the old row goes at the next fold ...
+    index.add([1], q.bits(c), q.codes(c))  # ... and the new one comes
+    index.add([3], q.bits(a), q.codes(a))
+    index.remove([3])  # a pending append taken back
+    assert index.codes is folded  # nothing was copied on the way
+    assert len(index) == 2 and index.ids.tolist() == [1, 2]
+    assert index.codes[0].tolist() == q.codes(c)[0].tolist()
+    assert list(index.candidates(c, q, 1)) == [1]
+
+
+def test_above_scores_every_row_as_a_plain_computation_does(monkeypatch):
+    from maxmem.search import vectors as vectors_mod
+
+    monkeypatch.setattr(vectors_mod, "ABOVE_ROWS", 700)  # blocks of rows and of queries cross
+    monkeypatch.setattr(vectors_mod, "ABOVE_QUERIES", 16)
+    rng = np.random.default_rng(5)
+    vectors = rng.normal(size=(3000, 64)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    quantizer = Quantizer.fit(vectors)
+    index = VectorIndex(words=1, dim=64)
+    index.add(np.arange(1, 3001), *quantizer.encode(vectors))
+    queries = vectors[:40] + 0.3 * rng.normal(size=(40, 64)).astype(np.float32)
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    found = index.above(queries, quantizer, 0.3, 4)
+    codes = index.codes.astype(np.float64) * quantizer.scale + quantizer.center
+    for query, got in zip(queries, found):
+        scores = codes @ query
+        wanted = [int(i) + 1 for i in np.argsort(-scores)[:4] if scores[i] >= 0.3]
+        assert sorted(got, key=lambda i: -got[i]) == wanted
+        assert all(abs(got[i] - scores[i - 1]) < 1e-4 for i in got)
+    assert found[0] and next(iter(sorted(found[0], key=lambda i: -found[0][i]))) == 1
+    narrowed = index.restricted(np.arange(1, 3001, 2))
+    assert set().union(*narrowed.above(queries, quantizer, 0.3, 4)) <= set(range(1, 3001, 2))
+
+
 def test_candidate_stages_match_a_plain_computation():
     """Word-major Hamming, the histogram cut and the blocked int8 estimate agree with the
     obvious numpy; sizes cross the blocks and ties sit at the cut."""

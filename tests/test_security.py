@@ -134,7 +134,7 @@ def test_the_cli_shows_the_redaction_and_logs_nothing_sensitive(tmp_path, embedd
            "MAXMEM_OPENAI_MODEL": "e5-test", "MAXMEM_OPENAI_BASE_URL": embedding_server.base_url,
            "MAXMEM_OPENAI_API_KEY": embedding_server.api_key}
     log = tmp_path / "cron.log"
-    added = run(["--log-file", str(log), "add", f"{PRIVATE}; the key is {SECRET}"], env)
+    added = run(["--log-file", str(log), "remember", f"{PRIVATE}; the key is {SECRET}"], env)
     assert added.returncode == 0
     assert added.stderr.splitlines() == ["maxmem: warning: redacted 1 secret(s) before storing"]
     bad_key = {**env, "MAXMEM_OPENAI_API_KEY": "sk-wrong-Abcdefghijklmnopqrstu0123"}
@@ -142,8 +142,8 @@ def test_the_cli_shows_the_redaction_and_logs_nothing_sensitive(tmp_path, embedd
     for args, environment in [
         (["search", "maiden name"], env),
         (["-v", "search", "maiden name"], env),
-        (["add", f"{PRIVATE} again"], bad_key),
-        (["-v", "add", f"{PRIVATE} once more"], bad_key),
+        (["remember", f"{PRIVATE} again"], bad_key),
+        (["-v", "remember", f"{PRIVATE} once more"], bad_key),
         (["embed", "--pending"], bad_key),
         (["-v", "--log-file", str(log), "sync", "postgres", "--dsn",
           f"postgresql://maxmem:{password}@127.0.0.1:9/brain?connect_timeout=2"], env),

@@ -147,6 +147,7 @@ def test_setup_replaces_an_old_installs_hooks_and_files_created_are_removed(home
     assert maxmem(home, "setup", "claude-code", "--no-mcp").returncode == 0
     stops = json.loads((claude / "settings.json").read_text())["hooks"]["Stop"]
     assert len(stops) == 1 and shlex.split(stops[0]["hooks"][0]["command"])[0] == str(MAXMEM)
+    assert shlex.split(stops[0]["hooks"][0]["command"])[-2:] == ["--harness", "claude-code"]  # the older spelling goes
 
     fresh = tmp_path / "fresh"
     fresh.mkdir()
@@ -155,6 +156,34 @@ def test_setup_replaces_an_old_installs_hooks_and_files_created_are_removed(home
     assert (fresh / ".claude" / "settings.json").exists() and (fresh / ".claude.json").exists()
     assert maxmem(fresh, "setup", "claude-code", "--uninstall").returncode == 0
     assert not (fresh / ".claude" / "settings.json").exists() and not (fresh / ".claude.json").exists()
+
+
+def test_wiring_an_older_maxmem_wrote_works_doctor_names_it_and_setup_rewrites_it(home):
+    claude = home / ".claude"
+    claude.mkdir()
+    old = {"permissions": {"allow": ["Bash(ls:*)", "mcp__maxmem__context"]},
+           "hooks": {"SessionStart": [{"hooks": [{"type": "command", "timeout": 15,
+                                                  "command": f"{MAXMEM} hook session-start --harness claude"}]}]}}
+    (claude / "settings.json").write_text(json.dumps(old))
+    assert maxmem(home, "--embedder", "none", "remember", "-c", "core", "the NAS is a Synology DS920+").returncode == 0
+    brief = maxmem(home, "--embedder", "none", "hook", "session-start", "--harness", "claude",
+                   stdin=json.dumps({"session_id": "s", "source": "startup", "hook_event_name": "SessionStart"}))
+    assert brief.returncode == 0 and "Synology" in brief.stdout  # the older spelling still works
+
+    report = maxmem(home, "--embedder", "none", "doctor")
+    older = [line for line in report.stdout.splitlines() if "older spelling" in line or "no longer has" in line]
+    assert len(older) == 2 and all(line.startswith("WARN") for line in older), report.stdout
+    assert "--harness claude," in older[0] and "mcp__maxmem__context" in older[1]
+    assert all("maxmem setup claude-code" in line for line in older)
+
+    assert maxmem(home, "setup", "claude-code").returncode == 0
+    settings = json.loads((claude / "settings.json").read_text())
+    (start,) = [h["command"] for g in settings["hooks"]["SessionStart"] for h in g["hooks"]]
+    assert shlex.split(start)[-2:] == ["--harness", "claude-code"]
+    allow = settings["permissions"]["allow"]
+    assert allow[0] == "Bash(ls:*)" and "mcp__maxmem__brief" in allow and "mcp__maxmem__context" not in allow
+    report = maxmem(home, "--embedder", "none", "doctor")
+    assert "older spelling" not in report.stdout and "no longer has" not in report.stdout, report.stdout
 
 
 def test_bad_files_are_named_and_left_alone(home):
@@ -188,7 +217,7 @@ def stop_hook_on_2_mb(home: Path) -> tuple[dict, list[str], str]:
     assert done.returncode == 0 and done.stdout == "", done.stderr
     assert took < 10, took
     log = (home / ".local" / "state" / "maxmem" / "hook.log").read_text()
-    assert " ok hook stop --harness claude: capture: 1 files" in log, log
+    assert " ok hook stop --harness claude-code: capture: 1 files" in log, log
     assert "wait for vectors (maxmem embed gives them)" in log, log
     db = shlex.split(stop["command"])[shlex.split(stop["command"]).index("--db") + 1]
     return settings, markers, db
@@ -319,7 +348,7 @@ def test_hooks_exit_0_and_log_one_line_whatever_goes_wrong(home):
     cases = [("stop", "not json at all"), ("pre-compact", json.dumps({"transcript_path": "/nope.jsonl"})),
              ("bogus-event", "{}")]
     for event, stdin in cases:
-        done = maxmem(home, "hook", event, "--harness", "claude", stdin=stdin)
+        done = maxmem(home, "hook", event, "--harness", "claude-code", stdin=stdin)
         assert done.returncode == 0 and done.stdout == "", (event, done.stderr)
     (home / ".config" / "maxmem").mkdir(parents=True)
     (home / ".config" / "maxmem" / "config.toml").write_text("embedder = 'bogus'\n")
@@ -498,7 +527,7 @@ def test_a_capture_past_its_deadline_stops_between_windows_and_the_next_run_goes
     settings = dataclasses.replace(CaptureSettings(), window_bytes=64 << 10)
     with Brain.open(tmp_path / "b.db", embedder="none") as brain:
         first = run_capture(brain, paths=[transcript], format="claude-code", settings=settings,
-                            deadline=time.monotonic(), record_as="hook:claude")  # already past
+                            deadline=time.monotonic(), record_as="hook:claude-code")  # already past
         assert first.stopped and 0 < first.new_turns < len(markers) // 3, first.summary()  # one window
         assert "stopped at its time budget" in first.summary()
         second = run_capture(brain, paths=[transcript], format="claude-code", settings=settings)
@@ -546,7 +575,7 @@ def test_today_is_read_in_the_machines_zone_unless_the_config_names_one(home, tz
     if config_zone:
         config = home / ".config" / "maxmem" / "config.toml"
         config.write_text(config.read_text() + f'\n[context]\ntimezone = "{config_zone}"\n')
-    done = maxmem(home, "context", TZ=tz)
+    done = maxmem(home, "brief", TZ=tz)
     assert done.returncode == 0, done.stderr
     assert re.search(rf"# Memory brief — \d{{4}}-\d\d-\d\d \d\d:\d\d {shown}", done.stdout), done.stdout
 

@@ -28,7 +28,7 @@ from maxmem.doctor import conflict_check
 from maxmem.retention.policy import load_policy
 from maxmem.retention.run import apply as expire
 from maxmem.store.conflicts import conflicts
-from maxmem.sync import sealed
+from maxmem.sync import changefiles
 from maxmem.sync.folder import FolderSettings, machines_text, status, sync
 from maxmem.sync.ledger import SYNCED
 
@@ -92,10 +92,10 @@ def folder_bytes(folder: Path) -> bytes:
 
 def plaintexts(folder: Path, key_path: Path) -> str:
     """Every record of every file of the folder, decrypted, as one text."""
-    key = sealed.read_key(key_path)
+    key = changefiles.read_key(key_path)
     out = []
-    for path in sorted(folder.rglob(f"*{sealed.SUFFIX}")):
-        out.append(repr(sealed.unseal(key, path.read_bytes())[1].records))
+    for path in sorted(folder.rglob(f"*{changefiles.SUFFIX}")):
+        out.append(repr(changefiles.unseal(key, path.read_bytes())[1].records))
     return "\n".join(out)
 
 
@@ -229,7 +229,7 @@ def test_files_merge_in_any_order_any_number_of_times(tmp_path, shared):
     for machine in machines * 2:
         machine.sync()
     assert a.state() == b.state() == c.state()
-    files = sorted(p for p in shared.rglob(f"*{sealed.SUFFIX}"))
+    files = sorted(p for p in shared.rglob(f"*{changefiles.SUFFIX}"))
     assert len(files) >= 10
     orders = []
     for seed in range(4):
@@ -280,12 +280,12 @@ def test_vectors_travel_with_the_same_embedder_else_the_embed_job_gives_them(tmp
 # -- compaction ---------------------------------------------------------------------------
 
 def own_files(machine: Machine) -> list[Path]:
-    return sorted((machine.folder / machine.settings().machine_path.read_text().strip()).glob(f"*{sealed.SUFFIX}"))
+    return sorted((machine.folder / machine.settings().machine_path.read_text().strip()).glob(f"*{changefiles.SUFFIX}"))
 
 
 def records_of(machine: Machine) -> list[dict[str, Any]]:
-    key = sealed.read_key(machine.home / "sync.key")
-    return [r for path in own_files(machine) for r in sealed.unseal(key, path.read_bytes())[1].records]
+    key = changefiles.read_key(machine.home / "sync.key")
+    return [r for path in own_files(machine) for r in changefiles.unseal(key, path.read_bytes())[1].records]
 
 
 def test_compaction_leaves_no_edited_away_text_and_every_receiver_gets_the_same_brain(tmp_path, pair):
@@ -482,9 +482,9 @@ def test_a_half_delivered_file_is_skipped_until_it_is_whole(pair):
     with a.open() as brain:
         brain.remember("the boiler was serviced in October", category="core")
     a.sync()
-    [path] = list(a.folder.rglob(f"*{sealed.SUFFIX}"))
+    [path] = list(a.folder.rglob(f"*{changefiles.SUFFIX}"))
     whole = path.read_bytes()
-    for cut in (10, sealed.HEADER.size + 5, len(whole) - 1):
+    for cut in (10, changefiles.HEADER.size + 5, len(whole) - 1):
         path.write_bytes(whole[:cut])
         report = b.join(a)
         assert report.applied_files == 0 and report.failures == [] and b.state() == {}
@@ -532,8 +532,8 @@ def test_a_wrong_key_applies_nothing(tmp_path, pair):
     a.sync()
     with b.open() as brain:
         brain.remember("a note of the desktop's own", category="daily")
-    sealed.make_key(b.home / "sync.key")  # a key of its own, not the folder's
-    with pytest.raises(sealed.SyncKeyError) as raised:
+    changefiles.make_key(b.home / "sync.key")  # a key of its own, not the folder's
+    with pytest.raises(changefiles.SyncKeyError) as raised:
         b.sync()
     message = str(raised.value)
     assert "\n" not in message and "sealed with another key" in message and "--key-file" in message
@@ -550,7 +550,7 @@ def test_loose_key_foreign_files_and_a_newer_format(pair):
     a.sync()
     key = a.home / "sync.key"
     os.chmod(key, 0o644)
-    with pytest.raises(sealed.SyncKeyError, match=r"readable by others \(mode 0644\).*chmod 600"):
+    with pytest.raises(changefiles.SyncKeyError, match=r"readable by others \(mode 0644\).*chmod 600"):
         a.sync()
     os.chmod(key, 0o600)
     (a.folder / "notes.txt").write_text("not maxmem's")
@@ -558,7 +558,7 @@ def test_loose_key_foreign_files_and_a_newer_format(pair):
     machine = a.settings().machine_path.read_text().strip()
     (a.folder / machine / "readme.md").write_text("hello")
     newer = a.folder / machine / "00000099.mxsync"
-    newer.write_bytes(sealed.PREAMBLE.pack(sealed.MAGIC, sealed.FORMAT + 1) + os.urandom(200))
+    newer.write_bytes(changefiles.PREAMBLE.pack(changefiles.MAGIC, changefiles.FORMAT + 1) + os.urandom(200))
     report = b.join(a)
     assert report.added == 1 and sorted(report.foreign) == [f"{machine}/readme.md", "notes.txt", "photos"]
     assert any("not maxmem's" in line for line in report.lines())
@@ -599,7 +599,7 @@ def maxmem(home: Path, *args: str, user: int | None = None) -> subprocess.Comple
 @needs_maxmem
 def test_two_homes_with_the_installed_command(tmp_path, shared):
     laptop, desktop = tmp_path / "laptop", tmp_path / "desktop"
-    assert maxmem(laptop, "add", "-c", "core", f"we chose Syncthing for the notes {SECRET_WORDS}").returncode == 0
+    assert maxmem(laptop, "remember", "-c", "core", f"we chose Syncthing for the notes {SECRET_WORDS}").returncode == 0
     first = maxmem(laptop, "sync", "folder", str(shared))
     assert first.returncode == 0 and "sent 1 file(s) (1 changes)" in first.stdout, first.stderr
     assert f'dir = "{shared}"' in (laptop / "maxmem" / "config.toml").read_text()
@@ -614,7 +614,7 @@ def test_two_homes_with_the_installed_command(tmp_path, shared):
     joined = maxmem(desktop, "sync", "folder", str(shared), "--key-file", str(copied))
     assert joined.returncode == 0 and "1 added" in joined.stdout, joined.stderr
     assert "Syncthing" in maxmem(desktop, "list").stdout
-    assert maxmem(desktop, "add", "-c", "core", "the desktop's GPU is an RTX 4070").returncode == 0
+    assert maxmem(desktop, "remember", "-c", "core", "the desktop's GPU is an RTX 4070").returncode == 0
     assert maxmem(desktop, "sync", "folder").returncode == 0  # the recorded folder
     tick = maxmem(laptop, "daemon", "--once", "--if-due")  # synced minutes ago: not due yet
     assert tick.returncode == 0 and "RTX 4070" not in maxmem(laptop, "list").stdout, tick.stderr
@@ -640,10 +640,10 @@ def test_two_homes_with_the_installed_command(tmp_path, shared):
 @needs_maxmem
 def test_bad_input_is_one_line_each_with_the_installed_command(tmp_path, shared):
     home = tmp_path / "home"
-    assert maxmem(home, "add", "a memory that must survive every bad input").returncode == 0
+    assert maxmem(home, "remember", "a memory that must survive every bad input").returncode == 0
     cases = []
     loose = tmp_path / "loose.key"
-    sealed.make_key(loose)
+    changefiles.make_key(loose)
     os.chmod(loose, 0o644)
     cases.append(("a loose key file", maxmem(home, "sync", "folder", str(shared), "--key-file", str(loose)),
                   "readable by others"))

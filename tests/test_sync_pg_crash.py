@@ -45,7 +45,7 @@ def remote(dsn: str, sql: str) -> Any:
         return None
 
 
-def exported(dsn: str) -> int:
+def pushed(dsn: str) -> int:
     return remote(dsn, "SELECT coalesce(max(last_seq), 0) FROM maxmem.instances") or 0
 
 
@@ -64,8 +64,8 @@ def test_postgres_killed_mid_sync_then_restarted(tmp_path, hash_embedder, pg_clu
         last_change = int(brain.db.scalar("SELECT max(seq) FROM changes"))
     target = target_name(pg_dsn)
     points = {
-        "early": lambda: exported(pg_dsn) >= last_change * 0.15,
-        "late": lambda: exported(pg_dsn) >= last_change * 0.7,
+        "early": lambda: pushed(pg_dsn) >= last_change * 0.15,
+        "late": lambda: pushed(pg_dsn) >= last_change * 0.7,
         "index build": lambda: building_index(pg_dsn),
     }
     seen: dict[str, str] = {}
@@ -82,7 +82,7 @@ def test_postgres_killed_mid_sync_then_restarted(tmp_path, hash_embedder, pg_clu
         while child.poll() is None and not ready() and time.monotonic() < deadline:
             time.sleep(0.01)
         assert child.poll() is None, f"{name}: the sync ended before the kill: {child.stderr.read()}"
-        at = exported(pg_dsn)
+        at = pushed(pg_dsn)
         killed = pg_cluster.kill()
         out, err = child.communicate(timeout=60)
         assert killed and child.returncode == 1, (name, child.returncode, out, err)
@@ -102,7 +102,7 @@ def test_postgres_killed_mid_sync_then_restarted(tmp_path, hash_embedder, pg_clu
         pg_cluster.start()  # crash recovery
         # PostgreSQL's cursor (committed with the data) is the local one, or one batch ahead
         # when the kill fell between its commit and brain.db's
-        assert exported(pg_dsn) - local.cursor in (0, BATCH) or exported(pg_dsn) == last_change, name
+        assert pushed(pg_dsn) - local.cursor in (0, BATCH) or pushed(pg_dsn) == last_change, name
         again = sync(db, pg_dsn)
         out, err = again.communicate(timeout=300)
         assert again.returncode == 0, (name, err)

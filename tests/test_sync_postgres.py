@@ -1,4 +1,4 @@
-"""The PostgreSQL exporter and cross-agent search, against a real PostgreSQL 16 + pgvector.
+"""The PostgreSQL push and cross-agent search, against a real PostgreSQL 16 + pgvector.
 
 The server comes from tests/pg_fixture.py (pgserver's binaries); if it cannot start,
 these tests are skipped with the reason (pytest -rs).
@@ -20,7 +20,7 @@ from maxmem.memory import Filters
 from maxmem.search.hybrid import keyword_candidates
 from maxmem.sync import pgsearch
 from maxmem.sync.pgconnect import SyncError, mask_dsn, target_name
-from maxmem.sync.pgexport import export
+from maxmem.sync.pgpush import push
 from maxmem.sync.pgstatus import status
 
 psycopg = pytest.importorskip("psycopg")
@@ -54,16 +54,16 @@ def add_many(brain: Brain, n: int, start: int = 0, **fields: Any) -> list[Any]:
     ])
 
 
-# -- export -----------------------------------------------------------------------
+# -- push -------------------------------------------------------------------------
 
-def test_first_export_copies_every_field_and_the_vector(tmp_path, hash_embedder, clock, pg_dsn):
+def test_first_push_copies_every_field_and_the_vector(tmp_path, hash_embedder, clock, pg_dsn):
     with open_brain(tmp_path / "a.db", hash_embedder, agent="laptop", clock=clock) as brain:
         m = brain.remember("Chose PostgreSQL for the shared store", category="core", kind="decision",
                            title="Shared store", tags=["db", "sync"], importance=0.9,
                            metadata={"project": "maxmem", "n": 3}, session_id="s1", pinned=True,
                            started_at="2026-11-29T10:00:00Z")
         add_many(brain, 4)
-        report = export(brain, pg_dsn)
+        report = push(brain, pg_dsn)
         vector = np.frombuffer(brain.db.scalar("SELECT embedding FROM memories_vec WHERE rowid = ?", (m.id,)),
                                dtype=np.float32)
         instance = brain.db.get_meta("instance_id")
@@ -83,21 +83,21 @@ def test_first_export_copies_every_field_and_the_vector(tmp_path, hash_embedder,
     assert pg_scalar(pg_dsn, "SELECT count(*) FROM maxmem.schema_migrations") == 1
 
 
-def test_incremental_export_sends_only_new_changes_and_nothing_when_idle(tmp_path, hash_embedder, pg_dsn):
+def test_incremental_push_sends_only_new_changes_and_nothing_when_idle(tmp_path, hash_embedder, pg_dsn):
     with open_brain(tmp_path / "a.db", hash_embedder) as brain:
         add_many(brain, 10)
-        export(brain, pg_dsn, batch_size=4)
+        push(brain, pg_dsn, batch_size=4)
         versions = dict(psycopg.connect(pg_dsn).execute("SELECT uid, xmin::text FROM maxmem.memories").fetchall())
         add_many(brain, 3, start=10)
-        second = export(brain, pg_dsn)
+        second = push(brain, pg_dsn)
         assert (second.upserted, second.batches, second.backlog) == (3, 1, 0)
         after = dict(psycopg.connect(pg_dsn).execute("SELECT uid, xmin::text FROM maxmem.memories").fetchall())
         assert len(after) == 13 and all(after[u] == v for u, v in versions.items())  # old rows untouched
-        last_export = pg_scalar(pg_dsn, "SELECT last_export_at FROM maxmem.instances")
-        idle = export(brain, pg_dsn)
+        last_push = pg_scalar(pg_dsn, "SELECT last_export_at FROM maxmem.instances")
+        idle = push(brain, pg_dsn)
         assert (idle.upserted, idle.deleted, idle.batches) == (0, 0, 0)
         assert dict(psycopg.connect(pg_dsn).execute("SELECT uid, xmin::text FROM maxmem.memories").fetchall()) == after
-        assert pg_scalar(pg_dsn, "SELECT last_export_at FROM maxmem.instances") == last_export
+        assert pg_scalar(pg_dsn, "SELECT last_export_at FROM maxmem.instances") == last_push
         [state] = status(brain)
         assert state.cursor == brain.db.scalar("SELECT max(seq) FROM changes") and state.backlog == 0
 
@@ -108,13 +108,13 @@ def test_update_supersede_forget_and_retention_deletes_propagate(tmp_path, hash_
     with open_brain(tmp_path / "a.db", hash_embedder, clock=clock) as brain:
         ms = add_many(brain, 4, category="core")
         ms += add_many(brain, 2, start=4, category="daily", created_at="2026-03-01T00:00:00Z")
-        export(brain, pg_dsn)
+        push(brain, pg_dsn)
         brain.update(ms[0].id, content="the deploy was fixed by pinning the kernel", title="fixed")
         brain.supersede(ms[1].id, ms[2].id)
         brain.forget(ms[3].id)
         expired = apply(brain)  # daily memories older than 90 days go
         assert expired["deleted_total"] == 2
-        report = export(brain, pg_dsn)
+        report = push(brain, pg_dsn)
         new_vector = np.frombuffer(brain.db.scalar("SELECT embedding FROM memories_vec WHERE rowid = ?",
                                                    (ms[0].id,)), dtype=np.float32)
     assert report.deleted == 3
@@ -141,30 +141,30 @@ class Outage:
     embed_query = embed_documents
 
 
-def test_a_vector_backfilled_later_is_exported(tmp_path, hash_embedder, pg_dsn):
+def test_a_vector_backfilled_later_is_pushed(tmp_path, hash_embedder, pg_dsn):
     with open_brain(tmp_path / "a.db", hash_embedder) as brain:
         add_many(brain, 2)
         brain.vectors.embedder = Outage(hash_embedder)
         late = brain.remember("stored while the embedding API was down")
-        export(brain, pg_dsn)
+        push(brain, pg_dsn)
         assert pg_rows(pg_dsn, "uid = %s", (late.uid,))[0]["embedding"] is None
         brain.vectors.embedder = hash_embedder
         assert brain.embed_pending().embedded == 1
-        report = export(brain, pg_dsn)
+        report = push(brain, pg_dsn)
     assert report.upserted == 1
     [row] = pg_rows(pg_dsn, "uid = %s", (late.uid,))
     assert row["embedding"] is not None and row["embedder"] == identity(hash_embedder)
 
 
-def test_a_neighbour_arriving_later_changes_the_session_context_that_is_exported(tmp_path, hash_embedder,
+def test_a_neighbour_arriving_later_changes_the_session_context_that_is_pushed(tmp_path, hash_embedder,
                                                                                  pg_dsn):
     turn = {"category": "conversation", "session_id": "s1"}
     with open_brain(tmp_path / "a.db", hash_embedder) as brain:
         first = brain.remember("do you play any instruments", created_at="2026-11-30T10:00:00Z", **turn)
-        export(brain, pg_dsn)
+        push(brain, pg_dsn)
         assert "clarinet" not in pg_scalar(pg_dsn, "SELECT tsv::text FROM maxmem.memories")
         brain.remember("yes I play the clarinet", created_at="2026-11-30T10:01:00Z", **turn)
-        report = export(brain, pg_dsn)
+        report = push(brain, pg_dsn)
         local = brain.search("clarinet", limit=5, mode="keyword", track=False)
         bm25 = keyword_candidates(brain.db, "clarinet", Filters(), 50)
         shared, _ = pgsearch.search(brain, pg_dsn, "clarinet", limit=5, mode="keyword")
@@ -182,12 +182,12 @@ def test_two_agents_share_one_database_without_touching_each_other(tmp_path, has
         # A memory that arrived in both brains with the same uid (an import) stays two rows.
         shared = a.remember("both agents know this", category="core")
         b.import_records([{**shared.to_dict(), "content": "the server's own version"}])
-        export(a, pg_dsn)
-        export(b, pg_dsn)
+        push(a, pg_dsn)
+        push(b, pg_dsn)
         assert a.db.get_meta("instance_id") != b.db.get_meta("instance_id")
         a.forget(shared.id)
-        export(a, pg_dsn)
-        export(b, pg_dsn)
+        push(a, pg_dsn)
+        push(b, pg_dsn)
         ids = {a.db.get_meta("instance_id"): "laptop", b.db.get_meta("instance_id"): "server"}
     counts = dict(psycopg.connect(pg_dsn).execute(
         "SELECT instance_id, count(*) FROM maxmem.memories GROUP BY 1").fetchall())
@@ -215,17 +215,17 @@ CREATE TRIGGER drop_connection BEFORE INSERT ON maxmem.memories
 """
 
 
-def test_connection_dropped_mid_export_loses_nothing_and_the_next_run_resumes(tmp_path, hash_embedder, pg_dsn):
+def test_connection_dropped_mid_push_loses_nothing_and_the_next_run_resumes(tmp_path, hash_embedder, pg_dsn):
     with open_brain(tmp_path / "a.db", hash_embedder) as brain:
         add_many(brain, 5)
-        export(brain, pg_dsn)
+        push(brain, pg_dsn)
         later = add_many(brain, 250, start=5)
-        # The server ends the exporter's session while it inserts the 150th new memory
+        # The server ends the push's session while it inserts the 150th new memory
         # (the second batch of 100): a real mid-batch connection loss.
         with psycopg.connect(pg_dsn, autocommit=True) as admin:
             admin.execute(KILL_TRIGGER.format(uid=later[149].uid))
         with pytest.raises(SyncError) as caught:
-            export(brain, pg_dsn, batch_size=100)
+            push(brain, pg_dsn, batch_size=100)
         message = str(caught.value)
         assert "\n" not in message and "terminat" in message and "nothing is lost" in message
         assert "pg-test-secret" not in message
@@ -236,7 +236,7 @@ def test_connection_dropped_mid_export_loses_nothing_and_the_next_run_resumes(tm
         assert brain.db.scalar("SELECT count(*) FROM memories") == 255  # nothing lost locally
         with psycopg.connect(pg_dsn, autocommit=True) as admin:
             admin.execute("DROP TRIGGER drop_connection ON maxmem.memories")
-        report = export(brain, pg_dsn, batch_size=100)
+        report = push(brain, pg_dsn, batch_size=100)
         assert (report.upserted, report.batches, report.backlog) == (150, 2, 0)
     assert pg_scalar(pg_dsn, "SELECT count(*) FROM maxmem.memories") == 255
     assert status_error_cleared(tmp_path / "a.db", hash_embedder)
@@ -251,39 +251,39 @@ def test_replay_after_a_crash_before_the_local_cursor_was_saved_duplicates_nothi
                                                                                    pg_dsn):
     with open_brain(tmp_path / "a.db", hash_embedder) as brain:
         add_many(brain, 12)
-        export(brain, pg_dsn)
+        push(brain, pg_dsn)
         # As if the process died after PostgreSQL committed but before brain.db recorded it.
         with brain.db.atomic():
             brain.db.execute("UPDATE sync_targets SET cursor = 0")
-        again = export(brain, pg_dsn)
+        again = push(brain, pg_dsn)
         assert again.upserted == 0  # PostgreSQL's own cursor says it has them
         # And if PostgreSQL lost its cursor row too, the full replay still adds no row twice.
         with psycopg.connect(pg_dsn, autocommit=True) as admin:
             admin.execute("DELETE FROM maxmem.instances")
-        replay = export(brain, pg_dsn)
+        replay = push(brain, pg_dsn)
         assert replay.upserted == 12
     assert pg_scalar(pg_dsn, "SELECT count(*) FROM maxmem.memories") == 12
 
 
-def test_brain_restored_from_an_older_backup_is_exported_again_and_pruned(tmp_path, hash_embedder, pg_dsn,
+def test_brain_restored_from_an_older_backup_is_pushed_again_and_pruned(tmp_path, hash_embedder, pg_dsn,
                                                                          capsys):
     path = tmp_path / "a.db"
     with open_brain(path, hash_embedder) as brain:
         add_many(brain, 4)
-        export(brain, pg_dsn)
+        push(brain, pg_dsn)
     shutil.copy(path, tmp_path / "backup.db")
     with open_brain(path, hash_embedder) as brain:
         add_many(brain, 3, start=4)
-        export(brain, pg_dsn)
+        push(brain, pg_dsn)
     assert pg_scalar(pg_dsn, "SELECT count(*) FROM maxmem.memories") == 7
     shutil.copy(tmp_path / "backup.db", path)
     with open_brain(path, hash_embedder) as brain:
-        report = export(brain, pg_dsn)
+        report = push(brain, pg_dsn)
     assert any("backup" in n for n in report.notices)
     assert pg_scalar(pg_dsn, "SELECT count(*) FROM maxmem.memories") == 4
     with open_brain(path, hash_embedder) as brain:  # once more, through the command
         add_many(brain, 2, start=4)
-        export(brain, pg_dsn)
+        push(brain, pg_dsn)
     shutil.copy(tmp_path / "backup.db", path)
     capsys.readouterr()  # only what the command prints
     code, out, err = run_cli(["--db", str(path), "--embedder", "none", "sync", "postgres", "--dsn", pg_dsn], capsys)
@@ -298,27 +298,27 @@ def test_postgres_down_or_wrong_password_is_one_line_and_the_next_run_catches_up
         add_many(brain, 3)
         for dsn, secret in ((down, "hunter2-secret"), (wrong, "wrong-secret-42")):
             with pytest.raises(SyncError) as caught:
-                export(brain, dsn)
+                push(brain, dsn)
             message = str(caught.value)
             assert "\n" not in message and secret not in message and "127.0.0.1" in message
         assert "password authentication failed" in message
         assert brain.db.scalar("SELECT count(*) FROM memories") == 3
-        export(brain, pg_dsn)
+        push(brain, pg_dsn)
     assert pg_scalar(pg_dsn, "SELECT count(*) FROM maxmem.memories") == 3
 
 
 def test_server_stopped_mid_run_then_restarted(tmp_path, hash_embedder, pg_cluster, pg_dsn):
     with open_brain(tmp_path / "a.db", hash_embedder) as brain:
         add_many(brain, 3)
-        export(brain, pg_dsn)
+        push(brain, pg_dsn)
         add_many(brain, 2, start=3)
         pg_cluster.stop()
         try:
             with pytest.raises(SyncError, match="cannot connect"):
-                export(brain, pg_dsn)
+                push(brain, pg_dsn)
         finally:
             pg_cluster.start()
-        assert export(brain, pg_dsn).upserted == 2
+        assert push(brain, pg_dsn).upserted == 2
     assert pg_scalar(pg_dsn, "SELECT count(*) FROM maxmem.memories") == 5
 
 
@@ -334,7 +334,7 @@ def test_dsn_masking_and_target_names():
 def test_bad_dsn_text_never_echoes_the_password(tmp_path, hash_embedder):
     with open_brain(tmp_path / "a.db", hash_embedder) as brain:
         with pytest.raises(SyncError) as caught:
-            export(brain, "postgresql://me:topsecret@localhost:notaport/db")
+            push(brain, "postgresql://me:topsecret@localhost:notaport/db")
     assert "topsecret" not in str(caught.value)
 
 
@@ -345,7 +345,7 @@ def test_server_without_pgvector_stores_real_arrays_and_still_searches(tmp_path,
     assert pg_scalar(pg_dsn_novector, "SELECT count(*) FROM pg_available_extensions WHERE name = 'vector'") == 0
     with open_brain(tmp_path / "a.db", hash_embedder) as brain:
         ms = add_many(brain, 20)
-        report = export(brain, pg_dsn_novector)
+        report = push(brain, pg_dsn_novector)
         assert report.vector_type == "real[]" and not report.index_built
         assert any("no pgvector" in n for n in report.notices)
         # limit 20: local search then rescores all 20 exactly (see the cross-agent test)
@@ -373,7 +373,7 @@ LAPTOP = [
     "Kernel 6.8 fixed the suspend bug on the ThinkPad",
     "Use ripgrep instead of grep for searching large repositories",
     "The wifi drops every evening around 9pm; suspect the neighbour's channel overlap",
-    "Project maxmem: the exporter must never lose a change when the network drops",
+    "Project maxmem: the push must never lose a change when the network drops",
     "Booked flights to Lisbon for the conference in March",
 ]
 SERVER = [
@@ -450,8 +450,8 @@ def test_cross_agent_search_matches_local_search_on_the_same_data(tmp_path, loca
         laptop.remember_many(laptop_items)
         server.remember_many(server_items)
         both.remember_many(laptop_items + server_items)  # one brain holding the same data
-        export(laptop, pg_dsn)
-        export(server, pg_dsn)
+        push(laptop, pg_dsn)
+        push(server, pg_dsn)
         # Local search estimates cosines from int8 codes and rescores exactly the head of
         # its ranking: asked for every memory, all its scores are exact, so PostgreSQL
         # (always exact) must give the same whole ranking and the same scores.
@@ -496,8 +496,8 @@ def run(tmp_path, capsys, monkeypatch):
 def test_cli_sync_postgres_status_and_search(run, pg_dsn, monkeypatch):
     import json
 
-    assert run("add", "-c", "core", "the NAS backup failed because the disk was full")[0] == 0
-    assert run("add", "the zigbee bridge needed a restart")[0] == 0
+    assert run("remember", "-c", "core", "the NAS backup failed because the disk was full")[0] == 0
+    assert run("remember", "the zigbee bridge needed a restart")[0] == 0
     code, out, err = run("sync", "status")
     assert code == 0 and "never synced" in out
     code, out, err = run("sync", "postgres", "--dsn", pg_dsn, "--agent", "laptop")
@@ -517,7 +517,7 @@ def test_cli_sync_postgres_status_and_search(run, pg_dsn, monkeypatch):
 
 
 def test_cli_sync_errors_are_one_line_with_exit_codes(run, pg_dsn, tmp_path):
-    run("add", "something to export")
+    run("remember", "something to push")
     code, out, err = run("sync", "postgres")
     assert code == 2 and "MAXMEM_PG_DSN" in err and len(err.strip().splitlines()) == 1
     wrong = pg_dsn.replace("pg-test-secret", "not-the-password")
@@ -531,7 +531,7 @@ def test_cli_sync_errors_are_one_line_with_exit_codes(run, pg_dsn, tmp_path):
     # The DSN and the agent label from [sync.postgres] in the config file.
     config = tmp_path / "maxmem.toml"
     config.write_text(f'[sync.postgres]\ndsn = "{pg_dsn}"\nagent = "from-config"\n')
-    run("add", "a memory exported with the configured settings")
+    run("remember", "a memory pushed with the configured settings")
     code, out, err = run("--config", str(config), "sync", "postgres")
     assert code == 0 and "1 upserted" in out, err
     code, out, err = run("--config", str(config), "sync", "search", "configured settings", "-n", "1")
@@ -540,7 +540,7 @@ def test_cli_sync_errors_are_one_line_with_exit_codes(run, pg_dsn, tmp_path):
     assert code == 2 and "search query is empty" in err and len(err.strip().splitlines()) == 1
 
 
-def test_the_tick_script_exports_logs_without_the_password_and_exits_1_on_failure(tmp_path, pg_dsn):
+def test_the_tick_script_pushes_logs_without_the_password_and_exits_1_on_failure(tmp_path, pg_dsn):
     import os
     import subprocess
     import sys
@@ -548,7 +548,7 @@ def test_the_tick_script_exports_logs_without_the_password_and_exits_1_on_failur
     script = Path(__file__).resolve().parent.parent / "scripts" / "maxmem-jobs-cron"
     db = tmp_path / "cron-brain.db"
     with Brain.open(db, embedder="none") as brain:
-        brain.remember("exported from cron")
+        brain.remember("pushed from cron")
     wrapper = tmp_path / "maxmem"
     wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} -m maxmem \"$@\"\n")
     wrapper.chmod(0o755)
@@ -562,7 +562,7 @@ def test_the_tick_script_exports_logs_without_the_password_and_exits_1_on_failur
     log = (logs / "jobs.log").read_text()
     assert "password authentication failed" in log and "1 upserted" in log and "jobs: exit 0" in log
     assert "cron-wrong-pw" not in log and "pg-test-secret" not in log
-    assert pg_scalar(pg_dsn, "SELECT content FROM maxmem.memories") == "exported from cron"
+    assert pg_scalar(pg_dsn, "SELECT content FROM maxmem.memories") == "pushed from cron"
 
 
 def test_missing_psycopg_names_the_pip_command(tmp_path, hash_embedder, monkeypatch):
@@ -573,7 +573,7 @@ def test_missing_psycopg_names_the_pip_command(tmp_path, hash_embedder, monkeypa
     monkeypatch.setitem(sys.modules, "psycopg", None)  # as if the extra were not installed
     with open_brain(tmp_path / "a.db", hash_embedder) as brain:
         with pytest.raises(MissingDependency, match=r"pip install 'maxmem\[postgres\]'"):
-            export(brain, "postgresql://me@localhost/db")
+            push(brain, "postgresql://me@localhost/db")
 
 
 def test_daemon_runs_the_sync_job_only_when_a_dsn_is_configured(tmp_path, pg_dsn):
@@ -587,21 +587,21 @@ def test_daemon_runs_the_sync_job_only_when_a_dsn_is_configured(tmp_path, pg_dsn
     assert sync_job(load_config(env={}, path=path, db_path=tmp_path / "daemon.db"), {}) is None
     config = load_config(env={"MAXMEM_PG_DSN": pg_dsn}, path=path, db_path=tmp_path / "daemon.db")
     with Brain.open(config.db_path, embedder="none", config=config) as brain:
-        brain.remember("exported by the daemon")
+        brain.remember("pushed by the daemon")
     job = sync_job(config, {})
     assert job is not None and "every 5 min" in job.description and "pg-test-secret" not in job.description
     summary = run_job(job)
     assert summary is not None and "1 upserted" in summary and "pg-test-secret" not in summary
-    assert pg_scalar(pg_dsn, "SELECT content FROM maxmem.memories") == "exported by the daemon"
+    assert pg_scalar(pg_dsn, "SELECT content FROM maxmem.memories") == "pushed by the daemon"
 
 
-def test_a_role_without_create_rights_exports_into_the_existing_schema(tmp_path, hash_embedder, pg_cluster,
+def test_a_role_without_create_rights_pushes_into_the_existing_schema(tmp_path, hash_embedder, pg_cluster,
                                                                         pg_dsn):
     dbname = pg_dsn.rsplit("/", 1)[1]
     role = f"rw_{dbname}"
     with open_brain(tmp_path / "a.db", hash_embedder) as a:  # the admin's brain creates the schema
         add_many(a, 2)
-        export(a, pg_dsn)
+        push(a, pg_dsn)
     with psycopg.connect(pg_dsn, autocommit=True) as admin:
         admin.execute(f"CREATE ROLE {role} LOGIN PASSWORD 'rw-secret'")
         admin.execute(f"GRANT USAGE ON SCHEMA maxmem TO {role}")
@@ -611,7 +611,7 @@ def test_a_role_without_create_rights_exports_into_the_existing_schema(tmp_path,
         dsn = f"postgresql://{role}:rw-secret@127.0.0.1:{pg_cluster.port}/{dbname}"
         with open_brain(tmp_path / "b.db", hash_embedder) as b:
             add_many(b, 3)
-            report = export(b, dsn)
+            report = push(b, dsn)
         assert report.upserted == 3 and not report.index_built
         assert any("only the table's owner" in n for n in report.notices)
         assert pg_scalar(pg_dsn, "SELECT count(*) FROM maxmem.memories") == 5

@@ -17,7 +17,7 @@ vectors from `Brain.embed_pending` (`maxmem embed`, which the scheduled tick run
 right after capture), so a hook or a first run over months of transcripts is bound
 by reading and writing, not by the model. (A vector already in the embeddings cache
 is used at once.) Only the few core memories that commit triggers write (a decision,
-a lesson: short texts) go through `Brain.store`, which embeds them when the brain has
+a lesson: short texts) go through `Brain.remember_item`, which embeds them when the brain has
 an embedder so that a restated decision updates the one stored; the hooks open
 brain.db with the embedder off, so there nothing waits on the model at all.
 
@@ -166,7 +166,7 @@ def run_capture(
     passed no further window starts (the first one always does, so every run makes
     progress): the cursors keep the place for the next run.
     record_as: the job name its run is recorded under for `maxmem doctor` and the
-    due-logic ("hook:claude" for a hook's one-transcript capture, so it does not
+    due-logic ("hook:claude-code" for a hook's one-transcript capture, so it does not
     count as the scheduled capture of every root).
     """
     started = time.monotonic()
@@ -537,7 +537,9 @@ class _Job:
             for session_id, call in batch.calls:
                 store.upsert_call(self.db, session_id, call, None)
             if batch.items:  # stored first, embedded later (embed_pending): see the docstring
-                self.brain.remember_many(batch.items, embed=False)
+                # A chunk is the record of what was said when (its turns, its time): one
+                # that restates an earlier chunk is kept beside it, not folded into it.
+                self.brain.remember_many(batch.items, embed=False, near=False)
             store.save_cursor(self.db, cursor, turns=len(batch.turns), skipped=skipped, now=now)
 
 

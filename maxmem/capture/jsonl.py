@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from .model import Parsed, ReadContext, Record, Session, ToolCall, Turn, content_hash, utc
+from .model import Parsed, ReadContext, Record, Session, ToolCall, Turn, parts_hash, utc
 from .text import blocks_text, clean, only_placeholders, truncate
 
 FORMAT = "jsonl"
@@ -44,7 +44,7 @@ def parse(records: Iterable[Record], state: dict[str, Any], ctx: ReadContext) ->
     # of where it was first seen (two chat.jsonl in two folders are two sessions; the
     # id travels with the cursor when the file is renamed).
     default_session = out.state.setdefault(
-        "default_session", f"{Path(ctx.path).name.rsplit('.', 1)[0]}-{content_hash(ctx.path)[:8]}")
+        "default_session", f"{Path(ctx.path).name.rsplit('.', 1)[0]}-{parts_hash(ctx.path)[:8]}")
     for record in records:
         line = record.value
         message = line.get("message") if isinstance(line.get("message"), dict) else line
@@ -72,7 +72,7 @@ def parse(records: Iterable[Record], state: dict[str, Any], ctx: ReadContext) ->
         line_id = _first(line, "id", "uuid", "message_id")
         key = str(line_id) if line_id is not None else f"b{record.offset}"
         # Without a time of its own, a line's identity is its place in the file.
-        fingerprint = "" if raw_time else content_hash(sid, key, role, text)
+        fingerprint = "" if raw_time else parts_hash(sid, key, role, text)
         calls: list[ToolCall] = []
         kind = "message"
         if role == "tool":

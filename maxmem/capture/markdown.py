@@ -19,7 +19,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from .model import Parsed, ReadContext, Session, Turn, content_hash, utc
+from .model import Parsed, ReadContext, Session, Turn, parts_hash, utc
 from .text import clean
 
 FORMAT = "markdown"
@@ -77,8 +77,8 @@ def parse_document(data: bytes, ctx: ReadContext) -> Parsed:
             out.dropped["empty"] += 1
             continue
         seen[(role, body)] += 1
-        key = "h" + content_hash(role, body, seen[(role, body)])
+        key = "h" + parts_hash(role, body, seen[(role, body)])
         out.turns.append(Turn(sess.id, key, role, body, when, entry_ids=[key],
                               kind="compaction" if role == "summary" else "message",
-                              fingerprint=content_hash(sess.id, key)))
+                              fingerprint=parts_hash(sess.id, key)))
     return out

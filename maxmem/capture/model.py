@@ -76,7 +76,7 @@ class Turn:
             # Call ids tell apart parallel tool results (or tool-only replies) that have
             # the same text at the same millisecond; copies keep their call ids.
             calls = ",".join(sorted(c.call_id for c in self.tool_calls))
-            self.fingerprint = content_hash(self.role, self.timestamp, self.text, calls)
+            self.fingerprint = parts_hash(self.role, self.timestamp, self.text, calls)
 
 
 @dataclass
@@ -122,7 +122,7 @@ class CaptureFormatError(MaxmemError):
     """A whole file cannot be read as the format it was given as."""
 
 
-def content_hash(*parts: object) -> str:
+def parts_hash(*parts: object) -> str:
     digest = hashlib.sha256()
     for part in parts:
         digest.update(str(part).encode("utf-8", "surrogatepass"))

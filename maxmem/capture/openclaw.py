@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..envelopes import strip
-from .model import Parsed, ReadContext, Record, Session, ToolCall, Turn, content_hash, json_text, utc
+from .model import Parsed, ReadContext, Record, Session, ToolCall, Turn, json_text, parts_hash, utc
 from .text import blocks_text, clean, only_placeholders, truncate
 
 FORMAT = "openclaw"
@@ -77,7 +77,7 @@ def parse(records: Iterable[Record], state: dict[str, Any], ctx: ReadContext) ->
                 st["model"] = entry["modelId"]
             continue
         sess = session()
-        key = str(entry.get("id") or f"b{record.offset}:{content_hash(json.dumps(entry, sort_keys=True))[:8]}")
+        key = str(entry.get("id") or f"b{record.offset}:{parts_hash(json.dumps(entry, sort_keys=True))[:8]}")
         if kind == "message":
             _message(out, sess, entry, key, when, ctx)
         elif kind == "model_change":

@@ -26,10 +26,10 @@ log = logging.getLogger("maxmem")
 
 # Each module of this package and the commands it defines (its COMMANDS).
 FAMILIES = {
-    "memories": ("add", "search", "get", "list", "update", "forget", "pin"),
+    "memories": ("remember", "search", "get", "list", "update", "forget", "pin"),
     "transfer": ("import", "export"),
     "upkeep": ("init", "stats", "doctor", "embed", "reindex"),
-    "agent": ("observe", "resolve", "active", "timeline", "ensure-observation", "save-context", "context",
+    "agent": ("observe", "resolve", "active", "timeline", "ensure-observation", "save-context", "brief",
               "query", "mcp"),
     "curating": ("commit", "triggers", "retain", "supersede", "core", "history"),
     "jobs": ("capture", "daemon", "jobs"),
@@ -42,6 +42,10 @@ FAMILIES = {
     "encrypting": ("encrypt", "decrypt"),
 }
 
+# Older spellings of commands, still run as the command they name, never listed (the
+# CHANGELOG names them once): scripts and wiring of an older maxmem call them.
+OLDER_NAMES = {"add": "remember", "context": "brief"}
+
 
 class Commands(click.Group):
     """The group of maxmem's commands, each loaded from its family's module on first use."""
@@ -50,6 +54,7 @@ class Commands(click.Group):
         return sorted(name for names in FAMILIES.values() for name in names)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        cmd_name = OLDER_NAMES.get(cmd_name, cmd_name)
         for family, names in FAMILIES.items():
             if cmd_name in names:
                 module = importlib.import_module(f"{__name__}.{family}")
@@ -75,7 +80,7 @@ def cli(ctx: click.Context, db_path: Path | None, config_path: Path | None, embe
         verbose: int, log_file: Path | None) -> None:
     """maxmem: your agent's long-term memory in one SQLite file (brain.db).
 
-    Remember with `maxmem add`, recall with `maxmem search`. Memories live in four
+    Remember with `maxmem remember`, recall with `maxmem search`. Memories live in four
     categories: core and project (kept forever), daily (90 days), conversation (30 days).
     """
     _configure_logging(verbose, log_file)

@@ -1,6 +1,6 @@
 """Commands for agents: work tracking (observe, resolve, active, timeline,
-ensure-observation), compaction (save-context, context), plain-English queries, MCP.
-Each parses, calls one function of work / compaction / briefing / nlquery, prints."""
+ensure-observation), compaction (save-context, brief), plain-English queries, MCP.
+Each parses, calls one function of work / compaction / brief / nlquery, prints."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from typing import Any
 import click
 
 from .. import compaction, work
-from ..briefing import build_brief
+from ..brief import build_brief
 from ..clock import Clock
 from ..errors import InvalidInput
 from ..search import nlquery
-from .common import State, emit, json_option, memory_line, pass_state, read_stdin, split_tags
+from .common import State, emit, json_option, memory_line, pass_state, read_stdin, session_option, split_tags
 
 # -- work tracking ---------------------------------------------------------------
 
@@ -29,7 +29,7 @@ from .common import State, emit, json_option, memory_line, pass_state, read_stdi
 @click.option("--tag", "tags", multiple=True, help="A tag (repeat, or comma-separated).")
 @click.option("--ongoing", is_flag=True, help="Open work: shows in `maxmem active` until resolved.")
 @click.option("--started", help='When the work began: "2 days ago", "yesterday", an ISO time.')
-@click.option("--session", "session_id", help="Session to file it under.")
+@session_option("The session to file it under.")
 @json_option
 @pass_state
 def observe(state: State, type: str, content: str, title: str | None, importance: float,
@@ -37,7 +37,7 @@ def observe(state: State, type: str, content: str, title: str | None, importance
             as_json: bool) -> None:
     """Record an observation of TYPE (project, decision, failure, lesson, …)."""
     brain = state.brain()
-    when = nlquery.parse_when(started, brain.clock, state.timezone()) if started is not None else None
+    when = nlquery.parse_when(started, brain.clock, state.local_timezone()) if started is not None else None
     memory = work.observe(brain, type, content, title=title, importance=importance,
                       tags=split_tags(tags), ongoing=ongoing, started=when,
                       session_id=session_id)
@@ -81,7 +81,7 @@ def active(state: State, min_importance: float | None, limit: int, as_json: bool
 @pass_state
 def timeline(state: State, days: int, as_json: bool) -> None:
     """What was started, recorded and resolved day by day (not raw conversation)."""
-    tz = state.timezone()
+    tz = state.local_timezone()
     events = work.timeline(state.brain(create=False), days=days)
 
     def text(_: Any) -> Iterable[str]:
@@ -111,7 +111,7 @@ def timeline(state: State, days: int, as_json: bool) -> None:
 @click.option("--assigned-by", help="Who asked for it.")
 @click.option("--key-details", help="What matters about it.")
 @click.option("--next-steps", help="What to do next.")
-@click.option("--session", "session_id", help="Session to file it under.")
+@session_option("The session to file it under.")
 @json_option
 @pass_state
 def ensure_observation(state: State, project: str | None, task: str | None,
@@ -136,7 +136,7 @@ def ensure_observation(state: State, project: str | None, task: str | None,
 def save_context(state: State, path: Path | None, as_json: bool) -> None:
     """Store a session's exchanges, tool calls and observations (before compaction).
 
-    Reads {"session_key", "agent", "exchanges": [...], "observations": [...]} as JSON
+    Reads {"session_id", "agent", "exchanges": [...], "observations": [...]} as JSON
     from standard input or --file; saving the same document twice stores nothing twice.
     """
     if path is not None:
@@ -156,20 +156,21 @@ def save_context(state: State, path: Path | None, as_json: bool) -> None:
     emit(report.to_dict(), as_json, lambda _: [report.describe()])
 
 
-@click.command("context")
-@click.option("--session", help="Include the current session's latest exchanges.")
+@click.command()
+@session_option("The current session: its latest exchanges too.")
 @click.option("--budget-tokens", type=int, default=None,
               help="Size limit of the whole brief, fence included (4 bytes of UTF-8 a token; default 2000).")
 @json_option
 @pass_state
-def context_(state: State, session: str | None, budget_tokens: int | None, as_json: bool) -> None:
+def brief(state: State, session_id: str | None, budget_tokens: int | None, as_json: bool) -> None:
     """Print the boot brief an agent reads after compaction or at session start.
 
     Sections in a fixed order (core, work in progress, daily notes, the current session,
     important in the last day), each memory once, fenced after a one-line preface so
     the agent tells stored notes from instructions."""
     budget = budget_tokens if budget_tokens is not None else state.config.brief.budget_tokens
-    brief = build_brief(state.brain(create=False), session=session, budget_tokens=budget, tz=state.timezone())
+    brief = build_brief(state.brain(create=False), session_id=session_id, budget_tokens=budget,
+                        tz=state.local_timezone())
     if as_json:
         emit(brief.to_dict(), True)
     else:
@@ -185,7 +186,7 @@ def context_(state: State, session: str | None, budget_tokens: int | None, as_js
 @pass_state
 def query(state: State, question: str, explain: bool, as_json: bool) -> None:
     """Ask in plain English, e.g. "high-importance unresolved projects from last week"."""
-    tz = state.timezone()
+    tz = state.local_timezone()
     if explain:
         interp = nlquery.interpret(question, Clock(), tz=tz)
         steps = nlquery.explain(interp)
@@ -221,7 +222,7 @@ def mcp(state: State) -> None:
     memory://{id}, and prompts; see docs/mcp.md."""
     from ..mcp import serve  # the mcp SDK is an optional extra: loaded only to serve
 
-    serve(state.brain(), state.timezone())
+    serve(state.brain(), state.local_timezone())
 
 
-COMMANDS = [observe, resolve, active, timeline, ensure_observation, save_context, context_, query, mcp]
+COMMANDS = [observe, resolve, active, timeline, ensure_observation, save_context, brief, query, mcp]

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import tzinfo
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 from tqdm import tqdm
@@ -23,6 +23,7 @@ from ..errors import InvalidInput
 from ..memory import CATEGORIES, STATUSES, Filters, parse_pairs
 from ..search.nlquery import parse_when
 
+Command = TypeVar("Command", bound=Callable[..., Any])
 ISO_START = re.compile(r"^\d{4}-\d{2}-\d{2}|^\d+(?:\.\d+)?$")
 
 
@@ -55,8 +56,8 @@ class State:
             brain.close()
         self.brains.clear()
 
-    def timezone(self) -> tzinfo:
-        """The zone "today" is read in (config.local_timezone)."""
+    def local_timezone(self) -> tzinfo:
+        """Your zone, whose calendar day "today" means (config.local_timezone)."""
         return local_timezone(self.config)
 
 
@@ -130,6 +131,22 @@ def memory_detail(m: Any) -> Iterable[str]:
 pass_state = click.make_pass_decorator(State)
 
 
+class OlderSpellings(click.Option):
+    """An option whose names after the first are older spellings: still accepted, left
+    out of --help (the CHANGELOG names them once)."""
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        names, self.opts = self.opts, self.opts[:1]
+        try:
+            return super().get_help_record(ctx)
+        finally:
+            self.opts = names
+
+
+def session_option(help: str | None = None) -> Callable[[Command], Command]:
+    """--session-id ID, the session a memory belongs to (`--session` still accepted)."""
+    return click.option("--session-id", "--session", "session_id", metavar="ID", cls=OlderSpellings, help=help)
+
 
 def filter_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """The filter vocabulary (memory.Filters) as options: search, list, sync search."""
@@ -137,14 +154,15 @@ def filter_options(f: Callable[..., Any]) -> Callable[..., Any]:
         click.option("-c", "--category", multiple=True, type=click.Choice(CATEGORIES)),
         click.option("-k", "--kind", multiple=True),
         click.option("--tag", "tags", multiple=True, help="Only memories with this tag (repeatable: all of them)."),
-        click.option("--since", help='Created at or after: a date or time, or "yesterday", "3 days ago", …'),
+        click.option("--since", help='Created at or after: a date or time, or "yesterday", "3 days ago", … '
+                                      '(days in your zone)'),
         click.option("--until", help="Created before: a date or time, or plain English as --since."),
         click.option("--min-importance", type=float),
         click.option("--max-importance", type=float),
         click.option("--meta", multiple=True, help="Metadata key=value that must match."),
         click.option("--status", multiple=True, type=click.Choice(STATUSES)),
         click.option("--agent", "agents", multiple=True, help="Only this agent's memories (repeatable)."),
-        click.option("--session", "session_id"),
+        session_option("Only the memories of the session with this id."),
     ]
     for option in reversed(options):
         f = option(f)
@@ -169,7 +187,7 @@ def _when(state: State, text: str | None) -> Any:
     English as `maxmem query` reads it ("yesterday", "3 days ago", "last friday")."""
     if text is None or ISO_START.match(text.strip()):
         return text
-    return parse_when(text, Clock(), state.timezone())
+    return parse_when(text, Clock(), state.local_timezone())
 
 
 def print_hits(query: str, hits: list[Any], plan: Any, as_json: bool,

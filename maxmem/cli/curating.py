@@ -16,7 +16,7 @@ from ..triggers.commit import commit as commit_trigger
 from ..triggers.commit import sweep
 from ..triggers.detect import detect
 from ..triggers.rules import load_rules
-from .common import State, emit, json_option, memory_line, pass_state, read_stdin, split_tags
+from .common import State, emit, json_option, memory_line, pass_state, read_stdin, session_option, split_tags
 
 
 def _memory_json(m: Any) -> dict[str, Any]:
@@ -32,7 +32,7 @@ def _memory_json(m: Any) -> dict[str, Any]:
 @click.option("--tag", "--tags", "tags", multiple=True, help="A tag (repeat, or comma-separated).")
 @click.option("-i", "--importance", type=float, help="0 to 1 (default: [triggers] importance, 0.9).")
 @click.option("-p", "--project", help="The project it belongs to (metadata.project).")
-@click.option("--session", "session_id", help="The session it came from.")
+@session_option("The session it came from.")
 @json_option
 @pass_state
 def commit(state: State, trigger: str, text: str, title: str | None, tags: tuple[str, ...],
@@ -99,7 +99,8 @@ def retain(state: State, apply_: bool, show_stats: bool, months: int, oldest: in
     """Expire memories past their category's retention (a dry run unless --apply).
 
     core and project forever, daily 90 days, conversation 30 days ([retention] in the
-    config); pinned and trigger memories never expire. --apply writes the expired rows,
+    config), counted in the jobs' days ([retention] timezone, America/New_York by default);
+    pinned and trigger memories never expire. --apply writes the expired rows,
     batch by batch, to gzipped JSONL archives next to brain.db, each written whole and
     checked before its rows are deleted (restore with  maxmem import FILE...); a run
     that was interrupted is finished by the next one.
@@ -119,7 +120,7 @@ def retain(state: State, apply_: bool, show_stats: bool, months: int, oldest: in
     elif apply_:
         emit(run.apply(brain), as_json, lambda r: [report.summary(r)])
     else:
-        emit(stats.plan(brain, oldest=oldest), as_json, report.plan_summary)
+        emit(stats.plan(brain, oldest=oldest), as_json, report.plan_lines)
 
 
 # -- curation ----------------------------------------------------------------------

@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from ..config import state_dir
+from ..hooks import harness_named
 from ..hooks.events import budget_from, run_hook
 from ..hooks.log import append_hook_log
 from ..redact import redact
@@ -29,7 +30,7 @@ class _OverBudget(Exception):
 
 @click.command(context_settings={"ignore_unknown_options": True})
 @click.argument("event")
-@click.option("--harness", default="claude", show_default=True, help="claude, codex or openclaw.")
+@click.option("--harness", default="claude-code", show_default=True, help="claude-code, codex or openclaw.")
 @click.option("--budget", "budget_seconds", type=float, default=None,
               help="Seconds it may take ([hook] budget_seconds, default 10).")
 @click.option("--budget-tokens", type=int, default=None,
@@ -44,6 +45,7 @@ def hook(state: State, event: str, harness: str, budget_seconds: float | None, b
     Always exits 0, within its time budget; failures are one line in hook.log.
     """
     started = time.monotonic()
+    harness = harness_named(harness)  # `claude`: how older wiring spelt claude-code
     budget = budget_from(state.config, budget_seconds, event) if state.config is not None else 10.0
 
     def over(*_: Any) -> None:

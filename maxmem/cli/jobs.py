@@ -82,7 +82,8 @@ def daemon(state: State, once: bool, if_due: bool, only: tuple[str, ...], as_jso
     """Run the scheduled jobs (capture every 2 h, …) until stopped, for machines without cron.
 
     `daemon --once --if-due` is what `maxmem setup cron|systemd|launchd` schedules:
-    each tick runs only what is due (retention once per New York day after 03:00 there,
+    each tick runs only what is due (retention once a day of the jobs' zone, America/New_York
+    unless [retention] timezone says otherwise, after 03:00 there,
     a missed night caught up at the next tick); `maxmem jobs` lists the jobs. Log lines
     go to stderr, or to --log-file. Stop it with Ctrl-C or SIGTERM.
     """

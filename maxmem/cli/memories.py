@@ -1,4 +1,4 @@
-"""Commands for memories one by one: add, import, export, search, get, list, update,
+"""Commands for memories one by one: remember, search, get, list, update,
 forget, pin. Each parses, calls one Brain method (or the Markdown workspace), prints."""
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from .common import (
     pass_state,
     print_hits,
     read_stdin,
+    session_option,
     split_tags,
 )
 
@@ -37,11 +38,11 @@ from .common import (
 @click.option("-i", "--importance", type=float, default=0.5, show_default=True, help="0 to 1.")
 @click.option("--meta", multiple=True, help="Metadata key=value (repeat).")
 @click.option("--created-at", help="When it happened (ISO-8601); default now.")
-@click.option("--session", "session_id", help="Session id to file it under.")
+@session_option("The session to file it under.")
 @click.option("--pin", is_flag=True, help="Never expires; first in the boot context.")
 @json_option
 @pass_state
-def add(state: State, content: str | None, category: str, kind: str, title: str | None,
+def remember(state: State, content: str | None, category: str, kind: str, title: str | None,
         tags: tuple[str, ...], importance: float, meta: tuple[str, ...], created_at: str | None,
         session_id: str | None, pin: bool, as_json: bool) -> None:
     """Remember CONTENT (or standard input when CONTENT is - or absent)."""
@@ -52,7 +53,7 @@ def add(state: State, content: str | None, category: str, kind: str, title: str 
     item = {"content": content, "category": category, "kind": kind, "title": title, "tags": split_tags(tags),
             "importance": importance, "metadata": parse_metadata(meta), "created_at": created_at,
             "session_id": session_id, "pinned": pin}
-    stored = state.brain().store({k: v for k, v in item.items() if v is not None})
+    stored = state.brain().remember_item({k: v for k, v in item.items() if v is not None})
     merged = stored.action == "updated"
     emit(stored.memory.to_dict(), as_json, lambda d: [
         f"updated #{d['id']} ({d['uid']}): it already said nearly this (see  maxmem history {d['id']})"
@@ -189,4 +190,4 @@ def pin(state: State, id_or_uid: str, off: bool, as_json: bool) -> None:
          lambda d: [f"{'unpinned' if off else 'pinned'} #{d['id']}"])
 
 
-COMMANDS = [add, search, get, list_, update, forget, pin]
+COMMANDS = [remember, search, get, list_, update, forget, pin]

@@ -11,8 +11,7 @@ import click
 
 from ..redact import Redactor
 from ..redact.report import describe, summary
-from ..scrub import scrub
-from ..scrub import summary as scrub_summary
+from ..scrub import report_lines, scrub
 from .common import State, emit, json_option, pass_state
 
 
@@ -63,7 +62,7 @@ def scrub_(state: State, dry_run: bool, no_copies: bool, as_json: bool) -> None:
     gets the scrubbed memories at the next  maxmem sync.
     """
     report = scrub(state.brain(), dry_run=dry_run, copies=not no_copies)
-    emit(report.to_dict(), as_json, lambda _: scrub_summary(report))
+    emit(report.to_dict(), as_json, lambda _: report_lines(report))
     if report.failed:
         sys.exit(1)
 

@@ -17,7 +17,7 @@ from typing import Any
 import click
 
 from ..config import default_config_path
-from ..sync import folder, pgconnect, pgexport, pgsearch, pgstatus
+from ..sync import folder, pgconnect, pgpush, pgsearch, pgstatus
 from .common import State, emit, filter_options, filters_from, json_option, pass_state, print_hits
 
 DSN_HELP = "libpq URL or key=value string (default: MAXMEM_PG_DSN, then [sync.postgres] dsn)."
@@ -34,7 +34,7 @@ def sync() -> None:
 
     `sync folder DIR`: each machine writes its changes, encrypted, into a folder your
     sync tool already shares, and merges the others'. `sync postgres`: each agent
-    keeps its brain.db and exports it to one database; `sync search` then ranks every
+    keeps its brain.db and pushes it to one database; `sync search` then ranks every
     agent's memories together.
     """
 
@@ -84,14 +84,14 @@ def sync_folder(state: State, directory: Path | None, key_file: Path | None, com
 @pass_state
 def sync_postgres(state: State, dsn: str | None, agent: str | None, batch_size: int | None,
                   as_json: bool) -> None:
-    """Export the changes since the last run to PostgreSQL (safe to re-run, e.g. from cron).
+    """Push the changes since the last run to PostgreSQL (safe to re-run, e.g. from cron).
 
     Exits 1 with one line if PostgreSQL is down, refuses the login or the connection
     drops; nothing is lost, and the next run continues where this one stopped.
     """
     url = _dsn(state, dsn)
-    brain = state.brain(embedder="none")  # exporting reads stored vectors; no model needed
-    report = pgexport.export(brain, url, agent=agent, batch_size=batch_size)  # logs its notices as warnings
+    brain = state.brain(embedder="none")  # pushing reads stored vectors; no model needed
+    report = pgpush.push(brain, url, agent=agent, batch_size=batch_size)  # logs its notices as warnings
     emit(report.to_dict(), as_json, lambda r: [report.summary()])
 
 
@@ -101,7 +101,7 @@ def sync_postgres(state: State, dsn: str | None, agent: str | None, batch_size: 
 @pass_state
 def sync_status(state: State, dsn: str | None, as_json: bool) -> None:
     """Each machine's last file in the synced folder, and the cursor, backlog and last
-    run of each database this brain exports to."""
+    run of each database this brain pushes to."""
     chosen = dsn or state.config.sync_postgres.dsn
     brain = state.brain(embedder="none", create=False)
     found = pgstatus.status(brain, chosen)

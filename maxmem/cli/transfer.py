@@ -63,7 +63,7 @@ def import_(state: State, paths: tuple[Path, ...], fmt: str, delete_missing: boo
     if fmt == "markdown":
         if len(paths) != 1:
             raise InvalidInput("--format markdown takes one PATH: a GLOB, a file or a workspace")
-        report = import_markdown(state.brain(), str(paths[0]), tz=state.timezone(), delete_missing=delete_missing)
+        report = import_markdown(state.brain(), str(paths[0]), tz=state.local_timezone(), delete_missing=delete_missing)
         emit(report.to_dict(), as_json, lambda _: report.lines())
         if report.conflicts:
             sys.exit(1)
@@ -93,7 +93,7 @@ def _import_from(state: State, agent: str, paths: tuple[Path, ...], fmt: str, de
     if len(paths) > 1:
         raise InvalidInput("--from takes at most one PATH: the agent's folder (for markdown, the folder of notes)")
     places = Places.from_config(state.config, os.environ)
-    reading = read(agent, places, state.timezone(), paths[0] if paths else None)  # before brain.db is opened
+    reading = read(agent, places, state.local_timezone(), paths[0] if paths else None)  # before brain.db is opened
     if dry_run and not Path(state.config.db_path).expanduser().exists():
         brain = Brain.open(":memory:", embedder="none", config=state.config)  # a dry run creates no brain.db
         state.brains.append(brain)
@@ -126,10 +126,10 @@ def export(state: State, dest: Path | None, fmt: str, keep: int | None,
         if dest is None:
             raise InvalidInput("give the directory to write MEMORY.md and memory/ into")
         if keep is not None:
-            report = backup_markdown(brain, dest, keep, tz=state.timezone(),
+            report = backup_markdown(brain, dest, keep, tz=state.local_timezone(),
                                      include_conversations=include_conversations)
         else:
-            report = export_markdown(brain, dest, tz=state.timezone(), force=force,
+            report = export_markdown(brain, dest, tz=state.local_timezone(), force=force,
                                      include_conversations=include_conversations)
         click.echo(report.describe(), err=True)
         return

@@ -3,7 +3,7 @@
 The harness (Claude Code, Codex, OpenClaw's Gateway hook pack) sends one JSON object
 on stdin: session_id, transcript_path, cwd, and for SessionStart the source.
 
-  session-start  prints the boot brief (briefing.build_brief's fenced text), within a
+  session-start  prints the boot brief (brief.build_brief's fenced text), within a
                  token budget and the harness's cap: Claude Code and Codex get
                  {"hookSpecificOutput": {"hookEventName": "SessionStart",
                  "additionalContext": …}} (Claude caps it at 10,000 characters, Codex
@@ -37,19 +37,19 @@ from pathlib import Path
 from typing import Any
 
 from ..brain import Brain
-from ..briefing import build_brief
+from ..brief import build_brief
 from ..capture import agents_folders, run_capture
 from ..clock import Clock
 from ..config import PROMPT_HOOK_BUDGET_SECONDS, Config, local_timezone, state_dir
 from ..memory import BYTES_PER_TOKEN
 from ..settings import MIN_BRIEF_TOKENS, RecallSettings
+from . import HARNESSES, harness_named
 from .recall import has_substance, query_of, recall
 from .shown import add_shown, shown_ids
 
 log = logging.getLogger("maxmem")
 
 EVENTS = ("session-start", "user-prompt", "pre-compact", "stop", "session-end")
-HARNESSES = {"claude": "claude-code", "codex": "codex", "openclaw": "openclaw"}
 HOOK_EVENT_NAMES = {"session-start": "SessionStart", "user-prompt": "UserPromptSubmit", "pre-compact": "PreCompact",
                     "stop": "Stop", "session-end": "SessionEnd"}
 # Claude Code shares ~1.5 s among SessionEnd hooks (raised to the longest timeout set,
@@ -58,7 +58,7 @@ SESSION_END_SECONDS = 3.0
 CLOSE_RESERVE = 0.15  # of the budget, kept for committing, the brief and closing
 HOOK_WINDOW_BYTES = 256 << 10  # commit a big transcript in small windows, so the deadline can bite
 PROMPT_LOCK_SECONDS = 1.0
-MAX_CONTEXT_CHARS = {"claude": 9_500, "codex": 9_000, "openclaw": 20_000}  # below the harness caps
+MAX_CONTEXT_CHARS = {"claude-code": 9_500, "codex": 9_000, "openclaw": 20_000}  # below the harness caps
 
 
 @dataclass(frozen=True)
@@ -109,6 +109,7 @@ def run_hook(event: str, harness: str, stdin_text: str, config: Config, env: Map
              clock: Clock | None = None, started: float | None = None) -> HookResult:
     """Do what `maxmem hook EVENT --harness HARNESS` does; never raises."""
     started = time.monotonic() if started is None else started
+    harness = harness_named(harness)
     label = f"hook {event} --harness {harness}"
     try:
         if event not in EVENTS:
@@ -156,7 +157,7 @@ def _capture(event: str, harness: str, data: HookInput, config: Config, env: Map
     else:
         return "no transcript_path on stdin; nothing captured"
     with Brain.open(config.db_path, embedder="none", config=config, clock=clock) as brain:
-        report = run_capture(brain, paths=paths, format=HARNESSES[harness] if paths else None,
+        report = run_capture(brain, paths=paths, format=harness if paths else None,
                              settings=settings, deadline=deadline, record_as=f"hook:{harness}")
     where = str(paths[0]) if paths else "the OpenClaw sessions"
     return f"{report.summary()} [{where}]"
@@ -173,11 +174,11 @@ def _brief(harness: str, data: HookInput, config: Config, env: Mapping[str, str]
     # at least a byte: a brief of N tokens has at most 4 N characters.
     tokens = max(MIN_BRIEF_TOKENS, min(wanted, MAX_CONTEXT_CHARS[harness] // BYTES_PER_TOKEN))
     with Brain.open(path, embedder="none", config=config, clock=clock, check_embedder=False) as brain:
-        brief = build_brief(brain, session=data.session_id, budget_tokens=tokens, tz=local_timezone(config))
+        brief = build_brief(brain, session_id=data.session_id, budget_tokens=tokens, tz=local_timezone(config))
     text = brief.text
     ids = [i for section in brief.sections.values() for i in section]
     add_shown(state_dir(env), data.session_id, ids)
-    return context(harness, "session-start", text), f"brief of {len(ids)} memories, {len(text)} characters"
+    return added_context(harness, "session-start", text), f"brief of {len(ids)} memories, {len(text)} characters"
 
 
 def _recall(harness: str, data: HookInput, config: Config, env: Mapping[str, str], budget_tokens: int | None,
@@ -207,12 +208,12 @@ def recall_context(brain: Brain, harness: str, data: HookInput, folder: Path, se
         return "", "no prompt on stdin; nothing recalled", ()
     if budget_tokens is not None:
         settings = replace(settings, budget_tokens=budget_tokens)
-    found = recall(brain, data.prompt, session=data.session_id, shown=shown_ids(folder, data.session_id),
+    found = recall(brain, data.prompt, session_id=data.session_id, shown=shown_ids(folder, data.session_id),
                    settings=settings, tz=local_timezone(brain.config))
-    return context(harness, "user-prompt", found.text), found.reason, found.ids
+    return added_context(harness, "user-prompt", found.text), found.reason, found.ids
 
 
-def context(harness: str, event: str, text: str) -> str:
+def added_context(harness: str, event: str, text: str) -> str:
     """What the harness reads as added context: nothing, plain text (OpenClaw), or the
     hookSpecificOutput JSON of Claude Code and Codex."""
     if not text or harness == "openclaw":

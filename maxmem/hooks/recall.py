@@ -1,6 +1,6 @@
 """Recall on every prompt: the few stored memories that bear on what the user just asked.
 
-`recall(brain, prompt, session=..., shown=...)` is what `maxmem hook user-prompt`
+`recall(brain, prompt, session_id=..., shown=...)` is what `maxmem hook user-prompt`
 prints before the agent answers. It returns nothing at all unless the prompt asks
 something of substance and the brain holds something relevant to it:
 
@@ -19,7 +19,7 @@ something of substance and the brain holds something relevant to it:
    memory.estimate_tokens counts it), each with its id, date and category so the agent
    can ask for more (`maxmem get ID`, the MCP `get` tool).
 
-The text is fenced as the brief is (briefing.fenced): a factual one-line preface, then
+The text is fenced as the brief is (brief.fenced): a factual one-line preface, then
 the notes inside a code fence no memory can close, so a model reads them as background
 notes, never as instructions.
 """
@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from datetime import tzinfo
 from typing import TYPE_CHECKING
 
-from ..briefing import fence_for, fenced
+from ..brief import fence_for, fenced
 from ..clock import iso, parse_time
 from ..memory import BYTES_PER_TOKEN, Hit, Memory, estimate_tokens
 from ..settings import RecallSettings
@@ -110,7 +110,7 @@ def query_of(prompt: str, limit: int = QUERY_CHARS) -> str:
     return f"{text[:half]}\n…\n{text[-half:]}"
 
 
-def recall(brain: Brain, prompt: str, *, session: str | None = None, shown: Collection[int] = (),
+def recall(brain: Brain, prompt: str, *, session_id: str | None = None, shown: Collection[int] = (),
            settings: RecallSettings | None = None, tz: tzinfo | None = None,
            min_relevance: float | None = None) -> Recall:
     """The memories relevant to `prompt`, fenced, within the settings' budget ([recall]).
@@ -124,7 +124,7 @@ def recall(brain: Brain, prompt: str, *, session: str | None = None, shown: Coll
     hits = brain.search(query, limit=settings.max_memories + min(len(shown), 20) + SPARE_HITS,
                         min_relevance=min_relevance, track=False)
     threshold = hits.plan.min_relevance or 0.0
-    verdicts = [(h, verdict(h, threshold, session, shown)) for h in hits]
+    verdicts = [(h, verdict(h, threshold, session_id, shown)) for h in hits]
     chosen = [h for h, why in verdicts if why == "kept"][:settings.max_memories]
     if not chosen:
         left = Counter(why for _, why in verdicts)
@@ -139,12 +139,12 @@ def recall(brain: Brain, prompt: str, *, session: str | None = None, shown: Coll
     return Recall(text, tuple(memories), line)
 
 
-def verdict(hit: Hit, threshold: float, session: str | None, shown: Collection[int]) -> str:
+def verdict(hit: Hit, threshold: float, session_id: str | None, shown: Collection[int]) -> str:
     """"kept" for a hit relevant enough on its own, not shown yet and not the current session's
     own exchange; else why not."""
     if hit.memory.id in shown:
         return "shown before"
-    if session and hit.memory.session_id == session and hit.memory.category == "conversation":
+    if session_id and hit.memory.session_id == session_id and hit.memory.category == "conversation":
         return "of the current session"
     if hit.relevance is not None and hit.relevance < threshold:
         return "below min_relevance"

@@ -29,7 +29,8 @@ from ..brain import Brain
 from ..config import Config, default_config_path, load_config, state_dir
 from ..redact import redact
 from ..settings import RecallSettings
-from .events import HARNESSES, HookInput, recall_context
+from . import HARNESSES, harness_named
+from .events import HookInput, recall_context
 from .shown import add_shown
 from .warm import code_stamp, lock_path, receive, send, socket_path
 
@@ -66,20 +67,20 @@ class Answer:
     """The reply to one hook's request, and the ids it prints for which session."""
 
     reply: dict[str, object]
-    session: str | None = None
+    session_id: str | None = None
     ids: tuple[int, ...] = ()
 
 
 def answer(brain: Brain, request: dict[str, object], folder: Path, settings: RecallSettings) -> Answer:
     """What the hook prints, its log line and whether it went well; never raises."""
-    harness = request.get("harness")
+    harness = harness_named(str(request.get("harness")))
     if harness not in HARNESSES:
         return Answer({"stdout": "", "line": f"unknown harness (known: {', '.join(HARNESSES)})", "ok": False})
     stdin = request.get("stdin")
     tokens = request.get("budget_tokens")
     try:
         data = HookInput.parse(stdin if isinstance(stdin, str) else "")
-        stdout, line, ids = recall_context(brain, str(harness), data, folder, settings,
+        stdout, line, ids = recall_context(brain, harness, data, folder, settings,
                                            tokens if isinstance(tokens, int) else None)
         return Answer({"stdout": stdout, "line": line, "ok": True}, data.session_id, ids)
     except Exception as exc:  # the hook prints nothing and logs why
@@ -116,7 +117,7 @@ def serve(listener: socket.socket, brain: Brain, folder: Path, settings: RecallS
                 if time.monotonic() - started > waited(request):
                     continue  # the hook stopped waiting and works alone: nothing is shown by this
                 send(connection, {**given.reply, "seconds": round(time.monotonic() - started, 3)})
-                add_shown(folder, given.session, given.ids)
+                add_shown(folder, given.session_id, given.ids)
                 if brain.usage.due():
                     brain.flush_usage()
             except OSError:

@@ -21,25 +21,25 @@ KEEP_DAYS = 7
 MAX_IDS = 2000  # per session: the oldest go first
 
 
-def shown_path(folder: Path, session: str) -> Path:
-    digest = hashlib.sha256(session.encode("utf-8", "replace")).hexdigest()[:32]
+def shown_path(folder: Path, session_id: str) -> Path:
+    digest = hashlib.sha256(session_id.encode("utf-8", "replace")).hexdigest()[:32]
     return folder / "shown" / f"{digest}.json"
 
 
-def shown_ids(folder: Path, session: str | None) -> frozenset[int]:
-    """The ids shown in `session` so far (none without a session id)."""
-    return frozenset(_ordered(shown_path(folder, session))) if session else frozenset()
+def shown_ids(folder: Path, session_id: str | None) -> frozenset[int]:
+    """The ids shown in session `session_id` so far (none without a session id)."""
+    return frozenset(_ordered(shown_path(folder, session_id))) if session_id else frozenset()
 
 
-def add_shown(folder: Path, session: str | None, ids: Iterable[int]) -> None:
-    """Add `ids` to what `session` has been shown."""
+def add_shown(folder: Path, session_id: str | None, ids: Iterable[int]) -> None:
+    """Add `ids` to what session `session_id` has been shown."""
     new = [int(i) for i in ids]
-    if not session or not new:
+    if not session_id or not new:
         return
-    path = shown_path(folder, session)
+    path = shown_path(folder, session_id)
     fresh = set(new)
     known = [i for i in _ordered(path) if i not in fresh]
-    write_private(path, lambda handle: json.dump({"session": session, "ids": (known + new)[-MAX_IDS:]}, handle))
+    write_private(path, lambda handle: json.dump({"session_id": session_id, "ids": (known + new)[-MAX_IDS:]}, handle))
     forget_old(path.parent)
 
 

@@ -385,7 +385,10 @@ def apply(brain: Brain, source: str, path: str, steps: list[Step], shown: str) -
                          source=label(source, shown, step.item),
                          metadata={**step.memory.metadata, "imported_from": provenance(source, path, step.item)})
             _record(brain, source, path, step.item, step.memory.uid, now, step.recorded)
-        stored = brain.remember_many([memory_of(source, path, shown, s.item) for s in adds if s.item], embed=False)
+        # One memory per item (never folded into another's): editing the item later
+        # updates exactly its memory.
+        stored = brain.remember_many([memory_of(source, path, shown, s.item) for s in adds if s.item], embed=False,
+                                     near=False)
         for step, memory in zip(adds, stored):
             assert step.item is not None
             _record(brain, source, path, step.item, memory.uid, now, step.recorded)

@@ -41,7 +41,7 @@ from ..store.db import Database
 from ..store.migrations import migrate
 from ..sync import folder
 from ..sync.pgconnect import batch_size_from, resolve_dsn, target_name
-from ..sync.pgexport import export
+from ..sync.pgpush import push
 from . import due
 from . import table as job_table
 from .runs import job_name, last_runs, record_run
@@ -98,7 +98,7 @@ def sync_run(config: Config, env: Mapping[str, str]) -> Callable[[], str]:
     def run() -> str:
 
         with Brain.open(config.db_path, embedder="none", config=config) as brain:
-            return export(brain, dsn, batch_size=size).summary()
+            return push(brain, dsn, batch_size=size).summary()
 
     return run
 
@@ -198,7 +198,7 @@ def retention_job(config: Config) -> Job:
 
 
 def sync_job(config: Config, env: Mapping[str, str]) -> Job | None:
-    """Export to PostgreSQL every [sync.postgres] interval_minutes (15), when a DSN is set."""
+    """Push to PostgreSQL every [sync.postgres] interval_minutes (15), when a DSN is set."""
     declared = job_table.BY_NAME["sync"]
     return build(declared, config, env) if declared.enabled(config, env) else None
 

@@ -93,7 +93,7 @@ JOBS: tuple[Declared, ...] = (
              lambda config: EVERY_TICK, records=False),
     Declared("retention", "maxmem retain --apply", "archive and delete expired memories",
              retention_daily, max_age_hours=36),
-    Declared("sync", "maxmem sync postgres", "export the changes to PostgreSQL",
+    Declared("sync", "maxmem sync postgres", "push the changes to PostgreSQL",
              lambda config: due.every(config.sync_postgres.interval_minutes, "[sync.postgres] interval_minutes"),
              max_age_hours=6, enabled=sync_configured,
              needs="a PostgreSQL DSN (MAXMEM_PG_DSN, or dsn under [sync.postgres])"),

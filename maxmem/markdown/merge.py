@@ -162,7 +162,8 @@ def import_markdown(brain: Brain, pattern: str | Path, *, tz: tzinfo = UTC,
             entry["updated"] = len(changes)
             new = _not_yet_stored(brain, items, known_keys)
             entry["existing"] += len(items) - len(new)
-            added = brain.remember_many(new, embed=False) if new else []
+            # One memory per bullet (never folded into another's): the round trip edits it.
+            added = brain.remember_many(new, embed=False, near=False) if new else []
             # remember_many returns the memory already stored for a text it has seen
             entry["added"] = sum(
                 1 for item, memory in zip(new, added)

@@ -4,8 +4,8 @@ Policy (config `[retention]`): core and project forever, daily 90 days, conversa
 30 days. Pinned memories and those written by a commit trigger never expire. The
 turns and tool calls of captured sessions age with the conversation memories.
 
-Ages are counted in calendar days of the configured time zone (default
-America/New_York, where the nightly job runs at 03:00): a conversation memory kept
+Ages are counted in the jobs' day: calendar days of `[retention] timezone` (default
+America/New_York, where the nightly job runs at 03:00), not your zone as the brief's: a conversation memory kept
 30 days goes at the first run on or after local midnight 30 days after the day it
 was made, whatever daylight saving time did in between.
 

@@ -35,7 +35,7 @@ def summary(report: Mapping[str, Any]) -> str:
     return text
 
 
-def plan_summary(result: Mapping[str, Any]) -> list[str]:
+def plan_lines(result: Mapping[str, Any]) -> list[str]:
     """The dry run as lines of text."""
     lines = [(f"dry run at {result['now']} ({result['timezone']}): "
               f"{result['expired']} memories would go, {result['expired_bytes'] / 1e6:.2f} MB "

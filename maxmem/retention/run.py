@@ -216,7 +216,7 @@ def _delete_memories(brain: Brain, memories: list[Memory], archive_name: str) ->
 def _compact_changes(brain: Brain, uids: list[str], archive_name: str) -> None:
     """Expired content leaves the change log too: earlier versions of each uid go, and
     its delete entry (id, uid, category, kind: no content) says where the archived copy
-    is. The exporter reads only seq and uid (a gap in seq is fine); `maxmem history`,
+    is. The PostgreSQL push reads only seq and uid (a gap in seq is fine); `maxmem history`,
     by id or uid, then shows the deletion."""
     marks = ",".join("?" * len(uids))
     brain.db.execute(f"DELETE FROM changes WHERE op = 'upsert' AND uid IN ({marks})", uids)

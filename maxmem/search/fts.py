@@ -3,7 +3,7 @@ Python, and the index's column layout (what `memories_fts` reads from where).
 
 Used where maxmem must know which tokens a text gives without asking the index: the
 relevance evidence (which query terms a hit holds) and the PostgreSQL sync (the
-tsvectors it exports).
+tsvectors it pushes).
 """
 
 from __future__ import annotations

@@ -363,20 +363,48 @@ def hybrid_search(
     return [replace(s, cosine=plain.get(s.id)) for s in fused[:limit]], plan
 
 
+# How far the int8 estimate of a cosine may be from the exact one (about 0.005; see
+# VectorIndex.candidates), with room to spare.
+ESTIMATE_SLACK = 0.01
+
+
 def similar(db: Database, vectors: VectorStore, vector: np.ndarray, filters: Filters,
             limit: int) -> list[tuple[int, float]]:
     """(id, plain cosine) of the stored memories nearest to `vector` among the filtered,
     most similar first: the near-duplicate search (curation's thresholds are plain
     cosines). A few more than `limit`, for the caller to drop superseded ones."""
+    return similar_many(db, vectors, [vector], filters, limit)[0]
+
+
+def similar_many(db: Database, vectors: VectorStore, queries: Sequence[np.ndarray], filters: Filters,
+                 limit: int, at_least: float | None = None) -> list[list[tuple[int, float]]]:
+    """`similar` for each of many vectors, under the same filters: the ids they allow are
+    read, and the in-RAM index narrowed to them, once for all. `at_least`: only the
+    memories whose cosine may reach it (a near-duplicate check's lowest threshold),
+    which spares reading the stored vectors of the others."""
     index = vectors.index()
-    if index is None:
-        return []
+    if index is None or not queries:
+        return [[] for _ in queries]
     allowed = None if filters.is_empty() else allowed_ids(db, filters)
-    quantizer = vectors.quantizer() or Quantizer.identity(len(vector))
-    # The int8 estimates rank near-duplicates first; a small pool keeps curation cheap.
-    ids = index.candidates(vector, quantizer, max(16, 4 * limit), allowed)
-    exact = vectors.similarities(ids, vector, centred=False)
-    return sorted(exact.items(), key=lambda kv: -kv[1])[: limit + 8]
+    quantizer = vectors.quantizer() or Quantizer.identity(len(queries[0]))
+    pool = max(16, 4 * limit)
+    if at_least is not None and len(queries) > 1:
+        # A batch: every allowed row scored once by matrix products, the pool drawn from
+        # those that may reach `at_least`.
+        narrowed = index if allowed is None else index.restricted(allowed)
+        pools = narrowed.above(np.vstack(queries), quantizer, at_least - ESTIMATE_SLACK, pool)
+    else:
+        # The int8 estimates rank near-duplicates first; a small pool keeps curation cheap.
+        pools = [index.candidates(vector, quantizer, pool, allowed) for vector in queries]
+        if at_least is not None:
+            pools = [{i: s for i, s in found.items() if s >= at_least - ESTIMATE_SLACK} for found in pools]
+    # Each stored vector read once, however many of the queries it is near.
+    held = stored_vectors(db, sorted(set().union(*pools))) if len(queries) > 1 else None
+    found = []
+    for vector, ids in zip(queries, pools):
+        exact = exact_cosines(db, ids, vector, None, held)[0]
+        found.append(sorted(exact.items(), key=lambda kv: -kv[1])[: limit + 8])
+    return found
 
 
 @dataclass(frozen=True)

@@ -57,7 +57,7 @@ WITH RECURSIVE models (model) AS (
 )
 SELECT model FROM models WHERE model IS NOT NULL
 """
-CACHED_SQL = "SELECT content_hash, vector FROM embeddings_cache WHERE model = ? AND content_hash IN ({marks})"
+CACHED_SQL = "SELECT text_hash, vector FROM embeddings_cache WHERE model = ? AND text_hash IN ({marks})"
 EMBEDDED_TEXTS_SQL = "SELECT id, title, content FROM memories WHERE id IN ({marks}) AND embedded_at IS NOT NULL"
 STORED_VECTOR_SQL = "SELECT embedding FROM memories_vec WHERE rowid = ?"
 EMBEDDER_META = ("embedder", "embedder_provider", "embedder_model", "embedder_dim", "quantizer", "quantizer_n")
@@ -170,6 +170,10 @@ COARSE_BITS = 38
 COARSE_MIN = 20  # … and at least this many per memory wanted
 # Bytes of float32 rows widened at a time by VectorIndex._approx (fits a CPU cache).
 APPROX_BLOCK_BYTES = 1 << 20
+# VectorIndex.above scores this many rows against this many queries at a time: a block
+# of scores is 32 MB, the widened rows 12 MB at 384-d.
+ABOVE_ROWS = 8192
+ABOVE_QUERIES = 1024
 
 
 class VectorIndex:
@@ -186,6 +190,7 @@ class VectorIndex:
         self.codes = np.zeros((0, dim), dtype=np.int8)
         self._added: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self._removed: set[int] = set()
+        self._pending: set[int] = set()  # the ids in _added
         self._mean: tuple[np.ndarray, Quantizer, np.ndarray] | None = None  # (codes, quantizer, mean)
 
     def __len__(self) -> int:
@@ -209,7 +214,7 @@ class VectorIndex:
     def add(self, ids: Sequence[int], bits: np.ndarray, codes: np.ndarray) -> None:
         ids_arr = np.asarray(ids, dtype=np.int64)
         if len(ids_arr):
-            self._fold_removals()
+            self._pending.update(ids_arr.tolist())
             self._added.append((
                 ids_arr,
                 np.asarray(bits, dtype=np.uint64).reshape(len(ids_arr), self.words),
@@ -217,8 +222,20 @@ class VectorIndex:
             ))
 
     def remove(self, ids: Iterable[int]) -> None:
-        self._fold()
-        self._removed.update(int(i) for i in ids)
+        """Removals apply to the folded rows; the appends waiting to be folded lose
+        theirs at once (they are few), so that an update never copies the whole matrix."""
+        gone = {int(i) for i in ids}
+        self._removed.update(gone)
+        if not gone & self._pending:
+            return
+        out = np.fromiter(gone, dtype=np.int64)
+        kept = []
+        for added in self._added:
+            keep = ~np.isin(added[0], out)
+            if keep.any():
+                kept.append((added[0][keep], added[1][keep], added[2][keep]))
+        self._added = kept
+        self._pending -= gone
 
     def _fold_removals(self) -> None:
         if self._removed:
@@ -233,10 +250,23 @@ class VectorIndex:
             bits = np.hstack([self.bits, *(a[1].T for a in self._added)])
             codes = np.vstack([self.codes, *(a[2] for a in self._added)])
             self._added.clear()
+            self._pending.clear()
             # A re-added id (an update) keeps only its newest entry; ids stay sorted.
             _, last = np.unique(ids[::-1], return_index=True)
             keep = len(ids) - 1 - last
             self.ids, self.bits, self.codes = ids[keep], np.ascontiguousarray(bits[:, keep]), codes[keep]
+
+    def restricted(self, allowed: np.ndarray) -> VectorIndex:
+        """This index over the `allowed` ids only (itself when it holds no others): many
+        searches among the same ids narrow it once."""
+        self._fold()
+        keep = np.isin(self.ids, allowed)
+        if keep.all():
+            return self
+        narrowed = VectorIndex(self.words, self.dim)
+        narrowed.ids, narrowed.codes = self.ids[keep], self.codes[keep]
+        narrowed.bits = np.ascontiguousarray(self.bits[:, keep])
+        return narrowed
 
     def candidates(
         self, query: np.ndarray, quantizer: Quantizer, count: int, allowed: np.ndarray | None = None,
@@ -269,6 +299,36 @@ class VectorIndex:
             best = np.argpartition(-scores, count - 1)[:count]
             near, scores = near[best], scores[best]
         return dict(zip(ids[near].tolist(), scores.tolist()))
+
+    def above(self, queries: np.ndarray, quantizer: Quantizer, floor: float, count: int) -> list[dict[int, float]]:
+        """For each query, the `count` memories nearest to it among those whose
+        approximate cosine (the int8 estimate) is at least `floor`: every row scored, by
+        matrix products over blocks of rows and queries. The near-duplicate check of a
+        whole batch, where a search per query would redo the candidate stages for each."""
+        self._fold()
+        q = np.atleast_2d(np.asarray(queries, dtype=np.float32))
+        weights, offsets = q * quantizer.scale, q @ quantizer.center
+        best = np.full((len(q), count), -np.inf, dtype=np.float32)  # the best so far, and their ids
+        best_ids = np.zeros((len(q), count), dtype=np.int64)
+        for start in range(0, len(self.ids), ABOVE_ROWS):
+            widened = self.codes[start:start + ABOVE_ROWS].astype(np.float32)
+            ids = self.ids[start:start + ABOVE_ROWS]
+            for first in range(0, len(q), ABOVE_QUERIES):
+                scores = weights[first:first + ABOVE_QUERIES] @ widened.T
+                scores += offsets[first:first + ABOVE_QUERIES, None]
+                rows = np.flatnonzero((scores >= floor).any(axis=1))
+                if not len(rows):
+                    continue
+                near = scores[rows]
+                take = min(count, near.shape[1])
+                top = np.argpartition(near, -take, axis=1)[:, -take:]
+                both = np.concatenate([best[first + rows], np.take_along_axis(near, top, axis=1)], axis=1)
+                both_ids = np.concatenate([best_ids[first + rows], ids[top]], axis=1)
+                keep = np.argpartition(both, -count, axis=1)[:, -count:]
+                best[first + rows] = np.take_along_axis(both, keep, axis=1)
+                best_ids[first + rows] = np.take_along_axis(both_ids, keep, axis=1)
+        return [{int(i): float(score) for i, score in zip(row_ids, row) if score >= floor}
+                for row_ids, row in zip(best_ids.tolist(), best.tolist())]
 
     def approximate(
         self, wanted: Sequence[int], query: np.ndarray, quantizer: Quantizer, centred: bool = False
@@ -546,7 +606,7 @@ class VectorStore:
         model = model or identity(self.embedder)  # type: ignore[arg-type]
         halves = np.asarray(np.vstack(list(fresh.values())), dtype=np.float16)
         self.db.executemany(
-            "INSERT OR IGNORE INTO embeddings_cache (model, content_hash, vector) VALUES (?, ?, ?)",
+            "INSERT OR IGNORE INTO embeddings_cache (model, text_hash, vector) VALUES (?, ?, ?)",
             [(model, h, v.tobytes()) for h, v in zip(fresh, halves)],
         )
 
@@ -605,7 +665,7 @@ class VectorStore:
         hashes = sorted({text_hash(t) for t in texts})
         models = [row[0] for row in self.db.execute(CACHE_MODELS_SQL)]
         self.db.executemany(
-            "DELETE FROM embeddings_cache WHERE model = ? AND content_hash = ?",
+            "DELETE FROM embeddings_cache WHERE model = ? AND text_hash = ?",
             [(model, h) for model in models for h in hashes],
         )
 

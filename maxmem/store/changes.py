@@ -1,6 +1,6 @@
 """The change log: every write to a memory, in order (`changes`: seq, uid, op, at, data).
 
-It feeds the Postgres exporter (which reads seq and uid) and `history` (which reads
+It feeds the PostgreSQL push (which reads seq and uid) and `history` (which reads
 the snapshots). A snapshot holds the whole memory as written; forgetting erases the
 snapshots of the forgotten memory and leaves a delete entry that only names it.
 """

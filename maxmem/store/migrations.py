@@ -227,7 +227,7 @@ CREATE TABLE sync_conflicts (
 CREATE INDEX sync_conflicts_at ON sync_conflicts (at);
 """
 
-# One cursor per PostgreSQL database this brain exports to (maxmem/sync/pgexport.py).
+# One cursor per PostgreSQL database this brain pushes to (maxmem/sync/pgpush.py).
 SYNC_TARGETS = """
 CREATE TABLE sync_targets (
     target        TEXT PRIMARY KEY,           -- the DSN without its password: user@host:port/db
@@ -380,6 +380,17 @@ CREATE TABLE agent_imports (
     PRIMARY KEY (source, item)
 );
 CREATE INDEX agent_imports_path ON agent_imports (source, path);
+"""),
+    # The embeddings cache is keyed by the hash of the text embedded (title and content),
+    # not of the content alone as memories.content_hash is: its column says so.
+    ("0010_cache_text_hash", "ALTER TABLE embeddings_cache RENAME COLUMN content_hash TO text_hash"),
+    # Claude Code's hooks record their captures under the harness's one spelling,
+    # hook:claude-code (maxmem.hooks); the runs recorded as hook:claude carry on there.
+    ("0011_hook_runs_claude_code", """
+INSERT OR IGNORE INTO meta (key, value)
+SELECT replace(key, ':hook:claude', ':hook:claude-code'), value FROM meta
+WHERE key IN ('last_run:hook:claude', 'last_ok:hook:claude', 'last_fail:hook:claude');
+DELETE FROM meta WHERE key IN ('last_run:hook:claude', 'last_ok:hook:claude', 'last_fail:hook:claude');
 """),
 ]
 

@@ -180,7 +180,7 @@ class Rows:
                             [(iso(self.clock.now()), i) for i in ids])
         blended = self.refresh(ids, vectors)
         self.vectors.store(ids, np.vstack([blended.get(i, v) for i, v in vectors.items()]))
-        self.log(ids, "upsert")  # a new vector is a change too: the Postgres exporter sends it
+        self.log(ids, "upsert")  # a new vector is a change too: the PostgreSQL push sends it
 
     def delete(self, memories: Sequence[Memory]) -> None:
         """Delete rows, vectors and keyword entries; the change log keeps no copy.
@@ -235,7 +235,7 @@ class Rows:
         self.db.executemany("UPDATE memories SET context = ? WHERE id = ?",
                             [(w.text, w.id) for w in windows if w.id in retexted])
         # Memories changed here that the caller does not log (`logged`, `own`) are logged
-        # here, so that the Postgres exporter sends their new window and vector.
+        # here, so that the PostgreSQL push sends their new window and vector.
         unlogged = retexted - set(own) - set(logged)
         blended: dict[int, np.ndarray] = {}
         if self.vectors.embedder is not None:

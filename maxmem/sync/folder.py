@@ -3,7 +3,7 @@
 DIR is a folder a sync tool already shares (Syncthing, Dropbox, iCloud Drive, a
 network share, a git checkout). Each machine writes only its own files there, in its
 own subfolder `DIR/<machine id>/00000001.mxsync, 00000002.mxsync, …`, each sealed
-with the user's key (sync/sealed.py), and reads the others'. brain.db itself never
+with the user's key (sync/changefiles.py), and reads the others'. brain.db itself never
 travels and no machine touches another's database.
 
 One run (`sync`):
@@ -60,7 +60,7 @@ from ..jobs.runs import record_run
 from ..settings import SyncFolderSettings
 from ..store.conflicts import MACHINE_META
 from ..store.db import Database
-from . import ledger, sealed
+from . import changefiles, ledger
 
 log = logging.getLogger("maxmem")
 
@@ -68,7 +68,7 @@ JOB = "sync-folder"
 KEY_FILE = "sync.key"
 MACHINE_FILE = "sync.machine"
 MACHINE_ID = re.compile(r"^[0-9a-f]{16}$")
-CANONICAL = re.compile(r"^(\d{8,})" + re.escape(sealed.SUFFIX) + "$")
+CANONICAL = re.compile(r"^(\d{8,})" + re.escape(changefiles.SUFFIX) + "$")
 TEMPORARY = re.compile(r"^\..+\.(\d+)\.tmp$")
 FILE_RECORDS = 2000  # records per file: a first sync of a big brain writes several
 
@@ -191,18 +191,18 @@ def key_for(settings: FolderSettings, key_file: Path | None, others: bool) -> tu
     this machine must join with their key (--key-file), not start a second one."""
     path = settings.key_path
     if key_file is not None:
-        given = sealed.read_key(key_file)
-        old = sealed.read_key(path) if path.exists() else None
+        given = changefiles.read_key(key_file)
+        old = changefiles.read_key(path) if path.exists() else None
         if old != given and key_file.resolve() != path.resolve():
-            sealed.write_key(path, given)
+            changefiles.write_key(path, given)
         return given, old if old != given else None
     if path.exists():
-        return sealed.read_key(path), None
+        return changefiles.read_key(path), None
     if others:
-        raise sealed.SyncKeyError(
+        raise changefiles.SyncKeyError(
             f"{settings.folder} already holds other machines' files and this machine has no sync key: copy "
             f"sync.key from one of them, then run  maxmem sync folder {settings.folder} --key-file FILE")
-    return sealed.make_key(path), None
+    return changefiles.make_key(path), None
 
 
 # -- the folder -----------------------------------------------------------------------
@@ -215,8 +215,8 @@ class Found:
     rel: str
     size: int
     mtime_ns: int
-    header: sealed.Header | None
-    problem: sealed.SealedFileError | None = None
+    header: changefiles.Header | None
+    problem: changefiles.ChangeFileError | None = None
 
     @property
     def copy(self) -> bool:
@@ -279,7 +279,7 @@ def scan(folder: Path) -> tuple[list[Found], list[str]]:
             if path.name.startswith("."):
                 continue
             rel = f"{entry.name}/{path.name}"
-            if not path.is_file() or not path.name.endswith(sealed.SUFFIX):
+            if not path.is_file() or not path.name.endswith(changefiles.SUFFIX):
                 foreign.append(rel)
                 continue
             found.append(_examine(path, rel))
@@ -290,12 +290,12 @@ def _examine(path: Path, rel: str) -> Found:
     try:
         info = path.stat()
         with open(path, "rb") as handle:
-            head = handle.read(sealed.HEADER.size)
+            head = handle.read(changefiles.HEADER.size)
     except OSError as exc:
-        return Found(path, rel, 0, 0, None, sealed.Damaged(f"cannot read it: {exc.strerror}"))
+        return Found(path, rel, 0, 0, None, changefiles.Damaged(f"cannot read it: {exc.strerror}"))
     try:
-        return Found(path, rel, info.st_size, info.st_mtime_ns, sealed.read_header(head))
-    except sealed.SealedFileError as exc:
+        return Found(path, rel, info.st_size, info.st_mtime_ns, changefiles.read_header(head))
+    except changefiles.ChangeFileError as exc:
         return Found(path, rel, info.st_size, info.st_mtime_ns, None, exc)
 
 
@@ -460,10 +460,10 @@ def _embedder(brain: Brain, settings: FolderSettings) -> str | None:
 
 def _check_keys(run: Run, found: Sequence[Found]) -> None:
     """Stop before applying anything when files are sealed with another key."""
-    mine = sealed.key_id(run.key)
+    mine = changefiles.key_id(run.key)
     strangers = sorted({f.header.machine for f in found if f.header is not None and f.header.key_id != mine})
     if strangers:
-        raise sealed.SyncKeyError(
+        raise changefiles.SyncKeyError(
             f"files of machine(s) {', '.join(strangers)} in {run.folder} are sealed with another key: nothing "
             f"applied; copy sync.key from a machine that syncs there, then run  maxmem sync folder "
             f"{run.folder} --key-file FILE")
@@ -504,14 +504,14 @@ def _own_vectors(run: Run, ids: Sequence[int]) -> dict[int, np.ndarray]:
 
 
 def _payload(records: list[dict[str, Any]], vectors: Sequence[np.ndarray | None],
-             embedder: str | None) -> sealed.Payload:
+             embedder: str | None) -> changefiles.Payload:
     rows: list[np.ndarray] = []
     for record, vector in zip(records, vectors):
         if vector is not None:
             record["v"] = len(rows)
             rows.append(vector)
     matrix = np.vstack(rows).astype(np.float16) if rows else None
-    return sealed.Payload(records, embedder if rows else None, matrix)
+    return changefiles.Payload(records, embedder if rows else None, matrix)
 
 
 def _next_number(db: Database, mine: Path, machine: str) -> int:
@@ -520,10 +520,10 @@ def _next_number(db: Database, mine: Path, machine: str) -> int:
     return max([int(db.scalar(LAST_NUMBER_SQL, (machine,))), *listed]) + 1
 
 
-def _write_own(run: Run, number: int, payload: sealed.Payload, count: int) -> int:
+def _write_own(run: Run, number: int, payload: changefiles.Payload, count: int) -> int:
     """Write and record file `number`; its size."""
-    name = f"{number:08d}{sealed.SUFFIX}"
-    data = sealed.seal(run.key, run.machine, number, payload)
+    name = f"{number:08d}{changefiles.SUFFIX}"
+    data = changefiles.seal(run.key, run.machine, number, payload)
     info = write_file(run.mine / name, data)
     _record(run, f"{run.machine}/{name}", run.machine, number, data, info, count, written=True)
     return info.st_size
@@ -540,7 +540,7 @@ def _merge_all(run: Run, found: Sequence[Found]) -> None:
     recorded = {row[0]: tuple(row[1:]) for row in db.execute(RECORDED_SQL)}
     report = run.report
     for item in sorted(found, key=lambda f: (f.header.machine if f.header else "", f.rel)):
-        if isinstance(item.problem, sealed.Foreign):  # named like a sync file, but is not one
+        if isinstance(item.problem, changefiles.Foreign):  # named like a sync file, but is not one
             report.foreign.append(item.rel)
             continue
         if item.problem is not None:
@@ -551,12 +551,12 @@ def _merge_all(run: Run, found: Sequence[Found]) -> None:
             continue
         try:
             data = item.path.read_bytes()
-            header, payload = sealed.unseal(run.key, data)
-        except sealed.SealedFileError as exc:
+            header, payload = changefiles.unseal(run.key, data)
+        except changefiles.ChangeFileError as exc:
             _skip(run, item, exc)
             continue
         except OSError as exc:
-            _skip(run, item, sealed.Damaged(f"cannot read it: {exc.strerror}"))
+            _skip(run, item, changefiles.Damaged(f"cannot read it: {exc.strerror}"))
             continue
         digest = hashlib.sha256(data).hexdigest()
         with db.atomic():
@@ -583,11 +583,11 @@ def _merge_all(run: Run, found: Sequence[Found]) -> None:
 
 def _skip(run: Run, item: Found, problem: MaxmemError) -> None:
     run.report.skipped.append(f"{item.rel}: {problem}: skipped")
-    if not isinstance(problem, sealed.Incomplete):  # still arriving: the next run applies it
+    if not isinstance(problem, changefiles.Incomplete):  # still arriving: the next run applies it
         run.report.failures.append(f"{item.rel}: {problem}")
 
 
-def _incoming(run: Run, payload: sealed.Payload) -> list[ledger.Incoming]:
+def _incoming(run: Run, payload: changefiles.Payload) -> list[ledger.Incoming]:
     usable = run.embedder is not None and payload.embedder == run.embedder and payload.vectors is not None
     out = []
     for record in payload.records:
@@ -601,15 +601,15 @@ def _incoming(run: Run, payload: sealed.Payload) -> list[ledger.Incoming]:
 
 def _reseal(run: Run, found: list[Found], old_key: bytes) -> list[Found]:
     """This machine's files sealed with the key --key-file replaced: sealed again with the new one."""
-    old_id = sealed.key_id(old_key)
+    old_id = changefiles.key_id(old_key)
     for item in found:
         if item.header is None or item.header.machine != run.machine or item.header.key_id != old_id:
             continue
         try:
-            header, payload = sealed.unseal(old_key, item.path.read_bytes())
-        except (sealed.SealedFileError, OSError):
+            header, payload = changefiles.unseal(old_key, item.path.read_bytes())
+        except (changefiles.ChangeFileError, OSError):
             continue
-        write_file(item.path, sealed.seal(run.key, run.machine, header.number, payload))
+        write_file(item.path, changefiles.seal(run.key, run.machine, header.number, payload))
         run.report.notes.append(f"{item.rel}: sealed again with the new key")
     return scan(run.folder)[0]
 
@@ -623,8 +623,8 @@ def _drop_forgotten(run: Run) -> None:
             continue
         try:
             data = item.path.read_bytes()
-            header, payload = sealed.unseal(run.key, data)
-        except (sealed.SealedFileError, OSError):
+            header, payload = changefiles.unseal(run.key, data)
+        except (changefiles.ChangeFileError, OSError):
             continue
         keep = [r for r in payload.records if "x" in r or r.get("u") not in run.forgotten]
         if len(keep) == len(payload.records):
@@ -634,7 +634,7 @@ def _drop_forgotten(run: Run) -> None:
         for record in keep:
             record.pop("v", None)
         smaller = _payload(keep, vectors, payload.embedder)
-        sealed_bytes = sealed.seal(run.key, run.machine, header.number, smaller)
+        sealed_bytes = changefiles.seal(run.key, run.machine, header.number, smaller)
         with db.atomic():
             info = write_file(item.path, sealed_bytes)
             _record(run, item.rel, run.machine, header.number, sealed_bytes, info, len(keep), written=True)

@@ -1,4 +1,4 @@
-"""Reaching the PostgreSQL database `maxmem sync postgres` exports to: the DSN (from --dsn,
+"""Reaching the PostgreSQL database `maxmem sync postgres` pushes to: the DSN (from --dsn,
 MAXMEM_PG_DSN or [sync.postgres]), its password-free name and masked errors, the other
 [sync.postgres] settings, and the connection itself.
 
@@ -34,7 +34,7 @@ CONNECT_DEFAULTS = {
 
 
 class SyncError(MaxmemError):
-    """PostgreSQL could not be reached or refused the export; nothing is lost locally."""
+    """PostgreSQL could not be reached or refused the push; nothing is lost locally."""
 
 
 

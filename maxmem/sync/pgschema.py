@@ -1,7 +1,7 @@
 """The shared database's schema: its own PostgreSQL schema, `maxmem`, versioned like
 brain.db's (named migrations recorded in `maxmem.schema_migrations`).
 
-The embedding column is added when the first brain with vectors exports: `vector(dim)`
+The embedding column is added when the first brain with vectors pushes: `vector(dim)`
 with an HNSW index when pgvector is available, else `real[]` with a notice (search then
 scans exactly). A later run converts real[] to vector once an admin installs pgvector.
 """
@@ -108,7 +108,7 @@ def ensure_schema(conn: Any) -> list[str]:
     """Apply PostgreSQL migrations not yet applied, under an advisory lock; names applied.
 
     An up-to-date schema is only read: a role without CREATE on the database can
-    export into a schema an admin (or an earlier run) created.
+    push into a schema an admin (or an earlier run) created.
     """
     if conn.execute("SELECT to_regclass('maxmem.schema_migrations')").fetchone()[0] is not None:
         done = {row[0] for row in conn.execute("SELECT name FROM maxmem.schema_migrations")}
@@ -173,7 +173,7 @@ def ensure_embedding(conn: Any, dim: int) -> tuple[Schema, list[str]]:
     usable, why = pgvector_state(conn)
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
-        schema = read_schema(conn)  # another exporter may have done it meanwhile
+        schema = read_schema(conn)  # another brain pushing may have done it meanwhile
         if schema.vector_type is None:
             column = f"vector({int(dim)})" if usable else "real[]"
             conn.execute(f"ALTER TABLE maxmem.memories ADD COLUMN embedding {column}")

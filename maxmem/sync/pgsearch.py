@@ -1,9 +1,9 @@
 """Cross-agent recall: the hybrid ranking of maxmem/search/hybrid.py, run inside PostgreSQL.
 
-The same steps as local search, over every exporting agent's memories:
+The same steps as local search, over every pushing agent's memories:
 - keyword candidates: FTS5's bm25 recomputed in SQL (k1 = 1.2, b = 0.75, the same
   column weights, IDF floored at 1e-6, document count and average length over the
-  whole table) on the FTS5 tokens the exporter stored, so scores equal brain.db's;
+  whole table) on the FTS5 tokens the push stored, so scores equal brain.db's;
 - vector candidates: cosine similarity to the query vector (HNSW when pgvector is
   there, exact over real[] otherwise; exact as well when filters are given, as local
   search restricts its candidates to the filtered ids), and every keyword candidate

@@ -1,4 +1,4 @@
-"""What brain.db knows of each database it exports to, without a connection: the
+"""What brain.db knows of each database it pushes to, without a connection: the
 cursor, the backlog of changes past it, and the last run (`sync_targets`)."""
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ class TargetStatus:
 
 
 def status(brain: Brain, dsn: str | None = None) -> list[TargetStatus]:
-    """Cursor, backlog and last run of each database this brain exports to (no connection).
+    """Cursor, backlog and last run of each database this brain pushes to (no connection).
 
     `dsn`, the configured target, is listed even before its first run.
     """

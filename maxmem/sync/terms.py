@@ -1,7 +1,7 @@
 """FTS5's own tokens, carried to PostgreSQL so that keyword scores there equal brain.db's.
 
 PostgreSQL's parsers and stemmers (Snowball) split and stem differently from FTS5's
-`porter unicode61` tokenizer, and PostgreSQL has no bm25. So the exporter reads each
+`porter unicode61` tokenizer, and PostgreSQL has no bm25. So the push reads each
 memory's keyword-index columns from the same source FTS5 reads them (title, content,
 tags and the session context with the date written out, through the
 `memories_fts_source` view), tokenizes them with brain.db's FTS5 tokenizer (through

@@ -15,7 +15,7 @@ from .detect import Detection, detect_triggers
 from .rules import TRIGGERS, USER, Rules, load_rules
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..brain import Brain, Stored
+    from ..brain import Brain, Remembered
 
 
 def check_trigger(trigger: Any) -> str:
@@ -41,12 +41,12 @@ def commit(
     source_turns: Sequence[Any] | None = None,
     at: Any = None,
     rule: str | None = None,
-) -> Stored:
+) -> Remembered:
     """Write a trigger to core: kind = the trigger, high importance, provenance, never expiring.
 
     A near-identical core memory (the same fact restated, see curation) is updated
     instead of duplicated: tags and source turns are merged, importance kept at the
-    higher, and the count of restatements goes up. Returns what `Brain.store` did:
+    higher, and the count of restatements goes up. Returns what `Brain.remember_item` did:
     "added", "updated", or "unchanged" (the same text, already committed with as much).
     """
     trigger = check_trigger(trigger)
@@ -74,7 +74,7 @@ def commit(
         "session_id": session_id,
         "created_at": iso(parse_time(at)) if at is not None else None,
     }
-    return brain.store({k: v for k, v in item.items() if v is not None}, merge_exact=True, near=True)
+    return brain.remember_item({k: v for k, v in item.items() if v is not None}, merge_exact=True, near=True)
 
 
 def commit_detections(brain: Brain, detections: Iterable[Detection]) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from .files import Change, Plan, WiringError, apply, originals, which
 from .install import Install, find_maxmem
 
 __all__ = ["TARGETS", "Install", "Outcome", "Plan", "WiringError", "commands", "detect", "find_maxmem",
-           "inactive", "plan", "problems", "run", "unplan"]
+           "inactive", "outdated", "plan", "problems", "run", "unplan"]
 
 
 @dataclass(frozen=True)
@@ -212,3 +212,12 @@ def inactive(ctx: Install) -> list[tuple[str, str]]:
         except (WiringError, OSError, ValueError):
             continue
     return out
+
+
+def outdated(ctx: Install) -> list[tuple[str, str]]:
+    """(level, message) for agent wiring an older maxmem wrote, in words it has renamed
+    since: it works as it is, and setup rewrites it."""
+    try:
+        return claude_code.outdated(ctx)
+    except (WiringError, OSError, ValueError):
+        return []

@@ -23,6 +23,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..hooks import spellings
 from .files import Plan, WiringError, json_change, load_json, read_bytes
 from .install import Install, is_maxmem_command, split_command
 
@@ -32,8 +33,11 @@ SERVER = "maxmem"
 EVENTS = (("SessionStart", "session-start", 15), ("UserPromptSubmit", "user-prompt", 10),
           ("PreCompact", "pre-compact", 30), ("Stop", "stop", 30), ("SessionEnd", "session-end", 5))
 # maxmem's MCP tools that only read (mcp.py marks them readOnlyHint): allowed without asking.
-READ_ONLY_TOOLS = ("search", "get", "list", "query", "context", "active", "timeline", "history", "stats")
+READ_ONLY_TOOLS = ("search", "get", "list", "query", "brief", "active", "timeline", "history", "stats")
 ALLOWED = tuple(f"mcp__{SERVER}__{tool}" for tool in READ_ONLY_TOOLS)
+# What an older maxmem allowed that no tool answers to now (`context` is `brief`):
+# setup takes it out when it writes ALLOWED, and doctor mentions it until then.
+OLDER_ALLOWED = (f"mcp__{SERVER}__context",)
 
 
 def claude_dir(ctx: Install) -> Path:
@@ -51,17 +55,18 @@ def detect(ctx: Install) -> str | None:
     return f"Claude Code ({ctx.tilde(folder)})" if folder.is_dir() else None
 
 
-def handler(ctx: Install, event: str, timeout: int, harness: str = "claude") -> dict[str, Any]:
+def handler(ctx: Install, event: str, timeout: int, harness: str = NAME) -> dict[str, Any]:
     return {"type": "command", "command": ctx.shell("hook", event, "--harness", harness),
             "timeout": timeout}
 
 
-def is_ours(entry: Any, harness: str = "claude") -> bool:
-    """A hook handler `maxmem … hook EVENT --harness H` (any path: an old install's too)."""
+def is_ours(entry: Any, harness: str = NAME) -> bool:
+    """A hook handler `maxmem … hook EVENT --harness H` (any path, any spelling of H: an
+    old install's too, which setup then replaces)."""
     if not isinstance(entry, dict) or entry.get("type") != "command" or not isinstance(entry.get("command"), str):
         return False
     argv = split_command(entry["command"])
-    return is_maxmem_command(argv) and "hook" in argv and harness in argv and "--harness" in argv
+    return is_maxmem_command(argv) and "hook" in argv and "--harness" in argv and bool(spellings(harness) & set(argv))
 
 
 def _calls_maxmem(entry: Any, harness: str) -> bool:
@@ -89,7 +94,7 @@ def with_hooks(settings: dict[str, Any], wanted: dict[str, tuple[str | None, dic
     return out
 
 
-def without_hooks(settings: dict[str, Any], harness: str = "claude") -> dict[str, Any]:
+def without_hooks(settings: dict[str, Any], harness: str = NAME) -> dict[str, Any]:
     out = copy.deepcopy(settings)
     hooks = out.get("hooks")
     if not isinstance(hooks, dict):
@@ -115,10 +120,10 @@ def with_permissions(settings: dict[str, Any]) -> dict[str, Any]:
                           "first; nothing was changed")
     allow = permissions.get("allow", [])
     missing = [rule for rule in ALLOWED if rule not in allow]
-    if not missing:
+    if not missing and not set(OLDER_ALLOWED) & set(allow):
         return settings
     out = copy.deepcopy(settings)
-    out.setdefault("permissions", {})["allow"] = [*allow, *missing]
+    out.setdefault("permissions", {})["allow"] = [rule for rule in allow if rule not in OLDER_ALLOWED] + missing
     return out
 
 
@@ -127,7 +132,7 @@ def without_permissions(settings: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(permissions, dict) or not isinstance(permissions.get("allow"), list):
         return settings
     out = copy.deepcopy(settings)
-    kept = [rule for rule in permissions["allow"] if rule not in ALLOWED]
+    kept = [rule for rule in permissions["allow"] if rule not in ALLOWED and rule not in OLDER_ALLOWED]
     if kept:
         out["permissions"]["allow"] = kept
     else:
@@ -190,11 +195,11 @@ def plan(ctx: Install, mcp: bool = True) -> Plan:
     before = read_bytes(path)
     settings = load_json(path, before)
     new = with_hooks(settings, {event: (None, handler(ctx, word, timeout)) for event, word, timeout in EVENTS},
-                     "claude")
+                     NAME)
     if mcp:
         new = with_permissions(new)
     result.add(json_change(path, before, settings, new))
-    for command in other_maxmem_commands(new, "claude"):
+    for command in other_maxmem_commands(new, NAME):
         result.notes.append(f"{ctx.tilde(path)} also runs  {command}  (hand wiring from the docs?): "
                             "it keeps running beside maxmem's hooks; remove it if the hooks replace it")
     plugins = claude_dir(ctx) / "plugins"
@@ -246,7 +251,7 @@ def unplan(ctx: Install, **_: object) -> Plan:
 def commands(ctx: Install) -> list[list[str]]:
     """Every maxmem argv the current wiring runs (for doctor: does the executable exist?)."""
     path = claude_dir(ctx) / "settings.json"
-    out = hook_commands(load_json(path, read_bytes(path)), "claude")
+    out = hook_commands(load_json(path, read_bytes(path)), NAME)
     state = state_file(ctx)
     entry = _dict(load_json(state, read_bytes(state)).get("mcpServers")).get(SERVER)
     if isinstance(entry, dict) and _is_our_server(entry):
@@ -262,7 +267,7 @@ def inactive(ctx: Install) -> list[tuple[str, str]]:
     """(level, message) for maxmem's Claude Code hooks that are written but will not run:
     `disableAllHooks` in the user, local or managed settings."""
     path = claude_dir(ctx) / "settings.json"
-    if not hook_commands(load_json(path, read_bytes(path)), "claude"):
+    if not hook_commands(load_json(path, read_bytes(path)), NAME):
         return []
     out = []
     for candidate in (path, claude_dir(ctx) / "settings.local.json", *MANAGED):
@@ -273,4 +278,23 @@ def inactive(ctx: Install) -> list[tuple[str, str]]:
         if settings.get("disableAllHooks") is True:
             out.append(("warn", f"{ctx.tilde(candidate)} sets disableAllHooks: Claude Code runs no hooks, "
                                 "maxmem's included (no brief, no recall with each prompt, no capture)"))
+    return out
+
+
+def outdated(ctx: Install) -> list[tuple[str, str]]:
+    """(level, message) for Claude Code wiring an older maxmem wrote: hooks that spell the
+    harness `claude`, read-only tools allowed by their older names. The hooks still work
+    as they are; `maxmem setup claude-code` rewrites both."""
+    path = claude_dir(ctx) / "settings.json"
+    settings = load_json(path, read_bytes(path))
+    older = sorted({word for argv in hook_commands(settings, NAME) for word in argv} & (spellings(NAME) - {NAME}))
+    allowed = _dict(settings.get("permissions")).get("allow")
+    stale = [rule for rule in OLDER_ALLOWED if isinstance(allowed, list) and rule in allowed]
+    out = []
+    if older:
+        out.append(("warn", f"{ctx.tilde(path)} runs maxmem's hooks as  --harness {older[0]}, an older spelling "
+                            "(still understood): run  maxmem setup claude-code  to write  --harness claude-code"))
+    if stale:
+        out.append(("warn", f"{ctx.tilde(path)} allows {', '.join(stale)}, a tool maxmem no longer has: run  "
+                            "maxmem setup claude-code  to allow its new name"))
     return out

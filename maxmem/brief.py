@@ -1,6 +1,6 @@
-"""The boot brief: what an agent should know on waking (`maxmem context`).
+"""The boot brief: what an agent should know on waking (`maxmem brief`).
 
-`build_brief(brain, session=...)` is read at session start and after compaction: a
+`build_brief(brain, session_id=...)` is read at session start and after compaction: a
 compact Markdown page within a token budget. Its sections always come in this order,
 each left out when it has nothing to show:
 
@@ -150,7 +150,7 @@ def _time(at: str, tz: tzinfo) -> str:
 
 def build_brief(
     brain: Brain,
-    session: str | None = None,
+    session_id: str | None = None,
     budget_tokens: int = BriefSettings.budget_tokens,
     tz: tzinfo = UTC,
     exchanges: int = 10,
@@ -209,8 +209,8 @@ def build_brief(
 
     session_lines: list[str] = []
     session_ids: list[int] = []
-    if session:
-        recent = brain.list(category="conversation", session_id=session, order="recent",
+    if session_id:
+        recent = brain.list(category="conversation", session_id=session_id, order="recent",
                             limit=max(1, exchanges))
         for m in reversed(fresh(recent)):
             session_lines.append(f"- {_time(m.created_at, tz)} {_one_line(m.content, 400)}")
@@ -221,7 +221,7 @@ def build_brief(
         Section("work", "Work in progress", work_lines, [w.memory.id for w in work]),
         Section("daily", "Daily notes (today and yesterday)", daily_lines,
                 [m.id for m in daily]),
-        Section("session", f"Current session ({session})" if session else "Current session",
+        Section("session", f"Current session ({session_id})" if session_id else "Current session",
                 session_lines, session_ids),
         Section("recent", "Important in the last day", recent_lines,
                 [m.id for m in important]),

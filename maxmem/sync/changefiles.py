@@ -57,23 +57,23 @@ class SyncKeyError(MaxmemError):
     """The sync key is missing, unreadable, readable by others, or not the folder's key."""
 
 
-class SealedFileError(MaxmemError):
+class ChangeFileError(MaxmemError):
     """A file of the sync folder that cannot be applied (yet): incomplete, damaged, newer."""
 
 
-class Incomplete(SealedFileError):
+class Incomplete(ChangeFileError):
     """Shorter than its header says: still being delivered, or cut short."""
 
 
-class Damaged(SealedFileError):
+class Damaged(ChangeFileError):
     """It does not authenticate with the right key: altered or corrupted."""
 
 
-class Newer(SealedFileError):
+class Newer(ChangeFileError):
     """Written by a newer maxmem, in a format this one does not read."""
 
 
-class Foreign(SealedFileError):
+class Foreign(ChangeFileError):
     """Not a maxmem sync file at all."""
 
 

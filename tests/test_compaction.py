@@ -10,13 +10,13 @@ from datetime import timedelta
 import pytest
 
 from maxmem import InvalidInput
-from maxmem.briefing import PREFACE, build_brief
+from maxmem.brief import PREFACE, build_brief
 from maxmem.compaction import save_context
 from maxmem.memory import estimate_tokens
 from maxmem.work import observe
 
 DOC = {
-    "session_key": "agent:main:main",
+    "session_id": "agent:main:main",
     "agent": "main",
     "exchanges": [
         {
@@ -112,6 +112,15 @@ def test_same_document_twice_stores_nothing_twice(brain):
     assert (again.exchanges_already_saved, again.observations_already_saved) == (2, 1)
 
 
+def test_a_document_naming_the_session_by_its_older_key_is_the_same_session(brain):
+    older = {("session_key" if k == "session_id" else k): v for k, v in copy.deepcopy(DOC).items()}
+    first = save_context(brain, older)
+    assert first.session_id == "agent:main:main" and first.exchanges_stored == 2
+    assert save_context(brain, DOC).exchanges_already_saved == 2  # the same session, by either name
+    with pytest.raises(InvalidInput, match="session_key is empty"):
+        save_context(brain, {**older, "session_key": " "})
+
+
 def test_a_later_document_repeating_old_exchanges_adds_only_the_new(brain):
     save_context(brain, DOC)
     later = copy.deepcopy(DOC)
@@ -123,8 +132,8 @@ def test_a_later_document_repeating_old_exchanges_adds_only_the_new(brain):
 
 
 BAD = [
-    (lambda d: d.pop("session_key"), "session_key is missing"),
-    (lambda d: d.update(session_key="  "), "session_key is empty"),
+    (lambda d: d.pop("session_id"), "session_id is missing"),
+    (lambda d: d.update(session_id="  "), "session_id is empty"),
     (lambda d: d.update(exchanges={"a": 1}), "exchanges must be a list"),
     (lambda d: d["exchanges"][1].update(user_message=5), "exchanges[1].user_message must be text"),
     (lambda d: d["exchanges"][1].pop("assistant_response"), "exchanges[1].assistant_response is missing"),
@@ -200,7 +209,7 @@ def seed(brain, clock):
 
 def test_brief_has_every_section_in_order(brain, clock):
     seed(brain, clock)
-    brief = build_brief(brain, session="agent:main:main", budget_tokens=2000)
+    brief = build_brief(brain, session_id="agent:main:main", budget_tokens=2000)
     text = brief.markdown
     assert text.startswith("# Memory brief — 2026-11-30 12:00 UTC\n")
     headings = [line for line in text.splitlines() if line.startswith("## ")]
@@ -223,7 +232,7 @@ def test_brief_fits_any_budget(brain, clock, budget):
     seed(brain, clock)
     brain.remember_many([{"content": f"core fact number {i} " + "padding words " * 20,
                           "category": "core", "importance": 0.5} for i in range(60)])
-    brief = build_brief(brain, session="agent:main:main", budget_tokens=budget)
+    brief = build_brief(brain, session_id="agent:main:main", budget_tokens=budget)
     assert estimate_tokens(brief.text) <= budget and brief.tokens <= budget
     assert brief.markdown.startswith("# Memory brief")
     if budget >= 300:
@@ -233,8 +242,8 @@ def test_brief_fits_any_budget(brain, clock, budget):
 
 def test_more_budget_shows_more(brain, clock):
     seed(brain, clock)
-    small = build_brief(brain, session="agent:main:main", budget_tokens=150)
-    big = build_brief(brain, session="agent:main:main", budget_tokens=4000)
+    small = build_brief(brain, session_id="agent:main:main", budget_tokens=150)
+    big = build_brief(brain, session_id="agent:main:main", budget_tokens=4000)
     shown = lambda b: sum(len(ids) for ids in b.sections.values())  # noqa: E731
     assert shown(small) < shown(big)
     assert big.sections["core"][0] == brain.list(pinned=True)[0].id
@@ -277,7 +286,7 @@ def test_brief_budget_is_exact_in_utf8_tokens(brain, clock, budget):
     within the budget, and a brain with more to say than fits fills most of it."""
     seed(brain, clock)
     seed_wide(brain, clock)
-    brief = build_brief(brain, session="agent:main:main", budget_tokens=budget)
+    brief = build_brief(brain, session_id="agent:main:main", budget_tokens=budget)
     assert brief.tokens == estimate_tokens(brief.text) == -(-len(brief.text.encode("utf-8")) // 4)
     assert brief.tokens <= budget
     # what is left is less than one more line of the section that was cut last
@@ -292,7 +301,7 @@ def test_each_memory_is_in_the_brief_at_most_once(brain, clock, budget):
     # pinned, important, daily and ongoing at once: claimed by every section's query
     brain.remember("Pinned, important and from today", category="core", pinned=True, importance=1.0)
     observe(brain, "task", "An ongoing daily task", ongoing=True, importance=0.95)
-    brief = build_brief(brain, session="agent:main:main", budget_tokens=budget)
+    brief = build_brief(brain, session_id="agent:main:main", budget_tokens=budget)
     shown = ids_in(brief.markdown)
     assert len(shown) == len(set(shown)) and shown
     listed = [i for ids in brief.sections.values() for i in ids]
@@ -305,7 +314,7 @@ def test_sections_keep_their_order_whatever_fits(brain, clock):
     order = ["## Core", "## Work in progress", "## Daily notes (today and yesterday)",
              "## Current session (agent:main:main)", "## Important in the last day"]
     for budget in (100, 200, 400, 800, 3000):
-        text = build_brief(brain, session="agent:main:main", budget_tokens=budget).markdown
+        text = build_brief(brain, session_id="agent:main:main", budget_tokens=budget).markdown
         headings = [line for line in text.splitlines() if line.startswith("## ")]
         assert headings == [h for h in order if h in headings]
 

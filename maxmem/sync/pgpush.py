@@ -1,6 +1,6 @@
-"""Export brain.db to PostgreSQL (+ pgvector), so that several agents share one memory.
+"""Push brain.db to PostgreSQL (+ pgvector), so that several agents share one memory.
 
-Each agent keeps its own brain.db and pushes it to one database: `export()` reads
+Each agent keeps its own brain.db and pushes it to one database: `push()` reads
 brain.db's `changes` log past this target's cursor, upserts the current state of
 every touched memory (deletes those gone) in batches, and moves the cursor only
 after PostgreSQL committed the batch. The authoritative cursor is the `last_seq` of
@@ -155,11 +155,11 @@ def _save_cursor(db: Database, target: str, cursor: int) -> None:
 
 
 
-# -- export ---------------------------------------------------------------------
+# -- push -----------------------------------------------------------------------
 
 @dataclass
 class SyncReport:
-    """What one `export` did."""
+    """What one `push` did."""
 
     target: str
     instance_id: str
@@ -185,7 +185,7 @@ class SyncReport:
         return line + (f" (HNSW index built in {self.index_seconds:.1f} s)" if self.index_built else "")
 
 
-class Exporter:
+class Pusher:
     """Pushes one brain to one PostgreSQL database over one connection."""
 
     def __init__(self, brain: Brain, conn: Any, report: SyncReport) -> None:
@@ -218,7 +218,7 @@ class Exporter:
             register_pgvector(self.conn)
         if self.dim and self.schema.dim and self.dim != self.schema.dim:
             self.report.notices.append(
-                f"vectors not exported: this database holds {self.schema.dim}-d vectors, this brain "
+                f"vectors not pushed: this database holds {self.schema.dim}-d vectors, this brain "
                 f"has {self.dim}-d ({self.embedder}); its memories are found by keyword only"
             )
         self.report.vector_type = self.schema.vector_type
@@ -327,7 +327,7 @@ class Exporter:
 class _SecondaryErrors(logging.Filter):
     """psycopg's "error ignored terminating <Copy>: the connection is lost": logged (to
     stderr, where no handler is set) when a COPY cannot be ended on a connection that
-    just died; the error export() raises already says so, in one line."""
+    just died; the error push() raises already says so, in one line."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         return not str(record.msg).startswith("error ignored terminating")
@@ -344,7 +344,7 @@ def _one_error_line() -> Iterator[None]:
         psycopg_log.removeFilter(quiet)
 
 
-def export(
+def push(
     brain: Brain,
     dsn: str,
     agent: str | None = None,
@@ -353,7 +353,7 @@ def export(
     """Push brain.db's changes since the last run to the PostgreSQL database at `dsn`.
 
     Raises SyncError (one line, password masked) when PostgreSQL is down, refuses the
-    login, or the connection drops; batches committed before that stay exported and
+    login, or the connection drops; batches committed before that stay pushed and
     the next run continues after them.
     """
     psycopg = psycopg_module()
@@ -371,27 +371,27 @@ def export(
     with _one_error_line():  # a lost connection is one error line, not also psycopg's warning
         try:
             ensure_schema(conn)
-            exporter = Exporter(brain, conn, report)
-            exporter.prepare()
-            remote = exporter.remote_cursor(report.instance_id)
+            pusher = Pusher(brain, conn, report)
+            pusher.prepare()
+            remote = pusher.remote_cursor(report.instance_id)
             cursor = remote or 0
             restored = remote is not None and remote > local_max
             if restored:
                 report.notices.append(
                     f"PostgreSQL has changes up to #{remote} from this brain but brain.db ends at #{local_max} "
-                    "(restored from a backup?): exporting everything again"
+                    "(restored from a backup?): pushing everything again"
                 )
                 cursor = 0
             while True:
-                batch = read_batch(brain.db, cursor, size, exporter.tokenizer)
+                batch = read_batch(brain.db, cursor, size, pusher.tokenizer)
                 if batch is None:
                     break
-                exporter.send(batch)
+                pusher.send(batch)
                 cursor = batch.end_seq
                 _save_cursor(brain.db, target, cursor)  # only after PostgreSQL committed
                 log.info("sync: %s up to change #%d", target, cursor)
             if restored:
-                pruned = exporter.prune()
+                pruned = pusher.prune()
                 report.deleted += pruned
             if report.upserted + report.deleted >= ANALYZE_AFTER:
                 # Fresh statistics let the planner pick the HNSW and GIN indexes at once, and a
