@@ -35,13 +35,43 @@ def write_private(path: Path, write: Callable[[IO[str]], T]) -> T:
     if path.exists() and not path.is_file():
         raise InvalidInput(f"{path} is not a regular file: give the path of a file to write")
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(temporary, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
-    try:
+
+    def fill(fd: int) -> T:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             result = write(handle)
             handle.flush()
             os.fsync(handle.fileno())
+        return result
+
+    return _replace(path, fill)
+
+
+def write_durable(path: Path, data: bytes) -> os.stat_result:
+    """Write `data` whole or not at all (0600), as write_private does, and fsync the folder
+    too, so that the new name survives a crash: for files other machines read (folder sync)."""
+
+    def fill(fd: int) -> None:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    _replace(path, fill)
+    directory = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
+    return path.stat()
+
+
+def _replace(path: Path, fill: Callable[[int], T]) -> T:
+    """`fill(fd)` writes a 0600 temporary beside `path`, which then replaces it; a failure
+    removes the temporary and leaves `path` as it was."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(temporary, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    try:
+        result = fill(fd)
         os.replace(temporary, path)
     except BaseException:
         temporary.unlink(missing_ok=True)

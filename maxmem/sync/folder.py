@@ -55,7 +55,7 @@ from ..brain import Brain
 from ..config import Config, config_dir
 from ..embeddings import identity
 from ..errors import EmbeddingError, InvalidInput, MaxmemError
-from ..files import write_private
+from ..files import write_durable, write_private
 from ..jobs.runs import record_run
 from ..settings import SyncFolderSettings
 from ..store.conflicts import MACHINE_META
@@ -299,27 +299,6 @@ def _examine(path: Path, rel: str) -> Found:
         return Found(path, rel, info.st_size, info.st_mtime_ns, None, exc)
 
 
-def write_file(path: Path, data: bytes) -> os.stat_result:
-    """Whole or not at all: a temporary beside it, fsynced, renamed over it, the folder fsynced."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(temporary, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
-    directory = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(directory)
-    finally:
-        os.close(directory)
-    return path.stat()
-
-
 # -- one run --------------------------------------------------------------------------
 
 @dataclass
@@ -524,7 +503,7 @@ def _write_own(run: Run, number: int, payload: changefiles.Payload, count: int) 
     """Write and record file `number`; its size."""
     name = f"{number:08d}{changefiles.SUFFIX}"
     data = changefiles.seal(run.key, run.machine, number, payload)
-    info = write_file(run.mine / name, data)
+    info = write_durable(run.mine / name, data)
     _record(run, f"{run.machine}/{name}", run.machine, number, data, info, count, written=True)
     return info.st_size
 
@@ -609,7 +588,7 @@ def _reseal(run: Run, found: list[Found], old_key: bytes) -> list[Found]:
             header, payload = changefiles.unseal(old_key, item.path.read_bytes())
         except (changefiles.ChangeFileError, OSError):
             continue
-        write_file(item.path, changefiles.seal(run.key, run.machine, header.number, payload))
+        write_durable(item.path, changefiles.seal(run.key, run.machine, header.number, payload))
         run.report.notes.append(f"{item.rel}: sealed again with the new key")
     return scan(run.folder)[0]
 
@@ -636,7 +615,7 @@ def _drop_forgotten(run: Run) -> None:
         smaller = _payload(keep, vectors, payload.embedder)
         sealed_bytes = changefiles.seal(run.key, run.machine, header.number, smaller)
         with db.atomic():
-            info = write_file(item.path, sealed_bytes)
+            info = write_durable(item.path, sealed_bytes)
             _record(run, item.rel, run.machine, header.number, sealed_bytes, info, len(keep), written=True)
         run.report.compacted += 1
 
