@@ -44,8 +44,9 @@ from .store.db import Database, apply_key
 
 log = logging.getLogger("maxmem")
 
-# brain-20261130T120000.123Z.db, and before-restore-….db for the copy restore keeps aside.
-NAME = re.compile(r"^(?:brain|before-restore)-\d{8}T\d{6}\.\d{3}Z(?:-\d+)?\.db$")
+# brain-20261130T120000.123Z.db, before-restore-….db for the copy restore keeps aside, and
+# before-encrypt-….db / before-decrypt-….db for the copy `maxmem encrypt` / `decrypt` keeps.
+NAME = re.compile(r"^(?:brain|before-restore|before-encrypt|before-decrypt)-\d{8}T\d{6}\.\d{3}Z(?:-\d+)?\.db$")
 ROTATED = re.compile(r"^brain-\d{8}T\d{6}\.\d{3}Z(?:-\d+)?\.db$")
 
 
@@ -93,12 +94,11 @@ def managed_backups(directory: Path) -> list[Path]:
     return sorted(p for p in directory.iterdir() if NAME.match(p.name) and p.is_file())
 
 
-def _stamp(clock: Clock) -> str:
+def backup_name(directory: Path, prefix: str, clock: Clock) -> Path:
+    """A name in `directory` no file has yet: `<prefix>-<UTC time to the ms>.db`, with
+    `-1`, `-2`, … added when two copies are made within one millisecond."""
     now = clock.now()
-    return now.strftime("%Y%m%dT%H%M%S.") + f"{now.microsecond // 1000:03d}Z"
-
-
-def _free_name(directory: Path, prefix: str, stamp: str) -> Path:
+    stamp = now.strftime("%Y%m%dT%H%M%S.") + f"{now.microsecond // 1000:03d}Z"
     target = directory / f"{prefix}-{stamp}.db"
     number = 1
     while target.exists():
@@ -234,13 +234,13 @@ def backup(
     if dest is None:
         directory = backup_dir(config, db.path)
         _private_dir(directory, ours=True)
-        target = _free_name(directory, "brain", _stamp(clock))
+        target = backup_name(directory, "brain", clock)
     else:
         wants_folder = str(dest).endswith(("/", os.sep))  # before Path() drops the slash
         dest = Path(dest).expanduser()
         if dest.is_dir() or wants_folder:
             _private_dir(dest, ours=False)
-            target = _free_name(dest, "brain", _stamp(clock))
+            target = backup_name(dest, "brain", clock)
         else:
             rotate = False
             target = dest
@@ -433,7 +433,7 @@ def _replace(staging: Path, live: Path, config: Config, clock: Clock) -> tuple[s
         return None, "moved"
     current = _live_is_healthy(live, config)
     _private_dir(directory, ours=True)
-    aside = _free_name(directory, "before-restore", _stamp(clock))
+    aside = backup_name(directory, "before-restore", clock)
     if current is not None:
         try:
             _write_copy(current.conn, aside, str(live), current.key)

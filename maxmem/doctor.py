@@ -25,7 +25,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from .backup import backup_dir, list_backups
+from .backup import backup_dir, list_backups, managed_backups
 from .brain import Brain
 from .capture import agents_folders, discover
 from .clock import Clock, iso
@@ -425,7 +425,7 @@ def _inspect(brain: Brain, config: Config, checks: list[Check], report: dict[str
     checks.extend(archive_checks(brain))
     if synced(brain.db):
         checks.append(conflict_check(brain.db))
-    checks.append(check_encryption(brain, backups))
+    checks.append(check_encryption(brain, managed_backups(directory)))
     if brain.db.read_only:
         checks.append(_check("access", True, f"read-only ({brain.db.read_only}): reads work, writes are refused",
                              warn=True))

@@ -35,7 +35,7 @@ from typing import Any
 import apsw
 
 from . import archive
-from .backup import backup, backup_dir, connect, list_backups, rekey
+from .backup import backup, backup_dir, backup_name, connect, managed_backups, rekey
 from .brain import Brain
 from .clock import Clock
 from .config import Config
@@ -148,15 +148,7 @@ def _convert(path: Path, key: Key | None, wanted: Key | None, config: Config, cl
 
 
 def _backup_name(config: Config, path: Path, clock: Clock, what: str) -> Path:
-    now = clock.now()
-    stamp = now.strftime("%Y%m%dT%H%M%S.") + f"{now.microsecond // 1000:03d}Z"
-    folder = backup_dir(config, path)
-    target = folder / f"before-{what}-{stamp}.db"
-    number = 1
-    while target.exists():
-        target = folder / f"before-{what}-{stamp}-{number}.db"
-        number += 1
-    return target
+    return backup_name(backup_dir(config, path), f"before-{what}", clock)
 
 
 def _remove_copies(path: Path) -> None:
@@ -252,7 +244,5 @@ def _match_archives(path: Path, config: Config, key: Key | None) -> list[str]:
 
 
 def _plain_backups(config: Config, path: Path) -> list[Path]:
-    folder = backup_dir(config, path)
-    found = list_backups(folder) + sorted(folder.glob("before-*.db")) if folder.is_dir() else []
-    return [p for p in found if not is_encrypted(p)]
+    return [p for p in managed_backups(backup_dir(config, path)) if not is_encrypted(p)]
 

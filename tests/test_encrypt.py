@@ -29,6 +29,7 @@ from maxmem import Brain, Config, FixedClock
 from maxmem.archive import read as read_archive
 from maxmem.backup import create_backup, restore
 from maxmem.config import load_config
+from maxmem.doctor import run_checks
 from maxmem.encryption import decrypt, encrypt
 from maxmem.errors import DatabaseError, EncryptionKeyError, InvalidInput
 from maxmem.hooks.warm import stop_servers
@@ -194,6 +195,8 @@ def test_encrypt_in_place_keeps_every_memory_vector_and_hit_and_leaves_a_backup(
     config = load_config(env={"MAXMEM_HOME": str(tmp_path)})
     assert config.key is not None and config.key.secret == key_file.read_text().strip()
     assert _fingerprint(path, config, hash_embedder) == before
+    found = {c["name"]: c for c in run_checks(config.with_(db_path=path), embedder="none")["checks"]}
+    assert found["encryption"]["level"] == "warn" and done.backup in found["encryption"]["detail"]
     with pytest.raises(InvalidInput, match="encrypted already"):
         encrypt(path, config)
     back = decrypt(path, config)
