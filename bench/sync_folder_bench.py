@@ -9,10 +9,10 @@ Side by side in one run, on the same brain of N memories (default 10k, 384-d):
   applied on B, against exporting those 100 memories as JSONL and importing them;
 - the folder's bytes beside the gzip'd JSONL of the same memories, with vectors
   travelling (the default) and without ([sync.folder] vectors = false);
-- growth and compaction: the folder's bytes after the first sync and after each of
+- growth and repacking: the folder's bytes after the first sync and after each of
   --rounds rounds that edit the text of --share of the memories (another share each
-  round, synced after each, compacting on its own when it is worthwhile), then after
-  `--compact`, beside the gzip'd JSONL of the live memories; how long the compaction
+  round, synced after each, repacking on its own when it is worthwhile), then after
+  `--repack`, beside the gzip'd JSONL of the live memories; how long the repack
   takes, and how long a machine that applied the old files takes to apply the new
   ones (changing nothing). With vectors and without.
 
@@ -24,7 +24,7 @@ the same embedder on both machines the sync carries the vectors and B embeds not
 
     python bench/sync_folder_bench.py               # 10k memories
     python bench/sync_folder_bench.py --n 2000      # quicker
-    python bench/sync_folder_bench.py --repeat 0    # growth and compaction only
+    python bench/sync_folder_bench.py --repeat 0    # growth and repacking only
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ def main() -> None:
     parser.add_argument("--dim", type=int, default=384)
     parser.add_argument("--changes", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=3, help="timed runs of each sync (0: none)")
-    parser.add_argument("--rounds", type=int, default=5, help="rounds of edits before compacting (0: none)")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds of edits before repacking (0: none)")
     parser.add_argument("--share", type=float, default=0.1, help="share of the memories edited each round")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="maxmem-folder-bench-"))
@@ -185,7 +185,7 @@ def run(work: Path, n: int, dim: int, changes: int, repeat: int) -> None:
 
 
 def growth(work: Path, n: int, dim: int, rounds: int, share: float, vectors: bool) -> None:
-    """The folder as edits pile up, then compacted (see the module's docstring)."""
+    """The folder as edits pile up, then repacked (see the module's docstring)."""
     words = texts(n)
     rng = random.Random(5)
     picks = [rng.sample(range(n), int(n * share)) for _ in range(rounds)]
@@ -209,18 +209,18 @@ def growth(work: Path, n: int, dim: int, rounds: int, share: float, vectors: boo
                     a.update(uids[i], content=edits[r, i])
             report = sync(a, settings(a_home, folder, vectors))
             sync(b, settings(b_home, folder, vectors))
-            done = " (compacted on its own)" if report.compaction else ""
+            done = " (repacked on its own)" if report.repack else ""
             rows.append((f"round {r + 1}: {len(chosen)} edits{done}", folder_size(folder), own_records(a)))
         started = time.perf_counter()
-        report = sync(a, settings(a_home, folder, vectors), compact=True)
+        report = sync(a, settings(a_home, folder, vectors), repack=True)
         whole = time.perf_counter() - started
-        compaction = report.compaction
-        assert compaction is not None, report.summary()
-        rows.append(("after --compact", folder_size(folder), own_records(a)))
+        repack = report.repack
+        assert repack is not None, report.summary()
+        rows.append(("after --repack", folder_size(folder), own_records(a)))
         started = time.perf_counter()
         applied = sync(b, settings(b_home, folder, vectors))
         receiver = time.perf_counter() - started
-        assert applied.applied_files == compaction.files_after and applied.added == applied.updated == 0
+        assert applied.applied_files == repack.files_after and applied.added == applied.updated == 0
         jsonl = work / "live.jsonl"
         write_private(jsonl, lambda handle: write_jsonl(a.export_records(), handle))
         gz = len(gzip.compress(jsonl.read_bytes(), 6))
@@ -232,9 +232,9 @@ def growth(work: Path, n: int, dim: int, rounds: int, share: float, vectors: boo
           f"editing the text of {share:.0%} of them; gzip'd JSONL of the live memories {gz:,} bytes")
     for what, size, records in rows:
         print(f"  {what:<44} folder {size:>12,} bytes ({size / gz:6.2f}x the gzip'd JSONL), {records:,} records")
-    print(f"  compaction: {compaction.files_before} file(s), {compaction.records_before:,} records -> "
-          f"{compaction.files_after} file(s), {compaction.records_after:,} records in {compaction.seconds:.2f} s "
-          f"(the whole --compact run {whole:.2f} s); a machine that applied the old files applies the new ones in "
+    print(f"  repack: {repack.files_before} file(s), {repack.records_before:,} records -> "
+          f"{repack.files_after} file(s), {repack.records_after:,} records in {repack.seconds:.2f} s "
+          f"(the whole --repack run {whole:.2f} s); a machine that applied the old files applies the new ones in "
           f"{receiver:.2f} s, changing nothing; one that joins afterwards gets the same {n} memories")
 
 

@@ -53,9 +53,9 @@ class Machine:
     def open(self, embedder: Any = "none", clock: Any = None) -> Brain:
         return Brain.open(self.db, embedder=embedder, clock=clock)
 
-    def sync(self, embedder: Any = "none", key_file: Path | None = None, compact: bool | None = None, **kw: Any):
+    def sync(self, embedder: Any = "none", key_file: Path | None = None, repack: bool | None = None, **kw: Any):
         with self.open(embedder) as brain:
-            return sync(brain, self.settings(**kw), key_file=key_file, compact=compact)
+            return sync(brain, self.settings(**kw), key_file=key_file, repack=repack)
 
     def join(self, other: Machine, embedder: Any = "none"):
         return self.sync(embedder, key_file=other.home / "sync.key")
@@ -277,7 +277,7 @@ def test_vectors_travel_with_the_same_embedder_else_the_embed_job_gives_them(tmp
     assert c.sync(HashEmbedder(dim=128)).sent_files == 0  # a vector made here is no change to send
 
 
-# -- compaction ---------------------------------------------------------------------------
+# -- repack ---------------------------------------------------------------------------
 
 def own_files(machine: Machine) -> list[Path]:
     return sorted((machine.folder / machine.settings().machine_path.read_text().strip()).glob(f"*{changefiles.SUFFIX}"))
@@ -288,7 +288,7 @@ def records_of(machine: Machine) -> list[dict[str, Any]]:
     return [r for path in own_files(machine) for r in changefiles.unseal(key, path.read_bytes())[1].records]
 
 
-def test_compaction_leaves_no_edited_away_text_and_every_receiver_gets_the_same_brain(tmp_path, pair):
+def test_repack_leaves_no_edited_away_text_and_every_receiver_gets_the_same_brain(tmp_path, pair):
     a, b = pair
     with a.open() as brain:
         uids = [brain.remember(f"the locker code is version-{i}-0 for shelf {i}", category="core").uid
@@ -300,22 +300,22 @@ def test_compaction_leaves_no_edited_away_text_and_every_receiver_gets_the_same_
         with a.open() as brain:
             for i, uid in enumerate(uids[:8]):
                 brain.update(uid, content=f"the locker code is version-{i}-{round_} for shelf {i}")
-        a.sync(compact=False)  # (on its own it would compact at the second round)
+        a.sync(repack=False)  # (on its own it would repack at the second round)
         b.sync()
     with b.open() as brain:  # another machine's later write: A's files hold the text it replaced
         brain.update(uids[9], content="the locker code is version-9-b for shelf 9")
     b.sync()
-    a.sync(compact=False)
+    a.sync(repack=False)
     before = len(records_of(a))
     assert before == 13 + 3 * 8 and len(own_files(a)) == 4
-    report = a.sync(compact=True)
-    assert report.compaction is not None and report.compaction.files_before == 4
-    assert report.compaction.files_after == 1 and report.compaction.records_after == 13
-    assert report.compaction.bytes_after < report.compaction.bytes_before
-    # the receiver of the old files applies the new one and nothing changes (it compacts its own)
-    again = b.sync(compact=True)
+    report = a.sync(repack=True)
+    assert report.repack is not None and report.repack.files_before == 4
+    assert report.repack.files_after == 1 and report.repack.records_after == 13
+    assert report.repack.bytes_after < report.repack.bytes_before
+    # the receiver of the old files applies the new one and nothing changes (it repacks its own)
+    again = b.sync(repack=True)
     assert again.applied_files == 1 and again.added == again.updated == again.forgotten == 0
-    assert again.compaction is not None and b.state() == a.state()
+    assert again.repack is not None and b.state() == a.state()
     text = plaintexts(a.folder, a.home / "sync.key")
     for i in range(8):  # every version but the last is gone, from the decrypted records too
         for old in range(3):
@@ -326,14 +326,14 @@ def test_compaction_leaves_no_edited_away_text_and_every_receiver_gets_the_same_
     c = Machine(tmp_path, "phone", a.folder)
     joined = c.join(a)
     assert joined.added == 13 and c.state() == a.state()
-    quiet = a.sync()  # B's new file changes nothing here; nothing is dead: no compaction
-    assert quiet.applied_files == 1 and quiet.added == quiet.updated == 0 and quiet.compaction is None
+    quiet = a.sync()  # B's new file changes nothing here; nothing is dead: no repack
+    assert quiet.applied_files == 1 and quiet.added == quiet.updated == 0 and quiet.repack is None
     with a.open() as brain:
         lines = machines_text(status(brain))
-    assert any("last compaction" in line and "4 file(s)" in line and "into 1" in line for line in lines), lines
+    assert any("last repack" in line and "4 file(s)" in line and "into 1" in line for line in lines), lines
 
 
-def test_compaction_runs_on_its_own_when_more_than_half_of_the_records_are_dead(pair):
+def test_repack_runs_on_its_own_when_more_than_half_of_the_records_are_dead(pair):
     a, b = pair
     with a.open() as brain:
         uids = [brain.remember(f"note {i}: the {i}th shelf holds jars", category="project").uid for i in range(10)]
@@ -344,10 +344,10 @@ def test_compaction_runs_on_its_own_when_more_than_half_of_the_records_are_dead(
             for uid in uids[:4]:
                 brain.update(uid, importance=0.1 * (round_ + 2))
         report = a.sync()
-        assert (report.compaction is None) == (round_ < 2), round_  # 12 of 22 dead: compacted
+        assert (report.repack is None) == (round_ < 2), round_  # 12 of 22 dead: repacked
     assert len(records_of(a)) == 10 and len(own_files(a)) == 1
     assert b.sync().updated == 4 and b.state() == a.state()
-    assert a.sync().compaction is None  # nothing dead since
+    assert a.sync().repack is None  # nothing dead since
     with b.open() as brain:  # B rewrites 6 of A's 10: A's files hold the text they replaced
         for uid in uids[:6]:
             brain.update(uid, content=f"{brain.get(uid).content}, rewritten on the desktop")
@@ -355,10 +355,10 @@ def test_compaction_runs_on_its_own_when_more_than_half_of_the_records_are_dead(
     assert "shelf holds jars'" in plaintexts(a.folder / a.settings().machine_path.read_text().strip(),
                                              a.home / "sync.key")
     report = a.sync()
-    assert report.updated == 6 and report.compaction is not None and report.compaction.records_after == 10
+    assert report.updated == 6 and report.repack is not None and report.repack.records_after == 10
     mine = plaintexts(a.folder / a.settings().machine_path.read_text().strip(), a.home / "sync.key")
     assert mine.count("rewritten on the desktop") == 6 and mine.count("shelf holds jars'") == 4
-    assert a.sync().compaction is None and b.sync().compaction is None and a.state() == b.state()
+    assert a.sync().repack is None and b.sync().repack is None and a.state() == b.state()
 
 
 def test_expired_memories_are_not_delivered_to_a_machine_that_joins_later(tmp_path, pair):
@@ -376,8 +376,8 @@ def test_expired_memories_are_not_delivered_to_a_machine_that_joins_later(tmp_pa
     later.advance(days=40)
     with a.open(clock=later) as brain:  # A's retention expires them (30 days): B's has not run yet
         assert expire(brain, load_policy())["deleted"]["conversation"] == 8
-    report = a.sync()  # 8 of 9 records are of memories expired here: compacted on its own
-    assert report.compaction is not None and report.compaction.records_after == 1
+    report = a.sync()  # 8 of 9 records are of memories expired here: repacked on its own
+    assert report.repack is not None and report.repack.records_after == 1
     assert "staging 3" not in plaintexts(a.folder, a.home / "sync.key")
     assert len(b.state()) == 9 and b.sync().added == 0 and len(b.state()) == 9  # B expires by its own policy
     c = Machine(tmp_path, "phone", a.folder)
@@ -397,7 +397,7 @@ def test_expired_memories_are_not_delivered_to_a_machine_that_joins_later(tmp_pa
 
 def test_old_files_deleted_before_or_after_the_new_ones_arrive_change_nothing(tmp_path, pair):
     """Each receiver has its own copy of the folder, which its sync tool fills in its own
-    order: the compaction's deletions before its new files, or after."""
+    order: the repack's deletions before its new files, or after."""
     a, _ = pair
     with a.open() as brain:
         uids = [brain.remember(f"the {w} is kept in the hall cupboard", category="core").uid
@@ -416,7 +416,7 @@ def test_old_files_deleted_before_or_after_the_new_ones_arrive_change_nothing(tm
         views[name] = Machine(tmp_path, name, view.parent)
         views[name].join(a)
     old = {p.name for p in own_files(a)}
-    assert a.sync(compact=True).compaction is not None
+    assert a.sync(repack=True).repack is not None
     new = {p.name for p in own_files(a)}
     assert not old & new
     early, late = views["early"], views["late"]
@@ -438,9 +438,9 @@ def test_old_files_deleted_before_or_after_the_new_ones_arrive_change_nothing(tm
     assert row.files == len(new)
 
 
-def test_a_compaction_killed_before_its_commit_leaves_a_valid_folder(tmp_path, pair):
+def test_a_repack_killed_before_its_commit_leaves_a_valid_folder(tmp_path, pair):
     """The state a kill leaves after the new files are renamed into place and before
-    brain.db records them: both sets in the folder, brain.db as before the compaction
+    brain.db records them: both sets in the folder, brain.db as before the repack
     (copied back), some old files already deleted."""
     a, b = pair
     with a.open() as brain:
@@ -455,7 +455,7 @@ def test_a_compaction_killed_before_its_commit_leaves_a_valid_folder(tmp_path, p
     old = own_files(a)
     kept = {p: p.read_bytes() for p in old}
     shutil.copy2(a.db, tmp_path / "before.db")
-    assert a.sync(compact=True).compaction is not None
+    assert a.sync(repack=True).repack is not None
     new = own_files(a)
     for path in old[1:]:  # the first old file was deleted before the kill, the others not
         path.write_bytes(kept[path])
@@ -466,9 +466,9 @@ def test_a_compaction_killed_before_its_commit_leaves_a_valid_folder(tmp_path, p
     fresh = Machine(tmp_path, "fresh", a.folder)
     fresh.join(a)  # a receiver that reads both sets
     assert fresh.state() == a.state()
-    done = a.sync()  # the next run merges its unrecorded new files (a no-op) and compacts again
+    done = a.sync()  # the next run merges its unrecorded new files (a no-op) and repacks again
     assert done.applied_files == len(new) and done.added == done.updated == 0
-    assert done.compaction is not None and len(own_files(a)) == 1
+    assert done.repack is not None and len(own_files(a)) == 1
     for machine in (b, fresh):
         machine.sync()
         assert machine.state() == a.state()
@@ -673,8 +673,8 @@ def test_bad_input_is_one_line_each_with_the_installed_command(tmp_path, shared)
 @pytest.mark.slow
 def test_kill_9_while_sending_and_while_applying_then_both_machines_converge(tmp_path, shared):
     """The sending machine and the receiving one are each killed at random moments of
-    their runs, again and again, between new writes; half the runs compact their files
-    too (--compact), and are killed in the later half of a run, where it compacts. Then
+    their runs, again and again, between new writes; half the runs repack their files
+    too (--repack), and are killed in the later half of a run, where it repacks. Then
     both run to the end, and a machine that joins afterwards gets the same brain."""
     laptop, desktop = tmp_path / "laptop", tmp_path / "desktop"
     rng = random.Random(2026)
@@ -686,7 +686,7 @@ def test_kill_9_while_sending_and_while_applying_then_both_machines_converge(tmp
                               "category": "daily"} for i in range(1500)])
     assert maxmem(laptop, "sync", "folder", str(shared)).returncode == 0  # makes the key
     shutil.copy2(laptop / "maxmem" / "sync.key", tmp_path / "sync.key")
-    kills, took = 0, {(home, compact): 1.5 for home in (laptop, desktop) for compact in (False, True)}
+    kills, took = 0, {(home, repack): 1.5 for home in (laptop, desktop) for repack in (False, True)}
     for attempt in range(16):
         home = laptop if attempt % 2 == 0 else desktop
         other = desktop if home is laptop else laptop
@@ -698,20 +698,20 @@ def test_kill_9_while_sending_and_while_applying_then_both_machines_converge(tmp
                 brain.update(memory.id, importance=round(rng.random(), 2))
             if attempt == 6:
                 brain.forget(some[0].id)
-        compact = attempt % 4 >= 2
+        repack = attempt % 4 >= 2
         args = ["sync", "folder", str(shared)] + (["--key-file", str(tmp_path / "sync.key")]
-                                                   if home is desktop else []) + (["--compact"] if compact else [])
+                                                   if home is desktop else []) + (["--repack"] if repack else [])
         process = subprocess.Popen([str(MAXMEM), "--embedder", "none", *args],
                                    env={"HOME": str(home), "MAXMEM_HOME": str(home / "maxmem")},
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         started = time.monotonic()
-        length = max(0.3, took[home, compact])  # past the imports, within a run's length
-        time.sleep(rng.uniform(max(0.25, length / 2) if compact else 0.25, length))
+        length = max(0.3, took[home, repack])  # past the imports, within a run's length
+        time.sleep(rng.uniform(max(0.25, length / 2) if repack else 0.25, length))
         if process.poll() is None:
             process.send_signal(signal.SIGKILL)
             kills += 1
         else:
-            took[home, compact] = time.monotonic() - started
+            took[home, repack] = time.monotonic() - started
         process.wait()
         for side in (laptop, desktop):
             db = side / "maxmem" / "brain.db"
@@ -722,9 +722,9 @@ def test_kill_9_while_sending_and_while_applying_then_both_machines_converge(tmp
     assert kills >= 5, f"only {kills} runs were killed mid-way: the brains are too small for this machine"
     for run, home in enumerate((laptop, desktop, laptop, desktop)):
         args = ["sync", "folder", str(shared)] + (["--key-file", str(tmp_path / "sync.key")] if home is desktop else [])
-        done = maxmem(home, *args, *(["--compact"] if run == 1 else []))
+        done = maxmem(home, *args, *(["--repack"] if run == 1 else []))
         assert done.returncode == 0, done.stderr
-    assert "folder: last compaction" in maxmem(desktop, "sync", "status").stdout
+    assert "folder: last repack" in maxmem(desktop, "sync", "status").stdout
     a, b = state_of(laptop / "maxmem" / "brain.db"), state_of(desktop / "maxmem" / "brain.db")
     assert a == b
     assert len(a) == 4000 + 1500 + 16 * ROUND - 1

@@ -43,13 +43,13 @@ def sync() -> None:
 @click.argument("directory", required=False, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--key-file", type=click.Path(dir_okay=False, path_type=Path),
               help="Join with this copy of another machine's sync.key (copied into the config folder).")
-@click.option("--compact", is_flag=True,
-              help="Also compact this machine's files now: new files hold the memories it wrote as they are "
+@click.option("--repack", is_flag=True,
+              help="Also repack this machine's files now: new files hold the memories it wrote as they are "
                    "and its forgets; the old ones, with the text edits replaced, are deleted. Done on its own "
                    "when more than half of its records are out of date.")
 @json_option
 @pass_state
-def sync_folder(state: State, directory: Path | None, key_file: Path | None, compact: bool, as_json: bool) -> None:
+def sync_folder(state: State, directory: Path | None, key_file: Path | None, repack: bool, as_json: bool) -> None:
     """Exchange changes with your other machines through DIR, a folder your sync tool
     shares (Syncthing, Dropbox, iCloud Drive, a network share). Encrypted with
     sync.key in the config folder, made on first use; a second machine joins with a
@@ -61,7 +61,7 @@ def sync_folder(state: State, directory: Path | None, key_file: Path | None, com
     """
     settings = folder.FolderSettings.from_config(state.config, os.environ, directory)
     brain = state.brain()  # the embedder names the vectors that can travel; sync never embeds
-    report = folder.sync(brain, settings, key_file=key_file, compact=compact or None)
+    report = folder.sync(brain, settings, key_file=key_file, repack=repack or None)
     if directory is not None:
         config_path = state.config.config_path or default_config_path(os.environ)
         if folder.record_folder(config_path, directory.expanduser().resolve()):

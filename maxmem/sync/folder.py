@@ -23,13 +23,13 @@ One run (`sync`):
    the forgotten memories' records, so the folder stops holding their text too;
 5. when more than half of this machine's records are dead (superseded by a later
    record of the same memory, of memories expired or forgotten here, or older than
-   another machine's later write), or on `--compact`, it compacts its files
-   (`compact_files`): new files hold the memories it carries as they are now and its
+   another machine's later write), or on `--repack`, it repacks its files
+   (`repack_files`): new files hold the memories it carries as they are now and its
    tombstones (ledger.carried), then its older files are deleted.
 
 A kill at any point loses nothing and applies nothing twice: an unrecorded file is
 merged again (a no-op), a temporary is removed by the next run, a rolled-back send is
-sent again under the next number. A compaction's new files are whole on disk before
+sent again under the next number. A repack's new files are whole on disk before
 any old file is deleted, and hold nothing a receiver of the old ones lacks: a
 receiver that reads both sets, or the new ones alone (the old ones' deletion arriving
 first), gets the same brain.
@@ -85,7 +85,7 @@ LAST_NUMBER_SQL = "SELECT coalesce(max(number), 0) FROM sync_files WHERE machine
 OWN_FILES_SQL = "SELECT path, sha256, size, mtime_ns, records FROM sync_files WHERE machine = ?"
 OTHERS_FILES_SQL = "SELECT path FROM sync_files WHERE machine != ?"
 DROP_FILE_SQL = "DELETE FROM sync_files WHERE path = ?"
-COMPACTION_META = "sync_compaction"  # what this machine's last compaction did (JSON)
+REPACK_META = "sync_repack"  # what this machine's last repack did (JSON)
 MACHINES_SQL = """
 SELECT machine, count(*) AS files, max(number) AS last_file, sum(records) AS records,
        max(written) AS written, max(applied_at) AS last_at
@@ -302,8 +302,8 @@ def _examine(path: Path, rel: str) -> Found:
 # -- one run --------------------------------------------------------------------------
 
 @dataclass
-class Compaction:
-    """What one compaction of this machine's files did."""
+class Repack:
+    """What one repack of this machine's files did."""
 
     at: str
     files_before: int
@@ -316,7 +316,7 @@ class Compaction:
     clock: int  # this machine's clock then: its new files hold every write it had seen
 
     def summary(self) -> str:
-        return (f"compacted this machine's {self.files_before} file(s), {self.bytes_before:,} bytes, into "
+        return (f"repacked this machine's {self.files_before} file(s), {self.bytes_before:,} bytes, into "
                 f"{self.files_after}, {self.bytes_after:,} bytes")
 
 
@@ -336,8 +336,8 @@ class FolderReport:
     conflicts: int = 0
     vectors: int = 0
     copies: int = 0  # conflict copies merged
-    compacted: int = 0  # own files rewritten without forgotten memories
-    compaction: Compaction | None = None  # this machine's files compacted
+    repacked: int = 0  # own files rewritten without forgotten memories
+    repack: Repack | None = None  # this machine's files repacked
     skipped: list[str] = field(default_factory=list)  # files not applied (yet), each with why
     failures: list[str] = field(default_factory=list)  # the skipped that need attention
     foreign: list[str] = field(default_factory=list)
@@ -353,7 +353,7 @@ class FolderReport:
                 f"{self.updated} updated, {self.forgotten} forgotten, {self.conflicts} conflict(s)")
         extra = [f"{self.copies} conflict copies merged" if self.copies else "",
                  f"{len(self.skipped)} file(s) skipped" if self.skipped else "",
-                 self.compaction.summary() if self.compaction else ""]
+                 self.repack.summary() if self.repack else ""]
         return line + "".join(f"; {e}" for e in extra if e) + f"; {self.seconds:.2f} s"
 
     def lines(self) -> list[str]:
@@ -381,16 +381,16 @@ class Run:
 
 
 def sync(brain: Brain, settings: FolderSettings, key_file: Path | None = None,
-         compact: bool | None = None) -> FolderReport:
+         repack: bool | None = None) -> FolderReport:
     """Send this machine's changes to the folder and merge the other machines' (see
     the module's docstring). Raises FolderError or SyncKeyError (one line, nothing
     applied); files that cannot be applied are skipped and listed in the report.
 
-    `compact`: True compacts this machine's files now, False not in this run, None
+    `repack`: True repacks this machine's files now, False not in this run, None
     when more than half of its records are dead (`worthwhile`)."""
     started = time.monotonic()
     try:
-        report = _run(brain, settings, key_file, compact)
+        report = _run(brain, settings, key_file, repack)
     except MaxmemError as exc:  # doctor sees it, as it sees a failed tick
         record_run(brain.db, JOB, False, str(exc), brain.clock)
         raise
@@ -399,7 +399,7 @@ def sync(brain: Brain, settings: FolderSettings, key_file: Path | None = None,
     return report
 
 
-def _run(brain: Brain, settings: FolderSettings, key_file: Path | None, compact: bool | None) -> FolderReport:
+def _run(brain: Brain, settings: FolderSettings, key_file: Path | None, repack: bool | None) -> FolderReport:
     folder = check_folder(settings.folder)
     machine, notes = identify(brain.db, settings.machine_path)
     mine = own_folder(folder, machine)
@@ -415,12 +415,12 @@ def _run(brain: Brain, settings: FolderSettings, key_file: Path | None, compact:
     send(run)
     _merge_all(run, found)
     _drop_vanished(run, found)
-    due = compact or (compact is None and worthwhile(run))
+    due = repack or (repack is None and worthwhile(run))
     if due and run.embedder is None and settings.vectors and brain.embedder is not None:
         due = False  # the new files would lose the vectors that travel
-        report.notes.append("compaction put off: the embedder cannot tell its vectors' dimension now")
+        report.notes.append("repack put off: the embedder cannot tell its vectors' dimension now")
     if due:
-        report.compaction = compact_files(run)
+        report.repack = repack_files(run)
     elif run.forgotten:
         _drop_forgotten(run)
     if run.forgotten:
@@ -617,11 +617,11 @@ def _drop_forgotten(run: Run) -> None:
         with db.atomic():
             info = write_durable(item.path, sealed_bytes)
             _record(run, item.rel, run.machine, header.number, sealed_bytes, info, len(keep), written=True)
-        run.report.compacted += 1
+        run.report.repacked += 1
 
 
 def _drop_vanished(run: Run, found: Sequence[Found]) -> None:
-    """Other machines' files that left the folder (their compaction deleted them) leave
+    """Other machines' files that left the folder (their repack deleted them) leave
     sync_files too, so that `sync status` counts what is there. One that comes back
     is merged again: a no-op."""
     present = {item.rel for item in found}
@@ -640,12 +640,12 @@ def worthwhile(run: Run) -> bool:
     total = sum(row["records"] for row in db.rows(OWN_FILES_SQL, (run.machine,)))
     if not total:
         return False
-    last = last_compaction(db)
+    last = last_repack(db)
     live, stale = ledger.carried_count(db, run.machine, last.clock if last else 0)
     return 2 * (max(0, total - live) + stale) > total
 
 
-def compact_files(run: Run) -> Compaction | None:
+def repack_files(run: Run) -> Repack | None:
     """Replace this machine's files with new ones that hold what it carries now
     (ledger.carried: the memories it wrote that are still here, as they are, and its
     tombstones), then delete the old ones. None when it has no files to replace.
@@ -654,7 +654,7 @@ def compact_files(run: Run) -> Compaction | None:
     (fsynced, renamed, the folder fsynced) and recorded, then the old ones are deleted.
     Killed before the commit, the new files are unrecorded (the next run merges them,
     a no-op) and some old ones may be gone (everything they held is in the new ones);
-    the next compaction finishes the work. At least one file is written, so that the
+    the next repack finishes the work. At least one file is written, so that the
     numbers go on from the highest."""
     started = time.monotonic()
     db = run.brain.db
@@ -674,16 +674,16 @@ def compact_files(run: Run) -> Compaction | None:
         db.executemany(DROP_FILE_SQL, [(row["path"],) for row in [*old, *vanished]])
         for row in old:
             (run.folder / row["path"]).unlink(missing_ok=True)
-        done = Compaction(ledger.now_iso(run.brain), len(old), sum(row["size"] for row in old),
+        done = Repack(ledger.now_iso(run.brain), len(old), sum(row["size"] for row in old),
                           sum(row["records"] for row in old), len(sizes), sum(sizes), len(records),
                           round(time.monotonic() - started, 3), int(db.get_meta(ledger.CLOCK_KEY) or 0))
-        db.set_meta(COMPACTION_META, json.dumps(asdict(done)))
+        db.set_meta(REPACK_META, json.dumps(asdict(done)))
     return done
 
 
 def _own_files(run: Run) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """This machine's recorded files: those in its subfolder as they were when this
-    brain wrote or applied them (a compaction replaces them), and those gone from the
+    brain wrote or applied them (a repack replaces them), and those gone from the
     folder. A file that changed since, or cannot be looked at, is left alone."""
     old, vanished = [], []
     for row in run.brain.db.rows(OWN_FILES_SQL, (run.machine,)):
@@ -700,9 +700,9 @@ def _own_files(run: Run) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     return old, vanished
 
 
-def last_compaction(db: Database) -> Compaction | None:
-    text = db.get_meta(COMPACTION_META)
-    return Compaction(**json.loads(text)) if text else None
+def last_repack(db: Database) -> Repack | None:
+    text = db.get_meta(REPACK_META)
+    return Repack(**json.loads(text)) if text else None
 
 
 # -- status and doctor ----------------------------------------------------------------
@@ -717,7 +717,7 @@ class MachineStatus:
     last_file: int
     records: int
     last_at: str | None  # when this brain last wrote (its own) or applied (another's) one
-    compaction: Compaction | None = None  # this machine's last compaction
+    repack: Repack | None = None  # this machine's last repack
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": "folder", **asdict(self)}
@@ -728,7 +728,7 @@ def status(brain: Brain) -> list[MachineStatus]:
     if not db.table_exists("sync_files"):
         return []
     me = db.get_meta(MACHINE_META)
-    last = last_compaction(db)
+    last = last_repack(db)
     rows = [MachineStatus(row["machine"], row["machine"] == me, row["files"], row["last_file"],
                           row["records"] or 0, row["last_at"], last if row["machine"] == me else None)
             for row in db.rows(MACHINES_SQL)]
@@ -747,9 +747,9 @@ def machines_text(rows: Iterable[MachineStatus]) -> list[str]:
             continue
         out.append(f"folder: {who} {row.machine}: last file #{row.last_file} ({row.files} file(s), "
                    f"{row.records} change(s)), last {verb} {row.last_at}")
-        if row.compaction is not None:
-            done = row.compaction
-            out.append(f"folder: last compaction {done.at}: {done.files_before} file(s), {done.bytes_before:,} bytes "
+        if row.repack is not None:
+            done = row.repack
+            out.append(f"folder: last repack {done.at}: {done.files_before} file(s), {done.bytes_before:,} bytes "
                        f"({done.records_before} records) into {done.files_after}, {done.bytes_after:,} bytes "
                        f"({done.records_after}), in {done.seconds:.2f} s")
     return out

@@ -20,7 +20,7 @@ ledger and brain.db together, each inside the caller's transaction:
 
 `carried` says what this machine's own files must hold for the folder to give a
 joining machine this brain: the memories it wrote that are still here, as they are now,
-and its tombstones (sync/folder.py compacts its files to that).
+and its tombstones (sync/folder.py repacks its files to that).
 
 A record is the whole synced state of one memory with the stamp of each field, so
 records merge in any order, any number of times, to the same brain: the merge is a
@@ -433,7 +433,7 @@ def _upsert(brain: Brain, item: Incoming, known: dict[str, Known], current: dict
     memory = current.get(uid)
     if memory is None and entry is not None and entry.expired and \
             max(str(pair[0]) for pair in stamps.values()) <= entry.latest():
-        result.ignored += 1  # what it was when it expired here (a file sent again, or compacted)
+        result.ignored += 1  # what it was when it expired here (a file sent again, or repacked)
         return
     if memory is None:
         record = _new(brain, uid, values, item.vector, now, new, result)
