@@ -126,7 +126,7 @@ def openclaw_sources(root: Path) -> Iterator[Source]:
 
 
 def _store_overrides(sessions: Path) -> Iterator[Source]:
-    """Transcripts that sessions.json places outside the sessions folder (older stores)."""
+    """Transcripts listed in sessions.json but kept outside the sessions folder (older stores)."""
     store = sessions / "sessions.json"
     try:
         entries = json.loads(store.read_text(encoding="utf-8"))
