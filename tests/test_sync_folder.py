@@ -583,6 +583,86 @@ def test_a_brain_db_copied_to_a_second_machine_syncs_under_its_own_id(pair):
     assert a.sync().added == 1 and a.state() == b.state() and len(a.state()) == 2
 
 
+def machine_id(machine: Machine) -> str:
+    return machine.settings().machine_path.read_text().strip()
+
+
+def contents(machine: Machine) -> list[str]:
+    return sorted(v[SYNCED.index("content")] for v in machine.state().values())
+
+
+def test_a_whole_config_folder_copied_is_found_by_a_conflict_copy_and_both_copies_take_new_ids(tmp_path, pair):
+    a, _ = pair
+    with a.open() as brain:
+        brain.remember("the shared drive is mounted at /mnt/share", category="core")
+    a.sync()
+    b = Machine(tmp_path, "restored", a.folder)
+    shutil.copytree(a.home, b.home, dirs_exist_ok=True)  # the whole config folder, brain.db included
+    old = machine_id(a)
+    for machine, text in ((a, "the laptop's battery was replaced"), (b, "the new laptop has 32 GB")):
+        with machine.open() as brain:
+            brain.remember(text, category="core")
+    a.sync()
+    mine = a.folder / old
+    # the sync tool keeps both files numbered 2: A's under another name, B's as written
+    (mine / "00000002.mxsync").rename(mine / "00000002 (conflict 2).mxsync")
+    first = b.sync()
+    assert first.sent_files == 1 and first.applied_files == 1 and not first.notes  # A's file 2 merged, as yet no twin
+    assert (mine / "00000002.mxsync").exists() and machine_id(b) == old
+    found_b = b.sync()  # B wrote a file 2; the folder holds another one with other bytes
+    found_a = a.sync()  # A's file 2 holds other bytes than A wrote
+    for machine, report, held in ((a, found_a, 2), (b, found_b, 3)):
+        line = f"another machine writes as {old} (a copy of this machine's config folder?): " \
+               f"this machine now syncs as {machine_id(machine)}"
+        assert report.notes == [line] and report.machine == machine_id(machine) != old
+        assert report.sent_files == 1 and report.sent_records == held  # all it holds, under its new id
+    assert machine_id(a) != machine_id(b)
+    for machine in (a, b, a, b):
+        again = machine.sync()
+        assert not again.notes and again.added == again.updated == 0 and again.sent_files == 0
+    c = Machine(tmp_path, "phone", a.folder)
+    c.join(a)
+    expected = ["the laptop's battery was replaced", "the new laptop has 32 GB",
+                "the shared drive is mounted at /mnt/share"]
+    for machine in (a, b, c):
+        assert contents(machine) == expected, machine.home
+    assert a.state() == b.state() == c.state()
+    with a.open() as brain:
+        lines = machines_text(status(brain))
+    assert any(f"this machine synced as {old} until" in line and "wrote as it too" in line for line in lines), lines
+    # the new id was written to brain.db before the config folder: a run killed between
+    # the two finds the old id there and goes on under the new one
+    new = machine_id(b)
+    b.settings().machine_path.write_text(old + "\n")
+    resumed = b.sync()
+    assert machine_id(b) == new and not resumed.notes and resumed.sent_files == 0
+
+
+def test_a_brain_db_restored_from_a_backup_keeps_its_id_and_merges_its_later_files(tmp_path, pair):
+    a, b = pair
+    with a.open() as brain:
+        brain.remember("the router's admin page is at 192.168.1.1", category="core")
+    a.sync()
+    shutil.copy2(a.db, tmp_path / "backup.db")
+    for text in ("the printer needs toner", "the NAS has a new disk"):
+        with a.open() as brain:
+            brain.remember(text, category="core")
+        a.sync()
+    old = machine_id(a)
+    shutil.copy2(tmp_path / "backup.db", a.db)  # brain.db restored from last week's backup
+    for suffix in ("-wal", "-shm"):
+        Path(f"{a.db}{suffix}").unlink(missing_ok=True)
+    with a.open() as brain:
+        brain.remember("written after the restore", category="core")
+    report = a.sync()
+    assert not report.notes and report.machine == machine_id(a) == old
+    assert report.applied_files == 2 and report.added == 2 and report.sent_files == 1
+    assert sorted(p.name for p in a.folder.joinpath(old).iterdir()) == [f"0000000{n}.mxsync" for n in (1, 2, 3, 4)]
+    assert not a.sync().notes and machine_id(a) == old
+    b.join(a)
+    assert len(b.state()) == 4 and b.state() == a.state()
+
+
 # -- the installed command, as cron runs it -------------------------------------------------
 
 needs_maxmem = pytest.mark.skipif(not MAXMEM.is_file(), reason="the maxmem entry point is not installed")
@@ -635,6 +715,48 @@ def test_two_homes_with_the_installed_command(tmp_path, shared):
     assert "folder: this machine" in shown.stdout and "last file #" in shown.stdout
     doctor = maxmem(desktop, "doctor").stdout
     assert "last sync-folder: ok" in doctor and "sync conflicts" in doctor
+
+
+@needs_maxmem
+def test_a_whole_home_copied_to_a_new_laptop_is_found_and_nothing_is_lost(tmp_path, shared):
+    old_laptop, new_laptop, phone = tmp_path / "old-laptop", tmp_path / "new-laptop", tmp_path / "phone"
+    assert maxmem(old_laptop, "remember", "-c", "core", "the VPN config is in the password manager").returncode == 0
+    assert maxmem(old_laptop, "sync", "folder", str(shared)).returncode == 0
+    shutil.copytree(old_laptop, new_laptop)  # the new laptop restored from the old one's backup: the whole home
+    old = (old_laptop / "maxmem" / "sync.machine").read_text().strip()
+    assert maxmem(old_laptop, "remember", "-c", "core", "the old laptop goes to the kids").returncode == 0
+    assert maxmem(new_laptop, "remember", "-c", "core", "the new laptop's dock is USB-C").returncode == 0
+    assert maxmem(old_laptop, "sync", "folder").returncode == 0
+    # the new laptop writes its file 2 before the old laptop's arrives; the sync tool keeps the later one
+    written = shared / old / "00000002.mxsync"
+    aside = tmp_path / "old-laptops-file-2"
+    written.rename(aside)
+    assert maxmem(new_laptop, "sync", "folder").returncode == 0 and written.exists()
+    aside.unlink()
+    found = maxmem(old_laptop, "sync", "folder")
+    assert found.returncode == 0, found.stderr
+    new = (old_laptop / "maxmem" / "sync.machine").read_text().strip()
+    assert new != old and (f"another machine writes as {old} (a copy of this machine's config folder?): this "
+                           f"machine now syncs as {new}") in found.stdout + found.stderr
+    assert "1 added" in found.stdout  # the new laptop's file 2, applied as another machine's
+    # repacked before the new laptop read its file: it still carries what it wrote as the old id
+    repacked = maxmem(old_laptop, "sync", "folder", "--repack")
+    assert repacked.returncode == 0 and "repacked this machine's 1 file(s)" in repacked.stdout, repacked.stderr
+    for home in (new_laptop, old_laptop, new_laptop):
+        done = maxmem(home, "sync", "folder")
+        assert done.returncode == 0 and "syncs as" not in done.stdout + done.stderr, done.stderr
+    assert (new_laptop / "maxmem" / "sync.machine").read_text().strip() == old  # its files were not replaced
+    key = tmp_path / "sync.key"
+    shutil.copy2(old_laptop / "maxmem" / "sync.key", key)
+    assert maxmem(phone, "sync", "folder", str(shared), "--key-file", str(key)).returncode == 0
+    for home in (old_laptop, new_laptop, phone):
+        db = home / "maxmem" / "brain.db"
+        assert count_of(db, "SELECT count(*) FROM memories") == 3, home
+        assert count_of(db, "SELECT count(DISTINCT content) FROM memories") == 3
+        listed = maxmem(home, "list").stdout
+        assert all(text in listed for text in ("VPN config", "goes to the kids", "dock is USB-C")), (home, listed)
+    shown = maxmem(old_laptop, "sync", "status")
+    assert f"this machine synced as {old} until" in shown.stdout, shown.stdout
 
 
 @needs_maxmem

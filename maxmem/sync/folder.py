@@ -9,7 +9,10 @@ travels and no machine touches another's database.
 One run (`sync`):
 1. the folder is checked (a folder, writable), the key read (or made on first use),
    this machine's id settled (`identify`), the folder listed, and every file's header
-   read: a file sealed with another key stops the run before anything is applied;
+   read: a file sealed with another key stops the run before anything is applied.
+   When its subfolder shows that another machine writes under its id too (`twin`: a
+   copy of the whole config folder), this machine takes a new id (`leave`) and its next
+   file holds everything it carries (`resend`);
 2. what was written here since the last run is stamped (ledger.absorb) and sent as
    new files: written to a temporary, fsynced, renamed into place, recorded in
    brain.db in the same transaction that moved the ledger's cursor;
@@ -80,12 +83,15 @@ ON CONFLICT (path) DO UPDATE SET machine = excluded.machine, number = excluded.n
     sha256 = excluded.sha256, size = excluded.size, mtime_ns = excluded.mtime_ns,
     records = excluded.records, written = excluded.written, applied_at = excluded.applied_at
 """
+RESEALED_SQL = "UPDATE sync_files SET sha256 = ?, size = ?, mtime_ns = ? WHERE path = ?"
 TOUCH_SQL = "UPDATE sync_files SET mtime_ns = ? WHERE path = ?"
 LAST_NUMBER_SQL = "SELECT coalesce(max(number), 0) FROM sync_files WHERE machine = ?"
 OWN_FILES_SQL = "SELECT path, sha256, size, mtime_ns, records FROM sync_files WHERE machine = ?"
 OTHERS_FILES_SQL = "SELECT path FROM sync_files WHERE machine != ?"
 DROP_FILE_SQL = "DELETE FROM sync_files WHERE path = ?"
 REPACK_META = "sync_repack"  # what this machine's last repack did (JSON)
+LEFT_META = "sync_left"  # the ids this machine left because another machine wrote as them (JSON)
+OWN_WRITTEN_SQL = "SELECT path, number, sha256, size, mtime_ns FROM sync_files WHERE machine = ? AND written"
 MACHINES_SQL = """
 SELECT machine, count(*) AS files, max(number) AS last_file, sum(records) AS records,
        max(written) AS written, max(applied_at) AS last_at
@@ -156,10 +162,12 @@ def identify(db: Database, machine_path: Path) -> tuple[str, list[str]]:
     """
     stored = db.get_meta(MACHINE_META)
     here = _read_machine(machine_path)
-    notes = []
+    notes: list[str] = []
+    if stored and here is not None and here != stored and here in {left.machine for left in departures(db)}:
+        _write_machine(machine_path, stored)  # `leave` was cut short before the config folder heard of it
+        return stored, notes
     if here is None:
-        here = os.urandom(8).hex()
-        write_private(machine_path, lambda handle: handle.write(here + "\n"))
+        here = _write_machine(machine_path, os.urandom(8).hex())
         if stored:
             notes.append(f"brain.db synced as machine {stored} before, and this config folder has no machine id: "
                          f"brain.db was copied here from another machine; this machine now syncs as {here}")
@@ -170,6 +178,75 @@ def identify(db: Database, machine_path: Path) -> tuple[str, list[str]]:
         with db.atomic():
             db.set_meta(MACHINE_META, here)
     return here, notes
+
+
+def _write_machine(path: Path, machine: str) -> str:
+    write_private(path, lambda handle: handle.write(machine + "\n"))
+    return machine
+
+
+@dataclass(frozen=True)
+class Departure:
+    """An id this machine left: another machine wrote as it (`twin` names the evidence)."""
+
+    machine: str
+    at: str
+    evidence: str
+    resent: bool = False  # this machine's files hold what it carries under its new id
+
+
+def departures(db: Database) -> list[Departure]:
+    text = db.get_meta(LEFT_META)
+    return [Departure(**item) for item in json.loads(text)] if text else []
+
+
+def twin(db: Database, machine: str, found: Sequence[Found]) -> str | None:
+    """The file of the folder that shows another machine writes as `machine` too (its
+    config folder is a copy of this one's), or None.
+
+    The evidence is in this machine's subfolder: a file this brain wrote whose bytes
+    changed since (a sync tool replaced it with the other machine's file of the same
+    number), or another file of a number this brain wrote, with other bytes (a sync
+    tool's conflict copy). A file of a number this brain never wrote is none: it is this
+    machine's own, written before its brain.db was restored from a backup, and merged."""
+    written = db.rows(OWN_WRITTEN_SQL, (machine,))
+    by_path = {row["path"]: row for row in written}
+    by_number = {row["number"]: row for row in written}
+    for item in found:
+        if item.header is None or item.header.machine != machine:
+            continue
+        row = by_path.get(item.rel)
+        if row is not None and (item.size, item.mtime_ns) == (row["size"], row["mtime_ns"]):
+            continue
+        row = row or by_number.get(item.header.number)
+        if row is not None and _digest(item.path) not in (None, row["sha256"]):
+            return item.rel
+    return None
+
+
+def _digest(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def leave(brain: Brain, machine_path: Path, machine: str, evidence: str) -> tuple[str, str]:
+    """A new id for this machine, which leaves `machine` to the other machine that
+    writes as it; and the line that tells the user. brain.db records the departure
+    before the config folder gets the new id, so that a kill between the two is
+    finished by `identify`; `resend` then sends everything this machine carries."""
+    db = brain.db
+    new = os.urandom(8).hex()
+    with db.atomic():
+        left = [*departures(db), Departure(machine, ledger.now_iso(brain), evidence)]
+        db.set_meta(LEFT_META, json.dumps([asdict(item) for item in left]))
+        db.set_meta(MACHINE_META, new)
+    _write_machine(machine_path, new)
+    line = (f"another machine writes as {machine} (a copy of this machine's config folder?): "
+            f"this machine now syncs as {new}")
+    log.warning("sync folder: %s (%s)", line, evidence)
+    return new, line
 
 
 def _read_machine(path: Path) -> str | None:
@@ -378,6 +455,12 @@ class Run:
     report: FolderReport
     embedder: str | None  # vectors travel to and from a brain of this embedder
     forgotten: set[str] = field(default_factory=set)
+    left: tuple[str, ...] = ()  # the ids this machine wrote as before (`leave`)
+
+    @property
+    def ids(self) -> list[str]:
+        """Every id this machine wrote as, the current one first: it carries what it wrote under each."""
+        return [self.machine, *self.left]
 
 
 def sync(brain: Brain, settings: FolderSettings, key_file: Path | None = None,
@@ -403,16 +486,26 @@ def _run(brain: Brain, settings: FolderSettings, key_file: Path | None, repack: 
     folder = check_folder(settings.folder)
     machine, notes = identify(brain.db, settings.machine_path)
     mine = own_folder(folder, machine)
-    remove_temporaries(mine)
     found, foreign = scan(folder)
+    evidence = twin(brain.db, machine, found)
+    if evidence is not None:
+        machine, line = leave(brain, settings.machine_path, machine, evidence)
+        notes.append(line)
+        mine = own_folder(folder, machine)
+    remove_temporaries(mine)
     others = any(f.header is not None and f.header.machine != machine for f in found)
     key, old_key = key_for(settings, key_file, others)
     report = FolderReport(str(folder), machine, foreign=foreign, notes=notes)
-    run = Run(brain, settings, folder, mine, machine, key, report, _embedder(brain, settings))
+    left = departures(brain.db)
+    run = Run(brain, settings, folder, mine, machine, key, report, _embedder(brain, settings),
+              left=tuple(item.machine for item in left if item.machine != machine))
     if old_key is not None:
         found = _reseal(run, found, old_key)
     _check_keys(run, found)
-    send(run)
+    if any(not item.resent for item in left):
+        resend(run)
+    else:
+        send(run)
     _merge_all(run, found)
     _drop_vanished(run, found)
     due = repack or (repack is None and worthwhile(run))
@@ -473,6 +566,22 @@ def _send_within(run: Run) -> None:
         _write_own(run, number, payload, len(chunk))
         run.report.sent_files += 1
         run.report.sent_records += len(chunk)
+
+
+def resend(run: Run) -> None:
+    """After `leave`: everything this machine carries (ledger.carried, under every id it
+    wrote as), sent under its new id, as a repack would write it. What it wrote as the
+    old id reaches the folder again, also what a file the other machine replaced held;
+    receivers that have it already merge it to no change. One transaction: killed, the
+    next run sends it again."""
+    db = run.brain.db
+    with db.atomic():
+        _send_within(run)
+        records, sizes = _write_carried(run)
+        run.report.sent_files += len(sizes)
+        run.report.sent_records += records
+        done = [Departure(**{**asdict(item), "resent": True}) for item in departures(db)]
+        db.set_meta(LEFT_META, json.dumps([asdict(item) for item in done]))
 
 
 def _own_vectors(run: Run, ids: Sequence[int]) -> dict[int, np.ndarray]:
@@ -588,7 +697,11 @@ def _reseal(run: Run, found: list[Found], old_key: bytes) -> list[Found]:
             header, payload = changefiles.unseal(old_key, item.path.read_bytes())
         except (changefiles.ChangeFileError, OSError):
             continue
-        write_durable(item.path, changefiles.seal(run.key, run.machine, header.number, payload))
+        data = changefiles.seal(run.key, run.machine, header.number, payload)
+        with run.brain.db.atomic():  # its new bytes are this brain's own, not another machine's (`twin`)
+            info = write_durable(item.path, data)
+            run.brain.db.execute(RESEALED_SQL, (hashlib.sha256(data).hexdigest(), info.st_size, info.st_mtime_ns,
+                                                item.rel))
         run.report.notes.append(f"{item.rel}: sealed again with the new key")
     return scan(run.folder)[0]
 
@@ -641,7 +754,7 @@ def worthwhile(run: Run) -> bool:
     if not total:
         return False
     last = last_repack(db)
-    live, stale = ledger.carried_count(db, run.machine, last.clock if last else 0)
+    live, stale = ledger.carried_count(db, run.ids, last.clock if last else 0)
     return 2 * (max(0, total - live) + stale) > total
 
 
@@ -663,22 +776,30 @@ def repack_files(run: Run) -> Repack | None:
         old, vanished = _own_files(run)
         if not old and not vanished:
             return None
-        records = ledger.carried_records(db, ledger.carried(db, run.machine))
-        vectors = _own_vectors(run, [memory_id for _, memory_id in records if memory_id is not None])
-        sizes = []
-        for start in range(0, max(len(records), 1), FILE_RECORDS):
-            chunk = records[start:start + FILE_RECORDS]
-            payload = _payload([r for r, _ in chunk], [vectors.get(i) if i is not None else None for _, i in chunk],
-                               run.embedder)
-            sizes.append(_write_own(run, _next_number(db, run.mine, run.machine), payload, len(chunk)))
+        records, sizes = _write_carried(run)
         db.executemany(DROP_FILE_SQL, [(row["path"],) for row in [*old, *vanished]])
         for row in old:
             (run.folder / row["path"]).unlink(missing_ok=True)
         done = Repack(ledger.now_iso(run.brain), len(old), sum(row["size"] for row in old),
-                          sum(row["records"] for row in old), len(sizes), sum(sizes), len(records),
+                          sum(row["records"] for row in old), len(sizes), sum(sizes), records,
                           round(time.monotonic() - started, 3), int(db.get_meta(ledger.CLOCK_KEY) or 0))
         db.set_meta(REPACK_META, json.dumps(asdict(done)))
     return done
+
+
+def _write_carried(run: Run) -> tuple[int, list[int]]:
+    """Write what this machine carries as new files of its own (at least one, so that
+    the numbers go on); the number of records and each file's size."""
+    db = run.brain.db
+    records = ledger.carried_records(db, ledger.carried(db, run.ids))
+    vectors = _own_vectors(run, [memory_id for _, memory_id in records if memory_id is not None])
+    sizes = []
+    for start in range(0, max(len(records), 1), FILE_RECORDS):
+        chunk = records[start:start + FILE_RECORDS]
+        payload = _payload([r for r, _ in chunk], [vectors.get(i) if i is not None else None for _, i in chunk],
+                           run.embedder)
+        sizes.append(_write_own(run, _next_number(db, run.mine, run.machine), payload, len(chunk)))
+    return len(records), sizes
 
 
 def _own_files(run: Run) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -718,6 +839,7 @@ class MachineStatus:
     records: int
     last_at: str | None  # when this brain last wrote (its own) or applied (another's) one
     repack: Repack | None = None  # this machine's last repack
+    left: tuple[Departure, ...] = ()  # the ids this machine left, another machine writing as them
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": "folder", **asdict(self)}
@@ -729,11 +851,12 @@ def status(brain: Brain) -> list[MachineStatus]:
         return []
     me = db.get_meta(MACHINE_META)
     last = last_repack(db)
+    left = tuple(departures(db))
     rows = [MachineStatus(row["machine"], row["machine"] == me, row["files"], row["last_file"],
-                          row["records"] or 0, row["last_at"], last if row["machine"] == me else None)
+                          row["records"] or 0, row["last_at"], *((last, left) if row["machine"] == me else ()))
             for row in db.rows(MACHINES_SQL)]
     if me and not any(row.this_machine for row in rows):
-        rows.insert(0, MachineStatus(me, True, 0, 0, 0, None))  # synced, nothing of its own written yet
+        rows.insert(0, MachineStatus(me, True, 0, 0, 0, None, None, left))  # synced, nothing of its own written yet
     return rows
 
 
@@ -752,4 +875,7 @@ def machines_text(rows: Iterable[MachineStatus]) -> list[str]:
             out.append(f"folder: last repack {done.at}: {done.files_before} file(s), {done.bytes_before:,} bytes "
                        f"({done.records_before} records) into {done.files_after}, {done.bytes_after:,} bytes "
                        f"({done.records_after}), in {done.seconds:.2f} s")
+        for item in row.left:
+            out.append(f"folder: this machine synced as {item.machine} until {item.at}, when another machine "
+                       f"wrote as it too ({item.evidence}: a copy of this machine's config folder?)")
     return out

@@ -94,16 +94,19 @@ GROUP BY uid
 """
 # The memories here of which a machine made the last write of some field: its id ends
 # that field's stamp, right before '",' (stamps are saved as compact JSON, each field's
-# [stamp, the stamp it replaced]; a replaced stamp ends before '"]').
+# [stamp, the stamp it replaced]; a replaced stamp ends before '"]'). A machine that
+# left an id (another machine wrote as it: sync/folder.py) carries what it wrote under
+# each of its ids: {wrote} is one test per id, {ids} their marks.
+WROTE = "instr(s.stamps, ? || '\",')"
 CARRIED = """FROM sync_memories s JOIN memories m ON m.uid = s.uid
-WHERE s.hashes IS NOT NULL AND instr(s.stamps, ? || '",')"""
+WHERE s.hashes IS NOT NULL AND ({wrote})"""
 CARRIED_SQL = f"SELECT s.uid, s.stamps {CARRIED} ORDER BY m.id"
 CARRIED_COUNT_SQL = f"""
-SELECT count(*), coalesce(sum(latest > ? AND substr(latest, 17) != ?), 0) FROM (
+SELECT count(*), coalesce(sum(latest > ? AND substr(latest, 17) NOT IN ({{ids}})), 0) FROM (
     SELECT (SELECT max(json_extract(value, '$[0]')) FROM json_each(s.stamps)) AS latest {CARRIED})
 """
-OWN_TOMBSTONES_SQL = "SELECT uid, forgotten FROM sync_memories WHERE substr(forgotten, 17) = ? ORDER BY uid"
-TOMBSTONE_COUNT_SQL = "SELECT count(*) FROM sync_memories WHERE substr(forgotten, 17) = ?"
+OWN_TOMBSTONES_SQL = "SELECT uid, forgotten FROM sync_memories WHERE substr(forgotten, 17) IN ({ids}) ORDER BY uid"
+TOMBSTONE_COUNT_SQL = "SELECT count(*) FROM sync_memories WHERE substr(forgotten, 17) IN ({ids})"
 CONFLICT_SQL = "INSERT OR IGNORE INTO sync_conflicts (uid, field, kept, lost, at) VALUES (?, ?, ?, ?, ?)"
 
 
@@ -285,17 +288,25 @@ class Carried:
         return len(self.stamps) + len(self.tombstones)
 
 
-def carried(db: Database, machine: str) -> Carried:
-    stamps = {uid: json.loads(text) for uid, text in db.execute(CARRIED_SQL, (machine,))}
-    return Carried(stamps, {uid: tomb for uid, tomb in db.execute(OWN_TOMBSTONES_SQL, (machine,))})
+def carried(db: Database, machines: Sequence[str]) -> Carried:
+    """What this machine carries; `machines` are its ids, the current one first."""
+    stamps = {uid: json.loads(text) for uid, text in db.execute(_for(CARRIED_SQL, machines), tuple(machines))}
+    tombs = db.execute(_for(OWN_TOMBSTONES_SQL, machines), tuple(machines))
+    return Carried(stamps, {uid: tomb for uid, tomb in tombs})
 
 
-def carried_count(db: Database, machine: str, since: int) -> tuple[int, int]:
+def carried_count(db: Database, machines: Sequence[str], since: int) -> tuple[int, int]:
     """How many records `carried` gives, and how many of its memories another machine
     wrote after this machine's clock was `since` (this machine's files, written before,
     hold them as they were)."""
-    [(memories, stale)] = db.execute(CARRIED_COUNT_SQL, (stamp(since, "f" * 16), machine, machine))
-    return int(memories) + int(db.scalar(TOMBSTONE_COUNT_SQL, (machine,))), int(stale)
+    [(memories, stale)] = db.execute(_for(CARRIED_COUNT_SQL, machines),
+                                     (stamp(since, "f" * 16), *machines, *machines))
+    return int(memories) + int(db.scalar(_for(TOMBSTONE_COUNT_SQL, machines), tuple(machines))), int(stale)
+
+
+def _for(sql: str, machines: Sequence[str]) -> str:
+    """`sql` with one test and one mark per id of this machine."""
+    return sql.format(wrote=" OR ".join([WROTE] * len(machines)), ids=", ".join("?" * len(machines)))
 
 
 def carried_records(db: Database, live: Carried) -> list[tuple[dict[str, Any], int | None]]:
