@@ -3,9 +3,9 @@ keep themselves, and any folder of notes, brought into brain.db.
 
 Each agent's files are laid out in a temp HOME in their real formats (Claude Code's
 transcripts with their `cwd`, its auto-memory files with front matter, OpenClaw's
-workspace, Codex's rollouts and memories folder, a claude-mem database made with
-claude-mem's own DDL). The end-to-end cases run the installed `maxmem` script under
-`env -i HOME=…`."""
+workspace, Codex's rollouts and memories folder, a claude-mem database in the schema
+claude-mem's own code creates). The end-to-end cases run the installed `maxmem` script
+under `env -i HOME=…`."""
 
 from __future__ import annotations
 
@@ -419,10 +419,13 @@ def test_claude_mem_observations_and_summaries(brain, home):
     assert cents.created_at == "2026-10-01T09:30:00.000Z"
     assert cents.source == "claude-mem:~/.claude-mem/claude-mem.db#observations/1"
     assert cents.metadata["imported_from"]["files_read"] == ["src/money.py"]
+    assert cents.metadata["imported_from"]["subtitle"] == "Floats lost cents on refunds"
+    assert cents.metadata["imported_from"]["concepts"] == ["trade-off"]
     assert got["Fix rounding in refunds"].tags == ["storefront"]  # merged into that project
     summary = got["Session: Fix refund totals"]
     assert (summary.category, summary.kind, summary.created_at[:10]) == ("daily", "summary", "2026-11-29")
     assert summary.content.startswith("Request: Fix refund totals\nInvestigated: The refund path\n")
+    assert summary.metadata["imported_from"]["files_edited"] == ["src/money.py", "src/refund.py"]
     assert "Observer note" not in got
     again = import_agent(brain, "claude-mem", env={"HOME": str(home)})
     assert again.totals()["unchanged"] == 3 and again.totals()["added"] == 0

@@ -3,16 +3,19 @@ summaries, read without writing to it.
 
   observations        one memory each -> project, tagged with its project, kind its type
                       (decision, bugfix, feature, discovery, …): the title, the narrative
-                      (`text` in older databases) and the facts as bullets
+                      (`text` in older databases) and the facts as bullets; the subtitle,
+                      concepts and files in its provenance
   session_summaries   one memory each -> daily of the day it was written, kind summary:
-                      request, investigated, learned, completed, next steps, notes
+                      request, investigated, learned, completed, next steps, notes; the
+                      files read and edited in its provenance
 
-The columns are claude-mem's (thedotmack/claude-mem, src/services/sqlite/SessionStore.ts):
-its migrations add them over time, so each one is read only when the table has it,
-and a database without the few every version has is refused as unknown rather than
-guessed at. A project merged into another (`merged_into_project`) is tagged with the
-one it was merged into. claude-mem's own observer sessions (project
-"observer-sessions", its data folder's subfolder) are left out.
+The columns are claude-mem's (thedotmack/claude-mem, src/services/sqlite/SessionStore.ts;
+checked against a database made by claude-mem 13.25.3's own code): its migrations add
+them over time, so each one is read only when the table has it, and a database without
+the few every version has is refused as unknown rather than guessed at. A project merged
+into another (`merged_into_project`) is tagged with the one it was merged into.
+claude-mem's own observer sessions (project "observer-sessions", its data folder's
+subfolder) are left out.
 """
 
 from __future__ import annotations
@@ -95,8 +98,8 @@ OBSERVATION_COLUMNS = ("id", "project", "merged_into_project", "type", "title", 
                        "facts", "concepts", "files_read", "files_modified", "memory_session_id", "sdk_session_id",
                        "prompt_number", "created_at", "created_at_epoch")
 SUMMARY_COLUMNS = ("id", "project", "merged_into_project", "request", "investigated", "learned", "completed",
-                   "next_steps", "notes", "memory_session_id", "sdk_session_id", "prompt_number", "created_at",
-                   "created_at_epoch")
+                   "next_steps", "notes", "files_read", "files_edited", "memory_session_id", "sdk_session_id",
+                   "prompt_number", "created_at", "created_at_epoch")
 
 
 def _rows(connection: apsw.Connection, columns: set[str], wanted: tuple[str, ...], table: str) -> list[dict[str, Any]]:
@@ -115,7 +118,8 @@ def _observations(connection: apsw.Connection, columns: set[str], path: Path) ->
         out.append(_item(
             path, row, "observations", text, title=_text(row.get("title")) or None,
             category="project", kind=kind if KIND.match(kind) else "note", importance=IMPORTANCE,
-            details={"concepts": _json_list(row.get("concepts")), "files_read": _json_list(row.get("files_read")),
+            details={"subtitle": _text(row.get("subtitle")), "concepts": _json_list(row.get("concepts")),
+                     "files_read": _json_list(row.get("files_read")),
                      "files_modified": _json_list(row.get("files_modified"))}))
     return out
 
@@ -127,7 +131,9 @@ def _summaries(connection: apsw.Connection, columns: set[str], path: Path) -> li
         request = _text(row.get("request"))
         out.append(_item(path, row, "session_summaries", "\n".join(parts),
                          title=f"Session: {request[:120]}" if request else None, category="daily",
-                         kind="summary", importance=SUMMARY_IMPORTANCE, details={}))
+                         kind="summary", importance=SUMMARY_IMPORTANCE,
+                         details={"files_read": _json_list(row.get("files_read")),
+                                  "files_edited": _json_list(row.get("files_edited"))}))
     return out
 
 
