@@ -8,10 +8,10 @@ installed `maxmem browse --port 0` in a subprocess; the pages are read by Debian
 chromium through Playwright, and what they show is compared with `maxmem search`,
 `maxmem get`, `maxmem doctor` and retention's own plan.
 
-The test run writes screenshots of the pages to docs/screenshots/ (or to the folder
-in MAXMEM_SCREENSHOTS); regenerate them with
+The test run takes screenshots of the pages in a temporary folder, so that a test run
+leaves the checkout as it was; the README's are rewritten with
 
-    pytest -q tests/test_browse.py -k screenshots
+    MAXMEM_SCREENSHOTS=docs/screenshots pytest -q tests/test_browse.py -k screenshots
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ TRANSCRIPT = ROOT / "tests/fixtures/transcripts/claude-code"
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
-SCREENSHOTS = Path(os.environ.get("MAXMEM_SCREENSHOTS") or ROOT / "docs" / "screenshots")
+SCREENSHOTS = os.environ.get("MAXMEM_SCREENSHOTS")  # a folder to keep them in (docs/screenshots for the README)
 QUERIES = ["why did the backup fail?", "which port does the staging API use",
            "what did we decide about the mobile app", "photo library disk"]
 
@@ -569,10 +569,11 @@ def test_reads_never_block_a_writer(server, brain_db, local_embedder):
 # -- screenshots -------------------------------------------------------------------------
 
 
-def test_screenshots(server, brain_db, page):
-    """Screenshots of the pages for the README (docs/screenshots/)."""
+def test_screenshots(server, brain_db, page, tmp_path):
+    """Screenshots of the pages, for the README when MAXMEM_SCREENSHOTS names its folder."""
     _db, ids = brain_db
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    folder = Path(SCREENSHOTS) if SCREENSHOTS else tmp_path
+    folder.mkdir(parents=True, exist_ok=True)
     shots = {
         "overview": "",
         "search": "maxmem/search?" + urllib.parse.urlencode({"q": QUERIES[0], "explain": 1, "limit": 6}),
@@ -582,6 +583,6 @@ def test_screenshots(server, brain_db, page):
     }
     for name, path in shots.items():
         page.goto(server.url + path)
-        out = SCREENSHOTS / f"{name}.png"
+        out = folder / f"{name}.png"
         page.screenshot(path=str(out), full_page=True)
         assert out.stat().st_size > 20_000
