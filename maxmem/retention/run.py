@@ -210,10 +210,10 @@ def _expire(brain: Brain, names: Names, written: list[Path], limits: Mapping[str
 def _delete_memories(brain: Brain, memories: list[Memory], archive_name: str) -> None:
     if memories:
         brain.forget_many(memories, raw_turns=False)  # the turns expire on their own, archived
-        _compact_changes(brain, [m.uid for m in memories], archive_name)
+        _prune_changes(brain, [m.uid for m in memories], archive_name)
 
 
-def _compact_changes(brain: Brain, uids: list[str], archive_name: str) -> None:
+def _prune_changes(brain: Brain, uids: list[str], archive_name: str) -> None:
     """Expired content leaves the change log too: earlier versions of each uid go, and
     its delete entry (id, uid, category, kind: no content) says where the archived copy
     is. The PostgreSQL push reads only seq and uid (a gap in seq is fine); `maxmem history`,

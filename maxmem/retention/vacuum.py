@@ -12,7 +12,7 @@ if TYPE_CHECKING:  # pragma: no cover
 log = logging.getLogger("maxmem")
 
 
-def _compact_vectors(brain: Brain, share: float) -> bool:
+def _rebuild_vectors(brain: Brain, share: float) -> bool:
     """Rebuild the vec0 table when `share` of its slots belong to deleted rows.
 
     vec0 never reuses the slot of a deleted vector and VACUUM does not compact its
@@ -39,7 +39,7 @@ def _compact_vectors(brain: Brain, share: float) -> bool:
 
 def reclaim(brain: Brain, share: float) -> bool:
     """VACUUM when the free pages reach `share` of the file (deletes leave them free)."""
-    _compact_vectors(brain, share)
+    _rebuild_vectors(brain, share)
     pages = int(brain.db.scalar("PRAGMA page_count") or 0)
     free = int(brain.db.scalar("PRAGMA freelist_count") or 0)
     if not pages or free / pages < share:
