@@ -517,6 +517,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="also ask each held-out question in one brain holding all the conversations")
     parser.add_argument("--check", action="store_true",
                         help="list every turn holding a topic word of an unanswerable question, and stop")
+    parser.add_argument("--without-route", action="store_true",
+                        help="judge every hit by the keyword fits alone, without the meaning route "
+                             "(the comparison the route is measured against)")
     parser.add_argument("--json", type=Path, help="write the figures here")
     parser.add_argument("--dump", type=Path, help="write every search's hits and their evidence here")
     parser.add_argument("--cache", type=Path, default=locomo.OUT / "locomo-embeddings.sqlite",
@@ -527,6 +530,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.check:
         print(f"{check(conversations, unanswerable)} questions have topic words in their conversation")
         return 0
+    if args.without_route:
+        rel.standing = lambda found: None  # relevance() then takes the fits' judgement as it is
     inner = make_embedder("local", Config())
     assert inner is not None
     embedder = locomo.CachedEmbedder(inner, args.cache)
