@@ -29,6 +29,7 @@ from maxmem.retention.policy import load_policy
 from maxmem.retention.run import apply as expire
 from maxmem.store.conflicts import conflicts
 from maxmem.sync import changefiles
+from maxmem.sync import folder as folder_module
 from maxmem.sync.folder import FolderSettings, machines_text, status, sync
 from maxmem.sync.ledger import SYNCED
 
@@ -860,3 +861,43 @@ def test_kill_9_while_sending_and_while_applying_then_both_machines_converge(tmp
 ROUND = 600  # memories written on the other machine before each killed run
 WORDS = ("backup disk router zigbee lights garden invoice python sqlite folder laptop desktop decision lesson "
          "printer kitchen boiler passport ticket train meeting budget garage battery").split()
+
+
+class Killed(BaseException):
+    """A run stopped dead: nothing after the point it is raised at runs."""
+
+
+def test_a_run_killed_between_rewriting_its_own_file_and_recording_it_is_no_twin(pair, monkeypatch):
+    """A forget rewrites this machine's file in place (the forgotten text leaves the
+    folder). Killed right after the new bytes replaced the file and before brain.db
+    recorded them, the next run finds the file its own: same id, no twin line, the text
+    gone, and the other machine converges."""
+    a, b = pair
+    with a.open() as brain:
+        doomed = brain.remember(f"the safe's combination hint is {SECRET_WORDS}", category="core")
+        kept = brain.remember("the spare tyre is under the boot floor", category="core")
+    a.sync()
+    b.join(a)
+    before = machine_id(a)
+    with a.open() as brain:
+        brain.forget(doomed.uid)
+    real_write = folder_module.write_durable
+
+    def write_then_die(path: Path, data: bytes) -> os.stat_result:
+        in_place = path.exists() and path.parent.name == before  # an own file rewritten, not a new one
+        info = real_write(path, data)
+        if in_place:
+            raise Killed
+        return info
+
+    monkeypatch.setattr(folder_module, "write_durable", write_then_die)
+    with pytest.raises(Killed):
+        a.sync()
+    monkeypatch.setattr(folder_module, "write_durable", real_write)
+    assert SECRET_WORDS not in plaintexts(a.folder, a.home / "sync.key")  # the kill came after the rewrite
+    report = a.sync()
+    assert machine_id(a) == before
+    assert not [note for note in report.notes if "another machine writes as" in note], report.notes
+    b.sync()
+    assert set(a.state()) == set(b.state()) == {kept.uid}
+    assert not [note for note in a.sync().notes if "another machine writes as" in note]

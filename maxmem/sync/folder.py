@@ -84,6 +84,7 @@ ON CONFLICT (path) DO UPDATE SET machine = excluded.machine, number = excluded.n
     records = excluded.records, written = excluded.written, applied_at = excluded.applied_at
 """
 RESEALED_SQL = "UPDATE sync_files SET sha256 = ?, size = ?, mtime_ns = ? WHERE path = ?"
+RECORDS_SQL = "UPDATE sync_files SET records = ? WHERE path = ?"
 TOUCH_SQL = "UPDATE sync_files SET mtime_ns = ? WHERE path = ?"
 LAST_NUMBER_SQL = "SELECT coalesce(max(number), 0) FROM sync_files WHERE machine = ?"
 OWN_FILES_SQL = "SELECT path, sha256, size, mtime_ns, records FROM sync_files WHERE machine = ?"
@@ -91,6 +92,7 @@ OTHERS_FILES_SQL = "SELECT path FROM sync_files WHERE machine != ?"
 DROP_FILE_SQL = "DELETE FROM sync_files WHERE path = ?"
 REPACK_META = "sync_repack"  # what this machine's last repack did (JSON)
 LEFT_META = "sync_left"  # the ids this machine left because another machine wrote as them (JSON)
+REWRITING_META = "sync_rewriting"  # an own file being rewritten in place: {"path", "sha256"} (JSON), else ""
 OWN_WRITTEN_SQL = "SELECT path, number, sha256, size, mtime_ns FROM sync_files WHERE machine = ? AND written"
 MACHINES_SQL = """
 SELECT machine, count(*) AS files, max(number) AS last_file, sum(records) AS records,
@@ -487,6 +489,7 @@ def _run(brain: Brain, settings: FolderSettings, key_file: Path | None, repack: 
     machine, notes = identify(brain.db, settings.machine_path)
     mine = own_folder(folder, machine)
     found, foreign = scan(folder)
+    finish_rewrite(brain.db, folder)
     evidence = twin(brain.db, machine, found)
     if evidence is not None:
         machine, line = leave(brain, settings.machine_path, machine, evidence)
@@ -697,13 +700,43 @@ def _reseal(run: Run, found: list[Found], old_key: bytes) -> list[Found]:
             header, payload = changefiles.unseal(old_key, item.path.read_bytes())
         except (changefiles.ChangeFileError, OSError):
             continue
-        data = changefiles.seal(run.key, run.machine, header.number, payload)
-        with run.brain.db.atomic():  # its new bytes are this brain's own, not another machine's (`twin`)
-            info = write_durable(item.path, data)
-            run.brain.db.execute(RESEALED_SQL, (hashlib.sha256(data).hexdigest(), info.st_size, info.st_mtime_ns,
-                                                item.rel))
+        rewrite_own(run.brain.db, run.folder, item.rel, changefiles.seal(run.key, run.machine, header.number, payload))
         run.report.notes.append(f"{item.rel}: sealed again with the new key")
     return scan(run.folder)[0]
+
+
+def rewrite_own(db: Database, folder: Path, rel: str, data: bytes, records: int | None = None) -> None:
+    """Replace one of this machine's files with new bytes of its own (sealed again, or
+    without forgotten records), and record them. The new digest is noted in brain.db
+    before the file is replaced, so that a run killed between the two finds the file
+    its own (`finish_rewrite`) instead of another machine's writing as it (`twin`)."""
+    digest = hashlib.sha256(data).hexdigest()
+    with db.atomic():
+        db.set_meta(REWRITING_META, json.dumps({"path": rel, "sha256": digest}))
+    info = write_durable(folder / rel, data)
+    with db.atomic():
+        db.execute(RESEALED_SQL, (digest, info.st_size, info.st_mtime_ns, rel))
+        if records is not None:
+            db.execute(RECORDS_SQL, (records, rel))
+        db.set_meta(REWRITING_META, "")
+
+
+def finish_rewrite(db: Database, folder: Path) -> None:
+    """Record a rewrite of an own file that a killed run left unrecorded (`rewrite_own`):
+    when the file holds the bytes noted, they are this machine's."""
+    noted = db.get_meta(REWRITING_META)
+    if not noted:
+        return
+    rewrite = json.loads(noted)
+    path = folder / rewrite["path"]
+    if _digest(path) == rewrite["sha256"]:
+        info = path.stat()
+        with db.atomic():
+            db.execute(RESEALED_SQL, (rewrite["sha256"], info.st_size, info.st_mtime_ns, rewrite["path"]))
+            db.set_meta(REWRITING_META, "")
+    else:
+        with db.atomic():
+            db.set_meta(REWRITING_META, "")
 
 
 def _drop_forgotten(run: Run) -> None:
@@ -726,10 +759,7 @@ def _drop_forgotten(run: Run) -> None:
         for record in keep:
             record.pop("v", None)
         smaller = _payload(keep, vectors, payload.embedder)
-        sealed_bytes = changefiles.seal(run.key, run.machine, header.number, smaller)
-        with db.atomic():
-            info = write_durable(item.path, sealed_bytes)
-            _record(run, item.rel, run.machine, header.number, sealed_bytes, info, len(keep), written=True)
+        rewrite_own(db, run.folder, item.rel, changefiles.seal(run.key, run.machine, header.number, smaller), len(keep))
         run.report.repacked += 1
 
 
