@@ -85,9 +85,10 @@ def test_the_path_check_finds_a_path_beside_the_checkout_and_a_dead_link(tmp_pat
     (tmp_path / "beside").mkdir()
     (root / "README.md").write_text("[Design](docs/design.md) and [Gone](docs/gone.md)\n")
     (root / "docs" / "design.md").write_text("[Back](../README.md)\n")
-    (root / "run.py").write_text('TOOL = "../beside"\nHOME = "~/../x"\n')
+    beside = "/".join(["..", "beside"])  # spelled apart, or this file would name it itself
+    (root / "run.py").write_text(f'TOOL = "{beside}"\nHOME = "~/{beside}"\n')
     files = text_files(root, ["README.md", "docs/design.md", "run.py"])
-    assert paths_outside(root, files) == ["README.md:1: docs/gone.md", "run.py:1: ../beside"]
+    assert paths_outside(root, files) == ["README.md:1: docs/gone.md", f"run.py:1: {beside}"]
 
 
 def test_the_agents_sessions_and_the_users_tickets_are_not_narration():
