@@ -304,6 +304,15 @@ def test_offsets_stay_right_after_non_ascii_text_and_lone_surrogates():
         assert redact(text) == (prefix + "[REDACTED:github] ok", 1)
 
 
+def test_a_dotted_capital_i_changes_nothing_found():
+    """İ lowers to two characters; a text holding one is searched as the same text without it."""
+    body = ("DB_PASSWORD=Zq8#vLm2!pR4tX Straße ÜBER ALLES\n"
+            "curl -H 'Authorization: Bearer 9f8e7d6c5b4a39281706f5e4d3c2b1a0' https://api.example.org\n")
+    plain = [(f.kind, f.start, f.end) for f in explain("Istanbul " + body)]
+    dotted = [(f.kind, f.start, f.end) for f in explain("İstanbul " + body)]
+    assert plain and dotted == plain
+
+
 def test_a_non_string_is_a_one_line_error():
     with pytest.raises(InvalidInput, match="decode bytes first"):
         redact(b"password=hunter22")  # type: ignore[arg-type]

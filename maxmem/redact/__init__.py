@@ -67,7 +67,7 @@ _PRIORITY = {PRIVATE: 100, "private-key": 60, "custom": 5, "secret": 20, "passwo
              "bearer": 25, "basic-auth": 25, "url-password": 30}
 _PROVIDER_PRIORITY = 50
 _CACHED_CHARS = 8192
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+_DOTTED_I = "\u0130"  # İ: the one character whose lowercase is two characters long
 
 
 @dataclass(frozen=True)
@@ -92,10 +92,10 @@ def _priority(kind: str) -> int:
 
 
 def _lower(text: str) -> str:
-    lowered = text.lower()
-    if len(lowered) == len(text):
-        return lowered
-    return text.translate(_ASCII_LOWER)  # İ lowers to two characters: keep offsets aligned
+    """`text` lowercased with every offset kept: İ, which lowers to two characters, stays."""
+    if _DOTTED_I not in text:
+        return text.lower()
+    return _DOTTED_I.join(part.lower() for part in text.split(_DOTTED_I))
 
 
 class Redactor:
