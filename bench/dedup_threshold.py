@@ -71,7 +71,7 @@ PARAPHRASES = [
 ]
 
 # The commonest real duplicate: the same fact restated with small edits (a trigger
-# that fires again in a later session, a re-import, "remember that" prefixed).
+# that fires again in a later conversation, a re-import, "remember that" prefixed).
 RESTATEMENTS = [
     ("My passport expires in March 2027.", "Remember that my passport expires in March 2027."),
     ("We decided to use PostgreSQL instead of MySQL because we need JSONB.", "We decided to use PostgreSQL instead of MySQL, because we need JSONB"),

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 NARRATION = re.compile("|".join([
     r"\bissues?\s+\d",                                   # a ticket by number
-    r"\b(?:this|earlier|previous|next)\s+sessions?\b",   # the product says "the current session"
+    r"\b(?:this|earlier|later|previous|next|first|last|prior)\s+sessions?\b",  # the product: "the current session"
     r"\bsessions?\s+\d+\b",
 ]), re.IGNORECASE)
 CLIMBING = re.compile(r"(?<![\w.~/])(?:\.\./)+[\w.-]+(?:/[\w.-]+)*")
