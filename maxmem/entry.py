@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .agents import DEFAULT
 from .config import PROMPT_HOOK_BUDGET_SECONDS, brain_path, load_config, state_dir
 from .errors import MaxmemError
 from .hooks import harness_named
@@ -35,7 +36,7 @@ class PromptHook:
     db: Path | None = None
     config: Path | None = None
     embedder: str | None = None
-    harness: str = "claude-code"
+    harness: str = DEFAULT
     budget_seconds: float | None = None
     budget_tokens: int | None = None
 
@@ -63,7 +64,7 @@ def prompt_hook_args(argv: Sequence[str]) -> PromptHook | None:
         return PromptHook(
             db=Path(values["db"]) if "db" in values else None,
             config=Path(values["config"]) if "config" in values else None,
-            embedder=values.get("embedder"), harness=harness_named(values.get("harness", "claude-code")),
+            embedder=values.get("embedder"), harness=harness_named(values.get("harness", DEFAULT)),
             budget_seconds=float(values["budget_seconds"]) if "budget_seconds" in values else None,
             budget_tokens=int(values["budget_tokens"]) if "budget_tokens" in values else None)
     except ValueError:

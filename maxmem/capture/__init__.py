@@ -22,7 +22,7 @@ from typing import Any
 # apsw and the job machinery (`maxmem --version` stays fast).
 _EXPORTS = {
     "CaptureSettings": "roots", "Source": "roots", "agents_folders": "roots", "discover": "roots",
-    "sources_for_path": "roots", "CaptureReport": "job", "FileReport": "job",
+    "only_agent": "roots", "sources_for_path": "roots", "CaptureReport": "job", "FileReport": "job",
     "run_capture": "job", "FORMATS": "model", "Session": "model", "ToolCall": "model",
     "Turn": "model",
 }

@@ -14,10 +14,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..agents import AGENTS
 from ..clock import iso, parse_time
 from ..errors import MaxmemError
 
-FORMATS = ("openclaw", "claude-code", "codex", "jsonl", "chatgpt", "markdown")
+# Each agent's own (its record's name), then the formats of exports and other tools.
+FORMATS = (*(a.format for a in AGENTS), "jsonl", "chatgpt", "markdown")
 
 # Roles a Turn can have. "tool" turns carry a tool result; "summary" turns carry a
 # compaction or branch summary written by the agent itself.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,14 +57,31 @@ def decompressed(path: str | Path, limit: int | None = None) -> bytes:
         raise CaptureFormatError(f"{path}: not a readable zstd file ({exc})") from None
 
 
+# A file's name says which formats it can be (a folder given to --path is read for
+# the files these names allow); its first lines say which one it is (detect_format).
+DOCUMENT_SUFFIXES = {"chatgpt": (".json",), "markdown": (".md", ".markdown", ".txt")}
+LINE_SUFFIXES = (".jsonl", ".jsonl.zst")
+_CONVERSATIONS = re.compile(r"^conversations.*\.json$", re.IGNORECASE)
+
+
+def named_as(name: str, fmt: str | None = None) -> bool:
+    """Whether a file called `name`, in a folder given to --path, is read as `fmt` (None:
+    as any format a folder of transcripts holds: JSONL, and ChatGPT's conversations*.json)."""
+    lower = name.lower()
+    if fmt in DOCUMENT_SUFFIXES:
+        return lower.endswith(DOCUMENT_SUFFIXES[fmt])
+    if fmt is not None:
+        return lower.endswith(LINE_SUFFIXES)
+    return lower.endswith(LINE_SUFFIXES) or bool(_CONVERSATIONS.match(name))
+
+
 def detect_format(path: str | Path) -> str | None:
     """Guess a file's format from its name and first line; None if it is not a transcript."""
     path = Path(path)
     name = path.name.lower()
-    if name.endswith((".md", ".markdown", ".txt")):
-        return "markdown"
-    if name.endswith(".json"):
-        return "chatgpt"
+    for fmt, suffixes in DOCUMENT_SUFFIXES.items():
+        if name.endswith(suffixes):
+            return fmt
     if ".jsonl" not in name:
         return None
     try:
@@ -79,18 +97,25 @@ def detect_format(path: str | Path) -> str | None:
             value = json.loads(raw.replace(b"\x00", b"").decode("utf-8", errors="replace"))
         except ValueError:
             continue
-        if not isinstance(value, dict):
-            continue
-        kind = value.get("type")
-        if kind == "session" and "version" in value or kind in ("model_change", "message") and "parentId" in value:
-            return "openclaw"
-        if kind in ("session_meta", "response_item", "event_msg", "turn_context"):
-            return "codex"
-        if "sessionId" in value or "leafUuid" in value or kind == "file-history-snapshot":
-            return "claude-code"
-        if any(k in value for k in ("role", "author", "speaker", "message")):
-            return "jsonl"
+        if isinstance(value, dict):
+            found = format_of_line(value)
+            if found is not None:
+                return found
     return "jsonl"
+
+
+def format_of_line(value: dict[str, Any]) -> str | None:
+    """The format one parsed transcript line shows itself to be (None: it does not say)."""
+    kind = value.get("type")
+    if kind == "session" and "version" in value or kind in ("model_change", "message") and "parentId" in value:
+        return "openclaw"
+    if kind in ("session_meta", "response_item", "event_msg", "turn_context"):
+        return "codex"
+    if "sessionId" in value or "leafUuid" in value or kind == "file-history-snapshot":
+        return "claude-code"
+    if any(k in value for k in ("role", "author", "speaker", "message")):
+        return "jsonl"
+    return None
 
 
 def read(path: str | Path, fmt: str, offset: int, state: dict[str, Any], ctx: ReadContext,

@@ -1,7 +1,8 @@
 """Where transcripts live, and which files in those places are live transcripts.
 
-Default roots (each replaced by the agent's own variable when set, and by the
-`[capture]` table of the config file when that names them):
+Default roots, from each agent's record in maxmem.agents (each replaced by the agent's
+own variable when set, and by the `[capture]` table of the config file when that names
+them):
   OpenClaw     $OPENCLAW_STATE_DIR or ~/.openclaw (+ legacy ~/.clawdbot, ~/.moltbot, ~/.moldbot)
                agents/<agentId>/sessions/*.jsonl, topic files included
   Claude Code  each dir of $CLAUDE_CONFIG_DIR (comma-separated) or ~/.claude and ~/.config/claude
@@ -20,20 +21,21 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
+from ..agents import AGENTS, Agent
 from ..errors import InvalidInput
 from ..settings import CaptureSettings
 from .model import FORMATS
-from .readers import detect_format
+from .readers import detect_format, named_as
 
 log = logging.getLogger("maxmem")
 
 _OPENCLAW_SIDE = re.compile(r"\.(?:checkpoint\.[^/]*|trajectory)\.jsonl$|\.jsonl\.lock$|\.bak(?:\.|$)")
 _OPENCLAW_ARCHIVE = re.compile(r"\.jsonl\.(?:reset|deleted)\.[^/]+$")
-_CONVERSATIONS = re.compile(r"^conversations.*\.json$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -46,70 +48,66 @@ class Source:
 def agents_folders(settings: CaptureSettings, env: Mapping[str, str] | None = None,
                    home: Path | None = None) -> CaptureSettings:
     """`[capture]` with the folders it leaves to the agents (None) filled in: each agent's
-    own variable in `env` (OPENCLAW_STATE_DIR, CLAUDE_CONFIG_DIR, CODEX_HOME), else its
-    usual place under `home`. Folders the config names stay as they are."""
+    own variable in `env` (its record's `transcripts.env`: OPENCLAW_STATE_DIR,
+    CLAUDE_CONFIG_DIR, CODEX_HOME), else its usual places under `home`. Folders the
+    config names stay as they are."""
     env = env or {}
     home = home or Path("~").expanduser()
-    return replace(
-        settings,
-        openclaw_dirs=default_openclaw_dirs(env, home) if settings.openclaw_dirs is None else settings.openclaw_dirs,
-        claude_dirs=default_claude_dirs(env, home) if settings.claude_dirs is None else settings.claude_dirs,
-        codex_dirs=default_codex_dirs(env, home) if settings.codex_dirs is None else settings.codex_dirs)
+    filled: dict[str, Any] = {a.transcripts.setting: default_dirs(a, env, home) for a in AGENTS
+              if getattr(settings, a.transcripts.setting) is None}
+    return replace(settings, **filled)
 
 
-def default_openclaw_dirs(env: Mapping[str, str], home: Path) -> tuple[Path, ...]:
-    if env.get("OPENCLAW_STATE_DIR"):
-        return (Path(env["OPENCLAW_STATE_DIR"]).expanduser(),)
-    return tuple(home / name for name in (".openclaw", ".clawdbot", ".moltbot", ".moldbot"))
+def default_dirs(agent: Agent, env: Mapping[str, str], home: Path) -> tuple[Path, ...]:
+    """The folders `agent` keeps its transcripts in: its variable's, else its usual ones."""
+    where = agent.transcripts
+    value = env.get(where.env, "")
+    if value.strip():
+        parts = value.split(where.separator) if where.separator else [value]
+        return tuple(Path(p.strip()).expanduser() for p in parts if p.strip())
+    return tuple(home / name for name in where.defaults)
 
 
-def default_claude_dirs(env: Mapping[str, str], home: Path) -> tuple[Path, ...]:
-    if env.get("CLAUDE_CONFIG_DIR"):
-        return tuple(Path(p.strip()).expanduser() for p in env["CLAUDE_CONFIG_DIR"].split(",") if p.strip())
-    return (home / ".claude", home / ".config" / "claude")
-
-
-def default_codex_dirs(env: Mapping[str, str], home: Path) -> tuple[Path, ...]:
-    if env.get("CODEX_HOME"):
-        return (Path(env["CODEX_HOME"]).expanduser(),)
-    return (home / ".codex",)
+def only_agent(settings: CaptureSettings, name: str) -> CaptureSettings:
+    """`settings` with every other agent's folders left out (a hook captures its own agent's)."""
+    others: dict[str, Any] = {a.transcripts.setting: () for a in AGENTS if a.name != name}
+    return replace(settings, **others)
 
 
 def describe_roots(settings: CaptureSettings) -> list[str]:
     """The folders `discover` looks in, as "agent: path" ("(missing)" after an absent one)."""
     out = []
-    for agent, roots, sub in (("openclaw", settings.openclaw_dirs, "agents"),
-                              ("claude-code", settings.claude_dirs, "projects"),
-                              ("codex", settings.codex_dirs, "sessions")):
-        for root in roots or ():
-            folder = root / sub
-            out.append(f"{agent}: {folder}" + ("" if folder.is_dir() else " (missing)"))
+    for agent in AGENTS:
+        for root in getattr(settings, agent.transcripts.setting) or ():
+            folder = root / agent.transcripts.look_in
+            out.append(f"{agent.name}: {folder}" + ("" if folder.is_dir() else " (missing)"))
     return out
 
 
 def discover(settings: CaptureSettings) -> list[Source]:
     """Every transcript under the configured roots (missing roots are fine)."""
     found: dict[Path, Source] = {}
-    for source in _all(settings):
-        found.setdefault(source.path, source)
+    for agent in AGENTS:
+        for root in getattr(settings, agent.transcripts.setting) or ():
+            for source in FINDERS[agent.name](root):
+                found.setdefault(source.path, source)
     return list(found.values())
 
 
-def _all(settings: CaptureSettings) -> Iterator[Source]:
-    for root in settings.openclaw_dirs or ():
-        yield from openclaw_sources(root)
-    for root in settings.claude_dirs or ():
-        projects = root / "projects"
-        yield from (Source(p, "claude-code") for p in _glob(projects, "*/*.jsonl"))
-        yield from (Source(p, "claude-code") for p in _glob(projects, "*/*/subagents/*.jsonl"))
-    for root in settings.codex_dirs or ():
-        yield from (Source(p, "codex") for p in _glob(root / "sessions", "*/*/*/rollout-*.jsonl"))
-        yield from (Source(p, "codex") for p in _glob(root / "archived_sessions", "rollout-*.jsonl"))
-        # Newer Codex builds may replace a rollout by a zstd-compressed copy; when both
-        # exist the plain file is the live one.
-        for pattern in ("sessions/*/*/*/rollout-*.jsonl.zst", "archived_sessions/rollout-*.jsonl.zst"):
-            folder, _, glob = pattern.partition("/")
-            yield from (Source(p, "codex") for p in _glob(root / folder, glob) if not p.with_suffix("").exists())
+def claude_code_sources(root: Path) -> Iterator[Source]:
+    projects = root / "projects"
+    yield from (Source(p, "claude-code") for p in _glob(projects, "*/*.jsonl"))
+    yield from (Source(p, "claude-code") for p in _glob(projects, "*/*/subagents/*.jsonl"))
+
+
+def codex_sources(root: Path) -> Iterator[Source]:
+    yield from (Source(p, "codex") for p in _glob(root / "sessions", "*/*/*/rollout-*.jsonl"))
+    yield from (Source(p, "codex") for p in _glob(root / "archived_sessions", "rollout-*.jsonl"))
+    # Newer Codex builds may replace a rollout by a zstd-compressed copy; when both
+    # exist the plain file is the live one.
+    for pattern in ("sessions/*/*/*/rollout-*.jsonl.zst", "archived_sessions/rollout-*.jsonl.zst"):
+        folder, _, glob = pattern.partition("/")
+        yield from (Source(p, "codex") for p in _glob(root / folder, glob) if not p.with_suffix("").exists())
 
 
 def openclaw_sources(root: Path) -> Iterator[Source]:
@@ -144,6 +142,14 @@ def _store_overrides(sessions: Path) -> Iterator[Source]:
             yield Source(path, "openclaw")
 
 
+# Each agent's transcripts under one of its folders (the record names the folders).
+FINDERS: dict[str, Callable[[Path], Iterator[Source]]] = {
+    "claude-code": claude_code_sources,
+    "codex": codex_sources,
+    "openclaw": openclaw_sources,
+}
+
+
 def _glob(root: Path, pattern: str) -> list[Path]:
     try:
         return sorted(root.glob(pattern)) if root.is_dir() else []
@@ -169,19 +175,9 @@ def sources_for_path(path: Path, fmt: str | None = None) -> list[Source]:
     out: list[Source] = []
     for file in sorted(p for p in path.rglob("*") if p.is_file()):
         name = file.name
-        if _OPENCLAW_SIDE.search(name) or _OPENCLAW_ARCHIVE.search(name):
+        if _OPENCLAW_SIDE.search(name) or _OPENCLAW_ARCHIVE.search(name) or not named_as(name, fmt):
             continue
-        if fmt in ("chatgpt",):
-            wanted = name.endswith(".json")
-        elif fmt == "markdown":
-            wanted = name.endswith((".md", ".markdown"))
-        elif fmt is not None:
-            wanted = name.endswith((".jsonl", ".jsonl.zst"))
-        else:
-            wanted = name.endswith((".jsonl", ".jsonl.zst")) or bool(_CONVERSATIONS.match(name))
-        if wanted:
-            detected = fmt or detect_format(file)
-            if detected:
-                out.append(Source(file, detected))
+        detected = fmt or detect_format(file)
+        if detected:
+            out.append(Source(file, detected))
     return out
-

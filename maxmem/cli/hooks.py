@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from ..agents import DEFAULT, listed
 from ..config import state_dir
 from ..hooks import harness_named
 from ..hooks.events import budget_from, run_hook
@@ -30,7 +31,7 @@ class _OverBudget(Exception):
 
 @click.command(context_settings={"ignore_unknown_options": True})
 @click.argument("event")
-@click.option("--harness", default="claude-code", show_default=True, help="claude-code, codex or openclaw.")
+@click.option("--harness", default=DEFAULT, show_default=True, help=f"The agent running the hook: {listed()}.")
 @click.option("--budget", "budget_seconds", type=float, default=None,
               help="Seconds it may take ([hook] budget_seconds, default 10).")
 @click.option("--budget-tokens", type=int, default=None,

@@ -16,6 +16,8 @@ from typing import Any
 
 import click
 
+from ..agents import AGENTS as RECORDS
+from ..agents import agent_named
 from ..config import Config
 from ..importers import survey
 from ..wiring import AGENTS, TARGETS, Install, WiringError, detect, find_maxmem, plan, run, unplan
@@ -30,7 +32,8 @@ MCP_MISSING = ("the MCP server was left out: this maxmem has no mcp SDK. Install
 @click.argument("target", required=False, type=click.Choice(list(TARGETS)))
 @click.option("--dry-run", is_flag=True, help="Print the diff of what would change; write nothing.")
 @click.option("--uninstall", is_flag=True, help="Remove what setup added (restoring files it alone changed).")
-@click.option("--no-mcp", is_flag=True, help="claude-code, codex: the hooks only, no MCP server entry.")
+@click.option("--no-mcp", is_flag=True,
+              help=f"{', '.join(a.name for a in RECORDS if a.mcp_option)}: the hooks only, no MCP server entry.")
 @click.option("--maxmem", "maxmem_path", type=click.Path(dir_okay=False, path_type=Path),
               help="The maxmem executable to write (default: the one running now).")
 @click.option("--openclaw-profile", help="openclaw: the profile whose state dir to use.")
@@ -41,8 +44,8 @@ MCP_MISSING = ("the MCP server was left out: this maxmem has no mcp SDK. Install
 def setup(state: State, target: str | None, dry_run: bool, uninstall: bool, no_mcp: bool,
           maxmem_path: Path | None, openclaw_profile: str | None, openclaw_workspace: Path | None,
           as_json: bool) -> None:
-    """Wire maxmem into TARGET: claude-code, codex, openclaw (agents) or cron, systemd,
-    launchd (a 15-minute tick of  maxmem daemon --once --if-due).
+    """Wire maxmem into TARGET: an agent (claude-code, codex, openclaw) or a scheduler
+    (cron, systemd, launchd: a 15-minute tick of  maxmem daemon --once --if-due).
 
     Writes absolute paths (the maxmem running now, --db, --config), merges into the
     existing files, backs each one up first, and prints the steps left to you. Running
@@ -60,7 +63,9 @@ def setup(state: State, target: str | None, dry_run: bool, uninstall: bool, no_m
     # The MCP server needs the mcp extra in the maxmem that setup writes (this one,
     # unless --maxmem names another): without it the agent would show a failed server.
     sdk_missing = maxmem_path is None and importlib.util.find_spec("mcp") is None
-    if target in ("claude-code", "codex"):
+    record = agent_named(target) if target else None
+    mcp_option = record is not None and record.mcp_option
+    if mcp_option:
         options["mcp"] = not no_mcp and not (sdk_missing and not uninstall)
     if target == "openclaw":
         options.update(profile=openclaw_profile, skill_dir=openclaw_workspace)
@@ -68,7 +73,7 @@ def setup(state: State, target: str | None, dry_run: bool, uninstall: bool, no_m
         _survey(ctx, as_json, state.config)
         return
     p = unplan(target, ctx, **options) if uninstall else plan(target, ctx, **options)
-    if target in ("claude-code", "codex") and not no_mcp and sdk_missing and not uninstall:
+    if mcp_option and not no_mcp and sdk_missing and not uninstall:
         p.steps.append(MCP_MISSING)
     if dry_run:
         emit(p.to_dict(), as_json, lambda d: _dry_lines(p, ctx, uninstall))
@@ -134,7 +139,7 @@ def _survey(ctx: Any, as_json: bool, config: Config) -> None:
                 yield f"  {name:<12} {entry['found']}: already set up"
         agents = [n for n in AGENTS if report["targets"][n]["found"]]
         if not agents:
-            yield "no agent found (Claude Code ~/.claude, Codex ~/.codex, OpenClaw ~/.openclaw)"
+            yield f"no agent found ({', '.join(f'{a.title} {a.home}' for a in RECORDS)})"
         yield "one scheduler is enough: systemd on Linux, launchd on macOS, cron elsewhere"
         if report["imports"]:
             yield ("memory these agents keep themselves, to import (again: only what is new is added; "

@@ -36,9 +36,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ..agents import agent
 from ..brain import Brain
 from ..brief import build_brief
-from ..capture import agents_folders, run_capture
+from ..capture import agents_folders, only_agent, run_capture
 from ..clock import Clock
 from ..config import PROMPT_HOOK_BUDGET_SECONDS, Config, local_timezone, state_dir
 from ..memory import BYTES_PER_TOKEN
@@ -50,15 +51,12 @@ from .shown import add_shown, shown_ids
 log = logging.getLogger("maxmem")
 
 EVENTS = ("session-start", "user-prompt", "pre-compact", "stop", "session-end")
-HOOK_EVENT_NAMES = {"session-start": "SessionStart", "user-prompt": "UserPromptSubmit", "pre-compact": "PreCompact",
-                    "stop": "Stop", "session-end": "SessionEnd"}
 # Claude Code shares ~1.5 s among SessionEnd hooks (raised to the longest timeout set,
 # 5 s for ours); Codex allows at most 3 s. The last capture there gets less.
 SESSION_END_SECONDS = 3.0
 CLOSE_RESERVE = 0.15  # of the budget, kept for committing, the brief and closing
 HOOK_WINDOW_BYTES = 256 << 10  # commit a big transcript in small windows, so the deadline can bite
 PROMPT_LOCK_SECONDS = 1.0
-MAX_CONTEXT_CHARS = {"claude-code": 9_500, "codex": 9_000, "openclaw": 20_000}  # below the harness caps
 
 
 @dataclass(frozen=True)
@@ -150,16 +148,16 @@ def _capture(event: str, harness: str, data: HookInput, config: Config, env: Map
         if not data.transcript_path.is_file():
             return f"no transcript at {data.transcript_path} yet; nothing captured"
         paths = [data.transcript_path]
-    elif harness == "openclaw":
-        # The Gateway's event may not name the session file: its agents' folders, in time order.
-        settings = replace(settings, claude_dirs=(), codex_dirs=())
+    elif agent(harness).capture_all:
+        # The event may not name the session's transcript: all of this agent's, and no other's.
+        settings = only_agent(settings, harness)
         paths = None
     else:
         return "no transcript_path on stdin; nothing captured"
     with Brain.open(config.db_path, embedder="none", config=config, clock=clock) as brain:
         report = run_capture(brain, paths=paths, format=harness if paths else None,
                              settings=settings, deadline=deadline, record_as=f"hook:{harness}")
-    where = str(paths[0]) if paths else "the OpenClaw sessions"
+    where = str(paths[0]) if paths else f"the {agent(harness).title} sessions"
     return f"{report.summary()} [{where}]"
 
 
@@ -172,7 +170,7 @@ def _brief(harness: str, data: HookInput, config: Config, env: Mapping[str, str]
     wanted = budget_tokens or config.brief.budget_tokens
     # The budget covers the whole fenced text in UTF-8 bytes / 4, and a character is
     # at least a byte: a brief of N tokens has at most 4 N characters.
-    tokens = max(MIN_BRIEF_TOKENS, min(wanted, MAX_CONTEXT_CHARS[harness] // BYTES_PER_TOKEN))
+    tokens = max(MIN_BRIEF_TOKENS, min(wanted, agent(harness).context_chars // BYTES_PER_TOKEN))
     with Brain.open(path, embedder="none", config=config, clock=clock, check_embedder=False) as brain:
         brief = build_brief(brain, session_id=data.session_id, budget_tokens=tokens, tz=local_timezone(config))
     text = brief.text
@@ -214,11 +212,13 @@ def recall_context(brain: Brain, harness: str, data: HookInput, folder: Path, se
 
 
 def added_context(harness: str, event: str, text: str) -> str:
-    """What the harness reads as added context: nothing, plain text (OpenClaw), or the
-    hookSpecificOutput JSON of Claude Code and Codex."""
-    if not text or harness == "openclaw":
+    """What the harness reads as added context: nothing, plain text, or hookSpecificOutput
+    JSON naming the agent's own event (its record's `output`)."""
+    record = agent(harness)
+    if not text or record.output == "plain":
         return text
-    payload = {"hookSpecificOutput": {"hookEventName": HOOK_EVENT_NAMES[event], "additionalContext": text}}
+    name = next(h.event for h in record.hooks if h.word == event)
+    payload = {"hookSpecificOutput": {"hookEventName": name, "additionalContext": text}}
     return json.dumps(payload, ensure_ascii=False)
 
 

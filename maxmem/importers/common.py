@@ -17,12 +17,14 @@ from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
 
+from ..agents import AGENTS
 from ..clock import iso
 from ..markdown.parse import HEADING_KINDS
 from ..markdown.render import EXPORT_MARK
 from .blocks import Block, read_blocks
 
-SOURCES = ("claude-code", "openclaw", "codex", "claude-mem", "markdown")
+# The agents whose own memory `import --from` reads (their records say which), then other tools'.
+SOURCES = (*(a.name for a in AGENTS if a.imports), "claude-mem", "markdown")
 
 # "always", "never", "prefer" and their kin: a standing rule or preference.
 RULE = re.compile(

@@ -5,10 +5,12 @@
     p = plan("claude-code", ctx)            # what would change: p.diff(), p.steps, p.notes
     run(p, ctx)                             # write it (backups, manifest); run what it can
 
-One module per target (claude_code, codex, openclaw, schedulers for cron, systemd
-and launchd); `files` holds what they share: plans, diffs, JSON, atomic writes,
-backups and the manifest that lets `--uninstall` restore a file byte for byte.
-Every target is idempotent: planning again after a run gives no change.
+One module per agent (its record in maxmem.agents names it: claude_code, codex,
+openclaw), each with the same five functions (`AgentSetup`), and `schedulers` for
+cron, systemd and launchd; `files` holds what they share: plans, diffs, JSON, atomic
+writes, backups and the manifest that lets `--uninstall` restore a file byte for
+byte; `hookjson` the hooks JSON of Claude Code and Codex. Every target is
+idempotent: planning again after a run gives no change.
 """
 
 from __future__ import annotations
@@ -18,16 +20,38 @@ import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
+from ..agents import AGENTS as RECORDS
 from ..errors import InvalidInput
 from ..hooks.warm import stop_servers
 from . import claude_code, codex, openclaw, schedulers
 from .files import Change, Plan, WiringError, apply, originals, which
 from .install import Install, find_maxmem
 
-__all__ = ["TARGETS", "Install", "Outcome", "Plan", "WiringError", "commands", "detect", "find_maxmem",
-           "inactive", "outdated", "plan", "problems", "run", "unplan"]
+__all__ = ["AGENTS", "SETUP", "TARGETS", "Install", "Outcome", "Plan", "WiringError", "agent_checks", "commands",
+           "detect", "find_maxmem", "plan", "problems", "run", "unplan"]
+
+
+class AgentSetup(Protocol):
+    """What `maxmem setup AGENT` and doctor need of an agent's module: what setup and its
+    --uninstall would change (their options are the agent's own), the maxmem commands
+    its wiring runs, what of the agent is on this machine, and doctor's checks."""
+
+    @property
+    def plan(self) -> Callable[..., Plan]: ...
+    @property
+    def unplan(self) -> Callable[..., Plan]: ...
+    @property
+    def commands(self) -> Callable[[Install], list[list[str]]]: ...
+    @property
+    def detect(self) -> Callable[[Install], str | None]: ...
+    @property
+    def checks(self) -> Callable[[Install], list[tuple[str, str]]]: ...
+
+
+# Each agent's setup module, by its record's name (tests/test_agents.py: one for every record).
+SETUP: dict[str, AgentSetup] = {"claude-code": claude_code, "codex": codex, "openclaw": openclaw}
 
 
 @dataclass(frozen=True)
@@ -53,12 +77,8 @@ def _scheduler_present(name: str) -> Callable[[Install], str | None]:
 
 
 TARGETS: dict[str, Target] = {
-    "claude-code": Target("claude-code", "hooks in settings.json, the MCP server in ~/.claude.json",
-                          claude_code.plan, claude_code.unplan, claude_code.commands, claude_code.detect),
-    "codex": Target("codex", "the MCP server and hooks in config.toml", codex.plan, codex.unplan,
-                    codex.commands, codex.detect),
-    "openclaw": Target("openclaw", "the skill in the workspace, a Gateway hook pack", openclaw.plan,
-                       openclaw.unplan, openclaw.commands, openclaw.detect),
+    **{a.name: Target(a.name, a.setup, SETUP[a.name].plan, SETUP[a.name].unplan, SETUP[a.name].commands,
+                      SETUP[a.name].detect) for a in RECORDS},
     "cron": Target("cron", f"a {schedulers.TICK_MINUTES}-minute tick in the user crontab",
                    lambda ctx, **_: schedulers.cron_plan(ctx), lambda ctx, **_: schedulers.cron_unplan(ctx),
                    schedulers.cron_commands, _scheduler_present("cron")),
@@ -69,7 +89,7 @@ TARGETS: dict[str, Target] = {
                       lambda ctx, **_: schedulers.launchd_plan(ctx), lambda ctx, **_: schedulers.launchd_unplan(ctx),
                       schedulers.launchd_commands, _scheduler_present("launchd")),
 }
-AGENTS = ("claude-code", "codex", "openclaw")
+AGENTS = tuple(a.name for a in RECORDS)
 
 
 def _target(name: str) -> Target:
@@ -142,7 +162,7 @@ def run(p: Plan, ctx: Install, uninstall: bool = False, run_commands: bool = Tru
     if p.changes or uninstall:
         for argv in p.after_commands:
             _try(argv, ctx, outcome, run_commands)
-    if uninstall and p.target in ("claude-code", "codex", "openclaw"):
+    if uninstall and p.target in AGENTS:
         stopped = stop_servers(ctx.state)  # the prompt hook's recall servers go with the hook
         if stopped:
             outcome.notes.append(f"stopped {stopped} recall server(s) the prompt hook had started")
@@ -202,22 +222,14 @@ def problems(ctx: Install) -> list[tuple[str, str]]:
     return out
 
 
-def inactive(ctx: Install) -> list[tuple[str, str]]:
-    """(level, message) for agent wiring that is written but not active: Codex hooks not
-    trusted yet or the hooks feature off, Claude Code's hooks disabled."""
+def agent_checks(ctx: Install) -> list[tuple[str, str]]:
+    """(level, message) for agent wiring that is written but will not run (Codex hooks not
+    trusted yet, Claude Code's hooks disabled, …), or that an older maxmem wrote: each
+    agent module's `checks`."""
     out: list[tuple[str, str]] = []
-    for module in (claude_code, codex):
+    for name in AGENTS:
         try:
-            out.extend(module.inactive(ctx))
+            out.extend(SETUP[name].checks(ctx))
         except (WiringError, OSError, ValueError):
             continue
     return out
-
-
-def outdated(ctx: Install) -> list[tuple[str, str]]:
-    """(level, message) for agent wiring an older maxmem wrote, in words it has renamed
-    since: it works as it is, and setup rewrites it."""
-    try:
-        return claude_code.outdated(ctx)
-    except (WiringError, OSError, ValueError):
-        return []

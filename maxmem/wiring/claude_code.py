@@ -23,15 +23,16 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..agents import CLAUDE_CODE
 from ..hooks import spellings
 from .files import Plan, WiringError, json_change, load_json, read_bytes
-from .install import Install, is_maxmem_command, split_command
+from .hookjson import handler, hook_commands, object_of, other_maxmem_commands, with_hooks, without_hooks
+from .install import Install, is_maxmem_command
 
-NAME = "claude-code"
+NAME = CLAUDE_CODE.name
 SERVER = "maxmem"
 # event, maxmem's event word, timeout (s) for Claude Code
-EVENTS = (("SessionStart", "session-start", 15), ("UserPromptSubmit", "user-prompt", 10),
-          ("PreCompact", "pre-compact", 30), ("Stop", "stop", 30), ("SessionEnd", "session-end", 5))
+EVENTS = CLAUDE_CODE.hooks
 # maxmem's MCP tools that only read (mcp.py marks them readOnlyHint): allowed without asking.
 READ_ONLY_TOOLS = ("search", "get", "list", "query", "brief", "active", "timeline", "history", "stats")
 ALLOWED = tuple(f"mcp__{SERVER}__{tool}" for tool in READ_ONLY_TOOLS)
@@ -53,62 +54,6 @@ def state_file(ctx: Install) -> Path:
 def detect(ctx: Install) -> str | None:
     folder = claude_dir(ctx)
     return f"Claude Code ({ctx.tilde(folder)})" if folder.is_dir() else None
-
-
-def handler(ctx: Install, event: str, timeout: int, harness: str = NAME) -> dict[str, Any]:
-    return {"type": "command", "command": ctx.shell("hook", event, "--harness", harness),
-            "timeout": timeout}
-
-
-def is_ours(entry: Any, harness: str = NAME) -> bool:
-    """A hook handler `maxmem … hook EVENT --harness H` (any path, any spelling of H: an
-    old install's too, which setup then replaces)."""
-    if not isinstance(entry, dict) or entry.get("type") != "command" or not isinstance(entry.get("command"), str):
-        return False
-    argv = split_command(entry["command"])
-    return is_maxmem_command(argv) and "hook" in argv and "--harness" in argv and bool(spellings(harness) & set(argv))
-
-
-def _calls_maxmem(entry: Any, harness: str) -> bool:
-    if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
-        return False
-    return is_maxmem_command(split_command(entry["command"])) and not is_ours(entry, harness)
-
-
-def with_hooks(settings: dict[str, Any], wanted: dict[str, tuple[str | None, dict[str, Any]]],
-               harness: str) -> dict[str, Any]:
-    """`settings` with one handler of ours per event: {event: (matcher, handler)}. An
-    event already holding exactly that handler is left as it is (no reordering)."""
-    out = copy.deepcopy(settings)
-    hooks = out.setdefault("hooks", {})
-    if not isinstance(hooks, dict):
-        raise WiringError('"hooks" is not an object: fix the file first; nothing was changed')
-    for event, (matcher, entry) in wanted.items():
-        groups = _list(hooks.get(event))
-        found = [(g.get("matcher"), h) for g in groups if isinstance(g, dict)
-                 for h in (g.get("hooks") or []) if is_ours(h, harness)]
-        if found == [(matcher, entry)]:
-            continue
-        group: dict[str, Any] = {"matcher": matcher} if matcher else {}
-        hooks[event] = _without_ours(groups, harness) + [{**group, "hooks": [entry]}]
-    return out
-
-
-def without_hooks(settings: dict[str, Any], harness: str = NAME) -> dict[str, Any]:
-    out = copy.deepcopy(settings)
-    hooks = out.get("hooks")
-    if not isinstance(hooks, dict):
-        return out
-    for event in list(hooks):
-        if isinstance(hooks[event], list):
-            kept = _without_ours(hooks[event], harness)
-            if kept:
-                hooks[event] = kept
-            else:
-                del hooks[event]
-    if not hooks:
-        del out["hooks"]
-    return out
 
 
 def with_permissions(settings: dict[str, Any]) -> dict[str, Any]:
@@ -142,42 +87,6 @@ def without_permissions(settings: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _without_ours(groups: list[Any], harness: str) -> list[Any]:
-    kept = []
-    for group in groups:
-        if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
-            kept.append(group)
-            continue
-        handlers = [h for h in group["hooks"] if not is_ours(h, harness)]
-        if handlers:
-            kept.append({**group, "hooks": handlers})
-        elif not any(is_ours(h, harness) for h in group["hooks"]):
-            kept.append(group)  # an empty group of the user's own: not ours to drop
-    return kept
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def other_maxmem_commands(settings: dict[str, Any], harness: str) -> list[str]:
-    """Handlers that run maxmem but are not maxmem's hooks (hand wiring from the docs)."""
-    hooks = _dict(settings.get("hooks"))
-    return [h["command"] for groups in hooks.values() if isinstance(groups, list)
-            for g in groups if isinstance(g, dict) for h in (g.get("hooks") or []) if _calls_maxmem(h, harness)]
-
-
-def hook_commands(settings: dict[str, Any], harness: str) -> list[list[str]]:
-    """The argv of every maxmem hook in `settings` (for doctor)."""
-    hooks = _dict(settings.get("hooks"))
-    return [split_command(h["command"]) for groups in hooks.values() if isinstance(groups, list)
-            for g in groups if isinstance(g, dict) for h in (g.get("hooks") or []) if is_ours(h, harness)]
-
-
 def server(ctx: Install) -> dict[str, Any]:
     argv = ctx.argv("mcp")
     return {"type": "stdio", "command": argv[0], "args": argv[1:], "env": {}}
@@ -194,7 +103,7 @@ def plan(ctx: Install, mcp: bool = True) -> Plan:
     path = claude_dir(ctx) / "settings.json"
     before = read_bytes(path)
     settings = load_json(path, before)
-    new = with_hooks(settings, {event: (None, handler(ctx, word, timeout)) for event, word, timeout in EVENTS},
+    new = with_hooks(settings, {h.event: (None, handler(ctx, h.word, h.timeout, NAME)) for h in EVENTS},
                      NAME)
     if mcp:
         new = with_permissions(new)
@@ -210,7 +119,7 @@ def plan(ctx: Install, mcp: bool = True) -> Plan:
         state = state_file(ctx)
         before_state = read_bytes(state)
         data = load_json(state, before_state)
-        servers = _dict(data.get("mcpServers"))
+        servers = object_of(data.get("mcpServers"))
         current = servers.get(SERVER)
         if current is not None and not _is_our_server(current):
             result.notes.append(f"{ctx.tilde(state)} already has an MCP server named {SERVER!r} that does not "
@@ -233,7 +142,7 @@ def unplan(ctx: Install, **_: object) -> Plan:
     before = read_bytes(path)
     if before is not None:
         settings = load_json(path, before)
-        result.add(json_change(path, before, settings, without_permissions(without_hooks(settings))))
+        result.add(json_change(path, before, settings, without_permissions(without_hooks(settings, NAME))))
     state = state_file(ctx)
     before_state = read_bytes(state)
     if before_state is not None:
@@ -253,7 +162,7 @@ def commands(ctx: Install) -> list[list[str]]:
     path = claude_dir(ctx) / "settings.json"
     out = hook_commands(load_json(path, read_bytes(path)), NAME)
     state = state_file(ctx)
-    entry = _dict(load_json(state, read_bytes(state)).get("mcpServers")).get(SERVER)
+    entry = object_of(load_json(state, read_bytes(state)).get("mcpServers")).get(SERVER)
     if isinstance(entry, dict) and _is_our_server(entry):
         out.append([str(entry["command"]), *map(str, entry.get("args") or [])])
     return out
@@ -288,7 +197,7 @@ def outdated(ctx: Install) -> list[tuple[str, str]]:
     path = claude_dir(ctx) / "settings.json"
     settings = load_json(path, read_bytes(path))
     older = sorted({word for argv in hook_commands(settings, NAME) for word in argv} & (spellings(NAME) - {NAME}))
-    allowed = _dict(settings.get("permissions")).get("allow")
+    allowed = object_of(settings.get("permissions")).get("allow")
     stale = [rule for rule in OLDER_ALLOWED if isinstance(allowed, list) and rule in allowed]
     out = []
     if older:
@@ -298,3 +207,9 @@ def outdated(ctx: Install) -> list[tuple[str, str]]:
         out.append(("warn", f"{ctx.tilde(path)} allows {', '.join(stale)}, a tool maxmem no longer has: run  "
                             "maxmem setup claude-code  to allow its new name"))
     return out
+
+
+def checks(ctx: Install) -> list[tuple[str, str]]:
+    """(level, message) for doctor: Claude Code wiring that will not run, or that an older
+    maxmem wrote."""
+    return [*inactive(ctx), *outdated(ctx)]

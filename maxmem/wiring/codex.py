@@ -33,24 +33,16 @@ from typing import Any
 import tomlkit
 from tomlkit.items import AoT, Table
 
-from .claude_code import (
-    handler,
-    hook_commands,
-    is_ours,
-    other_maxmem_commands,
-    with_hooks,
-    without_hooks,
-)
+from ..agents import CODEX
 from .files import Change, Plan, WiringError, json_change, load_json, read_bytes, which
+from .hookjson import handler, hook_commands, is_ours, other_maxmem_commands, with_hooks, without_hooks
 from .install import Install, is_maxmem_command
 
-NAME = "codex"
+NAME = CODEX.name
 SERVER = "maxmem"
-HARNESS = "codex"
+HARNESS = CODEX.name
 MARK = "added by maxmem setup"
-EVENTS = (("SessionStart", "session-start", 15, "startup|resume|clear|compact"),
-          ("UserPromptSubmit", "user-prompt", 10, None),
-          ("PreCompact", "pre-compact", 30, None), ("Stop", "stop", 30, None))
+EVENTS = CODEX.hooks
 FLAGS = ("hooks", "codex_hooks")  # the current name first
 # How long Codex waits for optional MCP servers before its first request (its default,
 # 1000 ms, is shorter than `maxmem mcp` takes to answer `initialize` when it starts cold,
@@ -77,7 +69,7 @@ def server(ctx: Install) -> dict[str, Any]:
 
 
 def _wanted(ctx: Install) -> dict[str, tuple[str | None, dict[str, Any]]]:
-    return {event: (matcher, handler(ctx, word, timeout, HARNESS)) for event, word, timeout, matcher in EVENTS}
+    return {h.event: (h.matcher, handler(ctx, h.word, h.timeout, HARNESS)) for h in EVENTS}
 
 
 def _parse(path: Path, data: bytes | None) -> tomlkit.TOMLDocument:
@@ -392,3 +384,8 @@ def inactive(ctx: Install) -> list[tuple[str, str]]:
     elif flags is None and any(configured.get(k) is False for k in FLAGS):
         out.append(("warn", "[features] hooks is false in config.toml: Codex runs no hooks, maxmem's included"))
     return out
+
+
+def checks(ctx: Install) -> list[tuple[str, str]]:
+    """(level, message) for doctor: Codex wiring that will not run."""
+    return inactive(ctx)

@@ -28,14 +28,14 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..agents import OPENCLAW
 from .files import Change, Plan, package_data, read_bytes
 from .install import Install
 
-NAME = "openclaw"
-LEGACY = (".clawdbot", ".moltbot", ".moldbot")
+NAME = OPENCLAW.name
+LEGACY = OPENCLAW.transcripts.defaults[1:]  # older names of ~/.openclaw
 MARK = "Written by maxmem setup openclaw"
-EVENTS = {"session:compact:before": "pre-compact", "command:new": "stop", "command:reset": "stop",
-          "command:stop": "stop"}
+EVENTS = {h.event: h.word for h in OPENCLAW.hooks}
 
 
 def state_dir(ctx: Install, profile: str | None = None) -> Path:
@@ -213,3 +213,8 @@ def commands(ctx: Install) -> list[list[str]]:
         return [list(json.loads(found.group(1)))] if found else []
     except json.JSONDecodeError:
         return []
+
+
+def checks(ctx: Install) -> list[tuple[str, str]]:
+    """(level, message) for doctor: OpenClaw wiring that will not run."""
+    return []
