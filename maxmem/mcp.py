@@ -37,6 +37,7 @@ from datetime import UTC, tzinfo
 from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired
 
 from . import __version__, compaction, work
+from .agents import NAMES as AGENT_NAMES
 from .brief import build_brief
 from .errors import InvalidInput, MaxmemError, MissingDependency
 from .memory import CATEGORIES, Memory
@@ -642,7 +643,7 @@ class Tools:
         session_id: Annotated[str, Field(description="The session's id, e.g. agent:main:main.")],
         exchanges: Annotated[list[ExchangeIn], Field(description="The exchanges not saved yet.")] = [],  # noqa: B006
         observations: Annotated[list[ObservationIn], Field(description="What is worth keeping.")] = [],  # noqa: B006
-        agent: Annotated[str | None, Field(description="The agent's name.")] = None,
+        agent: Annotated[str | None, Field(description=f"The agent's name, e.g. {', '.join(AGENT_NAMES)}.")] = None,
         metadata: Annotated[dict[str, Any] | None, Field(description="Anything about the compaction.")] = None,
     ) -> SavedOut:
         doc: dict[str, Any] = {"session_id": session_id, "exchanges": exchanges, "observations": observations}

@@ -120,7 +120,7 @@ def test_a_hook_that_captures_all_of_its_agents_sessions_leaves_other_agents_alo
     claude.mkdir(parents=True)
     (claude / "s.jsonl").write_text(json.dumps({
         "type": "user", "sessionId": "s", "uuid": "u1", "timestamp": "2026-12-01T10:00:00Z",
-        "message": {"role": "user", "content": "Decision: the other agent's transcript stays out of this hook."}}) + "\n")
+        "message": {"role": "user", "content": "Decision: that transcript stays out of this hook."}}) + "\n")
     monkeypatch.setenv("HOME", str(home))
     settings = agents_folders(Config().capture, env={}, home=home)
     assert discover(settings), "the tick finds the Claude Code transcript"
