@@ -3,7 +3,8 @@
 Default roots (each replaced by the agent's own variable when set, and by the
 `[capture]` table of the config file when that names them):
   OpenClaw     $OPENCLAW_STATE_DIR or ~/.openclaw (+ legacy ~/.clawdbot, ~/.moltbot, ~/.moldbot)
-               agents/<agentId>/sessions/*.jsonl, topic files included
+               agents/<agentId>/agent/openclaw-agent.sqlite (2026.8.1 and later: openclaw_store)
+               and agents/<agentId>/sessions/*.jsonl (older installs), topic files included
   Claude Code  each dir of $CLAUDE_CONFIG_DIR (comma-separated) or ~/.claude and ~/.config/claude
                projects/<cwd>/*.jsonl and projects/<cwd>/<session>/subagents/*.jsonl
   Codex        $CODEX_HOME or ~/.codex
@@ -27,6 +28,7 @@ from pathlib import Path
 from ..errors import InvalidInput
 from ..settings import CaptureSettings
 from .model import FORMATS
+from .openclaw_store import find_stores, is_store
 from .readers import detect_format
 
 log = logging.getLogger("maxmem")
@@ -41,6 +43,7 @@ class Source:
     path: Path
     format: str
     archived: bool = False  # read only if it is a file capture already follows (renamed)
+    session: str | None = None  # an OpenClaw store: only the session with this id or key
 
 
 def agents_folders(settings: CaptureSettings, env: Mapping[str, str] | None = None,
@@ -84,6 +87,8 @@ def describe_roots(settings: CaptureSettings) -> list[str]:
         for root in roots or ():
             folder = root / sub
             out.append(f"{agent}: {folder}" + ("" if folder.is_dir() else " (missing)"))
+            if agent == "openclaw":
+                out.extend(f"openclaw: {db}" for db in find_stores(root))
     return out
 
 
@@ -113,6 +118,7 @@ def _all(settings: CaptureSettings) -> Iterator[Source]:
 
 
 def openclaw_sources(root: Path) -> Iterator[Source]:
+    yield from (Source(db, "openclaw") for db in find_stores(root))
     for sessions in _glob(root / "agents", "*/sessions"):
         for path in sorted(sessions.iterdir()):
             name = path.name
@@ -157,6 +163,8 @@ def sources_for_path(path: Path, fmt: str | None = None) -> list[Source]:
     if fmt is not None and fmt not in FORMATS:
         raise InvalidInput(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")
     path = Path(path).expanduser()
+    if path.is_file() and is_store(path):
+        return [Source(path, "openclaw")]
     if path.is_file():
         detected = fmt or detect_format(path)
         if detected is None:
@@ -170,6 +178,9 @@ def sources_for_path(path: Path, fmt: str | None = None) -> list[Source]:
     for file in sorted(p for p in path.rglob("*") if p.is_file()):
         name = file.name
         if _OPENCLAW_SIDE.search(name) or _OPENCLAW_ARCHIVE.search(name):
+            continue
+        if is_store(file) and fmt in (None, "openclaw"):
+            out.append(Source(file, "openclaw"))
             continue
         if fmt in ("chatgpt",):
             wanted = name.endswith(".json")

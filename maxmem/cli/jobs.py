@@ -15,6 +15,7 @@ import click
 
 from ..capture import CaptureReport, agents_folders, run_capture
 from ..capture.model import FORMATS
+from ..capture.openclaw_store import is_store
 from ..clock import Clock
 from ..config import state_dir
 from ..jobs.daemon import default_jobs, listing, run_daemon, run_due, run_job
@@ -54,10 +55,13 @@ def capture(state: State, paths: tuple[Path, ...], fmt: str | None, dry_run: boo
                              settings=settings, progress=shown)
 
     def text(data: Any) -> Iterable[str]:
+        if dry_run and report.roots:
+            yield "looked in " + ", ".join(report.roots)
         if dry_run:
             for d in report.details:
                 if d.status != "unchanged":
-                    yield (f"{d.status:10} {d.path} [{d.format}] bytes {d.start}–{d.end}: "
+                    unit = "rows" if is_store(d.path) else "bytes"  # an OpenClaw store: rows read
+                    yield (f"{d.status:10} {d.path} [{d.format}] {unit} {d.start}–{d.end}: "
                            f"{d.new_turns} new turns, {d.memories} memories"
                            + (f" ({d.note})" if d.note else ""))
         yield report.summary()

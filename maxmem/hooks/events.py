@@ -38,7 +38,8 @@ from typing import Any
 
 from ..brain import Brain
 from ..brief import build_brief
-from ..capture import agents_folders, run_capture
+from ..capture import Source, agents_folders, run_capture
+from ..capture.openclaw_store import find_session
 from ..clock import Clock
 from ..config import PROMPT_HOOK_BUDGET_SECONDS, Config, local_timezone, state_dir
 from ..memory import BYTES_PER_TOKEN
@@ -146,20 +147,26 @@ def _capture(event: str, harness: str, data: HookInput, config: Config, env: Map
     if event == "session-end":
         settings = replace(settings, settle_seconds=0.0)  # the session is over: flush what is held back
     paths: list[Path] | None
-    if data.transcript_path is not None:
+    sources: list[Source] | None = None
+    if harness == "openclaw" and not (data.transcript_path and data.transcript_path.is_file()):
+        # OpenClaw 2026.8.1 and later name a session (its key, not a file): that session
+        # from the agents' stores, else every OpenClaw transcript, in time order.
+        settings = replace(settings, claude_dirs=(), codex_dirs=())
+        named = [str(data.transcript_path) if data.transcript_path else None, data.session_id]
+        sources = [Source(db, "openclaw", session=sid)
+                   for db, sid in find_session(settings.openclaw_dirs or (), named)] or None
+        paths = None
+    elif data.transcript_path is not None:
         if not data.transcript_path.is_file():
             return f"no transcript at {data.transcript_path} yet; nothing captured"
         paths = [data.transcript_path]
-    elif harness == "openclaw":
-        # The Gateway's event may not name the session file: its agents' folders, in time order.
-        settings = replace(settings, claude_dirs=(), codex_dirs=())
-        paths = None
     else:
         return "no transcript_path on stdin; nothing captured"
     with Brain.open(config.db_path, embedder="none", config=config, clock=clock) as brain:
-        report = run_capture(brain, paths=paths, format=harness if paths else None,
+        report = run_capture(brain, paths=paths, format=harness if paths else None, sources=sources,
                              settings=settings, deadline=deadline, record_as=f"hook:{harness}")
-    where = str(paths[0]) if paths else "the OpenClaw sessions"
+    where = str(paths[0]) if paths else (f"{sources[0].path}#{sources[0].session}" if sources
+                                         else "the OpenClaw sessions")
     return f"{report.summary()} [{where}]"
 
 
