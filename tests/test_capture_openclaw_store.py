@@ -227,6 +227,7 @@ def test_store_is_captured_once_and_then_incrementally(cbrain, state, caplog):
                                                           "Noted: Hetzner it is."]
     session = cbrain.db.one("SELECT * FROM sessions WHERE id = 's-1'")
     assert session["agent"] == "openclaw:main" and session["title"] == "agent:main:telegram:dm:42"
+    assert session["cwd"] == "/work" and json.loads(session["metadata"])["version"] == 4  # seq 0, the header
     assert json.loads(session["metadata"])["session_key"] == "agent:main:telegram:dm:42"
     memory = cbrain.list(category="conversation", limit=10)[0]
     assert memory.metadata["source_file"] == cursor_key(writer.path, "s-1")
@@ -316,6 +317,25 @@ def test_lineage_stores_copied_history_once(cbrain, state):
     parents = {r["id"]: r["parent_id"] for r in cbrain.db.rows("SELECT id, parent_id FROM sessions")}
     assert parents == {"old": None, "new": "old", "fork": "new"}
     assert run_capture(cbrain, settings=settings(state)).new_turns == 0
+
+
+def test_a_session_captured_from_its_jsonl_file_adds_nothing_from_the_store(cbrain, state):
+    sessions = state / "agents" / "main" / "sessions"
+    sessions.mkdir(parents=True)
+    header = {"type": "session", "version": 3, "id": "moved", "timestamp": "2026-12-07T00:00:00.000Z"}
+    said = {"type": "message", "id": "k0000001", "parentId": None, "timestamp": "2026-12-07T00:01:00.000Z",
+            "message": {"role": "user", "content": "Deploys need two approvals."}}
+    (sessions / "moved.jsonl").write_text(json.dumps(header) + "\n" + json.dumps(said) + "\n")
+    assert run_capture(cbrain, settings=settings(state)).new_turns == 1
+    # OpenClaw moves the transcript into its store (same session id, same entries).
+    (sessions / "moved.jsonl").unlink()
+    writer = Writer(state)
+    writer.session("moved", "agent:main:main")
+    writer.event("moved", said)
+    writer.say("moved", "k0000002", "assistant", "Two approvals, noted.", minute=2)
+    writer.close()
+    assert run_capture(cbrain, settings=settings(state)).new_turns == 1
+    assert [t["text"] for t in stored(cbrain, "moved")] == ["Deploys need two approvals.", "Two approvals, noted."]
 
 
 def test_a_session_in_the_store_and_in_a_reset_archive_is_stored_once(cbrain, state):

@@ -286,11 +286,11 @@ class _Job:
         key = opened.key(session.session_id)
         for _ in range(3):
             cursor = store.get_cursor(self.db, key)
-            after, state = (cursor.byte_offset, dict(cursor.state)) if cursor is not None else (0, {})
+            after, state = (cursor.byte_offset, dict(cursor.state)) if cursor is not None else (-1, {})
             if after == session.head:
                 return
             if after > session.head:  # rewritten (a rewind): again from the start, known ids skipped
-                after, state = 0, {}
+                after, state = -1, {}
             expected = (cursor.byte_offset, _copy(cursor.state)) if cursor is not None else None
             lineage = opened.lineage(session.session_id)
             try:

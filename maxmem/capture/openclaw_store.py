@@ -78,7 +78,7 @@ class StoreSession:
     previous_session_id: str | None
     reason: str | None
     display_name: str | None
-    head: int  # its last seq (0: no rows)
+    head: int  # its last seq (-1: no rows)
 
 
 @dataclass
@@ -125,25 +125,25 @@ class Store:
         """Sessions with rows, each after the ones it continues (their copied history
         is stored under them first), or only the one named by id or key."""
         if only is not None:
-            return [s for s in self.sessions.values() if only in (s.session_id, s.session_key) and s.head]
+            return [s for s in self.sessions.values() if only in (s.session_id, s.session_key) and s.head >= 0]
         placed: dict[str, StoreSession] = {}
 
         def place(session: StoreSession) -> None:
             for previous in reversed(self.lineage(session.session_id)):
                 earlier = self.sessions.get(previous)
-                if earlier is not None and earlier.head:
+                if earlier is not None and earlier.head >= 0:
                     placed.setdefault(previous, earlier)
             placed.setdefault(session.session_id, session)
 
         for session in self.sessions.values():
-            if session.head:
+            if session.head >= 0:
                 place(session)
         return list(placed.values())
 
     def windows(self, session: StoreSession, after: int, state: dict[str, Any],
                 tool_result_chars: int, default_time: str) -> Iterator[Window]:
-        """The session's rows past seq `after`, BATCH_ROWS at a time, parsed by the
-        `openclaw` reader; `state` is the reader's state from the cursor."""
+        """The session's rows past seq `after` (-1: all), BATCH_ROWS at a time, parsed by
+        the `openclaw` reader; `state` is the reader's state from the cursor."""
         state = {**state, "session_id": session.session_id}
         key = self.key(session.session_id)
         while True:
@@ -235,7 +235,7 @@ def _sessions(connection: apsw.Connection, path: Path) -> dict[str, StoreSession
     heads = {str(sid): int(seq) for sid, seq in _read(connection, path, HEADS, ())}
     out: dict[str, StoreSession] = {}
     for sid, key, previous, reason, name, _ in _read(connection, path, WINDOWS, ()):
-        out[str(sid)] = StoreSession(str(sid), key, previous, reason, name, heads.pop(str(sid), 0))
+        out[str(sid)] = StoreSession(str(sid), key, previous, reason, name, heads.pop(str(sid), -1))
     for sid, head in heads.items():  # rows of a session with no window row: still read
         out[sid] = StoreSession(sid, None, None, None, None, head)
     return out
@@ -336,8 +336,9 @@ def followed(db: Database, archive: str | Path) -> bool:
 
 
 def find_session(roots: Iterable[Path], names: Iterable[str | None]) -> list[tuple[Path, str]]:
-    """(store, session id) of the session a hook names (by session key or id), in
-    every store under `roots`; [] when no store holds it."""
+    """(store, name) for each store under `roots` holding the session a hook names (by
+    session key or id: a key names the sessions a reset or compaction started since,
+    and all of them are read); [] when no store holds it."""
     wanted = [n for n in names if n]
     found: list[tuple[Path, str]] = []
     for root in roots:
@@ -345,10 +346,8 @@ def find_session(roots: Iterable[Path], names: Iterable[str | None]) -> list[tup
             try:
                 with open_store(path) as opened:
                     for name in wanted:
-                        hits = [s for s in opened.sessions.values() if name in (s.session_id, s.session_key)]
-                        if hits:
-                            # A key names its sessions over time: the latest one is the live one.
-                            found.append((path, hits[-1].session_id))
+                        if any(name in (s.session_id, s.session_key) for s in opened.sessions.values()):
+                            found.append((path, name))
                             break
             except StoreError as exc:
                 log.info("capture: %s", exc)

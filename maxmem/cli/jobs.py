@@ -26,7 +26,8 @@ from .common import Progress, State, emit, json_option, pass_state
 
 @click.command()
 @click.option("--path", "paths", multiple=True, type=click.Path(exists=True, path_type=Path),
-              help="A transcript file or folder to read instead of the agents' folders (repeat).")
+              help="A transcript file or folder to read instead of the agents' folders (repeat); "
+                   "an OpenClaw store (openclaw-agent.sqlite) too.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS),
               help="Format of --path (default: guessed from each file).")
 @click.option("--dry-run", is_flag=True, help="Show what would be read; write nothing.")
@@ -36,7 +37,8 @@ def capture(state: State, paths: tuple[Path, ...], fmt: str | None, dry_run: boo
     """Read new transcript lines (OpenClaw, Claude Code, Codex, …) into conversation memories.
 
     Without --path, reads the agents' own folders (~/.openclaw, ~/.claude, ~/.codex, or
-    OPENCLAW_STATE_DIR, CLAUDE_CONFIG_DIR, CODEX_HOME, or [capture] in the config).
+    OPENCLAW_STATE_DIR, CLAUDE_CONFIG_DIR, CODEX_HOME, or [capture] in the config),
+    OpenClaw's SQLite transcript stores included (--dry-run lists where it looked).
     Only complete new lines are read; running it again adds nothing twice.
     Memories are stored keyword-searchable at once, without waiting on the embedding
     model:  maxmem embed  gives them their vectors (the scheduled tick runs it right

@@ -153,8 +153,8 @@ def _capture(event: str, harness: str, data: HookInput, config: Config, env: Map
         # from the agents' stores, else every OpenClaw transcript, in time order.
         settings = replace(settings, claude_dirs=(), codex_dirs=())
         named = [str(data.transcript_path) if data.transcript_path else None, data.session_id]
-        sources = [Source(db, "openclaw", session=sid)
-                   for db, sid in find_session(settings.openclaw_dirs or (), named)] or None
+        sources = [Source(db, "openclaw", session=name)
+                   for db, name in find_session(settings.openclaw_dirs or (), named)] or None
         paths = None
     elif data.transcript_path is not None:
         if not data.transcript_path.is_file():
