@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -499,3 +501,22 @@ def test_openclaw_hook_captures_the_session_it_names(state, tmp_path):
     assert result.ok, result.line
     with Brain.open(tmp_path / "brain.db", embedder="none") as brain:
         assert sorted(t["session_id"] for t in stored(brain)) == ["one", "two"]
+
+
+def test_doctor_names_a_store_of_an_unknown_schema(tmp_path):
+    maxmem = Path(sys.executable).parent / "maxmem"
+    if not maxmem.is_file():
+        pytest.skip("the maxmem entry point is not installed")
+    home = tmp_path / "home"
+    Writer(home / ".openclaw", version=24).close()
+
+    def doctor() -> list[str]:
+        done = subprocess.run([str(maxmem), "--embedder", "none", "doctor"], env={"HOME": str(home)},
+                              capture_output=True, text=True, timeout=120)
+        return [line for line in done.stdout.splitlines() if "OpenClaw transcript store" in line]
+
+    assert subprocess.run([str(maxmem), "--embedder", "none", "init"], env={"HOME": str(home)},
+                          capture_output=True, timeout=120).returncode == 0
+    (line,) = doctor()
+    assert line.startswith("WARN capture: OpenClaw transcript store") and "schema version 24" in line
+    assert "maxmem reads 23" in line

@@ -181,7 +181,7 @@ def run_capture(
         sources = [s for p in paths for s in sources_for_path(Path(p), format)]
     else:
         sources = discover(settings)
-        report.roots = describe_roots(settings)
+        report.roots = describe_roots(settings) + openclaw_store.describe(settings.openclaw_dirs or ())
     job = _Job(brain, settings, dry_run, deadline)
     ordered = _by_mtime(sources)
     for done, source in enumerate(ordered, start=1):

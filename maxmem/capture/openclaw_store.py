@@ -190,6 +190,11 @@ def find_stores(root: Path) -> list[Path]:
         return []
 
 
+def describe(roots: Iterable[Path]) -> list[str]:
+    """The stores under `roots`, as "openclaw: path" (what `capture --dry-run` looked in)."""
+    return [f"openclaw: {path}" for root in roots for path in find_stores(root)]
+
+
 def open_store(path: str | Path) -> Store:
     """Open a store read-only and check its schema; StoreError (one line) if it cannot be read."""
     path = Path(path)

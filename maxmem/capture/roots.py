@@ -87,8 +87,6 @@ def describe_roots(settings: CaptureSettings) -> list[str]:
         for root in roots or ():
             folder = root / sub
             out.append(f"{agent}: {folder}" + ("" if folder.is_dir() else " (missing)"))
-            if agent == "openclaw":
-                out.extend(f"openclaw: {db}" for db in find_stores(root))
     return out
 
 
