@@ -39,6 +39,42 @@ CREATE TABLE IF NOT EXISTS schema_meta (
   updated_at INTEGER NOT NULL
 ) STRICT;
 """
+SESSION_NODES_DDL = """
+CREATE TABLE IF NOT EXISTS session_nodes (
+  session_key TEXT NOT NULL PRIMARY KEY,
+  current_session_id TEXT NOT NULL,
+  entry_json TEXT NOT NULL,
+  legacy_acp_migration_json TEXT,
+  entry_valid INTEGER NOT NULL DEFAULT 0 CHECK (entry_valid IN (-1, 0, 1)),
+  updated_at INTEGER NOT NULL,
+  status TEXT CHECK (status IS NULL OR status IN ('running', 'done', 'failed', 'killed', 'timeout')),
+  created_at INTEGER,
+  created_via TEXT CHECK (created_via IS NULL OR created_via IN ('operator', 'spawn', 'channel', 'cron', 'talk',
+    'run', 'plugin', 'internal')),
+  created_actor_type TEXT CHECK (created_actor_type IS NULL OR created_actor_type IN ('human', 'agent', 'system')),
+  created_actor_id TEXT,
+  owner_actor_type TEXT,
+  owner_actor_id TEXT,
+  owner_assigned_by_type TEXT,
+  owner_assigned_by_id TEXT,
+  owner_assigned_at INTEGER,
+  project_id TEXT,
+  parent_session_key TEXT,
+  spawned_by TEXT,
+  fork_source_session_key TEXT,
+  fork_source_session_id TEXT,
+  fork_source_entry_id TEXT,
+  label TEXT,
+  display_name TEXT,
+  category TEXT,
+  icon TEXT,
+  pinned_at INTEGER,
+  archived_at INTEGER,
+  last_read_at INTEGER,
+  last_interaction_at INTEGER,
+  last_activity_at INTEGER
+) STRICT;
+"""
 SESSION_WINDOWS_DDL = """
 CREATE TABLE IF NOT EXISTS session_windows (
   session_id TEXT NOT NULL PRIMARY KEY,
@@ -133,13 +169,16 @@ class Writer:
         self.db = apsw.Connection(str(self.path))
         self.db.setbusytimeout(5000)
         self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute(SCHEMA_META_DDL + SESSION_WINDOWS_DDL + TRANSCRIPT_EVENTS_DDL)
+        self.db.execute(SCHEMA_META_DDL + SESSION_NODES_DDL + SESSION_WINDOWS_DDL + TRANSCRIPT_EVENTS_DDL)
         self.db.execute("INSERT OR REPLACE INTO schema_meta VALUES ('primary', 'agent', ?, ?, '2026.9.6', ?, ?)",
                         (version, agent, T0, T0))
         self.seqs: dict[str, int] = {}
 
     def session(self, sid: str, key: str, previous: str | None = None, reason: str | None = "initial",
-                header: bool = True, at: int = T0) -> None:
+                header: bool = True, at: int = T0, forked_from: str | None = None) -> None:
+        self.db.execute("INSERT INTO session_nodes (session_key, current_session_id, entry_json, updated_at, "
+                        "fork_source_session_id) VALUES (?, ?, '{}', ?, ?) ON CONFLICT (session_key) DO UPDATE "
+                        "SET current_session_id = excluded.current_session_id", (key, sid, at, forked_from))
         self.db.execute("INSERT INTO session_windows (session_id, session_key, previous_session_id, reason, "
                         "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)", (sid, key, previous, reason, at, at))
         if header:
@@ -305,7 +344,9 @@ def test_lineage_stores_copied_history_once(cbrain, state):
             "message": {"role": "assistant", "content": [{"type": "text", "text": "Understood, PostgreSQL 16."}]}}
     writer.event("new", copy)
     writer.say("new", "c0000004", "user", "And Redis for the queue.", minute=6)
-    writer.session("fork", "agent:main:explicit:try", previous="new", reason="fork", at=T0 + 20)
+    # A fork starts a key of its own: its window names no previous session, its key's node
+    # names the session it was forked from.
+    writer.session("fork", "agent:main:explicit:try", reason="fork", at=T0 + 20, forked_from="new")
     writer.event("fork", {**copy, "timestamp": "2026-12-07T00:07:00.000Z"})
     writer.say("fork", "c0000005", "user", "What if we used SQLite?", minute=8)
     writer.close()

@@ -58,6 +58,14 @@ WINDOWS = """
 SELECT session_id, session_key, previous_session_id, reason, display_name, created_at
 FROM session_windows ORDER BY created_at, session_id
 """
+# A fork starts a new session key whose first session names no previous one: the
+# session it was forked from is its key's `fork_source_session_id`.
+WINDOWS_WITH_FORKS = """
+SELECT w.session_id, w.session_key, coalesce(w.previous_session_id, n.fork_source_session_id),
+       w.reason, w.display_name, w.created_at
+FROM session_windows w LEFT JOIN session_nodes n ON n.session_key = w.session_key
+ORDER BY w.created_at, w.session_id
+"""
 HEADS = "SELECT session_id, max(seq) FROM transcript_events GROUP BY session_id"
 EVENTS = """
 SELECT seq, event_json, event_zstd, event_utf8_bytes FROM transcript_events
@@ -238,8 +246,11 @@ def _check(connection: apsw.Connection, path: Path) -> tuple[str | None, str | N
 
 def _sessions(connection: apsw.Connection, path: Path) -> dict[str, StoreSession]:
     heads = {str(sid): int(seq) for sid, seq in _read(connection, path, HEADS, ())}
+    nodes = {row[0] for row in _read(connection, path, TABLE_COLUMNS, ("session_nodes",))}
+    windows = WINDOWS_WITH_FORKS if {"session_key", "fork_source_session_id"} <= nodes else WINDOWS
     out: dict[str, StoreSession] = {}
-    for sid, key, previous, reason, name, _ in _read(connection, path, WINDOWS, ()):
+    for sid, key, previous, reason, name, _ in _read(connection, path, windows, ()):
+        previous = previous if previous != sid else None
         out[str(sid)] = StoreSession(str(sid), key, previous, reason, name, heads.pop(str(sid), -1))
     for sid, head in heads.items():  # rows of a session with no window row: still read
         out[sid] = StoreSession(sid, None, None, None, None, head)
