@@ -20,6 +20,8 @@ on stdin: session_id, transcript_path, cwd, and for SessionStart the source.
                  files and windows are taken in order and committed one by one, and
                  once the budget is spent the cursor keeps the place for next time.
                  They print nothing (Codex's Stop must print JSON or nothing).
+                 OpenClaw 2026.8.1 and later name a session key, not a file: that
+                 session from the agent's SQLite store (capture.openclaw_store).
 
 `run_hook` never raises: every failure becomes a HookResult with ok=False and a
 one-line reason for the hook log; the CLI exits 0 whatever happens (exit 2 from a
