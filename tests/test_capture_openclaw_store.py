@@ -344,7 +344,7 @@ def test_lineage_stores_copied_history_once(cbrain, state):
             "message": {"role": "assistant", "content": [{"type": "text", "text": "Understood, PostgreSQL 16."}]}}
     writer.event("new", copy)
     writer.say("new", "c0000004", "user", "And Redis for the queue.", minute=6)
-    # A fork starts a key of its own: its window names no previous session, its key's node
+    # A fork starts a key of its own: its window names no predecessor, its key's node
     # names the session it was forked from.
     writer.session("fork", "agent:main:explicit:try", reason="fork", at=T0 + 20, forked_from="new")
     writer.event("fork", {**copy, "timestamp": "2026-12-07T00:07:00.000Z"})

@@ -58,7 +58,7 @@ WINDOWS = """
 SELECT session_id, session_key, previous_session_id, reason, display_name, created_at
 FROM session_windows ORDER BY created_at, session_id
 """
-# A fork starts a new session key whose first session names no previous one: the
+# A fork starts a new session key whose opening window names no predecessor: the
 # session it was forked from is its key's `fork_source_session_id`.
 WINDOWS_WITH_FORKS = """
 SELECT w.session_id, w.session_key, coalesce(w.previous_session_id, n.fork_source_session_id),
