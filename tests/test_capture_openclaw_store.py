@@ -477,7 +477,7 @@ def test_a_locked_store_is_skipped_and_read_next_run(cbrain, state):
     try:
         report = run_capture(cbrain, settings=settings(state))
         assert report.new_turns == 0 and report.details[0].status == "skipped"
-        assert "locked" in report.details[0].note or "cannot be" in report.details[0].note
+        assert "is locked by another process" in report.details[0].note, report.details[0].note
     finally:
         writer.db.execute("COMMIT")
         writer.close()
