@@ -28,6 +28,7 @@ from typing import Any
 from .backup import backup_dir, list_backups, managed_backups
 from .brain import Brain
 from .capture import agents_folders, discover
+from .capture.openclaw_store import store_problems
 from .clock import Clock, iso
 from .config import Config, state_dir
 from .errors import ConfigError, MaxmemError
@@ -297,6 +298,8 @@ def loop_checks(config: Config, env: Mapping[str, str], runs: Mapping[str, Mappi
     for level, message in [*problems(ctx), *agent_checks(ctx)]:
         checks.append(_check("wiring", level != "fail", message, warn=level == "warn"))
     checks.extend(log_checks(state_dir(env), runs, now))
+    for level, message in store_problems(agents_folders(config.capture, env).openclaw_dirs or ()):
+        checks.append(_check("capture", level != "fail", message, warn=level == "warn"))
     if not any(j == "capture" or j.startswith("hook:") for j in runs):
         try:
             found = discover(agents_folders(config.capture, env))

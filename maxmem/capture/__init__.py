@@ -10,7 +10,8 @@
 One reader module per format (openclaw, claude_code, codex, jsonl, chatgpt,
 markdown) turns records into `Session` / `Turn` / `ToolCall`; `lines` reads only
 complete lines past a cursor; `chunker` cuts turns into memories; `store` owns the
-capture tables; `job` runs it all; `roots` knows where transcripts live.
+capture tables; `job` runs it all; `roots` knows where transcripts live;
+`openclaw_store` reads OpenClaw's SQLite transcript stores (2026.8.1 and later).
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from typing import Any
 # apsw and the job machinery (`maxmem --version` stays fast).
 _EXPORTS = {
     "CaptureSettings": "roots", "Source": "roots", "agents_folders": "roots", "discover": "roots",
-    "only_agent": "roots", "sources_for_path": "roots", "CaptureReport": "job", "FileReport": "job",
+    "only_agent": "roots", "sessions_named": "roots", "sources_for_path": "roots", "CaptureReport": "job",
+    "FileReport": "job",
     "run_capture": "job", "FORMATS": "model", "Session": "model", "ToolCall": "model",
     "Turn": "model",
 }

@@ -42,7 +42,7 @@ from ..errors import DatabaseError, MaxmemError
 from ..jobs.runs import record_run
 from ..redact import Redactor
 from ..triggers.commit import commit_new_turns
-from . import readers, store
+from . import openclaw_store, readers, store
 from .chunker import ChunkTurn, chunk
 from .lines import head_hash
 from .model import CaptureFormatError, Parsed, ReadContext, ToolCall, Turn
@@ -154,6 +154,7 @@ def run_capture(
     progress: Callable[[CaptureReport, int, int], None] | None = None,
     deadline: float | None = None,
     record_as: str = "capture",
+    sources: Sequence[Source] | None = None,
 ) -> CaptureReport:
     """Capture new transcript lines into `brain`; returns what was done.
 
@@ -168,15 +169,19 @@ def run_capture(
     record_as: the job name its run is recorded under for `maxmem doctor` and the
     due-logic ("hook:claude-code" for a hook's one-transcript capture, so it does not
     count as the scheduled capture of every root).
+    sources: the transcripts to read, as found already (an OpenClaw hook's one
+    session in its store), instead of `paths` or the roots.
     """
     started = time.monotonic()
     settings = settings or agents_folders(brain.config.capture)
     report = CaptureReport(dry_run=dry_run)
-    if paths:
+    if sources:
+        sources = list(sources)
+    elif paths:
         sources = [s for p in paths for s in sources_for_path(Path(p), format)]
     else:
         sources = discover(settings)
-        report.roots = describe_roots(settings)
+        report.roots = describe_roots(settings) + openclaw_store.describe(settings.openclaw_dirs or ())
     job = _Job(brain, settings, dry_run, deadline)
     ordered = _by_mtime(sources)
     for done, source in enumerate(ordered, start=1):
@@ -236,6 +241,8 @@ class _Job:
     # -- one file --------------------------------------------------------------------------
     def capture_file(self, source: Source) -> FileReport | None:
         path = os.path.abspath(source.path)
+        if openclaw_store.is_store(path):
+            return self.capture_store(source, path)
         detail = FileReport(path=path, format=source.format)
         for _ in range(3):
             try:
@@ -248,6 +255,61 @@ class _Job:
                 return self._failed(path, detail, exc)
         detail.status, detail.note = "skipped", "kept changing under another writer; next run"
         return detail
+
+    def capture_store(self, source: Source, path: str) -> FileReport:
+        """An OpenClaw store: each session with rows past its cursor, as a transcript of
+        its own (maxmem.capture.openclaw_store); one report for the store."""
+        detail = FileReport(path=path, format=source.format, status="unchanged")
+        try:
+            with openclaw_store.open_store(path) as opened:
+                for looked, session in enumerate(opened.ordered(source.session)):
+                    if looked and self.out_of_time():  # the first one always: progress
+                        self.stopped = True
+                        detail.note = "stopped at the time budget; the rest next run"
+                        break
+                    self._store_session(opened, session, detail)
+        except openclaw_store.StoreError as exc:
+            detail.status, detail.note = "skipped", str(exc)
+            log.warning("capture: %s", exc)  # its one line; the store is read again next run
+            return detail
+        except Exception as exc:  # fail open: one bad store never stops the run
+            log.debug("capture: %s failed", path, exc_info=True)
+            return self._failed(path, detail, exc)
+        if detail.new_turns or detail.end:
+            detail.status = "would-read" if self.dry_run else "read"
+        return detail
+
+    def _store_session(self, opened: openclaw_store.Store, session: openclaw_store.StoreSession,
+                       detail: FileReport) -> None:
+        """Read one store session past its cursor (its last seq read); `detail.end` counts
+        the rows read."""
+        key = opened.key(session.session_id)
+        for _ in range(3):
+            cursor = store.get_cursor(self.db, key)
+            after, state = (cursor.byte_offset, dict(cursor.state)) if cursor is not None else (-1, {})
+            if after == session.head:
+                return
+            if after > session.head:  # rewritten (a rewind): again from the start, known ids skipped
+                after, state = -1, {}
+            expected = (cursor.byte_offset, _copy(cursor.state)) if cursor is not None else None
+            lineage = opened.lineage(session.session_id)
+            try:
+                for window in opened.windows(session, after, state, self.settings.tool_result_chars,
+                                             iso(self.brain.clock.now())):
+                    openclaw_store.drop_copies(self.db, window.parsed, lineage)
+                    new_cursor = store.Cursor(path=key, format="openclaw", device=None, inode=None,
+                                              size=window.end, mtime_ns=None, head_hash=None,
+                                              byte_offset=window.end, settled=True,
+                                              state=_copy(window.parsed.state))
+                    expected = self._window(window.parsed, new_cursor, expected, None, window.skipped, detail)
+                    detail.end += window.end - after
+                    after = window.end
+                    if self.out_of_time():
+                        self.stopped = True
+                        break
+                return
+            except _Conflict:
+                log.info("capture: %s changed under another writer; reading it again", key)
 
     def _failed(self, path: str, detail: FileReport, exc: BaseException) -> FileReport:
         message = f"{exc.__class__.__name__}: {exc}" if not isinstance(exc, MaxmemError) else str(exc)
@@ -274,7 +336,7 @@ class _Job:
             if cursor is not None:
                 renamed_from = cursor.path
                 detail.note = f"renamed from {renamed_from}"
-        if cursor is None and source.archived:
+        if cursor is None and source.archived and not openclaw_store.followed(self.db, path):
             return None  # an archive capture never followed: not a live transcript
         if cursor is not None and renamed_from is None and _unchanged(cursor, st):
             detail.status, detail.start = "unchanged", cursor.byte_offset
@@ -310,25 +372,13 @@ class _Job:
                 limit = st.st_size
                 result = self._read(path, fmt, offset, state, mtime_iso, limit, idle)
             parsed = result.parsed
-            batch = self._prepare(parsed, path, fmt)
-            skipped = result.stats.malformed
             new_cursor = store.Cursor(
                 path=path, format=fmt, device=st.st_dev, inode=st.st_ino, size=limit,
                 mtime_ns=st.st_mtime_ns, head_hash=head, byte_offset=result.end,
                 settled=idle and limit >= st.st_size, state=_copy(parsed.state),
             )
-            if not self.dry_run:
-                self._commit(batch, parsed, new_cursor, expected, renamed_from, path, skipped)
-                expected, renamed_from = (new_cursor.byte_offset, _copy(new_cursor.state)), None
-                self._commit_triggers(batch, parsed)
-            # Counted once stored: a window whose commit failed (a locked brain.db) is not.
-            detail.skipped_lines += skipped
-            detail.unknown_records += sum(parsed.unknown.values())
-            detail.new_turns += len(batch.turns)
-            detail.tool_calls += sum(len(t.tool_calls) for t, _ in batch.turns if t.role != "tool") \
-                + len(batch.calls)
-            detail.memories += len(batch.items)
-            detail.redactions += batch.redactions
+            expected = self._window(parsed, new_cursor, expected, renamed_from, result.stats.malformed, detail)
+            renamed_from = None
             offset, state = result.end, _copy(parsed.state)
             if limit >= st.st_size or offset <= before:
                 break
@@ -343,6 +393,25 @@ class _Job:
             detail.status = "would-read"
         log.info("capture: %s: %d new turns, %d memories", path, detail.new_turns, detail.memories)
         return detail
+
+    def _window(self, parsed: Parsed, cursor: store.Cursor, expected: tuple[int, dict[str, Any]] | None,
+                renamed_from: str | None, skipped: int, detail: FileReport) -> tuple[int, dict[str, Any]] | None:
+        """Store one window's new turns with its cursor (not in a dry run) and count them;
+        returns the cursor's (offset, state) the next window expects to find."""
+        batch = self._prepare(parsed, cursor.path, cursor.format)
+        if not self.dry_run:
+            self._commit(batch, parsed, cursor, expected, renamed_from, cursor.path, skipped)
+            expected = (cursor.byte_offset, _copy(cursor.state))
+            self._commit_triggers(batch, parsed)
+        # Counted once stored: a window whose commit failed (a locked brain.db) is not.
+        detail.skipped_lines += skipped
+        detail.unknown_records += sum(parsed.unknown.values())
+        detail.new_turns += len(batch.turns)
+        detail.tool_calls += sum(len(t.tool_calls) for t, _ in batch.turns if t.role != "tool") \
+            + len(batch.calls)
+        detail.memories += len(batch.items)
+        detail.redactions += batch.redactions
+        return expected
 
     def _commit_triggers(self, batch: _Batch, parsed: Parsed) -> None:
         """The six commit triggers in the turns just stored become core memories

@@ -4,7 +4,8 @@ Default roots, from each agent's record in maxmem.agents (each replaced by the a
 own variable when set, and by the `[capture]` table of the config file when that names
 them):
   OpenClaw     $OPENCLAW_STATE_DIR or ~/.openclaw (+ legacy ~/.clawdbot, ~/.moltbot, ~/.moldbot)
-               agents/<agentId>/sessions/*.jsonl, topic files included
+               agents/<agentId>/agent/openclaw-agent.sqlite (2026.8.1 and later: openclaw_store)
+               and agents/<agentId>/sessions/*.jsonl (older installs), topic files included
   Claude Code  each dir of $CLAUDE_CONFIG_DIR (comma-separated) or ~/.claude and ~/.config/claude
                projects/<cwd>/*.jsonl and projects/<cwd>/<session>/subagents/*.jsonl
   Codex        $CODEX_HOME or ~/.codex
@@ -21,7 +22,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ from ..agents import AGENTS, Agent
 from ..errors import InvalidInput
 from ..settings import CaptureSettings
 from .model import FORMATS
+from .openclaw_store import find_session, find_stores, is_store
 from .readers import detect_format, named_as
 
 log = logging.getLogger("maxmem")
@@ -43,6 +45,7 @@ class Source:
     path: Path
     format: str
     archived: bool = False  # read only if it is a file capture already follows (renamed)
+    session: str | None = None  # an OpenClaw store: only the session with this id or key
 
 
 def agents_folders(settings: CaptureSettings, env: Mapping[str, str] | None = None,
@@ -111,6 +114,7 @@ def codex_sources(root: Path) -> Iterator[Source]:
 
 
 def openclaw_sources(root: Path) -> Iterator[Source]:
+    yield from (Source(db, "openclaw") for db in find_stores(root))
     for sessions in _glob(root / "agents", "*/sessions"):
         for path in sorted(sessions.iterdir()):
             name = path.name
@@ -142,6 +146,21 @@ def _store_overrides(sessions: Path) -> Iterator[Source]:
             yield Source(path, "openclaw")
 
 
+def sessions_named(settings: CaptureSettings, agent: str, names: list[str | None]) -> list[Source]:
+    """The sources holding the session a hook names (by id or key) in `agent`'s session
+    stores ([] when the agent keeps none, or none holds it)."""
+    lookup = SESSION_LOOKUPS.get(agent)
+    if lookup is None:
+        return []
+    roots = getattr(settings, next(a for a in AGENTS if a.name == agent).transcripts.setting) or ()
+    return [Source(db, agent, session=name) for db, name in lookup(roots, names)]
+
+
+# Agents that keep sessions in a database, not a file a hook could name: a session by its id or key.
+SESSION_LOOKUPS: dict[str, Callable[[Iterable[Path], Iterable[str | None]], list[tuple[Path, str]]]] = {
+    "openclaw": find_session,
+}
+
 # Each agent's transcripts under one of its folders (the record names the folders).
 FINDERS: dict[str, Callable[[Path], Iterator[Source]]] = {
     "claude-code": claude_code_sources,
@@ -163,6 +182,8 @@ def sources_for_path(path: Path, fmt: str | None = None) -> list[Source]:
     if fmt is not None and fmt not in FORMATS:
         raise InvalidInput(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")
     path = Path(path).expanduser()
+    if path.is_file() and is_store(path):
+        return [Source(path, "openclaw")]
     if path.is_file():
         detected = fmt or detect_format(path)
         if detected is None:
@@ -175,6 +196,9 @@ def sources_for_path(path: Path, fmt: str | None = None) -> list[Source]:
     out: list[Source] = []
     for file in sorted(p for p in path.rglob("*") if p.is_file()):
         name = file.name
+        if is_store(file) and fmt in (None, "openclaw"):
+            out.append(Source(file, "openclaw"))
+            continue
         if _OPENCLAW_SIDE.search(name) or _OPENCLAW_ARCHIVE.search(name) or not named_as(name, fmt):
             continue
         detected = fmt or detect_format(file)

@@ -15,6 +15,7 @@ import click
 
 from ..capture import CaptureReport, agents_folders, run_capture
 from ..capture.model import FORMATS
+from ..capture.openclaw_store import is_store
 from ..clock import Clock
 from ..config import state_dir
 from ..jobs.daemon import default_jobs, listing, run_daemon, run_due, run_job
@@ -25,7 +26,8 @@ from .common import Progress, State, emit, json_option, pass_state
 
 @click.command()
 @click.option("--path", "paths", multiple=True, type=click.Path(exists=True, path_type=Path),
-              help="A transcript file or folder to read instead of the agents' folders (repeat).")
+              help="A transcript file or folder to read instead of the agents' folders (repeat); "
+                   "an OpenClaw store (openclaw-agent.sqlite) too.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS),
               help="Format of --path (default: guessed from each file).")
 @click.option("--dry-run", is_flag=True, help="Show what would be read; write nothing.")
@@ -35,7 +37,8 @@ def capture(state: State, paths: tuple[Path, ...], fmt: str | None, dry_run: boo
     """Read new transcript lines (OpenClaw, Claude Code, Codex, …) into conversation memories.
 
     Without --path, reads the agents' own folders (~/.openclaw, ~/.claude, ~/.codex, or
-    OPENCLAW_STATE_DIR, CLAUDE_CONFIG_DIR, CODEX_HOME, or [capture] in the config).
+    OPENCLAW_STATE_DIR, CLAUDE_CONFIG_DIR, CODEX_HOME, or [capture] in the config),
+    OpenClaw's SQLite transcript stores included (--dry-run lists where it looked).
     Only complete new lines are read; running it again adds nothing twice.
     Memories are stored keyword-searchable at once, without waiting on the embedding
     model:  maxmem embed  gives them their vectors (the scheduled tick runs it right
@@ -54,10 +57,13 @@ def capture(state: State, paths: tuple[Path, ...], fmt: str | None, dry_run: boo
                              settings=settings, progress=shown)
 
     def text(data: Any) -> Iterable[str]:
+        if dry_run and report.roots:
+            yield "looked in " + ", ".join(report.roots)
         if dry_run:
             for d in report.details:
                 if d.status != "unchanged":
-                    yield (f"{d.status:10} {d.path} [{d.format}] bytes {d.start}–{d.end}: "
+                    unit = "rows" if is_store(d.path) else "bytes"  # an OpenClaw store: rows read
+                    yield (f"{d.status:10} {d.path} [{d.format}] {unit} {d.start}–{d.end}: "
                            f"{d.new_turns} new turns, {d.memories} memories"
                            + (f" ({d.note})" if d.note else ""))
         yield report.summary()

@@ -20,6 +20,8 @@ on stdin: session_id, transcript_path, cwd, and for SessionStart the source.
                  files and windows are taken in order and committed one by one, and
                  once the budget is spent the cursor keeps the place for next time.
                  They print nothing (Codex's Stop must print JSON or nothing).
+                 OpenClaw 2026.8.1 and later name a session key, not a file: that
+                 session from the agent's SQLite store (capture.openclaw_store).
 
 `run_hook` never raises: every failure becomes a HookResult with ok=False and a
 one-line reason for the hook log; the CLI exits 0 whatever happens (exit 2 from a
@@ -39,7 +41,7 @@ from typing import Any
 from ..agents import agent
 from ..brain import Brain
 from ..brief import build_brief
-from ..capture import agents_folders, only_agent, run_capture
+from ..capture import Source, agents_folders, only_agent, run_capture, sessions_named
 from ..clock import Clock
 from ..config import PROMPT_HOOK_BUDGET_SECONDS, Config, local_timezone, state_dir
 from ..memory import BYTES_PER_TOKEN
@@ -144,20 +146,26 @@ def _capture(event: str, harness: str, data: HookInput, config: Config, env: Map
     if event == "session-end":
         settings = replace(settings, settle_seconds=0.0)  # the session is over: flush what is held back
     paths: list[Path] | None
-    if data.transcript_path is not None:
+    sources: list[Source] | None = None
+    if agent(harness).capture_all and not (data.transcript_path and data.transcript_path.is_file()):
+        # The event names a session (OpenClaw 2026.8.1 and later: its key, not a file), or
+        # nothing: that session from the agent's stores, else all of this agent's
+        # transcripts (and no other agent's), in time order.
+        settings = only_agent(settings, harness)
+        named = [str(data.transcript_path) if data.transcript_path else None, data.session_id]
+        sources = sessions_named(settings, harness, named) or None
+        paths = None
+    elif data.transcript_path is not None:
         if not data.transcript_path.is_file():
             return f"no transcript at {data.transcript_path} yet; nothing captured"
         paths = [data.transcript_path]
-    elif agent(harness).capture_all:
-        # The event may not name the session's transcript: all of this agent's, and no other's.
-        settings = only_agent(settings, harness)
-        paths = None
     else:
         return "no transcript_path on stdin; nothing captured"
     with Brain.open(config.db_path, embedder="none", config=config, clock=clock) as brain:
-        report = run_capture(brain, paths=paths, format=harness if paths else None,
+        report = run_capture(brain, paths=paths, format=harness if paths else None, sources=sources,
                              settings=settings, deadline=deadline, record_as=f"hook:{harness}")
-    where = str(paths[0]) if paths else f"the {agent(harness).title} sessions"
+    where = str(paths[0]) if paths else (f"{sources[0].path}#{sources[0].session}" if sources
+                                         else f"the {agent(harness).title} sessions")
     return f"{report.summary()} [{where}]"
 
 
