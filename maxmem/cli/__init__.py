@@ -20,6 +20,7 @@ from .. import __version__
 from ..config import EMBEDDERS, Config, load_config
 from ..errors import MaxmemError
 from ..files import secure_create
+from ..inert import inert
 from ..redact import redact
 
 log = logging.getLogger("maxmem")
@@ -179,5 +180,5 @@ def _error(message: str, code: int) -> None:
     line = redact(" ".join(message.split()))[0]
     if len(line) > ERROR_CHARS:
         line = line[:ERROR_CHARS] + "…"
-    click.echo(f"maxmem: error: {line}", err=True)
+    click.echo(f"maxmem: error: {inert(line)}", err=True)  # it may quote stored text
     sys.exit(code)
