@@ -493,12 +493,14 @@ def test_the_printed_address_logs_the_browser_in(server, browser, tmp_path):
 
 PROBE = r"""
 import http.client, json, sys
-port, marker, pid = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-out = {"statuses": {}, "leaked": [], "cookies": []}
+port, marker, pid, stolen = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+out = {"statuses": {}, "leaked": [], "cookies": [], "answers": set()}
 
-def ask(method, path, body=None, cookie=""):
+def ask(method, path, body=None, cookie="", bearer=""):
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     headers = {"Host": f"127.0.0.1:{port}"}
+    if bearer:
+        headers["Authorization"] = "Bearer " + bearer
     if body is not None:
         headers["Content-Type"] = "application/x-www-form-urlencoded"
     if cookie:
@@ -508,7 +510,8 @@ def ask(method, path, body=None, cookie=""):
     text = r.read().decode("utf-8", "replace")
     for value in r.headers.get_all("Set-Cookie") or []:
         out["cookies"].append(value.split(";")[0])
-    out["statuses"][f"{method} {path}"] = r.status
+    out["statuses"][f"{method} {path}{' (stolen token)' if bearer or stolen in cookie + path else ''}"] = r.status
+    out["answers"].add(text.strip())
     if marker in text:
         out["leaked"].append(f"{method} {path}")
     return text
@@ -525,6 +528,13 @@ for path, body in [("/maxmem/memory/1/forget", "confirm=yes&token=x"), ("/maxmem
                    ("/maxmem/memory/1/pin", ""), ("/-/messages", "message=evil&message_type=1"),
                    ("/brain/-/query", "sql=delete+from+memories")]:
     ask("POST", path, body, cookie=cookie)
+# a token stolen from the owner (it never leaves the owner's terminal and browser):
+# the kernel still says whose connection it is
+ask("GET", "/brain/memories.json", bearer=stolen)
+ask("GET", "/?token=" + stolen)
+ask("GET", "/maxmem/search?q=backup", cookie=f"maxmem_access_{port}={stolen}")
+ask("POST", "/maxmem/memory/1/pin", "", bearer=stolen)
+out["answers"] = sorted(out["answers"])
 try:
     with open(f"/proc/{pid}/cmdline", "rb") as f:
         out["cmdline"] = f.read().decode("utf-8", "replace")
@@ -562,12 +572,14 @@ def test_another_local_user_reads_and_changes_nothing(server, brain_db, other_us
         marker = brain.get(ids["lesson"]).content  # a memory's text: in no answer to the other user
         before = [(m.id, m.content, m.pinned, m.status) for m in brain.list(limit=1000)]
     done = subprocess.run(["runuser", "-u", other_user, "--", "/usr/bin/python3", "-I", "-c", PROBE,
-                           str(server.port), marker, str(server.process.pid)],
+                           str(server.port), marker, str(server.process.pid), server.token],
                           capture_output=True, text=True, timeout=300, cwd="/")
     assert done.returncode == 0, done.stderr[-2000:]
     seen = json.loads(done.stdout.splitlines()[-1])
-    assert len(seen["statuses"]) >= 25
+    assert len(seen["statuses"]) >= 30
     assert {k: v for k, v in seen["statuses"].items() if v not in (401, 403)} == {}
+    if Path("/proc/net/tcp").exists():  # Linux: refused as another user, token or not
+        assert seen["answers"] == ["forbidden: maxmem browse answers only the user who started it"]
     assert seen["leaked"] == [] and seen["cookies"] == []
     assert server.token not in seen["cmdline"] and seen["environ"] == "refused"
     with Brain.open(db, embedder=local_embedder) as brain:

@@ -91,6 +91,30 @@ def test_every_request_needs_this_runs_token():
     assert guard.Access(9).token != guard.Access(9).token  # a new one each run
 
 
+def test_the_kernel_names_the_user_at_the_other_end():
+    import socket
+    from pathlib import Path
+
+    if not Path("/proc/net/tcp").exists():
+        pytest.skip("no /proc/net/tcp (not Linux): the token alone guards maxmem browse here")
+    for family, host in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
+        try:
+            listener = socket.socket(family)
+            listener.bind((host, 0))
+        except OSError:
+            continue  # no IPv6 loopback here
+        listener.listen()
+        client = socket.create_connection(listener.getsockname()[:2])
+        accepted, peer = listener.accept()
+        try:
+            assert guard.peer_uid(peer, listener.getsockname()) == os.geteuid()
+        finally:
+            for s in (accepted, client, listener):
+                s.close()
+    assert guard.peer_uid(("127.0.0.1", 1), ("127.0.0.1", 2)) is None  # no such connection
+    assert guard.peer_uid(None, None) is None
+
+
 def test_session_tokens_are_bound_to_the_session_and_the_server():
     session = guard.Session(8765)
     one, two = guard.Session.new_id(), guard.Session.new_id()

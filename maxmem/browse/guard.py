@@ -14,8 +14,11 @@ Four checks, each for its own attack:
   and goes on to the same address without it. Any other request, from another user
   or process of this machine that can reach 127.0.0.1, is refused (403) before
   Datasette or a maxmem page sees it: tables, JSON, CSV, SQL, the `/-/` pages and
-  static files alike. Datasette's `/-/messages` page (which shows any text posted
-  to it as a banner) is refused for everyone;
+  static files alike. On Linux the kernel's socket table also names the user at the
+  other end of the connection (`peer_uid`): another user is refused even with the
+  token (a browser sends the cookie to every port of 127.0.0.1, so a page another
+  user serves there could collect it). Datasette's `/-/messages` page (which shows any
+  text posted to it as a banner) is refused for everyone;
 - every write carries a token tied to this browser session (`Session`): a form
   posted from another site, or by anything that did not load a page of this
   server, is refused. Datasette's own CSRF check skips requests without cookies,
@@ -30,7 +33,10 @@ import hmac
 import html
 import ipaddress
 import json
+import os
 import secrets
+import socket
+import sys
 import urllib.parse
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -42,6 +48,7 @@ ASGIApp = Callable[[Any, Receive, Send], Awaitable[None]]
 
 LOCAL_NAMES = ("127.0.0.1", "localhost", "[::1]")
 TOKEN_PARAM = "token"
+LANDING_POLICY = b"default-src 'none'; script-src 'unsafe-inline'; frame-ancestors 'none'"
 REFUSED_PATHS = ("/-/messages",)  # Datasette's page that shows whatever text is posted to it
 
 
@@ -86,9 +93,10 @@ class Access:
     servers keep their own), HttpOnly (no script reads it) and SameSite=Strict (no other
     site's page sends it). Tokens are compared in constant time."""
 
-    def __init__(self, port: int, token: str | None = None) -> None:
+    def __init__(self, port: int, token: str | None = None, owner: int | None = None) -> None:
         self.cookie = f"maxmem_access_{port}"
         self.token = token or secrets.token_urlsafe(32)
+        self.owner = os.geteuid() if owner is None and hasattr(os, "geteuid") else owner
 
     def url(self, base: str) -> str:
         """`base` (ending in /) with this run's token: the address to open."""
@@ -103,6 +111,43 @@ class Access:
         if scheme.lower() == "bearer" and self.matches(credential.strip()):
             return True
         return self.matches(cookies(headers.get("cookie", "")).get(self.cookie))
+
+
+def peer_uid(client: Any, server: Any, tables: tuple[str, ...] = ("/proc/net/tcp", "/proc/net/tcp6")) -> int | None:
+    """The user id owning the client end of a loopback TCP connection, from the kernel's
+    socket table (Linux); None where it cannot be told (another system, no such line)."""
+    if not client or not server:
+        return None
+    try:
+        wanted = (_proc_address(str(client[0]), int(client[1])), _proc_address(str(server[0]), int(server[1])))
+    except (OSError, ValueError):
+        return None
+    for table in tables:
+        try:
+            with open(table, encoding="ascii") as lines:
+                next(lines, None)  # the header
+                for line in lines:
+                    fields = line.split()
+                    if len(fields) > 7 and (fields[1], fields[2]) in (wanted, _mapped(wanted)):
+                        return int(fields[7])
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def _proc_address(host: str, port: int) -> str:
+    """host:port as /proc/net/tcp{,6} prints it: each 32-bit word of the address in the
+    machine's byte order, in hex, then the port in hex."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    packed = socket.inet_pton(family, host.strip("[]"))
+    words = "".join(f"{int.from_bytes(packed[i:i + 4], sys.byteorder):08X}" for i in range(0, len(packed), 4))
+    return f"{words}:{port:04X}"
+
+
+def _mapped(pair: tuple[str, str]) -> tuple[str, str]:
+    """An IPv4 pair as a dual-stack socket's table line shows it (::ffff:a.b.c.d)."""
+    prefix = f"{0:08X}{0:08X}{int.from_bytes(bytes([0, 0, 0xff, 0xff]), sys.byteorder):08X}"
+    return tuple(prefix + half if len(half) == 13 else half for half in pair)  # type: ignore[return-value]
 
 
 def cookies(header: str) -> dict[str, str]:
@@ -151,7 +196,8 @@ def landing(access: Access, target: str) -> tuple[str, list[tuple[bytes, bytes]]
     script = "location.replace(" + json.dumps(target).replace("<", "\\u003c") + ")"
     page = (f'<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0;url={quoted}">'
             f'<title>maxmem browse</title><script>{script}</script><a href="{quoted}">maxmem browse</a>\n')
-    return page, [(b"set-cookie", cookie.encode())]
+    return page, [(b"set-cookie", cookie.encode()), (b"x-frame-options", b"DENY"),
+                  (b"content-security-policy", LANDING_POLICY)]
 
 
 def owner_only(app: ASGIApp, access: Access) -> ASGIApp:
@@ -166,6 +212,10 @@ def owner_only(app: ASGIApp, access: Access) -> ASGIApp:
         headers = headers_of(scope)
         given, rest = without_token(scope.get("query_string", b"").decode("latin-1"))
         reason = refusal(scope)
+        if reason is None and access.owner is not None:
+            uid = peer_uid(scope.get("client"), scope.get("server"))
+            if uid is not None and uid != access.owner:
+                reason = "maxmem browse answers only the user who started it"
         if reason is None and scope.get("path") in REFUSED_PATHS:
             reason = "this Datasette page is off in maxmem browse"
         if reason is None and given is not None and scope["type"] == "http" and scope.get("method") in ("GET", "HEAD"):
