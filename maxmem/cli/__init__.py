@@ -116,6 +116,13 @@ class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg,unused-ign
 HANDLER_NAME = "maxmem-cli"  # the handlers this module added, to replace on the next call
 
 
+class _InertFormatter(logging.Formatter):
+    """A log line as text for a person: a message quoting stored text moves no cursor."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return inert(super().format(record))
+
+
 def _configure_logging(verbose: int, log_file: Path | None) -> None:
     logger = logging.getLogger("maxmem")
     level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
@@ -128,7 +135,7 @@ def _configure_logging(verbose: int, log_file: Path | None) -> None:
             old.close()
     handler = _StderrHandler()
     handler.setLevel(level)
-    handler.setFormatter(logging.Formatter("maxmem: %(levelname)s: %(message)s"))
+    handler.setFormatter(_InertFormatter("maxmem: %(levelname)s: %(message)s"))
     handler.set_name(HANDLER_NAME)
     logger.addHandler(handler)
     logger.propagate = False
