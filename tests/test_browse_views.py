@@ -85,6 +85,7 @@ def test_every_request_needs_this_runs_token():
     # but not Datasette's message page, nor a foreign Host
     owner = [(b"authorization", b"Bearer s3cret-token")]
     assert ask(app, "/-/messages", headers=owner, method="POST")[0] == 403
+    assert ask(app, "//-/messages/", headers=owner)[0] == 403
     assert ask(app, "/", headers=[(b"host", b"evil.example"), *owner])[0] == 403  # a foreign Host among the headers
     assert guard.without_token("a=1&token=x%2By&b=") == ("x+y", "a=1&b=")
     assert guard.without_token("") == (None, "")

@@ -216,7 +216,7 @@ def owner_only(app: ASGIApp, access: Access) -> ASGIApp:
             uid = peer_uid(scope.get("client"), scope.get("server"))
             if uid is not None and uid != access.owner:
                 reason = "maxmem browse answers only the user who started it"
-        if reason is None and scope.get("path") in REFUSED_PATHS:
+        if reason is None and "/" + str(scope.get("path", "")).strip("/") in REFUSED_PATHS:
             reason = "this Datasette page is off in maxmem browse"
         if reason is None and given is not None and scope["type"] == "http" and scope.get("method") in ("GET", "HEAD"):
             if not access.matches(given):
