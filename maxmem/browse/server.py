@@ -199,5 +199,5 @@ async def _serve(ds: Any, server: Any, sock: socket.socket, url: str, opener: st
 def _print(url: str) -> None:
     print(url, flush=True)
     base = url.split("?", 1)[0]
-    print(f"maxmem browse: serving {base} to whoever opens the address above, with its token "
-          "(Ctrl-C stops)", file=sys.stderr, flush=True)
+    print(f"maxmem browse: serving {base} to you only: open the address above, which carries this "
+          "run's token (Ctrl-C stops)", file=sys.stderr, flush=True)
