@@ -78,6 +78,7 @@ def test_every_request_needs_this_runs_token():
     assert headers["set-cookie"] == "maxmem_access_9=s3cret-token; Path=/; HttpOnly; SameSite=Strict"
     assert 'location.replace("/maxmem/search?q=a%20b&limit=3")' in body and headers["cache-control"] == "no-store"
     assert 'location.replace("/evil.example/")' in ask(app, "//evil.example/", "token=s3cret-token")[2]
+    assert 'location.replace("/evil.example/")' in ask(app, "/\\evil.example/", "token=s3cret-token")[2]
     # the cookie, or the token as a bearer credential, opens every route
     assert ask(app, "/brain/memories.json", headers=[(b"cookie", b"a=b; maxmem_access_9=s3cret-token")])[2] == \
         "the memories"

@@ -2,7 +2,7 @@
 
 Four checks, each for its own attack:
 
-- the socket is bound to 127.0.0.1 (server.py), and `loopback_only` answers 403 to
+- the socket is bound to 127.0.0.1 (server.py), and `owner_only` answers 403 to
   any request whose peer is not a loopback address (a proxy or a port forward put
   in front of it by mistake);
 - the Host header must name this machine (127.0.0.1, localhost, [::1]): a page on
@@ -224,7 +224,7 @@ def owner_only(app: ASGIApp, access: Access) -> ASGIApp:
             else:
                 raw = scope.get("raw_path")
                 path = raw.decode("latin-1") if raw else urllib.parse.quote(str(scope.get("path") or "/"))
-                path = "/" + path.lstrip("/")  # never //host: the landing page goes nowhere else
+                path = "/" + path.lstrip("/\\")  # never //host or /\host: the landing page goes nowhere else
                 page, cookie = landing(access, path + (f"?{rest}" if rest else ""))
                 await respond(send, 200, page, cookie, b"text/html; charset=utf-8")
                 return
