@@ -87,15 +87,17 @@ class Server:
         if not line.startswith("http://"):
             self.process.kill()
             raise SystemExit(f"maxmem browse did not start: {self.process.stderr.read()[-2000:]}")  # type: ignore[union-attr]
-        self.url = line
         parts = urllib.parse.urlsplit(line)
+        self.address = line  # with this run's token
+        self.url = f"{parts.scheme}://{parts.netloc}/"
+        self.token = urllib.parse.parse_qs(parts.query)["token"][0]
         self.host, self.port = parts.hostname or "127.0.0.1", parts.port or 0
 
     def get(self, path: str) -> tuple[float, int, int]:
         """One GET on a new connection (uvicorn drops an idle one after 5 s), timed whole."""
         started = time.perf_counter()
         conn = http.client.HTTPConnection(self.host, self.port, timeout=300)
-        conn.request("GET", path)
+        conn.request("GET", path, headers={"Authorization": f"Bearer {self.token}"})
         response = conn.getresponse()
         body = response.read()
         conn.close()
@@ -115,8 +117,10 @@ def cli_search(db: Path, home: Path, query: str) -> tuple[float, list[int]]:
     return elapsed, [h["memory"]["id"] for h in json.loads(done.stdout)["hits"]]
 
 
-def browser_loads(url: str, repeats: int) -> list[float] | None:
-    """Seconds to the load event of the overview in Chromium, first load first."""
+def browser_loads(server: Server, repeats: int) -> list[float] | None:
+    """Seconds to the load event of the overview in Chromium, first load first (after the
+    browser has traded the token for its cookie on a static file, so the first load is
+    still the overview's first)."""
     if not Path(CHROMIUM).exists():
         return None
     from playwright.sync_api import sync_playwright
@@ -125,10 +129,14 @@ def browser_loads(url: str, repeats: int) -> list[float] | None:
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page()
+        page.goto(server.address.replace("/?", "/-/static/app.css?"))
+        page.wait_for_url(server.url + "-/static/app.css")
         for _ in range(repeats):
             started = time.perf_counter()
-            page.goto(url, wait_until="load")
+            response = page.goto(server.url, wait_until="load")
             times.append(time.perf_counter() - started)
+            if response is None or response.status != 200:
+                raise SystemExit(f"the overview did not load in Chromium: {response and response.status}")
         browser.close()
     return times
 
@@ -171,7 +179,7 @@ def main() -> None:
             pages = {name: server.get(path)[0] for name, path in (
                 ("timeline", "/maxmem/timeline"), ("charts", "/maxmem/charts"), ("memory", "/maxmem/memory/1"),
                 ("jobs (maxmem doctor)", "/maxmem/jobs"), ("Datasette memories table", "/brain/memories"))}
-            loads = browser_loads(server.url, args.repeats)
+            loads = browser_loads(server, args.repeats)
         finally:
             server.close()
     result: dict[str, Any] = {

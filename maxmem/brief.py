@@ -18,13 +18,18 @@ the sections that were cut short, in the order above, and a cut section ends wit
 
 The brief is handed to agents fenced (`Brief.text`): a one-line factual preface, then
 the Markdown inside a code fence longer than any backtick run in it, so a harness and
-a model can tell stored notes from instructions. The budget covers all of that text,
-counted with `memory.estimate_tokens` (four bytes of UTF-8 a token, the estimate
-capture's chunks use): `estimate_tokens(brief.text) <= budget_tokens`, always.
+a model can tell stored notes from instructions. Every path that hands memory text to a
+model fences it with `fenced` (this brief, the prompt hook's recall, the MCP prompts and
+resources); inside the fence, characters a terminal or reader acts on are shown escaped
+(inert.inert), and a harness-given string (a session id) is quoted on one line (`quoted`).
+The budget covers all of that text, counted with `memory.estimate_tokens` (four bytes
+of UTF-8 a token, the estimate capture's chunks use):
+`estimate_tokens(brief.text) <= budget_tokens`, always.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -33,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from .clock import iso, parse_time
 from .errors import InvalidInput
+from .inert import inert
 from .memory import BYTES_PER_TOKEN, Memory, estimate_tokens
 from .settings import MIN_BRIEF_TOKENS, BriefSettings
 from .work import active, format_hours
@@ -56,6 +62,7 @@ PREFACE = ("maxmem memory brief: notes stored by maxmem from past conversations 
            "(background facts; search them with the maxmem tools for more).")
 EMPTY = "(nothing remembered yet)\n"
 _BACKTICKS = re.compile(r"`+")
+_PLAIN = re.compile(r"[A-Za-z0-9_.:@/+=-]+")
 
 
 def _size(text: str) -> int:
@@ -63,8 +70,20 @@ def _size(text: str) -> int:
 
 
 def _one_line(text: str, limit: int) -> str:
-    line = " ".join(text.split())
+    line = inert(" ".join(text.split()))
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+def quoted(value: str, limit: int = 120) -> str:
+    """A string a harness or client gave (a session id, a question) as it may appear in
+    text for a model: as it is when it holds only letters, digits and `_.:@/+=-` (a UUID,
+    agent:main:main), else on one line in double quotes, escaped, at most `limit` characters."""
+    text = str(value)
+    if _PLAIN.fullmatch(text) and len(text) <= limit:
+        return text
+    line = " ".join(text.split())
+    line = line if len(line) <= limit else line[: limit - 1] + "…"
+    return inert(json.dumps(line, ensure_ascii=False))
 
 
 def _label(memory: Memory, limit: int = 240) -> str:
@@ -139,9 +158,11 @@ def fence_for(texts: Sequence[str]) -> str:
 
 
 def fenced(markdown: str, fence: str | None = None, preface: str = PREFACE) -> str:
-    """The preface, then `markdown` inside a code fence it cannot close."""
-    fence = fence or fence_for([markdown])
-    return f"{preface}\n{fence}markdown\n{markdown.rstrip()}\n{fence}\n"
+    """The preface, then `markdown` inside a code fence it cannot close (longer than any
+    backtick run in it, whatever fence was asked for), its control characters escaped."""
+    body = inert(markdown.rstrip())
+    fence = max(fence or "", fence_for([body]), key=len)
+    return f"{preface}\n{fence}markdown\n{body}\n{fence}\n"
 
 
 def _time(at: str, tz: tzinfo) -> str:
@@ -221,13 +242,13 @@ def build_brief(
         Section("work", "Work in progress", work_lines, [w.memory.id for w in work]),
         Section("daily", "Daily notes (today and yesterday)", daily_lines,
                 [m.id for m in daily]),
-        Section("session", f"Current session ({session_id})" if session_id else "Current session",
+        Section("session", f"Current session ({quoted(session_id)})" if session_id else "Current session",
                 session_lines, session_ids),
         Section("recent", "Important in the last day", recent_lines,
                 [m.id for m in important]),
     ]
     header = f"# Memory brief — {local_now.strftime('%Y-%m-%d %H:%M %Z')}\n\n"
-    fence = fence_for([header, *(line for s in sections for line in s.lines)])
+    fence = fence_for([header, *(s.heading for s in sections), *(line for s in sections for line in s.lines)])
     # The fence, the preface and the header are paid for first; the sections share the rest.
     room = budget_tokens * BYTES_PER_TOKEN - _size(fenced(header + EMPTY, fence)) + _size(EMPTY)
     shown = _fit(sections, room)

@@ -124,8 +124,22 @@ class Server:
         if not line.startswith("http://127.0.0.1:"):
             self.close()
             raise AssertionError(f"maxmem browse did not start: {line!r} {self.process.stderr.read()[-2000:]}")  # type: ignore[union-attr]
-        self.url = line
-        self.port = int(urllib.parse.urlsplit(line).port or 0)
+        self.address = line  # what the person opens: with this run's token
+        parts = urllib.parse.urlsplit(line)
+        self.url = f"http://127.0.0.1:{parts.port}/"
+        self.port = int(parts.port or 0)
+        self.token = urllib.parse.parse_qs(parts.query)["token"][0]
+
+    def login(self, page: Any) -> None:
+        """What the person does: open the printed address (the browser trades the token for
+        its cookie and lands on the address without it)."""
+        page.goto(self.address)
+        page.wait_for_url(self.url)
+
+    def fetch(self, path: str, data: dict[str, str] | None = None,
+              headers: dict[str, str] | None = None) -> tuple[int, str]:
+        """A request as the owner's scripts make it: the token as a bearer credential."""
+        return fetch(self.url + path, data, {"Authorization": f"Bearer {self.token}", **(headers or {})})
 
     def close(self) -> None:
         if self.process.poll() is not None:
@@ -175,9 +189,14 @@ def browser() -> Iterator[Any]:
 
 
 @pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
+def page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
+    """A fresh browser context, logged in to the server the test uses through its printed address."""
     context = browser.new_context(viewport={"width": 1200, "height": 900})
-    yield context.new_page()
+    opened = context.new_page()
+    for name in ("server", "read_only_server"):
+        if name in request.fixturenames:
+            request.getfixturevalue(name).login(opened)
+    yield opened
     context.close()
 
 
@@ -233,9 +252,9 @@ def test_explain_view_shows_both_sides_and_the_plan(server, brain_db, page, caps
     assert f"cosine {e['cosine']:.3f}" in first and f"bm25 {e['bm25']:.3f}" in first
     plan_text = page.locator("#mx-plan").inner_text()
     assert '"backup"' in plan_text and "m.status != 'superseded'" in plan_text
-    status, body = fetch(server.url + "maxmem/search.json?" + urllib.parse.urlencode({"q": query, "limit": 3}))
+    status, body = server.fetch("maxmem/search.json?" + urllib.parse.urlencode({"q": query, "limit": 3}))
     assert status == 200 and [h["memory"]["id"] for h in json.loads(body)["hits"]] == [h["memory"]["id"] for h in hits]
-    status, body = fetch(server.url + "maxmem/search?q=x&min_importance=lots")
+    status, body = server.fetch("maxmem/search?q=x&min_importance=lots")
     assert status == 400 and "min_importance must be a number" in body
 
 
@@ -263,7 +282,7 @@ def test_memory_page_shows_text_provenance_history_and_related(server, brain_db,
     page.wait_for_selector("table.rows-and-columns")
     first, last = captured.metadata["turn_range"]
     assert page.locator("table.rows-and-columns tbody tr").count() == last - first + 1
-    status, body = fetch(server.url + "maxmem/memory/999999")
+    status, body = server.fetch("maxmem/memory/999999")
     assert status == 404 and "no memory" in body
 
 
@@ -321,31 +340,31 @@ def test_category_supersede_and_forget(server, brain_db, page, capsys):
 
 def test_a_forged_write_is_refused(server, brain_db, page, browser, capsys):
     db, ids = brain_db
-    target = server.url + f"maxmem/memory/{ids['lesson']}/forget"
+    target = f"maxmem/memory/{ids['lesson']}/forget"
     before = cli(db, capsys, "get", str(ids["lesson"]))
     # no token, no session
-    assert fetch(target, {"confirm": "yes"})[0] == 403
+    assert server.fetch(target, {"confirm": "yes"})[0] == 403
     # a real session's token, replayed without its cookie, or with another session's cookie
     page.goto(server.url + f"maxmem/memory/{ids['lesson']}")
     token = page.locator("#mx-forget-form input[name=token]").input_value()
     cookie = next(c for c in page.context.cookies() if c["name"] == f"maxmem_session_{server.port}")
     assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
-    assert fetch(target, {"confirm": "yes", "token": token})[0] == 403
-    assert fetch(target, {"confirm": "yes", "token": token},
+    assert server.fetch(target, {"confirm": "yes", "token": token})[0] == 403
+    assert server.fetch(target, {"confirm": "yes", "token": token},
                  {"Cookie": f"{cookie['name']}={'0' * 32}"})[0] == 403
     # with the cookie but a token guessed
-    assert fetch(target, {"confirm": "yes", "token": "f" * 64},
+    assert server.fetch(target, {"confirm": "yes", "token": "f" * 64},
                  {"Cookie": f"{cookie['name']}={cookie['value']}"})[0] == 403
     # the right pair from another origin's page (the Origin header says so)
-    assert fetch(target, {"confirm": "yes", "token": token},
+    assert server.fetch(target, {"confirm": "yes", "token": token},
                  {"Cookie": f"{cookie['name']}={cookie['value']}", "Origin": "http://evil.example"})[0] == 403
     # a page on another site posting a form to maxmem browse, in the same browser
-    evil = EvilSite(target)
+    evil = EvilSite(server.url + target)
     try:
         page.goto(evil.url)
         page.wait_for_load_state("networkidle")
         page.wait_for_timeout(300)
-        assert "refused" in page.content()
+        assert "forbidden" in page.content()  # its SameSite=Strict cookie is not sent: no access at all
     finally:
         evil.close()
     assert cli(db, capsys, "get", str(ids["lesson"])) == before
@@ -388,7 +407,7 @@ def test_read_only_server_shows_no_forms_and_refuses_writes(read_only_server, br
     assert "read-only" in page.locator(".mx-nav").inner_text()
     cookie = next(c for c in page.context.cookies() if c["name"].startswith("maxmem_session_"))
     # refused before the token is even looked at
-    status, body = fetch(read_only_server.url + f"maxmem/memory/{ids['decision']}/pin", {"token": "x" * 64},
+    status, body = read_only_server.fetch(f"maxmem/memory/{ids['decision']}/pin", {"token": "x" * 64},
                          {"Cookie": f"{cookie['name']}={cookie['value']}"})
     assert status == 403 and "--read-only" in body
     assert cli(db, capsys, "get", str(ids["decision"]))["pinned"] is False
@@ -423,7 +442,148 @@ def test_only_loopback_clients_are_served(server, brain_db):
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout.splitlines()[-1]) == {
         "192.0.2.10": 403, "10.1.2.3": 403, "::ffff:8.8.8.8": 403, "127.0.0.1": 200, "::1": 200,
-        "listen 0.0.0.0": "refused"}
+        "127.0.0.1 without the token": 403, "listen 0.0.0.0": "refused"}
+
+
+def test_the_printed_address_logs_the_browser_in(server, browser, tmp_path):
+    from maxmem.browse.server import launcher
+
+    context = browser.new_context()
+    page = context.new_page()
+    try:
+        # the address without its token: nothing but a 403
+        assert page.goto(server.url).status == 403 and "forbidden" in page.content()
+        assert page.goto(server.url + "brain/memories.json").status == 403
+        assert page.goto(server.url + "?token=" + "A" * 43).status == 403  # a token guessed
+        # the printed address: the token becomes an HttpOnly, SameSite=Strict cookie, and the
+        # browser lands on the address without it
+        server.login(page)
+        assert page.url == server.url and "token" not in page.url
+        assert page.locator(".mx-nav").count() == 1
+        cookie = next(c for c in context.cookies() if c["name"] == f"maxmem_access_{server.port}")
+        assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and cookie["value"] == server.token
+        assert server.token not in page.evaluate("document.cookie")
+        # every route serves the owner now: Datasette's JSON, its static files, the SQL page
+        assert page.goto(server.url + "brain/memories.json?_size=1").status == 200
+        assert page.goto(server.url + "-/static/app.css").status == 200
+        assert page.goto(server.url + "brain?sql=select+1").status == 200
+        # a token on a deeper address keeps the rest of the address
+        page.goto(server.address.replace("/?", "/maxmem/search?q=backup&"))
+        page.wait_for_url(server.url + "maxmem/search?q=backup")
+        assert page.locator("tr.mx-hit").count() >= 1
+        # Datasette's message page (it shows any posted text as a banner) is off, even for the owner
+        assert page.goto(server.url + "-/messages").status == 403
+    finally:
+        context.close()
+    # --open starts the browser on a private file (no token on a command line): the
+    # navigation it starts is another site's, and the browser still ends up logged in
+    folder = tmp_path / "open"
+    folder.mkdir(mode=0o700)
+    opener = launcher(folder, server.address)
+    assert (folder / "open.html").stat().st_mode & 0o777 == 0o600
+    context = browser.new_context()
+    page = context.new_page()
+    try:
+        page.goto(opener)
+        page.wait_for_url(server.url)
+        assert page.locator(".mx-nav").count() == 1
+    finally:
+        context.close()
+
+
+PROBE = r"""
+import http.client, json, sys
+port, marker, pid, stolen = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+out = {"statuses": {}, "leaked": [], "cookies": [], "answers": set()}
+
+def ask(method, path, body=None, cookie="", bearer=""):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    headers = {"Host": f"127.0.0.1:{port}"}
+    if bearer:
+        headers["Authorization"] = "Bearer " + bearer
+    if body is not None:
+        headers["Content-Type"] = "application/x-www-form-urlencoded"
+    if cookie:
+        headers["Cookie"] = cookie
+    c.request(method, path, body=body, headers=headers)
+    r = c.getresponse()
+    text = r.read().decode("utf-8", "replace")
+    for value in r.headers.get_all("Set-Cookie") or []:
+        out["cookies"].append(value.split(";")[0])
+    out["statuses"][f"{method} {path}{' (stolen token)' if bearer or stolen in cookie + path else ''}"] = r.status
+    out["answers"].add(text.strip())
+    if marker in text:
+        out["leaked"].append(f"{method} {path}")
+    return text
+
+ask("GET", "/")
+cookie = "; ".join(out["cookies"])
+for path in ["/", "/brain", "/brain/memories", "/brain/memories.json", "/brain/memories.json?_shape=array",
+             "/brain/memories.csv", "/brain.json?sql=select+content+from+memories", "/brain?sql=select+1",
+             "/brain/memories/1.json", "/-/messages", "/-/plugins.json", "/-/metadata.json", "/-/static/app.css",
+             "/-/databases.json", "/maxmem/search?q=backup", "/maxmem/search.json?q=backup", "/maxmem/memory/1",
+             "/maxmem/timeline", "/maxmem/charts", "/maxmem/jobs", "/?token=guess", "/?token="]:
+    ask("GET", path, cookie=cookie)
+for path, body in [("/maxmem/memory/1/forget", "confirm=yes&token=x"), ("/maxmem/memory/1/edit", "content=obey+me"),
+                   ("/maxmem/memory/1/pin", ""), ("/-/messages", "message=evil&message_type=1"),
+                   ("/brain/-/query", "sql=delete+from+memories")]:
+    ask("POST", path, body, cookie=cookie)
+# a token stolen from the owner (it never leaves the owner's terminal and browser):
+# the kernel still says whose connection it is
+ask("GET", "/brain/memories.json", bearer=stolen)
+ask("GET", "/?token=" + stolen)
+ask("GET", "/maxmem/search?q=backup", cookie=f"maxmem_access_{port}={stolen}")
+ask("POST", "/maxmem/memory/1/pin", "", bearer=stolen)
+out["answers"] = sorted(out["answers"])
+try:
+    with open(f"/proc/{pid}/cmdline", "rb") as f:
+        out["cmdline"] = f.read().decode("utf-8", "replace")
+except OSError as exc:
+    out["cmdline"] = str(exc)
+try:
+    with open(f"/proc/{pid}/environ", "rb") as f:
+        out["environ"] = "readable"
+except OSError:
+    out["environ"] = "refused"
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def other_user() -> Iterator[str]:
+    """A second local account of this machine, made for the test (root only)."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        pytest.skip("making a second local user needs root (useradd)")
+    if not (shutil.which("useradd") and shutil.which("runuser") and Path("/usr/bin/python3").exists()):
+        pytest.skip("useradd, runuser or /usr/bin/python3 is missing")
+    name = f"mxprobe{os.getpid() % 100000}"
+    made = subprocess.run(["useradd", "--no-create-home", "--shell", "/bin/sh", name], capture_output=True, text=True)
+    if made.returncode != 0:
+        pytest.skip(f"useradd failed: {made.stderr.strip()}")
+    try:
+        yield name
+    finally:
+        subprocess.run(["userdel", name], capture_output=True)
+
+
+def test_another_local_user_reads_and_changes_nothing(server, brain_db, other_user, capsys, local_embedder):
+    db, ids = brain_db
+    with Brain.open(db, embedder=local_embedder) as brain:
+        marker = brain.get(ids["lesson"]).content  # a memory's text: in no answer to the other user
+        before = [(m.id, m.content, m.pinned, m.status) for m in brain.list(limit=1000)]
+    done = subprocess.run(["runuser", "-u", other_user, "--", "/usr/bin/python3", "-I", "-c", PROBE,
+                           str(server.port), marker, str(server.process.pid), server.token],
+                          capture_output=True, text=True, timeout=300, cwd="/")
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(done.stdout.splitlines()[-1])
+    assert len(seen["statuses"]) >= 30
+    assert {k: v for k, v in seen["statuses"].items() if v not in (401, 403)} == {}
+    if Path("/proc/net/tcp").exists():  # Linux: refused as another user, token or not
+        assert seen["answers"] == ["forbidden: maxmem browse answers only the user who started it"]
+    assert seen["leaked"] == [] and seen["cookies"] == []
+    assert server.token not in seen["cmdline"] and seen["environ"] == "refused"
+    with Brain.open(db, embedder=local_embedder) as brain:
+        assert [(m.id, m.content, m.pinned, m.status) for m in brain.list(limit=1000)] == before
 
 
 ASGI_CHECK = """
@@ -432,23 +592,25 @@ from pathlib import Path
 from maxmem import Config, InvalidInput
 from maxmem.browse import build, listen
 
-def get(app, path, client):
+def get(app, path, client, token="the-token"):
     sent = []
     async def receive():
         return {"type": "http.request", "body": b"", "more_body": False}
     async def send(message):
         sent.append(message)
     scope = {"type": "http", "method": "GET", "path": path, "raw_path": path.encode(), "query_string": b"",
-             "headers": [(b"host", b"127.0.0.1:8765")], "client": client, "server": ("127.0.0.1", 8765),
+             "headers": [(b"host", b"127.0.0.1:8765"), (b"authorization", b"Bearer " + token.encode())],
+             "client": client, "server": ("127.0.0.1", 8765),
              "scheme": "http", "http_version": "1.1", "asgi": {"version": "3.0"}}
     asyncio.run(app(scope, receive, send))
     return next(m["status"] for m in sent if m["type"] == "http.response.start")
 
-ds, state = build(Config(db_path=Path(sys.argv[1]), embedder="none"), read_only=True)
+ds, state = build(Config(db_path=Path(sys.argv[1]), embedder="none"), read_only=True, token="the-token")
 try:
     app = ds.app()
     out = {host: get(app, "/brain/memories.json", (host, 50000))
            for host in ("192.0.2.10", "10.1.2.3", "::ffff:8.8.8.8", "127.0.0.1", "::1")}
+    out["127.0.0.1 without the token"] = get(app, "/brain/memories.json", ("127.0.0.1", 50000), "guess")
     try:
         listen(0, host="0.0.0.0")
         out["listen 0.0.0.0"] = "bound"
@@ -467,16 +629,16 @@ def test_datasette_tables_fts_export_and_read_only_sql(server, brain_db, page, c
     db, _ids = brain_db
     page.goto(server.url + "brain/memories_vec?_size=3")  # the vec0 table opens (sqlite-vec loaded)
     assert "float[384] vector" in page.content()
-    status, body = fetch(server.url + "brain/memories.json?_search=Backblaze&_shape=array&_col=content")
+    status, body = server.fetch("brain/memories.json?_search=Backblaze&_shape=array&_col=content")
     found = json.loads(body)
     assert status == 200 and found and all("Backblaze" in r["content"] for r in found)
-    status, body = fetch(server.url + "brain/memories.csv?_size=3&_col=category")
+    status, body = server.fetch("brain/memories.csv?_size=3&_col=category")
     assert status == 200 and body.splitlines()[0] == "id,category"
     sql = "select count(*) as n, (select vec_length(embedding) from memories_vec limit 1) as dim from memories"
-    status, body = fetch(server.url + "brain.json?" + urllib.parse.urlencode({"sql": sql, "_shape": "array"}))
+    status, body = server.fetch("brain.json?" + urllib.parse.urlencode({"sql": sql, "_shape": "array"}))
     count = cli(db, capsys, "stats")["memories"]
     assert status == 200 and json.loads(body) == [{"n": count, "dim": 384}]
-    status, body = fetch(server.url + "brain.json?" + urllib.parse.urlencode({"sql": "delete from memories"}))
+    status, body = server.fetch("brain.json?" + urllib.parse.urlencode({"sql": "delete from memories"}))
     assert status == 400 and cli(db, capsys, "stats")["memories"] == count
     page.goto(server.url + "brain")
     tables = page.locator("h3 a").all_inner_texts()
@@ -547,7 +709,7 @@ def test_reads_never_block_a_writer(server, brain_db, local_embedder):
     def browse() -> None:
         while not stop.is_set():
             for path in ("", "maxmem/search?q=backup+NAS", "maxmem/timeline", "brain/memories.json?_size=50"):
-                statuses.append(fetch(server.url + path)[0])
+                statuses.append(server.fetch(path)[0])
 
     readers = [threading.Thread(target=browse) for _ in range(2)]
     for reader in readers:

@@ -39,6 +39,84 @@ def test_host_headers_and_peers():
     assert guard.refusal({"headers": []}) is not None  # no peer at all (a Unix socket)
 
 
+def ask(app, path: str, query: str = "", headers: list[tuple[bytes, bytes]] | None = None,
+        method: str = "GET") -> tuple[int, dict[str, str], str]:
+    """One request through an ASGI app: status, headers, body."""
+    import asyncio
+
+    sent: list[dict] = []
+
+    async def receive() -> dict:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "method": method, "path": path, "raw_path": path.encode(),
+             "query_string": query.encode(), "client": ("127.0.0.1", 5),
+             "headers": [(b"host", b"127.0.0.1:9"), *(headers or [])]}
+    asyncio.run(app(scope, receive, send))
+    start = next(m for m in sent if m["type"] == "http.response.start")
+    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    return start["status"], {k.decode(): v.decode() for k, v in start["headers"]}, body.decode()
+
+
+def test_every_request_needs_this_runs_token():
+    async def inner(scope, receive, send) -> None:  # what Datasette would answer
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"the memories"})
+
+    access = guard.Access(9, "s3cret-token")
+    app = guard.owner_only(inner, access)
+    assert ask(app, "/brain/memories.json")[0] == 403
+    assert ask(app, "/", "token=wrong")[0] == 403
+    assert ask(app, "/", headers=[(b"cookie", b"maxmem_access_9=wrong; maxmem_access_8=s3cret-token")])[0] == 403
+    assert ask(app, "/", headers=[(b"authorization", b"Bearer wrong")])[0] == 403
+    # the token in the address: a landing page that sets the cookie and goes on without it
+    status, headers, body = ask(app, "/maxmem/search", "q=a%20b&token=s3cret-token&limit=3")
+    assert status == 200 and "the memories" not in body
+    assert headers["set-cookie"] == "maxmem_access_9=s3cret-token; Path=/; HttpOnly; SameSite=Strict"
+    assert 'location.replace("/maxmem/search?q=a%20b&limit=3")' in body and headers["cache-control"] == "no-store"
+    assert 'location.replace("/evil.example/")' in ask(app, "//evil.example/", "token=s3cret-token")[2]
+    assert 'location.replace("/evil.example/")' in ask(app, "/\\evil.example/", "token=s3cret-token")[2]
+    # the cookie, or the token as a bearer credential, opens every route
+    assert ask(app, "/brain/memories.json", headers=[(b"cookie", b"a=b; maxmem_access_9=s3cret-token")])[2] == \
+        "the memories"
+    assert ask(app, "/brain.csv", headers=[(b"authorization", b"Bearer s3cret-token")])[0] == 200
+    # but not Datasette's message page, nor a foreign Host
+    owner = [(b"authorization", b"Bearer s3cret-token")]
+    assert ask(app, "/-/messages", headers=owner, method="POST")[0] == 403
+    assert ask(app, "//-/messages/", headers=owner)[0] == 403
+    assert ask(app, "/", headers=[(b"host", b"evil.example"), *owner])[0] == 403  # a foreign Host among the headers
+    assert guard.without_token("a=1&token=x%2By&b=") == ("x+y", "a=1&b=")
+    assert guard.without_token("") == (None, "")
+    assert guard.Access(9).token != guard.Access(9).token  # a new one each run
+
+
+def test_the_kernel_names_the_user_at_the_other_end():
+    import socket
+    from pathlib import Path
+
+    if not Path("/proc/net/tcp").exists():
+        pytest.skip("no /proc/net/tcp (not Linux): the token alone guards maxmem browse here")
+    for family, host in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
+        try:
+            listener = socket.socket(family)
+            listener.bind((host, 0))
+        except OSError:
+            continue  # no IPv6 loopback here
+        listener.listen()
+        client = socket.create_connection(listener.getsockname()[:2])
+        accepted, peer = listener.accept()
+        try:
+            assert guard.peer_uid(peer, listener.getsockname()) == os.geteuid()
+        finally:
+            for s in (accepted, client, listener):
+                s.close()
+    assert guard.peer_uid(("127.0.0.1", 1), ("127.0.0.1", 2)) is None  # no such connection
+    assert guard.peer_uid(None, None) is None
+
+
 def test_session_tokens_are_bound_to_the_session_and_the_server():
     session = guard.Session(8765)
     one, two = guard.Session.new_id(), guard.Session.new_id()

@@ -65,7 +65,7 @@ def test_no_import_circles_and_no_private_names_across_modules():
 # The ground floor knows no domain; the faces are on top, and only the entry points and
 # the daemon (which runs every job, the PostgreSQL push included) start one of them.
 GROUND = {"maxmem.errors", "maxmem.clock", "maxmem.config", "maxmem.settings", "maxmem.agents", "maxmem.keys",
-          "maxmem.sealed", "maxmem.files", "maxmem.memory",
+          "maxmem.sealed", "maxmem.files", "maxmem.inert", "maxmem.memory",
           "maxmem.store.db", "maxmem.store.migrations", "maxmem.archive", "maxmem.jsonl"}
 FACES = ("maxmem.cli", "maxmem.mcp", "maxmem.sync", "maxmem.browse")
 STARTERS = {"maxmem.__main__", "maxmem.entry", "maxmem.jobs.daemon"}

@@ -244,7 +244,7 @@ def test_resources(tmp_path, maxmem_home):
     assert text.mime_type == "text/markdown" and text.text.startswith("maxmem memory brief: ")
     assert "```markdown\n# Memory brief" in text.text and "dark mode" in text.text
     [core_text] = core.contents
-    assert core_text.text.startswith("# Core memories\n")
+    assert core_text.text.startswith("maxmem core memories: ") and "```markdown\n# Core memories\n" in core_text.text
     assert f"- 📌 The user prefers dark mode in every editor (#{ids['dark']}, preference)" in core_text.text
     memory = json.loads(one.contents[0].text)
     assert one.contents[0].mime_type == "application/json"
@@ -270,7 +270,8 @@ def test_prompts(tmp_path, maxmem_home):
     assert recall.messages[0].role == "user" and f"#{ids['dark']} [core/preference" in text
     assert "relevance" in text and "do not remember" in text
     assert "nothing relevant" in unknown.messages[0].content.text
-    assert "save_context" in save.messages[0].content.text and "'agent:main:main'" in save.messages[0].content.text
+    saving = save.messages[0].content.text
+    assert "save_context" in saving and "session_id agent:main:main" in saving
     assert "```markdown\n# Memory brief" in start.messages[0].content.text
 
 

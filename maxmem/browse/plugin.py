@@ -7,7 +7,8 @@ point: a Datasette started for another database must not grow maxmem pages). Hoo
   vec0 table and the `vec_*` SQL functions work in table pages and in SQL queries;
 - register_routes: the overview (/), search, a memory, the timeline, charts, jobs,
   and the tending forms (POST), all under /maxmem/ but the overview;
-- asgi_wrapper: loopback peers and a local Host header only (guard.py);
+- asgi_wrapper: loopback peers, a local Host header and this run's token only (guard.py),
+  on every route, Datasette's included;
 - skip_csrf: the maxmem forms carry their own session token (guard.Session);
 - menu_links, render_cell: links between Datasette's pages and maxmem's.
 
@@ -33,7 +34,7 @@ from ..errors import InvalidInput, MaxmemError, NotFound
 from ..memory import CATEGORIES, STATUSES
 from ..search.hybrid import MODES
 from . import views
-from .guard import Session, loopback_only, same_origin
+from .guard import Access, Session, owner_only, same_origin
 from .worker import BrainWorker
 
 REF = r"(?P<ref>[A-Za-z0-9][A-Za-z0-9_.:-]{0,127})"
@@ -49,6 +50,7 @@ class BrowseState:
     checks: BrainWorker
     read_only: bool
     session: Session
+    access: Access
     database: str = "brain"
     threads: ThreadPoolExecutor = field(
         default_factory=lambda: ThreadPoolExecutor(max_workers=4, thread_name_prefix="maxmem-browse"))
@@ -84,7 +86,7 @@ class MaxmemPlugin:
 
     @hookimpl
     def asgi_wrapper(self, datasette: Any) -> Any:
-        return loopback_only
+        return functools.partial(owner_only, access=self.state.access)
 
     @hookimpl
     def skip_csrf(self, datasette: Any, scope: Any) -> bool:

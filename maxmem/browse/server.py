@@ -24,9 +24,13 @@ and the agent while it is browsed.
 from __future__ import annotations
 
 import asyncio
+import html
 import logging
+import os
+import shutil
 import socket
 import sys
+import tempfile
 import webbrowser
 from collections.abc import Callable
 from pathlib import Path
@@ -35,7 +39,7 @@ from typing import Any
 from ..config import Config
 from ..errors import InvalidInput, MaxmemError, MissingDependency
 from ..keys import is_encrypted
-from .guard import Session, is_loopback
+from .guard import Access, Session, is_loopback
 from .worker import BrainWorker
 
 log = logging.getLogger("maxmem")
@@ -86,12 +90,13 @@ def metadata(internal: list[str]) -> dict[str, Any]:
 
 
 def build(config: Config, *, read_only: bool = False, embedder: str | None = None,
-          port: int = DEFAULT_PORT) -> tuple[Any, Any]:
+          port: int = DEFAULT_PORT, token: str | None = None) -> tuple[Any, Any]:
     """The Datasette instance with the maxmem plugin registered, and the plugin's state
     (whose Brain process is started here: a brain.db that cannot be opened, or vectors
     from another embedder, fail here with the Brain's own message).
 
-    `port` only names the session cookie. The caller closes the state."""
+    `port` only names the cookies; `token`: this run's (default: a new random one,
+    state.access.token). The caller closes the state."""
     check_sqlite()
     if is_encrypted(Path(config.db_path).expanduser()):
         # pysqlite3's SQLite has no cipher, and a decrypted copy on disk would undo the encryption.
@@ -113,7 +118,7 @@ def build(config: Config, *, read_only: bool = False, embedder: str | None = Non
     except BaseException:
         pages.stop()
         raise
-    state = BrowseState(pages, checks, read_only, Session(port), DATABASE)
+    state = BrowseState(pages, checks, read_only, Session(port), Access(port, token), DATABASE)
     plugin = MaxmemPlugin(state)
     for name in [n for n, p in pm.list_name_plugin() if isinstance(p, MaxmemPlugin)]:
         pm.unregister(name=name)  # one maxmem plugin per process: the newest server's
@@ -146,7 +151,8 @@ def listen(port: int, host: str = HOST) -> socket.socket:
 def serve(config: Config, *, port: int = DEFAULT_PORT, open_browser: bool = False,
           read_only: bool = False, embedder: str | None = None,
           announce: Callable[[str], None] | None = None) -> None:
-    """Serve until interrupted. `announce(url)` is called once the socket listens."""
+    """Serve until interrupted. `announce(url)` is called once the socket listens, with
+    the address that carries this run's token (print it for the person, nowhere else)."""
     import uvicorn
 
     sock = listen(port)
@@ -156,25 +162,42 @@ def serve(config: Config, *, port: int = DEFAULT_PORT, open_browser: bool = Fals
     except BaseException:
         sock.close()
         raise
-    url = f"http://{HOST}:{bound}/"
+    url = state.access.url(f"http://{HOST}:{bound}/")
     server = uvicorn.Server(uvicorn.Config(ds.app(), log_level="warning", lifespan="on",
                                            access_log=False, server_header=False))
+    folder = Path(tempfile.mkdtemp(prefix="maxmem-browse-"))  # 0700
     try:
-        asyncio.run(_serve(ds, server, sock, url, open_browser, announce))
+        asyncio.run(_serve(ds, server, sock, url, launcher(folder, url) if open_browser else None, announce))
     finally:
         state.close()
         sock.close()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
-async def _serve(ds: Any, server: Any, sock: socket.socket, url: str, open_browser: bool,
+def launcher(folder: Path, url: str) -> str:
+    """A file:// address of a private page (0600) that sends the browser on to `url`:
+    the browser is started on it, so the token is never on a command line (ps shows
+    those to every user)."""
+    path = folder / "open.html"
+    quoted = html.escape(url, quote=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(f'<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0;url={quoted}">'
+                  f'<title>maxmem browse</title><a href="{quoted}">maxmem browse</a>\n')
+    return path.as_uri()
+
+
+async def _serve(ds: Any, server: Any, sock: socket.socket, url: str, opener: str | None,
                  announce: Callable[[str], None] | None) -> None:
     await ds.invoke_startup()
     (announce or _print)(url)
-    if open_browser:
-        webbrowser.open(url)
+    if opener is not None:
+        webbrowser.open(opener)
     await server.serve(sockets=[sock])
 
 
 def _print(url: str) -> None:
     print(url, flush=True)
-    print(f"maxmem browse: serving {url} (Ctrl-C stops)", file=sys.stderr, flush=True)
+    base = url.split("?", 1)[0]
+    print(f"maxmem browse: serving {base} to you only: open the address above, which carries this "
+          "run's token (Ctrl-C stops)", file=sys.stderr, flush=True)

@@ -20,6 +20,7 @@ from .. import __version__
 from ..config import EMBEDDERS, Config, load_config
 from ..errors import MaxmemError
 from ..files import secure_create
+from ..inert import inert
 from ..redact import redact
 
 log = logging.getLogger("maxmem")
@@ -115,6 +116,13 @@ class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg,unused-ign
 HANDLER_NAME = "maxmem-cli"  # the handlers this module added, to replace on the next call
 
 
+class _InertFormatter(logging.Formatter):
+    """A log line as text for a person: a message quoting stored text moves no cursor."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return inert(super().format(record))
+
+
 def _configure_logging(verbose: int, log_file: Path | None) -> None:
     logger = logging.getLogger("maxmem")
     level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
@@ -127,7 +135,7 @@ def _configure_logging(verbose: int, log_file: Path | None) -> None:
             old.close()
     handler = _StderrHandler()
     handler.setLevel(level)
-    handler.setFormatter(logging.Formatter("maxmem: %(levelname)s: %(message)s"))
+    handler.setFormatter(_InertFormatter("maxmem: %(levelname)s: %(message)s"))
     handler.set_name(HANDLER_NAME)
     logger.addHandler(handler)
     logger.propagate = False
@@ -179,5 +187,5 @@ def _error(message: str, code: int) -> None:
     line = redact(" ".join(message.split()))[0]
     if len(line) > ERROR_CHARS:
         line = line[:ERROR_CHARS] + "…"
-    click.echo(f"maxmem: error: {line}", err=True)
+    click.echo(f"maxmem: error: {inert(line)}", err=True)  # it may quote stored text
     sys.exit(code)

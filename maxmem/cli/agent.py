@@ -17,7 +17,7 @@ from ..brief import build_brief
 from ..clock import Clock
 from ..errors import InvalidInput
 from ..search import nlquery
-from .common import State, emit, json_option, memory_line, pass_state, read_stdin, session_option, split_tags
+from .common import State, emit, json_option, memory_line, pass_state, read_stdin, say, session_option, split_tags
 
 # -- work tracking ---------------------------------------------------------------
 
@@ -174,7 +174,7 @@ def brief(state: State, session_id: str | None, budget_tokens: int | None, as_js
     if as_json:
         emit(brief.to_dict(), True)
     else:
-        click.echo(brief.text, nl=False)
+        say(brief.text, nl=False)
 
 
 # -- plain-English queries ---------------------------------------------------------
@@ -201,14 +201,14 @@ def query(state: State, question: str, explain: bool, as_json: bool) -> None:
     if as_json:
         emit(result.to_dict(), True)
         return
-    click.echo(f"interpreted as: {result.interpretation.describe()}")
+    say(f"interpreted as: {result.interpretation.describe()}")
     for note in result.interpretation.notes:
-        click.echo(f"note: {note}")
+        say(f"note: {note}")
     if not result.memories:
-        click.echo("no memories found")
+        say("no memories found")
     for rank, memory in enumerate(result.memories, start=1):
         score = f"{result.scores[rank - 1]:.3f}  " if result.scores else ""
-        click.echo(f"{rank:>2}. {score}{memory_line(memory)}")
+        say(f"{rank:>2}. {score}{memory_line(memory)}")
 
 
 # -- MCP -------------------------------------------------------------------------

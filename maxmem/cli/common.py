@@ -20,6 +20,7 @@ from ..brain import Brain
 from ..clock import Clock
 from ..config import Config, local_timezone
 from ..errors import InvalidInput
+from ..inert import inert
 from ..memory import CATEGORIES, STATUSES, Filters, parse_pairs
 from ..search.nlquery import parse_when
 
@@ -52,7 +53,7 @@ class State:
     def close(self) -> None:
         for brain in self.brains:
             for warning in brain.warnings:
-                click.echo(f"maxmem: warning: {warning}", err=True)
+                say(f"maxmem: warning: {warning}", err=True)
             brain.close()
         self.brains.clear()
 
@@ -73,20 +74,21 @@ def read_stdin() -> str:
                            f"{exc.start}): convert it first, e.g. with iconv -t UTF-8") from None
 
 
-# Characters a terminal acts on instead of showing (escape sequences, bidi overrides that
-# reorder what follows): a stored memory must not move the cursor or disguise a line.
-_TERMINAL_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7f, *range(0x80, 0xa0)) if c not in (0x09, 0x0a)}
-_TERMINAL_CONTROLS.update({c: f"\\u{c:04x}" for c in (*range(0x202a, 0x202f), *range(0x2066, 0x206a))})
+def say(line: Any = "", err: bool = False, nl: bool = True) -> None:
+    """Print a line for a person: every character a terminal acts on (escape sequences,
+    bidi overrides that reorder what follows) shown escaped (memory.inert). Every command
+    prints stored or harness-given text through this; JSON goes through `emit`."""
+    click.echo(inert(str(line)), err=err, nl=nl)
 
 
 def emit(data: Any, as_json: bool, text: Callable[[Any], Iterable[str]] | None = None) -> None:
-    """Print `data` as JSON, or as the lines `text(data)` gives (control characters shown
-    escaped: JSON escapes them itself)."""
+    """Print `data` as JSON, or as the lines `text(data)` gives (through `say`; JSON
+    escapes control characters itself)."""
     if as_json:
         click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
     elif text is not None:
         for line in text(data):
-            click.echo(str(line).translate(_TERMINAL_CONTROLS))
+            say(line)
 
 
 def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -194,18 +196,18 @@ def print_hits(query: str, hits: list[Any], plan: Any, as_json: bool,
                explain_line: Callable[[Any], str] | None = None, show_agent: bool = False) -> None:
     """Search results as ranked lines (or JSON), the plan's note on stderr."""
     if plan.note:
-        click.echo(f"maxmem: note: {plan.note}", err=True)
+        say(f"maxmem: note: {plan.note}", err=True)
     if as_json:
         emit({"query": query, "mode": plan.mode, "note": plan.note,
               "hits": [h.to_dict() for h in hits]}, True)
         return
     if not hits:
-        click.echo("no memories found")
+        say("no memories found")
     for rank, hit in enumerate(hits, start=1):
         who = f"[{hit.memory.agent}] " if show_agent else ""
-        click.echo(f"{rank:>2}. {hit.score:.3f}  {who}{memory_line(hit.memory)}")
+        say(f"{rank:>2}. {hit.score:.3f}  {who}{memory_line(hit.memory)}")
         if explain_line is not None:
-            click.echo(explain_line(hit))
+            say(explain_line(hit))
 
 
 def fmt(value: float | None) -> str:

@@ -21,7 +21,7 @@ from ..config import state_dir
 from ..jobs.daemon import default_jobs, listing, run_daemon, run_due, run_job
 from ..jobs.runs import last_runs
 from ..store.db import Database
-from .common import Progress, State, emit, json_option, pass_state
+from .common import Progress, State, emit, json_option, pass_state, say
 
 
 @click.command()
@@ -71,7 +71,7 @@ def capture(state: State, paths: tuple[Path, ...], fmt: str | None, dry_run: boo
     emit(report.to_dict(), as_json, text)
     failed = [d for d in report.details if d.status == "error"]
     for detail in failed:
-        click.echo(f"maxmem: error: {detail.path}: {detail.note}", err=True)
+        say(f"maxmem: error: {detail.path}: {detail.note}", err=True)
     if failed:
         sys.exit(1)
 
@@ -110,7 +110,7 @@ def daemon(state: State, once: bool, if_due: bool, only: tuple[str, ...], as_jso
                         if o.status != "not-due" or not if_due])
         failed = [o.job for o in outcomes if o.status == "failed"]
         if failed:
-            click.echo(f"maxmem: error: failed: {', '.join(failed)} (see the log)", err=True)
+            say(f"maxmem: error: failed: {', '.join(failed)} (see the log)", err=True)
             sys.exit(1)
         return
     if once:
@@ -120,14 +120,14 @@ def daemon(state: State, once: bool, if_due: bool, only: tuple[str, ...], as_jso
             if summary is None:
                 failed.append(job.name)
             else:
-                click.echo(summary)
+                say(summary)
         if failed:
-            click.echo(f"maxmem: error: failed: {', '.join(failed)} (see the log)", err=True)
+            say(f"maxmem: error: failed: {', '.join(failed)} (see the log)", err=True)
             sys.exit(1)
         return
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    click.echo(f"maxmem daemon: {', '.join(job.name for job in jobs)} (Ctrl-C to stop)", err=True)
+    say(f"maxmem daemon: {', '.join(job.name for job in jobs)} (Ctrl-C to stop)", err=True)
     try:
         run_daemon(jobs, stop)
     except KeyboardInterrupt:

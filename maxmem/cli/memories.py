@@ -23,6 +23,7 @@ from .common import (
     pass_state,
     print_hits,
     read_stdin,
+    say,
     session_option,
     split_tags,
 )
@@ -81,7 +82,7 @@ def search(state: State, query: str, limit: int, mode: str, include_superseded: 
     plan = hits.plan
     if not hits and not as_json and plan.best_relevance is not None and plan.min_relevance \
             and plan.best_relevance < plan.min_relevance:
-        click.echo(f"nothing relevant: the closest memory's relevance is {plan.best_relevance:.3f}, "
+        say(f"nothing relevant: the closest memory's relevance is {plan.best_relevance:.3f}, "
                    f"below {plan.min_relevance:g} (--min-relevance 0 shows it)")
         return
 
@@ -96,7 +97,7 @@ def search(state: State, query: str, limit: int, mode: str, include_superseded: 
 
     print_hits(query, hits, plan, as_json, explain_line if explain else None)
     if explain and not as_json:
-        click.echo(f"FTS5 query: {plan.match or '(no keyword terms)'}; filters: {plan.where} {plan.params}; "
+        say(f"FTS5 query: {plan.match or '(no keyword terms)'}; filters: {plan.where} {plan.params}; "
                    f"candidates: {plan.vector_candidates} vector, {plan.keyword_candidates} keyword")
 
 
@@ -113,9 +114,9 @@ def get(state: State, ids: tuple[str, ...], as_json: bool) -> None:
         return
     for index, memory in enumerate(memories):
         if index:
-            click.echo("---")
+            say("---")
         for line in memory_detail(memory):
-            click.echo(line)
+            say(line)
 
 
 @click.command("list")

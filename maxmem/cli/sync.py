@@ -18,7 +18,7 @@ import click
 
 from ..config import default_config_path
 from ..sync import folder, pgconnect, pgpush, pgsearch, pgstatus
-from .common import State, emit, filter_options, filters_from, json_option, pass_state, print_hits
+from .common import State, emit, filter_options, filters_from, json_option, pass_state, print_hits, say
 
 DSN_HELP = "libpq URL or key=value string (default: MAXMEM_PG_DSN, then [sync.postgres] dsn)."
 
@@ -69,7 +69,7 @@ def sync_folder(state: State, directory: Path | None, key_file: Path | None, rep
     emit(report.to_dict(), as_json, lambda r: [report.summary()])
     if not as_json:
         for line in report.lines():
-            click.echo(f"maxmem: {line}", err=True)
+            say(f"maxmem: {line}", err=True)
     if report.failures:
         sys.exit(1)
 

@@ -18,7 +18,7 @@ from ..importers import SOURCES, Places, import_reading, read
 from ..jsonl import write_jsonl
 from ..markdown.export import backup_markdown, export_markdown
 from ..markdown.merge import import_markdown
-from .common import State, emit, json_option, pass_state
+from .common import State, emit, json_option, pass_state, say
 
 
 @click.command("import")
@@ -78,7 +78,7 @@ def import_(state: State, paths: tuple[Path, ...], fmt: str, delete_missing: boo
     results = []
     for reading in readings:
         if reading.note():
-            click.echo(f"maxmem: warning: {reading.note()}", err=True)
+            say(f"maxmem: warning: {reading.note()}", err=True)
         results.append({"path": str(reading.path), **brain.import_records(reading.records)})
     single = {k: v for k, v in results[0].items() if k != "path"}  # one file: its counts, as before
     emit(results if len(results) > 1 else single, as_json, lambda _: [
@@ -102,7 +102,7 @@ def _import_from(state: State, agent: str, paths: tuple[Path, ...], fmt: str, de
     report = import_reading(brain, reading, places, dry_run=dry_run)
     emit(report.to_dict(), as_json, lambda _: report.lines(show_steps=dry_run))
     for failed in report.failed:  # the others were imported: each is one line, and the exit code says it
-        click.echo(f"maxmem: error: {failed.shown}: {failed.error}", err=True)
+        say(f"maxmem: error: {failed.shown}: {failed.error}", err=True)
     if report.failed:
         sys.exit(1)
 
@@ -131,13 +131,13 @@ def export(state: State, dest: Path | None, fmt: str, keep: int | None,
         else:
             report = export_markdown(brain, dest, tz=state.local_timezone(), force=force,
                                      include_conversations=include_conversations)
-        click.echo(report.describe(), err=True)
+        say(report.describe(), err=True)
         return
     if dest is None:
         count = write_jsonl(brain.export_records(), sys.stdout)
     else:
         count = write_private(dest, lambda handle: write_jsonl(brain.export_records(), handle))
-    click.echo(f"exported {count} memories" + (f" to {dest}" if dest else ""), err=True)
+    say(f"exported {count} memories" + (f" to {dest}" if dest else ""), err=True)
 
 
 COMMANDS = [import_, export]

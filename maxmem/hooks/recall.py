@@ -20,8 +20,8 @@ something of substance and the brain holds something relevant to it:
    can ask for more (`maxmem get ID`, the MCP `get` tool).
 
 The text is fenced as the brief is (brief.fenced): a factual one-line preface, then
-the notes inside a code fence no memory can close, so a model reads them as background
-notes, never as instructions.
+the notes inside a code fence no memory can close, their control characters escaped
+(inert), so a model reads them as background notes, never as instructions.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 
 from ..brief import fence_for, fenced
 from ..clock import iso, parse_time
+from ..inert import inert
 from ..memory import BYTES_PER_TOKEN, Hit, Memory, estimate_tokens
 from ..settings import RecallSettings
 
@@ -158,7 +159,7 @@ def label(memory: Memory, tz: tzinfo | None) -> str:
 
 
 def one_line(text: str) -> str:
-    return " ".join(text.split())
+    return inert(" ".join(text.split()))
 
 
 def render(hits: Sequence[Hit], budget_tokens: int, tz: tzinfo | None) -> tuple[str, list[Memory]]:

@@ -1,0 +1,23 @@
+"""Text made inert: shown as stored, never acted on by the terminal or reader it reaches.
+
+One function, `inert`, used wherever stored or harness-given text is printed for people
+(every command's text output, cli/common.say) or handed to a model (brief.py's fence).
+Ground floor: it imports nothing of maxmem, so `maxmem --version` and an error line
+stay as light as they were.
+"""
+
+from __future__ import annotations
+
+# Characters a terminal or a reader acts on instead of showing: C0 and C1 controls (escape
+# sequences: clear the screen, OSC 8 links, OSC 52 clipboard writes; a carriage return
+# that overwrites a line), DEL, the bidi controls that reorder what follows (U+202E, the
+# isolates, the marks) and the Unicode line and paragraph separators. Tab and newline stay.
+_ACTED_ON = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7f, *range(0x80, 0xa0)) if c not in (0x09, 0x0a)}
+_ACTED_ON.update({c: f"\\u{c:04x}" for c in (0x061c, 0x200e, 0x200f, 0x2028, 0x2029,
+                                                 *range(0x202a, 0x202f), *range(0x2066, 0x206a))})
+
+
+def inert(text: str) -> str:
+    """`text` with every character a terminal or a reader would act on shown escaped
+    (ESC as \\x1b, U+202E as \\u202e): what is printed for people and fenced for models."""
+    return text.translate(_ACTED_ON)
