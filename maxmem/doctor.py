@@ -410,7 +410,7 @@ def _pragma_check(db: Database, pragma: str, deadline: float | None = None) -> l
     """The problems `pragma` finds (["ok"] when none); None when `deadline` (a
     time.monotonic()) passed before it finished."""
     if deadline is not None:
-        db.conn.set_progress_handler(lambda: time.monotonic() > deadline, 10_000)
+        db.conn.set_progress_handler(lambda: time.monotonic() > deadline, 1000)
     try:
         found = "\n".join(str(r[0]) for r in db.execute(pragma))
     except apsw.InterruptError:
@@ -423,14 +423,18 @@ def _pragma_check(db: Database, pragma: str, deadline: float | None = None) -> l
     return [line.strip() for line in found.splitlines() if line.strip() and not line.startswith("***")]
 
 
-def full_integrity(brain: Brain, budget: float = FULL_CHECK_SECONDS) -> Check:
+def full_integrity(brain: Brain, budget: float | None = None) -> Check:
     """PRAGMA integrity_check (every page, and every index against its table) within
-    `budget` seconds, its result recorded as the run of the `integrity` job."""
+    `budget` (FULL_CHECK_SECONDS) seconds, its result recorded as the `integrity` run."""
+    budget = FULL_CHECK_SECONDS if budget is None else budget
     started = time.monotonic()
     problems = _pragma_check(brain.db, "PRAGMA integrity_check(5)", started + budget)
     seconds = time.monotonic() - started
     if problems is None:
-        detail = f"the full check did not finish within {budget:g} s (brain.db is large; the quick check runs)"
+        quick = _pragma_check(brain.db, "PRAGMA quick_check(3)")
+        if quick != ["ok"]:
+            return _check("integrity", False, f"{'; '.join(quick or [])}: restore a backup (maxmem restore FILE)")
+        detail = f"the full check did not finish within {budget:g} s (a large brain.db): the quick check ok"
         ok = False
     else:
         ok = problems == ["ok"]
