@@ -17,7 +17,18 @@ from ..brief import build_brief
 from ..clock import Clock
 from ..errors import InvalidInput
 from ..search import nlquery
-from .common import State, emit, json_option, memory_line, pass_state, read_stdin, session_option, split_tags
+from .common import (
+    COUNT,
+    NUMBER,
+    State,
+    emit,
+    json_option,
+    memory_line,
+    pass_state,
+    read_stdin,
+    session_option,
+    split_tags,
+)
 
 # -- work tracking ---------------------------------------------------------------
 
@@ -25,7 +36,7 @@ from .common import State, emit, json_option, memory_line, pass_state, read_stdi
 @click.argument("type")
 @click.argument("content")
 @click.option("-t", "--title")
-@click.option("-i", "--importance", type=float, default=0.5, show_default=True, help="0 to 1.")
+@click.option("-i", "--importance", type=NUMBER, default=0.5, show_default=True, help="0 to 1.")
 @click.option("--tag", "tags", multiple=True, help="A tag (repeat, or comma-separated).")
 @click.option("--ongoing", is_flag=True, help="Open work: shows in `maxmem active` until resolved.")
 @click.option("--started", help='When the work began: "2 days ago", "yesterday", an ISO time.')
@@ -63,8 +74,8 @@ def resolve(state: State, id_or_uid: str, title: str | None, content: str | None
 
 
 @click.command()
-@click.option("--min-importance", type=float, help="Only work at least this important (0 to 1).")
-@click.option("-n", "--limit", default=100, show_default=True)
+@click.option("--min-importance", type=NUMBER, help="Only work at least this important (0 to 1).")
+@click.option("-n", "--limit", type=COUNT, default=100, show_default=True)
 @json_option
 @pass_state
 def active(state: State, min_importance: float | None, limit: int, as_json: bool) -> None:
@@ -76,7 +87,7 @@ def active(state: State, min_importance: float | None, limit: int, as_json: bool
 
 
 @click.command()
-@click.option("--days", default=30, show_default=True, help="How far back.")
+@click.option("--days", type=COUNT, default=30, show_default=True, help="How far back.")
 @json_option
 @pass_state
 def timeline(state: State, days: int, as_json: bool) -> None:
@@ -152,13 +163,15 @@ def save_context(state: State, path: Path | None, as_json: bool) -> None:
         data = json.loads(raw)
     except json.JSONDecodeError as exc:
         raise InvalidInput(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise InvalidInput("not a save-context document: its JSON is nested too deeply") from None
     report = compaction.save_context(state.brain(), data)
     emit(report.to_dict(), as_json, lambda _: [report.describe()])
 
 
 @click.command()
 @session_option("The current session: its latest exchanges too.")
-@click.option("--budget-tokens", type=int, default=None,
+@click.option("--budget-tokens", type=COUNT, default=None,
               help="Size limit of the whole brief, fence included (4 bytes of UTF-8 a token; default 2000).")
 @json_option
 @pass_state

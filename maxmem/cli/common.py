@@ -6,6 +6,7 @@ Command modules import this module, never each other and never the package root.
 from __future__ import annotations
 
 import json
+import math
 import re
 import sys
 from collections.abc import Callable, Iterable
@@ -59,6 +60,22 @@ class State:
     def local_timezone(self) -> tzinfo:
         """Your zone, whose calendar day "today" means (config.local_timezone)."""
         return local_timezone(self.config)
+
+
+class FiniteFloat(click.FloatRange):
+    """A number option: a finite float, within the range given if any (nan and inf are
+    refused here, in one line)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
+NUMBER = FiniteFloat()
+MAX_COUNT = 1_000_000_000  # the largest count an option takes (limits, days, budgets)
+COUNT = click.IntRange(max=MAX_COUNT)
 
 
 def read_stdin() -> str:
@@ -157,8 +174,8 @@ def filter_options(f: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--since", help='Created at or after: a date or time, or "yesterday", "3 days ago", … '
                                       '(days in your zone)'),
         click.option("--until", help="Created before: a date or time, or plain English as --since."),
-        click.option("--min-importance", type=float),
-        click.option("--max-importance", type=float),
+        click.option("--min-importance", type=NUMBER),
+        click.option("--max-importance", type=NUMBER),
         click.option("--meta", multiple=True, help="Metadata key=value that must match."),
         click.option("--status", multiple=True, type=click.Choice(STATUSES)),
         click.option("--agent", "agents", multiple=True, help="Only this agent's memories (repeatable)."),
