@@ -46,7 +46,8 @@ NUMBERS = ["1e20", "-1", "0", "99999999999999999999", "-99999999999999999999", "
 TEXTS = ["", " ", "\x00", "a\x00b", "\x1b]52;c;aGk=\x07", "\x1b[2J", "line\nbreak", "\r", "\u202e", "\udcff",
          "x" * 20_000, "[" * 3000, "{" * 3000, "last 999999999999 days", "since 99999 years ago",
          "99999 weeks ago", "on 9999-12-31", "in 0000", "1e20", "nan", "-1", "%s%n", "💥", "ﬁ", "İ", "*",
-         '"', "NEAR(", "-", "--", "../../etc/passwd", "/dev/zero", "2026-02-30", "0001-01-01T00:00:00+05:00"]
+         '"', "NEAR(", "-", "--", ".." + "/" + ".." + "/etc/passwd", "/dev/zero", "2026-02-30",
+         "0001-01-01T00:00:00+05:00"]
 STDIN = [b"", b"\xff\xfe\x00", b"[" * 200_000 + b"]" * 200_000, b'{"a":' * 5000, b"\x00" * 1000, b"{}",
          b'{"exchanges": [' + b"[" * 3000 + b"]" * 3000 + b"]}", json.dumps({"session_id": "\x1b[2J"}).encode()]
 
@@ -224,3 +225,88 @@ def test_every_mcp_tool_refuses_in_one_line_or_works(server, data):
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+
+
+# -- what a hostile probe found, each once ------------------------------------------------
+
+def run(place: dict[str, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        argv: list[str], stdin: bytes = b"", db: Path | None = None) -> tuple[int, str, str]:
+    monkeypatch.setenv("MAXMEM_HOME", str(place["home"]))
+    monkeypatch.setenv("MAXMEM_DB", str(db or place["db"]))
+    monkeypatch.setenv("MAXMEM_EMBEDDER", "none")
+    monkeypatch.chdir(place["root"])
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8"))
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.alarm(EXAMPLE_SECONDS)
+    try:
+        main(argv)
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize(("argv", "stdin", "said"), [
+    (["query", "last 999999999999 days"], b"", "falls outside the years 1 to 9999"),
+    (["query", "since 99999 years ago"], b"", "falls outside the years 1 to 9999"),
+    (["active", "-n", "1e20"], b"", "is not a valid integer"),
+    (["active", "-n", "99999999999999999999"], b"", "too large"),
+    (["brief", "--budget-tokens", "9" * 400], b"", "not in the range"),
+    (["history", "99999999999999999999"], b"", "too large"),
+    (["search", "router", "--min-importance", "nan"], b"", "must be a number from 0 to 1"),
+    (["hook", "user-prompt", "--budget", "nan"], b"", "not a finite number"),
+    (["save-context"], b"[" * 200_000 + b"]" * 200_000, "nested too deeply"),
+    (["redact-test", "/dev/zero"], b"", "holds more than 64 MiB"),
+    (["sync", "folder", ""], b"", "is empty: give a path"),
+    (["pin", "\udcff"], b"", "not UTF-8"),
+])
+def test_each_probe_gets_one_line(place, monkeypatch, capsys, argv, stdin, said):
+    code, _, err = run(place, monkeypatch, capsys, argv, stdin)
+    assert code in (1, 2) and err.count("\n") == 1 and err.startswith("maxmem: error: ") and said in err, err
+    assert not (place["root"] / "config.toml").exists()  # sync folder "" recorded nothing
+
+
+def test_import_of_json_nested_5000_deep_is_one_line(place, monkeypatch, capsys):
+    code, _, err = run(place, monkeypatch, capsys, ["import", str(place["deep"])])
+    assert code in (1, 2) and err.count("\n") == 1 and "nested too deeply" in err, err
+
+
+def test_export_and_brief_of_flipped_text_bytes_are_one_line(place, monkeypatch, capsys, tmp_path):
+    import apsw
+
+    db = tmp_path / "flipped.db"
+    with Brain.open(db, embedder="none") as brain:
+        brain.remember("zebra crossing outside the office", category="core")
+    conn = apsw.Connection(str(db))
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    data = db.read_bytes()
+    db.write_bytes(data.replace(b"zebra crossing", b"\xffebra crossing"))
+    for argv in (["export"], ["brief"], ["list"], ["search", "crossing"]):
+        code, _, err = run(place, monkeypatch, capsys, argv, db=db)
+        assert code == 1 and err.count("\n") == 1 and "is not a usable brain.db" in err, (argv, err)
+
+
+def test_backup_to_a_disk_that_fills_up_says_so_in_one_line(place, tmp_path):
+    import resource
+    import subprocess
+
+    def small_files() -> None:  # a disk that takes 150 kB more, then no more
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (150_000, 150_000))
+
+    db = tmp_path / "big.db"
+    with Brain.open(db, embedder="none") as brain:
+        brain.remember_many([{"content": f"note {i} " + os.urandom(400).hex(), "category": "daily"}
+                             for i in range(300)])
+    assert db.stat().st_size > 300_000
+    env = {**os.environ, "MAXMEM_HOME": str(place["home"]), "MAXMEM_DB": str(db), "MAXMEM_EMBEDDER": "none"}
+    done = subprocess.run([sys.executable, "-m", "maxmem", "backup", str(tmp_path / "copies")], env=env,
+                          preexec_fn=small_files, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
+    assert "free space and try again" in done.stderr and "not an error" not in done.stderr
+    assert not any((tmp_path / "copies").glob("*")) if (tmp_path / "copies").exists() else True

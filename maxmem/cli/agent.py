@@ -17,18 +17,7 @@ from ..brief import build_brief
 from ..clock import Clock
 from ..errors import InvalidInput
 from ..search import nlquery
-from .common import (
-    COUNT,
-    NUMBER,
-    State,
-    emit,
-    json_option,
-    memory_line,
-    pass_state,
-    read_stdin,
-    session_option,
-    split_tags,
-)
+from .common import COUNT, State, emit, json_option, memory_line, pass_state, read_stdin, session_option, split_tags
 
 # -- work tracking ---------------------------------------------------------------
 
@@ -36,7 +25,7 @@ from .common import (
 @click.argument("type")
 @click.argument("content")
 @click.option("-t", "--title")
-@click.option("-i", "--importance", type=NUMBER, default=0.5, show_default=True, help="0 to 1.")
+@click.option("-i", "--importance", type=float, default=0.5, show_default=True, help="0 to 1.")
 @click.option("--tag", "tags", multiple=True, help="A tag (repeat, or comma-separated).")
 @click.option("--ongoing", is_flag=True, help="Open work: shows in `maxmem active` until resolved.")
 @click.option("--started", help='When the work began: "2 days ago", "yesterday", an ISO time.')
@@ -74,8 +63,8 @@ def resolve(state: State, id_or_uid: str, title: str | None, content: str | None
 
 
 @click.command()
-@click.option("--min-importance", type=NUMBER, help="Only work at least this important (0 to 1).")
-@click.option("-n", "--limit", type=COUNT, default=100, show_default=True)
+@click.option("--min-importance", type=float, help="Only work at least this important (0 to 1).")
+@click.option("-n", "--limit", default=100, show_default=True)
 @json_option
 @pass_state
 def active(state: State, min_importance: float | None, limit: int, as_json: bool) -> None:
@@ -87,7 +76,7 @@ def active(state: State, min_importance: float | None, limit: int, as_json: bool
 
 
 @click.command()
-@click.option("--days", type=COUNT, default=30, show_default=True, help="How far back.")
+@click.option("--days", default=30, show_default=True, help="How far back.")
 @json_option
 @pass_state
 def timeline(state: State, days: int, as_json: bool) -> None:

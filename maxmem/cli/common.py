@@ -73,8 +73,7 @@ class FiniteFloat(click.FloatRange):
         return number
 
 
-NUMBER = FiniteFloat()
-MAX_COUNT = 1_000_000_000  # the largest count an option takes (limits, days, budgets)
+MAX_COUNT = 1_000_000_000  # the largest count an option takes (budgets)
 COUNT = click.IntRange(max=MAX_COUNT)
 
 
@@ -174,8 +173,8 @@ def filter_options(f: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--since", help='Created at or after: a date or time, or "yesterday", "3 days ago", … '
                                       '(days in your zone)'),
         click.option("--until", help="Created before: a date or time, or plain English as --since."),
-        click.option("--min-importance", type=NUMBER),
-        click.option("--max-importance", type=NUMBER),
+        click.option("--min-importance", type=float),
+        click.option("--max-importance", type=float),
         click.option("--meta", multiple=True, help="Metadata key=value that must match."),
         click.option("--status", multiple=True, type=click.Choice(STATUSES)),
         click.option("--agent", "agents", multiple=True, help="Only this agent's memories (repeatable)."),

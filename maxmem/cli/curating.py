@@ -16,18 +16,7 @@ from ..triggers.commit import commit as commit_trigger
 from ..triggers.commit import sweep
 from ..triggers.detect import detect
 from ..triggers.rules import load_rules
-from .common import (
-    COUNT,
-    NUMBER,
-    State,
-    emit,
-    json_option,
-    memory_line,
-    pass_state,
-    read_stdin,
-    session_option,
-    split_tags,
-)
+from .common import State, emit, json_option, memory_line, pass_state, read_stdin, session_option, split_tags
 
 
 def _memory_json(m: Any) -> dict[str, Any]:
@@ -41,7 +30,7 @@ def _memory_json(m: Any) -> dict[str, Any]:
 @click.argument("text")
 @click.option("-t", "--title")
 @click.option("--tag", "--tags", "tags", multiple=True, help="A tag (repeat, or comma-separated).")
-@click.option("-i", "--importance", type=NUMBER, help="0 to 1 (default: [triggers] importance, 0.9).")
+@click.option("-i", "--importance", type=float, help="0 to 1 (default: [triggers] importance, 0.9).")
 @click.option("-p", "--project", help="The project it belongs to (metadata.project).")
 @session_option("The session it came from.")
 @json_option
@@ -99,8 +88,8 @@ def triggers_sweep(state: State, since: str, as_json: bool) -> None:
 @click.command()
 @click.option("--apply", "apply_", is_flag=True, help="Archive and delete (default: a dry run).")
 @click.option("--stats", "show_stats", is_flag=True, help="Growth per category per month instead.")
-@click.option("--months", type=COUNT, default=6, show_default=True, help="With --stats: how many months.")
-@click.option("--oldest", type=COUNT, default=5, show_default=True, help="Dry run: how many of the oldest to list.")
+@click.option("--months", default=6, show_default=True, help="With --stats: how many months.")
+@click.option("--oldest", default=5, show_default=True, help="Dry run: how many of the oldest to list.")
 @click.option("--repair-archives", is_flag=True,
               help="Rewrite archives an interrupted run left cut short, keeping their complete lines.")
 @json_option
@@ -160,8 +149,8 @@ def core() -> None:
 
 
 @core.command("review")
-@click.option("-n", "--limit", type=COUNT, default=10, show_default=True, help="Candidates per list.")
-@click.option("--threshold", type=NUMBER, help="Similarity for near-duplicates ([curation] review_threshold).")
+@click.option("-n", "--limit", default=10, show_default=True, help="Candidates per list.")
+@click.option("--threshold", type=float, help="Similarity for near-duplicates ([curation] review_threshold).")
 @json_option
 @pass_state
 def core_review(state: State, limit: int, threshold: float | None, as_json: bool) -> None:

@@ -11,8 +11,6 @@ import click
 from ..errors import InvalidInput
 from ..memory import CATEGORIES, STATUSES
 from .common import (
-    COUNT,
-    NUMBER,
     State,
     emit,
     filter_options,
@@ -37,7 +35,7 @@ from .common import (
 @click.option("-k", "--kind", default="note", show_default=True, help="note, decision, fact, task, …")
 @click.option("-t", "--title")
 @click.option("--tag", "tags", multiple=True, help="A tag (repeat, or comma-separated).")
-@click.option("-i", "--importance", type=NUMBER, default=0.5, show_default=True, help="0 to 1.")
+@click.option("-i", "--importance", type=float, default=0.5, show_default=True, help="0 to 1.")
 @click.option("--meta", multiple=True, help="Metadata key=value (repeat).")
 @click.option("--created-at", help="When it happened (ISO-8601); default now.")
 @session_option("The session to file it under.")
@@ -64,13 +62,13 @@ def remember(state: State, content: str | None, category: str, kind: str, title:
 
 @click.command()
 @click.argument("query")
-@click.option("-n", "--limit", type=COUNT, default=10, show_default=True)
+@click.option("-n", "--limit", default=10, show_default=True)
 @filter_options
 @click.option("--mode", type=click.Choice(["hybrid", "keyword", "vector"]), default="hybrid",
               show_default=True, help="Rank by both (default), or by one side only.")
 @click.option("--include-superseded", is_flag=True, help="Also return superseded memories.")
 @click.option("--explain", is_flag=True, help="Show each hit's vector and keyword components.")
-@click.option("--min-relevance", type=NUMBER, default=None, metavar="X",
+@click.option("--min-relevance", type=float, default=None, metavar="X",
               help="Say \"nothing relevant\" unless a hit's relevance (0-1, the same scale for "
                    "every query) reaches X [default: config min_relevance; 0: off].")
 @json_option
@@ -122,8 +120,8 @@ def get(state: State, ids: tuple[str, ...], as_json: bool) -> None:
 
 @click.command("list")
 @filter_options
-@click.option("-n", "--limit", type=COUNT, default=50, show_default=True)
-@click.option("--offset", type=COUNT, default=0)
+@click.option("-n", "--limit", default=50, show_default=True)
+@click.option("--offset", default=0)
 @click.option("--order", type=click.Choice(["recent", "oldest", "importance", "updated"]),
               default="recent", show_default=True)
 @click.option("--pinned", is_flag=True, default=None, help="Only pinned memories.")
@@ -146,7 +144,7 @@ def list_(state: State, limit: int, offset: int, order: str, pinned: bool | None
 @click.option("-c", "--category", type=click.Choice(CATEGORIES))
 @click.option("-k", "--kind")
 @click.option("--tag", "tags", multiple=True, help="Replace the tags.")
-@click.option("-i", "--importance", type=NUMBER)
+@click.option("-i", "--importance", type=float)
 @click.option("--status", type=click.Choice(STATUSES))
 @click.option("--meta", multiple=True, help="Set metadata key=value (merged into the existing).")
 @json_option

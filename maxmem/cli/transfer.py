@@ -18,7 +18,7 @@ from ..importers import SOURCES, Places, import_reading, read
 from ..jsonl import write_jsonl
 from ..markdown.export import backup_markdown, export_markdown
 from ..markdown.merge import import_markdown
-from .common import COUNT, State, emit, json_option, pass_state
+from .common import State, emit, json_option, pass_state
 
 
 @click.command("import")
@@ -111,7 +111,7 @@ def _import_from(state: State, agent: str, paths: tuple[Path, ...], fmt: str, de
 @click.argument("dest", required=False, type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "markdown"]), default="jsonl",
               show_default=True, help="markdown: MEMORY.md + memory/YYYY-MM-DD.md under DEST.")
-@click.option("--keep", type=COUNT, help="markdown: write DEST/YYYY-MM-DD/, keep the newest N.")
+@click.option("--keep", type=int, help="markdown: write DEST/YYYY-MM-DD/, keep the newest N.")
 @click.option("--include-conversations", is_flag=True, help="markdown: also raw exchanges.")
 @click.option("--force", is_flag=True, help="markdown: overwrite files maxmem did not write.")
 @pass_state
