@@ -490,6 +490,9 @@ def sync(brain: Brain, settings: FolderSettings, key_file: Path | None = None,
     except MaxmemError as exc:  # doctor sees it, as it sees a failed tick
         record_run(brain.db, JOB, False, str(exc), brain.clock)
         raise
+    except Exception as exc:  # a bug: doctor must not go on showing the last run as ok
+        record_run(brain.db, JOB, False, f"{exc.__class__.__name__}: {exc}", brain.clock)
+        raise
     report.seconds = time.monotonic() - started
     record_run(brain.db, JOB, not report.failures, "; ".join([report.summary(), *report.failures]), brain.clock)
     return report
@@ -697,6 +700,8 @@ def _merge_all(run: Run, found: Sequence[Found]) -> None:
             _record(run, item.rel, header.machine, header.number, data, os.stat(item.path), len(payload.records),
                     written=False)
             _note_refusals(run, item, merged)
+        if item.rel in waiting and not (merged.added or merged.updated or merged.forgotten):
+            continue  # a pending file merged again, its records still ahead: nothing applied
         report.applied_files += 1
         report.machines.append(header.machine)
         report.copies += item.copy
@@ -733,7 +738,7 @@ def _quarantine(run: Run, item: Found, reason: str, records: int) -> None:
         set_quarantined(db, held)
     what = f"{records} record(s) left out, the rest applied" if records else "nothing of it applied"
     run.report.quarantined.append(f"{item.rel}: quarantined ({what}): {reason}")
-    log.warning("sync folder: %s: quarantined (%s): %s", item.rel, what, reason)
+    log.info("sync folder: %s: quarantined (%s): %s", item.rel, what, reason)
 
 
 def _note_refusals(run: Run, item: Found, merged: ledger.Merged) -> None:
@@ -751,7 +756,9 @@ def _note_refusals(run: Run, item: Found, merged: ledger.Merged) -> None:
     held = quarantined(db)
     if merged.rejected:
         more = f" (and {len(merged.rejected) - 1} more)" if len(merged.rejected) > 1 else ""
-        _quarantine(run, item, merged.rejected[0] + more, len(merged.rejected))
+        before = held.get(item.rel)
+        if before is None or (before["size"], before["mtime_ns"]) != (item.size, item.mtime_ns):
+            _quarantine(run, item, merged.rejected[0] + more, len(merged.rejected))  # named once
     elif held.pop(item.rel, None) is not None:
         set_quarantined(db, held)
 
