@@ -310,3 +310,20 @@ def test_backup_to_a_disk_that_fills_up_says_so_in_one_line(place, tmp_path):
     assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
     assert "free space and try again" in done.stderr and "not an error" not in done.stderr
     assert not any((tmp_path / "copies").glob("*")) if (tmp_path / "copies").exists() else True
+
+
+@pytest.mark.parametrize(("tool", "arguments", "said"), [
+    ("search", {"query": "toner", "min_importance": math.nan}, "min_importance: input should be a finite number"),
+    ("search", {"query": "toner", "min_relevance": math.inf}, "min_relevance: input should be a finite number"),
+    ("history", {"id": 10**20}, "too large"),
+    ("query", {"question": "last 999999999999 days"}, "falls outside the years 1 to 9999"),
+    ("query", {"question": "since 99999 years ago"}, "falls outside the years 1 to 9999"),
+])
+def test_each_probe_through_mcp_gets_one_line(server, tool, arguments, said):
+    from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+
+    built, _, loop = server
+    with pytest.raises(ToolError) as raised:
+        loop.run_until_complete(built.call_tool(tool, arguments))
+    assert not isinstance(raised.value, UnexpectedToolError) and said in str(raised.value)
+    assert "\n" not in str(raised.value)

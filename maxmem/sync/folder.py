@@ -234,10 +234,15 @@ def twin(db: Database, machine: str, found: Sequence[Found]) -> str | None:
 
 
 def _digest(path: Path) -> str | None:
+    """The file's SHA-256, read a MiB at a time; None when it cannot be read."""
+    digest = hashlib.sha256()
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        with open(path, "rb") as handle:
+            while chunk := handle.read(1024 * 1024):
+                digest.update(chunk)
     except OSError:
         return None
+    return digest.hexdigest()
 
 
 def leave(brain: Brain, machine_path: Path, machine: str, evidence: str) -> tuple[str, str]:
@@ -845,8 +850,9 @@ def _drop_forgotten(run: Run) -> None:
         keep = [r for r in payload.records if "x" in r or r.get("u") not in run.forgotten]
         if len(keep) == len(payload.records):
             continue
-        vectors = [payload.vectors[r["v"]] if payload.vectors is not None and isinstance(r.get("v"), int) else None
-                   for r in keep]
+        rows = len(payload.vectors) if payload.vectors is not None else 0
+        vectors = [payload.vectors[r["v"]] if payload.vectors is not None and isinstance(r.get("v"), int)
+                   and 0 <= r["v"] < rows else None for r in keep]
         for record in keep:
             record.pop("v", None)
         smaller = _payload(keep, vectors, payload.embedder)
