@@ -1052,3 +1052,22 @@ def test_a_record_from_a_machine_a_year_ahead_waits_and_merges_when_its_date_com
     late = run_at(now)
     assert late.added == 1 and not late.pending and "from-a-fast-clock" in b.state()
     assert run_at(now).applied_files == 0  # applied: not merged again
+
+
+def test_files_are_cut_below_what_a_reader_accepts_and_a_file_of_brackets_is_refused_unparsed(pair, monkeypatch):
+    brackets = "[{" * 40_000  # code or JSON in a memory: every bracket is counted
+    records = [record(f"b-{i}", brackets) for i in range(10)]
+    cuts = folder_module.chunks(records)
+    assert len(cuts) > 1 and cuts[0][0] == 0 and cuts[-1][1] == len(records)
+    for start, end in cuts:
+        payload = changefiles.encode(changefiles.Payload(records[start:end]))
+        assert len(changefiles.decode(payload).records) == end - start  # each one reads back
+    a, b = pair
+    with a.open() as brain:
+        brain.remember("the laptop's own note", category="core")
+    a.sync()
+    monkeypatch.setattr(changefiles, "MAX_CONTAINERS", 1000)
+    plant(a, 1, [record("nested", "x", metadata={"a": [[1]] * 2000})])
+    report = b.join(a)
+    [line] = report.quarantined
+    assert "more than 1,000 lists and objects: refused unparsed" in line and report.added == 1

@@ -21,8 +21,10 @@ raw float16, one after the other.
 
 A reader bounds what a file may cost before it spends it: a file longer than
 `MAX_FILE_BYTES` is not read, its JSON is decompressed by a streaming decompressor
-that stops at `MAX_JSON_BYTES` (a small file cannot unfold into gigabytes), and
-JSON nested deeper than Python can parse is refused, not raised.
+that stops at `MAX_JSON_BYTES` (a small file cannot unfold into gigabytes), JSON of
+more than `MAX_CONTAINERS` lists and objects is not parsed (a few bytes each, they
+would cost a hundred each in memory), and JSON nested deeper than Python can parse is
+refused, not raised. Writers cut their files well below these (sync/folder.py).
 
 The key is 32 random bytes, kept base64-encoded in `sync.key` in the config folder,
 readable by its owner only: a key file others can read is refused.
@@ -58,7 +60,8 @@ KEY_COMMENT = ("# maxmem sync key: every machine that syncs through the same fol
 MACHINE = struct.Struct(">Q")
 # What a reader accepts: writers cut their files well below (sync/folder.py, FILE_TEXT_BYTES).
 MAX_FILE_BYTES = 256 * 1024 * 1024
-MAX_JSON_BYTES = 256 * 1024 * 1024
+MAX_JSON_BYTES = 64 * 1024 * 1024
+MAX_CONTAINERS = 1_000_000  # lists and objects ('[' and '{', in strings too): what parsing may build
 MAX_DIM = 8192  # the widest vector a file may carry
 
 
@@ -193,7 +196,10 @@ def inflate(packed: bytes, limit: int | None = None) -> bytes:
 def decode(plaintext: bytes) -> Payload:
     try:
         (size,) = struct.unpack_from(">I", plaintext)
-        head = json.loads(inflate(plaintext[4:4 + size]))
+        raw = inflate(plaintext[4:4 + size])
+        if raw.count(b"[") + raw.count(b"{") > MAX_CONTAINERS:
+            raise Damaged(f"its records hold more than {MAX_CONTAINERS:,} lists and objects: refused unparsed")
+        head = json.loads(raw)
         records = head["records"]
         dim = head.get("dim")
         embedder = head.get("embedder")

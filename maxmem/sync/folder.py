@@ -79,7 +79,10 @@ MACHINE_ID = re.compile(r"^[0-9a-f]{16}$")
 CANONICAL = re.compile(r"^(\d{8,})" + re.escape(changefiles.SUFFIX) + "$")
 TEMPORARY = re.compile(r"^\..+\.(\d+)\.tmp$")
 FILE_RECORDS = 2000  # records per file: a first sync of a big brain writes several
-FILE_TEXT_BYTES = 32 * 1024 * 1024  # and text per file, well below what a reader accepts (changefiles)
+# and text per file, and lists and objects ('[' and '{' of the text too): a quarter of
+# what a reader accepts (changefiles.MAX_JSON_BYTES, MAX_CONTAINERS)
+FILE_TEXT_BYTES = changefiles.MAX_JSON_BYTES // 4
+FILE_CONTAINERS = changefiles.MAX_CONTAINERS // 4
 
 RECORDED_SQL = "SELECT path, sha256, size, mtime_ns FROM sync_files"
 RECORD_SQL = """
@@ -625,17 +628,22 @@ def _payload(records: list[dict[str, Any]], vectors: Sequence[np.ndarray | None]
 
 
 def chunks(records: Sequence[Mapping[str, Any]]) -> list[tuple[int, int]]:
-    """Where to cut `records` into files: at most FILE_RECORDS records and about
-    FILE_TEXT_BYTES of text each (one record more than that alone is a file of its own)."""
+    """Where to cut `records` into files: at most FILE_RECORDS records, about
+    FILE_TEXT_BYTES of text and FILE_CONTAINERS lists and objects each (one record
+    more than that alone is a file of its own)."""
     out: list[tuple[int, int]] = []
-    start, size = 0, 0
+    start, size, containers = 0, 0, 0
     for index, record in enumerate(records):
         values = record.get("f") or {}
-        weight = len(str(values.get("content") or "")) + len(str(values.get("metadata") or "")) + 256
-        if index > start and (index - start >= FILE_RECORDS or size + weight > FILE_TEXT_BYTES):
+        text = f"{values.get('title') or ''}{values.get('content') or ''}{values.get('tags') or ''}" \
+               f"{values.get('metadata') or ''}"
+        weight, nested = len(text) + 512, text.count("[") + text.count("{") + 32
+        if index > start and (index - start >= FILE_RECORDS or size + weight > FILE_TEXT_BYTES
+                              or containers + nested > FILE_CONTAINERS):
             out.append((start, index))
-            start, size = index, 0
+            start, size, containers = index, 0, 0
         size += weight
+        containers += nested
     if start < len(records):
         out.append((start, len(records)))
     return out
