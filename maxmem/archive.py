@@ -265,6 +265,8 @@ def _parse(path: Path, number: int, line: bytes) -> dict[str, Any] | None:
         raise InvalidInput(f"{path}:{number}: not UTF-8 text") from None
     except json.JSONDecodeError as exc:
         raise InvalidInput(f"{path}:{number}: not valid JSON ({exc.msg})") from None
+    except RecursionError:
+        raise InvalidInput(f"{path}:{number}: JSON nested too deeply") from None
     if not isinstance(value, dict):
         raise InvalidInput(f"{path}:{number}: not a JSON object")
     return value

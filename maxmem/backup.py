@@ -153,6 +153,12 @@ def _copy_pages(dest: apsw.Connection, source: apsw.Connection, what: str) -> No
             time.sleep(min(1.0, 0.05 * 2**attempt))
         except (apsw.CorruptError, apsw.NotADBError) as exc:
             raise DatabaseError(f"cannot copy {what}: {exc}: run  maxmem doctor") from None
+        except apsw.FullError:
+            raise DatabaseError(f"cannot copy {what}: the disk the copy goes to is full: free space "
+                                "(or give another folder) and try again") from None
+        except apsw.IOError:  # the copy's writes failed: SQLite's own message says "not an error"
+            raise DatabaseError(f"cannot copy {what}: writing the copy failed (the disk full, or the file "
+                                "larger than it allows?): free space and try again") from None
         except apsw.Error as exc:
             raise DatabaseError(f"cannot copy {what}: {exc.__class__.__name__}: {exc}") from None
     raise DatabaseError(f"{what} stayed locked: try the backup again")

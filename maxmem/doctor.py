@@ -1,6 +1,8 @@
 """Health checks for `maxmem doctor`: each check says ok or what needs attention.
 
-Checks: integrity, schema version, embedder identity vs configuration, pending
+Checks: integrity (the full PRAGMA integrity_check, every page and every index
+against its table, once a day within a time budget, recorded as the `integrity` run;
+the quick check in between), schema version, embedder identity vs configuration, pending
 embeddings, file permissions, disk and WAL size, the last run of each job
 (capture, retention, sync per target, backup) and its age, the newest backup on
 disk, and the checks passed in `extra` (the core budget). The report also carries sizes and growth per category.
@@ -20,10 +22,13 @@ from __future__ import annotations
 import re
 import shutil
 import stat
+import time
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
+
+import apsw
 
 from .backup import backup_dir, list_backups, managed_backups
 from .brain import Brain
@@ -34,10 +39,10 @@ from .config import Config, state_dir
 from .errors import ConfigError, MaxmemError
 from .jobs import due
 from .jobs import table as job_table
-from .jobs.runs import age_hours, format_age, last_runs, one_line
+from .jobs.runs import age_hours, format_age, last_runs, one_line, record_run
 from .keys import is_encrypted
 from .retention.archives import check_archives
-from .store.conflicts import conflicts, synced
+from .store.conflicts import conflicts, quarantined, synced
 from .store.db import DAMAGE, Database
 from .wiring import Install, agent_checks, problems
 
@@ -50,6 +55,9 @@ DEFAULT_MAX_AGE_HOURS = job_table.max_age_hours()
 # The command that runs each job (the hint for a required job that never ran); a job
 # that "never ran" is one of DEFAULT_MAX_AGE_HOURS, any other has a run on record.
 JOB_COMMANDS = job_table.commands()
+INTEGRITY_JOB = "integrity"  # the full integrity check's runs, as a job's (jobs.runs)
+FULL_CHECK_HOURS = 24  # how often doctor runs the full integrity check (the quick one in between)
+FULL_CHECK_SECONDS = 120.0  # its time budget: a larger brain.db gets the quick check, and a warning
 # The WAL should be folded back into brain.db by checkpoints; a WAL that keeps growing
 # means a reader holds a snapshot open for hours.
 WAL_WARN_BYTES = 256 * 1024 * 1024
@@ -325,6 +333,17 @@ def conflict_check(db: Database) -> Check:
                   f"{shown} (maxmem history UID shows both versions)", warn=True)
 
 
+def quarantine_check(db: Database) -> Check:
+    """Folder sync's quarantine: files of the folder, or records in them, refused for good."""
+    held = quarantined(db)
+    if not held:
+        return _check("sync quarantine", True, "every file of the sync folder applied")
+    shown = "; ".join(f"{rel}: {why['reason']}" for rel, why in sorted(held.items())[:3])
+    return _check("sync quarantine", True, f"{len(held)} file(s) of the sync folder not applied in whole or in "
+                  f"part: {shown} (maxmem sync status lists them; the machine that wrote one can repack: "
+                  "maxmem sync folder --repack)", warn=True)
+
+
 def archive_checks(brain: Brain) -> list[Check]:
     """Retention's archives (retention.check_archives): an interrupted run, a leftover
     temporary, an archive that is not whole."""
@@ -351,8 +370,11 @@ def check_encryption(brain: Brain, backups: list[Path]) -> Check:
 def run_checks(config: Config, embedder: str | None = None,
                extra: list[Callable[[Any], Check]] | None = None,
                clock: Clock | None = None, env: Mapping[str, str] | None = None,
-               schedules: Mapping[str, due.Schedule] | None = None) -> dict[str, Any]:
+               schedules: Mapping[str, due.Schedule] | None = None, full: bool = False) -> dict[str, Any]:
     """Every check, never raising: a failure to open or to read is itself the result.
+
+    full: the full integrity check now (it also runs when the last one is older than
+    FULL_CHECK_HOURS); else the quick one.
 
     env: the environment the jobs run with (os.environ from the CLI); given, the
     loop checks run too (wiring, job logs, capture never run). schedules (job name ->
@@ -371,7 +393,7 @@ def run_checks(config: Config, embedder: str | None = None,
         checks.append(_check("database", False, str(exc)))
     else:
         try:
-            _inspect(brain, config, checks, report, extra or [], env, schedules)
+            _inspect(brain, config, checks, report, extra or [], env, schedules, full)
         except (MaxmemError, *DAMAGE) as exc:  # damage the checks ran into past the quick check
             checks.append(_check("database", False, str(exc)))
         finally:
@@ -387,20 +409,72 @@ def run_checks(config: Config, embedder: str | None = None,
             "checks": checks, **report}
 
 
-def _inspect(brain: Brain, config: Config, checks: list[Check], report: dict[str, Any],
-             extra: list[Callable[[Any], Check]], env: Mapping[str, str] | None = None,
-             schedules: Mapping[str, due.Schedule] | None = None) -> None:
-    path = brain.path
-    now = brain.clock.now()
+def _pragma_check(db: Database, pragma: str, deadline: float | None = None) -> list[str] | None:
+    """The problems `pragma` finds (["ok"] when none); None when `deadline` (a
+    time.monotonic()) passed before it finished."""
+    if deadline is not None:
+        db.conn.set_progress_handler(lambda: time.monotonic() > deadline, 1000)
     try:
-        found = "\n".join(str(r[0]) for r in brain.db.execute("PRAGMA quick_check(3)"))
+        found = "\n".join(str(r[0]) for r in db.execute(pragma))
+    except apsw.InterruptError:
+        return None
     except DAMAGE as exc:  # damage bad enough that the check itself cannot read on
         found = str(exc)
-    lines = found.splitlines()
-    problems = [line.strip() for line in lines if line.strip() and not line.startswith("***")]
-    ok = problems == ["ok"]
-    checks.append(_check("integrity", ok, "ok" if ok else
-                         f"{'; '.join(problems)}: restore a backup (maxmem restore FILE)"))
+    finally:
+        if deadline is not None:
+            db.conn.set_progress_handler(None)
+    return [line.strip() for line in found.splitlines() if line.strip() and not line.startswith("***")]
+
+
+def full_integrity(brain: Brain, budget: float | None = None) -> Check:
+    """PRAGMA integrity_check (every page, and every index against its table) within
+    `budget` (FULL_CHECK_SECONDS) seconds, its result recorded as the `integrity` run."""
+    budget = FULL_CHECK_SECONDS if budget is None else budget
+    started = time.monotonic()
+    problems = _pragma_check(brain.db, "PRAGMA integrity_check(5)", started + budget)
+    seconds = time.monotonic() - started
+    if problems is None:
+        quick = _pragma_check(brain.db, "PRAGMA quick_check(3)")
+        if quick != ["ok"]:
+            return _check("integrity", False, f"{'; '.join(quick or [])}: restore a backup (maxmem restore FILE)")
+        detail = f"the full check did not finish within {budget:g} s (a large brain.db): the quick check ok"
+        ok = False
+    else:
+        ok = problems == ["ok"]
+        detail = (f"ok (full check, {seconds:.1f} s)" if ok else
+                  f"the full check found: {'; '.join(problems)}: restore a backup (maxmem restore FILE)")
+    if not brain.db.read_only:
+        try:
+            record_run(brain.db, INTEGRITY_JOB, ok, detail, brain.clock)
+        except (MaxmemError, *DAMAGE):
+            pass  # a brain.db too damaged to take the record: the check says so itself
+    return _check("integrity", ok or problems is None, detail, warn=problems is None)
+
+
+def integrity_check(brain: Brain, runs: Mapping[str, Mapping[str, Any]], now: datetime, full: bool) -> Check:
+    """The full check when asked, or when the last one is older than FULL_CHECK_HOURS
+    (the hourly doctor job runs it daily); else the quick check, with the last full
+    check's result and age."""
+    last = runs.get(INTEGRITY_JOB)
+    age = age_hours(last.get("at") if last else None, now)
+    if full or age is None or age >= FULL_CHECK_HOURS:
+        return full_integrity(brain)
+    problems = _pragma_check(brain.db, "PRAGMA quick_check(3)")
+    if problems != ["ok"]:
+        return _check("integrity", False, f"{'; '.join(problems or [])}: restore a backup (maxmem restore FILE)")
+    assert last is not None
+    if not last.get("ok"):
+        return _check("integrity", False, f"quick check ok; the full check {format_age(age)}: {last.get('detail')} "
+                      "(maxmem doctor --full checks again)")
+    return _check("integrity", True, f"ok (quick check; the full check {format_age(age)}: {last.get('detail')})")
+
+
+def _inspect(brain: Brain, config: Config, checks: list[Check], report: dict[str, Any],
+             extra: list[Callable[[Any], Check]], env: Mapping[str, str] | None = None,
+             schedules: Mapping[str, due.Schedule] | None = None, full: bool = False) -> None:
+    path = brain.path
+    now = brain.clock.now()
+    checks.append(integrity_check(brain, last_runs(brain.db), now, full))
     try:
         # First: it takes a remote model's dimension from brain.db instead of asking the API.
         brain.vectors.check_identity()
@@ -428,6 +502,7 @@ def _inspect(brain: Brain, config: Config, checks: list[Check], report: dict[str
     checks.extend(archive_checks(brain))
     if synced(brain.db):
         checks.append(conflict_check(brain.db))
+        checks.append(quarantine_check(brain.db))
     checks.append(check_encryption(brain, managed_backups(directory)))
     if brain.db.read_only:
         checks.append(_check("access", True, f"read-only ({brain.db.read_only}): reads work, writes are refused",

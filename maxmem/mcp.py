@@ -88,7 +88,7 @@ assert set(Category.__args__) == set(CATEGORIES) and set(Trigger.__args__) == se
 IdOrUid = Annotated[int | str, Field(description="A memory's id (a number) or its uid.")]
 Full = Annotated[bool, Field(description="Whole content and every field, instead of a snippet.")]
 Tags = Annotated[list[str] | None, Field(description="Tags, e.g. [\"ui\", \"billing\"].")]
-Importance = Annotated[float, Field(ge=0, le=1, description="How much it matters, 0 to 1.")]
+Importance = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False, description="How much it matters, 0 to 1.")]
 Title = Annotated[str | None, Field(description="A short title.")]
 SessionId = Annotated[str | None, Field(description="The id of the session it belongs to.")]
 
@@ -258,7 +258,7 @@ class ObservationIn(TypedDict):
     type: Annotated[str, Field(description="project, decision, failure, lesson, task, …")]
     content: str
     title: NotRequired[str]
-    importance: NotRequired[Annotated[float, Field(ge=0, le=1)]]
+    importance: NotRequired[Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]]
     tags: NotRequired[list[str]]
 
 
@@ -435,10 +435,11 @@ class Tools:
         tags: Annotated[list[str] | None, Field(description="Only memories with all these tags.")] = None,
         since: Annotated[str | None, Field(description="Created at or after (ISO-8601).")] = None,
         until: Annotated[str | None, Field(description="Created before (ISO-8601).")] = None,
-        min_importance: Annotated[float | None, Field(ge=0, le=1)] = None,
+        min_importance: Annotated[float | None, Field(ge=0, le=1, allow_inf_nan=False)] = None,
         session_id: Annotated[str | None, Field(description="Only the current session.")] = None,
         min_relevance: Annotated[float | None, Field(
-            ge=0, le=1, description="Nothing below this relevance (default: the configured one; 0: off).")] = None,
+            ge=0, le=1, allow_inf_nan=False,
+            description="Nothing below this relevance (default: the configured one; 0: off).")] = None,
         full: Full = False,
     ) -> SearchOut:
         hits = self.brain.search(query, limit=limit, category=category, kind=kind, tags=tags, since=since,
@@ -527,7 +528,8 @@ class Tools:
 
     def active(
         self,
-        min_importance: Annotated[float | None, Field(ge=0, le=1, description="Only work this important.")] = None,
+        min_importance: Annotated[float | None, Field(
+            ge=0, le=1, allow_inf_nan=False, description="Only work this important.")] = None,
         limit: Annotated[int, Field(ge=1, le=500)] = 50,
         full: Full = False,
     ) -> ActiveOut:
@@ -575,7 +577,7 @@ class Tools:
         category: Annotated[Category | None, Field(description="Move it to this category.")] = None,
         kind: Annotated[str | None, Field(description="A new kind.")] = None,
         tags: Annotated[list[str] | None, Field(description="The new tags (replacing the old ones).")] = None,
-        importance: Annotated[float | None, Field(ge=0, le=1)] = None,
+        importance: Annotated[float | None, Field(ge=0, le=1, allow_inf_nan=False)] = None,
         status: Annotated[Status | None, Field(description="active, ongoing, resolved or superseded.")] = None,
         full: Full = False,
     ) -> MemoryResult:
@@ -616,7 +618,8 @@ class Tools:
         content: Annotated[str, Field(description="What happened and why, in one or two sentences.")],
         title: Title = None,
         tags: Tags = None,
-        importance: Annotated[float | None, Field(ge=0, le=1, description="Default: the configured one.")] = None,
+        importance: Annotated[float | None, Field(
+            ge=0, le=1, allow_inf_nan=False, description="Default: the configured one.")] = None,
         project: Annotated[str | None, Field(description="The project it belongs to.")] = None,
         session_id: SessionId = None,
     ) -> RememberedOut:

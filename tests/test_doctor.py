@@ -127,7 +127,7 @@ def test_doctor_after_real_jobs_and_its_exit_code(tmp_path, capsys, monkeypatch)
     assert code == 0, out
     assert c["last capture"]["ok"] and "capture: 1 files" in c["last capture"]["detail"]
     assert c["last retention"]["ok"] and c["last backup"]["ok"]
-    assert set(report["runs"]) == {"capture", "retention", "backup"}
+    assert set(report["runs"]) == {"capture", "retention", "backup", "integrity"}  # doctor ran the full check
 
     with Brain.open(path, embedder="none") as brain:
         with pytest.raises(MaxmemError):

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,8 @@ import pytest
 from conftest import HashEmbedder
 
 from maxmem import Brain, FixedClock
-from maxmem.doctor import conflict_check
+from maxmem.config import load_config
+from maxmem.doctor import conflict_check, run_checks
 from maxmem.retention.policy import load_policy
 from maxmem.retention.run import apply as expire
 from maxmem.store.conflicts import conflicts
@@ -54,8 +56,9 @@ class Machine:
     def open(self, embedder: Any = "none", clock: Any = None) -> Brain:
         return Brain.open(self.db, embedder=embedder, clock=clock)
 
-    def sync(self, embedder: Any = "none", key_file: Path | None = None, repack: bool | None = None, **kw: Any):
-        with self.open(embedder) as brain:
+    def sync(self, embedder: Any = "none", key_file: Path | None = None, repack: bool | None = None,
+             clock: Any = None, **kw: Any):
+        with self.open(embedder, clock) as brain:
             return sync(brain, self.settings(**kw), key_file=key_file, repack=repack)
 
     def join(self, other: Machine, embedder: Any = "none"):
@@ -392,8 +395,9 @@ def test_expired_memories_are_not_delivered_to_a_machine_that_joins_later(tmp_pa
     pin.advance(days=41)
     with b.open(clock=pin) as brain:
         brain.pin(chats[0])
-    b.sync()
-    assert a.sync().added == 1 and set(a.state()) == {kept, chats[0]} and a.state()[chats[0]] == b.state()[chats[0]]
+    b.sync()  # A's clock reads the pin's day too: a write of a day ahead of it would wait
+    assert a.sync(clock=pin).added == 1 and set(a.state()) == {kept, chats[0]}
+    assert a.state()[chats[0]] == b.state()[chats[0]]
 
 
 def test_old_files_deleted_before_or_after_the_new_ones_arrive_change_nothing(tmp_path, pair):
@@ -901,3 +905,169 @@ def test_a_run_killed_between_rewriting_its_own_file_and_recording_it_is_no_twin
     b.sync()
     assert set(a.state()) == set(b.state()) == {kept.uid}
     assert not [note for note in a.sync().notes if "another machine writes as" in note]
+
+
+# -- hostile files: sealed with the real key, by a machine that holds it --------------
+
+STRANGER = "5eed5eed5eed5eed"
+
+
+def record(uid: str, content: str, at: str = T0, **fields: Any) -> dict[str, Any]:
+    """A record as a machine writes it, stamped at `at` by STRANGER."""
+    values = {name: None for name in SYNCED}
+    values.update(category="core", kind="note", content=content, tags=[], importance=0.5, status="active",
+                  source="manual", metadata={}, pinned=False, created_at=at, updated_at=at)
+    values.update(fields)
+    ms = int(FixedClock(at).now().timestamp() * 1000)
+    return {"u": uid, "f": values, "s": {"*": [f"{ms << 16:016x}{STRANGER}", None]}}
+
+
+def plant(machine: Machine, number: int, records: list[dict[str, Any]]) -> Path:
+    """A file of STRANGER's in the folder, sealed with the folder's real key."""
+    key = changefiles.read_key(machine.home / "sync.key")
+    path = machine.folder / STRANGER / f"{number:08d}{changefiles.SUFFIX}"
+    path.parent.mkdir(exist_ok=True)
+    path.write_bytes(changefiles.seal(key, STRANGER, number, changefiles.Payload(records)))
+    return path
+
+
+def doctor_line(machine: Machine, name: str) -> dict[str, Any]:
+    config = load_config(env={"MAXMEM_HOME": str(machine.home), "MAXMEM_DB": str(machine.db)})
+    return next(c for c in run_checks(config, embedder="none")["checks"] if c["name"] == name)
+
+
+@pytest.mark.parametrize("bad", [
+    {"u": "bad-stamps", "f": {"content": "x"}, "s": []},
+    {"u": "bad-fields", "f": [], "s": {"*": ["0" * 32, None]}},
+    {"u": "bad-stamp-text", "f": {"content": "x"}, "s": {"*": ["not a stamp", None]}},
+    {"u": "bad-field-name", "f": {"content": "x", "owner": "root"}, "s": {"*": ["0" * 32, None]}},
+    {"u": ["not", "a", "uid"], "x": "0" * 32},
+    {"u": "deep", **{k: v for k, v in record("deep", "deep").items() if k != "u"}},
+])
+def test_a_bad_record_is_quarantined_with_one_line_and_the_rest_of_its_file_applied(pair, bad):
+    a, b = pair
+    with a.open() as brain:
+        brain.remember("the laptop's own note", category="core")
+    a.sync()
+    if bad["u"] == "deep":
+        nested: Any = "bottom"
+        for _ in range(200):
+            nested = {"n": nested}
+        bad["f"]["metadata"] = {"n": nested}
+    good = record("good-record-1", "the router's admin page moved to port 8443")
+    path = plant(a, 1, [bad, good])
+    for run in range(2):  # never a traceback, on every run; named once
+        report = b.join(a) if run == 0 else b.sync()
+        lines = report.lines()
+        assert all("\n" not in line for line in lines)
+        if run == 0:
+            [line] = report.quarantined
+            assert line.startswith(f"{STRANGER}/{path.name}: quarantined (1 record(s) left out, the rest applied)")
+            assert not report.failures
+        else:
+            assert not report.quarantined and report.applied_files == 0
+    assert "good-record-1" in b.state()
+    with b.open() as brain:
+        text = "\n".join(machines_text(status(brain)))
+    assert f"folder: quarantined {STRANGER}/{path.name}: 1 record(s) left out" in text
+    check = doctor_line(b, "sync quarantine")
+    assert check["level"] == "warn" and path.name in check["detail"]
+    path.unlink()  # the file leaves the folder: so does its quarantine
+    b.sync()
+    assert doctor_line(b, "sync quarantine")["level"] == "ok"
+
+
+def test_a_damaged_or_oversized_file_is_quarantined_whole_and_reexamined_when_it_changes(pair, monkeypatch):
+    a, b = pair
+    with a.open() as brain:
+        brain.remember("the laptop's own note", category="core")
+    a.sync()
+    # a small file whose records would unpack to far more than a reader allows
+    monkeypatch.setattr(changefiles, "MAX_JSON_BYTES", 1024 * 1024)
+    bomb = {"records": [], "pad": " " * (64 * 1024 * 1024)}
+    packed = changefiles.zlib.compress(changefiles.json.dumps(bomb).encode(), 9)
+    key = changefiles.read_key(a.home / "sync.key")
+    plaintext = changefiles.struct.pack(">I", len(packed)) + packed
+    nonce = os.urandom(12)
+    header = changefiles.HEADER.pack(changefiles.MAGIC, changefiles.FORMAT, bytes.fromhex(STRANGER), 1,
+                                     changefiles.key_id(key), nonce, len(plaintext) + 16)
+    path = a.folder / STRANGER / f"{1:08d}{changefiles.SUFFIX}"
+    path.parent.mkdir()
+    path.write_bytes(header + changefiles.AESGCM(key).encrypt(nonce, plaintext, header))
+    assert path.stat().st_size < 200_000
+    report = b.join(a)
+    [line] = report.quarantined
+    assert "nothing of it applied" in line and "more than 1 MiB" in line and "\n" not in line
+    assert report.added == 1 and not report.failures  # the laptop's file applied all the same
+    assert b.sync().quarantined == []  # not read again while it is the same file
+    plant(a, 1, [record("after-fix", "the file was written again, whole")])
+    again = b.sync()
+    assert again.added == 1 and not again.quarantined
+    assert doctor_line(b, "sync quarantine")["level"] == "ok"
+
+
+def test_a_stamp_at_the_end_of_time_is_refused_and_the_clock_keeps_working(pair):
+    a, b = pair
+    with a.open() as brain:
+        mine = brain.remember("the desk lamp is on the smart plug", category="core")
+    a.sync()
+    b.join(a)
+    plant(a, 1, [{"u": mine.uid, "x": "f" * 32},
+                 {**record("far-ahead", "from the far future"), "s": {"*": ["ffffffffffff0000" + STRANGER, None]}}])
+    report = a.sync()
+    assert len(report.pending) == 1 and "ahead of this machine's clock" in report.pending[0]
+    assert report.forgotten == 0 and "far-ahead" not in a.state()
+    with a.open() as brain:
+        clock = int(brain.db.get_meta("sync_clock"))
+        assert clock >> 16 < 2 ** 47  # not dragged to the end of the range
+        brain.update(mine.uid, content="the desk lamp is on the second smart plug")
+    a.sync()
+    b.sync()
+    assert b.state()[mine.uid][SYNCED.index("content")] == "the desk lamp is on the second smart plug"
+
+
+def test_a_record_from_a_machine_a_year_ahead_waits_and_merges_when_its_date_comes(pair):
+    a, b = pair
+    with a.open() as brain:
+        brain.remember("the laptop's own note", category="core")
+    a.sync()
+    now = FixedClock(time.time())  # the laptop's note was written by the real clock
+    ahead = (now.now() + timedelta(days=365)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    path = plant(a, 1, [record("from-a-fast-clock", "written where the clock runs a year fast", at=ahead),
+                        record("on-time", "written on time")])
+
+    def run_at(clock: FixedClock, join: bool = False):
+        with b.open(clock=clock) as brain:
+            return sync(brain, b.settings(), key_file=a.home / "sync.key" if join else None)
+
+    first = run_at(now, join=True)
+    [line] = first.pending
+    assert line.startswith(f"{STRANGER}/{path.name}: 1 record(s) pending: from-a-fast-clock: stamped {ahead[:10]}")
+    assert "on-time" in b.state() and "from-a-fast-clock" not in b.state()
+    with b.open() as brain:
+        assert any("pending" in text for text in machines_text(status(brain)))
+    now.advance(days=100)
+    assert run_at(now).pending and "from-a-fast-clock" not in b.state()  # tried again, still ahead
+    now.advance(days=300)
+    late = run_at(now)
+    assert late.added == 1 and not late.pending and "from-a-fast-clock" in b.state()
+    assert run_at(now).applied_files == 0  # applied: not merged again
+
+
+def test_files_are_cut_below_what_a_reader_accepts_and_a_file_of_brackets_is_refused_unparsed(pair, monkeypatch):
+    brackets = "[{" * 40_000  # code or JSON in a memory: every bracket is counted
+    records = [record(f"b-{i}", brackets) for i in range(10)]
+    cuts = folder_module.chunks(records)
+    assert len(cuts) > 1 and cuts[0][0] == 0 and cuts[-1][1] == len(records)
+    for start, end in cuts:
+        payload = changefiles.encode(changefiles.Payload(records[start:end]))
+        assert len(changefiles.decode(payload).records) == end - start  # each one reads back
+    a, b = pair
+    with a.open() as brain:
+        brain.remember("the laptop's own note", category="core")
+    a.sync()
+    monkeypatch.setattr(changefiles, "MAX_CONTAINERS", 1000)
+    plant(a, 1, [record("nested", "x", metadata={"a": [[1]] * 2000})])
+    report = b.join(a)
+    [line] = report.quarantined
+    assert "more than 1,000 lists and objects: refused unparsed" in line and report.added == 1

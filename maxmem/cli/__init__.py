@@ -185,6 +185,7 @@ def _error(message: str, code: int) -> None:
     redacted (a key passed as --kind by mistake must not reach stderr or a cron log) and a
     huge value is cut."""
     line = redact(" ".join(message.split()))[0]
+    line = line.encode("utf-8", "backslashreplace").decode("utf-8")  # an undecodable byte quoted, shown as \udcff
     if len(line) > ERROR_CHARS:
         line = line[:ERROR_CHARS] + "…"
     click.echo(f"maxmem: error: {inert(line)}", err=True)  # it may quote stored text

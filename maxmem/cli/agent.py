@@ -17,7 +17,18 @@ from ..brief import build_brief
 from ..clock import Clock
 from ..errors import InvalidInput
 from ..search import nlquery
-from .common import State, emit, json_option, memory_line, pass_state, read_stdin, say, session_option, split_tags
+from .common import (
+    COUNT,
+    State,
+    emit,
+    json_option,
+    memory_line,
+    pass_state,
+    read_stdin,
+    say,
+    session_option,
+    split_tags,
+)
 
 # -- work tracking ---------------------------------------------------------------
 
@@ -152,13 +163,15 @@ def save_context(state: State, path: Path | None, as_json: bool) -> None:
         data = json.loads(raw)
     except json.JSONDecodeError as exc:
         raise InvalidInput(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise InvalidInput("not a save-context document: its JSON is nested too deeply") from None
     report = compaction.save_context(state.brain(), data)
     emit(report.to_dict(), as_json, lambda _: [report.describe()])
 
 
 @click.command()
 @session_option("The current session: its latest exchanges too.")
-@click.option("--budget-tokens", type=int, default=None,
+@click.option("--budget-tokens", type=COUNT, default=None,
               help="Size limit of the whole brief, fence included (4 bytes of UTF-8 a token; default 2000).")
 @json_option
 @pass_state

@@ -6,6 +6,7 @@ Command modules import this module, never each other and never the package root.
 from __future__ import annotations
 
 import json
+import math
 import re
 import sys
 from collections.abc import Callable, Iterable
@@ -60,6 +61,21 @@ class State:
     def local_timezone(self) -> tzinfo:
         """Your zone, whose calendar day "today" means (config.local_timezone)."""
         return local_timezone(self.config)
+
+
+class FiniteFloat(click.FloatRange):
+    """A number option: a finite float, within the range given if any (nan and inf are
+    refused here, in one line)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
+MAX_COUNT = 1_000_000_000  # the largest count an option takes (budgets)
+COUNT = click.IntRange(max=MAX_COUNT)
 
 
 def read_stdin() -> str:

@@ -21,7 +21,7 @@ from ..hooks import harness_named
 from ..hooks.events import budget_from, run_hook
 from ..hooks.log import append_hook_log
 from ..redact import redact
-from .common import State, pass_state
+from .common import COUNT, FiniteFloat, State, pass_state
 
 
 class _OverBudget(Exception):
@@ -32,9 +32,9 @@ class _OverBudget(Exception):
 @click.command(context_settings={"ignore_unknown_options": True})
 @click.argument("event")
 @click.option("--harness", default=DEFAULT, show_default=True, help=f"The agent running the hook: {listed()}.")
-@click.option("--budget", "budget_seconds", type=float, default=None,
+@click.option("--budget", "budget_seconds", type=FiniteFloat(0, 600, min_open=True), default=None,
               help="Seconds it may take ([hook] budget_seconds, default 10).")
-@click.option("--budget-tokens", type=int, default=None,
+@click.option("--budget-tokens", type=COUNT, default=None,
               help="Size of what is printed: the session-start brief ([context] budget_tokens, default 2000) "
                    "or a prompt's recall ([recall] budget_tokens, default 400).")
 @pass_state

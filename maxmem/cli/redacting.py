@@ -9,10 +9,29 @@ from pathlib import Path
 
 import click
 
+from ..errors import InvalidInput
 from ..redact import Redactor
 from ..redact.report import describe, summary
 from ..scrub import report_lines, scrub
 from .common import State, emit, json_option, pass_state
+
+MAX_BYTES = 64 * 1024 * 1024  # what redact-test reads: a device or a huge file is refused, not read on
+
+
+def _read_bounded(file: Path) -> bytes:
+    """FILE's bytes (- for stdin), at most MAX_BYTES of them (InvalidInput past that)."""
+    try:
+        if str(file) == "-":
+            raw = sys.stdin.buffer.read(MAX_BYTES + 1)
+        else:
+            with open(file, "rb") as handle:
+                raw = handle.read(MAX_BYTES + 1)
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {file}: {exc.strerror or exc}") from None
+    if len(raw) > MAX_BYTES:
+        raise InvalidInput(f"{file} holds more than {MAX_BYTES // (1024 * 1024)} MiB: redact-test reads at most "
+                           "that much; give it a part of the file")
+    return raw
 
 
 @click.command("redact-test")
@@ -28,7 +47,7 @@ def redact_test(state: State, file: Path, redacted: bool, reveal: bool, as_json:
     secret_names, ignore_names), so a rule can be checked before it is trusted.
     Each line: LINE:COLUMN, the kind shown in [REDACTED:kind], the rule, a preview.
     """
-    raw = sys.stdin.buffer.read() if str(file) == "-" else file.read_bytes()
+    raw = _read_bounded(file)
     text = raw.decode("utf-8", "surrogateescape")  # undecodable bytes go through unchanged
     redactor = Redactor(state.config.redact, cache_size=0)
     if redacted:

@@ -39,9 +39,16 @@ def sync() -> None:
     """
 
 
+def _given_path(ctx: click.Context, param: click.Parameter, value: str | None) -> Path | None:
+    """A path the user typed; an empty one ("") is refused, not read as the current folder."""
+    if value is not None and not value.strip():
+        raise click.BadParameter("is empty: give a path")
+    return None if value is None else Path(value)
+
+
 @sync.command("folder")
-@click.argument("directory", required=False, type=click.Path(file_okay=False, path_type=Path))
-@click.option("--key-file", type=click.Path(dir_okay=False, path_type=Path),
+@click.argument("directory", required=False, type=click.Path(file_okay=False), callback=_given_path)
+@click.option("--key-file", type=click.Path(dir_okay=False), callback=_given_path,
               help="Join with this copy of another machine's sync.key (copied into the config folder).")
 @click.option("--repack", is_flag=True,
               help="Also repack this machine's files now: new files hold the memories it wrote as they are "
@@ -56,8 +63,10 @@ def sync_folder(state: State, directory: Path | None, key_file: Path | None, rep
     copy of it (--key-file). DIR is recorded as [sync.folder] dir, so the scheduled
     tick syncs from then on; without DIR, the recorded folder. Safe to re-run.
 
-    Exits 1 when a file could not be applied (damaged, from a newer maxmem); nothing
-    of it is applied, everything else is.
+    Exits 1 when a file could not be applied (unreadable, from a newer maxmem); nothing
+    of it is applied, everything else is. A damaged file, or a record that is not
+    what the format holds, is quarantined (sync status and doctor name it) and the
+    rest applied; a record stamped ahead of this machine's clock waits for it.
     """
     settings = folder.FolderSettings.from_config(state.config, os.environ, directory)
     brain = state.brain()  # the embedder names the vectors that can travel; sync never embeds

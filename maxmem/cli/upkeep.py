@@ -80,16 +80,18 @@ def stats(state: State, as_json: bool) -> None:
 
 
 @click.command()
+@click.option("--full", is_flag=True, help="Run the full integrity check now (every page, every index against "
+              "its table); doctor runs it once a day on its own, the quick check in between.")
 @json_option
 @pass_state
-def doctor(state: State, as_json: bool) -> None:
+def doctor(state: State, full: bool, as_json: bool) -> None:
     """Check brain.db: integrity, schema, embedder, pending work, permissions, disk,
     the last capture / retention / sync / backup and their age, the core budget.
 
     Exits 1 when something needs attention, so cron can alert on it.
     """
     report = run_checks(state.config, embedder=state.embedder, extra=[budget_check], env=os.environ,
-                        schedules=job_schedules(state.config, os.environ))
+                        schedules=job_schedules(state.config, os.environ), full=full)
     label = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL"}
     emit(report, as_json, lambda r: [
         *(f"{label[c.get('level', 'ok' if c['ok'] else 'fail')]} {c['name']}: {c['detail']}" for c in r["checks"]),

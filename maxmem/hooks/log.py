@@ -19,7 +19,7 @@ def append_hook_log(folder: Path, line: str, ok: bool) -> None:
     path = folder / HOOK_LOG
     try:
         secure_create(path)
-        with open(path, "a", encoding="utf-8") as handle:
+        with open(path, "a", encoding="utf-8", errors="backslashreplace") as handle:  # an argv's stray byte too
             handle.write(f"{iso(Clock().now())} {'ok' if ok else 'FAIL'} {' '.join(line.split())}\n")
     except OSError:
         pass

@@ -284,7 +284,11 @@ class _Reader:
     def read(self) -> Interpretation:
         self._refuse_unguessable()
         self._take_quotes()
-        self._take_time()
+        try:
+            self._take_time()
+        except (OverflowError, ValueError):  # a day beyond the calendar: "last 999999999999 days"
+            raise InvalidInput(f"a date in {self.question[:80]!r} falls outside the years 1 to 9999: "
+                               "give a nearer one") from None
         self._take_content()
         self._take_tags()
         self._take_limit_and_order()

@@ -248,12 +248,20 @@ class Database:
             return self.conn.execute(sql, params)
         except apsw.Error as exc:
             raise self.translate(exc) or exc from None
+        except OverflowError:  # a number past SQLite's 64 bits, from a caller's input
+            raise InvalidInput("a number given is too large (SQLite holds integers up to 2**63 - 1)") from None
+        except UnicodeEncodeError:  # an argument with bytes that are not UTF-8 (a lone surrogate)
+            raise InvalidInput("a text given is not UTF-8 (it holds an undecodable byte): give UTF-8 text") from None
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         try:
             self.conn.executemany(sql, rows)
         except apsw.Error as exc:
             raise self.translate(exc) or exc from None
+        except OverflowError:
+            raise InvalidInput("a number given is too large (SQLite holds integers up to 2**63 - 1)") from None
+        except UnicodeEncodeError:
+            raise InvalidInput("a text given is not UTF-8 (it holds an undecodable byte): give UTF-8 text") from None
 
     def rows(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[dict[str, Any]]:
         cursor = self.execute(sql, params)
@@ -265,6 +273,8 @@ class Database:
             return [dict(zip(names, row)) for row in cursor]
         except apsw.Error as exc:  # a damaged page met after the first row
             raise self.translate(exc) or exc from None
+        except UnicodeDecodeError as exc:  # flipped bytes in a text value
+            raise DatabaseError(_corrupt_message(self.path, exc)) from None
 
     def one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> dict[str, Any] | None:
         found = self.rows(sql, params)
@@ -276,6 +286,8 @@ class Database:
                 return row[0]
         except apsw.Error as exc:
             raise self.translate(exc) or exc from None
+        except UnicodeDecodeError as exc:  # flipped bytes in a text value
+            raise DatabaseError(_corrupt_message(self.path, exc)) from None
         return None
 
     # -- many values: IN (…) lists in chunks --------------------------------

@@ -7,17 +7,22 @@ same instant are told apart by the machine, the same way everywhere.
 
 The clock never goes back and never falls behind a stamp it has seen: a change made
 after another machine's change was applied here gets a later stamp than it, whatever
-the two machines' wall clocks say.
+the two machines' wall clocks say. A stamp whose time is far ahead of this machine's
+wall clock is refused before it is seen (`ahead`): seen, it would drag this machine's
+clock along with it (and past 16 hex digits, break the order of every later stamp).
 """
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 
 from ..clock import parse_time
 
 COUNTER_BITS = 16
 WIDTH = 16  # hex digits of the clock part
+MAX_CLOCK = (1 << (4 * WIDTH)) - (1 << COUNTER_BITS)  # room for a counter past the last millisecond
+STAMP = re.compile(r"^[0-9a-f]{32}$")
 
 
 def wall_ms(at: str | datetime) -> int:
@@ -27,6 +32,16 @@ def wall_ms(at: str | datetime) -> int:
 
 def from_wall(ms: int) -> int:
     return max(0, ms) << COUNTER_BITS
+
+
+def valid(value: object) -> bool:
+    """32 lowercase hex digits: a stamp as this module writes it."""
+    return isinstance(value, str) and STAMP.match(value) is not None
+
+
+def ahead(value: str, now_ms: int, slack_ms: int) -> bool:
+    """The stamp's time is more than `slack_ms` after `now_ms` (this machine's wall clock)."""
+    return (clock_of(value) >> COUNTER_BITS) > now_ms + slack_ms
 
 
 def stamp(clock: int, machine: str) -> str:
@@ -54,9 +69,11 @@ class Clock:
 
     def tick(self, ms: int) -> int:
         """The clock of a change made at wall time `ms`: after every stamp seen."""
-        self.last = max(from_wall(ms), self.last + 1)
+        self.last = min(max(from_wall(ms), self.last + 1), MAX_CLOCK)
         return self.last
 
     def see(self, clock: int) -> None:
-        """A stamp arrived from another machine: later changes here come after it."""
-        self.last = max(self.last, clock)
+        """A stamp arrived from another machine: later changes here come after it. One
+        past the clock's range (the caller refuses those first) is not seen."""
+        if clock <= MAX_CLOCK:
+            self.last = max(self.last, clock)

@@ -19,6 +19,13 @@ The plaintext is a 4-byte length, that many bytes of zlib-compressed JSON (the
 records: `{"embedder": …, "dim": …, "records": […]}`), then the records' vectors as
 raw float16, one after the other.
 
+A reader bounds what a file may cost before it spends it: a file longer than
+`MAX_FILE_BYTES` is not read, its JSON is decompressed by a streaming decompressor
+that stops at `MAX_JSON_BYTES` (a small file cannot unfold into gigabytes), JSON of
+more than `MAX_CONTAINERS` lists and objects is not parsed (a few bytes each, they
+would cost a hundred each in memory), and JSON nested deeper than Python can parse is
+refused, not raised. Writers cut their files well below these (sync/folder.py).
+
 The key is 32 random bytes, kept base64-encoded in `sync.key` in the config folder,
 readable by its owner only: a key file others can read is refused.
 """
@@ -51,6 +58,11 @@ KEY_BYTES = 32
 KEY_COMMENT = ("# maxmem sync key: every machine that syncs through the same folder needs this file "
                "(maxmem sync folder DIR --key-file FILE). Keep it secret: it reads all your memories.")
 MACHINE = struct.Struct(">Q")
+# What a reader accepts: writers cut their files well below (sync/folder.py, FILE_TEXT_BYTES).
+MAX_FILE_BYTES = 256 * 1024 * 1024
+MAX_JSON_BYTES = 64 * 1024 * 1024
+MAX_CONTAINERS = 1_000_000  # lists and objects ('[' and '{', in strings too): what parsing may build
+MAX_DIM = 8192  # the widest vector a file may carry
 
 
 class SyncKeyError(MaxmemError):
@@ -165,21 +177,47 @@ def encode(payload: Payload) -> bytes:
     return struct.pack(">I", len(packed)) + packed + vectors
 
 
+def inflate(packed: bytes, limit: int | None = None) -> bytes:
+    """`packed` decompressed, at most `limit` (MAX_JSON_BYTES) bytes of it allocated:
+    Damaged when it holds more, or is not whole."""
+    limit = MAX_JSON_BYTES if limit is None else limit
+    inflater = zlib.decompressobj()
+    try:
+        out = inflater.decompress(packed, limit)
+    except zlib.error:
+        raise Damaged("its content is not what this format holds") from None
+    if inflater.unconsumed_tail:
+        raise Damaged(f"its records unpack to more than {limit // (1024 * 1024)} MiB: refused unread")
+    if not inflater.eof:
+        raise Damaged("its content is cut short")
+    return out
+
+
 def decode(plaintext: bytes) -> Payload:
     try:
         (size,) = struct.unpack_from(">I", plaintext)
-        head = json.loads(zlib.decompress(plaintext[4:4 + size]))
+        raw = inflate(plaintext[4:4 + size])
+        if raw.count(b"[") + raw.count(b"{") > MAX_CONTAINERS:
+            raise Damaged(f"its records hold more than {MAX_CONTAINERS:,} lists and objects: refused unparsed")
+        head = json.loads(raw)
         records = head["records"]
         dim = head.get("dim")
+        embedder = head.get("embedder")
         vectors = None
-        if dim:
+        if dim is not None:
+            if not isinstance(dim, int) or isinstance(dim, bool) or not 0 < dim <= MAX_DIM:
+                raise ValueError(dim)
             raw = plaintext[4 + size:]
-            vectors = np.frombuffer(raw, dtype="<f2").reshape(-1, int(dim))
-    except (struct.error, zlib.error, ValueError, KeyError, TypeError):
+            vectors = np.frombuffer(raw, dtype="<f2").reshape(-1, dim)
+    except RecursionError:
+        raise Damaged("its records are nested deeper than JSON this format holds") from None
+    except (struct.error, ValueError, KeyError, TypeError):
         raise Damaged("its content is not what this format holds") from None
     if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
         raise Damaged("its records are not what this format holds")
-    return Payload(records, head.get("embedder"), vectors)
+    if embedder is not None and not isinstance(embedder, str):
+        raise Damaged("its embedder is not what this format holds")
+    return Payload(records, embedder, vectors)
 
 
 def seal(key: bytes, machine: str, number: int, payload: Payload) -> bytes:
@@ -217,6 +255,9 @@ def unseal(key: bytes, data: bytes) -> tuple[Header, Payload]:
     header = read_header(data)
     if header.key_id != key_id(key):
         raise SyncKeyError("sealed with another key")
+    if header.length > MAX_FILE_BYTES:
+        raise Damaged(f"its header says {header.length:,} bytes, more than a change file holds "
+                      f"({MAX_FILE_BYTES // (1024 * 1024)} MiB): refused unread")
     body = data[HEADER.size:]
     if len(body) < header.length:
         raise Incomplete(f"{HEADER.size + len(body)} of {HEADER.size + header.length} bytes: "

@@ -19,8 +19,13 @@ One run (`sync`):
 3. each file not applied yet (another machine's, a conflict copy, or one of this
    machine's that its brain.db does not know of, after a restore) is decrypted and
    merged (ledger.merge) in one transaction, which also records the file as applied.
-   A file still being delivered, damaged or from a newer maxmem is skipped and named;
-   nothing of it is applied. A conflict copy a sync tool made is merged like any
+   A file still being delivered or from a newer maxmem is skipped and named; nothing
+   of it is applied. A damaged one (it does not authenticate, or holds more than a
+   change file may) is quarantined, and so is a record of a file that is not what the
+   format holds (ledger.refusal): named once, kept in brain.db for `sync status` and
+   `maxmem doctor` until the file leaves the folder or changes; the rest of the file
+   is applied. A file with records stamped ahead of this machine's clock is pending:
+   merged again at each run until they are not ahead. A conflict copy a sync tool made is merged like any
    file: records merge to the same brain whatever their order or number;
 4. after a forget (here or arriving), this machine rewrites its own files without
    the forgotten memories' records, so the folder stops holding their text too;
@@ -61,7 +66,7 @@ from ..errors import EmbeddingError, InvalidInput, MaxmemError
 from ..files import write_durable, write_private
 from ..jobs.runs import record_run
 from ..settings import SyncFolderSettings
-from ..store.conflicts import MACHINE_META
+from ..store.conflicts import MACHINE_META, quarantined, set_quarantined
 from ..store.db import Database
 from . import changefiles, ledger
 
@@ -74,6 +79,10 @@ MACHINE_ID = re.compile(r"^[0-9a-f]{16}$")
 CANONICAL = re.compile(r"^(\d{8,})" + re.escape(changefiles.SUFFIX) + "$")
 TEMPORARY = re.compile(r"^\..+\.(\d+)\.tmp$")
 FILE_RECORDS = 2000  # records per file: a first sync of a big brain writes several
+# and text per file, and lists and objects ('[' and '{' of the text too): a quarter of
+# what a reader accepts (changefiles.MAX_JSON_BYTES, MAX_CONTAINERS)
+FILE_TEXT_BYTES = changefiles.MAX_JSON_BYTES // 4
+FILE_CONTAINERS = changefiles.MAX_CONTAINERS // 4
 
 RECORDED_SQL = "SELECT path, sha256, size, mtime_ns FROM sync_files"
 RECORD_SQL = """
@@ -92,6 +101,7 @@ OTHERS_FILES_SQL = "SELECT path FROM sync_files WHERE machine != ?"
 DROP_FILE_SQL = "DELETE FROM sync_files WHERE path = ?"
 REPACK_META = "sync_repack"  # what this machine's last repack did (JSON)
 LEFT_META = "sync_left"  # the ids this machine left because another machine wrote as them (JSON)
+PENDING_META = "sync_pending"  # files with records ahead of this machine's clock: {path: why} (JSON)
 REWRITING_META = "sync_rewriting"  # an own file being rewritten in place: {"path", "sha256"} (JSON), else ""
 OWN_WRITTEN_SQL = "SELECT path, number, sha256, size, mtime_ns FROM sync_files WHERE machine = ? AND written"
 MACHINES_SQL = """
@@ -227,10 +237,15 @@ def twin(db: Database, machine: str, found: Sequence[Found]) -> str | None:
 
 
 def _digest(path: Path) -> str | None:
+    """The file's SHA-256, read a MiB at a time; None when it cannot be read."""
+    digest = hashlib.sha256()
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        with open(path, "rb") as handle:
+            while chunk := handle.read(1024 * 1024):
+                digest.update(chunk)
     except OSError:
         return None
+    return digest.hexdigest()
 
 
 def leave(brain: Brain, machine_path: Path, machine: str, evidence: str) -> tuple[str, str]:
@@ -418,6 +433,8 @@ class FolderReport:
     repacked: int = 0  # own files rewritten without forgotten memories
     repack: Repack | None = None  # this machine's files repacked
     skipped: list[str] = field(default_factory=list)  # files not applied (yet), each with why
+    quarantined: list[str] = field(default_factory=list)  # files or records refused for good, each with why
+    pending: list[str] = field(default_factory=list)  # files with records ahead of this clock, each with why
     failures: list[str] = field(default_factory=list)  # the skipped that need attention
     foreign: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -432,12 +449,14 @@ class FolderReport:
                 f"{self.updated} updated, {self.forgotten} forgotten, {self.conflicts} conflict(s)")
         extra = [f"{self.copies} conflict copies merged" if self.copies else "",
                  f"{len(self.skipped)} file(s) skipped" if self.skipped else "",
+                 f"{len(self.quarantined)} file(s) quarantined" if self.quarantined else "",
+                 f"{len(self.pending)} file(s) pending" if self.pending else "",
                  self.repack.summary() if self.repack else ""]
         return line + "".join(f"; {e}" for e in extra if e) + f"; {self.seconds:.2f} s"
 
     def lines(self) -> list[str]:
         """What the user should read besides the summary, one line each."""
-        out = [*self.notes, *self.skipped]
+        out = [*self.notes, *self.skipped, *self.quarantined, *self.pending]
         if self.foreign:
             shown = ", ".join(self.foreign[:5]) + (" …" if len(self.foreign) > 5 else "")
             out.append(f"ignored {len(self.foreign)} file(s) in {self.folder} that are not maxmem's: {shown}")
@@ -478,6 +497,9 @@ def sync(brain: Brain, settings: FolderSettings, key_file: Path | None = None,
         report = _run(brain, settings, key_file, repack)
     except MaxmemError as exc:  # doctor sees it, as it sees a failed tick
         record_run(brain.db, JOB, False, str(exc), brain.clock)
+        raise
+    except Exception as exc:  # a bug: doctor must not go on showing the last run as ok
+        record_run(brain.db, JOB, False, f"{exc.__class__.__name__}: {exc}", brain.clock)
         raise
     report.seconds = time.monotonic() - started
     record_run(brain.db, JOB, not report.failures, "; ".join([report.summary(), *report.failures]), brain.clock)
@@ -561,8 +583,8 @@ def _send_within(run: Run) -> None:
     vectors = _own_vectors(run, [data["id"] for data, _ in out.upserts.values()])
     records += [ledger.tombstone_of(uid, tomb) for uid, tomb in out.tombstones.items()]
     ids = [data["id"] for data, _ in out.upserts.values()]
-    for start in range(0, len(records), FILE_RECORDS):
-        chunk = records[start:start + FILE_RECORDS]
+    for start, end in chunks(records):
+        chunk = records[start:end]
         chunk_vectors = [vectors.get(ids[start + i]) if start + i < len(ids) else None for i in range(len(chunk))]
         number = _next_number(db, run.mine, run.machine)
         payload = _payload(chunk, chunk_vectors, run.embedder)
@@ -605,6 +627,28 @@ def _payload(records: list[dict[str, Any]], vectors: Sequence[np.ndarray | None]
     return changefiles.Payload(records, embedder if rows else None, matrix)
 
 
+def chunks(records: Sequence[Mapping[str, Any]]) -> list[tuple[int, int]]:
+    """Where to cut `records` into files: at most FILE_RECORDS records, about
+    FILE_TEXT_BYTES of text and FILE_CONTAINERS lists and objects each (one record
+    more than that alone is a file of its own)."""
+    out: list[tuple[int, int]] = []
+    start, size, containers = 0, 0, 0
+    for index, record in enumerate(records):
+        values = record.get("f") or {}
+        text = f"{values.get('title') or ''}{values.get('content') or ''}{values.get('tags') or ''}" \
+               f"{values.get('metadata') or ''}"
+        weight, nested = len(text) + 512, text.count("[") + text.count("{") + 32
+        if index > start and (index - start >= FILE_RECORDS or size + weight > FILE_TEXT_BYTES
+                              or containers + nested > FILE_CONTAINERS):
+            out.append((start, index))
+            start, size, containers = index, 0, 0
+        size += weight
+        containers += nested
+    if start < len(records):
+        out.append((start, len(records)))
+    return out
+
+
 def _next_number(db: Database, mine: Path, machine: str) -> int:
     """After every number this brain recorded and every file of this machine's folder."""
     listed = [int(m.group(1)) for p in mine.iterdir() if (m := CANONICAL.match(p.name))]
@@ -629,6 +673,8 @@ def _record(run: Run, rel: str, machine: str, number: int, data: bytes, info: os
 def _merge_all(run: Run, found: Sequence[Found]) -> None:
     db = run.brain.db
     recorded = {row[0]: tuple(row[1:]) for row in db.execute(RECORDED_SQL)}
+    held = quarantined(db)
+    waiting = pending(db)
     report = run.report
     for item in sorted(found, key=lambda f: (f.header.machine if f.header else "", f.rel)):
         if isinstance(item.problem, changefiles.Foreign):  # named like a sync file, but is not one
@@ -638,11 +684,18 @@ def _merge_all(run: Run, found: Sequence[Found]) -> None:
             _skip(run, item, item.problem)
             continue
         known = recorded.get(item.rel)
-        if known is not None and known[1:] == (item.size, item.mtime_ns):
+        if known is not None and known[1:] == (item.size, item.mtime_ns) and item.rel not in waiting:
             continue
+        whole = held.get(item.rel)
+        if whole is not None and not whole["records"] and (whole["size"], whole["mtime_ns"]) == (item.size,
+                                                                                               item.mtime_ns):
+            continue  # quarantined as it is: sync status and doctor name it
         try:
-            data = item.path.read_bytes()
+            data = _read(item)
             header, payload = changefiles.unseal(run.key, data)
+        except changefiles.Damaged as exc:
+            _quarantine(run, item, str(exc), 0)
+            continue
         except changefiles.ChangeFileError as exc:
             _skip(run, item, exc)
             continue
@@ -652,13 +705,16 @@ def _merge_all(run: Run, found: Sequence[Found]) -> None:
         digest = hashlib.sha256(data).hexdigest()
         with db.atomic():
             current = db.one("SELECT sha256 FROM sync_files WHERE path = ?", (item.rel,))
-            if current is not None and current["sha256"] == digest:
+            if current is not None and current["sha256"] == digest and item.rel not in waiting:
                 db.execute(TOUCH_SQL, (item.mtime_ns, item.rel))
                 continue
             _send_within(run)  # what was written here meanwhile is stamped before anything merges
             merged = ledger.merge(run.brain, _incoming(run, payload), ledger.now_iso(run.brain))
             _record(run, item.rel, header.machine, header.number, data, os.stat(item.path), len(payload.records),
                     written=False)
+            _note_refusals(run, item, merged)
+        if item.rel in waiting and not (merged.added or merged.updated or merged.forgotten):
+            continue  # a pending file merged again, its records still ahead: nothing applied
         report.applied_files += 1
         report.machines.append(header.machine)
         report.copies += item.copy
@@ -668,8 +724,56 @@ def _merge_all(run: Run, found: Sequence[Found]) -> None:
         report.conflicts += merged.conflicts
         report.vectors += merged.vectors
         run.forgotten |= set(merged.forgotten)
-        for reason in merged.rejected[:3]:
-            report.notes.append(f"{item.rel}: a record this maxmem cannot store was left out: {reason}")
+
+
+def _read(item: Found) -> bytes:
+    """The file's bytes, unless it is larger than a change file may be (Damaged)."""
+    if item.size > changefiles.HEADER.size + changefiles.MAX_FILE_BYTES:
+        raise changefiles.Damaged(f"{item.size:,} bytes, more than a change file holds: refused unread")
+    return item.path.read_bytes()
+
+
+def pending(db: Database) -> dict[str, str]:
+    """The files merged with records ahead of this machine's clock, each with why: merged
+    again at each run until they are not."""
+    text = db.get_meta(PENDING_META)
+    return json.loads(text) if text else {}
+
+
+def _quarantine(run: Run, item: Found, reason: str, records: int) -> None:
+    """Keep `item` (whole, or `records` of its records) out, with why, for sync status and
+    doctor; named in the report once."""
+    db = run.brain.db
+    with db.atomic():
+        held = quarantined(db)
+        held[item.rel] = {"reason": reason, "records": records, "at": ledger.now_iso(run.brain),
+                          "size": item.size, "mtime_ns": item.mtime_ns}
+        set_quarantined(db, held)
+    what = f"{records} record(s) left out, the rest applied" if records else "nothing of it applied"
+    run.report.quarantined.append(f"{item.rel}: quarantined ({what}): {reason}")
+    log.info("sync folder: %s: quarantined (%s): %s", item.rel, what, reason)
+
+
+def _note_refusals(run: Run, item: Found, merged: ledger.Merged) -> None:
+    """Inside the merge's transaction: the records refused for good (quarantined) and
+    for now (pending), or the file's earlier note cleared."""
+    db = run.brain.db
+    waiting = pending(db)
+    if merged.pending:
+        more = f" (and {len(merged.pending) - 1} more)" if len(merged.pending) > 1 else ""
+        waiting[item.rel] = merged.pending[0] + more
+        run.report.pending.append(f"{item.rel}: {len(merged.pending)} record(s) pending: {waiting[item.rel]}")
+    else:
+        waiting.pop(item.rel, None)
+    db.set_meta(PENDING_META, json.dumps(waiting, sort_keys=True))
+    held = quarantined(db)
+    if merged.rejected:
+        more = f" (and {len(merged.rejected) - 1} more)" if len(merged.rejected) > 1 else ""
+        before = held.get(item.rel)
+        if before is None or (before["size"], before["mtime_ns"]) != (item.size, item.mtime_ns):
+            _quarantine(run, item, merged.rejected[0] + more, len(merged.rejected))  # named once
+    elif held.pop(item.rel, None) is not None:
+        set_quarantined(db, held)
 
 
 def _skip(run: Run, item: Found, problem: MaxmemError) -> None:
@@ -754,8 +858,9 @@ def _drop_forgotten(run: Run) -> None:
         keep = [r for r in payload.records if "x" in r or r.get("u") not in run.forgotten]
         if len(keep) == len(payload.records):
             continue
-        vectors = [payload.vectors[r["v"]] if payload.vectors is not None and isinstance(r.get("v"), int) else None
-                   for r in keep]
+        rows = len(payload.vectors) if payload.vectors is not None else 0
+        vectors = [payload.vectors[r["v"]] if payload.vectors is not None and isinstance(r.get("v"), int)
+                   and 0 <= r["v"] < rows else None for r in keep]
         for record in keep:
             record.pop("v", None)
         smaller = _payload(keep, vectors, payload.embedder)
@@ -768,10 +873,16 @@ def _drop_vanished(run: Run, found: Sequence[Found]) -> None:
     sync_files too, so that `sync status` counts what is there. One that comes back
     is merged again: a no-op."""
     present = {item.rel for item in found}
-    gone = [(path,) for path, in run.brain.db.execute(OTHERS_FILES_SQL, (run.machine,)) if path not in present]
-    if gone:
-        with run.brain.db.atomic():
-            run.brain.db.executemany(DROP_FILE_SQL, gone)
+    db = run.brain.db
+    gone = [(path,) for path, in db.execute(OTHERS_FILES_SQL, (run.machine,)) if path not in present]
+    held, waiting = quarantined(db), pending(db)
+    with db.atomic():
+        if gone:
+            db.executemany(DROP_FILE_SQL, gone)
+        if set(held) - present:
+            set_quarantined(db, {rel: why for rel, why in held.items() if rel in present})
+        if set(waiting) - present:
+            db.set_meta(PENDING_META, json.dumps({rel: why for rel, why in waiting.items() if rel in present}))
 
 
 def worthwhile(run: Run) -> bool:
@@ -824,8 +935,8 @@ def _write_carried(run: Run) -> tuple[int, list[int]]:
     records = ledger.carried_records(db, ledger.carried(db, run.ids))
     vectors = _own_vectors(run, [memory_id for _, memory_id in records if memory_id is not None])
     sizes = []
-    for start in range(0, max(len(records), 1), FILE_RECORDS):
-        chunk = records[start:start + FILE_RECORDS]
+    for start, end in chunks([r for r, _ in records]) or [(0, 0)]:
+        chunk = records[start:end]
         payload = _payload([r for r, _ in chunk], [vectors.get(i) if i is not None else None for _, i in chunk],
                            run.embedder)
         sizes.append(_write_own(run, _next_number(db, run.mine, run.machine), payload, len(chunk)))
@@ -870,6 +981,8 @@ class MachineStatus:
     last_at: str | None  # when this brain last wrote (its own) or applied (another's) one
     repack: Repack | None = None  # this machine's last repack
     left: tuple[Departure, ...] = ()  # the ids this machine left, another machine writing as them
+    quarantined: tuple[str, ...] = ()  # files of the folder or records refused for good, each with why
+    pending: tuple[str, ...] = ()  # files with records ahead of this machine's clock, each with why
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": "folder", **asdict(self)}
@@ -882,12 +995,24 @@ def status(brain: Brain) -> list[MachineStatus]:
     me = db.get_meta(MACHINE_META)
     last = last_repack(db)
     left = tuple(departures(db))
+    held = tuple(quarantine_lines(quarantined(db)))
+    waiting = tuple(f"{rel}: {why}" for rel, why in sorted(pending(db).items()))
+    mine = (last, left, held, waiting)
     rows = [MachineStatus(row["machine"], row["machine"] == me, row["files"], row["last_file"],
-                          row["records"] or 0, row["last_at"], *((last, left) if row["machine"] == me else ()))
+                          row["records"] or 0, row["last_at"], *(mine if row["machine"] == me else ()))
             for row in db.rows(MACHINES_SQL)]
     if me and not any(row.this_machine for row in rows):
-        rows.insert(0, MachineStatus(me, True, 0, 0, 0, None, None, left))  # synced, nothing of its own written yet
+        rows.insert(0, MachineStatus(me, True, 0, 0, 0, None, *mine))  # synced, nothing of its own written yet
     return rows
+
+
+def quarantine_lines(held: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """One line per quarantined file: which, what of it, since when, why."""
+    out = []
+    for rel, why in sorted(held.items()):
+        what = f"{why['records']} record(s) left out" if why["records"] else "the whole file"
+        out.append(f"{rel}: {what} since {str(why['at'])[:19]}: {why['reason']}")
+    return out
 
 
 def machines_text(rows: Iterable[MachineStatus]) -> list[str]:
@@ -895,6 +1020,8 @@ def machines_text(rows: Iterable[MachineStatus]) -> list[str]:
     for row in rows:
         who = "this machine" if row.this_machine else "machine"
         verb = "written" if row.this_machine else "applied"
+        out += [f"folder: quarantined {line}" for line in row.quarantined]
+        out += [f"folder: pending {line}" for line in row.pending]
         if not row.files:
             out.append(f"folder: {who} {row.machine}: no file written yet (nothing of its own to send)")
             continue

@@ -28,6 +28,12 @@ per-field maximum. Each field's stamp also names the stamp it replaced; two writ
 one field that did not see each other are a conflict, recorded in `sync_conflicts`
 (the value kept and the one dropped, by stamp) for `maxmem doctor`.
 
+Every record is checked before anything of it is applied (`refusal`): its shape, its
+stamps (32 hex digits, none far ahead of this machine's clock), its sizes. A record that
+is not what this format holds is refused for good (sync/folder.py quarantines it); one
+stamped or dated ahead of this machine's clock (a machine whose clock runs fast) is
+refused for now, and its file is merged again on later runs until it is not ahead.
+
 The cursor is moved past the change-log entries a merge writes, in the same
 transaction, so what arrives from other machines is never sent back out as this
 machine's own.
@@ -39,19 +45,20 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 import numpy as np
 
 from ..brain import Brain
-from ..clock import iso
+from ..clock import iso, parse_time
 from ..embeddings import normalise, text_hash
 from ..errors import InvalidInput
-from ..memory import Memory
+from ..memory import UID, Memory
 from ..search.vectors import by_reference
 from ..store.db import Database
-from ..store.hlc import Clock, clock_of, from_wall, stamp, wall_ms
-from ..store.records import FIELDS, check_record, embed_text, item_of
+from ..store.hlc import COUNTER_BITS, Clock, ahead, clock_of, from_wall, stamp, valid, wall_ms
+from ..store.records import FIELDS, MAX_AHEAD, check_record, embed_text, item_of
 
 # The fields that travel, in the order of their hashes. The rest are this machine's
 # own: its id, the content hash (derived), recall statistics, when it was embedded.
@@ -68,6 +75,8 @@ CURSOR_KEY = "sync_absorbed"  # the change-log seq absorbed so far
 CLOCK_KEY = "sync_clock"  # this machine's hybrid logical clock
 BATCH = 1000
 UNSTAMPED = "0" * 32
+AHEAD_MS = int(MAX_AHEAD.total_seconds() * 1000)  # how far ahead of this machine's clock a stamp may be
+MAX_DEPTH = 32  # how deeply a record's metadata may nest
 
 KNOWN_SQL = "SELECT uid, stamps, hashes, forgotten FROM sync_memories WHERE uid IN ({marks})"
 SAVE_SQL = """
@@ -334,6 +343,7 @@ class Merged:
     tombstones: list[str] = field(default_factory=list)  # every uid the records forget
     ignored: int = 0  # writes of a forgotten memory, or of one expired here after them
     rejected: list[str] = field(default_factory=list)  # records this maxmem cannot store, why
+    pending: list[str] = field(default_factory=list)  # records ahead of this machine's clock, why
     conflicts: int = 0
     vectors: int = 0  # memories given the sender's vector (no embedding needed here)
 
@@ -358,9 +368,14 @@ def merge(brain: Brain, incoming: Sequence[Incoming], now: str) -> Merged:
     touched: dict[str, Known] = {}
     new = New()
     doomed: dict[str, Memory] = {}
+    now_ms = wall_ms(now)
     for item in incoming:
         record = item.record
-        uid = str(record.get("u"))
+        uid = str(record.get("u"))[:40]
+        refused = refusal(record, now_ms)
+        if refused is not None:
+            (result.pending if refused.later else result.rejected).append(f"{uid}: {refused.reason}"[:200])
+            continue
         if uid in new.records:  # the same memory twice in one file: store the first one now
             new.store(brain, current)
         try:
@@ -369,8 +384,8 @@ def merge(brain: Brain, incoming: Sequence[Incoming], now: str) -> Merged:
                 _tombstone(uid, str(record["x"]), known, current, doomed, touched, result)
             else:
                 _upsert(brain, item, known, current, touched, new, result, now)
-        except (InvalidInput, KeyError, TypeError, ValueError, IndexError) as exc:
-            result.rejected.append(f"{uid[:40]}: {exc}"[:200])
+        except (InvalidInput, KeyError, TypeError, ValueError, IndexError, RecursionError) as exc:
+            result.rejected.append(f"{uid}: {exc}"[:200])
     new.store(brain, current)
     save(db, touched)
     if doomed:
@@ -379,6 +394,77 @@ def merge(brain: Brain, incoming: Sequence[Incoming], now: str) -> Merged:
     db.set_meta(CLOCK_KEY, str(clock.last))
     db.set_meta(CURSOR_KEY, str(db.scalar(LAST_SEQ_SQL)))
     return result
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a record is not merged; `later`: it is ahead of this machine's clock, and
+    merges once it is not."""
+
+    reason: str
+    later: bool = False
+
+
+def refusal(record: Any, now_ms: int) -> Refusal | None:
+    """Why `record` cannot be merged now, or None: checked before any of it is applied."""
+    if not isinstance(record, dict):
+        return Refusal("not a record")
+    if not isinstance(record.get("u"), str) or not UID.match(record["u"]):
+        return Refusal("its uid is not a uid")
+    if "x" in record:
+        if not valid(record["x"]):
+            return Refusal("its tombstone's stamp is not a stamp")
+        return _ahead([record["x"]], now_ms)
+    values, stamps = record.get("f"), record.get("s")
+    if not isinstance(values, dict) or not set(values) <= set(SYNCED):
+        return Refusal("its fields are not the synced fields")
+    if not isinstance(stamps, dict) or "*" not in stamps or not set(stamps) <= {"*", *SYNCED}:
+        return Refusal("its stamps are not one per synced field")
+    for pair in stamps.values():
+        if not (isinstance(pair, list) and len(pair) == 2 and valid(pair[0]) and (pair[1] is None or valid(pair[1]))):
+            return Refusal("its stamps are not stamps")
+    index = record.get("v")
+    if index is not None and (not isinstance(index, int) or isinstance(index, bool)):
+        return Refusal("its vector's index is not a number")
+    if _depth(values.get("metadata")) > MAX_DEPTH:
+        return Refusal(f"its metadata nests deeper than {MAX_DEPTH} levels")
+    return _ahead([pair[0] for pair in stamps.values()], now_ms) or _dated_ahead(values.get("created_at"), now_ms)
+
+
+def _ahead(stamps: Sequence[str], now_ms: int) -> Refusal | None:
+    latest = max(stamps)
+    if not ahead(latest, now_ms, AHEAD_MS):
+        return None
+    return Refusal(f"stamped {_when(clock_of(latest) >> COUNTER_BITS)}, more than a day ahead of this machine's "
+                   "clock (the clock of the machine that wrote it runs fast?): merged once it is not", later=True)
+
+
+def _dated_ahead(created: Any, now_ms: int) -> Refusal | None:
+    try:
+        when = wall_ms(created) if isinstance(created, str) else None
+    except (InvalidInput, ValueError, OverflowError):
+        return None  # check_record refuses it with its reason
+    if when is None or when <= now_ms + AHEAD_MS:
+        return None
+    return Refusal(f"created {created[:10]}, more than a day ahead of this machine's clock (the clock of the "
+                   "machine that wrote it runs fast?): merged once it is not", later=True)
+
+
+def _when(ms: int) -> str:
+    try:
+        return iso(parse_time("1970-01-01T00:00:00Z") + timedelta(milliseconds=ms))[:10]
+    except OverflowError:
+        return "after the year 9999"
+
+
+def _depth(value: Any, limit: int = MAX_DEPTH + 1) -> int:
+    """How deeply `value` nests (lists and objects), counted up to `limit`."""
+    depth, level = 0, [value]
+    while level and depth < limit:
+        level = [v for item in level if isinstance(item, (dict, list))
+                 for v in (item.values() if isinstance(item, dict) else item)]
+        depth += 1 if level else 0
+    return depth
 
 
 @dataclass
