@@ -19,5 +19,6 @@ _ACTED_ON.update({c: f"\\u{c:04x}" for c in (0x061c, 0x200e, 0x200f, 0x2028, 0x2
 
 def inert(text: str) -> str:
     """`text` with every character a terminal or a reader would act on shown escaped
-    (ESC as \\x1b, U+202E as \\u202e): what is printed for people and fenced for models."""
-    return text.translate(_ACTED_ON)
+    (ESC as \\x1b, U+202E as \\u202e), and a lone surrogate (an undecodable byte of an
+    argument or a file) as \\udcff: what is printed for people and fenced for models."""
+    return text.translate(_ACTED_ON).encode("utf-8", "backslashreplace").decode("utf-8")

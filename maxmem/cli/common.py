@@ -101,7 +101,9 @@ def emit(data: Any, as_json: bool, text: Callable[[Any], Iterable[str]] | None =
     """Print `data` as JSON, or as the lines `text(data)` gives (through `say`; JSON
     escapes control characters itself)."""
     if as_json:
-        click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+        # A lone surrogate (an argument's undecodable byte) as JSON's own escape, \udcff.
+        text_out = json.dumps(data, ensure_ascii=False, indent=2, default=str)
+        click.echo(text_out.encode("utf-8", "backslashreplace").decode("utf-8"))
     elif text is not None:
         for line in text(data):
             say(line)
