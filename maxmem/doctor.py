@@ -38,7 +38,7 @@ from .keys import is_encrypted
 from .retention.archives import check_archives
 from .store.conflicts import conflicts, synced
 from .store.db import DAMAGE, Database
-from .wiring import Install, inactive, outdated, problems
+from .wiring import Install, inactive, openclaw, outdated, problems
 
 Check = dict[str, Any]
 
@@ -294,7 +294,7 @@ def loop_checks(config: Config, env: Mapping[str, str], runs: Mapping[str, Mappi
     """The wiring setup wrote, the jobs' logs, and capture never having run beside transcripts."""
     checks: list[Check] = []
     ctx = Install.from_config(config, env, ())
-    for level, message in [*problems(ctx), *inactive(ctx), *outdated(ctx)]:
+    for level, message in [*problems(ctx), *inactive(ctx), *outdated(ctx), *openclaw.problems(ctx)]:
         checks.append(_check("wiring", level != "fail", message, warn=level == "warn"))
     checks.extend(log_checks(state_dir(env), runs, now))
     if not any(j == "capture" or j.startswith("hook:") for j in runs):

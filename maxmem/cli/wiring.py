@@ -30,7 +30,7 @@ MCP_MISSING = ("the MCP server was left out: this maxmem has no mcp SDK. Install
 @click.argument("target", required=False, type=click.Choice(list(TARGETS)))
 @click.option("--dry-run", is_flag=True, help="Print the diff of what would change; write nothing.")
 @click.option("--uninstall", is_flag=True, help="Remove what setup added (restoring files it alone changed).")
-@click.option("--no-mcp", is_flag=True, help="claude-code, codex: the hooks only, no MCP server entry.")
+@click.option("--no-mcp", is_flag=True, help="claude-code, codex, openclaw: no MCP server entry.")
 @click.option("--maxmem", "maxmem_path", type=click.Path(dir_okay=False, path_type=Path),
               help="The maxmem executable to write (default: the one running now).")
 @click.option("--openclaw-profile", help="openclaw: the profile whose state dir to use.")
@@ -60,7 +60,7 @@ def setup(state: State, target: str | None, dry_run: bool, uninstall: bool, no_m
     # The MCP server needs the mcp extra in the maxmem that setup writes (this one,
     # unless --maxmem names another): without it the agent would show a failed server.
     sdk_missing = maxmem_path is None and importlib.util.find_spec("mcp") is None
-    if target in ("claude-code", "codex"):
+    if target in ("claude-code", "codex", "openclaw"):
         options["mcp"] = not no_mcp and not (sdk_missing and not uninstall)
     if target == "openclaw":
         options.update(profile=openclaw_profile, skill_dir=openclaw_workspace)
@@ -68,7 +68,7 @@ def setup(state: State, target: str | None, dry_run: bool, uninstall: bool, no_m
         _survey(ctx, as_json, state.config)
         return
     p = unplan(target, ctx, **options) if uninstall else plan(target, ctx, **options)
-    if target in ("claude-code", "codex") and not no_mcp and sdk_missing and not uninstall:
+    if target in ("claude-code", "codex", "openclaw") and not no_mcp and sdk_missing and not uninstall:
         p.steps.append(MCP_MISSING)
     if dry_run:
         emit(p.to_dict(), as_json, lambda d: _dry_lines(p, ctx, uninstall))

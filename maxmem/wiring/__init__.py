@@ -57,7 +57,7 @@ TARGETS: dict[str, Target] = {
                           claude_code.plan, claude_code.unplan, claude_code.commands, claude_code.detect),
     "codex": Target("codex", "the MCP server and hooks in config.toml", codex.plan, codex.unplan,
                     codex.commands, codex.detect),
-    "openclaw": Target("openclaw", "the skill in the workspace, a Gateway hook pack", openclaw.plan,
+    "openclaw": Target("openclaw", "the memory plugin (memory slot), the skill", openclaw.plan,
                        openclaw.unplan, openclaw.commands, openclaw.detect),
     "cron": Target("cron", f"a {schedulers.TICK_MINUTES}-minute tick in the user crontab",
                    lambda ctx, **_: schedulers.cron_plan(ctx), lambda ctx, **_: schedulers.cron_unplan(ctx),

@@ -28,6 +28,7 @@ from typing import Any
 _SPACE = " \t\n\r\v\f\ufeff\u00a0\u2028\u2029"
 _NUMBER = re.compile(r"[+-]?(?:Infinity|NaN|0[xX][0-9a-fA-F]+|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)")
 _IDENTIFIER = re.compile(r"[^\W\d][\w$]*|\$[\w$]*")
+_QUOTED_KEY = re.compile(r'^(\s*)"([A-Za-z_$][\w$]*)": ', re.MULTILINE)
 _ESCAPES = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "0": "\0"}
 _LINE_BREAKS = "\n\r\u2028\u2029"
 
@@ -240,8 +241,14 @@ def _unit(text: str) -> str:
     return "  "
 
 
-def _dump(value: Any, indent: str, unit: str) -> str:
-    text = json.dumps(value, indent=len(unit) if unit.strip(" ") == "" else unit, ensure_ascii=False)
+def _dump(value: Any, indent: str, unit: str, bare: bool = False, inline: bool = False) -> str:
+    """`value` as JSON text: on one line (`inline`, for a container written on one line),
+    else indented by `unit` below `indent`, keys unquoted when the file writes them so."""
+    if inline:
+        return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+    text = json.dumps(value, indent=unit if unit.strip(" ") else len(unit), ensure_ascii=False)
+    if bare:  # a line that starts with a quoted key holds a key: JSON strings hold no line break
+        text = _QUOTED_KEY.sub(r"\1\2: ", text)
     return text.replace("\n", "\n" + indent)
 
 
@@ -277,8 +284,9 @@ def set_path(text: str, path: Sequence[str], value: Any) -> str:
         if entry is not None:
             if to_python(entry.node) == value and type(to_python(entry.node)) is type(value):
                 return text
-            indent = _indent_of(text, entry.start) or ""
-            return text[:entry.node.start] + _dump(value, indent, unit) + text[entry.node.end:]
+            indent = _indent_of(text, entry.start)
+            dumped = _dump(value, indent or "", unit, _bare(root), inline=indent is None)
+            return text[:entry.node.start] + dumped + text[entry.node.end:]
     for key in reversed(path[depth + 1:]):
         value = {key: value}
     return _insert_member(text, parent, path[depth], value, unit, _bare(root))
@@ -289,23 +297,24 @@ def _bare(root: Node) -> bool:
 
 
 def _insert_member(text: str, obj: Node, key: str, value: Any, unit: str, bare: bool) -> str:
+    name = _key_text(key, bare)
     if obj.entries:
         last = obj.entries[-1]
         indent = _indent_of(text, last.start)
-        if indent is None:  # members on one line: keep to that line
-            member = f"{_key_text(key, bare)}: {_dump(value, '', unit)}"
+        if indent is None:  # members on one line: the new one joins that line
+            member = f"{name}: {_dump(value, '', unit, bare, inline=True)}"
             if last.comma is not None:
                 return text[:last.comma + 1] + " " + member + "," + text[last.comma + 1:]
             return text[:last.node.end] + ", " + member + text[last.node.end:]
-        member = f"{_key_text(key, bare)}: {_dump(value, indent, unit)}"
+        member = f"{name}: {_dump(value, indent, unit, bare)}"
         if last.comma is not None:  # the file keeps trailing commas: so does the new member
             return text[:last.comma + 1] + "\n" + indent + member + "," + text[last.comma + 1:]
         return text[:last.node.end] + ",\n" + indent + member + text[last.node.end:]
     outer = _indent_of(text, obj.start)
     if outer is None:
-        outer = _indent_of(text, _line_start(text, obj.start) + _leading(text, obj.start)) or ""
+        outer = " " * _leading(text, obj.start)
     inner = outer + unit
-    member = f"{_key_text(key, bare)}: {_dump(value, inner, unit)}"
+    member = f"{name}: {_dump(value, inner, unit, bare)}"
     inside = text[obj.start + 1:obj.end - 1]
     if not inside.strip():
         return text[:obj.start + 1] + "\n" + inner + member + "\n" + outer + text[obj.end - 1:]
@@ -368,7 +377,7 @@ def append_item(text: str, path: Sequence[str], item: Any) -> str:
     if node.entries:
         last = node.entries[-1]
         indent = _indent_of(text, last.start)
-        dumped = _dump(item, indent or "", unit)
+        dumped = _dump(item, indent or "", unit, inline=indent is None)
         if indent is None:
             if last.comma is not None:
                 return text[:last.comma + 1] + " " + dumped + "," + text[last.comma + 1:]
@@ -376,7 +385,8 @@ def append_item(text: str, path: Sequence[str], item: Any) -> str:
         if last.comma is not None:
             return text[:last.comma + 1] + "\n" + indent + dumped + "," + text[last.comma + 1:]
         return text[:last.node.end] + ",\n" + indent + dumped + text[last.node.end:]
-    return text[:node.start] + _dump([item], _indent_of(text, node.start) or "", unit) + text[node.end:]
+    indent = _indent_of(text, node.start)
+    return text[:node.start] + _dump([item], indent or "", unit, inline=indent is None) + text[node.end:]
 
 
 def remove_item(text: str, path: Sequence[str], item: Any) -> str:
