@@ -112,8 +112,8 @@ def driver_folder(tmp: Path) -> Path:
     shutil.copytree(PLUGIN, folder / "plugin")
     sdk = folder / "node_modules" / "openclaw"
     (sdk / "plugin-sdk").mkdir(parents=True)
-    (sdk / "package.json").write_text(json.dumps({"name": "openclaw", "type": "module",
-                                                  "exports": {"./plugin-sdk/plugin-entry": "./plugin-sdk/plugin-entry.js"}}))
+    exports = {"./plugin-sdk/plugin-entry": "./plugin-sdk/plugin-entry.js"}
+    (sdk / "package.json").write_text(json.dumps({"name": "openclaw", "type": "module", "exports": exports}))
     (sdk / "plugin-sdk" / "plugin-entry.js").write_text("export const definePluginEntry = (entry) => entry;\n")
     (folder / "driver.mjs").write_text(DRIVER)
     return folder

@@ -41,6 +41,7 @@ CORE_MARK = "Zorblax"  # only the brief brings it
 QUESTION = "What did we decide about where the invoices are stored? Look it up."
 OFF_TOPIC = "run the tests"
 SEARCH_QUERY = "invoice storage decision"
+NOTE = "The staging cluster runs k3s 1.31 (zqnote05)."
 MIN_NODE = (24, 16)
 
 
@@ -148,6 +149,11 @@ def tool_results(request: Request) -> list[str]:
             if isinstance(b, dict) and b.get("type") == "tool_result"]
 
 
+def contents(home: Path) -> str:
+    done = maxmem(home, "list", "--limit", "200", "--json")
+    return " ".join(str(row.get("content")) for row in json.loads(done.stdout))
+
+
 def script(body: dict[str, Any]) -> Reply:
     """A model that calls memory_search once for the question, then answers."""
     messages = json.dumps(body.get("messages", []))
@@ -209,6 +215,9 @@ def test_openclaw_recalls_briefs_answers_memory_search_and_adds_nothing_off_topi
         (result,) = tool_results(second)
         assert "maxmem:1" in result and MARK in result
 
+        # The agent (or the user) writes to the workspace's MEMORY.md: the plugin imports it
+        # after the next turn.
+        (home / ".openclaw" / "workspace" / "MEMORY.md").write_text(f"# Memory\n\n## Decisions\n\n- {NOTE}\n")
         started = time.monotonic()
         done = run_turn(home, "maxmem-test-2", OFF_TOPIC)
         timings["off-topic"] = time.monotonic() - started
@@ -224,12 +233,13 @@ def test_openclaw_recalls_briefs_answers_memory_search_and_adds_nothing_off_topi
         log = (home / ".local" / "state" / "maxmem" / "hook.log").read_text()
     assert log.count("ok hook stop --harness openclaw") == 2, log
     print(f"openclaw agent --local: {timings}", file=sys.stderr)
+    while NOTE not in contents(home) and time.monotonic() < deadline + 30:
+        time.sleep(0.5)
+    assert NOTE in contents(home)
 
     if importlib.util.find_spec("maxmem.capture.openclaw_store") is None:
         pytest.xfail("capture from OpenClaw's SQLite transcript store (maxmem.capture.openclaw_store) is not here")
-    done = maxmem(home, "list", "--limit", "200", "--json")
-    rows = json.loads(done.stdout)
-    texts = " ".join(str(row.get("content")) for row in rows)
+    texts = contents(home)
     assert "zqanswer01" in texts and "zqanswer03" in texts
 
 

@@ -188,10 +188,11 @@ def old_hook_pack(ctx: Install, profile: str | None = None) -> tuple[Path, Path]
 
 def plugin_config(ctx: Install) -> dict[str, Any]:
     """What the plugin runs: the absolute maxmem argv (with --config when there is a config
-    file), brain.db, and where the warm recall server listens (only when the maxmem
-    written is this one: the socket's code stamp is this install's)."""
+    file), brain.db, maxmem's state folder (the time of the last import of the workspace's
+    memory files is kept there), and where the warm recall server listens (only when the
+    maxmem written is this one: the socket's code stamp is this install's)."""
     extra = ["--config", str(ctx.config_path)] if ctx.config_path is not None else []
-    config: dict[str, Any] = {"bin": [*ctx.maxmem, *extra], "db": str(ctx.db)}
+    config: dict[str, Any] = {"bin": [*ctx.maxmem, *extra], "db": str(ctx.db), "state": str(ctx.state)}
     socket = warm.socket_path(ctx.state, ctx.db, ctx.config_path, ctx.env)
     if socket is not None and _is_this_install(ctx):
         config["warm"] = {"socket": str(socket), "stamp": warm.__file__, "log": str(ctx.log("hook"))}
@@ -271,8 +272,8 @@ def plan(ctx: Install, profile: str | None = None, skill_dir: Path | None = None
     ]
     if memory_files(space):
         result.after_commands.append(ctx.argv("import", "--from", "openclaw", str(space)))
-        result.notes.append(f"the memory in {ctx.tilde(space)} (MEMORY.md, memory/*.md) is imported; run  maxmem "
-                            "import --from openclaw  again after editing it (only what is new is added)")
+        result.notes.append(f"the memory in {ctx.tilde(space)} (MEMORY.md, memory/*.md) is imported now, and again "
+                            "after a turn once it changed (only what is new is added)")
     result.steps.append("A running Gateway loads the plugin on its own; if it does not:  openclaw gateway restart")
     return result
 

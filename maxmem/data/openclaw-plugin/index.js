@@ -9,11 +9,14 @@
 //                        the boot brief in the system prompt, built once per session
 //   memory_search,       memory-core's tool names and parameters, answered by
 //   memory_get           maxmem search --json and maxmem get --json
-//   agent_end            capture of the conversation (maxmem hook stop), detached
+//   agent_end            capture of the conversation (maxmem hook stop), detached; and
+//                        when the workspace's MEMORY.md, USER.md or memory/*.md changed
+//                        since the last import, maxmem import --from openclaw, detached
 //
 // Installed and configured by  maxmem setup openclaw ; removed by  --uninstall .
 import { execFile, spawn } from "node:child_process";
-import { appendFileSync, statSync } from "node:fs";
+import { appendFileSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { createConnection } from "node:net";
 import { definePluginEntry } from "openclaw/plugin-sdk/plugin-entry";
 
@@ -31,8 +34,9 @@ function settings(raw) {
     ? config.timeoutMs : DEFAULT_TIMEOUT_MS;
   const warm = config.warm && typeof config.warm === "object" ? config.warm : {};
   return {
-    argv, timeoutMs, warm,
+    argv, timeoutMs, warm, state: typeof config.state === "string" ? config.state : null,
     recall: config.recall !== false, brief: config.brief !== false, capture: config.capture !== false,
+    import: config.import !== false,
   };
 }
 
@@ -247,19 +251,67 @@ function briefs(cfg) {
   };
 }
 
-function capture(cfg, ctx) {
-  const input = JSON.stringify({ session_id: ctx?.sessionId ?? null, session_key: ctx?.sessionKey ?? null,
-    agent_id: ctx?.agentId ?? null, cwd: ctx?.workspaceDir ?? null, hook_event_name: "agent_end" });
+// maxmem with `args`, in the background: the Gateway never waits for it.
+function detached(cfg, args, input) {
   try {
-    const child = spawn(cfg.argv[0], [...cfg.argv.slice(1), "hook", "stop", ...HARNESS],
+    const child = spawn(cfg.argv[0], [...cfg.argv.slice(1), ...args],
       { stdio: ["pipe", "ignore", "ignore"], detached: true });
     child.on("error", () => {});
     child.stdin.on("error", () => {});
-    child.stdin.end(input);
+    child.stdin.end(input ?? "");
     child.unref();
   } catch {
     // maxmem must never break the Gateway
   }
+}
+
+function capture(cfg, ctx) {
+  detached(cfg, ["hook", "stop", ...HARNESS], JSON.stringify({ session_id: ctx?.sessionId ?? null,
+    session_key: ctx?.sessionKey ?? null, agent_id: ctx?.agentId ?? null, cwd: ctx?.workspaceDir ?? null,
+    hook_event_name: "agent_end" }));
+}
+
+// The newest modification time of the memory files the user (or the agent) keeps in the
+// workspace, in ms; 0 when there are none.
+function memoryFilesTime(workspace) {
+  const files = ["MEMORY.md", "memory.md", "USER.md"].map((name) => join(workspace, name));
+  try {
+    files.push(...readdirSync(join(workspace, "memory")).filter((n) => n.endsWith(".md"))
+      .map((name) => join(workspace, "memory", name)));
+  } catch {
+    // no memory/ folder
+  }
+  let newest = 0;
+  for (const file of files) {
+    try {
+      newest = Math.max(newest, statSync(file).mtimeMs);
+    } catch {
+      // absent
+    }
+  }
+  return newest;
+}
+
+// maxmem import --from openclaw, when the workspace's memory files changed since the last
+// one (the time is kept in maxmem's state folder, so a one-shot `openclaw agent` run
+// does not import again); only what is new is added.
+function importIfChanged(cfg, workspace) {
+  if (!cfg.import || !cfg.state || !workspace) return;
+  const newest = memoryFilesTime(workspace);
+  const stamp = join(cfg.state, "openclaw-import.stamp");
+  let last = 0;
+  try {
+    last = Number(readFileSync(stamp, "utf8")) || 0;
+  } catch {
+    // never imported from here
+  }
+  if (!newest || newest <= last) return;
+  try {
+    writeFileSync(stamp, String(newest), { mode: 0o600 });
+  } catch {
+    return;
+  }
+  detached(cfg, ["import", "--from", "openclaw", workspace]);
 }
 
 export default definePluginEntry({
@@ -289,6 +341,7 @@ export default definePluginEntry({
 
     api.on("agent_end", (_event, ctx) => {
       if (cfg.capture) capture(cfg, ctx);
+      importIfChanged(cfg, ctx?.workspaceDir);
     });
   },
 });
