@@ -373,6 +373,7 @@ OPENCLAW_JSON5 = """// my OpenClaw
   agents: { defaults: { workspace: 'WORKSPACE', }, },  // where I work
   /* the plugins I chose */
   plugins: {
+    allow: ['memory-core', 'telegram'],
     entries: { 'memory-core': { enabled: true, }, },
   },
 }
@@ -407,6 +408,7 @@ def test_openclaw_plugin_in_the_memory_slot_json5_kept_idempotent_and_undone(hom
     plugin = state / "extensions" / "maxmem"
     assert config["plugins"]["slots"]["memory"] == "maxmem"
     assert config["plugins"]["load"]["paths"] == [str(plugin)]
+    assert config["plugins"]["allow"] == ["memory-core", "telegram", "maxmem"]  # an allowlist lets it load
     entry = config["plugins"]["entries"]["maxmem"]
     assert entry["enabled"] is True and entry["hooks"] == {"allowConversationAccess": True}
     assert entry["config"]["bin"] == [str(MAXMEM)] and entry["config"]["dreaming"] == {"enabled": False}
@@ -430,7 +432,7 @@ def test_openclaw_plugin_in_the_memory_slot_json5_kept_idempotent_and_undone(hom
     assert "// where I work" in text and "// later" in text
     config = openclaw_config(state)
     assert "memory" not in config["plugins"].get("slots", {}) and "maxmem" not in config["plugins"]["entries"]
-    assert config["plugins"]["load"]["paths"] == []
+    assert config["plugins"]["load"]["paths"] == [] and config["plugins"]["allow"] == ["memory-core", "telegram"]
     assert not plugin.exists() and not (custom / "skills" / "maxmem").exists()
 
 

@@ -58,6 +58,7 @@ MARK = "Written by maxmem setup openclaw"
 SLOT = ("plugins", "slots", "memory")
 ENTRY = ("plugins", "entries", PLUGIN_ID)
 LOAD_PATHS = ("plugins", "load", "paths")
+ALLOW = ("plugins", "allow")  # when set, only the plugins it lists load
 OLD_HOOK_ENTRY = ("hooks", "internal", "entries", PLUGIN_ID)
 DREAMING_OFF = {"enabled": False}
 
@@ -225,6 +226,8 @@ def configured(text: str | None, ctx: Install, folder: Path) -> str:
             text = json5text.set_path(text, (*ENTRY, "config", key), setting)
         if not isinstance(_get(entry, ("config", "dreaming")), dict):
             text = json5text.set_path(text, (*ENTRY, "config", "dreaming"), DREAMING_OFF)
+    if isinstance(_get(value, ALLOW), list):
+        text = json5text.append_item(text, ALLOW, PLUGIN_ID)
     text = json5text.set_path(text, SLOT, PLUGIN_ID)
     return json5text.remove_path(text, OLD_HOOK_ENTRY)
 
@@ -236,6 +239,7 @@ def unconfigured(text: str, folder: Path) -> str:
         text = json5text.remove_path(text, SLOT)
     text = json5text.remove_path(text, ENTRY)
     text = json5text.remove_item(text, LOAD_PATHS, str(folder))
+    text = json5text.remove_item(text, ALLOW, PLUGIN_ID)
     return json5text.remove_path(text, OLD_HOOK_ENTRY)
 
 
@@ -370,6 +374,9 @@ def problems(ctx: Install) -> list[tuple[str, str]]:
     again = "run  maxmem setup openclaw"
     if entry.get("enabled") is False:
         out.append(("warn", f"OpenClaw: the maxmem plugin is disabled in {ctx.tilde(path)}: {again}"))
+    denied = _get(value, ("plugins", "deny"))
+    if isinstance(denied, list) and PLUGIN_ID in denied:
+        out.append(("warn", f"OpenClaw: plugins.deny in {ctx.tilde(path)} lists maxmem, so it does not load"))
     slot = _get(value, SLOT)
     if slot != PLUGIN_ID:
         out.append(("warn", f"OpenClaw's memory slot is {slot or 'memory-core'!r}, not maxmem: no recall before "
