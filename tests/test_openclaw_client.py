@@ -20,6 +20,7 @@ import importlib.util
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -30,6 +31,8 @@ from typing import Any
 
 import pytest
 from model_servers import AnthropicServer, Reply, Request, Text, ToolCall
+
+from maxmem.hooks.warm import socket_path
 
 ROOT = Path(__file__).resolve().parent.parent
 MAXMEM = Path(sys.executable).parent / "maxmem"
@@ -67,16 +70,14 @@ def openclaw_path() -> tuple[str | None, str]:
 
 
 PATH, WHY = openclaw_path()
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(not MAXMEM.is_file(), reason="the maxmem entry point is not installed"),
-    pytest.mark.skipif(PATH is None, reason=WHY),
-]
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not MAXMEM.is_file(), reason="the maxmem entry point is not installed")]
+needs_openclaw = pytest.mark.skipif(PATH is None, reason=WHY)
 
 
 def cron_env(home: Path) -> dict[str, str]:
     """As cron or a Gateway service would start a program: HOME, a short PATH without maxmem."""
-    return {"HOME": str(home), "PATH": f"{PATH}{os.pathsep}/usr/bin{os.pathsep}/bin"}
+    return {"HOME": str(home), "PATH": os.pathsep.join([*([PATH] if PATH else []), "/usr/bin", "/bin"])}
 
 
 def maxmem(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -187,6 +188,7 @@ def home(tmp_path: Path) -> Iterator[Path]:
     assert not left, "processes still running for the test's HOME 10 s after setup --uninstall"
 
 
+@needs_openclaw
 def test_openclaw_recalls_briefs_answers_memory_search_and_adds_nothing_off_topic(home):
     timings: dict[str, float] = {}
     with AnthropicServer(reply=script) as server:
@@ -243,6 +245,7 @@ def test_openclaw_recalls_briefs_answers_memory_search_and_adds_nothing_off_topi
     assert "zqanswer01" in texts and "zqanswer03" in texts
 
 
+@needs_openclaw
 def test_doctor_warns_when_openclaw_would_skip_the_prompt_hook(home):
     state = home / ".openclaw"  # brain.db is in its workspace already: maxmem's default
     (state / "openclaw.json").write_text("{\n  // mine\n  gateway: { mode: 'local' },\n}\n")
@@ -258,3 +261,105 @@ def test_doctor_warns_when_openclaw_would_skip_the_prompt_hook(home):
     assert any("allowConversationAccess" in d for d in wiring())
     config.write_text(re.sub(r'(memory"?): "maxmem"', r'\1: "memory-core"', config.read_text()))
     assert any("memory slot is 'memory-core'" in d for d in wiring())
+
+
+# -- the plugin alone, in node -------------------------------------------------------------
+
+DRIVER = """
+import { createInterface } from "node:readline";
+const hooks = {}, tools = {};
+const api = { pluginConfig: JSON.parse(process.argv[2]), registerTool: (t) => { tools[t.name] = t; },
+              registerMemoryCapability: () => {}, on: (name, handler) => { hooks[name] = handler; } };
+(await import("./plugin/index.js")).default.register(api);
+for await (const line of createInterface({ input: process.stdin })) {
+  const { op, args, ctx } = JSON.parse(line);
+  const result = op === "prompt" ? await hooks.before_prompt_build(args, ctx)
+    : (await tools[op].execute("1", args)).details;
+  process.stdout.write(JSON.stringify(result ?? null) + "\\n");
+}
+"""
+
+
+class Plugin:
+    """The plugin as OpenClaw holds it, in a node process of its own: `call` runs its
+    prompt hook or one of its tools. `openclaw/plugin-sdk/plugin-entry` is a one-line
+    stub there (definePluginEntry returns its argument, as OpenClaw's does)."""
+
+    def __init__(self, folder: Path, config: dict[str, Any], env: dict[str, str]) -> None:
+        if not (folder / "plugin").exists():
+            shutil.copytree(ROOT / "maxmem" / "data" / "openclaw-plugin", folder / "plugin")
+            sdk = folder / "node_modules" / "openclaw" / "plugin-sdk"
+            sdk.mkdir(parents=True)
+            exports = {"./plugin-sdk/plugin-entry": "./plugin-sdk/plugin-entry.js"}
+            (sdk.parent / "package.json").write_text(json.dumps({"name": "openclaw", "type": "module",
+                                                                 "exports": exports}))
+            (sdk / "plugin-entry.js").write_text("export const definePluginEntry = (entry) => entry;\n")
+            (folder / "driver.mjs").write_text(DRIVER)
+        self.child = subprocess.Popen([str(NODE), "driver.mjs", json.dumps(config)], cwd=folder, env=env,
+                                      text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+    def call(self, op: str, args: dict[str, Any], ctx: dict[str, Any] | None = None) -> Any:
+        assert self.child.stdin is not None and self.child.stdout is not None
+        self.child.stdin.write(json.dumps({"op": op, "args": args, "ctx": ctx or {}}) + "\n")
+        self.child.stdin.flush()
+        return json.loads(self.child.stdout.readline())
+
+    def close(self) -> None:
+        assert self.child.stdin is not None
+        self.child.stdin.close()
+        self.child.wait(timeout=30)
+
+
+NODE = Path(shutil.which("node") or "/nonexistent/node")
+
+
+@pytest.mark.skipif(not NODE.exists(), reason="node is not installed: the plugin runs in node")
+def test_the_plugin_runs_maxmem_by_its_absolute_path_and_fails_open(home, tmp_path):
+    db = home / ".openclaw" / "workspace" / "memory" / "brain.db"
+    env = {"HOME": str(home), "PATH": "/usr/bin:/bin"}  # a Gateway's PATH, without maxmem
+    config = {"bin": [str(MAXMEM)], "db": str(db), "brief": False, "capture": False, "import": False}
+    user = {"trigger": "user", "sessionId": "s1", "workspaceDir": str(home)}
+    # A first prompt starts the warm recall server (done here beforehand: a cold hook on a
+    # loaded machine can overrun its own 8 s budget, and then adds nothing, as it should).
+    state = home / ".local" / "state" / "maxmem"
+    subprocess.run([str(MAXMEM), "--db", str(db), "hook", "user-prompt", "--harness", "openclaw"], env=env,
+                   input=json.dumps({"prompt": "warm up", "session_id": "s0"}), capture_output=True, text=True,
+                   timeout=60)
+    socket = socket_path(state, db, None, env)
+    deadline = time.monotonic() + 90
+    while not (socket and socket.exists()) and time.monotonic() < deadline:
+        time.sleep(0.3)
+    assert socket and socket.exists(), "the recall server did not start"
+
+    plugin = Plugin(tmp_path / "driver", config, env)
+    try:
+        added = plugin.call("prompt", {"prompt": QUESTION, "messages": []}, user)
+        assert MARK in added["prependContext"] and "prependSystemContext" not in added
+        assert plugin.call("prompt", {"prompt": QUESTION, "messages": []}, {**user, "trigger": "heartbeat"}) is None
+        found = plugin.call("memory_search", {"query": SEARCH_QUERY, "maxResults": 1})
+        (hit,) = found["results"]
+        assert hit["path"] == "maxmem:1" and MARK in hit["snippet"] and hit["source"] == "memory"
+        read = plugin.call("memory_get", {"path": hit["path"]})
+        assert read["status"] == "ok" and MARK in read["text"]
+        assert plugin.call("memory_get", {"path": "MEMORY.md"})["status"] == "not_found"
+    finally:
+        plugin.close()
+    assert "(warm socket," not in (state / "hook.log").read_text()  # no socket given: the command asked
+
+    # Given the socket, the plugin asks the warm recall server itself, straight from node.
+    warm = {"socket": str(socket), "stamp": str(ROOT / "maxmem" / "hooks" / "warm.py"),
+            "log": str(state / "hook.log")}
+    plugin = Plugin(tmp_path / "driver", {**config, "warm": warm}, env)
+    try:
+        prompt = {"prompt": "where did the invoices end up?", "messages": []}
+        assert MARK in plugin.call("prompt", prompt, {**user, "sessionId": "s2"})["prependContext"]
+        assert "(warm socket," in (state / "hook.log").read_text().splitlines()[-1]
+    finally:
+        plugin.close()
+
+    gone = Plugin(tmp_path / "driver", {**config, "bin": ["/nonexistent/maxmem"], "timeoutMs": 2000}, env)
+    try:
+        assert gone.call("prompt", {"prompt": QUESTION, "messages": []}, {**user, "sessionId": "s3"}) is None
+        assert gone.call("memory_search", {"query": SEARCH_QUERY})["unavailable"] is True
+    finally:
+        gone.close()
