@@ -706,3 +706,24 @@ def test_setup_cron_replaces_old_per_job_lines_with_the_tick_and_doctor_names_wh
     assert table.read_text() == old  # an undo puts back the crontab as setup found it, old lines too
     report = maxmem(home, "--embedder", "none", "doctor", PATH=str(bin_dir))
     assert [line for line in report.stdout.splitlines() if "no longer ships" in line and "capture-cron" in line]
+
+
+def test_json5_edits_keep_everything_else_as_written():
+    from maxmem.wiring.json5text import append_item, load, remove_item, remove_path, set_path
+
+    text = ("// top\n{\n  a: 'it\\'s', b: [1, 0x1F, +Infinity, .5,], /* c: 1 */\n  \"d\": {\n    e: \"x\\\n"
+            "y\", // e\n  },\n}\n")
+    value = load(text)
+    assert value["a"] == "it's" and value["b"][:2] == [1, 31] and value["b"][3] == 0.5 and value["d"] == {"e": "xy"}
+    edited = set_path(text, ("d", "f", "g"), True)
+    edited = append_item(edited, ("b",), "n")
+    assert load(edited)["d"]["f"] == {"g": True} and load(edited)["b"][-1] == "n"
+    assert "// top" in edited and "/* c: 1 */" in edited and "// e" in edited and "'it\\'s'" in edited
+    assert set_path(edited, ("d", "f", "g"), True) == edited  # the same value: the same text
+    undone = remove_item(remove_path(remove_path(edited, ("d", "f", "g")), ("d", "f")), ("b",), "n")
+    assert load(undone) == value and "// e" in undone
+    for bad, where in (("{a: 1,, }", "line 1, column 7"), ("{a: 'x", "never ends"), ("{a: 1} b", "more text")):
+        with pytest.raises(ValueError, match=where):
+            load(bad)
+    with pytest.raises(ValueError, match="a is not an object"):
+        set_path("{a: 1}", ("a", "b"), 2)

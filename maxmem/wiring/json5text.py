@@ -257,15 +257,18 @@ def _key_text(key: str, bare: bool) -> str:
 
 
 def _walk(root: Node, path: Sequence[str]) -> tuple[Node, int]:
-    """The deepest object on `path` and how many keys of it exist."""
+    """The deepest object on `path` and how many keys of it exist; ValueError when a value
+    on the way is not an object."""
     node = root
     for depth, key in enumerate(path):
-        if node.kind != "object":
-            raise ValueError(f"{'.'.join(path[:depth]) or 'the file'} is not an object")
-        entry = node.member(key)
-        if entry is None:
+        entry = node.member(key) if node.kind == "object" else None
+        if node.kind != "object" or entry is None:
+            if node.kind != "object":
+                raise ValueError(f"{'.'.join(path[:depth]) or 'the file'} is not an object")
             return node, depth
         node = entry.node
+    if node.kind != "object":
+        raise ValueError(f"{'.'.join(path) or 'the file'} is not an object")
     return node, len(path)
 
 
@@ -362,12 +365,18 @@ def _delete_entry(text: str, container: Node, entry: Entry) -> str:
     return text[:start] + text[end:]
 
 
+def _array(root: Node, path: Sequence[str]) -> Node | None:
+    """The value at `path` (None when a key on the way is missing)."""
+    parent, depth = _walk(root, path[:-1])
+    entry = parent.member(path[-1]) if depth == len(path) - 1 else None
+    return entry.node if entry is not None else None
+
+
 def append_item(text: str, path: Sequence[str], item: Any) -> str:
     """The text with `item` added at the end of the array at `path` (created when there is
     none); unchanged when the array already holds it."""
-    root = parse(text) if text.strip() else None
-    node, depth = _walk(root, path) if root is not None else (None, 0)
-    if node is None or depth < len(path):
+    node = _array(parse(text), path) if text.strip() else None
+    if node is None:
         return set_path(text, path, [item])
     if node.kind != "array":
         raise ValueError(f"{'.'.join(path)} is not an array")
@@ -393,9 +402,8 @@ def remove_item(text: str, path: Sequence[str], item: Any) -> str:
     """The text without `item` in the array at `path` (unchanged when it is not there)."""
     if not text.strip():
         return text
-    root = parse(text)
-    node, depth = _walk(root, path)
-    if depth < len(path) or node.kind != "array":
+    node = _array(parse(text), path)
+    if node is None or node.kind != "array":
         return text
     for entry in node.entries:
         if to_python(entry.node) == item:

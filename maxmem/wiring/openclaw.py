@@ -37,7 +37,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -266,13 +266,15 @@ def plan(ctx: Install, profile: str | None = None, skill_dir: Path | None = None
     for file, data in wanted.items():
         result.add(Change(file, read_bytes(file), data, 0o644))
     result.changes.extend(_old_hook_pack_removed(ctx, profile))
-    after = configured(text, ctx, folder)
+    after = _edited(path, lambda: configured(text, ctx, folder))
     result.add(Change(path, text.encode("utf-8") if text is not None else None, after.encode("utf-8"), 0o600))
+    dreaming = _get(json5text.load(after), (*ENTRY, "config", "dreaming", "enabled")) is True
     result.notes += [
         f"plugin: {ctx.tilde(folder)} (maxmem in the memory slot: memory-core's search steps aside)",
         f"skill: {ctx.tilde(space / 'skills' / 'maxmem' / 'SKILL.md')}",
-        ("dreaming (memory-core consolidating notes into MEMORY.md) is off: to keep it, set "
-         "plugins.entries.maxmem.config.dreaming.enabled to true in " + ctx.tilde(path)),
+        (f"dreaming (memory-core consolidating notes into MEMORY.md) stays on, as {ctx.tilde(path)} says"
+         if dreaming else "dreaming (memory-core consolidating notes into MEMORY.md) is off: to keep it, set "
+         f"plugins.entries.maxmem.config.dreaming.enabled to true in {ctx.tilde(path)}"),
     ]
     if memory_files(space):
         result.after_commands.append(ctx.argv("import", "--from", "openclaw", str(space)))
@@ -280,6 +282,14 @@ def plan(ctx: Install, profile: str | None = None, skill_dir: Path | None = None
                             "after a turn once it changed (only what is new is added)")
     result.steps.append("A running Gateway loads the plugin on its own; if it does not:  openclaw gateway restart")
     return result
+
+
+def _edited(path: Path, edit: Callable[[], str]) -> str:
+    """The edited text; WiringError when the file's shape does not allow the edit."""
+    try:
+        return edit()
+    except ValueError as exc:
+        raise WiringError(f"{path}: {exc}: fix it first; nothing was changed") from None
 
 
 def _old_hook_pack_removed(ctx: Install, profile: str | None) -> list[Change]:
@@ -303,7 +313,7 @@ def unplan(ctx: Install, profile: str | None = None, skill_dir: Path | None = No
     path = config_file(ctx, profile)
     text, _ = read_config(path)
     if text is not None:
-        after = unconfigured(text, plugin_dir(ctx, profile))
+        after = _edited(path, lambda: unconfigured(text, plugin_dir(ctx, profile)))
         result.add(Change(path, text.encode("utf-8"), after.encode("utf-8")))
     result.notes.append("memory-core has the memory slot again (OpenClaw's default)")
     return result
