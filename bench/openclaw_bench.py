@@ -179,7 +179,7 @@ def main() -> None:
     print("| memories | " + " | ".join(kinds) + " |")
     print("|---:|" + "---:|" * len(kinds))
     for r in results:
-        cells = [f"{r[k + '_p50']:.3f} / {r[k + '_p95']:.3f}" + ("" if k == "floor" else f" ({r[k + '_ratio']:.0f}×)")
+        cells = [f"{r[k + '_p50']:.3f} / {r[k + '_p95']:.3f}" + ("" if k == "floor" else f" ({r[k + '_ratio']:.1f}×)")
                  for k in kinds]
         print(f"| {r['size']:,} | " + " | ".join(cells) + " |")
     for r in results:
