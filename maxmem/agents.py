@@ -97,12 +97,14 @@ OPENCLAW = Agent(
     name="openclaw", title="OpenClaw", home="~/.openclaw",
     transcripts=Transcripts(env="OPENCLAW_STATE_DIR", defaults=(".openclaw", ".clawdbot", ".moltbot", ".moldbot"),
                             setting="openclaw_dirs", look_in="agents"),
-    hooks=(Hook("session:compact:before", "pre-compact", 30), Hook("command:new", "stop", 30),
-           Hook("command:reset", "stop", 30), Hook("command:stop", "stop", 30)),
-    output="plain", context_chars=20_000, capture_all=True,
-    setup="the skill in the workspace, a Gateway hook pack")
+    # Typed hooks of maxmem's memory plugin (maxmem/data/openclaw-plugin): the brief goes
+    # into the system prompt of a session's first prompt, the recall into the prompt itself.
+    hooks=(Hook("before_prompt_build", "session-start", 10), Hook("before_prompt_build", "user-prompt", 10),
+           Hook("agent_end", "stop", 30)),
+    output="plain", context_chars=20_000, capture_all=True, mcp_option=True,
+    setup="the memory plugin in the memory slot, the skill")
 
-AGENTS: tuple[Agent, ...] = (CLAUDE_CODE, CODEX, OPENCLAW)
+AGENTS: tuple[Agent, ...] = (OPENCLAW, CLAUDE_CODE, CODEX)
 NAMES: tuple[str, ...] = tuple(a.name for a in AGENTS)
 DEFAULT = CLAUDE_CODE.name  # the harness a hook runs for when it names none
 

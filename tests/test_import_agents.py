@@ -242,6 +242,17 @@ def test_claude_code_end_to_end_idempotent_and_redacted(home):
 
 @installed
 @pytest.mark.slow
+def test_openclaws_untouched_user_template_is_left_out(home):
+    openclaw_layout(home)
+    template = ("# USER.md - User Model\n\n## Directives\n\nReplace the example below with a real directive and a "
+                "real observation date before you save this file. Never leave a placeholder directive `active`.\n\n"
+                "- Prefer ...\n")
+    (home / ".openclaw" / "workspace" / "USER.md").write_text(template)
+    done = maxmem(home, "import", "--from", "openclaw", "--dry-run")
+    assert done.returncode == 0, done.stderr
+    assert "USER.md: OpenClaw's USER.md template, not filled in yet" in done.stdout and "Prefer ..." not in done.stdout
+
+
 def test_openclaw_daily_notes_keep_their_date_far_east_of_new_york(home):
     openclaw_layout(home)
     done = maxmem(home, "import", "--from", "openclaw", TZ="Pacific/Kiritimati")

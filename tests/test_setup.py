@@ -368,50 +368,133 @@ def test_hooks_exit_0_and_log_one_line_whatever_goes_wrong(home):
     assert not (home / ".openclaw" / "workspace" / "memory" / "brain.db").exists()
 
 
-def test_openclaw_skill_in_the_workspace_in_use_and_its_hook_pack(home, tmp_path):
+OPENCLAW_JSON5 = """// my OpenClaw
+{
+  agents: { defaults: { workspace: 'WORKSPACE', }, },  // where I work
+  /* the plugins I chose */
+  plugins: {
+    allow: ['memory-core', 'telegram'],
+    entries: { 'memory-core': { enabled: true, }, },
+  },
+}
+"""
+
+
+def openclaw_config(state: Path) -> dict:
+    from maxmem.wiring.json5text import load
+
+    return load((state / "openclaw.json").read_text())
+
+
+def test_openclaw_plugin_in_the_memory_slot_json5_kept_idempotent_and_undone(home, tmp_path):
     state = openclaw_home(home)
     custom = tmp_path / "my-workspace"
-    (state / "openclaw.json").write_text(json.dumps({"agents": {"defaults": {"workspace": str(custom)}}}))
+    custom.mkdir()
+    original = OPENCLAW_JSON5.replace("WORKSPACE", str(custom))
+    (state / "openclaw.json").write_text(original)
+
+    done = maxmem(home, "setup", "openclaw", "--dry-run")
+    assert done.returncode == 0, done.stderr
+    assert "+    slots: {" in done.stdout and "would change" in done.stdout
+    assert (state / "openclaw.json").read_text() == original and not (state / "extensions").exists()
+
     done = maxmem(home, "setup", "openclaw")
     assert done.returncode == 0, done.stderr
-    skill = custom / "skills" / "maxmem" / "SKILL.md"
-    text = skill.read_text()
-    front = text.split("---\n")[1]
-    meta = json.loads(re.search(r"^metadata: (.*)$", front, re.MULTILINE).group(1))  # one-line JSON
-    assert meta["openclaw"]["requires"]["bins"] == ["maxmem"]
-    assert meta["openclaw"]["install"][0]["kind"] == "uv" and meta["openclaw"]["install"][0]["package"]
-    assert str(MAXMEM) in text
-    assert (state / "hooks" / "maxmem" / "handler.ts").exists()
-    assert "openclaw hooks enable maxmem" in done.stdout and "gateway restart" in done.stdout
+    assert "dreaming" in done.stdout and "is off" in done.stdout and "dreaming.enabled to true" in done.stdout
+    text = (state / "openclaw.json").read_text()
+    for kept in ("// my OpenClaw", "// where I work", "/* the plugins I chose */", "'memory-core': { enabled: true, }"):
+        assert kept in text
+    config = openclaw_config(state)
+    plugin = state / "extensions" / "maxmem"
+    assert config["plugins"]["slots"]["memory"] == "maxmem"
+    assert config["plugins"]["load"]["paths"] == [str(plugin)]
+    assert config["plugins"]["allow"] == ["memory-core", "telegram", "maxmem"]  # an allowlist lets it load
+    entry = config["plugins"]["entries"]["maxmem"]
+    assert entry["enabled"] is True and entry["hooks"] == {"allowConversationAccess": True}
+    assert entry["config"]["bin"] == [str(MAXMEM)] and entry["config"]["dreaming"] == {"enabled": False}
+    assert entry["config"]["db"] == str(home / ".openclaw" / "workspace" / "memory" / "brain.db")
+    manifest = json.loads((plugin / "openclaw.plugin.json").read_text())
+    assert manifest["kind"] == "memory" and manifest["contracts"]["tools"] == ["memory_search", "memory_get"]
+    assert manifest["mcpServers"]["maxmem"]["command"] == str(MAXMEM)
+    assert (plugin / "index.js").read_bytes() == (Path(__file__).parent.parent / "maxmem" / "data"
+                                                  / "openclaw-plugin" / "index.js").read_bytes()
+    assert (custom / "skills" / "maxmem" / "SKILL.md").exists()
     assert maxmem(home, "setup", "openclaw").stdout.startswith("maxmem setup openclaw: nothing to change")
-    assert maxmem(home, "setup", "openclaw", "--uninstall").returncode == 0
-    assert not skill.exists() and not (state / "hooks" / "maxmem").exists()
+
+    # The user keeps dreaming on and edits the file (OpenClaw rewrites it too): setup keeps that.
+    (state / "openclaw.json").write_text(text.replace('"enabled": false', '"enabled": true') + "// later\n")
+    assert maxmem(home, "setup", "openclaw").stdout.startswith("maxmem setup openclaw: nothing to change")
+    assert openclaw_config(state)["plugins"]["entries"]["maxmem"]["config"]["dreaming"] == {"enabled": True}
+
+    done = maxmem(home, "setup", "openclaw", "--uninstall")
+    assert done.returncode == 0, done.stderr
+    text = (state / "openclaw.json").read_text()
+    assert "// where I work" in text and "// later" in text
+    config = openclaw_config(state)
+    assert "memory" not in config["plugins"].get("slots", {}) and "maxmem" not in config["plugins"]["entries"]
+    assert config["plugins"]["load"]["paths"] == [] and config["plugins"]["allow"] == ["memory-core", "telegram"]
+    assert not plugin.exists() and not (custom / "skills" / "maxmem").exists()
+
+
+def test_openclaw_setup_replaces_the_old_hook_pack_and_imports_the_workspace_memory(home):
+    state = openclaw_home(home)
+    hooks = state / "hooks" / "maxmem"
+    hooks.mkdir(parents=True)
+    (hooks / "HOOK.md").write_text("<!-- Written by maxmem setup openclaw; remove with  … -->\n")
+    (hooks / "handler.ts").write_text("// Written by maxmem setup openclaw\nconst MAXMEM = [\"/gone/maxmem\"];\n")
+    config = json.loads((state / "openclaw.json").read_text())
+    config["hooks"] = {"internal": {"entries": {"maxmem": {"enabled": True}, "other": {"enabled": True}}}}
+    (state / "openclaw.json").write_text(json.dumps(config, indent=2))
+    (state / "workspace" / "MEMORY.md").write_text("# Memory\n\n## Decisions\n\n- We deploy with Kamal to the "
+                                                   "Hetzner box.\n")
+    assert maxmem(home, "init").returncode == 0
+    done = maxmem(home, "doctor")
+    assert "hook pack" in done.stdout and "captures nothing" in done.stdout
+
+    done = maxmem(home, "setup", "openclaw")
+    assert done.returncode == 0, done.stderr
+    assert not hooks.exists()
+    assert openclaw_config(state)["hooks"]["internal"]["entries"] == {"other": {"enabled": True}}
+    assert "import --from openclaw" in done.stdout
+    listed = json.loads(maxmem(home, "list", "--json").stdout)
+    assert any("Kamal" in row["content"] for row in listed)
+    json.loads((state / "openclaw.json").read_text())  # a plain JSON file stays plain JSON
+
+
+def test_openclaw_bad_input_says_so_in_one_line_and_changes_nothing(home, tmp_path):
+    done = maxmem(home, "setup", "openclaw")
+    assert done.returncode != 0 and "OpenClaw is not installed here" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and not (home / ".openclaw" / "extensions").exists()
+
+    state = openclaw_home(home)
+    broken = "{\n  plugins: { slots: { memory: 'memory-core' }\n  // an unclosed brace\n"
+    (state / "openclaw.json").write_text(broken)
+    done = maxmem(home, "setup", "openclaw")
+    assert done.returncode != 0 and "not valid JSON5" in done.stderr and "line" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert (state / "openclaw.json").read_text() == broken and not (state / "extensions").exists()
 
     env = bare_env(home, OPENCLAW_STATE_DIR=str(tmp_path / "oc-state"))
     (tmp_path / "oc-state").mkdir()
+    (tmp_path / "oc-state" / "openclaw.json").write_text("{}\n")
     subprocess.run([str(MAXMEM), "setup", "openclaw"], env=env, check=True, capture_output=True)
     assert (tmp_path / "oc-state" / "workspace" / "skills" / "maxmem" / "SKILL.md").exists()
+    assert (tmp_path / "oc-state" / "extensions" / "maxmem" / "index.js").exists()
 
 
-@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
-def test_the_openclaw_hook_handler_starts_maxmem_with_the_session_file(home, tmp_path):
+def test_doctor_warns_about_openclaw_wiring_that_would_not_recall(home):
     state = openclaw_home(home)
-    assert maxmem(home, "setup", "openclaw").returncode == 0
-    handler = tmp_path / "handler.mjs"
-    shutil.copy(state / "hooks" / "maxmem" / "handler.ts", handler)
-    session = state / "agents" / "main" / "sessions" / "s1.jsonl"
-    session.write_text("")
-    script = (f"import h from {json.dumps(str(handler))};\n"
-              f"await h({{type: 'session', action: 'compact:before', sessionKey: 'agent:main:main', "
-              f"context: {{sessionFile: {json.dumps(str(session))}}}, messages: []}});\n")
-    subprocess.run(["node", "--input-type=module", "-e", script], env=bare_env(home, PATH=os.environ["PATH"]),
-                   check=True, timeout=60)
-    log = home / ".local" / "state" / "maxmem" / "hook.log"
-    for _ in range(100):
-        if log.exists() and "pre-compact --harness openclaw" in log.read_text():
-            break
-        time.sleep(0.1)
-    assert "ok hook pre-compact --harness openclaw" in log.read_text()
+    assert maxmem(home, "init").returncode == 0 and maxmem(home, "setup", "openclaw").returncode == 0
+    assert "OpenClaw" not in maxmem(home, "doctor").stdout
+    config = json.loads((state / "openclaw.json").read_text())
+    del config["plugins"]["entries"]["maxmem"]["hooks"]
+    config["plugins"]["slots"]["memory"] = "memory-core"
+    config["meta"] = {"lastTouchedVersion": "2026.7.1"}
+    (state / "openclaw.json").write_text(json.dumps(config, indent=2))
+    (state / "extensions" / "maxmem" / "index.js").write_text("// an older plugin\n")
+    out = maxmem(home, "doctor").stdout
+    assert "allowConversationAccess" in out and "memory slot is 'memory-core'" in out
+    assert "from another maxmem version" in out and "OpenClaw 2026.7.1 is installed" in out
 
 
 def test_no_target_surveys_what_is_there(home):
@@ -623,3 +706,24 @@ def test_setup_cron_replaces_old_per_job_lines_with_the_tick_and_doctor_names_wh
     assert table.read_text() == old  # an undo puts back the crontab as setup found it, old lines too
     report = maxmem(home, "--embedder", "none", "doctor", PATH=str(bin_dir))
     assert [line for line in report.stdout.splitlines() if "no longer ships" in line and "capture-cron" in line]
+
+
+def test_json5_edits_keep_everything_else_as_written():
+    from maxmem.wiring.json5text import append_item, load, remove_item, remove_path, set_path
+
+    text = ("// top\n{\n  a: 'it\\'s', b: [1, 0x1F, +Infinity, .5,], /* c: 1 */\n  \"d\": {\n    e: \"x\\\n"
+            "y\", // e\n  },\n}\n")
+    value = load(text)
+    assert value["a"] == "it's" and value["b"][:2] == [1, 31] and value["b"][3] == 0.5 and value["d"] == {"e": "xy"}
+    edited = set_path(text, ("d", "f", "g"), True)
+    edited = append_item(edited, ("b",), "n")
+    assert load(edited)["d"]["f"] == {"g": True} and load(edited)["b"][-1] == "n"
+    assert "// top" in edited and "/* c: 1 */" in edited and "// e" in edited and "'it\\'s'" in edited
+    assert set_path(edited, ("d", "f", "g"), True) == edited  # the same value: the same text
+    undone = remove_item(remove_path(remove_path(edited, ("d", "f", "g")), ("d", "f")), ("b",), "n")
+    assert load(undone) == value and "// e" in undone
+    for bad, where in (("{a: 1,, }", "line 1, column 7"), ("{a: 'x", "never ends"), ("{a: 1} b", "more text")):
+        with pytest.raises(ValueError, match=where):
+            load(bad)
+    with pytest.raises(ValueError, match="a is not an object"):
+        set_path("{a: 1}", ("a", "b"), 2)

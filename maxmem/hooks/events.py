@@ -1,6 +1,6 @@
 """`maxmem hook EVENT`: what an agent's hook runs, within a time budget, failing open.
 
-The harness (Claude Code, Codex, OpenClaw's Gateway hook pack) sends one JSON object
+The harness (Claude Code, Codex, OpenClaw's maxmem plugin) sends one JSON object
 on stdin: session_id, transcript_path, cwd, and for SessionStart the source.
 
   session-start  prints the boot brief (brief.build_brief's fenced text), within a

@@ -26,6 +26,8 @@ NAME = "openclaw"
 LONG_TERM = ("MEMORY.md", "memory.md")
 USER = "USER.md"
 DAILY = "memory"
+# A line of the USER.md OpenClaw writes into a new workspace (2026.9), gone once it is filled in.
+TEMPLATE = "Replace the example below with a real directive"
 
 
 def read(places: Places, tz: tzinfo, root: Path | None = None) -> Reading:
@@ -39,7 +41,10 @@ def read(places: Places, tz: tzinfo, root: Path | None = None) -> Reading:
     if long_term is not None:
         reading.files.append(markdown_file(long_term, Scope("core", headed_kinds=True), tz))
     if is_file(space / USER):
-        reading.files.append(markdown_file(space / USER, Scope("core", "fact"), tz))
+        user = markdown_file(space / USER, Scope("core", "fact"), tz)
+        if any(TEMPLATE in item.text for item in user.items):
+            user = SourceFile(space / USER, skipped="OpenClaw's USER.md template, not filled in yet")
+        reading.files.append(user)
     daily = space / DAILY
     for path in sorted(daily.glob("*.md")) if is_dir(daily) else []:
         day = file_date(path)
