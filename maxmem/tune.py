@@ -72,7 +72,7 @@ PREVIOUS_FILE = "tune-previous.json"  # beside config.toml: the values --apply r
 
 # A user turn that asks, and the assistant turn right after it.
 ASKED_SQL = """
-SELECT q.session_id, q.seq, q.text, a.id, a.seq
+SELECT q.session_id, q.seq, q.text, a.key, a.seq
 FROM turns q JOIN turns a ON a.session_id = q.session_id AND a.seq = q.seq + 1 AND a.role = 'assistant'
 WHERE q.role = 'user' AND q.text LIKE '%?%' AND length(q.text) <= ?
 ORDER BY q.id DESC LIMIT ?
@@ -86,7 +86,7 @@ WHERE session_id = ? AND category = 'conversation' AND superseded_by IS NULL
 # Memories committed from a turn (commit triggers record their source turns).
 COMMITTED_FROM_SQL = """
 SELECT m.id, m.content FROM memories m, json_each(m.metadata, '$.source_turns') s
-WHERE m.source = 'trigger' AND m.superseded_by IS NULL AND s.value = ?
+WHERE m.source = 'trigger' AND m.superseded_by IS NULL AND coalesce(m.session_id, ?1) = ?1 AND s.value = ?2
 """
 # Conversation memories of one turn each (not capture's chunks), in order per session.
 SINGLE_TURNS_SQL = """
@@ -221,12 +221,12 @@ def asked_questions(brain: Brain, limit: int = SCAN_ROWS) -> list[Question]:
     if not brain.db.table_exists("turns"):
         return []
     out = []
-    for session_id, q_seq, text, a_id, a_seq in list(brain.db.execute(ASKED_SQL, (MAX_QUESTION_CHARS, limit))):
+    for session_id, q_seq, text, a_key, a_seq in list(brain.db.execute(ASKED_SQL, (MAX_QUESTION_CHARS, limit))):
         query = str(text).strip()
         if not is_question(query):
             continue
         found = [(r[0], r[1]) for r in brain.db.execute(COVERING_SQL, (session_id, a_seq, a_seq))]
-        found += [(r[0], r[1]) for r in brain.db.execute(COMMITTED_FROM_SQL, (str(a_id),))]
+        found += [(r[0], r[1]) for r in brain.db.execute(COMMITTED_FROM_SQL, (session_id, str(a_key)))]
         asked = {r[0] for r in brain.db.execute(COVERING_SQL, (session_id, q_seq, q_seq))}
         gold, skip = _split_gold(query, found)
         gold -= asked
@@ -594,10 +594,13 @@ def _set_top(document: tomlkit.TOMLDocument, values: Mapping[str, Any]) -> None:
 
 # -- doctor's daily check -----------------------------------------------------------------
 
-def measure(brain: Brain, count: int = CHECK_QUESTIONS, max_seconds: float = CHECK_SECONDS,
+def measure(brain: Brain, count: int | None = None, max_seconds: float | None = None,
             seed: int = SEED) -> dict[str, Any] | None:
     """A quick measurement of the current settings on a sample of the brain's own
-    questions, bounded in time; None when the brain has too few to say anything."""
+    questions (CHECK_QUESTIONS), bounded in time (CHECK_SECONDS); None when the brain has
+    too few to say anything."""
+    count = CHECK_QUESTIONS if count is None else count
+    max_seconds = CHECK_SECONDS if max_seconds is None else max_seconds
     if brain.embedder is None:
         return None
     questions = benchmark(brain, cap=count, seed=seed)

@@ -106,9 +106,19 @@ def test_questions_asked_in_captured_conversations_expect_the_answers_memories(t
         path = transcript(tmp_path / "chat.jsonl", 8)
         run_capture(brain, paths=[path], format="jsonl",
                     settings=CaptureSettings(settle_seconds=0, chunk_tokens=40, overlap_tokens=0))
-        questions = asked_questions(brain)
-        assert len(questions) == 8
-        for q in questions:
+        with path.open("a", encoding="utf-8") as f:  # an answer a commit trigger keeps in core
+            f.write(json.dumps({"role": "user", "id": "u-db",
+                                "content": "Which database should we use for the billing ledger service?"}) + "\n")
+            f.write(json.dumps({"role": "assistant", "id": "a-db", "content": (
+                "We decided to use PostgreSQL for the billing ledger, because it handles the transactions "
+                "well. " * 3)}) + "\n")
+        run_capture(brain, paths=[path], format="jsonl",
+                    settings=CaptureSettings(settle_seconds=0, chunk_tokens=40, overlap_tokens=0))
+        questions = {q.query: q for q in asked_questions(brain)}
+        assert len(questions) == 9
+        ledger = questions.pop("Which database should we use for the billing ledger service?")
+        assert {brain.get(i).category for i in ledger.gold} == {"conversation", "core"}
+        for q in questions.values():
             assert q.gold, q
             for memory_id in q.gold:
                 content = brain.get(memory_id).content
@@ -331,7 +341,9 @@ def test_doctor_report_carries_the_check(tmp_path, local_embedder, monkeypatch):
     import maxmem.tune as tune_module
     from maxmem.doctor import run_checks
 
-    monkeypatch.setattr(tune_module, "CHECK_QUESTIONS", 20)  # the real model is slow on a shared machine
+    # The real model can be slow on a busy machine: a bound that cannot cut this short.
+    monkeypatch.setattr(tune_module, "CHECK_QUESTIONS", 20)
+    monkeypatch.setattr(tune_module, "CHECK_SECONDS", 3600.0)
     path = tmp_path / "doctor.db"
     with Brain.open(path, embedder=local_embedder) as brain:
         brain.remember_many(conversation(20), near=False)
