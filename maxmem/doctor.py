@@ -44,6 +44,7 @@ from .keys import is_encrypted
 from .retention.archives import check_archives
 from .store.conflicts import conflicts, quarantined, synced
 from .store.db import DAMAGE, Database
+from .tune import recall_check
 from .wiring import Install, agent_checks, problems
 
 Check = dict[str, Any]
@@ -512,6 +513,7 @@ def _inspect(brain: Brain, config: Config, checks: list[Check], report: dict[str
     backup_perms = check_backup_permissions(directory)
     if backup_perms:
         checks.append(backup_perms)
+    checks.append(recall_check(brain))
     for check in extra:
         checks.append(check(brain))
 

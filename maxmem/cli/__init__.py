@@ -41,6 +41,7 @@ FAMILIES = {
     "browsing": ("browse",),
     "redacting": ("redact-test", "scrub"),
     "encrypting": ("encrypt", "decrypt"),
+    "tuning": ("tune",),
 }
 
 # Older spellings of commands, still run as the command they name, never listed (the
