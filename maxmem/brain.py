@@ -718,11 +718,14 @@ class Brain:
 
     def _hubness(self, ids: Sequence[int]) -> dict[int, float]:
         """The hubness of each memory of `ids` with a stored vector (relevance.hubness):
-        the off-topic prompts' vectors come from the embeddings cache, embedded the first
-        time a brain.db's model searches."""
+        the off-topic prompts' vectors are shipped for the local model; another's come
+        from the embeddings cache, embedded the first time its brain.db searches."""
         if not ids:
             return {}
-        bank = self.vectors.query_vectors(relevance.off_topic_prompts())
+        assert self.embedder is not None  # (calibrated)
+        bank = relevance.shipped_vectors(identity(self.embedder))
+        if bank is None:
+            bank = self.vectors.query_vectors(relevance.off_topic_prompts())
         return relevance.hubness(stored_vectors(self.db, ids), bank)
 
     def _spare(self) -> Database | None:

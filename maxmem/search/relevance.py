@@ -64,6 +64,7 @@ most questions about something the brain lacks through as well (docs/relevance.m
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -123,10 +124,13 @@ STANDING_MEMORIES = (5, 500)
 HUB_NEIGHBOURS = 10
 HUB_MARGIN = 0.0
 OFF_TOPIC = "offtopic_prompts.txt"
+# Their query vectors from the local model (CALIBRATED_EMBEDDER), shipped beside them
+# (scripts/make_offtopic_vectors.py) with the digest of the prompts they were made from.
+OFF_TOPIC_VECTORS = "offtopic_prompts.e5.npz"
 
 __all__ = ["DEFAULT_MIN_RELEVANCE", "Evidence", "QueryTerms", "document_frequencies", "evidence", "hubness", "idf",
-           "keyword_weight", "matched_terms", "off_topic_prompts", "query_terms", "relevance", "size",
-           "standing", "typical"]
+           "keyword_weight", "matched_terms", "off_topic_prompts", "prompts_digest", "query_terms", "relevance", "size",
+           "shipped_vectors", "standing", "typical"]
 
 DF_SQL = "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?"
 # The keyword index's vocabulary, one row per token with the number of memories holding
@@ -246,6 +250,28 @@ def off_topic_prompts() -> tuple[str, ...]:
     """The off-topic prompts shipped with maxmem (OFF_TOPIC), one a line, without comments."""
     text = resources.files("maxmem").joinpath("data", OFF_TOPIC).read_text(encoding="utf-8")
     return tuple(line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#"))
+
+
+def prompts_digest(prompts: Sequence[str]) -> str:
+    """A fingerprint of the off-topic prompts, to know shipped vectors are theirs."""
+    return hashlib.sha256("\n".join(prompts).encode("utf-8")).hexdigest()
+
+
+@cache
+def shipped_vectors(model: str) -> np.ndarray | None:
+    """The off-topic prompts' vectors shipped for `model` ("provider:model:dim"): the
+    local model's, when made from the prompts as they are; None otherwise."""
+    if model.rsplit(":", 1)[0] != CALIBRATED_EMBEDDER:
+        return None
+    try:
+        with resources.files("maxmem").joinpath("data", OFF_TOPIC_VECTORS).open("rb") as handle, \
+                np.load(handle) as shipped:
+            if str(shipped["digest"]) != prompts_digest(off_topic_prompts()):
+                return None
+            vectors = np.asarray(shipped["vectors"], dtype=np.float32)
+    except (OSError, KeyError, ValueError):
+        return None
+    return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
 
 
 def hubness(vectors: dict[int, np.ndarray], bank: np.ndarray | None) -> dict[int, float]:
