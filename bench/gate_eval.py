@@ -23,6 +23,7 @@ meaning route as it was), "after" with it. So one run prints both.
 
     python bench/gate_eval.py                       # sizes 5 50 500
     python bench/gate_eval.py --sizes 5 50 500 5000 --sample 40
+    python bench/gate_eval.py --sizes 5 50 --margins 0 -0.01 -0.02 -0.03 -1   # the frontier
 """
 
 from __future__ import annotations
@@ -59,19 +60,23 @@ def coding_prompts(path: Path = CODING) -> list[str]:
     return [r["prompt"] for r in rows if r.get("substance")]
 
 
-def judged(brain: Brain, query: str) -> list[tuple[str, float, float]]:
-    """(content, relevance before, relevance after) of the ranked hits."""
+def judged(brain: Brain, query: str, margins: Sequence[float]) -> list[tuple[Any, ...]]:
+    """(content, relevance before, relevance after at each of `margins`) of the ranked hits."""
     memories = brain.db.scalar("SELECT count(*) FROM memories")
     out = []
     for h in brain.search(query, limit=LIMIT, explain=True, track=False, min_relevance=0.0):
         e = h.explain
         found = rel.Evidence(e.get("similarity"), e["cover"], e["unknown"], int(memories), e.get("lift"), e.get("hub"))
-        out.append((h.memory.content, rel.relevance(replace(found, hub=None)), rel.relevance(found)))
+        after = []
+        for margin in margins:  # the hub check at each margin (relevance.HUB_MARGIN)
+            found_at = replace(found, hub=None if found.hub is None else found.hub + margin - rel.HUB_MARGIN)
+            after.append(rel.relevance(found_at))
+        out.append((h.memory.content, rel.relevance(replace(found, hub=None)), *after))
     return out
 
 
 def run(sizes: Sequence[int], sample: int | None, workdir: Path, embedder: Any,
-        held: bool = True) -> dict[int, dict[str, list[Any]]]:
+        held: bool = True, margins: Sequence[float] = (rel.HUB_MARGIN,)) -> dict[int, dict[str, list[Any]]]:
     pairs = [p for p in pe.load_set() if pe.held_out(p.id) == held]
     coding = coding_prompts()
     unrelated = json.loads(pe.UNRELATED.read_text(encoding="utf-8"))["queries"]
@@ -88,18 +93,19 @@ def run(sizes: Sequence[int], sample: int | None, workdir: Path, embedder: Any,
         with Brain.open(path, embedder=embedder) as brain:
             brain.remember_many([{"content": p.memory, "category": "daily"} for p in plan.pairs]
                                 + [{"content": f, "category": "daily"} for f in plan.filler], near=False)
+            columns = range(1, 2 + len(margins))
             for p in asked:
-                hits = judged(brain, p.question)
+                hits = judged(brain, p.question, margins)
                 rank = next((i for i, h in enumerate(hits) if h[0] == p.memory), None)
                 if rank is not None and rank < 3:
-                    seen["paraphrase"].append(tuple(hits[rank][k] >= threshold for k in (1, 2)))
+                    seen["paraphrase"].append(tuple(hits[rank][k] >= threshold for k in columns))
                 else:
                     seen["paraphrase"].append(None)
             if first:
                 for kind, queries in (("coding", coding), ("unrelated", unrelated)):
                     for q in queries:
-                        hits = judged(brain, q)
-                        seen[kind].append(tuple(max((h[k] for h in hits), default=0.0) < threshold for k in (1, 2)))
+                        hits = judged(brain, q, margins)
+                        seen[kind].append(tuple(max((h[k] for h in hits), default=0.0) < threshold for k in columns))
         path.unlink(missing_ok=True)
     return out
 
@@ -108,16 +114,27 @@ def pct(flags: Sequence[bool]) -> str:
     return f"{100.0 * sum(flags) / len(flags):5.1f} %" if flags else "    —  "
 
 
-def report(out: dict[int, dict[str, list[Any]]]) -> None:
-    print(f"threshold {Config().min_relevance:g}; before → after (the hubness check)")
+def report(out: dict[int, dict[str, list[Any]]], margins: Sequence[float]) -> None:
+    print(f"threshold {Config().min_relevance:g}; before → after (the hubness check at HUB_MARGIN "
+          f"{rel.HUB_MARGIN:g})")
     print(f"{'size':>6} | {'paraphrase in top 3 kept':>28} | {'coding: nothing relevant':>28} | "
           f"{'unrelated: nothing relevant':>28}")
+    default = list(margins).index(rel.HUB_MARGIN) + 1 if rel.HUB_MARGIN in margins else 1
     for size, seen in sorted(out.items()):
         cells = []
         for kind in ("paraphrase", "coding", "unrelated"):
             rows = [r for r in seen[kind] if r is not None]
-            cells.append(f"{pct([r[0] for r in rows])} → {pct([r[1] for r in rows])} (n={len(rows)})")
+            cells.append(f"{pct([r[0] for r in rows])} → {pct([r[default] for r in rows])} (n={len(rows)})")
         print(f"{size:>6} | " + " | ".join(f"{c:>28}" for c in cells))
+    if len(margins) > 1:
+        print("\nthe frontier: margin, then per size paraphrases kept / coding left alone / unrelated left alone")
+        for k, margin in enumerate(margins, start=1):
+            cells = []
+            for size, seen in sorted(out.items()):
+                shares = [pct([r[k] for r in seen[kind] if r is not None]).strip()
+                          for kind in ("paraphrase", "coding", "unrelated")]
+                cells.append(f"{size}: " + " / ".join(shares))
+            print(f"{margin:+.3f}  " + "   ".join(cells))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -129,6 +146,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="embedding cache kept between runs (shared with paraphrase_eval.py)")
     parser.add_argument("--dev", action="store_true",
                         help="ask the dev half of the paraphrases (the one HUB_MARGIN is chosen on)")
+    parser.add_argument("--margins", nargs="*", type=float, default=[rel.HUB_MARGIN],
+                        help="hub margins to compare (the frontier; relevance.HUB_MARGIN first)")
     args = parser.parse_args(argv)
     if any(s < 2 for s in args.sizes):
         print("a brain size must be at least 2", file=sys.stderr)
@@ -139,10 +158,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.perf_counter()
     try:
         with tempfile.TemporaryDirectory(prefix="maxmem-gate-") as workdir:
-            out = run(args.sizes, args.sample, Path(workdir), embedder, not args.dev)
+            out = run(args.sizes, args.sample, Path(workdir), embedder, not args.dev, args.margins)
     finally:
         embedder.close()
-    report(out)
+    report(out, args.margins)
     print(f"({time.perf_counter() - started:.0f} s)")
     return 0
 
