@@ -383,3 +383,18 @@ def test_explain_weights_are_those_the_search_fused_with(tmp_path, clock):
         (hit,) = b.search("boiler valve", explain=True, min_relevance=0)
         assert hit.explain["weights"] == [0.0, 1.0]
         assert hit.score == pytest.approx(hit.explain["weights"][1] * hit.keyword_score)
+
+
+def test_searching_an_empty_a_one_memory_and_an_all_pending_brain(tmp_path, local_embedder, clock):
+    """Clear answers, no crash: nothing in an empty brain; the one memory when relevant;
+    a brain whose vectors are all pending searches by keyword and says so."""
+    with Brain.open(tmp_path / "edge.db", embedder=local_embedder, clock=clock) as b:
+        assert list(b.search("where are the spare keys?")) == []
+        b.remember("The spare house keys are in the fake rock by the back door.", category="core")
+        assert [h.memory.id for h in b.search("where are the spare house keys?")] == [1]
+        assert list(b.search("fix the import order in utils.py")) == []
+    with Brain.open(tmp_path / "pending.db", embedder=local_embedder, clock=clock) as b:
+        b.remember_many([{"content": "The spare house keys are in the fake rock by the back door.",
+                          "category": "core"}], embed=False)
+        hits = b.search("spare house keys")
+        assert [h.memory.id for h in hits] == [1] and "keyword-only" in (hits.plan.note or "")
