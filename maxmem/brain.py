@@ -36,7 +36,7 @@ from .memory import CATEGORIES, ORDERS, Filters, Hit, Memory, check_content
 from .redact import Redactor
 from .search import hybrid, relevance
 from .search.fts import Tokenizer
-from .search.vectors import VectorStore, held_hashes
+from .search.vectors import VectorStore, held_hashes, stored_vectors
 from .settings import CurationSettings, EmbedSettings
 from .store import changes
 from .store.db import Database, guarded
@@ -81,6 +81,9 @@ class EmbedRun:
 Target = tuple[Literal["memory", "item"], int]
 # The nearest stored memories a new text is compared with, as `remember` does.
 NEAR_CANDIDATES = 3
+# How deep a search ranks and judges its hits whatever its limit (search): whether it found
+# something relevant is decided on the best of these.
+JUDGED_HITS = 10
 
 
 @dataclass(frozen=True)
@@ -631,14 +634,18 @@ class Brain:
         each scaled to 0–1 over the candidates. mode "keyword" or "vector" ranks by one
         side only. With no embedder the search is keyword-only (see `Hits.plan.note`).
         Each hit also carries a `relevance` that means the same in every search
-        (relevance.py); when none reaches `min_relevance` (None: config.min_relevance,
-        0: off) nothing relevant was found and the result is empty (`Hits.plan.note`).
+        (relevance.py); only hits reaching `min_relevance` (None: config.min_relevance,
+        0: off) are returned, and when none of the best JUDGED_HITS does, nothing relevant
+        was found and the result is empty (`Hits.plan.note`). Neither depends on `limit`.
         `track` counts the hits in the recall statistics (written later, in a batch).
         """
         query = hybrid.checked_query(query)
         threshold = self.config.min_relevance if min_relevance is None else _fraction(min_relevance, "min_relevance")
         chosen = Filters.of(filters, **fields)
         limit = _positive(limit, "limit")
+        # Ranked and judged to the same depth whatever `limit`: whether a search finds
+        # something relevant, and which hits it lists, do not depend on how many are asked.
+        depth = max(limit, JUDGED_HITS)
         index = self.vectors.index() if mode != "keyword" else None
         query_vector = self._query_vector(query, mode) if index is not None else None
         spare = self._spare() if query_vector is not None and hybrid.threaded(mode, index) else None
@@ -647,7 +654,7 @@ class Brain:
         terms = hybrid.beside(relevance.query_terms, spare, query, self.keyword_tokenizer) if spare else None
         try:
             scored, plan = hybrid.hybrid_search(
-                self.db, query, query_vector, index, self.vectors.quantizer(), chosen, limit,
+                self.db, query, query_vector, index, self.vectors.quantizer(), chosen, depth,
                 self.config.vector_weight, self.config.keyword_weight, mode=mode, spare=spare,
             )
         finally:
@@ -663,13 +670,13 @@ class Brain:
         # A vector search is judged on its cosines alone, which are calibrated for one
         # model only: with another, its hits carry no relevance and nothing is cut.
         judged = mode != "vector" or self._calibrated()
-        hits = Hits((Hit(memories[s.id], s.score, s.vector_score, s.keyword_score,
-                         {**hybrid.explain_rows([s])[0], "cover": round(found[s.id].cover, 4),
-                          "unknown": round(found[s.id].unknown, 4),
-                          "lift": _rounded(found[s.id].lift)} if explain else {},
-                         relevance.relevance(found[s.id], mode) if judged else None)
-                     for s in scored if s.id in memories), plan)
-        plan.best_relevance = max((h.relevance or 0.0 for h in hits), default=None) if judged else None
+        ranked = [Hit(memories[s.id], s.score, s.vector_score, s.keyword_score,
+                      {**hybrid.explain_rows([s])[0], "cover": round(found[s.id].cover, 4),
+                       "unknown": round(found[s.id].unknown, 4),
+                       "lift": _rounded(found[s.id].lift), "hub": _rounded(found[s.id].hub)} if explain else {},
+                      relevance.relevance(found[s.id], mode) if judged else None)
+                  for s in scored if s.id in memories]
+        plan.best_relevance = max((h.relevance or 0.0 for h in ranked[:JUDGED_HITS]), default=None) if judged else None
         plan.min_relevance = threshold
         if threshold and not judged:
             plan.note = "; ".join(filter(None, [plan.note, (
@@ -679,7 +686,9 @@ class Brain:
             plan.note = "; ".join(filter(None, [plan.note, (
                 f"nothing relevant: the best hit's relevance {plan.best_relevance:.3f} is below "
                 f"min_relevance {threshold:g}")]))
-            hits = Hits((), plan)
+            ranked = []
+        # Only the hits that reach the threshold are listed (0 lists every one).
+        hits = Hits([h for h in ranked if h.relevance is None or h.relevance >= threshold][:limit], plan)
         if track and hits:
             self.usage.note([h.memory.id for h in hits], iso(self.clock.now()))
             if self.usage.due():
@@ -703,8 +712,21 @@ class Brain:
         calibrated on (relevance.CALIBRATED_EMBEDDER)."""
         calibrated = self._calibrated()
         cosines = {s.id: s.cosine if calibrated else None for s in scored}
+        hubs = self._hubness([i for i, c in cosines.items() if c is not None]) if calibrated else {}
         return relevance.evidence(self.db, query, cosines, self.keyword_tokenizer, terms,
-                                  usual if calibrated else None)
+                                  usual if calibrated else None, hubs)
+
+    def _hubness(self, ids: Sequence[int]) -> dict[int, float]:
+        """The hubness of each memory of `ids` with a stored vector (relevance.hubness):
+        the off-topic prompts' vectors are shipped for the local model; another's come
+        from the embeddings cache, embedded the first time its brain.db searches."""
+        if not ids:
+            return {}
+        assert self.embedder is not None  # (calibrated)
+        bank = relevance.shipped_vectors(identity(self.embedder))
+        if bank is None:
+            bank = self.vectors.query_vectors(relevance.off_topic_prompts())
+        return relevance.hubness(stored_vectors(self.db, ids), bank)
 
     def _spare(self) -> Database | None:
         """The second connection a big search reads on beside its keyword query (opened

@@ -222,7 +222,7 @@ def readme_demo_command() -> str:
 
 
 def test_readme_demo_search_runs_on_the_sample(tmp_path):
-    """The README's first command, minus the install: it must print real ranked results."""
+    """The README's first command, minus the install: it must print the relevant memory."""
     command = readme_demo_command()
     search_part = command.split("&&")[-1].strip()
     assert search_part.startswith("maxmem ")
@@ -235,8 +235,8 @@ def test_readme_demo_search_runs_on_the_sample(tmp_path):
     r = subprocess.run([sys.executable, "-m", "maxmem", *args], capture_output=True, text=True,
                        cwd=ROOT, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
     assert r.returncode == 0, r.stderr
-    lines = [line for line in r.stdout.splitlines() if re.match(r"^\s*\d+\.\s+\d\.\d{3}", line)]
-    assert len(lines) >= 3, r.stdout
+    lines = [line for line in r.stdout.splitlines() if re.match(r"^\s*\d+\.\s+relevance \d\.\d{3}  #", line)]
+    assert len(lines) >= 1, r.stdout  # only the relevant ones are listed
     assert "PostgreSQL" in lines[0], r.stdout
 
 

@@ -341,3 +341,61 @@ def test_the_mean_of_the_stored_vectors_follows_every_write(brain, count):
     brain.remember("a brand new note about zebras and their stripes")
     after = brain.vectors.mean()
     assert np.abs(after - exact()).max() < 0.01 and np.abs(after - before).max() > 1e-4
+
+
+def test_a_young_brain_injects_nothing_for_coding_prompts_and_its_fact_for_its_question(tmp_path, local_embedder):
+    """Forty notes alike and one personal fact: prompts about code sit as close to the fact
+    as prompts about code in general do (its hubness), so the meaning route does not speak
+    for it; a question about it stands out and gets it. A fact stored without its vector
+    yet is found by its words, ranked by what it has."""
+    from maxmem.hooks.recall import recall
+
+    with Brain.open(tmp_path / "young.db", embedder=local_embedder) as b:
+        b.remember_many([{"content": "The garage door code was changed to 4471 after the break-in in October.",
+                          "category": "core"}]
+                        + [{"content": f"Watered the tomato plants on the balcony, day {n}.", "category": "daily"}
+                           for n in range(1, 41)], near=False)
+        for prompt in ("run the linter again and fix the import order in utils.py",
+                       "how do I reverse a list in python?"):
+            assert not recall(b, prompt).text, prompt
+            assert not b.search(prompt)
+        assert recall(b, "what is the code for the garage?").ids
+        hit = b.search("what is the code for the garage?", explain=True)[0]
+        assert hit.memory.content.startswith("The garage door code") and hit.explain["hub"] is not None
+        (late,) = b.remember_many([{"content": "Core decision: the laptop backup tool is restic, nightly to the NAS.",
+                                    "category": "core"}], embed=False)
+        assert late.id in [h.memory.id for h in b.search("laptop backup tool", min_relevance=0)[:3]]
+        assert late.id in recall(b, "which laptop backup tool did we choose?").ids
+
+
+def test_the_off_topic_prompts_are_embedded_once_and_kept_in_brain_db(brain, hash_embedder):
+    prompts = rel.off_topic_prompts()
+    assert len(prompts) >= 200 and all(p.strip() == p and p for p in prompts)
+    first = brain.vectors.query_vectors(prompts)
+    assert first is not None and first.shape == (len(prompts), hash_embedder.dim)
+    before = brain.db.scalar("SELECT count(*) FROM embeddings_cache")
+    assert before >= len(set(prompts))
+    again = brain.vectors.query_vectors(prompts)
+    assert np.allclose(first, again, atol=1e-3)
+    assert brain.db.scalar("SELECT count(*) FROM embeddings_cache") == before
+
+
+def test_hubness_is_the_mean_of_the_nearest_off_topic_cosines():
+    bank = np.eye(12, 4, dtype=np.float32)[:12]
+    bank[4:] = np.array([0.6, 0.8, 0, 0], dtype=np.float32)
+    found = rel.hubness({7: np.array([1, 0, 0, 0], dtype=np.float32)}, bank)
+    top = sorted(bank @ np.array([1, 0, 0, 0], dtype=np.float32))[-rel.HUB_NEIGHBOURS:]
+    assert found[7] == pytest.approx(float(np.mean(top)))
+    assert rel.hubness({7: np.ones(4, dtype=np.float32)}, None) == {}
+    standing = rel.Evidence(0.85, 0.0, 1.0, 40, lift=0.07, hub=0.80)
+    assert rel.standing(standing) is not None
+    assert rel.standing(replace(standing, hub=0.86)) is None  # off-topic prompts sit as close
+
+
+def test_the_local_models_vectors_of_the_off_topic_prompts_are_shipped_and_current():
+    """scripts/make_offtopic_vectors.py writes them; edited prompts without a rerun are
+    caught here (maxmem would embed them on a brain's first search instead)."""
+    shipped = rel.shipped_vectors(f"{rel.CALIBRATED_EMBEDDER}:384")
+    assert shipped is not None and shipped.shape == (len(rel.off_topic_prompts()), 384)
+    assert np.allclose(np.linalg.norm(shipped, axis=1), 1.0, atol=1e-3)
+    assert rel.shipped_vectors("openai:text-embedding-3-small:1536") is None

@@ -348,3 +348,53 @@ def test_a_memory_without_a_vector_is_ranked_by_its_keyword_score_in_hybrid_sear
         h.memory.id for h in brain.search("grey pressure valve", mode="vector", min_relevance=0)}
     assert brain.embed_pending().pending == 0
     assert late.id in {h.memory.id for h in brain.search("grey pressure valve", mode="vector", min_relevance=0)}
+
+
+def test_the_limit_changes_how_many_hits_are_listed_never_which_or_whether(brain):
+    """Whether a search finds something relevant, and which hits it lists, are decided
+    on a ranking of fixed depth: a smaller limit lists a prefix of a larger one's."""
+    for i in range(9):
+        brain.remember(f"note {i} about the allotment: sowed beans in row {i}", category="daily")
+    for query in ("write a haiku about autumn", "beans sowed in row 4", "allotment"):
+        for threshold in (None, 0.0, 0.3):
+            lists = [[h.memory.id for h in brain.search(query, limit=n, min_relevance=threshold, track=False)]
+                     for n in (1, 2, 3, 10, 50)]
+            longest = lists[-1]
+            for n, listed in zip((1, 2, 3, 10, 50), lists):
+                assert listed == longest[:n], (query, threshold, n)
+            kept = brain.search(query, limit=50, min_relevance=threshold, track=False)
+            floor = brain.config.min_relevance if threshold is None else threshold
+            assert all(h.relevance is None or h.relevance >= floor for h in kept)  # nothing below the gate
+
+
+def test_rank_scores_stay_within_zero_and_one_with_the_question_penalty(brain):
+    brain.remember("I play the clarinet on Sundays", category="conversation")
+    brain.remember("What's the weather like?", category="conversation")  # a question, far from the query
+    brain.remember("the clarinet reeds are in the drawer", category="daily")
+    for mode in ("hybrid", "keyword", "vector"):
+        hits = brain.search("clarinet", mode=mode, min_relevance=0, track=False, limit=10)
+        assert hits and all(0.0 <= h.score <= 1.0 for h in hits)
+
+
+def test_explain_weights_are_those_the_search_fused_with(tmp_path, clock):
+    """Without an embedder the search ranks by keywords alone, and --explain says so."""
+    with Brain.open(tmp_path / "kw.db", embedder="none", clock=clock) as b:
+        b.remember("the boiler pressure valve is grey", category="daily")
+        (hit,) = b.search("boiler valve", explain=True, min_relevance=0)
+        assert hit.explain["weights"] == [0.0, 1.0]
+        assert hit.score == pytest.approx(hit.explain["weights"][1] * hit.keyword_score)
+
+
+def test_searching_an_empty_a_one_memory_and_an_all_pending_brain(tmp_path, local_embedder, clock):
+    """Clear answers, no crash: nothing in an empty brain; the one memory when relevant;
+    a brain whose vectors are all pending searches by keyword and says so."""
+    with Brain.open(tmp_path / "edge.db", embedder=local_embedder, clock=clock) as b:
+        assert list(b.search("where are the spare keys?")) == []
+        b.remember("The spare house keys are in the fake rock by the back door.", category="core")
+        assert [h.memory.id for h in b.search("where are the spare house keys?")] == [1]
+        assert list(b.search("fix the import order in utils.py")) == []
+    with Brain.open(tmp_path / "pending.db", embedder=local_embedder, clock=clock) as b:
+        b.remember_many([{"content": "The spare house keys are in the fake rock by the back door.",
+                          "category": "core"}], embed=False)
+        hits = b.search("spare house keys")
+        assert [h.memory.id for h in hits] == [1] and "keyword-only" in (hits.plan.note or "")

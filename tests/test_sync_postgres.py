@@ -349,7 +349,7 @@ def test_server_without_pgvector_stores_real_arrays_and_still_searches(tmp_path,
         assert report.vector_type == "real[]" and not report.index_built
         assert any("no pgvector" in n for n in report.notices)
         # limit 20: local search then rescores all 20 exactly (see the cross-agent test)
-        local = brain.search("deploy of service 3 failed", limit=20, track=False)
+        local = brain.search("deploy of service 3 failed", limit=20, track=False, min_relevance=0)
         hits, plan = pgsearch.search(brain, pg_dsn_novector, "deploy of service 3 failed", limit=20)
     column_type = pg_scalar(pg_dsn_novector, "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
                                              "WHERE attrelid = 'maxmem.memories'::regclass AND attname = 'embedding'")

@@ -223,7 +223,11 @@ def print_hits(query: str, hits: list[Any], plan: Any, as_json: bool,
         say("no memories found")
     for rank, hit in enumerate(hits, start=1):
         who = f"[{hit.memory.agent}] " if show_agent else ""
-        say(f"{rank:>2}. {hit.score:.3f}  {who}{memory_line(hit.memory)}")
+        # The relevance where the hit has one (one scale for every query), else the
+        # rank score within this search, labelled as such.
+        shown = (f"relevance {hit.relevance:.3f}" if getattr(hit, "relevance", None) is not None
+                 else f"rank score {hit.score:.3f}")
+        say(f"{rank:>2}. {shown}  {who}{memory_line(hit.memory)}")
         if explain_line is not None:
             say(explain_line(hit))
 

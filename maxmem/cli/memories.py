@@ -70,13 +70,17 @@ def remember(state: State, content: str | None, category: str, kind: str, title:
 @click.option("--include-superseded", is_flag=True, help="Also return superseded memories.")
 @click.option("--explain", is_flag=True, help="Show each hit's vector and keyword components.")
 @click.option("--min-relevance", type=float, default=None, metavar="X",
-              help="Say \"nothing relevant\" unless a hit's relevance (0-1, the same scale for "
-                   "every query) reaches X [default: config min_relevance; 0: off].")
+              help="List only hits whose relevance (0-1, the same scale for every query) reaches X, "
+                   "and say \"nothing relevant\" when none does [default: config min_relevance; "
+                   "0: list every hit].")
 @json_option
 @pass_state
 def search(state: State, query: str, limit: int, mode: str, include_superseded: bool,
            explain: bool, min_relevance: float | None, as_json: bool, **filters: Any) -> None:
-    """Find the memories that best answer QUERY (0.7 vector + 0.3 keyword)."""
+    """Find the memories that best answer QUERY (0.7 vector + 0.3 keyword).
+
+    Each line starts with the hit's relevance (0-1, one scale for every query); only
+    relevant hits are listed, whatever --limit."""
     hits = state.brain(create=False).search(query, limit=limit, mode=mode, explain=explain, min_relevance=min_relevance,
                                 filters=filters_from(state, include_superseded=include_superseded, **filters))
     plan = hits.plan
@@ -88,12 +92,13 @@ def search(state: State, query: str, limit: int, mode: str, include_superseded: 
 
     def explain_line(hit: Any) -> str:
         e = hit.explain
-        return (f"      vector {fmt(e.get('vector'))} (cosine {fmt(e.get('cosine'))}) × "
-                f"{state.config.vector_weight:g} + keyword {fmt(e.get('keyword'))} "
-                f"(bm25 {fmt(e.get('bm25'))}) × {state.config.keyword_weight:g}"
+        wv, wk = e.get("weights") or (0.0, 1.0)  # as the search fused this hit (search.hybrid.fuse)
+        return (f"      rank score {hit.score:.3f} = vector {fmt(e.get('vector'))} (cosine {fmt(e.get('cosine'))}) × "
+                f"{wv:g} + keyword {fmt(e.get('keyword'))} (bm25 {fmt(e.get('bm25'))}) × {wk:g}"
                 + (f" − {e['penalty']:g} (a question)" if e.get("penalty") else "")
                 + f"; relevance {fmt(hit.relevance)} (similarity {fmt(e.get('similarity'))}, "
-                  f"cover {fmt(e.get('cover'))}, unknown {fmt(e.get('unknown'))}, lift {fmt(e.get('lift'))})")
+                  f"cover {fmt(e.get('cover'))}, unknown {fmt(e.get('unknown'))}, lift {fmt(e.get('lift'))}, "
+                  f"hub {fmt(e.get('hub'))})")
 
     print_hits(query, hits, plan, as_json, explain_line if explain else None)
     if explain and not as_json:

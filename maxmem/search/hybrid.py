@@ -172,6 +172,9 @@ class Scored:
     # The plain cosine (not centred) of a returned hit with a vector: relevance.py's
     # evidence, which unlike the centred one does not depend on the brain's centre.
     cosine: float | None = None
+    # The weights its score was fused with, (vector, keyword), as applied to this memory:
+    # score = vector × weights[0] + keyword × weights[1] − penalty (fuse).
+    weights: tuple[float, float] = (0.0, 1.0)
 
 
 def scale(values: dict[int, float]) -> dict[int, float]:
@@ -208,8 +211,9 @@ def fuse(
     top: int | None = None,
 ) -> list[Scored]:
     """score = wv·vector + wk·keyword, each min-max scaled over the union of candidates,
-    minus ASKING_PENALTY for a memory that is a question (`asking`); the best `top`
-    (None: all), best first.
+    minus ASKING_PENALTY (at most down to 0: a score is in [0, 1]) for a memory that is a
+    question (`asking`); the best `top` (None: all), best first. This is the one rank
+    score: local search, PostgreSQL search (sync/pgsearch.py) and --explain use it.
 
     A candidate absent from a list scores 0 on that side. Every keyword candidate gets an
     exact vector similarity before this (see hybrid_search), so only true non-matches of
@@ -223,18 +227,18 @@ def fuse(
     ranked = []
     for memory_id in set(vector) | set(keyword):
         ks = k_scaled.get(memory_id, 0.0) if keyword or wk else None
-        if memory_id in unembedded:
-            vs = None
-            score = (wv + wk) * (ks or 0.0)
-        else:
-            vs = v_scaled.get(memory_id, 0.0) if vector else None
-            score = wv * (vs or 0.0) + wk * (ks or 0.0)
-        penalty = ASKING_PENALTY if memory_id in asking else 0.0
+        # A memory still waiting for its vector is ranked by what it has: its keyword
+        # score carries both weights.
+        weights = (0.0, wv + wk) if memory_id in unembedded else (wv, wk)
+        vs = v_scaled.get(memory_id, 0.0) if vector and memory_id not in unembedded else None
+        score = weights[0] * (vs or 0.0) + weights[1] * (ks or 0.0)
+        # A question loses at most what it scored: a rank score stays within [0, 1].
+        penalty = min(ASKING_PENALTY, score) if memory_id in asking else 0.0
         # sorted on (-score, -id): ids are unique, so nothing after them is compared
-        ranked.append((-(score - penalty), -memory_id, vs, ks, penalty))
+        ranked.append((-(score - penalty), -memory_id, vs, ks, penalty, weights))
     ranked.sort()
-    return [Scored(-i, -negated, vs, ks, vector.get(-i), keyword.get(-i), penalty)
-            for negated, i, vs, ks, penalty in ranked[:top]]
+    return [Scored(-i, -negated, vs, ks, vector.get(-i), keyword.get(-i), penalty, weights=weights)
+            for negated, i, vs, ks, penalty, weights in ranked[:top]]
 
 
 @dataclass
@@ -462,6 +466,7 @@ def explain_rows(scored: Sequence[Scored]) -> list[dict[str, Any]]:
             "similarity": None if s.cosine is None else round(s.cosine, 4),
             "bm25": None if s.raw_keyword is None else round(s.raw_keyword, 4),
             "penalty": round(s.penalty, 4),
+            "weights": [round(w, 4) for w in s.weights],
         }
         for s in scored
     ]

@@ -64,9 +64,12 @@ most questions about something the brain lacks through as well (docs/relevance.m
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cache
+from importlib import resources
 
 import apsw
 import numpy as np
@@ -110,8 +113,24 @@ STANDING = (80.681, -11.023, -0.768, 6.494)
 # The brain sizes the meaning route was measured on: log N is held within them.
 STANDING_MEMORIES = (5, 500)
 
-__all__ = ["DEFAULT_MIN_RELEVANCE", "Evidence", "QueryTerms", "document_frequencies", "evidence", "idf",
-           "keyword_weight", "matched_terms", "query_terms", "relevance", "size", "standing", "typical"]
+# Hubness: how close a memory sits to prompts about nothing in particular, the mean of
+# its plain cosines to the HUB_NEIGHBOURS nearest of the off-topic prompts
+# (maxmem/data/offtopic_prompts.txt, embedded once per model). The meaning route speaks
+# for a hit only when the query stands out from them by at least HUB_MARGIN: a prompt
+# about code sits as close to a personal fact as prompts about code in general do, and
+# a brain of a few memories has nothing else to compare it with. Chosen with
+# `python bench/gate_eval.py` on the paraphrase set's dev half and the prompts
+# themselves (each judged with the others as the bank).
+HUB_NEIGHBOURS = 10
+HUB_MARGIN = 0.0
+OFF_TOPIC = "offtopic_prompts.txt"
+# Their query vectors from the local model (CALIBRATED_EMBEDDER), shipped beside them
+# (scripts/make_offtopic_vectors.py) with the digest of the prompts they were made from.
+OFF_TOPIC_VECTORS = "offtopic_prompts.e5.npz"
+
+__all__ = ["DEFAULT_MIN_RELEVANCE", "Evidence", "QueryTerms", "document_frequencies", "evidence", "hubness", "idf",
+           "keyword_weight", "matched_terms", "off_topic_prompts", "prompts_digest", "query_terms", "relevance", "size",
+           "shipped_vectors", "standing", "typical"]
 
 DF_SQL = "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?"
 # The keyword index's vocabulary, one row per token with the number of memories holding
@@ -148,6 +167,14 @@ class Evidence:
     memories: int = CALIBRATED_MEMORIES  # in the brain searched
     # The cosine less the brain's typical cosine to the query (typical), None without one.
     lift: float | None = None
+    # The memory's hubness (hubness), None where it is not known (no off-topic prompts' vectors).
+    hub: float | None = None
+
+    @property
+    def margin(self) -> float | None:
+        """How far the query stands above the off-topic prompts to this memory (the
+        cosine less the hubness), None without both."""
+        return None if self.cosine is None or self.hub is None else self.cosine - self.hub
 
 
 def idf(memories: int, containing: int) -> float:
@@ -202,18 +229,61 @@ def matched_terms(db: Database, terms: Iterable[str], ids: Sequence[int],
 
 def evidence(db: Database, query: str, cosines: dict[int, float | None],
              tokenizer: Tokenizer | None = None, terms: QueryTerms | None = None,
-             usual: float | None = None) -> dict[int, Evidence]:
+             usual: float | None = None, hubs: dict[int, float] | None = None) -> dict[int, Evidence]:
     """The evidence for each hit id (its cosine given, or None where it has none);
     `terms`: query_terms(db, query) when already taken; `usual`: the brain's typical
-    cosine to the query (typical), from which each hit's lift is taken."""
+    cosine to the query (typical), from which each hit's lift is taken; `hubs`: the
+    hits' hubness (hubness), where known."""
     terms = query_terms(db, query, tokenizer) if terms is None else terms
     matched = matched_terms(db, terms.weights, list(cosines), tokenizer)
 
     def lift(cosine: float | None) -> float | None:
         return None if cosine is None or usual is None else cosine - usual
 
-    return {i: Evidence(c, terms.cover(matched[i]), terms.unknown, terms.memories, lift(c))
+    hubs = hubs or {}
+    return {i: Evidence(c, terms.cover(matched[i]), terms.unknown, terms.memories, lift(c), hubs.get(i))
             for i, c in cosines.items()}
+
+
+@cache
+def off_topic_prompts() -> tuple[str, ...]:
+    """The off-topic prompts shipped with maxmem (OFF_TOPIC), one a line, without comments."""
+    text = resources.files("maxmem").joinpath("data", OFF_TOPIC).read_text(encoding="utf-8")
+    return tuple(line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#"))
+
+
+def prompts_digest(prompts: Sequence[str]) -> str:
+    """A fingerprint of the off-topic prompts, to know shipped vectors are theirs."""
+    return hashlib.sha256("\n".join(prompts).encode("utf-8")).hexdigest()
+
+
+@cache
+def shipped_vectors(model: str) -> np.ndarray | None:
+    """The off-topic prompts' vectors shipped for `model` ("provider:model:dim"): the
+    local model's, when made from the prompts as they are; None otherwise."""
+    if model.rsplit(":", 1)[0] != CALIBRATED_EMBEDDER:
+        return None
+    try:
+        with resources.files("maxmem").joinpath("data", OFF_TOPIC_VECTORS).open("rb") as handle, \
+                np.load(handle) as shipped:
+            if str(shipped["digest"]) != prompts_digest(off_topic_prompts()):
+                return None
+            vectors = np.asarray(shipped["vectors"], dtype=np.float32)
+    except (OSError, KeyError, ValueError):
+        return None
+    return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+
+
+def hubness(vectors: dict[int, np.ndarray], bank: np.ndarray | None) -> dict[int, float]:
+    """Each memory's hubness: the mean of its plain cosines to its HUB_NEIGHBOURS nearest
+    off-topic prompts (`bank`, their query vectors, one row each); empty without a bank."""
+    if bank is None or not len(bank) or not vectors:
+        return {}
+    ids = list(vectors)
+    sims = np.vstack([vectors[i] for i in ids]).astype(np.float32) @ bank.T
+    k = min(HUB_NEIGHBOURS, sims.shape[1])
+    near = np.partition(sims, sims.shape[1] - k, axis=1)[:, -k:]
+    return dict(zip(ids, near.mean(axis=1).tolist()))
 
 
 def typical(query_vector: np.ndarray, mean: np.ndarray) -> float:
@@ -240,9 +310,13 @@ def standing(found: Evidence) -> float | None:
     """The meaning route's log-odds: how far the hit's cosine stands above the brain's
     typical cosine to the query (lift), against how far the best of N memories stands
     by chance, which grows with N (log N, held within STANDING_MEMORIES). None without a
-    lift."""
+    lift, and when the query stands out less than HUB_MARGIN above the off-topic prompts
+    (its hubness margin): the route speaks only for a hit the query is closer to than
+    prompts about nothing in particular are."""
     if found.lift is None or found.cosine is None:
         return None
+    if found.margin is not None and found.margin < HUB_MARGIN:
+        return None  # off-topic prompts sit as close to this memory: its meaning does not stand out
     a, b, c, d = STANDING
     low, high = STANDING_MEMORIES
     return a * found.lift + b * found.cosine + c * math.log(min(max(found.memories, low), high)) + d

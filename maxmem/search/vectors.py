@@ -57,6 +57,9 @@ WITH RECURSIVE models (model) AS (
 )
 SELECT model FROM models WHERE model IS NOT NULL
 """
+# Ahead of a query text in the embeddings cache's key (query_vectors): a memory's text
+# never holds a NUL (memory.py replaces it), so no memory shares the key.
+QUERY_KEY = "\x00query\x00"
 CACHED_SQL = "SELECT text_hash, vector FROM embeddings_cache WHERE model = ? AND text_hash IN ({marks})"
 EMBEDDED_TEXTS_SQL = "SELECT id, title, content FROM memories WHERE id IN ({marks}) AND embedded_at IS NOT NULL"
 STORED_VECTOR_SQL = "SELECT embedding FROM memories_vec WHERE rowid = ?"
@@ -480,6 +483,8 @@ class VectorStore:
         self._index: VectorIndex | None = None
         self._quantizer: Quantizer | None = None
         self._seen_version: tuple[int, str | None] | None = None
+        # Query vectors embedded in this process (query_vectors), by model and key.
+        self._queries: dict[str, dict[str, np.ndarray]] = {}
 
     # -- the model ----------------------------------------------------------
     def check_identity(self) -> None:
@@ -597,6 +602,32 @@ class VectorStore:
         if note:
             self.warn(note)
         return self.embedder.embed_query(bounded)
+
+    def query_vectors(self, texts: Sequence[str]) -> np.ndarray | None:
+        """The query vectors of `texts` (a matrix, one row each), embedded once per model
+        and kept in the embeddings cache under a key no memory's text can have (a NUL
+        ahead of the text); None without an embedder or when it fails (a warning says
+        why). A brain.db that cannot be written keeps them for this process only."""
+        if self.embedder is None or not texts:
+            return None
+        try:
+            model = identity(self.embedder)
+            keys = [text_hash(QUERY_KEY + t) for t in texts]
+            held = {**self.cached(model, keys), **self._queries.get(model, {})}
+            missing = [(k, t) for k, t in zip(keys, texts) if k not in held]
+            if missing:
+                fresh = {k: np.asarray(self.embedder.embed_query(t), dtype=np.float32) for k, t in missing}
+                held.update(fresh)
+                self._queries.setdefault(model, {}).update(fresh)
+                if not self.db.read_only:
+                    with self.db.atomic():
+                        self.cache(fresh, model)
+        except EmbeddingError as exc:
+            self.warn(f"the off-topic prompts could not be embedded: {exc}")
+            return None
+        except DatabaseError:  # busy or read-only: they are kept in this process
+            pass
+        return np.vstack([held[k] for k in keys]).astype(np.float32)
 
     # -- the embeddings cache -----------------------------------------------
     def cache(self, fresh: Mapping[str, np.ndarray], model: str | None = None) -> None:

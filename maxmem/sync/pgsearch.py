@@ -10,10 +10,11 @@ The same steps as local search, over every pushing agent's memories:
   gets its exact similarity too; as locally, the cosine is taken around a centre, the
   querying brain's (search.centred_cosine), and HNSW picks its candidates by the plain
   cosine;
-- both scaled min-max to 0–1 over their candidates and fused
-  vector_weight × vector + keyword_weight × keyword, ties broken by the newer local id;
-  a keyword candidate without a comparable vector lets its keyword score stand for
-  both sides, as local search does for memories still waiting for their vector.
+- fused by search.hybrid.fuse itself, the one rank score of local search: both scaled
+  min-max to 0–1 over their candidates, vector_weight × vector + keyword_weight ×
+  keyword, ties broken by the newer local id; a keyword candidate without a comparable
+  vector lets its keyword score stand for both sides, as local search does for
+  memories still waiting for their vector.
 Local search estimates the cosine of its vector candidates from int8 codes and
 computes it exactly only for the head of the ranking; here every cosine is exact, so
 scores can differ from local ones by the estimate's error (about 0.005 of cosine)
@@ -126,36 +127,18 @@ vectors AS (SELECT * FROM vector_pool UNION ALL SELECT * FROM keyword_vectors)""
 NO_VECTOR_CTES = """
 vectors AS (SELECT NULL::text AS instance_id, NULL::text AS uid, NULL::float8 AS sim WHERE false)"""
 
-FUSE_SQL = """
+# The candidates with what fusion needs; the rank score itself is search.hybrid.fuse's,
+# computed in Python as for local search (one scoring function).
+CANDIDATES_SQL = """
 candidates AS (
     SELECT coalesce(v.instance_id, k.instance_id) AS instance_id, coalesce(v.uid, k.uid) AS uid,
            v.sim, k.bm25, (k.uid IS NOT NULL AND NOT k.has_vector AND %(hybrid)s) AS unembedded
     FROM vectors v FULL JOIN keyword k ON v.instance_id = k.instance_id AND v.uid = k.uid
-),
-bounds AS (
-    SELECT min(sim) AS vlo, max(sim) AS vhi, count(sim) AS vn,
-           min(bm25) AS klo, max(bm25) AS khi, count(bm25) AS kn
-    FROM candidates
-),
-scored AS (
-    SELECT c.instance_id, c.uid, c.sim, c.bm25, c.unembedded,
-           CASE WHEN b.vn = 0 OR c.unembedded THEN NULL WHEN c.sim IS NULL THEN 0.0
-                WHEN b.vhi - b.vlo < 1e-12 THEN 1.0
-                ELSE (c.sim - b.vlo) / (b.vhi - b.vlo) END AS vs,
-           CASE WHEN b.kn = 0 AND %(wk)s = 0 THEN NULL WHEN c.bm25 IS NULL THEN 0.0
-                WHEN b.khi - b.klo < 1e-12 THEN 1.0
-                ELSE (c.bm25 - b.klo) / (b.khi - b.klo) END AS ks
-    FROM candidates c CROSS JOIN bounds b
 )
-SELECT CASE WHEN s.unembedded THEN (%(wv)s + %(wk)s) * coalesce(s.ks, 0)
-            ELSE %(wv)s * coalesce(s.vs, 0) + %(wk)s * coalesce(s.ks, 0) END
-       -- local search ranks a memory that is itself a question a little lower
-       - CASE WHEN %(hybrid)s AND rtrim(m.content) LIKE '%%?' THEN %(asking)s ELSE 0 END AS score,
-       s.vs, s.ks, s.sim, s.bm25,
+SELECT c.sim, c.bm25, c.unembedded,
+       %(hybrid)s AND (rtrim(m.content) LIKE '%%?' OR rtrim(m.content) LIKE '%%？') AS asks,
        m.instance_id, {columns}
-FROM scored s JOIN maxmem.memories m ON m.instance_id = s.instance_id AND m.uid = s.uid
-ORDER BY score DESC, m.local_id DESC, m.uid DESC
-LIMIT %(limit)s"""
+FROM candidates c JOIN maxmem.memories m ON m.instance_id = c.instance_id AND m.uid = c.uid"""
 
 
 @dataclass
@@ -311,9 +294,7 @@ def search(
             total = brain.config.vector_weight + brain.config.keyword_weight
             wv, wk = brain.config.vector_weight / total, brain.config.keyword_weight / total
 
-        params: dict[str, Any] = {"pool": pool, "limit": int(limit), "wv": wv, "wk": wk,
-                                  "hybrid": use_vectors and mode == "hybrid",
-                                  "asking": float(getattr(search_mod, "ASKING_PENALTY", 0.0))}
+        params: dict[str, Any] = {"pool": pool, "hybrid": use_vectors and mode == "hybrid"}
         ctes = []
         if phrases:
             kw_where, kw_params = _named(where, where_params, "kf")
@@ -387,7 +368,7 @@ def search(
         else:
             ctes.append(NO_VECTOR_CTES)
         columns = ", ".join(f"m.{c}" for c in MEMORY_COLUMNS)
-        sql = "WITH " + ",".join(ctes) + "," + FUSE_SQL.format(columns=columns)
+        sql = "WITH " + ",".join(ctes) + "," + CANDIDATES_SQL.format(columns=columns)
         with conn.transaction():
             if use_vectors and schema.vector_type == "vector":
                 conn.execute(f"SET LOCAL hnsw.ef_search = {min(1000, max(40, 2 * pool)):d}")
@@ -399,7 +380,21 @@ def search(
     finally:
         conn.close()
     plan = PgPlan(mode, note, schema.vector_type)
-    return [_hit(r) for r in rows], plan
+    return ranked(rows, wv, wk, int(limit)), plan
+
+
+def ranked(rows: Sequence[Mapping[str, Any]], wv: float, wk: float, limit: int) -> list[SyncHit]:
+    """The best `limit` candidates by search.hybrid.fuse, the rank score local search uses;
+    ties go to the newer local id (then uid), as locally to the newer id."""
+    order = sorted(range(len(rows)), key=lambda i: (rows[i]["local_id"], rows[i]["uid"]))
+    key = {i: n for n, i in enumerate(order)}  # fuse breaks ties by the higher key
+    vector = {key[i]: float(r["sim"]) for i, r in enumerate(rows) if r["sim"] is not None}
+    keyword = {key[i]: float(r["bm25"]) for i, r in enumerate(rows) if r["bm25"] is not None}
+    unembedded = {key[i] for i, r in enumerate(rows) if r["unembedded"]}
+    asking = {key[i] for i, r in enumerate(rows) if r["asks"]}
+    fused = search_mod.fuse(vector, keyword, wv, wk, unembedded, asking, top=limit)
+    by_key = {key[i]: r for i, r in enumerate(rows)}
+    return [_hit(by_key[s.id], s) for s in fused]
 
 
 def _centred_similarity(brain: Brain, query_vector: Any, distance: str, params: dict[str, Any]) -> str:
@@ -433,7 +428,7 @@ def _has_schema(conn: Any) -> bool:
     ).fetchone())
 
 
-def _hit(row: Mapping[str, Any]) -> SyncHit:
+def _hit(row: Mapping[str, Any], scored: search_mod.Scored) -> SyncHit:
     data = {c: row[c] for c in MEMORY_COLUMNS}
     data["id"] = data.pop("local_id")
     for key in ("started_at", "resolved_at", "created_at", "updated_at", "last_recalled_at", "embedded_at"):
@@ -441,10 +436,5 @@ def _hit(row: Mapping[str, Any]) -> SyncHit:
             data[key] = iso(data[key])
     data["importance"] = float(data["importance"])
     memory = Memory(**data)
-    return SyncHit(
-        memory, row["instance_id"], float(row["score"]),
-        None if row["vs"] is None else float(row["vs"]),
-        None if row["ks"] is None else float(row["ks"]),
-        None if row["sim"] is None else float(row["sim"]),
-        None if row["bm25"] is None else float(row["bm25"]),
-    )
+    return SyncHit(memory, row["instance_id"], scored.score, scored.vector_score, scored.keyword_score,
+                   scored.raw_vector, scored.raw_keyword)
