@@ -115,8 +115,8 @@ def test_ordinary_text_is_left_alone(text):
 
 
 def test_extra_patterns_whole_match_or_named_group():
-    out, count = redact("ticket ACME-1234 and pin 4711", patterns=[r"ACME-\d+", r"pin (?P<secret>\d{4})"])
-    assert out == "ticket [REDACTED:custom] and pin [REDACTED:custom]"
+    out, count = redact("ticket ACME-1234 and ref 4711", patterns=[r"ACME-\d+", r"ref (?P<secret>\d{4})"])
+    assert out == "ticket [REDACTED:custom] and ref [REDACTED:custom]"
     assert count == 2
 
 
