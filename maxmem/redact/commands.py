@@ -80,6 +80,9 @@ _POSITIONAL = {word: re.compile(pattern, re.IGNORECASE) for word, pattern in {
     "conn": r"""conn(?:ect)?[ \t]+[\w$#]{1,64}/(?P<secret>[^\s@/"']{1,128})@""",
     "convertto-securestring": r"""convertto-securestring[ \t]+(?:-String[ \t]+)?(?P<secret>'[^'\n]{1,256}'|"[^"\n]{1,256}")""",
     "/pass": rf"""/(?:pass|password|pwd):(?P<secret>{_WORD})""",
+    "ssh-keygen": rf"""ssh-keygen\b[^\n|;]{{0,200}}?[ \t]-[NP][ \t]+(?P<secret>{_WORD})""",  # new / old passphrase
+    # user/password@host:port/service (Oracle's EZConnect, in JDBC thin URLs and tools)
+    "thin:": r"""thin:[\w$#]{1,64}/(?P<secret>[^\s@/"']{1,128})@""",
 }.items()}
 _BACK = {"plus": 3, "dp": 3}  # sqlplus, expdp: the word is found inside the command's name
 
@@ -87,19 +90,20 @@ _BACK = {"plus": 3, "dp": 3}  # sqlplus, expdp: the word is found inside the com
 _POSITIONAL_ANCHORS = {"htpasswd": b"htpasswd", "mosquitto_passwd": b"mosquitto", "rabbitmqctl": b"rabbitmqctl",
                        "net user": b"net", "net use": b"net", "mysqladmin": b"mysqladmin", "plus": b"sqlplus",
                        "dp": b"expdp", "rman": b"rman", "conn": b"conn", "convertto-securestring": b"convertto",
-                       "/pass": b"pass"}
+                       "/pass": b"pass", "ssh-keygen": b"keygen", "thin:": b"thin"}
 
 
-_POSITIONAL_GATE = frozenset(_POSITIONAL_ANCHORS.values()) | {b"impdp", b"connect", b"password", b"pwd"}
+_POSITIONAL_GATE = frozenset(_POSITIONAL_ANCHORS.values()) - {b"pass"} | {b"impdp", b"connect"}
 
 
 def positional_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
     """Passwords in the place a command documents for them: htpasswd -b, net user, sqlplus u/p@db …"""
-    if words.isdisjoint(_POSITIONAL_GATE):
+    windows = "/pass" in lowered or "/pwd:" in lowered
+    if words.isdisjoint(_POSITIONAL_GATE) and not windows:
         return
     present = [word for word, anchor in _POSITIONAL_ANCHORS.items()
                if anchor in words or (word == "dp" and b"impdp" in words) or (word == "conn" and b"connect" in words)
-               or (word == "/pass" and (b"password" in words or b"pwd" in words))]
+               or (word == "/pass" and windows)]
     for at, word in find_words(lowered, data, present):
         pattern = _POSITIONAL[word]
         begin = max(0, at - _BACK.get(word, 0))
@@ -134,21 +138,22 @@ def call_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> 
 
 
 def _call_at(text: str, pos: int) -> Iterator[Hit]:
-    """The call's arguments from `pos`: the last of two string literals or more."""
-    literals: list[tuple[int, int]] = []
+    """The call's arguments from `pos`: the last, a string literal, of two arguments or more."""
+    last: tuple[int, int] | None = None
+    count = 0
     for _ in range(6):
         arg = _LITERAL.match(text, pos)
         if not arg:
             break
-        if arg.group("q"):
-            literals.append((arg.start("v"), arg.end("v")))
+        count += 1
+        last = (arg.start("v"), arg.end("v")) if arg.group("q") else None
         pos = arg.end()
         if not text.startswith(",", pos):
             break
         pos += 1
-    if not text.startswith(")", pos) or len(literals) < 2:
+    if not text.startswith(")", pos) or count < 2 or last is None:
         return
-    start, end = literals[-1]
+    start, end = last
     value = text[start:end]
     if _secret(value) and "://" not in value:
         yield Hit("password", start, end, "password passed to a login call")

@@ -31,8 +31,20 @@ _PASSWORD_WORDS = (
     "비밀번호", "암호", "lösenord", "losenord", "passord", "adgangskode", "kodeord", "salasana", "heslo", "jelszó",
     "jelszo", "şifre", "sifre", "parola", "kata sandi", "mật khẩu", "mat khau", "كلمة المرور", "كلمة السر", "סיסמה",
     "κωδικός", "पासवर्ड", "лозинка", "geslo", "lozinka", "slaptažodis", "parole", "credentials", "creds",
+    "contrasenya", "pasahitza", "parool", "lykilorð", "kata laluan", "nenosiri", "รหัสผ่าน", "رمز عبور", "رمز",
+    "گذرواژه", "পাসওয়ার্ড", "கடவுச்சொல்", "salasõna", "jelszava", "hasła", "пароля",
     "log in", "login", "logon", "sign in", "signin", "anmelden", "connexion",
+    "pw", "pwd", "pass",  # only as a label: "pw: …", "pass = …"
+    "alarm code", "door code", "access code", "unlock code", "pin code", "gate code", "entry code", "safe code",
 )
+# Short words that count only as a label, followed by ":" / "=" / "is".
+_LABELS = frozenset({"pw", "pwd", "pass"})
+# English context words: an ending other than a plural makes another word (passwords is
+# one, passwordless is not); in other languages an ending is grammar (passordet, hasła).
+_ENGLISH = frozenset({"password", "passphrase", "passcode", "passwd", "credentials", "creds", "login", "logon",
+                      "signin", "key", "token", "secret", "seed", "pin", "pw", "pwd", "pass"})
+_CODES = frozenset({"alarm code", "door code", "access code", "unlock code", "pin code", "gate code", "entry code",
+                    "safe code", "pin", "passcode"})
 # Words that make what follows a key or token (the value must look random).
 _KEY_WORDS = ("key", "token", "secret", "clé", "clave", "chave", "schlüssel", "sleutel", "klucz", "ключ", "токен",
               "密钥", "秘钥", "令牌", "キー", "トークン", "토큰", "nyckel", "nøgle", "avain", "seed", "pin")
@@ -40,13 +52,17 @@ _KEY_WORDS = ("key", "token", "secret", "clé", "clave", "chave", "schlüssel", 
 _WHOLE = frozenset({"key", "token", "secret", "pin", "seed", "login", "logon", "signin", "creds", "parola",
                     "parole", "heslo", "geslo"})
 _CONTEXT_WORDS = tuple(sorted((*_PASSWORD_WORDS, *_KEY_WORDS), key=len, reverse=True))
-_MAX_FILLERS = {"key": 2, "token": 2, "secret": 2}
+_MAX_FILLERS = {"key": 3, "token": 3, "secret": 3}
 _CONNECTORS = frozenset({
     "is", "was", "are", "be", "now", "=", ":", "-", "–", "—", "=>", "->", "ist", "lautet", "lauten", "war", "est",
     "es", "era", "é", "è", "e", "är", "var", "er", "on", "to", "jest", "je", "adalah", "là", "ialah", "это",
     "with", "using", "use", "mit", "avec", "con", "com", "met", "per", "als", "as:", "是", "为", "為", "は", "는",
-    "은", "が", "です", "olarak", "ir", "yra",
+    "은", "が", "です", "olarak", "ir", "yra", "este", "είναι", "היא", "הוא", "هي", "هو", "ni", "คือ", "/", "|",
+    "ul", "ay", "wa", "lautete", "és", "ez", "ялтай", "є", "jest:", "ist:", "adalah:",
 })
+# Connectors that hand a value over: "is", ":", "=" (and the word itself: "key Rv7$…").
+_PRIMARY = frozenset({"is", ":", "=", "context", "was", "are", "ist", "lautet", "est", "es", "é", "è", "är", "er",
+                      "on", "jest", "je", "adalah", "là", "ialah", "este", "és", "είναι", "是", "は", "는", "은", "ni", "คือ"})
 # Connectors after which only a strong password counts ("hashing with argon2id" is none).
 _WEAK_CONNECTORS = frozenset({"with", "using", "use", "mit", "avec", "con", "com", "met", "per", "to", "als", "e"})
 _TOKEN = re.compile(r"\S+")
@@ -60,6 +76,9 @@ _TECH_TERM = re.compile(r"[a-z]{1,8}\d{1,4}[a-z_\d]{0,6}|[A-Z][A-Z\d]{1,10}(?:[-
 _PIN = re.compile(r"\d{4,12}(?:[- ]\d{2,8})?#?")
 # Every value read here holds a digit or a symbol (a plain word is no password here).
 _VALUE_HINT = re.compile(r"[\d!@#$%^&*+?~]")
+_LABEL_IS = re.compile(r"[ \t]{1,3}(?:is|=|:)[ \t]")
+# After a word in another script: its ending (şifresi) or glued grammar (是, は, คือ).
+_GLUED_TAIL = re.compile(r"[^\W\d_]{1,8}(?<![^\x00-\x7f])(?=[\s:=])|[^\s!-~]{0,6}")
 _WORD_TAIL = re.compile(r"[^\W_]*")
 _CODE_BEFORE = frozenset("_.$-/\\@#")
 _CODE_AFTER = frozenset("=),.]}\\;|<>")
@@ -128,11 +147,12 @@ def _is_secret(value: str, word: str, connector: str, fillers: int) -> bool:
     if _HASHED.match(value) or _CODE.search(value):
         return False
     if word in _KEY_WORDS and word not in ("pin", "seed"):
-        return looks_random(value, 16) or (word == "key" and not fillers and connector in (":", "=", "context")
-                                           and password_like(value, strong=True) and len(value) >= 10)
-    if word == "pin" or word == "passcode":
-        if _PIN.fullmatch(value):
-            return True
+        return looks_random(value, 16) or (connector in _PRIMARY and password_like(value, strong=True)
+                                           and (connector != "context" or word == "key" and not fillers))
+    if word in _CODES and _PIN.fullmatch(value):
+        return True
+    if word in _CODES and word != "passcode":
+        return False
     if word == "seed":
         return looks_random(value, 16)
     if word in ("log in", "login", "logon", "sign in", "signin", "anmelden", "connexion"):
@@ -161,13 +181,13 @@ def _contexts(lowered: str, data: bytes, words: frozenset[bytes],
     """(offset, word) of every context word, in order."""
     out = []
     for at, length in shared:
+        if length == 4 and lowered.startswith("mot de passe", at - 7):
+            out.append((at - 7, "mot de passe"))
+            continue
         for word in _SHARED.get(lowered[at:at + length], ()):
             if lowered.startswith(word, at):
                 out.append((at, word))
                 break
-        else:
-            if length == 4 and lowered.startswith("mot de passe", at - 7):
-                out.append((at - 7, "mot de passe"))
     out += find_words(lowered, data, present_words(words, _OWN))
     out.sort(key=lambda f: (f[0], -len(f[1])))
     return out
@@ -189,18 +209,21 @@ def prose_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes],
         if (before.isalpha() and word.isascii() and not (text[start].isupper() and before.islower())
                 or before in _CODE_BEFORE):
             continue  # monkey, bypassword: inside another word (AccessKey is two); self.key, api_key: code
-        tail = _WORD_TAIL.match(lowered, end, end + 20)
+        tail = (_WORD_TAIL if word.isascii() else _GLUED_TAIL).match(lowered, end, end + 20)
         rest = tail.group(0) if tail else ""
-        if rest and (word in _WHOLE or word.isascii() and rest not in ("s", "es", "e", "en", "n", "si", "i", "a")):
-            continue  # keyboard, tokenizer, passwords_table
+        if rest and (word in _WHOLE or (rest != "s" if word in _ENGLISH else len(rest) > 4)):
+            continue  # keyboard, tokenizer, passwordless; passordet, hasła are the word itself
         after = text[end + len(rest):end + len(rest) + 1]
-        if after and not (after in " \t:" or not after.isascii()):
+        if word in _LABELS and not (after in ":=" or _LABEL_IS.match(lowered, end + len(rest))):
+            continue  # "pass the test", "pwd" the command: a label only when a value is given
+        if after and not (after in " \t:" or not after.isascii() or not word.isascii()):
             continue  # login?next=, password+reset, token.py, "token": a name in code, a URL, JSON
         ahead = _AHEAD.match(text, end + len(rest))
         if ahead and ahead.group(1) in _CODE_AFTER:
             continue  # token = …, key.get(…), key, value: code (assignments are named_hits')
         # The window ends where the next context word starts: that one reads its own value.
-        following = next((c for c, _ in contexts[number + 1:number + 4] if c >= end), len(text))
+        following = next((c for c, _ in contexts[number + 1:number + 4] if c >= end and text[c - 1] in " \t\n"),
+                         len(text))
         hint = _VALUE_HINT.search(text, end + len(rest), min(following, end + len(rest) + _WINDOW))
         hit = _after(text, end + len(rest), word, following) if hint else None
         if hit is None and word in _KEY_WORDS + ("password", "passphrase"):
@@ -232,7 +255,7 @@ def _after(text: str, at: int, word: str, limit: int) -> Hit | None:
             for candidate, shift in ((value, 0), (value2, offset2)) if offset2 else ((value, 0),):
                 if _is_secret(candidate, word, connector, fillers):
                     begin = token.start() + offset + shift
-                    return Hit("password" if word not in _KEY_WORDS or word == "pin" else "secret", begin,
+                    return Hit("password" if word not in _KEY_WORDS or word in _CODES else "secret", begin,
                                begin + len(candidate), f"value after '{word}' in prose")
         if raw.endswith((":", "=")) and _FILLER.fullmatch(raw[:-1] + ":") or raw in (":", "="):
             connector = ":"  # "for the wifi:", "(hex):", "1:"

@@ -217,7 +217,10 @@ def provider_hits(text: str) -> Iterator[Hit]:
 
 # Vendors' own prefix before a random body: tskey-auth-…, dckr_pat_…, xapp-1-…, figd_…,
 # pscale_tkn_…. Object ids (msg_01…, cus_…, chatcmpl-…) have short bodies or are named.
-_PREFIXED = re.compile(r"(?P<prefix>(?:[a-z][a-z0-9]{1,11}|[A-Z][A-Z0-9]{1,11})(?:[-_][a-zA-Z0-9]{1,12}){0,3}?[-_])"
+# The vendor's word: lower-case letters (a digit or two at its end: fo1_) or four capitals
+# or more (CFPAT-); a random base64url string that merely holds a dash early (t5v-…, PW_…)
+# has neither.
+_PREFIXED = re.compile(r"(?P<prefix>(?:[a-z]{2,10}[0-9]{0,2}|[A-Z]{4,10}[0-9]{0,2})(?:[-_][a-zA-Z0-9]{1,12}){0,3}?[-_])"
                        r"(?P<body>[A-Za-z0-9][A-Za-z0-9_-]{19,})")
 _ID_PREFIXES = frozenset({"sha1", "sha224", "sha256", "sha384", "sha512", "md5", "blake2b", "blake3", "commit", "git", "rev",
                           "build", "tx", "block", "trace", "span", "req", "request", "msg", "toolu", "chatcmpl", "resp",
@@ -389,6 +392,8 @@ def private_hits(text: str, lowered: str) -> Iterator[Hit]:
 # may hold / @ ? # (unencoded): it runs to the last @ that a host follows.
 _URL_CREDENTIALS = re.compile(r"://(?P<user>[^\s:/?#@\"'<>\\]{0,256}):(?P<secret>[^\s\"'<>\\]{1,256}?)@"
                               r"(?P<host>[A-Za-z0-9\[][A-Za-z0-9.\-\[\]:%]{0,255})(?=[/?#\s\"'<>\\;,)]|\Z)")
+# https://<token>@github.com/…: a random user with no password is a token (git, npm, pip).
+_URL_TOKEN_USER = re.compile(r"://(?P<secret>[A-Za-z0-9_.~%-]{20,256})@[A-Za-z0-9\[]")
 _PORT = re.compile(r"\d{1,5}(?:[/?#]|\Z)")
 _URL_PLACEHOLDERS = frozenset({"password", "pass", "passwd", "pwd", "secret", "pw", "p", "x", "token",
                                "mypassword", "yourpassword", "pass123", "changeme"})
@@ -405,6 +410,10 @@ def url_hits(text: str) -> Iterator[Hit]:
             if not (secret.startswith(("[REDACTED", "$")) or is_placeholder(secret) or _PORT.match(secret)
                     or secret.lower() in _URL_PLACEHOLDERS):
                 yield Hit("url-password", match.start("secret"), match.end("secret"), "password in a URL (://user:…@)")
+        elif at_sign >= 0:
+            token = _URL_TOKEN_USER.match(text, at)
+            if token and looks_random(token.group("secret"), 20) and not is_placeholder(token.group("secret")):
+                yield Hit("url-password", token.start("secret"), token.end("secret"), "token as a URL's user (://…@)")
         at = text.find("://", at + 3)
 
 

@@ -402,10 +402,11 @@ _Phrase = tuple[str, tuple[frozenset[bytes], ...], frozenset[str]]
 
 @lru_cache(maxsize=64)
 def _word_index(candidates: tuple[str, ...]) -> tuple[dict[bytes, tuple[str, ...]], tuple[_Phrase, ...],
-                                                      re.Pattern[str] | None]:
+                                                      re.Pattern[str] | None, frozenset[bytes], bool]:
     """The one-word ASCII candidates by each form of theirs; the others (phrases, other
     scripts) with the forms of their ASCII parts and their other parts; a pattern that
-    finds those other parts."""
+    finds those other parts; every form that can make a candidate present, and whether
+    some candidate is in another script only."""
     index: dict[bytes, tuple[str, ...]] = {}
     others = []
     scripts: set[str] = set()
@@ -421,14 +422,17 @@ def _word_index(candidates: tuple[str, ...]) -> tuple[dict[bytes, tuple[str, ...
         scripts |= foreign
         others.append((candidate, forms, foreign))
     pattern = re.compile("|".join(map(re.escape, sorted(scripts, key=len, reverse=True)))) if scripts else None
-    return index, tuple(others), pattern
+    gate = frozenset(index).union(*(forms[0] for _, forms, _ in others if forms))
+    return index, tuple(others), pattern, gate, any(not forms for _, forms, _ in others)
 
 
 def present_words(words: frozenset[bytes], candidates: tuple[str, ...]) -> list[str]:
     """The `candidates` (lower-case words or phrases) that the text whose `words` these are
     may hold: each part a word of the text (or one with a short ending), a part in
     another script found inside one of the text's words (密码是 holds 密码)."""
-    index, others, pattern = _word_index(candidates)
+    index, others, pattern, gate, script_only = _word_index(candidates)
+    if words.isdisjoint(gate) and not (script_only and not all(w.isascii() for w in words)):
+        return []
     found: set[str] = set()
     if len(words) < len(index):
         for word in words:
