@@ -38,13 +38,14 @@ from ..config import Config
 from ..errors import InvalidInput
 from ..settings import CustomPattern, RedactSettings, check_pattern, compile_patterns
 from .assignments import KEYWORDS, bearer_hits, command_hits, keyword_positions, named_hits, sql_hits
-from .commands import call_hits, cookie_hits, positional_hits, stdin_hits
+from .commands import call_hits, cookie_hits, pgpass_hits, positional_hits, stdin_hits
 from .material import card_hits, der_hits, jwk_hits, phrase_hits, putty_hits
 from .prose import prose_hits
 from .shapes import (
     PRIVATE,
     Hit,
     azure_hits,
+    key_block_hits,
     pem_hits,
     private_hits,
     provider_hits,
@@ -191,6 +192,8 @@ class Redactor:
             yield from private_hits(text, lowered)
         if "-----BEGIN " in text:
             yield from pem_hits(text)
+        if "BEGIN " in text:
+            yield from key_block_hits(text)
         yield from provider_hits(text)
         if "://" in text:
             yield from url_hits(text)
@@ -220,6 +223,7 @@ class Redactor:
         if "(" in text:
             yield from call_hits(text, lowered, data, words)
         yield from cookie_hits(text, lowered, data, words)
+        yield from pgpass_hits(text, lowered)
         for kind, pattern in self._custom:
             for match in pattern.finditer(text):
                 span = match.span("secret") if "secret" in pattern.groupindex else match.span()

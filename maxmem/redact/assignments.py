@@ -29,7 +29,7 @@ from .values import (
 
 __all__ = ["KEYWORDS", "bearer_hits", "command_hits", "keyword_positions", "named_hits"]
 
-KEYWORDS = ("pass", "pwd", "secret", "token", "key", "auth", "cred", "sig", "_pat", "mnemonic")
+KEYWORDS = ("pass", "pwd", "secret", "token", "key", "auth", "cred", "sig", "_pat", "mnemonic", "psk")
 
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 _NAME_TAIL = re.compile(r"[A-Za-z0-9_.-]{0,65}")

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from .shapes import Hit
 from .values import Strength, find_words, is_placeholder, looks_random, value_is_secret
 
-__all__ = ["call_hits", "cookie_hits", "positional_hits", "stdin_hits"]
+__all__ = ["call_hits", "cookie_hits", "pgpass_hits", "positional_hits", "stdin_hits"]
 
 _WORD = r"""(?:'[^'\n]{1,256}'|"[^"\n]{1,256}"|[^\s'"|;&]{1,256})"""
 
@@ -189,3 +189,16 @@ def cookie_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -
             if not text.startswith(";", pos) or lowered.startswith("set-cookie", match.start()):
                 break  # Set-Cookie: one cookie, then its attributes (Path=/, Max-Age=…)
             pos += 1
+
+
+# ~/.pgpass: hostname:port:database:username:password, one entry a line.
+_PGPASS = re.compile(r"(?m)^[ \t]*[\w.*-]{1,253}:(?:\d{1,5}|\*):[\w.*-]{1,64}:[\w.@*-]{1,64}:(?P<secret>[^\s:]{1,256})[ \t]*\r?$")
+
+
+def pgpass_hits(text: str, lowered: str) -> Iterator[Hit]:
+    """The password field of .pgpass lines (the file named, or a line with a * field)."""
+    if "pgpass" not in lowered and ":*:" not in text:
+        return
+    for match in _PGPASS.finditer(text):
+        if _secret(match.group("secret")):
+            yield Hit("password", match.start("secret"), match.end("secret"), ".pgpass password field")

@@ -36,7 +36,12 @@ _PASSWORD_WORDS = (
     "log in", "login", "logon", "sign in", "signin", "anmelden", "connexion",
     "pw", "pwd", "pass",  # only as a label: "pw: …", "pass = …"
     "alarm code", "door code", "access code", "unlock code", "pin code", "gate code", "entry code", "safe code",
+    "backup code", "recovery code", "2fa code", "one-time code", "backup codes", "recovery codes", "2fa codes",
 )
+# Lists of one-time codes: every code that follows goes.
+_CODE_LISTS = frozenset({"backup code", "recovery code", "2fa code", "one-time code", "backup codes", "recovery codes",
+                         "2fa codes"})
+_ONE_CODE = re.compile(r"[A-Za-z0-9]{3,8}(?:[- ][A-Za-z0-9]{3,8}){0,2}")
 # Short words that count only as a label, followed by ":" / "=" / "is".
 _LABELS = frozenset({"pw", "pwd", "pass"})
 # English context words: an ending other than a plural makes another word (passwords is
@@ -206,8 +211,9 @@ def prose_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes],
         if start < skip:
             continue
         before = text[start - 1] if start else " "
+        key_file = before == "." and word == "key" and text.startswith(":", end)  # master.key: …, jwt.key: …
         if (before.isalpha() and word.isascii() and not (text[start].isupper() and before.islower())
-                or before in _CODE_BEFORE):
+                or before in _CODE_BEFORE and not key_file):
             continue  # monkey, bypassword: inside another word (AccessKey is two); self.key, api_key: code
         tail = (_WORD_TAIL if word.isascii() else _GLUED_TAIL).match(lowered, end, end + 20)
         rest = tail.group(0) if tail else ""
@@ -225,12 +231,30 @@ def prose_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes],
         following = next((c for c, _ in contexts[number + 1:number + 4] if c >= end and text[c - 1] in " \t\n"),
                          len(text))
         hint = _VALUE_HINT.search(text, end + len(rest), min(following, end + len(rest) + _WINDOW))
+        if word in _CODE_LISTS:
+            codes = list(_code_list(text, end + len(rest), word))
+            if codes:
+                skip = codes[-1].end
+                yield from codes
+                continue
         hit = _after(text, end + len(rest), word, following) if hint else None
         if hit is None and word in _KEY_WORDS + ("password", "passphrase"):
             hit = _before(text, start)
         if hit is not None:
             skip = hit.end
             yield hit
+
+
+def _code_list(text: str, at: int, word: str) -> Iterator[Hit]:
+    """The codes after 'backup codes:' (on its line and the lines below), each with a digit."""
+    started = False
+    for number, token in enumerate(_TOKEN.finditer(text, at, min(len(text), at + 800))):
+        raw = token.group(0).strip(",;")
+        if _ONE_CODE.fullmatch(raw) and any(c.isdigit() for c in raw) and len(raw) >= 6:
+            started = True
+            yield Hit("password", token.start(), token.start() + len(raw), f"one of the {word} listed")
+        elif started or number > 4:
+            return
 
 
 def _after(text: str, at: int, word: str, limit: int) -> Hit | None:

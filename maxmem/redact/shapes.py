@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from .values import is_placeholder, looks_random, wallet_key
 
-__all__ = ["PRIVATE", "Hit", "azure_hits", "pem_hits", "private_hits", "provider_hits", "url_hits",
+__all__ = ["PRIVATE", "Hit", "azure_hits", "key_block_hits", "pem_hits", "private_hits", "provider_hits", "url_hits",
            "webhook_hits"]
 
 PRIVATE = "private"  # the kind of a <private>…</private> span: removed without a mark
@@ -161,6 +161,7 @@ def _candidate_runs(text: str) -> Iterator[tuple[int, int]]:
                 or (end < n and data[end] == 46)  # a dotted token: discord, terraform
                 or (end - pos in (36, 37) and data[pos + 32] == 45)  # mailchimp …-usN
                 or end - pos in (51, 52, 111)  # a WIF key, an xprv
+                or (before == 46 and end - pos >= 20 and not data[pos:end].translate(None, b"_-").isalpha())  # sl.…
                 or (end - pos >= 24 and first > 64 and (45 in data[pos + 2:pos + 14] or 95 in data[pos + 2:pos + 14])
                     and not (end - pos == 36 and data[pos + 8] == 45 and data[pos + 13] == 45)  # a UUID
                     and not data[pos:end].translate(None, b"_-").isalpha())  # prefix-/prefix_ and a body with digits
@@ -207,6 +208,10 @@ def provider_hits(text: str) -> Iterator[Hit]:
         first = text[start]
         if first == "A" or first == "S" or (end - start in (36, 37) and text[start + 32] == "-"):
             yield from _neighbours(text, start, end)
+        if before == "." and end - start >= 20:
+            hit = _dotted(text, start, end)
+            if hit:
+                yield hit
         if end - start in (51, 52, 111) and wallet_key(text[start:end]):
             yield Hit("private-key", start, end, "wallet private key (WIF / xprv, base58check)")
         elif end - start >= 24 and first.isalpha() and ("-" in text[start + 2:start + 14] or "_" in text[start + 2:start + 14]):
@@ -227,6 +232,8 @@ _ID_PREFIXES = frozenset({"sha1", "sha224", "sha256", "sha384", "sha512", "md5",
                           "batch", "file", "msgbatch", "run", "job", "thread", "asst", "call", "step", "cs", "evt",
                           "event", "id", "uuid", "nonce", "hash", "digest", "pk", "pub", "public", "org", "user",
                           "cus", "price", "prod", "sub", "pi", "pm", "ch", "in", "acct", "po", "data", "test", "img"})
+_SECRET_PREFIX_WORDS = frozenset({"sk", "pat", "secret", "key", "token", "api", "auth", "access", "private", "priv",
+                                  "pw", "pass", "apikey"})
 _TOKEN_TAIL = re.compile(r"[A-Za-z0-9+/=_-]*")
 
 
@@ -239,12 +246,32 @@ def _prefixed(text: str, start: int, end: int, before: str) -> Hit | None:
     prefix, body = match.group("prefix"), match.group("body")
     segments = len(re.findall(r"[-_]", prefix))
     flat = body.replace("-", "").replace("_", "")
-    if len(flat) < (20 if segments >= 2 else 28) or not looks_random(flat, 20) or _is_uuid_body(body):
+    if _is_uuid_body(body):  # pat-na1-<uuid>, sk-lf-<uuid>: a UUID is a secret only when the prefix says so
+        words = set(re.split(r"[-_]", prefix.lower()))
+        if words.isdisjoint(_SECRET_PREFIX_WORDS):
+            return None
+        return Hit("token", start, end, f"token with a vendor prefix ({prefix}…)")
+    if len(flat) < (20 if segments >= 2 else 28) or not looks_random(flat, 20):
         return None
     if not any(c.isdigit() for c in flat) or not any(c.isalpha() for c in flat):
         return None
     tail = _TOKEN_TAIL.match(text, end)
     return Hit("token", start, tail.end() if tail else end, f"token with a vendor prefix ({prefix}…)")
+
+
+_DOT_PREFIX = re.compile(r"(?<![\w.])[a-z]{2,10}(?:\.[a-z]{1,4})?\.\Z")
+
+
+def _dotted(text: str, start: int, end: int) -> Hit | None:
+    """sl.u.AbC…, sk.eyJ…: a short lower-case prefix, a dot, a random body."""
+    prefix = _DOT_PREFIX.search(text, max(0, start - 16), start)
+    if not prefix or prefix.group(0).split(".")[0] in _ID_PREFIXES:
+        return None
+    flat = text[start:end].replace("-", "").replace("_", "")
+    if not looks_random(flat, 20) or not any(c.isdigit() for c in flat):
+        return None
+    tail = _TOKEN_TAIL.match(text, end)
+    return Hit("token", prefix.start(), tail.end() if tail else end, f"token with a vendor prefix ({prefix.group(0)}…)")
 
 
 def _is_uuid_body(body: str) -> bool:
@@ -355,6 +382,28 @@ def pem_hits(text: str) -> Iterator[Hit]:
             continue
         yield Hit("private-key", at, close + len(end_marker), "PEM private key block")
         at = text.find("-----BEGIN ", close + len(end_marker))
+
+
+# Any other armoured block whose label names a key and not a public one: OpenVPN static
+# keys, SSH2 (RFC 4716) private keys, TSIG keys. Its body goes; headers (Comment: …) stay.
+_KEY_BLOCK = re.compile(r"(?P<dashes>-{4,5}) ?BEGIN (?P<label>[A-Za-z0-9 ]{1,60}?) ?-{4,5}")
+_BLOCK_BODY = re.compile(r"(?:[ \t]*(?:\r?\n|\\n)(?:[A-Za-z-]{1,40}: [^\n\\]{0,200}|[ \t]*(?P<line>[A-Za-z0-9+/=]{2,200})))+")
+
+
+def key_block_hits(text: str) -> Iterator[Hit]:
+    """The body of an armoured block (BEGIN … KEY …) that holds no public key or certificate."""
+    for match in _KEY_BLOCK.finditer(text):
+        label = match.group("label").upper()
+        if "KEY" not in label or "PUBLIC" in label or ("PRIVATE KEY" in label and match.group("dashes") == "-----"):
+            continue  # PEM private keys are pem_hits'
+        body = _BLOCK_BODY.match(text, match.end())
+        if not body:
+            continue
+        lines = [m for m in re.finditer(r"(?m)^[ \t]*([A-Za-z0-9+/=]{2,200})[ \t]*\r?$", text[match.end():body.end()])]
+        if sum(len(m.group(1)) for m in lines) < 32:
+            continue
+        first, last = lines[0], lines[-1]
+        yield Hit("private-key", match.end() + first.start(1), match.end() + last.end(1), f"{label.lower()} block body")
 
 
 # "<private> tags", "`<private>`": the tag talked about (docs, maxmem's own messages), not used.

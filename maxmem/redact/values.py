@@ -53,7 +53,7 @@ _TRAILING = frozenset({
     "base",  # Rails' secret_key_base
 })
 _PASSWORD_HEADS = frozenset({"password", "passwd", "passphrase", "passcode", "passwort", "contrasena",
-                             "motdepasse", "pword", "mnemonic"})
+                             "motdepasse", "pword", "mnemonic", "psk", "passkey"})
 _TOKEN_HEADS = frozenset({"token", "secret", "apikey", "credential", "credentials", "creds", "cred"})
 SECRET_HEADS = _PASSWORD_HEADS | _TOKEN_HEADS | {"key", "auth", "authorization", "pwd", "pass", "pw"}
 
