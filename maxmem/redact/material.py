@@ -131,8 +131,12 @@ def _phrase_after(text: str, at: int) -> Hit | None:
         return None
     tokens = [m for m in _LINE_TOKENS.finditer(text, at, min(len(text), at + 400))]
     newline = text.find("\n", at, at + 400)
-    if newline >= 0:
-        tokens = [m for m in tokens if m.start() < newline]
+    if newline >= 0 and text[at:newline].strip(" \t:=\"'"):  # "seed:" alone on its line: the words are below
+        newline2 = text.find("\n", newline + 1, at + 400)
+        tokens = [m for m in tokens if m.start() < (newline if newline2 < 0 else newline)]
+    elif newline >= 0:
+        second = text.find("\n", newline + 1, at + 400)
+        tokens = [m for m in tokens if second < 0 or m.start() < second]
     for first in range(min(8, len(tokens))):
         run = 0
         for m in tokens[first:first + 25]:

@@ -52,7 +52,9 @@ _CODES = frozenset({"alarm code", "door code", "access code", "unlock code", "pi
                     "safe code", "pin", "passcode"})
 # Words that make what follows a key or token (the value must look random).
 _KEY_WORDS = ("key", "token", "secret", "clé", "clave", "chave", "schlüssel", "sleutel", "klucz", "ключ", "токен",
-              "密钥", "秘钥", "令牌", "キー", "トークン", "토큰", "nyckel", "nøgle", "avain", "seed", "pin")
+              "密钥", "秘钥", "令牌", "キー", "トークン", "토큰", "nyckel", "nøgle", "avain", "seed", "pin", "chiave",
+              "anahtar", "키", "kulcs", "cheie", "kljuc", "ključ", "klíč", "raktas", "atslēga", "võti", "مفتاح",
+              "מפתח", "κλειδί", "कुंजी")
 # English words that only count whole: "keyboard", "tokens per second", "spinner".
 _WHOLE = frozenset({"key", "token", "secret", "pin", "seed", "login", "logon", "signin", "creds", "parola",
                     "parole", "heslo", "geslo"})
@@ -63,7 +65,7 @@ _CONNECTORS = frozenset({
     "es", "era", "é", "è", "e", "är", "var", "er", "on", "to", "jest", "je", "adalah", "là", "ialah", "это",
     "with", "using", "use", "mit", "avec", "con", "com", "met", "per", "als", "as:", "是", "为", "為", "は", "는",
     "은", "が", "です", "olarak", "ir", "yra", "este", "είναι", "היא", "הוא", "هي", "هو", "ni", "คือ", "/", "|",
-    "ul", "ay", "wa", "lautete", "és", "ez", "ялтай", "є", "jest:", "ist:", "adalah:",
+    "ul", "ay", "wa", "lautete", "és", "ez", "→", "⇒", "ялтай", "є", "jest:", "ist:", "adalah:",
 })
 # Connectors that hand a value over: "is", ":", "=" (and the word itself: "key Rv7$…").
 _PRIMARY = frozenset({"is", ":", "=", "context", "was", "are", "ist", "lautet", "est", "es", "é", "è", "är", "er",
@@ -84,6 +86,7 @@ _VALUE_HINT = re.compile(r"[\d!@#$%^&*+?~]")
 _LABEL_IS = re.compile(r"[ \t]{1,3}(?:is|=|:)[ \t]")
 # After a word in another script: its ending (şifresi) or glued grammar (是, は, คือ).
 _GLUED_TAIL = re.compile(r"[^\W\d_]{1,8}(?<![^\x00-\x7f])(?=[\s:=])|[^\s!-~]{0,6}")
+_EMAIL = re.compile(r"[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,4}")
 _WORD_TAIL = re.compile(r"[^\W_]*")
 _CODE_BEFORE = frozenset("_.$-/\\@#")
 _CODE_AFTER = frozenset("=),.]}\\;|<>")
@@ -213,7 +216,7 @@ def prose_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes],
         before = text[start - 1] if start else " "
         key_file = before == "." and word == "key" and text.startswith(":", end)  # master.key: …, jwt.key: …
         if (before.isalpha() and word.isascii() and not (text[start].isupper() and before.islower())
-                or before in _CODE_BEFORE and not key_file):
+                or before in _CODE_BEFORE and not key_file and not (before == "-" and word not in _ENGLISH)):
             continue  # monkey, bypassword: inside another word (AccessKey is two); self.key, api_key: code
         tail = (_WORD_TAIL if word.isascii() else _GLUED_TAIL).match(lowered, end, end + 20)
         rest = tail.group(0) if tail else ""
@@ -284,8 +287,8 @@ def _after(text: str, at: int, word: str, limit: int) -> Hit | None:
         if raw.endswith((":", "=")) and _FILLER.fullmatch(raw[:-1] + ":") or raw in (":", "="):
             connector = ":"  # "for the wifi:", "(hex):", "1:"
             continue
-        if not _FILLER.fullmatch(raw):
-            return None  # a sentence that talks about the word, not a value
+        if not _FILLER.fullmatch(raw) and not _EMAIL.fullmatch(value):
+            return None  # a sentence that talks about the word, not a value (an address is the user's)
         connector = ""
         fillers += 1
     return None

@@ -394,7 +394,8 @@ def text_words(data: bytes) -> frozenset[bytes]:
     return frozenset(data.translate(_LETTERS).split())
 
 
-_ENDINGS = (b"", b"s", b"es", b"si", b"n", b"en", b"a")  # passwords, şifresi (Turkish: its password), salasanan
+_ENDINGS = (b"", b"s", b"es", b"si", b"n", b"en", b"a", b"e", b"i", b"u", b"et", b"er", b"ul", b"ta", b"y",
+            "ı".encode(), "ü".encode(), "ın".encode())  # passwords, şifresi (Turkish: its password), salasanan
 
 
 _Phrase = tuple[str, tuple[frozenset[bytes], ...], frozenset[str]]
