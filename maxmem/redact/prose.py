@@ -88,6 +88,7 @@ _LABEL_IS = re.compile(r"[ \t]{1,3}(?:is|=|:)[ \t]")
 _GLUED_TAIL = re.compile(r"[^\W\d_]{1,8}(?<![^\x00-\x7f])(?=[\s:=])|[^\s!-~]{0,6}")
 _EMAIL = re.compile(r"[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,4}")
 _WORD_TAIL = re.compile(r"[^\W_]*")
+_PUBLIC = ("public", "pub", "öffentlicher", "öffentliche", "publique", "pública", "publica", "pubblica", "公开", "公钥")
 _CODE_BEFORE = frozenset("_.$-/\\@#")
 _CODE_AFTER = frozenset("=),.]}\\;|<>")
 _AHEAD = re.compile(r"[ \t]{0,4}(.)")
@@ -215,6 +216,8 @@ def prose_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes],
             continue
         before = text[start - 1] if start else " "
         key_file = before == "." and word == "key" and text.startswith(":", end)  # master.key: …, jwt.key: …
+        if word in _KEY_WORDS and lowered[max(0, start - 14):start].rstrip(" -").endswith(_PUBLIC):
+            continue  # a public key is no secret
         if (before.isalpha() and word.isascii() and not (text[start].isupper() and before.islower())
                 or before in _CODE_BEFORE and not key_file and not (before == "-" and word not in _ENGLISH)):
             continue  # monkey, bypassword: inside another word (AccessKey is two); self.key, api_key: code

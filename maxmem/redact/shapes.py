@@ -457,6 +457,7 @@ def url_hits(text: str) -> Iterator[Hit]:
         if match:
             secret = match.group("secret")
             if not (secret.startswith(("[REDACTED", "$")) or is_placeholder(secret) or _PORT.match(secret)
+                    or match.group("user").startswith("[REDACTED")
                     or secret.lower() in _URL_PLACEHOLDERS):
                 yield Hit("url-password", match.start("secret"), match.end("secret"), "password in a URL (://user:…@)")
         elif at_sign >= 0:
