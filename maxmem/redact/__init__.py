@@ -211,19 +211,23 @@ class Redactor:
         data = lowered.encode("utf-8", "surrogatepass")
         words = text_words(data)
         yield from prose_hits(text, lowered, data, words, positions)
-        yield from der_hits(text)
+        if len(text) >= 40:
+            yield from der_hits(text)
         if b"lines" in words and "private-lines:" in lowered:
             yield from putty_hits(text)
         if b"kty" in words:
             yield from jwk_hits(text, lowered)
         yield from phrase_hits(text, lowered, data, words)
         yield from card_hits(text, lowered, data, words)
-        yield from stdin_hits(text, lowered, data, words)
+        if "echo" in lowered or "printf" in lowered:
+            yield from stdin_hits(text, lowered, data, words)
         yield from positional_hits(text, lowered, data, words)
         if "(" in text:
             yield from call_hits(text, lowered, data, words)
-        yield from cookie_hits(text, lowered, data, words)
-        yield from pgpass_hits(text, lowered)
+        if "cookie" in lowered or " -b " in lowered:
+            yield from cookie_hits(text, lowered, data, words)
+        if "pgpass" in lowered or ":*:" in text:
+            yield from pgpass_hits(text, lowered)
         for kind, pattern in self._custom:
             for match in pattern.finditer(text):
                 span = match.span("secret") if "secret" in pattern.groupindex else match.span()

@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterator
 
 from .shapes import Hit
-from .values import find_words, present_words
+from .values import find_words, present_words, word_index
 
 __all__ = ["card_hits", "der_hits", "jwk_hits", "phrase_hits", "putty_hits"]
 
@@ -119,6 +119,7 @@ def jwk_hits(text: str, lowered: str) -> Iterator[Hit]:
 _PHRASE_CONTEXT = ("seed", "recovery", "mnemonic", "phrase", "backup words", "secret words", "wallet",
                    "wiederherstellungsphrase", "frase", "palabras", "récupération", "recuperação", "herstelzin",
                    "odzyskiwania", "восстановления", "助记词", "リカバリー", "복구")
+_PHRASE_INDEX = word_index(_PHRASE_CONTEXT)
 _PHRASE_WORD = re.compile(r"[a-z]{3,8}")
 _LINE_TOKENS = re.compile(r"[^\s\\]+")
 _STOPWORDS = frozenset("the and you for are was with this that have not but from they will your our its his her "
@@ -158,7 +159,7 @@ def _phrase_after(text: str, at: int) -> Hit | None:
 
 def phrase_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
     """12/15/18/21/24 short lower-case words after a recovery/seed-phrase context."""
-    for at, word in find_words(lowered, data, present_words(words, _PHRASE_CONTEXT)):
+    for at, word in find_words(lowered, data, present_words(words, _PHRASE_INDEX)):
         hit = _phrase_after(text, at + len(word))
         if hit:
             yield hit

@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterator
 
 from .shapes import Hit
-from .values import find_words, is_placeholder, looks_random, present_words, wordy
+from .values import find_words, is_placeholder, looks_random, present_words, word_index, wordy
 
 __all__ = ["prose_hits", "password_like"]
 
@@ -183,6 +183,7 @@ def _line_end(text: str, at: int) -> int:
 _SHARED = {"pass": tuple(w for w in _CONTEXT_WORDS if w.startswith("pass")), "key": ("key",), "token": ("token",),
            "secret": ("secret",), "cred": ("credentials", "creds")}
 _OWN = tuple(w for w in _CONTEXT_WORDS if not any(w.startswith(k) for k in _SHARED) and w != "mot de passe")
+_OWN_INDEX = word_index(_OWN)
 
 
 def _contexts(lowered: str, data: bytes, words: frozenset[bytes],
@@ -197,7 +198,7 @@ def _contexts(lowered: str, data: bytes, words: frozenset[bytes],
             if lowered.startswith(word, at):
                 out.append((at, word))
                 break
-    out += find_words(lowered, data, present_words(words, _OWN))
+    out += find_words(lowered, data, present_words(words, _OWN_INDEX))
     out.sort(key=lambda f: (f[0], -len(f[1])))
     return out
 
@@ -244,7 +245,7 @@ def prose_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes],
                 yield from codes
                 continue
         hit = _after(text, end + len(rest), word, following) if hint else None
-        if hit is None and word in _KEY_WORDS + ("password", "passphrase"):
+        if hit is None and word in _BEFORE_WORDS:
             hit = _before(text, start)
         if hit is not None:
             skip = hit.end
@@ -301,6 +302,7 @@ _BEFORE = re.compile(r"(\S{16,200})[ \t]{1,4}(?:is|was|as|=)[ \t]{1,4}(?:(?:the|
                      r"(?:[\w-]{1,20}[ \t]{1,4}){0,2}\Z")
 
 
+_BEFORE_WORDS = frozenset({"key", "token", "secret", "password", "passphrase"})
 _BEFORE_HINT = re.compile(r"\s(?:is|was|as|=)\s")
 
 

@@ -30,6 +30,7 @@ __all__ = [
     "value_is_secret",
     "find_words",
     "present_words",
+    "word_index",
     "text_words",
     "wallet_key",
     "wordy",
@@ -399,11 +400,10 @@ _ENDINGS = (b"", b"s", b"es", b"si", b"n", b"en", b"a", b"e", b"i", b"u", b"et",
 
 
 _Phrase = tuple[str, tuple[frozenset[bytes], ...], frozenset[str]]
+WordIndex = tuple[dict[bytes, tuple[str, ...]], tuple[_Phrase, ...], "re.Pattern[str] | None", frozenset[bytes], bool]
 
 
-@lru_cache(maxsize=64)
-def _word_index(candidates: tuple[str, ...]) -> tuple[dict[bytes, tuple[str, ...]], tuple[_Phrase, ...],
-                                                      re.Pattern[str] | None, frozenset[bytes], bool]:
+def word_index(candidates: tuple[str, ...]) -> WordIndex:
     """The one-word ASCII candidates by each form of theirs; the others (phrases, other
     scripts) with the forms of their ASCII parts and their other parts; a pattern that
     finds those other parts; every form that can make a candidate present, and whether
@@ -427,11 +427,11 @@ def _word_index(candidates: tuple[str, ...]) -> tuple[dict[bytes, tuple[str, ...
     return index, tuple(others), pattern, gate, any(not forms for _, forms, _ in others)
 
 
-def present_words(words: frozenset[bytes], candidates: tuple[str, ...]) -> list[str]:
-    """The `candidates` (lower-case words or phrases) that the text whose `words` these are
-    may hold: each part a word of the text (or one with a short ending), a part in
-    another script found inside one of the text's words (密码是 holds 密码)."""
-    index, others, pattern, gate, script_only = _word_index(candidates)
+def present_words(words: frozenset[bytes], candidates: WordIndex) -> list[str]:
+    """The candidates (lower-case words or phrases, `word_index`ed once) that the text
+    whose `words` these are may hold: each part a word of the text (or one with a short
+    ending), a part in another script found inside one of the text's words (密码是 holds 密码)."""
+    index, others, pattern, gate, script_only = candidates
     if words.isdisjoint(gate) and not (script_only and not all(w.isascii() for w in words)):
         return []
     found: set[str] = set()
@@ -460,6 +460,8 @@ def find_words(lowered: str, data: bytes, words: Iterable[str]) -> list[tuple[in
     """(offset in `lowered`, word) of every occurrence of `words`, in order. Found in the
     UTF-8 `data` of `lowered` (a byte scan, twice as fast as one over a text that holds
     a non-ASCII character), then turned into character offsets in one pass."""
+    if not words:
+        return []
     found = []
     for word in words:
         encoded = word.encode()
