@@ -68,6 +68,11 @@ CASES = [
      [_b58check(bytes([0x80]) + bytes(range(1, 33)) + bytes([1]))]),
     ("git clone https://Zq8Lm3Vt7Xc2Nb5Kp9Wd4Rf@git.example.com/team/app.git", ["Zq8Lm3Vt7Xc2Nb5Kp9Wd4Rf"]),
     ("Your backup codes: 48213907 55910284 17730496", ["48213907", "55910284", "17730496"]),
+    ('{"pass": "Lm4!xQ8#vB"}', ["Lm4!xQ8#vB"]),
+    ("127.0.0.1:6379> AUTH Vq9#Lx2!Mz", ["Vq9#Lx2!Mz"]),
+    ("SET PASSWORD FOR 'app'@'%' = 'Gy6!Pw3#Kd';", ["Gy6!Pw3#Kd"]),
+    ("Use 'Nr8#Tw5!Qs' as the password", ["Nr8#Tw5!Qs"]),
+    ("password (case-sensitive): Hd3!Zm7#Wq", ["Hd3!Zm7#Wq"]),
 ]
 
 
@@ -99,6 +104,7 @@ def test_each_mechanism_takes_out_a_value_it_was_not_written_from(text, secrets)
     '"next_page_token": "t5v-UzQy1hiuVU5iQPmQs50MBSNduozQBavz6BmY"',
     "docker pull ghcr.io/acme/api@sha256:9b2a4f1c3d5e7f90a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f6a7b8",
     "wallet address 0x52908400098527886E0F7030069857D2E4169EE7 received 0.5 ETH",
+    "the AUTH header is sent first; pass: 12 tests, fail: 0",
 ])
 def test_ordinary_technical_text_stays(text):
     assert redact(text) == (text, 0), explain(text)

@@ -80,6 +80,9 @@ _POSITIONAL = {word: re.compile(pattern, re.IGNORECASE) for word, pattern in {
     "conn": r"""conn(?:ect)?[ \t]+[\w$#]{1,64}/(?P<secret>[^\s@/"']{1,128})@""",
     "convertto-securestring": r"""convertto-securestring[ \t]+(?:-String[ \t]+)?(?P<secret>'[^'\n]{1,256}'|"[^"\n]{1,256}")""",
     "/pass": rf"""/(?:pass|password|pwd):(?P<secret>{_WORD})""",
+    # Redis AUTH [user] password, MySQL SET PASSWORD [FOR u] = 'x'
+    "auth": rf"""(?<![\w.])(?-i:AUTH)[ \t]+(?:[\w-]{{1,64}}[ \t]+)?(?P<secret>{_WORD})[ \t]*(?:\r?\n|\Z)""",
+    "set password": r"""set[ \t]+password[ \t]+(?:for[ \t]+\S{1,128}[ \t]*)?=[ \t]*(?:password\()?(?P<secret>'[^'\n]{1,256}')""",
     "ssh-keygen": rf"""ssh-keygen\b[^\n|;]{{0,200}}?[ \t]-[NP][ \t]+(?P<secret>{_WORD})""",  # new / old passphrase
     # user/password@host:port/service (Oracle's EZConnect, in JDBC thin URLs and tools)
     "thin:": r"""thin:[\w$#]{1,64}/(?P<secret>[^\s@/"']{1,128})@""",
@@ -90,7 +93,8 @@ _BACK = {"plus": 3, "dp": 3}  # sqlplus, expdp: the word is found inside the com
 _POSITIONAL_ANCHORS = {"htpasswd": b"htpasswd", "mosquitto_passwd": b"mosquitto", "rabbitmqctl": b"rabbitmqctl",
                        "net user": b"net", "net use": b"net", "mysqladmin": b"mysqladmin", "plus": b"sqlplus",
                        "dp": b"expdp", "rman": b"rman", "conn": b"conn", "convertto-securestring": b"convertto",
-                       "/pass": b"pass", "ssh-keygen": b"keygen", "thin:": b"thin"}
+                       "/pass": b"pass", "ssh-keygen": b"keygen", "thin:": b"thin",
+                       "auth": b"auth", "set password": b"set"}
 
 
 _POSITIONAL_GATE = frozenset(_POSITIONAL_ANCHORS.values()) - {b"pass"} | {b"impdp", b"connect"}

@@ -101,7 +101,7 @@ _HASHED = re.compile(r"(?i)(?:sha\d*|md5|blake\w*|h1|xxh\w*)[:=-]")
 _CODE = re.compile(r"[A-Za-z_][\w.]*\(|\w\.\w+\.|^\w+\.[a-z_]+$")
 _WINDOW = 160
 _MAX_WORDS = 9
-_FILLER = re.compile(r"[^\W\d_]{1,14}[:,]?|\d{1,2}[:.)]?|\(\w{1,12}\):?|#\d{1,3}:?", re.UNICODE)
+_FILLER = re.compile(r"[^\W\d_]{1,14}[:,]?|\d{1,2}[:.)]?|\([^()\s]{1,20}\):?|#\d{1,3}:?", re.UNICODE)
 
 
 def password_like(value: str, strong: bool = False) -> bool:
@@ -227,6 +227,8 @@ def prose_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes],
         if rest and (word in _WHOLE or (rest != "s" if word in _ENGLISH else len(rest) > 4)):
             continue  # keyboard, tokenizer, passwordless; passordet, hasła are the word itself
         after = text[end + len(rest):end + len(rest) + 1]
+        if after in "\"'" and word in _LABELS and text.startswith(":", end + len(rest) + 1):
+            after = ":"  # "pass": "…", 'pwd': '…'
         if word in _LABELS and not (after in ":=" or _LABEL_IS.match(lowered, end + len(rest))):
             continue  # "pass the test", "pwd" the command: a label only when a value is given
         if after and not (after in " \t:" or not after.isascii() or not word.isascii()):
@@ -246,7 +248,7 @@ def prose_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes],
                 continue
         hit = _after(text, end + len(rest), word, following) if hint else None
         if hit is None and word in _BEFORE_WORDS:
-            hit = _before(text, start)
+            hit = _before(text, start, word)
         if hit is not None:
             skip = hit.end
             yield hit
@@ -288,7 +290,7 @@ def _after(text: str, at: int, word: str, limit: int) -> Hit | None:
                     begin = token.start() + offset + shift
                     return Hit("password" if word not in _KEY_WORDS or word in _CODES else "secret", begin,
                                begin + len(candidate), f"value after '{word}' in prose")
-        if raw.endswith((":", "=")) and _FILLER.fullmatch(raw[:-1] + ":") or raw in (":", "="):
+        if raw.endswith((":", "=")) and _FILLER.fullmatch(raw[:-1] + ":") or raw.strip("\"'`") in (":", "="):
             connector = ":"  # "for the wifi:", "(hex):", "1:"
             continue
         if not _FILLER.fullmatch(raw) and not _EMAIL.fullmatch(value):
@@ -298,7 +300,7 @@ def _after(text: str, at: int, word: str, limit: int) -> Hit | None:
     return None
 
 
-_BEFORE = re.compile(r"(\S{16,200})[ \t]{1,4}(?:is|was|as|=)[ \t]{1,4}(?:(?:the|my|our|your|an?|new|old)[ \t]{1,4}){0,2}"
+_BEFORE = re.compile(r"(\S{6,200})[ \t]{1,4}(?:is|was|as|=)[ \t]{1,4}(?:(?:the|my|our|your|an?|new|old)[ \t]{1,4}){0,2}"
                      r"(?:[\w-]{1,20}[ \t]{1,4}){0,2}\Z")
 
 
@@ -306,7 +308,7 @@ _BEFORE_WORDS = frozenset({"key", "token", "secret", "password", "passphrase"})
 _BEFORE_HINT = re.compile(r"\s(?:is|was|as|=)\s")
 
 
-def _before(text: str, start: int) -> Hit | None:
+def _before(text: str, start: int, word: str) -> Hit | None:
     """ab12…yz is the api key: a random value just before 'is the … key'."""
     if not _BEFORE_HINT.search(text, max(0, start - 60), start):
         return None
@@ -315,7 +317,8 @@ def _before(text: str, start: int) -> Hit | None:
     if not match:
         return None
     value, offset = _candidate(match.group(1))
-    if looks_random(value, 16) and not is_placeholder(value):
-        begin = match.start(1) + offset
-        return Hit("secret", begin, begin + len(value), "value before 'is the … key' in prose")
-    return None
+    if is_placeholder(value) or not (looks_random(value, 16) or word in ("password", "passphrase")
+                                     and password_like(value, strong=True)):
+        return None
+    begin = match.start(1) + offset
+    return Hit("secret", begin, begin + len(value), f"value before 'is the … {word}' in prose")
