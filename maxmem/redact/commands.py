@@ -20,11 +20,11 @@ from .values import Strength, find_words, is_placeholder, looks_random, value_is
 
 __all__ = ["call_hits", "cookie_hits", "pgpass_hits", "positional_hits", "stdin_hits"]
 
-_WORD = r"""(?:'[^'\n]{1,256}'|"[^"\n]{1,256}"|[^\s'"|;&]{1,256})"""
+_WORD = r"""(?:\$?'[^'\n]{1,256}'|"[^"\n]{1,256}"|[^\s'"|;&]{1,256})"""
 
 
 def _secret(value: str) -> bool:
-    value = value.strip("'\"")
+    value = value.removeprefix("$").strip("'\"")
     if not value or value.startswith(("-", "$", "[REDACTED", "<", "%")) or is_placeholder(value):
         return False
     return value_is_secret(value, Strength.PASSWORD, quoted=True, literal=True)
@@ -32,6 +32,8 @@ def _secret(value: str) -> bool:
 
 def _span(match: re.Match[str], group: str) -> tuple[int, int]:
     start, end = match.span(group)
+    if match.group(group).startswith("$'"):  # bash's $'…' quoting
+        return start + 2, end - 1
     if end - start >= 2 and match.group(group)[0] in "'\"" and match.group(group)[-1] == match.group(group)[0]:
         return start + 1, end - 1
     return start, end

@@ -101,7 +101,7 @@ _HASHED = re.compile(r"(?i)(?:sha\d*|md5|blake\w*|h1|xxh\w*)[:=-]")
 _CODE = re.compile(r"[A-Za-z_][\w.]*\(|\w\.\w+\.|^\w+\.[a-z_]+$")
 _WINDOW = 160
 _MAX_WORDS = 9
-_FILLER = re.compile(r"[^\W\d_]{1,14}[:,]?|\d{1,2}[:.)]?|\([^()\s]{1,20}\):?|#\d{1,3}:?", re.UNICODE)
+_FILLER = re.compile(r"[^\W\d_]{1,24}[:,]?|\d{1,2}[:.)]?|\([^()\s]{1,20}\):?|#\d{1,3}:?", re.UNICODE)
 
 
 def password_like(value: str, strong: bool = False) -> bool:
