@@ -73,6 +73,8 @@ CASES = [
     ("SET PASSWORD FOR 'app'@'%' = 'Gy6!Pw3#Kd';", ["Gy6!Pw3#Kd"]),
     ("Use 'Nr8#Tw5!Qs' as the password", ["Nr8#Tw5!Qs"]),
     ("password (case-sensitive): Hd3!Zm7#Wq", ["Hd3!Zm7#Wq"]),
+    ("WiFi password:\n  Blue7Sky#Rain", ["Blue7Sky#Rain"]),
+    ("Das Passwort für den Datenbankserver lautet: Winter2024!Sonne", ["Winter2024!Sonne"]),
 ]
 
 
@@ -105,6 +107,7 @@ def test_each_mechanism_takes_out_a_value_it_was_not_written_from(text, secrets)
     "docker pull ghcr.io/acme/api@sha256:9b2a4f1c3d5e7f90a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f6a7b8",
     "wallet address 0x52908400098527886E0F7030069857D2E4169EE7 received 0.5 ETH",
     "the AUTH header is sent first; pass: 12 tests, fail: 0",
+    "Password:\nEnter it twice, then press Save (v2.3 requires 12 characters).",
 ])
 def test_ordinary_technical_text_stays(text):
     assert redact(text) == (text, 0), explain(text)

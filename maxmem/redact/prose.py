@@ -268,6 +268,10 @@ def _code_list(text: str, at: int, word: str) -> Iterator[Hit]:
 
 def _after(text: str, at: int, word: str, limit: int) -> Hit | None:
     stop = min(_line_end(text, at), limit)
+    if text[at:stop].strip(" \t") in (":", "=") and stop < limit:  # "Password:" alone: the value is below
+        below = stop + (2 if text.startswith("\\n", stop) else 1)
+        stop = min(_line_end(text, below), limit)
+        at = below
     connector = "context"  # the context word itself may be followed by the value
     fillers = 0
     for number, token in enumerate(_TOKEN.finditer(text, at, stop)):
