@@ -186,20 +186,25 @@ _OWN = tuple(w for w in _CONTEXT_WORDS if not any(w.startswith(k) for k in _SHAR
 _OWN_INDEX = word_index(_OWN)
 
 
-def _contexts(lowered: str, data: bytes, words: frozenset[bytes],
+def _contexts(text: str, lowered: str, data: bytes, words: frozenset[bytes],
               shared: list[tuple[int, int]]) -> list[tuple[int, str]]:
     """(offset, word) of every context word, in order."""
     out = []
     for at, length in shared:
-        if length == 4 and lowered.startswith("mot de passe", at - 7):
+        if at and lowered[at - 1].isalpha() and not (text[at].isupper() and text[at - 1].islower()):
+            continue  # monkey, keykey: inside a word (apiKey, AccessKey: two words)
+        keyword = lowered[at:at + length]
+        if keyword == "pass" and lowered.startswith("mot de passe", at - 7):
             out.append((at - 7, "mot de passe"))
             continue
-        for word in _SHARED.get(lowered[at:at + length], ()):
-            if lowered.startswith(word, at):
+        for word in _SHARED.get(keyword, ()):
+            if word == keyword or lowered.startswith(word, at):
                 out.append((at, word))
                 break
-    out += find_words(lowered, data, present_words(words, _OWN_INDEX))
-    out.sort(key=lambda f: (f[0], -len(f[1])))
+    own = find_words(lowered, data, present_words(words, _OWN_INDEX))
+    if own:
+        out += own
+        out.sort(key=lambda f: (f[0], -len(f[1])))
     return out
 
 
@@ -210,18 +215,19 @@ def prose_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes],
     offsets of pass, key, token, secret and cred (`keyword_positions`, as named_hits
     uses them)."""
     skip = 0
-    contexts = _contexts(lowered, data, words, shared)
+    contexts = _contexts(text, lowered, data, words, shared)
     for number, (start, word) in enumerate(contexts):
         end = start + len(word)
         if start < skip:
             continue
         before = text[start - 1] if start else " "
-        key_file = before == "." and word == "key" and text.startswith(":", end)  # master.key: …, jwt.key: …
+        if before.isalpha() and word.isascii() and not (text[start].isupper() and before.islower()):
+            continue  # monkey, bypassword: inside another word (AccessKey is two)
+        if (before in _CODE_BEFORE and not (before == "-" and word not in _ENGLISH)
+                and not (before == "." and word == "key" and text.startswith(":", end))):  # jwt.key: … is a label
+            continue  # self.key, api_key, $TOKEN: code
         if word in _KEY_WORDS and lowered[max(0, start - 14):start].rstrip(" -").endswith(_PUBLIC):
             continue  # a public key is no secret
-        if (before.isalpha() and word.isascii() and not (text[start].isupper() and before.islower())
-                or before in _CODE_BEFORE and not key_file and not (before == "-" and word not in _ENGLISH)):
-            continue  # monkey, bypassword: inside another word (AccessKey is two); self.key, api_key: code
         tail = (_WORD_TAIL if word.isascii() else _GLUED_TAIL).match(lowered, end, end + 20)
         rest = tail.group(0) if tail else ""
         if rest and (word in _WHOLE or (rest != "s" if word in _ENGLISH else len(rest) > 4)):
@@ -237,9 +243,12 @@ def prose_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes],
         if ahead and ahead.group(1) in _CODE_AFTER:
             continue  # token = …, key.get(…), key, value: code (assignments are named_hits')
         # The window ends where the next context word starts: that one reads its own value.
-        following = next((c for c, _ in contexts[number + 1:number + 4] if c >= end and text[c - 1] in " \t\n"),
-                         len(text))
-        hint = _VALUE_HINT.search(text, end + len(rest), min(following, end + len(rest) + _WINDOW))
+        hint = _VALUE_HINT.search(text, end + len(rest), end + len(rest) + _WINDOW)
+        following = len(text)
+        if hint:
+            following = next((c for c, _ in contexts[number + 1:number + 4] if c >= end and text[c - 1] in " \t\n"),
+                             following)
+            hint = hint if hint.start() < following else None
         if word in _CODE_LISTS:
             codes = list(_code_list(text, end + len(rest), word))
             if codes:
