@@ -100,6 +100,7 @@ _NOT_VALUES = frozenset({"fingerprint", "fingerprints", "id", "ids", "type", "ty
 _HASHED = re.compile(r"(?i)(?:sha\d*|md5|blake\w*|h1|xxh\w*)[:=-]")
 _CODE = re.compile(r"[A-Za-z_][\w.]*\(|\w\.\w+\.|^\w+\.[a-z_]+$")
 _WINDOW = 160
+_HINT_WINDOW = 100  # the value starts this close to its word
 _MAX_WORDS = 9
 _FILLER = re.compile(r"[^\W\d_]{1,24}[:,]?|\d{1,2}[:.)]?|\([^()\s]{1,20}\):?|#\d{1,3}:?", re.UNICODE)
 
@@ -243,7 +244,7 @@ def prose_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes],
         if ahead and ahead.group(1) in _CODE_AFTER:
             continue  # token = …, key.get(…), key, value: code (assignments are named_hits')
         # The window ends where the next context word starts: that one reads its own value.
-        hint = _VALUE_HINT.search(text, end + len(rest), end + len(rest) + _WINDOW)
+        hint = _VALUE_HINT.search(text, end + len(rest), end + len(rest) + _HINT_WINDOW)
         following = len(text)
         if hint:
             following = next((c for c, _ in contexts[number + 1:number + 4] if c >= end and text[c - 1] in " \t\n"),
