@@ -128,3 +128,10 @@ def test_every_development_shape_goes_and_the_held_out_recall_holds_its_floor():
         result = redact_eval.score(items, detect([i["text"] for i in items]))
         assert result["recall"] >= floor, (split, result["recall"], result["misses"] if floor == 1.0 else "")
         assert result["precision"] == 1.0
+
+
+def test_a_secret_free_coding_transcript_loses_nothing():
+    """Source files, grep hits (`auth.ts:103: …`), type annotations (`-> Token:`), git and
+    test output, as a coding agent's transcript holds them: nothing to take out."""
+    text = redact_eval.synthetic_transcript(400_000, seed=11)
+    assert [text[f.start - 40:f.end] for f in Redactor(cache_size=0).findings(text)] == []

@@ -80,6 +80,7 @@ _FILE_LIKE = re.compile(r"[\w.-]+\.(?:[a-z]{1,5})")
 # Names of algorithms, formats and versions: lower-case letters and digits (argon2id, utf8,
 # x86_64) or capitals, digits and dashes (HKDF-SHA256, AES-256-GCM, PBKDF2), short.
 _TECH_TERM = re.compile(r"[a-z]{1,8}\d{1,4}[a-z_\d]{0,6}|[A-Z][A-Z\d]{1,10}(?:[-_/][A-Z\d]{1,10}){0,3}")
+_PATH_LINE = re.compile(r"\.[A-Za-z]{1,5}:\d")
 _PIN = re.compile(r"\d{4,12}(?:[- ]\d{2,8})?#?")
 # Every value read here holds a digit or a symbol (a plain word is no password here).
 _VALUE_HINT = re.compile(r"[\d!@#$%^&*+?~]")
@@ -121,6 +122,8 @@ def password_like(value: str, strong: bool = False) -> bool:
         return False
     if (_FILE_LIKE.fullmatch(value) and not digit) or wordy(value) or _TECH_TERM.fullmatch(value):
         return False  # config.yaml, created_at, argon2id, HKDF-SHA256
+    if value.count("/") >= 2 or _PATH_LINE.search(value):
+        return False  # web/src/api/auth.ts:103: a path, a grep hit
     classes = upper + lower + digit + symbol
     if strong:
         return classes >= 3 and (digit or symbol) and n >= 8
@@ -278,7 +281,7 @@ def _code_list(text: str, at: int, word: str) -> Iterator[Hit]:
 
 def _after(text: str, at: int, word: str, limit: int) -> Hit | None:
     stop = min(_line_end(text, at), limit)
-    if text[at:stop].strip(" \t") in (":", "=") and stop < limit:  # "Password:" alone: the value is below
+    if text[at:stop].strip(" \t") in (":", "=") and stop < limit and word not in _KEY_WORDS:  # "Password:" alone
         below = stop + (2 if text.startswith("\\n", stop) else 1)
         stop = min(_line_end(text, below), limit)
         at = below
