@@ -392,7 +392,12 @@ _BLOCK_BODY = re.compile(r"(?:[ \t]*(?:\r?\n|\\n)(?:[A-Za-z-]{1,40}: [^\n\\]{0,2
 
 def key_block_hits(text: str) -> Iterator[Hit]:
     """The body of an armoured block (BEGIN … KEY …) that holds no public key or certificate."""
-    for match in _KEY_BLOCK.finditer(text):
+    at = text.find("BEGIN ")
+    while at >= 0:
+        match = _KEY_BLOCK.match(text, max(0, at - 6)) or _KEY_BLOCK.match(text, max(0, at - 5))
+        at = text.find("BEGIN ", at + 6)
+        if not match:
+            continue
         label = match.group("label").upper()
         if "KEY" not in label or "PUBLIC" in label or ("PRIVATE KEY" in label and match.group("dashes") == "-----"):
             continue  # PEM private keys are pem_hits'

@@ -462,13 +462,21 @@ def find_words(lowered: str, data: bytes, words: Iterable[str]) -> list[tuple[in
     a non-ASCII character), then turned into character offsets in one pass."""
     if not words:
         return []
-    found = []
+    # A phrase is found by its longest word, one scan for all the phrases that share it
+    # ("door code", "alarm code", "access code": one scan for "code").
+    by_anchor: dict[bytes, list[tuple[bytes, int, str]]] = {}
     for word in words:
         encoded = word.encode()
-        at = data.find(encoded)
+        anchor = max(encoded.split(b" "), key=len)
+        by_anchor.setdefault(anchor, []).append((encoded, encoded.index(anchor), word))
+    found = []
+    for anchor, phrases in by_anchor.items():
+        at = data.find(anchor)
         while at >= 0:
-            found.append((at, word))
-            at = data.find(encoded, at + len(encoded))
+            for encoded, offset, word in phrases:
+                if data.startswith(encoded, at - offset) and at >= offset:
+                    found.append((at - offset, word))
+            at = data.find(anchor, at + len(anchor))
     found.sort(key=lambda f: (f[0], -len(f[1])))
     if len(data) == len(lowered):
         return found
