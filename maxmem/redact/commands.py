@@ -198,7 +198,8 @@ def cookie_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -
 
 
 # ~/.pgpass: hostname:port:database:username:password, one entry a line.
-_PGPASS = re.compile(r"(?m)^[ \t]*[\w.*-]{1,253}:(?:\d{1,5}|\*):[\w.*-]{1,64}:[\w.@*-]{1,64}:(?P<secret>[^\s:]{1,256})[ \t]*\r?$")
+_PGPASS = re.compile(r"(?<![\w.*:-])[\w.*-]{1,253}:(?:\d{1,5}|\*):[\w.*-]{1,64}:[\w.@*-]{1,64}:"
+                     r"(?P<secret>[^\s:\"'\\]{1,256})(?=[\s\"'\\]|\Z)")
 
 
 def pgpass_hits(text: str, lowered: str) -> Iterator[Hit]:

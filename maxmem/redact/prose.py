@@ -259,9 +259,11 @@ def prose_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes],
                 skip = codes[-1].end
                 yield from codes
                 continue
+        if word in _BEFORE_WORDS:  # "ab12… is the api key": also when a value follows too
+            earlier = _before(text, start, word)
+            if earlier is not None:
+                yield earlier
         hit = _after(text, end + len(rest), word, following) if hint else None
-        if hit is None and word in _BEFORE_WORDS:
-            hit = _before(text, start, word)
         if hit is not None:
             skip = hit.end
             yield hit
