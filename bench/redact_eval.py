@@ -4,8 +4,12 @@
     python bench/redact_eval.py                       # both splits, the table
     python bench/redact_eval.py --split dev --misses  # what maxmem misses / over-redacts on dev
     python bench/redact_eval.py --json out.json
+    python bench/redact_eval.py --baseline HEAD~3   # also the redactor of an older commit
 
-On the labelled corpus (tests/data/secrets/, written by scripts/make_secrets_corpus.py):
+On the labelled corpus (tests/data/secrets/, written by scripts/make_secrets_corpus.py),
+split by template (dev / heldout), and on the shape split (`bench/secret_shapes.py`):
+secrets of shapes the rules were written from (shapes-dev) and of shapes they never
+saw (shapes-heldout), and 1,200 ordinary technical lines (ordinary):
 
 - recall: the share of secret spans entirely removed (a span partly left is a miss);
 - precision: the share of removed spans that overlap a secret;
@@ -36,13 +40,17 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 CORPUS = ROOT / "tests" / "data" / "secrets"
+SHAPE_SPLITS = ("shapes-dev", "shapes-heldout", "ordinary")
 
 Span = tuple[int, int]
 Detector = Callable[[list[str]], list[list[Span]]]
 
 
 def load(split: str, corpus: Path = CORPUS, limit: int | None = None) -> list[dict]:
+    if split in SHAPE_SPLITS:
+        return load_shapes(split, limit)
     with open(corpus / f"{split}.jsonl", encoding="utf-8") as f:
         items = [json.loads(line) for line in f]
     if limit:  # a smoke run: some secrets and some negatives
@@ -50,11 +58,40 @@ def load(split: str, corpus: Path = CORPUS, limit: int | None = None) -> list[di
     return items
 
 
+def load_shapes(split: str, limit: int | None = None) -> list[dict]:
+    import secret_shapes
+
+    if split == "ordinary":
+        lines = secret_shapes.ordinary_lines(limit or 1200)
+        return [{"id": f"ordinary-{i}", "label": "negative", "shape": "ordinary", "context": "line", "text": line,
+                 "spans": []} for i, line in enumerate(lines)]
+    items = secret_shapes.shape_items(split.removeprefix("shapes-"))
+    return items[:limit] if limit else items
+
+
 # -- detectors: texts -> removed spans per text ------------------------------------------------
 def maxmem_detector() -> Detector:
     from maxmem.redact import Redactor
 
     redactor = Redactor(cache_size=0)
+    return lambda texts: [[(f.start, f.end) for f in redactor.findings(t)] for t in texts]
+
+
+def baseline_detector(revision: str, folder: Path) -> Detector:
+    """The redactor of an older commit of this checkout (`git archive`), imported as
+    maxmem_baseline beside the current one: before and after in one run."""
+    import importlib
+    import subprocess
+    import tarfile
+
+    archive = folder / "baseline.tar"
+    with open(archive, "wb") as out:
+        subprocess.run(["git", "-C", str(ROOT), "archive", revision, "maxmem"], stdout=out, check=True)
+    with tarfile.open(archive) as tar:
+        tar.extractall(folder / "src", filter="data")
+    (folder / "src" / "maxmem").rename(folder / "src" / "maxmem_baseline")
+    sys.path.insert(0, str(folder / "src"))
+    redactor = importlib.import_module("maxmem_baseline.redact").Redactor(cache_size=0)
     return lambda texts: [[(f.start, f.end) for f in redactor.findings(t)] for t in texts]
 
 
@@ -254,7 +291,10 @@ def locomo_texts(path: Path | None) -> list[str] | None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--split", choices=["dev", "heldout", "both"], default="both")
+    parser.add_argument("--split", choices=["dev", "heldout", "both", "shapes", "all"], default="all",
+                        help="dev/heldout: the template split; shapes: shapes-dev, shapes-heldout and the "
+                             "ordinary lines; both: dev and heldout; all (default): everything")
+    parser.add_argument("--baseline", metavar="REV", help="also run the redactor of this git revision")
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--locomo", type=Path, help="LoCoMo-10 (locomo10.json): count redactions in it")
     parser.add_argument("--transcript-mb", type=float, default=2.0)
@@ -267,12 +307,16 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     systems: dict[str, Detector] = {"maxmem": maxmem_detector()}
+    scratch = tempfile.TemporaryDirectory()
+    if args.baseline:
+        systems[f"maxmem {args.baseline}"] = baseline_detector(args.baseline, Path(scratch.name))
     ds = None if args.no_detect_secrets else detect_secrets_detector()
     if ds:
         systems["detect-secrets"] = ds
     elif not args.no_detect_secrets:
         print("detect-secrets is not installed (pip install detect-secrets): maxmem only", file=sys.stderr)
-    splits = ["dev", "heldout"] if args.split == "both" else [args.split]
+    splits = {"both": ["dev", "heldout"], "shapes": list(SHAPE_SPLITS),
+              "all": ["dev", "heldout", *SHAPE_SPLITS]}.get(args.split, [args.split])
     figures: dict[str, dict] = {name: {} for name in systems}
     for split in splits:
         items = load(split, args.corpus, args.limit)
@@ -304,6 +348,8 @@ def main(argv: list[str] | None = None) -> int:
     for split in splits:
         for key, label, fmt in (("recall", "recall", "{:.3f}"), ("precision", "precision", "{:.3f}"),
                                 ("fp_per_1k_lines", "FP lines / 1k negative lines", "{:.1f}")):
+            if (split == "ordinary") != (key == "fp_per_1k_lines") and split in SHAPE_SPLITS:
+                continue  # the shape splits hold only secrets, the ordinary lines none
             cells = [fmt.format(figures[n][split][key]) for n in systems]
             print(f"| {split} {label} | " + " | ".join(cells) + " |")
     def row(label: str, cells: list[str]) -> None:
@@ -324,6 +370,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.misses:
         for split in splits:
             result = figures["maxmem"][split]
+            if split == "shapes-heldout":
+                continue  # scored, never read: the rules are not written from it
             print(f"\n{split}: maxmem misses {len(result['misses'])}, "
                   f"false positives {len(result['false_positives'])}")
             for miss in result["misses"]:

@@ -115,8 +115,8 @@ def test_ordinary_text_is_left_alone(text):
 
 
 def test_extra_patterns_whole_match_or_named_group():
-    out, count = redact("ticket ACME-1234 and pin 4711", patterns=[r"ACME-\d+", r"pin (?P<secret>\d{4})"])
-    assert out == "ticket [REDACTED:custom] and pin [REDACTED:custom]"
+    out, count = redact("ticket ACME-1234 and ref 4711", patterns=[r"ACME-\d+", r"ref (?P<secret>\d{4})"])
+    assert out == "ticket [REDACTED:custom] and ref [REDACTED:custom]"
     assert count == 2
 
 
@@ -409,7 +409,7 @@ def test_bad_input_finishes_in_linear_time(name):
     # Below 0.1 s timings are mostly noise (the machine is shared); a quadratic rule
     # would take minutes on 1.6 MB, not tenths of a second.
     assert large_s < 0.1 or ratio < 10, f"{name}: {ratio:.1f}x for 4x the input ({large_s:.2f} s)"
-    assert large_s < 5, f"{name}: {large_s:.1f} s for 1.6 MB"
+    assert large_s < 10, f"{name}: {large_s:.1f} s for 1.6 MB"  # a guard only: the ratio says linear
 
 
 # What redact_json (tool-call arguments) meets: JSON nested deeper than Python
@@ -434,7 +434,7 @@ def test_bad_json_finishes_in_linear_time(name):
     large_s = _seconds(large, "redact_json")
     ratio = large_s / max(_seconds(small, "redact_json"), 1e-4)
     assert large_s < 0.1 or ratio < 10, f"{name}: {ratio:.1f}x for 4x the input ({large_s:.2f} s)"
-    assert large_s < 5, f"{name}: {large_s:.1f} s for 1 MB"
+    assert large_s < 10, f"{name}: {large_s:.1f} s for 1 MB"  # a guard only: the ratio says linear
 
 
 def test_json_arguments_are_redacted_inside_their_strings_and_by_key():

@@ -22,6 +22,7 @@ def test_the_benchmark_runs_and_reports_every_figure(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert "| dev recall |" in result.stdout and "| heldout precision |" in result.stdout
+    assert "| shapes-heldout recall |" in result.stdout and "| ordinary FP lines / 1k negative lines |" in result.stdout
     assert "| maxmem on bad input |" in result.stdout
     figures = json.loads(out.read_text())
     for system in ("maxmem", "detect-secrets"):
@@ -29,6 +30,8 @@ def test_the_benchmark_runs_and_reports_every_figure(tmp_path):
         for split in ("dev", "heldout"):
             assert 0 <= figures[system][split]["recall"] <= 1
             assert figures[system][split]["negative_lines"] > 0
+        assert 0 <= figures[system]["shapes-heldout"]["recall"] <= 1
+        assert figures[system]["ordinary"]["negative_lines"] >= 40  # a few items hold two lines
 
 
 def test_scoring_counts_partial_removal_as_a_miss_and_stray_spans_as_false_positives():
@@ -42,6 +45,19 @@ def test_scoring_counts_partial_removal_as_a_miss_and_stray_spans_as_false_posit
     assert partial["recall"] == 0.0
     assert partial["precision"] == 1 / 3
     assert partial["fp_lines"] == 1 and partial["negative_lines"] == 3
+
+
+def test_the_shape_corpus_fills_its_templates_and_marks_the_secrets():
+    import secret_shapes
+
+    for split in ("dev", "heldout"):
+        items = secret_shapes.shape_items(split)
+        assert len({i["shape"] for i in items}) == len(items) >= 60 or split == "dev"
+        for item in items:
+            assert item["spans"] and "{" not in "".join(item["text"][s:e] for s, e, _ in item["spans"])
+            assert "⟦" not in item["text"] and "⏎" not in item["text"]
+    assert secret_shapes.shape_items("heldout") == secret_shapes.shape_items("heldout")  # a fixed seed
+    assert len(secret_shapes.ordinary_lines()) >= 1000
 
 
 def test_the_synthetic_transcript_has_the_size_asked_for_and_no_secret():

@@ -176,3 +176,35 @@ def test_kinds_counts_markers_and_private_spans():
     assert kinds("a", "[REDACTED:openai] b", 1) == {"openai": 1}
     assert kinds("x <private>y</private>", "x ", 1) == {"private": 1}
     assert kinds("[REDACTED:aws] k", "[REDACTED:aws] [REDACTED:aws]", 1) == {"aws": 1}
+
+
+# Shapes the older rules let through; each must leave once scrub runs the current ones.
+NEWER_SHAPES = [
+    "the DSN is postgres://app:q7/Zx9Lm2@db.internal:5432/app",
+    "my password is Hunter2Zebra!",
+    "log in to the NAS as admin with Qx7!vR2#pL9m",
+    "Das Passwort für den Router lautet K8#mPq2vXz",
+    "card 4539 1488 0343 6467 exp 09/27 cvv 731",
+    "echo 'S3cr3tPa55!' | docker login -u bob --password-stdin registry.example.com",
+    "Cookie: sessionid=k2j3h4g5f6d7s8a9q0w1e2r3t4y5u6i7; theme=dark",
+]
+NEWER_VALUES = ["q7/Zx9Lm2", "Hunter2Zebra", "Qx7!vR2#pL9m", "K8#mPq2vXz", "4539 1488 0343 6467",
+                "S3cr3tPa55!", "k2j3h4g5f6d7s8a9q0w1e2r3t4y5u6i7"]
+
+
+def test_a_memory_written_straight_into_brain_db_is_scrubbed_by_the_same_redactor(tmp_path, hash_embedder):
+    """A row put in with SQL, past every redaction (as an older maxmem or another tool
+    might have left it), is found and cleaned by scrub with the redactor remember uses."""
+    with Brain.open(tmp_path / "b.db", embedder=hash_embedder) as brain:
+        memory = brain.remember("placeholder to be overwritten", category="project")
+        raw = "\n".join(NEWER_SHAPES)
+        with brain.db.atomic():
+            brain.db.execute("UPDATE memories SET content = ? WHERE id = ?", (raw, memory.id))
+        assert brain.get(memory.id).content == raw  # stored raw, bypassing check_record
+        assert brain.redactor.redact(raw)[1] == len(NEWER_SHAPES) + 1  # the CVV is one more
+        report = scrub(brain)
+        assert report.found["memories"] and report.memories_changed == 1 and not report.failed
+        stored = brain.get(memory.id).content
+        assert [v for v in NEWER_VALUES if v in stored] == []
+        assert "[REDACTED:" in stored and "log in to the NAS as admin with" in stored  # the words stay
+        assert scrub(brain).total == 0

@@ -37,17 +37,22 @@ from typing import Any
 from ..config import Config
 from ..errors import InvalidInput
 from ..settings import CustomPattern, RedactSettings, check_pattern, compile_patterns
-from .assignments import bearer_hits, command_hits, named_hits, sql_hits
+from .assignments import KEYWORDS, bearer_hits, command_hits, keyword_positions, named_hits, sql_hits
+from .commands import call_hits, cookie_hits, pgpass_hits, positional_hits, stdin_hits
+from .material import card_hits, der_hits, jwk_hits, phrase_hits, putty_hits
+from .prose import prose_hits
 from .shapes import (
     PRIVATE,
     Hit,
     azure_hits,
+    key_block_hits,
     pem_hits,
     private_hits,
     provider_hits,
     url_hits,
     webhook_hits,
 )
+from .values import text_words
 
 __all__ = [
     "MARK",
@@ -63,7 +68,7 @@ __all__ = [
 MARK = "[REDACTED:{}]"
 
 # When two rules claim overlapping text, the union goes and the more specific kind names it.
-_PRIORITY = {PRIVATE: 100, "private-key": 60, "custom": 5, "secret": 20, "password": 22,
+_PRIORITY = {PRIVATE: 100, "private-key": 60, "custom": 5, "secret": 20, "password": 22, "token": 24, "card": 40,
              "bearer": 25, "basic-auth": 25, "url-password": 30}
 _PROVIDER_PRIORITY = 50
 _CACHED_CHARS = 8192
@@ -110,6 +115,7 @@ class Redactor:
         self._allow = [re.compile(a) for a in self.settings.allow]
         self._secret_words = frozenset(self.settings.secret_names)
         self._ignore = frozenset(self.settings.ignore_names)
+        self._keywords = (*KEYWORDS, *self._secret_words)
         self._cached = lru_cache(maxsize=cache_size)(self._redact) if cache_size else self._redact
 
     @classmethod
@@ -186,6 +192,8 @@ class Redactor:
             yield from private_hits(text, lowered)
         if "-----BEGIN " in text:
             yield from pem_hits(text)
+        if "BEGIN " in text:
+            yield from key_block_hits(text)
         yield from provider_hits(text)
         if "://" in text:
             yield from url_hits(text)
@@ -193,12 +201,33 @@ class Redactor:
             yield from webhook_hits(text, lowered)
         if "Q~" in text:
             yield from azure_hits(text)
-        yield from named_hits(text, lowered, self._secret_words, self._ignore)
+        positions = keyword_positions(lowered, self._keywords)
+        yield from named_hits(text, lowered, self._secret_words, self._ignore, positions)
         if "bearer" in lowered:
             yield from bearer_hits(text, lowered)
         yield from command_hits(text, lowered)
         if "identified" in lowered:
             yield from sql_hits(text, lowered)
+        data = lowered.encode("utf-8", "surrogatepass")
+        words = text_words(data)
+        yield from prose_hits(text, lowered, data, words, positions)
+        if len(text) >= 40:
+            yield from der_hits(text)
+        if b"lines" in words and "private-lines:" in lowered:
+            yield from putty_hits(text)
+        if b"kty" in words:
+            yield from jwk_hits(text, lowered)
+        yield from phrase_hits(text, lowered, data, words)
+        yield from card_hits(text, lowered, data, words)
+        if "echo" in lowered or "printf" in lowered:
+            yield from stdin_hits(text, lowered, data, words)
+        yield from positional_hits(text, lowered, data, words)
+        if "(" in text:
+            yield from call_hits(text, lowered, data, words)
+        if "cookie" in lowered or " -b " in lowered:
+            yield from cookie_hits(text, lowered, data, words)
+        if "pgpass" in lowered or ":*:" in text:
+            yield from pgpass_hits(text, lowered)
         for kind, pattern in self._custom:
             for match in pattern.finditer(text):
                 span = match.span("secret") if "secret" in pattern.groupindex else match.span()

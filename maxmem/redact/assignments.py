@@ -27,9 +27,9 @@ from .values import (
     value_is_secret,
 )
 
-__all__ = ["KEYWORDS", "bearer_hits", "command_hits", "named_hits"]
+__all__ = ["KEYWORDS", "bearer_hits", "command_hits", "keyword_positions", "named_hits"]
 
-KEYWORDS = ("pass", "pwd", "secret", "token", "key", "auth", "cred", "sig", "_pat", "mnemonic")
+KEYWORDS = ("pass", "pwd", "secret", "token", "key", "auth", "cred", "sig", "_pat", "mnemonic", "psk")
 
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 _NAME_TAIL = re.compile(r"[A-Za-z0-9_.-]{0,65}")
@@ -69,7 +69,8 @@ def _head(name: str) -> str:
     return re.split(r"[_.-]", name.lower())[-1]
 
 
-def _keyword_positions(lowered: str, keywords: Iterable[str]) -> list[tuple[int, int]]:
+def keyword_positions(lowered: str, keywords: Iterable[str]) -> list[tuple[int, int]]:
+    """(offset, length) of each keyword in `lowered`, in order: one find per keyword."""
     found: list[tuple[int, int]] = []
     for keyword in keywords:
         at = lowered.find(keyword)
@@ -81,11 +82,15 @@ def _keyword_positions(lowered: str, keywords: Iterable[str]) -> list[tuple[int,
 
 
 def named_hits(text: str, lowered: str, secret_words: frozenset[str] = frozenset(),
-               ignore_names: frozenset[str] = frozenset()) -> Iterator[Hit]:
-    """Values of secret-named assignments, flags, headers and .netrc entries."""
+               ignore_names: frozenset[str] = frozenset(),
+               positions: list[tuple[int, int]] | None = None) -> Iterator[Hit]:
+    """Values of secret-named assignments, flags, headers and .netrc entries (`positions`:
+    `keyword_positions` of KEYWORDS and `secret_words`, when found already)."""
     skip = 0  # text[:skip] is done: a name inside a value found already is no name
     n = len(text)
-    for at, length in _keyword_positions(lowered, (*KEYWORDS, *secret_words)):
+    if positions is None:
+        positions = keyword_positions(lowered, (*KEYWORDS, *secret_words))
+    for at, length in positions:
         if at < skip:
             continue
         tail = _NAME_TAIL.match(text, at + length)

@@ -20,9 +20,9 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .values import is_placeholder, looks_random
+from .values import is_placeholder, looks_random, wallet_key
 
-__all__ = ["PRIVATE", "Hit", "azure_hits", "pem_hits", "private_hits", "provider_hits", "url_hits",
+__all__ = ["PRIVATE", "Hit", "azure_hits", "key_block_hits", "pem_hits", "private_hits", "provider_hits", "url_hits",
            "webhook_hits"]
 
 PRIVATE = "private"  # the kind of a <private>…</private> span: removed without a mark
@@ -106,6 +106,8 @@ _SHAPES = [
     _shape("firebase", ":APA91b", r"AAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{130,140}", lead=12),
     _shape("aws", "IQoJb3JpZ2lu", r"IQoJb3JpZ2lu[A-Za-z0-9+/=]{80,4000}"),
     _shape("aws", "FwoGZXIvYXdz", r"FwoGZXIvYXdz[A-Za-z0-9+/=]{80,4000}"),
+    _shape("aws", "FQoGZXIvYXdz", r"FQoGZXIvYXdz[A-Za-z0-9+/=]{80,4000}"),  # the older STS session token
+    _shape("aws", "FQoDYXdz", r"FQoDYXdz[A-Za-z0-9+/=]{80,4000}"),
     _shape("aws", "AgoJb3JpZ2lu", r"AgoJb3JpZ2lu[A-Za-z0-9+/=]{80,4000}"),
     _shape("private-key", "LS0tLS1CRUdJTi", r"LS0tLS1CRUdJTi[A-Za-z0-9+/=]{20,20000}"),
     _shape("jwt", "eyJ", r"eyJ[A-Za-z0-9_-]{8,2000}\.eyJ[A-Za-z0-9_-]{8,8000}\.[A-Za-z0-9_-]{8,2000}"),
@@ -158,6 +160,11 @@ def _candidate_runs(text: str) -> Iterator[tuple[int, int]]:
         if (data[pos:pos + 2] in _STARTS or before in _LEADS or first in _CONTEXT_FIRST
                 or (end < n and data[end] == 46)  # a dotted token: discord, terraform
                 or (end - pos in (36, 37) and data[pos + 32] == 45)  # mailchimp …-usN
+                or end - pos in (51, 52, 111)  # a WIF key, an xprv
+                or (before == 46 and end - pos >= 20 and not data[pos:end].translate(None, b"_-").isalpha())  # sl.…
+                or (end - pos >= 24 and first > 64 and (45 in data[pos + 2:pos + 14] or 95 in data[pos + 2:pos + 14])
+                    and not (end - pos == 36 and data[pos + 8] == 45 and data[pos + 13] == 45)  # a UUID
+                    and not data[pos:end].translate(None, b"_-").isalpha())  # prefix-/prefix_ and a body with digits
                 or (before == 92 and first in _ESCAPE_BYTES)):
             if same:
                 yield pos, end
@@ -201,6 +208,74 @@ def provider_hits(text: str) -> Iterator[Hit]:
         first = text[start]
         if first == "A" or first == "S" or (end - start in (36, 37) and text[start + 32] == "-"):
             yield from _neighbours(text, start, end)
+        if before == "." and end - start >= 20:
+            hit = _dotted(text, start, end)
+            if hit:
+                yield hit
+        if end - start in (51, 52, 111) and wallet_key(text[start:end]):
+            yield Hit("private-key", start, end, "wallet private key (WIF / xprv, base58check)")
+        elif end - start >= 24 and first.isalpha() and ("-" in text[start + 2:start + 14] or "_" in text[start + 2:start + 14]):
+            hit = _prefixed(text, start, end, before)
+            if hit:
+                yield hit
+
+
+# Vendors' own prefix before a random body: tskey-auth-…, dckr_pat_…, xapp-1-…, figd_…,
+# pscale_tkn_…. Object ids (msg_01…, cus_…, chatcmpl-…) have short bodies or are named.
+# The vendor's word: lower-case letters (a digit or two at its end: fo1_) or four capitals
+# or more (CFPAT-); a random base64url string that merely holds a dash early (t5v-…, PW_…)
+# has neither.
+_PREFIXED = re.compile(r"(?P<prefix>(?:[a-z]{2,10}[0-9]{0,2}|[A-Z]{4,10}[0-9]{0,2})(?:[-_][a-zA-Z0-9]{1,12}){0,3}?[-_])"
+                       r"(?P<body>[A-Za-z0-9][A-Za-z0-9_-]{19,})")
+_ID_PREFIXES = frozenset({"sha1", "sha224", "sha256", "sha384", "sha512", "md5", "blake2b", "blake3", "commit", "git", "rev",
+                          "build", "tx", "block", "trace", "span", "req", "request", "msg", "toolu", "chatcmpl", "resp",
+                          "batch", "file", "msgbatch", "run", "job", "thread", "asst", "call", "step", "cs", "evt",
+                          "event", "id", "uuid", "nonce", "hash", "digest", "pk", "pub", "public", "org", "user",
+                          "cus", "price", "prod", "sub", "pi", "pm", "ch", "in", "acct", "po", "data", "test", "img"})
+_SECRET_PREFIX_WORDS = frozenset({"sk", "pat", "secret", "key", "token", "api", "auth", "access", "private", "priv",
+                                  "pw", "pass", "apikey"})
+_TOKEN_TAIL = re.compile(r"[A-Za-z0-9+/=_-]*")
+
+
+def _prefixed(text: str, start: int, end: int, before: str) -> Hit | None:
+    if before and before not in " \t\n\r\"'`:=(,>[{|":
+        return None  # inside a path or a longer word
+    match = _PREFIXED.fullmatch(text, start, end)
+    if not match or match.group("prefix").split("-")[0].split("_")[0].lower() in _ID_PREFIXES:
+        return None
+    prefix, body = match.group("prefix"), match.group("body")
+    segments = len(re.findall(r"[-_]", prefix))
+    flat = body.replace("-", "").replace("_", "")
+    if _is_uuid_body(body):  # pat-na1-<uuid>, sk-lf-<uuid>: a UUID is a secret only when the prefix says so
+        words = set(re.split(r"[-_]", prefix.lower()))
+        if words.isdisjoint(_SECRET_PREFIX_WORDS):
+            return None
+        return Hit("token", start, end, f"token with a vendor prefix ({prefix}…)")
+    if len(flat) < (20 if segments >= 2 else 28) or not looks_random(flat, 20):
+        return None
+    if not any(c.isdigit() for c in flat) or not any(c.isalpha() for c in flat):
+        return None
+    tail = _TOKEN_TAIL.match(text, end)
+    return Hit("token", start, tail.end() if tail else end, f"token with a vendor prefix ({prefix}…)")
+
+
+_DOT_PREFIX = re.compile(r"(?<![\w.])[a-z]{2,10}(?:\.[a-z]{1,4})?\.\Z")
+
+
+def _dotted(text: str, start: int, end: int) -> Hit | None:
+    """sl.u.AbC…, sk.eyJ…: a short lower-case prefix, a dot, a random body."""
+    prefix = _DOT_PREFIX.search(text, max(0, start - 16), start)
+    if not prefix or prefix.group(0).split(".")[0] in _ID_PREFIXES:
+        return None
+    flat = text[start:end].replace("-", "").replace("_", "")
+    if not looks_random(flat, 20) or not any(c.isdigit() for c in flat):
+        return None
+    tail = _TOKEN_TAIL.match(text, end)
+    return Hit("token", prefix.start(), tail.end() if tail else end, f"token with a vendor prefix ({prefix.group(0)}…)")
+
+
+def _is_uuid_body(body: str) -> bool:
+    return bool(re.fullmatch(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}", body))
 
 
 def _try(text: str, start: int, shapes: list[_Shape], offsets: tuple[int, ...] | None) -> Iterator[Hit]:
@@ -309,6 +384,33 @@ def pem_hits(text: str) -> Iterator[Hit]:
         at = text.find("-----BEGIN ", close + len(end_marker))
 
 
+# Any other armoured block whose label names a key and not a public one: OpenVPN static
+# keys, SSH2 (RFC 4716) private keys, TSIG keys. Its body goes; headers (Comment: …) stay.
+_KEY_BLOCK = re.compile(r"(?P<dashes>-{4,5}) ?BEGIN (?P<label>[A-Za-z0-9 ]{1,60}?) ?-{4,5}")
+_BLOCK_BODY = re.compile(r"(?:[ \t]*(?:\r?\n|\\n)(?:[A-Za-z-]{1,40}: [^\n\\]{0,200}|[ \t]*(?P<line>[A-Za-z0-9+/=]{2,200})))+")
+
+
+def key_block_hits(text: str) -> Iterator[Hit]:
+    """The body of an armoured block (BEGIN … KEY …) that holds no public key or certificate."""
+    at = text.find("BEGIN ")
+    while at >= 0:
+        match = _KEY_BLOCK.match(text, max(0, at - 6)) or _KEY_BLOCK.match(text, max(0, at - 5))
+        at = text.find("BEGIN ", at + 6)
+        if not match:
+            continue
+        label = match.group("label").upper()
+        if "KEY" not in label or "PUBLIC" in label or ("PRIVATE KEY" in label and match.group("dashes") == "-----"):
+            continue  # PEM private keys are pem_hits'
+        body = _BLOCK_BODY.match(text, match.end())
+        if not body:
+            continue
+        lines = [m for m in re.finditer(r"(?m)^[ \t]*([A-Za-z0-9+/=]{2,200})[ \t]*\r?$", text[match.end():body.end()])]
+        if sum(len(m.group(1)) for m in lines) < 32:
+            continue
+        first, last = lines[0], lines[-1]
+        yield Hit("private-key", match.end() + first.start(1), match.end() + last.end(1), f"{label.lower()} block body")
+
+
 # "<private> tags", "`<private>`": the tag talked about (docs, maxmem's own messages), not used.
 _MENTION = re.compile(r"[`'\"]|s? (?:tags?|spans?|parts?|blocks?|sections?|markers?)\b")
 
@@ -340,8 +442,13 @@ def private_hits(text: str, lowered: str) -> Iterator[Hit]:
         at = lowered.find("<private>", close + 10)
 
 
-# scheme://user:password@host — the user may be empty (redis://:pw@host).
-_URL_CREDENTIALS = re.compile(r"://(?P<user>[^\s:/?#@\"'<>\\]{0,256}):(?P<secret>[^\s@/?#\"'<>\\]{1,256})@")
+# scheme://user:password@host — the user may be empty (redis://:pw@host), the password
+# may hold / @ ? # (unencoded): it runs to the last @ that a host follows.
+_URL_CREDENTIALS = re.compile(r"://(?P<user>[^\s:/?#@\"'<>\\]{0,256}):(?P<secret>[^\s\"'<>\\]{1,256}?)@"
+                              r"(?P<host>[A-Za-z0-9\[][A-Za-z0-9.\-\[\]:%]{0,255})(?=[/?#\s\"'<>\\;,)]|\Z)")
+# https://<token>@github.com/…: a random user with no password is a token (git, npm, pip).
+_URL_TOKEN_USER = re.compile(r"://(?P<secret>[A-Za-z0-9_.~%-]{20,256})@[A-Za-z0-9\[]")
+_PORT = re.compile(r"\d{1,5}(?:[/?#]|\Z)")
 _URL_PLACEHOLDERS = frozenset({"password", "pass", "passwd", "pwd", "secret", "pw", "p", "x", "token",
                                "mypassword", "yourpassword", "pass123", "changeme"})
 
@@ -350,12 +457,18 @@ def url_hits(text: str) -> Iterator[Hit]:
     """Passwords in URLs and DSNs (postgres://app:pw@db/x)."""
     at = text.find("://")
     while at >= 0:
-        match = _URL_CREDENTIALS.match(text, at)
+        at_sign = text.find("@", at, at + 600)
+        match = _URL_CREDENTIALS.match(text, at) if at_sign >= 0 else None
         if match:
             secret = match.group("secret")
-            if not (secret.startswith(("[REDACTED", "$")) or is_placeholder(secret)
+            if not (secret.startswith(("[REDACTED", "$")) or is_placeholder(secret) or _PORT.match(secret)
+                    or match.group("user").startswith("[REDACTED")
                     or secret.lower() in _URL_PLACEHOLDERS):
                 yield Hit("url-password", match.start("secret"), match.end("secret"), "password in a URL (://user:…@)")
+        elif at_sign >= 0:
+            token = _URL_TOKEN_USER.match(text, at)
+            if token and looks_random(token.group("secret"), 20) and not is_placeholder(token.group("secret")):
+                yield Hit("url-password", token.start("secret"), token.end("secret"), "token as a URL's user (://…@)")
         at = text.find("://", at + 3)
 
 

@@ -11,9 +11,11 @@ numbers are never secrets; the weaker the name, the more random the value must l
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 from collections import Counter
+from collections.abc import Iterable
 from enum import IntEnum
 from functools import lru_cache
 
@@ -26,6 +28,11 @@ __all__ = [
     "name_strength",
     "shannon",
     "value_is_secret",
+    "find_words",
+    "present_words",
+    "word_index",
+    "text_words",
+    "wallet_key",
     "wordy",
 ]
 
@@ -47,7 +54,7 @@ _TRAILING = frozenset({
     "base",  # Rails' secret_key_base
 })
 _PASSWORD_HEADS = frozenset({"password", "passwd", "passphrase", "passcode", "passwort", "contrasena",
-                             "motdepasse", "pword", "mnemonic"})
+                             "motdepasse", "pword", "mnemonic", "psk", "passkey"})
 _TOKEN_HEADS = frozenset({"token", "secret", "apikey", "credential", "credentials", "creds", "cred"})
 SECRET_HEADS = _PASSWORD_HEADS | _TOKEN_HEADS | {"key", "auth", "authorization", "pwd", "pass", "pw"}
 
@@ -87,6 +94,9 @@ _FILE_EXTENSIONS = frozenset({
     "ex", "exs", "erl", "scala", "dart", "m", "mm", "pl", "r", "ipynb", "csv", "tsv", "gpg", "asc", "pub",
     "key", "bak", "orig", "tmp", "example", "sample", "dist", "template", "tpl", "j2", "cache",
 })
+# storepass, keypass (keytool), sshpass, rootpass: a password; bypass, compass: no.
+_PASS_QUALIFIERS = frozenset({"store", "key", "ssh", "root", "admin", "db", "user", "src", "dest", "new", "old", "mail",
+                              "smtp", "ftp", "sudo", "trust", "login", "web", "vnc", "rpc", "bind", "ldap"})
 _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 
@@ -95,6 +105,8 @@ def _split_compound(word: str) -> list[str]:
     for head in ("password", "passwd", "passphrase", "token", "secret"):
         if word.endswith(head) and word != head:
             return [word[: -len(head)], head]
+    if word.endswith("pass") and word[:-4] in _PASS_QUALIFIERS:
+        return [word[:-4], "pass"]
     if word.endswith("key") and word[:-3] in _KEY_QUALIFIERS:
         return [word[:-3], "key"]
     return [word]
@@ -341,3 +353,136 @@ def value_is_secret(value: str, strength: Strength, *, quoted: bool, literal: bo
         return len(value) >= 6 and value.islower() and value not in _PROSE_WORDS
     # created_at, newPassword: a name; hunter2, Tr0ub4dor&3: a password
     return not (_IDENTIFIER.fullmatch(value) and wordy(value) and not any(c.isdigit() for c in value))
+
+
+_B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+_B58_INDEX = {c: i for i, c in enumerate(_B58)}
+
+
+def base58check(token: str) -> bytes | None:
+    """The payload of a base58check string whose checksum holds, else None."""
+    number = 0
+    for c in token:
+        digit = _B58_INDEX.get(c)
+        if digit is None:
+            return None
+        number = number * 58 + digit
+    data = number.to_bytes((number.bit_length() + 7) // 8, "big")
+    data = b"\0" * (len(token) - len(token.lstrip("1"))) + data
+    payload, checksum = data[:-4], data[-4:]
+    if len(payload) < 1 or hashlib.sha256(hashlib.sha256(payload).digest()).digest()[:4] != checksum:
+        return None
+    return payload
+
+
+def wallet_key(token: str) -> bool:
+    """A Bitcoin WIF private key or a BIP-32 extended private key (xprv/tprv/yprv/zprv)."""
+    if len(token) in (51, 52) and token[0] in "5KLc9":
+        payload = base58check(token)
+        return payload is not None and payload[0] in (0x80, 0xEF)
+    if len(token) == 111 and token[1:4] == "prv":
+        return base58check(token) is not None
+    return False
+
+
+_LETTERS = bytes(i if 97 <= i <= 122 or i >= 128 else 32 for i in range(256))
+
+
+def text_words(data: bytes) -> frozenset[bytes]:
+    """The words of a lower-cased text given as UTF-8 `data` (runs of letters): the rules
+    that start from a word (password, cookie, htpasswd …) look here first, one translate
+    and one split for all of them, and scan the text only for the words it holds."""
+    return frozenset(data.translate(_LETTERS).split())
+
+
+_ENDINGS = (b"", b"s", b"es", b"si", b"n", b"en", b"a", b"e", b"i", b"u", b"et", b"er", b"ul", b"ta", b"y",
+            "ı".encode(), "ü".encode(), "ın".encode())  # passwords, şifresi (Turkish: its password), salasanan
+
+
+_Phrase = tuple[str, tuple[frozenset[bytes], ...], frozenset[str]]
+WordIndex = tuple[dict[bytes, tuple[str, ...]], tuple[_Phrase, ...], "re.Pattern[str] | None", frozenset[bytes], bool]
+
+
+def word_index(candidates: tuple[str, ...]) -> WordIndex:
+    """The one-word ASCII candidates by each form of theirs; the others (phrases, other
+    scripts) with the forms of their ASCII parts and their other parts; a pattern that
+    finds those other parts; every form that can make a candidate present, and whether
+    some candidate is in another script only."""
+    index: dict[bytes, tuple[str, ...]] = {}
+    others = []
+    scripts: set[str] = set()
+    for candidate in candidates:
+        if " " not in candidate and candidate.isascii():
+            for ending in _ENDINGS:
+                form = candidate.encode() + ending
+                index[form] = (*index.get(form, ()), candidate)
+            continue
+        parts = candidate.split()
+        forms = tuple(frozenset(p.encode() + e for e in _ENDINGS) for p in parts if p.isascii())
+        foreign = frozenset(p for p in parts if not p.isascii())
+        scripts |= foreign
+        others.append((candidate, forms, foreign))
+    pattern = re.compile("|".join(map(re.escape, sorted(scripts, key=len, reverse=True)))) if scripts else None
+    gate = frozenset(index).union(*(forms[0] for _, forms, _ in others if forms))
+    return index, tuple(others), pattern, gate, any(not forms for _, forms, _ in others)
+
+
+def present_words(words: frozenset[bytes], candidates: WordIndex) -> list[str]:
+    """The candidates (lower-case words or phrases, `word_index`ed once) that the text
+    whose `words` these are may hold: each part a word of the text (or one with a short
+    ending), a part in another script found inside one of the text's words (密码是 holds 密码)."""
+    index, others, pattern, gate, script_only = candidates
+    if words.isdisjoint(gate) and not (script_only and not all(w.isascii() for w in words)):
+        return []
+    found: set[str] = set()
+    if len(words) < len(index):
+        for word in words:
+            found.update(index.get(word, ()))
+    else:
+        for form, names in index.items():
+            if form in words:
+                found.update(names)
+    scripts: set[str] | None = None
+    for candidate, forms, foreign in others:
+        if forms and any(words.isdisjoint(f) for f in forms):
+            continue
+        if foreign:
+            if scripts is None:
+                text = " ".join(w.decode("utf-8", "ignore") for w in words if not w.isascii())
+                scripts = set(pattern.findall(text)) if pattern and text else set()
+            if not foreign <= scripts:
+                continue
+        found.add(candidate)
+    return sorted(found)
+
+
+def find_words(lowered: str, data: bytes, words: Iterable[str]) -> list[tuple[int, str]]:
+    """(offset in `lowered`, word) of every occurrence of `words`, in order. Found in the
+    UTF-8 `data` of `lowered` (a byte scan, twice as fast as one over a text that holds
+    a non-ASCII character), then turned into character offsets in one pass."""
+    if not words:
+        return []
+    # A phrase is found by its longest word, one scan for all the phrases that share it
+    # ("door code", "alarm code", "access code": one scan for "code").
+    by_anchor: dict[bytes, list[tuple[bytes, int, str]]] = {}
+    for word in words:
+        encoded = word.encode()
+        anchor = max(encoded.split(b" "), key=len)
+        by_anchor.setdefault(anchor, []).append((encoded, encoded.index(anchor), word))
+    found = []
+    for anchor, phrases in by_anchor.items():
+        at = data.find(anchor)
+        while at >= 0:
+            for encoded, offset, word in phrases:
+                if data.startswith(encoded, at - offset) and at >= offset:
+                    found.append((at - offset, word))
+            at = data.find(anchor, at + len(anchor))
+    found.sort(key=lambda f: (f[0], -len(f[1])))
+    if len(data) == len(lowered):
+        return found
+    out, chars, done = [], 0, 0
+    for at, word in found:
+        chars += len(data[done:at].decode("utf-8", "surrogatepass"))
+        done = at
+        out.append((chars, word))
+    return out

@@ -1,0 +1,211 @@
+"""Passwords that a command or a call takes by position, and cookies.
+
+    echo 'pw' | docker login -u bob --password-stdin     htpasswd -b .htpasswd alice pw
+    server.login('alice@example.com', 'pw')               net user backup pw /add
+    sqlplus scott/tiger@orcl                              Cookie: sessionid=…
+
+The mechanism: a value piped into a command that reads a password from standard input;
+the positional argument a command documents as the password; the last string literal
+of a call whose name says it logs in or binds (two literals or more: a user, then the
+password); the `user/password@` of Oracle's tools; the values of a cookie header.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from .shapes import Hit
+from .values import Strength, find_words, is_placeholder, looks_random, value_is_secret
+
+__all__ = ["call_hits", "cookie_hits", "pgpass_hits", "positional_hits", "stdin_hits"]
+
+_WORD = r"""(?:\$?'[^'\n]{1,256}'|"[^"\n]{1,256}"|[^\s'"|;&]{1,256})"""
+
+
+def _secret(value: str) -> bool:
+    value = value.removeprefix("$").strip("'\"")
+    if not value or value.startswith(("-", "$", "[REDACTED", "<", "%")) or is_placeholder(value):
+        return False
+    return value_is_secret(value, Strength.PASSWORD, quoted=True, literal=True)
+
+
+def _span(match: re.Match[str], group: str) -> tuple[int, int]:
+    start, end = match.span(group)
+    if match.group(group).startswith("$'"):  # bash's $'…' quoting
+        return start + 2, end - 1
+    if end - start >= 2 and match.group(group)[0] in "'\"" and match.group(group)[-1] == match.group(group)[0]:
+        return start + 1, end - 1
+    return start, end
+
+
+# echo pw | … --password-stdin / sudo -S / chpasswd / passwd --stdin
+_STDIN = re.compile(rf"""\b(?:echo|printf)(?:[ \t]+-[neE]{{1,3}})*(?:[ \t]+(?:'%s(?:\\n)?'|"%s(?:\\n)?"))?[ \t]+"""
+                    rf"""(?P<secret>{_WORD})[ \t]*\|[^\n|]{{0,200}}?(?:--?password-stdin|--stdin\b|\bsudo[ \t]+(?:-\w+[ \t]+)*-S\b|"""
+                    rf"""\bchpasswd\b|\bpasswd\b|\bkinit\b|--pass(?:word)?-stdin)""")
+
+
+_STDIN_WORDS = ("stdin", "sudo", "passwd", "kinit")
+
+
+def stdin_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
+    """A value echoed into a command that reads a password from standard input."""
+    if b"echo" not in words and b"printf" not in words:
+        return
+    done = 0
+    for at, word in find_words(lowered, data, [w for w in _STDIN_WORDS if w.encode() in words]):
+        yield from _stdin_line(text, max(done, at - 400), at + len(word) + 20)
+        done = max(done, at)
+
+
+def _stdin_line(text: str, start: int, end: int) -> Iterator[Hit]:
+    for match in _STDIN.finditer(text, start, min(len(text), end)):
+        value = match.group("secret")
+        if _secret(value.split(":", 1)[1] if "chpasswd" in match.group(0) and ":" in value else value):
+            start, end = _span(match, "secret")
+            yield Hit("password", start, end, "password piped into a command's standard input")
+
+
+# The commands that take a password as a positional argument, and where: each pattern
+# is tried only where its command's word stands.
+_POSITIONAL = {word: re.compile(pattern, re.IGNORECASE) for word, pattern in {
+    "htpasswd": rf"""htpasswd[ \t]+(?:-\w*n\w*b\w*[ \t]+{_WORD}|-\w*b\w*[ \t]+(?:-\w+[ \t]+)*{_WORD}[ \t]+{_WORD})"""
+                rf"""[ \t]+(?P<secret>{_WORD})""",  # -nb user pw, -b file user pw
+    "mosquitto_passwd": rf"""mosquitto_passwd[ \t]+-b[ \t]+{_WORD}[ \t]+{_WORD}[ \t]+(?P<secret>{_WORD})""",
+    "rabbitmqctl": rf"""rabbitmqctl[ \t]+(?:add_user|change_password)[ \t]+{_WORD}[ \t]+(?P<secret>{_WORD})""",
+    "net user": rf"""net[ \t]+user[ \t]+{_WORD}[ \t]+(?P<secret>(?!/)[^\s/*][^\s]{{0,255}})""",
+    "net use": r"""net[ \t]+use[ \t]+(?:\w:[ \t]+)?\\{1,2}\S+[ \t]+(?P<secret>(?!/)[^\s/*][^\s]{0,255})""",
+    "mysqladmin": rf"""mysqladmin\b[^\n|;]{{0,200}}?[ \t]password[ \t]+(?P<secret>{_WORD})""",
+    "plus": r"""(?:sql)?plus[ \t]+(?:-\w+[ \t]+)*["']?[\w$#]{1,64}/(?P<secret>[^\s@/"']{1,128})@""",
+    "dp": r"""(?:exp|imp)dp[ \t]+["']?[\w$#]{1,64}/(?P<secret>[^\s@/"']{1,128})@""",
+    "rman": r"""rman[ \t]+target[ \t]+["']?[\w$#]{1,64}/(?P<secret>[^\s@/"']{1,128})@""",
+    "conn": r"""conn(?:ect)?[ \t]+[\w$#]{1,64}/(?P<secret>[^\s@/"']{1,128})@""",
+    "convertto-securestring": r"""convertto-securestring[ \t]+(?:-String[ \t]+)?(?P<secret>'[^'\n]{1,256}'|"[^"\n]{1,256}")""",
+    "/pass": rf"""/(?:pass|password|pwd):(?P<secret>{_WORD})""",
+    # Redis AUTH [user] password, MySQL SET PASSWORD [FOR u] = 'x'
+    "auth": rf"""(?<![\w.])(?-i:AUTH)[ \t]+(?:[\w-]{{1,64}}[ \t]+)?(?P<secret>{_WORD})[ \t]*(?:\r?\n|\Z)""",
+    "set password": r"""set[ \t]+password[ \t]+(?:for[ \t]+\S{1,128}[ \t]*)?=[ \t]*(?:password\()?(?P<secret>'[^'\n]{1,256}')""",
+    "ssh-keygen": rf"""ssh-keygen\b[^\n|;]{{0,200}}?[ \t]-[NP][ \t]+(?P<secret>{_WORD})""",  # new / old passphrase
+    # user/password@host:port/service (Oracle's EZConnect, in JDBC thin URLs and tools)
+    "thin:": r"""thin:[\w$#]{1,64}/(?P<secret>[^\s@/"']{1,128})@""",
+}.items()}
+_BACK = {"plus": 3, "dp": 3}  # sqlplus, expdp: the word is found inside the command's name
+
+
+_POSITIONAL_ANCHORS = {"htpasswd": b"htpasswd", "mosquitto_passwd": b"mosquitto", "rabbitmqctl": b"rabbitmqctl",
+                       "net user": b"net", "net use": b"net", "mysqladmin": b"mysqladmin", "plus": b"sqlplus",
+                       "dp": b"expdp", "rman": b"rman", "conn": b"conn", "convertto-securestring": b"convertto",
+                       "/pass": b"pass", "ssh-keygen": b"keygen", "thin:": b"thin",
+                       "auth": b"auth", "set password": b"set"}
+
+
+_POSITIONAL_GATE = frozenset(_POSITIONAL_ANCHORS.values()) - {b"pass"} | {b"impdp", b"connect"}
+
+
+def positional_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
+    """Passwords in the place a command documents for them: htpasswd -b, net user, sqlplus u/p@db …"""
+    windows = "/pass" in lowered or "/pwd:" in lowered
+    if words.isdisjoint(_POSITIONAL_GATE) and not windows:
+        return
+    present = [word for word, anchor in _POSITIONAL_ANCHORS.items()
+               if anchor in words or (word == "dp" and b"impdp" in words) or (word == "conn" and b"connect" in words)
+               or (word == "/pass" and windows)]
+    for at, word in find_words(lowered, data, present):
+        pattern = _POSITIONAL[word]
+        begin = max(0, at - _BACK.get(word, 0))
+        match = pattern.search(text, begin, min(len(text), at + 600)) if word in _BACK else pattern.match(text, at)
+        if match and match.start() <= at and _secret(match.group("secret")):
+            start, end = _span(match, "secret")
+            yield Hit("password", start, end, "password given to a command by position")
+
+
+# server.login('user', 'pw'), ldap.simple_bind_s(dn, 'pw'), HTTPBasicAuth('u', 'pw'),
+# DriverManager.getConnection(url, 'u', 'pw'), new NetworkCredential("u", "pw")
+# The name searched for, and the whole words (of text_words) that hold it.
+_CALL_WORDS = {"login": ("login",), "logon": ("logon",), "signin": ("signin",), "authenticate": ("authenticate",),
+               "bind": ("bind",), "basicauth": ("basicauth", "httpbasicauth"), "digestauth": ("httpdigestauth",),
+               "networkcredential": ("networkcredential",), "passwordauthentication": ("passwordauthentication",),
+               "passwordcredentials": ("usernamepasswordcredentials",), "getconnection": ("getconnection",)}
+_CALL_ANCHORS = frozenset(f.encode() for forms in _CALL_WORDS.values() for f in forms)
+_CALL_OPEN = re.compile(r"\w{0,24}\s{0,4}\(")
+_LITERAL = re.compile(r"""\s{0,8}(?:\w{1,32}\s{0,4}=\s{0,4})?(?P<q>["'])(?P<v>(?:\\.|(?!(?P=q))[^\\\n]){0,256})(?P=q)\s{0,8}"""
+                      r"""|\s{0,8}[\w.\[\]"'()]{1,128}\s{0,8}""")
+
+
+def call_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
+    """The last string literal of a login/bind call given two literals or more."""
+    if words.isdisjoint(_CALL_ANCHORS):
+        return
+    present = [name for name, forms in _CALL_WORDS.items() if not words.isdisjoint(f.encode() for f in forms)]
+    for at, word in find_words(lowered, data, present):
+        opened = _CALL_OPEN.match(text, at + len(word))
+        if opened:
+            yield from _call_at(text, opened.end())
+
+
+def _call_at(text: str, pos: int) -> Iterator[Hit]:
+    """The call's arguments from `pos`: the last, a string literal, of two arguments or more."""
+    last: tuple[int, int] | None = None
+    count = 0
+    for _ in range(6):
+        arg = _LITERAL.match(text, pos)
+        if not arg:
+            break
+        count += 1
+        last = (arg.start("v"), arg.end("v")) if arg.group("q") else None
+        pos = arg.end()
+        if not text.startswith(",", pos):
+            break
+        pos += 1
+    if not text.startswith(")", pos) or count < 2 or last is None:
+        return
+    start, end = last
+    value = text[start:end]
+    if _secret(value) and "://" not in value:
+        yield Hit("password", start, end, "password passed to a login call")
+
+
+_COOKIE = re.compile(r"(?i)(?:set-)?cookie[\"']?\s{0,4}[:=]\s{0,4}[\"']?|(?:\s-b|--cookie)\s{1,4}[\"']?")
+def _cookie_places(lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[int]:
+    present = [w for w in ("cookie", " -b ") if w.strip(" -").encode() in words]
+    for at, word in find_words(lowered, data, present):
+        yield at - 4 if word == "cookie" and lowered.startswith("set-", at - 4) else at
+
+
+_PAIR = re.compile(r"""\s{0,2}(?P<name>[\w.$%!#&*+^`|~-]{1,128})=(?P<value>[^;,\s"'\\]{1,4096})\s{0,2}""")
+_SESSION = re.compile(r"(?i)sess|sid\b|auth|token|jwt|login|remember|sso|csrf|xsrf|secret|key|identity|user_session|_gh_sess")
+
+
+def cookie_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
+    """Cookie / Set-Cookie headers, curl -b, document.cookie: each session-like value."""
+    for at in _cookie_places(lowered, data, words):
+        match = _COOKIE.match(text, at)
+        if match is None:
+            continue
+        pos = match.end()
+        for _ in range(32):
+            pair = _PAIR.match(text, pos)
+            if not pair:
+                break
+            value, name = pair.group("value"), pair.group("name")
+            if (len(value) >= 8 and not is_placeholder(value)
+                    and (looks_random(value, 16) or _SESSION.search(name) and any(c.isdigit() for c in value))):
+                yield Hit("secret", pair.start("value"), pair.end("value"), f"cookie {name}")
+            pos = pair.end()
+            if not text.startswith(";", pos) or lowered.startswith("set-cookie", match.start()):
+                break  # Set-Cookie: one cookie, then its attributes (Path=/, Max-Age=…)
+            pos += 1
+
+
+# ~/.pgpass: hostname:port:database:username:password, one entry a line.
+_PGPASS = re.compile(r"(?<![\w.*:-])[\w.*-]{1,253}:(?:\d{1,5}|\*):[\w.*-]{1,64}:[\w.@*-]{1,64}:"
+                     r"(?P<secret>[^\s:\"'\\]{1,256})(?=[\s\"'\\]|\Z)")
+
+
+def pgpass_hits(text: str, lowered: str) -> Iterator[Hit]:
+    """The password field of .pgpass lines (the file named, or a line with a * field)."""
+    if "pgpass" not in lowered and ":*:" not in text:
+        return
+    for match in _PGPASS.finditer(text):
+        if _secret(match.group("secret")):
+            yield Hit("password", match.start("secret"), match.end("secret"), ".pgpass password field")

@@ -1,0 +1,215 @@
+"""Key material and card numbers recognised by their structure, not by a label.
+
+- a private key's base64 body without its BEGIN line: the DER it decodes to starts as a
+  private key does (a SEQUENCE whose first element is a small version INTEGER: PKCS#1,
+  PKCS#8, SEC1, PKCS#12), or as OpenSSH's `openssh-key-v1`; a certificate or a public
+  key starts with a SEQUENCE and stays;
+- a PuTTY `.ppk` file's private lines and MAC;
+- a JSON Web Key's private members (`d`, `p`, `q`, `dp`, `dq`, `qi`, and `k` of a
+  symmetric key) when the object says `kty`;
+- Bitcoin WIF keys and BIP-32 extended private keys (`xprv…`), by their base58check
+  checksum;
+- a recovery (seed) phrase: 12 to 24 short lower-case words in a row after a
+  recovery/seed/mnemonic context (the BIP-39 list is not shipped; its words are
+  3-8 letters, and prose of that length has "the", "and", "you" …);
+- card numbers that pass the Luhn check near a card context (card, CVV, expiry …), and
+  the CVV beside them. Test numbers (4242 4242 4242 4242) stay.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Iterator
+
+from .shapes import Hit
+from .values import find_words, present_words, word_index
+
+__all__ = ["card_hits", "der_hits", "jwk_hits", "phrase_hits", "putty_hits"]
+
+# A body: its first line, then whole lines of base64 (real or JSON-escaped line breaks).
+_B64_BLOCK = re.compile(r"(?:M[A-Z]|b3Bl)[A-Za-z0-9+/]{38,}={0,2}"
+                        r"(?:(?:\r?\n|\\r\\n|\\n)[ \t]{0,8}[A-Za-z0-9+/]{1,200}={0,2}(?=[\r\n\"'\\,]|\Z))*")
+_OPENSSH = b"openssh-key-v1\x00"
+
+
+def _der_private(head: bytes) -> bool:
+    """DER of a private key: SEQUENCE, its length, then INTEGER 0-3 (the version)."""
+    if len(head) < 8 or head[0] != 0x30:
+        return False
+    at = 2 + (head[1] & 0x7F if head[1] & 0x80 else 0)
+    return head[at:at + 2] == b"\x02\x01" and head[at + 2] <= 3 and head[at + 3:at + 4] in (b"\x30", b"\x02", b"\x04")
+
+
+# Long base64 runs are found as in shapes._candidate_runs: every base64 byte translated
+# to "a", the rest to " ", then one bytes.find of 40 "a"s; only a run starting M… or
+# b3Bl… (openssh-key-v1) is decoded.
+_B64_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+_B64_CLASSES = bytes(ord("a") if i in _B64_BYTES else ord(" ") for i in range(256))
+_B64_RUN = b"a" * 40
+
+
+def _base64_starts(text: str) -> Iterator[int]:
+    """Offsets in `text` of base64 runs of 40 or more that start like DER or OpenSSH."""
+    data = text.encode("utf-8", "surrogatepass")
+    classes = data.translate(_B64_CLASSES)
+    same = len(data) == len(text)
+    chars = done = 0
+    pos = classes.find(_B64_RUN)
+    while pos >= 0:
+        if data[pos] == 77 or data.startswith(b"b3Bl", pos):  # M
+            if same:
+                yield pos
+            else:
+                chars += len(data[done:pos].decode("utf-8", "surrogatepass"))
+                done = pos
+                yield chars
+        end = classes.find(b" ", pos + 40)
+        if end < 0:
+            return
+        pos = classes.find(_B64_RUN, end)
+
+
+def der_hits(text: str) -> Iterator[Hit]:
+    """Base64 private-key bodies (PEM without its BEGIN line, a key pasted alone)."""
+    for at in _base64_starts(text):
+        match = _B64_BLOCK.match(text, at)
+        if not match or (at and text[at - 1] in "+/="):
+            continue
+        block = match.group(0)
+        head = re.sub(r"\\[rn]|\s", "", block[:120])[:64]
+        try:
+            decoded = base64.b64decode(head[: len(head) // 4 * 4], validate=True)
+        except (binascii.Error, ValueError):
+            continue
+        if decoded.startswith(_OPENSSH) or _der_private(decoded):
+            yield Hit("private-key", match.start(), match.end(), "private key body (DER / OpenSSH by structure)")
+
+
+_PPK_PRIVATE = re.compile(r"Private-Lines:[ \t]*(\d{1,3})[ \t]*\r?\n((?:[A-Za-z0-9+/=]{1,200}\r?\n?){1,200})")
+_PPK_MAC = re.compile(r"Private-(?:MAC|Hash):[ \t]*([0-9a-fA-F]{20,128})")
+
+
+def putty_hits(text: str) -> Iterator[Hit]:
+    """A PuTTY .ppk file: its private lines and MAC."""
+    for match in _PPK_PRIVATE.finditer(text):
+        lines = match.group(2).splitlines(keepends=True)[: int(match.group(1))]
+        body = "".join(lines).rstrip("\r\n")
+        yield Hit("private-key", match.start(2), match.start(2) + len(body), "PuTTY private lines")
+    for match in _PPK_MAC.finditer(text):
+        yield Hit("private-key", match.start(1), match.end(1), "PuTTY private MAC")
+
+
+_JWK_PRIVATE = re.compile(r"""(\\?["'])(?:d|p|q|dp|dq|qi|k)\1\s{0,4}:\s{0,4}\\?["']([A-Za-z0-9_-]{16,4096})\\?["']""")
+
+
+def jwk_hits(text: str, lowered: str) -> Iterator[Hit]:
+    """The private members of a JSON Web Key (the object names its key type)."""
+    at = lowered.find("kty")
+    while at >= 0:
+        start = max(0, text.rfind("{", 0, at))
+        close = text.find("}", at)
+        end = len(text) if close < 0 else close
+        for match in _JWK_PRIVATE.finditer(text, start, end):
+            yield Hit("private-key", match.start(2), match.end(2), "private member of a JSON Web Key")
+        at = lowered.find("kty", end)
+
+
+_PHRASE_CONTEXT = ("seed", "recovery", "mnemonic", "phrase", "backup words", "secret words", "wallet",
+                   "wiederherstellungsphrase", "frase", "palabras", "récupération", "recuperação", "herstelzin",
+                   "odzyskiwania", "восстановления", "助记词", "リカバリー", "복구")
+_PHRASE_INDEX = word_index(_PHRASE_CONTEXT)
+_PHRASE_WORD = re.compile(r"[a-z]{3,8}")
+_LINE_TOKENS = re.compile(r"[^\s\\]+")
+_STOPWORDS = frozenset("the and you for are was with this that have not but from they will your our its his her "
+                       "then when what which there their them been were has had can may into onto than".split())
+
+
+def _phrase_after(text: str, at: int) -> Hit | None:
+    """The 12-24 words that start among the first few tokens after `at`, on its line."""
+    if text.count(" ", at, at + 400) < 11:
+        return None
+    tokens = [m for m in _LINE_TOKENS.finditer(text, at, min(len(text), at + 400))]
+    newline = text.find("\n", at, at + 400)
+    if newline >= 0 and text[at:newline].strip(" \t:=\"'"):  # "seed:" alone on its line: the words are below
+        newline2 = text.find("\n", newline + 1, at + 400)
+        tokens = [m for m in tokens if m.start() < (newline if newline2 < 0 else newline)]
+    elif newline >= 0:
+        second = text.find("\n", newline + 1, at + 400)
+        tokens = [m for m in tokens if second < 0 or m.start() < second]
+    for first in range(min(8, len(tokens))):
+        run = 0
+        for m in tokens[first:first + 25]:
+            word = m.group(0).strip("\"'`,.;:()[]")
+            if not _PHRASE_WORD.fullmatch(word):
+                break
+            run += 1
+        if run in (12, 15, 18, 21, 24) and run == len(tokens[first:first + run]):
+            words = [m.group(0).strip("\"'`,.;:()[]") for m in tokens[first:first + run]]
+            if sum(w in _STOPWORDS for w in words) <= 1:
+                start = tokens[first].start() + (len(tokens[first].group(0)) - len(tokens[first].group(0).lstrip("\"'`(")))
+                last = tokens[first + run - 1]
+                end = last.end() - (len(last.group(0)) - len(last.group(0).rstrip("\"'`,.;:)]")))
+                return Hit("private-key", start, end, "recovery phrase (12-24 words after 'seed/recovery')")
+        if run >= 12:
+            return None
+    return None
+
+
+def phrase_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
+    """12/15/18/21/24 short lower-case words after a recovery/seed-phrase context."""
+    for at, word in find_words(lowered, data, present_words(words, _PHRASE_INDEX)):
+        hit = _phrase_after(text, at + len(word))
+        if hit:
+            yield hit
+
+
+_CARD = re.compile(r"(?<![\d.,-])(?:\d[ -]?){12,18}\d(?![\d])")
+_CARD_WORDS = {"card": b"card", "visa": b"visa", "mastercard": b"mastercard", "amex": b"amex", "cvv": b"cvv",
+               "cvc": b"cvc", "cid": b"cid", "csc": b"csc", "expir": b"expiry", "expires": b"expires", "exp": b"exp",
+               "karte": b"kreditkarte", "carte": b"carte", "tarjeta": b"tarjeta", "cartão": "cartão".encode(),
+               "security code": b"code", "prüfnummer": "prüfnummer".encode()}
+_CARD_ANCHORS = frozenset(a + e for a in _CARD_WORDS.values() for e in (b"", b"s"))
+_NEAR_CARD = 150
+_CVV = re.compile(r"(?i)(?:cvv2?|cvc2?|cid|csc|security code|prüfnummer|cryptogramme|código de seguridad)"
+                  r"[\s:=#.-]{0,4}(?:is[ \t]{1,3})?(\d{3,4})(?!\d)")
+_TEST_CARDS = frozenset({"4242424242424242", "4111111111111111", "5555555555554444", "378282246310005",
+                         "4000056655665556", "5105105105105100", "6011111111111117", "371449635398431",
+                         "4012888888881881", "5200828282828210", "4000000000000002"})
+
+
+def luhn(digits: str) -> bool:
+    total = 0
+    for i, c in enumerate(reversed(digits)):
+        d = ord(c) - 48
+        total += (d * 2 - 9 if d > 4 else d * 2) if i % 2 else d
+    return total % 10 == 0
+
+
+def card_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
+    """Card numbers (Luhn) near a card context, and the CVV beside one."""
+    if words.isdisjoint(_CARD_ANCHORS):
+        return
+    present = [w for w, anchor in _CARD_WORDS.items() if anchor in words or anchor + b"s" in words]
+    windows = [[max(0, at - _NEAR_CARD), min(len(text), at + _NEAR_CARD)] for at, _ in find_words(lowered, data, present)]
+    merged: list[list[int]] = []
+    for window in windows:
+        if merged and window[0] <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], window[1])
+        else:
+            merged.append(window)
+    seen = -1
+    for start, end in merged:
+        for match in _CARD.finditer(text, start, end):
+            if match.start() > seen:
+                seen = match.end()
+                yield from _card(text, match)
+
+
+def _card(text: str, match: re.Match[str]) -> Iterator[Hit]:
+    digits = re.sub(r"\D", "", match.group(0))
+    if 13 <= len(digits) <= 19 and luhn(digits) and digits not in _TEST_CARDS and len(set(digits)) > 3:
+        yield Hit("card", match.start(), match.end(), "card number (Luhn) near a card context")
+        for cvv in _CVV.finditer(text, max(0, match.start() - 120), min(len(text), match.end() + 120)):
+            yield Hit("card", cvv.start(1), cvv.end(1), "card security code (CVV) beside a card number")

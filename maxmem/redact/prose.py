@@ -1,0 +1,343 @@
+"""Secrets given away by the words around them, in any language.
+
+    my password is Hunter2Zebra!          Das Passwort für den Router lautet K8#mPq2vXz
+    log in to the NAS as admin with Qx7!  服务器的密码是 Qf8#Lm2Zx7
+    Unseal Key 1: 4XbJ2o9l…               here's the new api key for prod: 7fG2kLp9…
+
+A context word (password, passphrase, PIN, "log in", key, token, secret and their
+equivalents in some thirty languages) opens a short window on its line. Short words
+may stand between it and the value ("for the staging box"), but the value must follow
+the context word itself or a connector (is, :, =, lautet, est, é, 是, は, with, to …).
+What stands there counts as a secret when it has the shape one: a password mixes
+letters with digits or symbols (a PIN is digits), a key or token is random-looking
+(character classes and Shannon entropy). A plain word, a path, a version, an address
+or a placeholder is never one. A random value just before "is the api key" counts too.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from .shapes import Hit
+from .values import find_words, is_placeholder, looks_random, present_words, word_index, wordy
+
+__all__ = ["prose_hits", "password_like"]
+
+# Words that make what follows a password (the value needs a password's shape).
+_PASSWORD_WORDS = (
+    "password", "passwort", "kennwort", "passphrase", "passcode", "pass phrase", "passwd", "mot de passe",
+    "contraseña", "contrasena", "senha", "wachtwoord", "hasło", "haslo", "пароль", "密码", "密碼", "パスワード",
+    "비밀번호", "암호", "lösenord", "losenord", "passord", "adgangskode", "kodeord", "salasana", "heslo", "jelszó",
+    "jelszo", "şifre", "sifre", "parola", "kata sandi", "mật khẩu", "mat khau", "كلمة المرور", "كلمة السر", "סיסמה",
+    "κωδικός", "पासवर्ड", "лозинка", "geslo", "lozinka", "slaptažodis", "parole", "credentials", "creds",
+    "contrasenya", "pasahitza", "parool", "lykilorð", "kata laluan", "nenosiri", "รหัสผ่าน", "رمز عبور", "رمز",
+    "گذرواژه", "পাসওয়ার্ড", "கடவுச்சொல்", "salasõna", "jelszava", "hasła", "пароля",
+    "log in", "login", "logon", "sign in", "signin", "anmelden", "connexion",
+    "pw", "pwd", "pass",  # only as a label: "pw: …", "pass = …"
+    "alarm code", "door code", "access code", "unlock code", "pin code", "gate code", "entry code", "safe code",
+    "backup code", "recovery code", "2fa code", "one-time code", "backup codes", "recovery codes", "2fa codes",
+)
+# Lists of one-time codes: every code that follows goes.
+_CODE_LISTS = frozenset({"backup code", "recovery code", "2fa code", "one-time code", "backup codes", "recovery codes",
+                         "2fa codes"})
+_ONE_CODE = re.compile(r"[A-Za-z0-9]{3,8}(?:[- ][A-Za-z0-9]{3,8}){0,2}")
+# Short words that count only as a label, followed by ":" / "=" / "is".
+_LABELS = frozenset({"pw", "pwd", "pass"})
+# English context words: an ending other than a plural makes another word (passwords is
+# one, passwordless is not); in other languages an ending is grammar (passordet, hasła).
+_ENGLISH = frozenset({"password", "passphrase", "passcode", "passwd", "credentials", "creds", "login", "logon",
+                      "signin", "key", "token", "secret", "seed", "pin", "pw", "pwd", "pass"})
+_CODES = frozenset({"alarm code", "door code", "access code", "unlock code", "pin code", "gate code", "entry code",
+                    "safe code", "pin", "passcode"})
+# Words that make what follows a key or token (the value must look random).
+_KEY_WORDS = ("key", "token", "secret", "clé", "clave", "chave", "schlüssel", "sleutel", "klucz", "ключ", "токен",
+              "密钥", "秘钥", "令牌", "キー", "トークン", "토큰", "nyckel", "nøgle", "avain", "seed", "pin", "chiave",
+              "anahtar", "키", "kulcs", "cheie", "kljuc", "ključ", "klíč", "raktas", "atslēga", "võti", "مفتاح",
+              "מפתח", "κλειδί", "कुंजी")
+# English words that only count whole: "keyboard", "tokens per second", "spinner".
+_WHOLE = frozenset({"key", "token", "secret", "pin", "seed", "login", "logon", "signin", "creds", "parola",
+                    "parole", "heslo", "geslo"})
+_CONTEXT_WORDS = tuple(sorted((*_PASSWORD_WORDS, *_KEY_WORDS), key=len, reverse=True))
+_MAX_FILLERS = {"key": 3, "token": 3, "secret": 3}
+_CONNECTORS = frozenset({
+    "is", "was", "are", "be", "now", "=", ":", "-", "–", "—", "=>", "->", "ist", "lautet", "lauten", "war", "est",
+    "es", "era", "é", "è", "e", "är", "var", "er", "on", "to", "jest", "je", "adalah", "là", "ialah", "это",
+    "with", "using", "use", "mit", "avec", "con", "com", "met", "per", "als", "as:", "是", "为", "為", "は", "는",
+    "은", "が", "です", "olarak", "ir", "yra", "este", "είναι", "היא", "הוא", "هي", "هو", "ni", "คือ", "/", "|",
+    "ul", "ay", "wa", "lautete", "és", "ez", "→", "⇒", "ялтай", "є", "jest:", "ist:", "adalah:",
+})
+# Connectors that hand a value over: "is", ":", "=" (and the word itself: "key Rv7$…").
+_PRIMARY = frozenset({"is", ":", "=", "context", "was", "are", "ist", "lautet", "est", "es", "é", "è", "är", "er",
+                      "on", "jest", "je", "adalah", "là", "ialah", "este", "és", "είναι", "是", "は", "는", "은", "ni", "คือ"})
+# Connectors after which only a strong password counts ("hashing with argon2id" is none).
+_WEAK_CONNECTORS = frozenset({"with", "using", "use", "mit", "avec", "con", "com", "met", "per", "to", "als", "e"})
+_TOKEN = re.compile(r"\S+")
+_STRIP = "\"'`“”„«»‚‘’()[]<>{}"
+_TRAILING = ".,;:)]}>\"'`”»"
+_VERSION = re.compile(r"[vV]?\d+(?:[._-]\d+)+[A-Za-z]{0,8}\d*")
+_FILE_LIKE = re.compile(r"[\w.-]+\.(?:[a-z]{1,5})")
+# Names of algorithms, formats and versions: lower-case letters and digits (argon2id, utf8,
+# x86_64) or capitals, digits and dashes (HKDF-SHA256, AES-256-GCM, PBKDF2), short.
+_TECH_TERM = re.compile(r"[a-z]{1,8}\d{1,4}[a-z_\d]{0,6}|[A-Z][A-Z\d]{1,10}(?:[-_/][A-Z\d]{1,10}){0,3}")
+_PATH_LINE = re.compile(r"\.[A-Za-z]{1,5}:\d")
+_PIN = re.compile(r"\d{4,12}(?:[- ]\d{2,8})?#?")
+# Every value read here holds a digit or a symbol (a plain word is no password here).
+_VALUE_HINT = re.compile(r"[\d!@#$%^&*+?~]")
+_LABEL_IS = re.compile(r"[ \t]{1,3}(?:is|=|:)[ \t]")
+# After a word in another script: its ending (şifresi) or glued grammar (是, は, คือ).
+_GLUED_TAIL = re.compile(r"[^\W\d_]{1,8}(?<![^\x00-\x7f])(?=[\s:=])|[^\s!-~]{0,6}")
+_EMAIL = re.compile(r"[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,4}")
+_WORD_TAIL = re.compile(r"[^\W_]*")
+_PUBLIC = ("public", "pub", "öffentlicher", "öffentliche", "publique", "pública", "publica", "pubblica", "公开", "公钥")
+_CODE_BEFORE = frozenset("_.$-/\\@#")
+_CODE_AFTER = frozenset("=),.]}\\;|<>")
+_AHEAD = re.compile(r"[ \t]{0,4}(.)")
+# A key word followed by one of these names something else: "key fingerprint", "token count".
+_NOT_VALUES = frozenset({"fingerprint", "fingerprints", "id", "ids", "type", "types", "size", "length", "name", "names",
+                         "file", "files", "path", "format", "version", "hash", "usage", "rotation", "server", "store",
+                         "ring", "count", "limit", "limits", "budget", "budgets", "bucket", "expiry", "expires",
+                         "policy", "manager", "field", "column", "prefix", "reset", "hashing", "strength", "length:"})
+_HASHED = re.compile(r"(?i)(?:sha\d*|md5|blake\w*|h1|xxh\w*)[:=-]")
+_CODE = re.compile(r"[A-Za-z_][\w.]*\(|\w\.\w+\.|^\w+\.[a-z_]+$")
+_WINDOW = 160
+_HINT_WINDOW = 100  # the value starts this close to its word
+_MAX_WORDS = 9
+_FILLER = re.compile(r"[^\W\d_]{1,24}[:,]?|\d{1,2}[:.)]?|\([^()\s]{1,20}\):?|#\d{1,3}:?", re.UNICODE)
+
+
+def password_like(value: str, strong: bool = False) -> bool:
+    """Mixes letters with digits or symbols the way a password does: Hunter2Zebra!,
+    Qx7!vR2#pL9m, correct-Horse7-battery. `strong`: three character classes at least."""
+    n = len(value)
+    if n < 6 or n > 128 or "://" in value or value.startswith(("/", "~", "$", "%", "{", "<", "[", "\\", "#", "@")):
+        return False
+    if value.startswith("[REDACTED") or is_placeholder(value):
+        return False
+    upper = any(c.isupper() for c in value)
+    lower = any(c.islower() for c in value)
+    digit = any(c.isdigit() for c in value)
+    symbol = any(not c.isalnum() for c in value)
+    if not (upper or lower) or _VERSION.fullmatch(value) or "@" in value and "." in value.split("@")[-1]:
+        return False
+    if (_FILE_LIKE.fullmatch(value) and not digit) or wordy(value) or _TECH_TERM.fullmatch(value):
+        return False  # config.yaml, created_at, argon2id, HKDF-SHA256
+    if value.count("/") >= 2 or _PATH_LINE.search(value):
+        return False  # web/src/api/auth.ts:103: a path, a grep hit
+    classes = upper + lower + digit + symbol
+    if strong:
+        return classes >= 3 and (digit or symbol) and n >= 8
+    return classes >= 3 and (digit or symbol) or (classes == 2 and digit and n >= 8)
+
+
+def _candidate(token: str) -> tuple[str, int]:
+    """The value a token may hold, and its offset in the token: quotes and the
+    sentence's punctuation off, a CJK particle glued in front off."""
+    start = 0
+    while start < len(token) and token[start] in _STRIP:
+        start += 1
+    end = len(token)
+    while end > start and token[end - 1] in _TRAILING:
+        end -= 1
+    value = token[start:end]
+    if value and not value[0].isascii():
+        glued = re.search(r"[!-~]{4,}$", value)
+        if glued:
+            start += glued.start()
+            value = glued.group(0)
+    return value, start
+
+
+def _user_password(value: str) -> tuple[str, int]:
+    """admin:Gr4f!n4Adm1n -> the part after the user."""
+    user, colon, rest = value.partition(":")
+    if colon and user and re.fullmatch(r"[A-Za-z0-9_.@-]{1,64}", user) and rest:
+        return rest, len(user) + 1
+    return value, 0
+
+
+def _is_secret(value: str, word: str, connector: str, fillers: int) -> bool:
+    if _HASHED.match(value) or _CODE.search(value):
+        return False
+    if word in _KEY_WORDS and word not in ("pin", "seed"):
+        return looks_random(value, 16) or (connector in _PRIMARY and password_like(value, strong=True)
+                                           and (connector != "context" or word == "key" and not fillers))
+    if word in _CODES and _PIN.fullmatch(value):
+        return True
+    if word in _CODES and word != "passcode":
+        return False
+    if word == "seed":
+        return looks_random(value, 16)
+    if word in ("log in", "login", "logon", "sign in", "signin", "anmelden", "connexion"):
+        return password_like(value, strong=True)
+    return password_like(value, strong=connector in _WEAK_CONNECTORS)
+
+
+def _line_end(text: str, at: int) -> int:
+    end = min(len(text), at + _WINDOW)
+    newline = text.find("\n", at, end)
+    escaped = text.find("\\n", at, end)
+    for stop in (newline, escaped):
+        if stop >= 0:
+            end = min(end, stop)
+    return end
+
+
+# Found from the keyword positions named_hits scans for anyway (pass, key, token, secret, cred).
+_SHARED = {"pass": tuple(w for w in _CONTEXT_WORDS if w.startswith("pass")), "key": ("key",), "token": ("token",),
+           "secret": ("secret",), "cred": ("credentials", "creds")}
+_OWN = tuple(w for w in _CONTEXT_WORDS if not any(w.startswith(k) for k in _SHARED) and w != "mot de passe")
+_OWN_INDEX = word_index(_OWN)
+
+
+def _contexts(text: str, lowered: str, data: bytes, words: frozenset[bytes],
+              shared: list[tuple[int, int]]) -> list[tuple[int, str]]:
+    """(offset, word) of every context word, in order."""
+    out = []
+    for at, length in shared:
+        if at and lowered[at - 1].isalpha() and not (text[at].isupper() and text[at - 1].islower()):
+            continue  # monkey, keykey: inside a word (apiKey, AccessKey: two words)
+        keyword = lowered[at:at + length]
+        if keyword == "pass" and lowered.startswith("mot de passe", at - 7):
+            out.append((at - 7, "mot de passe"))
+            continue
+        for word in _SHARED.get(keyword, ()):
+            if word == keyword or lowered.startswith(word, at):
+                out.append((at, word))
+                break
+    own = find_words(lowered, data, present_words(words, _OWN_INDEX))
+    if own:
+        out += own
+        out.sort(key=lambda f: (f[0], -len(f[1])))
+    return out
+
+
+def prose_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes],
+               shared: list[tuple[int, int]]) -> Iterator[Hit]:
+    """Passwords, PINs, keys and tokens named by the words before (or just after) them.
+    `data`: `lowered` in UTF-8; `words`: the text's words (`text_words`); `shared`: the
+    offsets of pass, key, token, secret and cred (`keyword_positions`, as named_hits
+    uses them)."""
+    skip = 0
+    contexts = _contexts(text, lowered, data, words, shared)
+    for number, (start, word) in enumerate(contexts):
+        end = start + len(word)
+        if start < skip:
+            continue
+        before = text[start - 1] if start else " "
+        if before.isalpha() and word.isascii() and not (text[start].isupper() and before.islower()):
+            continue  # monkey, bypassword: inside another word (AccessKey is two)
+        if (before in _CODE_BEFORE and not (before == "-" and word not in _ENGLISH)
+                and not (before == "." and word == "key" and text.startswith(":", end))):  # jwt.key: … is a label
+            continue  # self.key, api_key, $TOKEN: code
+        if word in _KEY_WORDS and lowered[max(0, start - 14):start].rstrip(" -").endswith(_PUBLIC):
+            continue  # a public key is no secret
+        tail = (_WORD_TAIL if word.isascii() else _GLUED_TAIL).match(lowered, end, end + 20)
+        rest = tail.group(0) if tail else ""
+        if rest and (word in _WHOLE or (rest != "s" if word in _ENGLISH else len(rest) > 4)):
+            continue  # keyboard, tokenizer, passwordless; passordet, hasła are the word itself
+        after = text[end + len(rest):end + len(rest) + 1]
+        if after in "\"'" and word in _LABELS and text.startswith(":", end + len(rest) + 1):
+            after = ":"  # "pass": "…", 'pwd': '…'
+        if word in _LABELS and not (after in ":=" or _LABEL_IS.match(lowered, end + len(rest))):
+            continue  # "pass the test", "pwd" the command: a label only when a value is given
+        if after and not (after in " \t:" or not after.isascii() or not word.isascii()):
+            continue  # login?next=, password+reset, token.py, "token": a name in code, a URL, JSON
+        ahead = _AHEAD.match(text, end + len(rest))
+        if ahead and ahead.group(1) in _CODE_AFTER:
+            continue  # token = …, key.get(…), key, value: code (assignments are named_hits')
+        # The window ends where the next context word starts: that one reads its own value.
+        hint = _VALUE_HINT.search(text, end + len(rest), end + len(rest) + _HINT_WINDOW)
+        following = len(text)
+        if hint:
+            following = next((c for c, _ in contexts[number + 1:number + 4] if c >= end and text[c - 1] in " \t\n"),
+                             following)
+            hint = hint if hint.start() < following else None
+        if word in _CODE_LISTS:
+            codes = list(_code_list(text, end + len(rest), word))
+            if codes:
+                skip = codes[-1].end
+                yield from codes
+                continue
+        if word in _BEFORE_WORDS:  # "ab12… is the api key": also when a value follows too
+            earlier = _before(text, start, word)
+            if earlier is not None:
+                yield earlier
+        hit = _after(text, end + len(rest), word, following) if hint else None
+        if hit is not None:
+            skip = hit.end
+            yield hit
+
+
+def _code_list(text: str, at: int, word: str) -> Iterator[Hit]:
+    """The codes after 'backup codes:' (on its line and the lines below), each with a digit."""
+    started = False
+    for number, token in enumerate(_TOKEN.finditer(text, at, min(len(text), at + 800))):
+        raw = token.group(0).strip(",;")
+        if _ONE_CODE.fullmatch(raw) and any(c.isdigit() for c in raw) and len(raw) >= 6:
+            started = True
+            yield Hit("password", token.start(), token.start() + len(raw), f"one of the {word} listed")
+        elif started or number > 4:
+            return
+
+
+def _after(text: str, at: int, word: str, limit: int) -> Hit | None:
+    stop = min(_line_end(text, at), limit)
+    if text[at:stop].strip(" \t") in (":", "=") and stop < limit and word not in _KEY_WORDS:  # "Password:" alone
+        below = stop + (2 if text.startswith("\\n", stop) else 1)
+        stop = min(_line_end(text, below), limit)
+        at = below
+    connector = "context"  # the context word itself may be followed by the value
+    fillers = 0
+    for number, token in enumerate(_TOKEN.finditer(text, at, stop)):
+        if number >= _MAX_WORDS or fillers > _MAX_FILLERS.get(word, 5):
+            return None
+        raw = token.group(0)
+        if len(raw) > 600 or "[REDACTED" in raw:
+            return None  # a blob, not a sentence's word; a secret taken out already
+        low = raw.lower()
+        if number == 0 and low.strip(":=,.") in _NOT_VALUES:
+            return None
+        if low in _CONNECTORS or low.rstrip(":=") in _CONNECTORS and low[-1:] in ":=":
+            connector = low.rstrip(":=") or low
+            continue
+        value, offset = _candidate(raw)
+        if connector and value and not raw.endswith(":"):
+            value2, offset2 = _user_password(value)
+            for candidate, shift in ((value, 0), (value2, offset2)) if offset2 else ((value, 0),):
+                if _is_secret(candidate, word, connector, fillers):
+                    begin = token.start() + offset + shift
+                    return Hit("password" if word not in _KEY_WORDS or word in _CODES else "secret", begin,
+                               begin + len(candidate), f"value after '{word}' in prose")
+        if raw.endswith((":", "=")) and _FILLER.fullmatch(raw[:-1] + ":") or raw.strip("\"'`") in (":", "="):
+            connector = ":"  # "for the wifi:", "(hex):", "1:"
+            continue
+        if not _FILLER.fullmatch(raw) and not _EMAIL.fullmatch(value):
+            return None  # a sentence that talks about the word, not a value (an address is the user's)
+        connector = ""
+        fillers += 1
+    return None
+
+
+_BEFORE = re.compile(r"(\S{6,200})[ \t]{1,4}(?:is|was|as|=)[ \t]{1,4}(?:(?:the|my|our|your|an?|new|old)[ \t]{1,4}){0,2}"
+                     r"(?:[\w-]{1,20}[ \t]{1,4}){0,2}\Z")
+
+
+_BEFORE_WORDS = frozenset({"key", "token", "secret", "password", "passphrase"})
+_BEFORE_HINT = re.compile(r"\s(?:is|was|as|=)\s")
+
+
+def _before(text: str, start: int, word: str) -> Hit | None:
+    """ab12…yz is the api key: a random value just before 'is the … key'."""
+    if not _BEFORE_HINT.search(text, max(0, start - 60), start):
+        return None
+    line = max(text.rfind("\n", 0, start) + 1, start - 260)
+    match = _BEFORE.search(text, line, start)
+    if not match:
+        return None
+    value, offset = _candidate(match.group(1))
+    if is_placeholder(value) or not (looks_random(value, 16) or word in ("password", "passphrase")
+                                     and password_like(value, strong=True)):
+        return None
+    begin = match.start(1) + offset
+    return Hit("secret", begin, begin + len(value), f"value before 'is the … {word}' in prose")
