@@ -38,7 +38,8 @@ from .keys import is_encrypted
 from .retention.archives import check_archives
 from .store.conflicts import conflicts, synced
 from .store.db import DAMAGE, Database
-from .wiring import Install, inactive, outdated, problems
+from .wiring import Install, commands, inactive, outdated, problems
+from .wiring.schedulers import SCHEDULERS, working_scheduler
 
 Check = dict[str, Any]
 
@@ -88,7 +89,7 @@ def _check(name: str, ok: bool, detail: str, warn: bool = False) -> Check:
 # Capture stores first and the next tick embeds: memories wait for a vector for
 # minutes as a matter of course. Hours mean the embed step is not keeping up.
 PENDING_SQL = "SELECT count(*), min(updated_at) FROM memories WHERE embedded_at IS NULL"
-PENDING_WARN_HOURS = 2.0
+PENDING_WARN_HOURS = 1.0
 PENDING_FAIL_HOURS = 24.0
 
 
@@ -311,6 +312,37 @@ def loop_checks(config: Config, env: Mapping[str, str], runs: Mapping[str, Mappi
     return checks
 
 
+# Every scheduler runs the tick every TICK_MINUTES, and each tick records its embed run:
+# a last tick older than this means none is running (one missed tick and a slow one allowed).
+TICK_LATE_MINUTES = 2 * job_table.TICK_MINUTES + 15
+TICK_JOB = "embed"  # the job every tick runs, and records
+
+
+def tick_check(brain: Brain, config: Config, env: Mapping[str, str], runs: Mapping[str, Mapping[str, Any]],
+               now: datetime) -> Check:
+    """Whether the scheduled tick runs: the last one no older than TICK_LATE_MINUTES. A
+    tick that never ran is a FAIL once a scheduler is wired or memories wait for a vector
+    longer than PENDING_WARN_HOURS, else a WARN (a new brain.db); each says how to start
+    one on this machine."""
+    ctx = Install.from_config(config, env, ())
+    last = (runs.get(TICK_JOB) or {}).get("at")
+    minutes = None if last is None else (age_hours(last, now) or 0.0) * 60
+    if minutes is not None and minutes <= TICK_LATE_MINUTES:
+        return _check("scheduler", True, f"last tick {format_age(minutes / 60)} "
+                      f"(every {job_table.TICK_MINUTES} min)")
+    start = working_scheduler(ctx)
+    if minutes is not None:
+        return _check("scheduler", False, f"no tick for {format_age(minutes / 60).removesuffix(' ago')} "
+                      f"(one every {job_table.TICK_MINUTES} min): the scheduler is not running; start one:  {start}")
+    wired = sorted(set(commands(ctx)) & set(SCHEDULERS))
+    row = brain.db.execute(PENDING_SQL).fetchone()
+    waiting = age_hours(row[1], now) if row and row[0] and brain.embedder is not None else None
+    detail = "no tick has run yet" + (f" although  maxmem setup {wired[0]}  was run" if wired else "")
+    if wired or (waiting is not None and waiting >= PENDING_WARN_HOURS):
+        return _check("scheduler", False, f"{detail}: capture, vectors and backups wait; start one:  {start}")
+    return _check("scheduler", True, f"{detail}: start one:  {start}", warn=True)
+
+
 def conflict_check(db: Database) -> Check:
     """Folder sync's concurrent edits: a warning naming the latest few, once there are any."""
     count, latest = conflicts(db, 3)
@@ -431,6 +463,7 @@ def _inspect(brain: Brain, config: Config, checks: list[Check], report: dict[str
                              warn=True))
     if env is not None:
         checks.extend(loop_checks(config, env, runs, now))
+        checks.append(tick_check(brain, config, env, runs, now))
     backup_perms = check_backup_permissions(directory)
     if backup_perms:
         checks.append(backup_perms)

@@ -19,6 +19,8 @@ import click
 from ..config import Config
 from ..importers import survey
 from ..wiring import AGENTS, TARGETS, Install, WiringError, detect, find_maxmem, plan, run, unplan
+from ..wiring.files import unwritable
+from ..wiring.schedulers import activation_problem, working_scheduler
 from .common import State, emit, json_option, pass_state
 
 MCP_MISSING = ("the MCP server was left out: this maxmem has no mcp SDK. Install it with  "
@@ -70,9 +72,19 @@ def setup(state: State, target: str | None, dry_run: bool, uninstall: bool, no_m
     p = unplan(target, ctx, **options) if uninstall else plan(target, ctx, **options)
     if target in ("claude-code", "codex") and not no_mcp and sdk_missing and not uninstall:
         p.steps.append(MCP_MISSING)
+    blocked = None if uninstall else activation_problem(target, ctx)
     if dry_run:
+        if blocked is not None:
+            p.notes.append(f"{blocked}: setup {target} would stop here and write nothing; "
+                           f"here use  {working_scheduler(ctx, target)}")
         emit(p.to_dict(), as_json, lambda d: _dry_lines(p, ctx, uninstall))
         return
+    if blocked is not None:
+        raise WiringError(f"setup {target}: {blocked}: nothing was written; here use  "
+                          f"{working_scheduler(ctx, target)}")
+    refused = unwritable([c.path for c in p.changes if not c.crontab] + ([ctx.state / "setup"] if p.changes else []))
+    if refused is not None:
+        raise WiringError(f"setup {target}: {refused}: nothing was written")
     outcome = run(p, ctx, uninstall=uninstall)
     emit(outcome.to_dict(), as_json, lambda d: _done_lines(outcome, uninstall, ctx))
 
