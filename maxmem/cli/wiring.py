@@ -130,7 +130,11 @@ def _survey(ctx: Any, as_json: bool, config: Config) -> None:
                 entry.update(files=[str(c.path) for c in p.changes], steps=p.steps)
             except WiringError as exc:
                 entry["error"] = str(exc)
+            blocked = activation_problem(name, ctx)
+            if blocked is not None:
+                entry["error"] = f"{blocked}: it would not run here"
         report["targets"][name] = entry
+    report["scheduler"] = working_scheduler(ctx)
 
     def lines(_: Any) -> Iterable[str]:
         yield f"maxmem: {' '.join(ctx.maxmem)} (brain.db: {ctx.db})"
@@ -138,7 +142,7 @@ def _survey(ctx: Any, as_json: bool, config: Config) -> None:
             if not entry["found"]:
                 yield f"  {name:<12} not found"
             elif "error" in entry:
-                yield f"  {name:<12} {entry['found']}: cannot plan: {entry['error']}"
+                yield f"  {name:<12} {entry['found']}: {entry['error']}"
             elif entry["files"]:
                 yield (f"  {name:<12} {entry['found']}: would change {len(entry['files'])} file(s): "
                        f"maxmem setup {name}  (see first: --dry-run)")
@@ -147,7 +151,7 @@ def _survey(ctx: Any, as_json: bool, config: Config) -> None:
         agents = [n for n in AGENTS if report["targets"][n]["found"]]
         if not agents:
             yield "no agent found (Claude Code ~/.claude, Codex ~/.codex, OpenClaw ~/.openclaw)"
-        yield "one scheduler is enough: systemd on Linux, launchd on macOS, cron elsewhere"
+        yield f"one scheduler is enough; the one that works here:  {report['scheduler']}"
         if report["imports"]:
             yield ("memory these agents keep themselves, to import (again: only what is new is added; "
                    "--dry-run shows it first):")
