@@ -154,11 +154,15 @@ def sizes(brain: Brain, now: datetime) -> dict[str, Any]:
             "unembedded": row["unembedded"], "added_1d": 0, "added_7d": 0, "deleted_7d": 0,
         }
     blank = {"memories": 0, "text_bytes": 0, "unembedded": 0, "added_1d": 0, "added_7d": 0, "deleted_7d": 0}
+    # A forgotten memory's snapshots are erased (its delete entry keeps the category):
+    # its first write, without a category now, is not a category of its own.
     for days, key in ((1, "added_1d"), (7, "added_7d")):
         for row in brain.db.rows(ADDED_SINCE_SQL, (iso(now - timedelta(days=days)),)):
-            per.setdefault(row["category"] or "?", dict(blank))[key] = row["n"]
+            if row["category"] is not None:
+                per.setdefault(row["category"], dict(blank))[key] = row["n"]
     for row in brain.db.rows(DELETED_SINCE_SQL, (iso(now - timedelta(days=7)),)):
-        per.setdefault(row["category"] or "?", dict(blank))["deleted_7d"] = row["n"]
+        if row["category"] is not None:
+            per.setdefault(row["category"], dict(blank))["deleted_7d"] = row["n"]
     page_size = int(brain.db.scalar("PRAGMA page_size"))
     return {
         "db_bytes": path.stat().st_size if path.exists() else 0,
