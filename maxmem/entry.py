@@ -1,15 +1,15 @@
 """The `maxmem` command's entry point: the prompt hook's short path, else the CLI.
 
 `maxmem hook user-prompt` runs on every prompt an agent sends, in a new process each
-time, and the user waits for it. So before the CLI (click and brain.db's modules) is
-loaded at all, this module asks the warm recall server (hooks/warm.py) and prints
-its answer. Only when none answers does the full command run, which then starts the
-server for the next prompt. Any other command goes straight to the CLI.
+time, and the user waits for it. So before brain.db's modules are loaded at all, this
+module asks the warm recall server (hooks/warm.py) and prints its answer. Only when none
+answers does it do the work itself (hooks.events, without the CLI: click and the
+command modules stay unloaded), then starts the server for the next prompt. Any other
+command goes straight to the CLI.
 """
 
 from __future__ import annotations
 
-import io
 import os
 import sys
 import threading
@@ -115,13 +115,26 @@ def warm(hook: PromptHook, text: str, started: float) -> bool:
     return True
 
 
-def cold(hook: PromptHook, argv: Sequence[str], text: str) -> None:
-    """The full command on the stdin already read; then a server for the next prompt."""
-    from .cli import main as cli_main  # loaded only when no server answered
+def cold(hook: PromptHook, text: str, started: float) -> None:
+    """The hook's work on the stdin already read, without the CLI (click and the command
+    modules are not loaded: a cold hook pays only for what recall needs); then a server
+    for the next prompt."""
+    from .hooks.events import run_hook  # loaded only when no server answered: brain.db's modules, the model
+    from .redact import redact
 
-    sys.stdin = io.TextIOWrapper(io.BytesIO(text.encode("utf-8")), encoding="utf-8")
     try:
-        cli_main(list(argv))
+        try:
+            config = load_config(path=hook.config, db_path=hook.db, embedder=hook.embedder)
+        except MaxmemError as exc:
+            ok, stdout, line = False, "", f"hook user-prompt --harness {hook.harness}: failed: {exc}"
+        else:
+            result = run_hook("user-prompt", hook.harness, text, config, os.environ, hook.budget_seconds,
+                              hook.budget_tokens, started=started)
+            ok, stdout, line = result.ok, result.stdout, result.line
+        if stdout:
+            sys.stdout.write(stdout + "\n")
+            sys.stdout.flush()
+        append_hook_log(state_dir(os.environ), redact(line)[0], ok)
     finally:
         offer_server(hook)
 
@@ -167,5 +180,5 @@ def main() -> None:
     watchdog(hook)
     text = read_stdin()
     if not warm(hook, text, started):
-        cold(hook, argv, text)
+        cold(hook, text, started)
     sys.exit(0)

@@ -129,6 +129,33 @@ def start_server(db_path: Path, config_path: Path | None, env: Mapping[str, str]
         pass
 
 
+def server_running(folder: Path, db_path: Path, config_path: Path | None) -> bool:
+    """Whether a recall server holds its lock for this brain.db and config."""
+    try:
+        with open(lock_path(folder, db_path, config_path)) as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except OSError:
+                return True
+    except OSError:
+        return False
+    return False
+
+
+def start_embedding(db_path: Path, config_path: Path | None, env: Mapping[str, str], seconds: float) -> None:
+    """`maxmem embed --max-seconds SECONDS` in the background, detached like the server:
+    the vectors of what a capture hook stored, when no recall server is wanted."""
+    args = [sys.executable, "-m", "maxmem", "--db", str(db_path)]
+    if config_path is not None:
+        args += ["--config", str(config_path)]
+    args += ["embed", "--max-seconds", f"{seconds:g}"]
+    try:
+        subprocess.Popen(args, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
+    except OSError:
+        pass
+
+
 def stop_servers(folder: Path) -> int:
     """Stop every recall server of this state folder; how many were asked to stop. A
     lock file that nobody holds is left alone (its pid may be another process's now)."""
