@@ -36,7 +36,7 @@ from ..settings import RecallSettings
 from . import HARNESSES, harness_named
 from .events import HookInput, recall_context
 from .shown import add_shown
-from .warm import code_stamp, lock_path, receive, send, socket_path
+from .warm import ACK, code_stamp, lock_path, receive, send, socket_path
 
 # Embedding between requests: a slice of at most this many seconds and memories, after
 # this many idle seconds; new memories are looked for every POLL_SECONDS.
@@ -45,6 +45,7 @@ EMBED_SLICE_BATCH = 8
 SLICE_GAP_SECONDS = 0.2
 POLL_SECONDS = 10.0
 EMBED_RETRY_SECONDS = 60.0
+ACK_SECONDS = 1.0  # how long the server waits for a hook to say it read the answer
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,16 @@ def pending(brain: Brain) -> bool:
         return False
 
 
+def acknowledged(connection: socket.socket) -> bool:
+    """Whether the hook read the answer (it says so at once; a hook that stopped waiting
+    has closed the socket)."""
+    try:
+        connection.settimeout(ACK_SECONDS)
+        return connection.recv(len(ACK)) == ACK
+    except OSError:
+        return False
+
+
 def serve(listener: socket.socket, brain: Brain, folder: Path, settings: RecallSettings,
           stamp: Stamp, db_path: Path, config_path: Path | None) -> str:
     """Answer requests until idle for warm_minutes or stale; why it stopped. Between
@@ -160,7 +171,8 @@ def serve(listener: socket.socket, brain: Brain, folder: Path, settings: RecallS
                 if time.monotonic() - started > waited(request):
                     continue  # the hook stopped waiting and works alone: nothing is shown by this
                 send(connection, {**given.reply, "seconds": round(time.monotonic() - started, 3)})
-                add_shown(folder, given.session_id, given.ids)
+                if acknowledged(connection):  # a hook that gave up meanwhile shows nothing of this
+                    add_shown(folder, given.session_id, given.ids)
                 if brain.usage.due():
                     brain.flush_usage()
             except OSError:

@@ -28,6 +28,7 @@ from typing import Any
 
 MAX_MESSAGE = 8 << 20  # a request holds the hook's stdin: a 1 MB prompt fits
 MAX_SOCKET_PATH = 100  # sun_path holds 104 bytes on macOS, 108 on Linux
+ACK = b"ok\n"  # the hook's word that it read the answer (one that gave up waiting sends none)
 
 
 def code_stamp() -> int:
@@ -107,9 +108,10 @@ def ask(path: Path | None, request: Mapping[str, Any], timeout: float) -> dict[s
             connection.connect(str(path))
             send(connection, request)
             answer = receive(connection)
+            if answer is None or answer.get("retry") or not isinstance(answer.get("stdout"), str):
+                return None
+            connection.sendall(ACK)  # the server records what was shown only once the hook has it
     except OSError:
-        return None
-    if answer is None or answer.get("retry") or not isinstance(answer.get("stdout"), str):
         return None
     return answer
 
