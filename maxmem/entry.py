@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import mcp_start
 from .config import PROMPT_HOOK_BUDGET_SECONDS, brain_path, load_config, state_dir
 from .errors import MaxmemError
 from .hooks import harness_named
@@ -168,8 +169,33 @@ def watchdog(hook: PromptHook) -> threading.Timer:
     return timer
 
 
+def is_mcp(argv: Sequence[str]) -> bool:
+    """`maxmem [--db P] [--config P] [--embedder E] mcp`: the MCP server, started by a client."""
+    words = list(argv)
+    if not words or words[-1] != "mcp":
+        return False
+    pairs = _pairs(words[:-1])
+    return pairs is not None and all(key in GLOBAL_OPTIONS for key, _ in pairs)
+
+
+def mcp(argv: Sequence[str]) -> None:
+    """The MCP server, its first answers given before the SDK is loaded (mcp_start)."""
+    front = mcp_start.start(state_dir(os.environ))
+    from .cli import main as cli_main
+
+    try:
+        cli_main(list(argv))
+    finally:
+        if front is not None:
+            sys.stdout.flush()
+            front.close()
+
+
 def main() -> None:
     argv = sys.argv[1:]
+    if is_mcp(argv):
+        mcp(argv)
+        return
     hook = prompt_hook_args(argv)
     if hook is None:
         from .cli import main as cli_main  # every other command: the CLI as it is
