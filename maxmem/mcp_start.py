@@ -25,6 +25,8 @@ import hashlib
 import importlib.util
 import json
 import os
+import subprocess
+import sys
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -50,25 +52,39 @@ def install_stamp() -> str:
 
 @dataclass
 class Kept:
-    """The server's answers: the initialize result per protocol version asked, tools/list's."""
+    """The server's answers: its initialize result (for each protocol version it accepts
+    in a handshake, the same but for the version) and tools/list's result."""
 
-    initialize: dict[str, dict[str, Any]] = field(default_factory=dict)
+    initialize: dict[str, Any] | None = None
+    versions: list[str] = field(default_factory=list)
     tools: dict[str, Any] | None = None
 
     @classmethod
     def load(cls, path: Path) -> Kept:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-            return cls(dict(data["initialize"]), data.get("tools"))
+            return cls(data["initialize"], list(data["versions"]), data["tools"])
         except (OSError, ValueError, KeyError, TypeError):
             return cls()
 
     def save(self, path: Path) -> None:
+        data = {"initialize": self.initialize, "versions": self.versions, "tools": self.tools}
         try:
-            write_private(path, lambda handle: json.dump({"initialize": self.initialize, "tools": self.tools},
-                                                        handle))
+            write_private(path, lambda handle: json.dump(data, handle))
         except OSError:
             pass  # kept next time, perhaps
+
+    def initialize_result(self, version: str) -> dict[str, Any] | None:
+        if self.initialize is None or version not in self.versions:
+            return None
+        return {**self.initialize, "protocolVersion": version}
+
+
+def handshake_versions() -> list[str]:
+    """The protocol versions the SDK accepts in an initialize handshake, once it is loaded
+    (it is, when its answers are kept); none before."""
+    version = sys.modules.get("mcp_types.version")
+    return list(getattr(version, "HANDSHAKE_PROTOCOL_VERSIONS", ()))
 
 
 class Front:
@@ -104,8 +120,7 @@ class Front:
         if ident is None or self.ready.is_set():
             return False
         if method == "initialize":
-            asked = str((request.get("params") or {}).get("protocolVersion"))
-            result = self.kept.initialize.get(asked)
+            result = self.kept.initialize_result(str((request.get("params") or {}).get("protocolVersion")))
         elif method == "tools/list" and not (request.get("params") or {}).get("cursor"):
             result = self.kept.tools
         else:
@@ -150,15 +165,17 @@ class Front:
 
     def keep(self, asked: list[Any], result: Any) -> None:
         method, version = asked
-        if method == "initialize" and isinstance(result, dict):
-            if self.kept.initialize.get(str(version)) != result:
-                self.kept.initialize[str(version)] = result
+        if method == "initialize" and isinstance(result, dict) and result.get("protocolVersion") == version:
+            common = {k: v for k, v in result.items() if k != "protocolVersion"}
+            versions = handshake_versions() or sorted({*self.kept.versions, str(version)})
+            if (self.kept.initialize, self.kept.versions) != (common, versions):
+                self.kept.initialize, self.kept.versions = common, versions
                 self.changed = True
         elif method == "tools/list" and isinstance(result, dict) and not result.get("nextCursor"):
             if self.kept.tools != result:
                 self.kept.tools = result
                 self.changed = True
-        if self.changed and self.kept.tools is not None and self.kept.initialize:
+        if self.changed and self.kept.tools is not None and self.kept.initialize is not None:
             self.kept.save(self.path)
             self.changed = False
 
@@ -191,3 +208,24 @@ def start(folder: Path) -> Front | None:
         return Front(Kept.load(path), path)
     except OSError:
         return None
+
+
+HELLO = [
+    {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+     "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "maxmem-setup", "version": "1"}}},
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+]
+
+
+def prime(argv: list[str], env: Mapping[str, str], timeout: float = 120.0) -> bool:
+    """Start `argv` (a `maxmem … mcp`) and ask it what a client asks first, so that its
+    answers are kept before an agent's first start (setup does this); whether it answered."""
+    text = "".join(json.dumps(message) + "\n" for message in HELLO)
+    try:
+        done = subprocess.run(argv, input=text, env=dict(env), capture_output=True, text=True, timeout=timeout,
+                              check=False)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return any(_message(line.encode()) is not None and '"tools"' in line for line in done.stdout.splitlines())

@@ -57,7 +57,7 @@ def test_the_second_start_answers_from_what_was_kept_and_the_session_goes_on(tmp
     assert kept.exists() and oct(kept.stat().st_mode & 0o777) == "0o600"
     answers = json.loads(kept.read_text())
     assert sorted(t["name"] for t in answers["tools"]["tools"]) == first["tools"]
-    assert all(a["serverInfo"]["name"] == "maxmem" for a in answers["initialize"].values())
+    assert answers["initialize"]["serverInfo"]["name"] == "maxmem" and "2025-06-18" in answers["versions"]
     second = session(db, home)
     assert second["tools"] == first["tools"] and second["server"] == "maxmem"
     assert "quince" in json.dumps(second["found"]) and second["stored"]
@@ -69,3 +69,16 @@ def test_a_client_that_sends_nothing_and_closes_ends_the_server(tmp_path):
                           capture_output=True, env={"MAXMEM_HOME": str(tmp_path / "home"),
                                                     "PATH": os.environ.get("PATH", "")}, timeout=120)
     assert done.returncode == 0 and done.stdout == b"", done.stderr
+
+
+def test_setup_keeps_the_first_answers_before_an_agent_starts_the_server(tmp_path):
+    from agent_layout import codex_home
+
+    home = tmp_path / "home"
+    codex_home(home)
+    done = subprocess.run([str(MAXMEM), "setup", "codex"], env={"HOME": str(home), "PATH": "/usr/bin:/bin"},
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "its first answers are kept" in done.stdout, done.stdout
+    kept = home / ".local" / "state" / "maxmem" / KEPT.format(stamp=install_stamp())
+    assert json.loads(kept.read_text())["tools"]["tools"]

@@ -18,6 +18,7 @@ import click
 
 from ..config import Config
 from ..importers import survey
+from ..mcp_start import prime
 from ..wiring import AGENTS, TARGETS, Install, WiringError, detect, find_maxmem, plan, run, unplan
 from ..wiring.files import unwritable
 from ..wiring.schedulers import activation_problem, working_scheduler
@@ -86,6 +87,9 @@ def setup(state: State, target: str | None, dry_run: bool, uninstall: bool, no_m
     if refused is not None:
         raise WiringError(f"setup {target}: {refused}: nothing was written")
     outcome = run(p, ctx, uninstall=uninstall)
+    if options.get("mcp") and not uninstall and prime(ctx.argv("mcp"), ctx.env):
+        outcome.notes.append("started the MCP server once: its first answers are kept, so an agent gets maxmem's "
+                             "tools at once, before the server has loaded")
     emit(outcome.to_dict(), as_json, lambda d: _done_lines(outcome, uninstall, ctx))
 
 
