@@ -22,7 +22,7 @@ from . import mcp_start
 from .config import PROMPT_HOOK_BUDGET_SECONDS, brain_path, load_config, state_dir
 from .errors import MaxmemError
 from .hooks import harness_named
-from .hooks.log import append_hook_log
+from .hooks.log import append_hook_log, process_seconds
 from .hooks.warm import ask, code_stamp, socket_path, start_server
 
 WARM_SHARE = 0.4  # of the hook's budget, the most it waits for the server before working alone
@@ -155,7 +155,8 @@ def offer_server(hook: PromptHook) -> None:
 def watchdog(hook: PromptHook) -> threading.Timer:
     """The hard stop: whatever the hook is inside of (a C call the CLI's alarm cannot
     interrupt), at its budget and a half second it logs one line and exits 0, having
-    printed nothing more (the default budget leaves room below the harness's timeout)."""
+    printed nothing more (the default budget leaves room below the harness's timeout).
+    Its time counts from the process's start, interpreter and imports included."""
     budget = hook.budget_seconds if hook.budget_seconds is not None else PROMPT_HOOK_BUDGET_SECONDS
 
     def stop() -> None:
@@ -163,7 +164,7 @@ def watchdog(hook: PromptHook) -> threading.Timer:
         append_hook_log(state_dir(os.environ), line, False)
         os._exit(0)
 
-    timer = threading.Timer(max(0.5, budget) + 0.5, stop)
+    timer = threading.Timer(max(0.1, max(0.5, budget) + 0.5 - (process_seconds() or 0.0)), stop)
     timer.daemon = True
     timer.start()
     return timer
@@ -202,7 +203,7 @@ def main() -> None:
 
         cli_main(argv)
         return
-    started = time.monotonic()
+    started = time.monotonic() - (process_seconds() or 0.0)  # the harness has waited since the fork
     watchdog(hook)
     text = read_stdin()
     if not warm(hook, text, started):
