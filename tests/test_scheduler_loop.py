@@ -160,3 +160,21 @@ def test_doctor_warns_of_memories_waiting_for_a_vector_over_an_hour(tmp_path, ha
     with Brain.open(tmp_path / "b.db", embedder=hash_embedder, check_embedder=False) as brain:
         check = check_pending(brain, Clock().now())
     assert check["level"] == "warn" and "waiting for a vector, the oldest stored 1.2 h ago" in check["detail"]
+
+
+def test_the_long_running_daemon_records_its_ticks_as_the_scheduler_does(tmp_path):
+    from maxmem.config import load_config
+    from maxmem.jobs.daemon import default_jobs, run_job
+    from maxmem.jobs.runs import last_runs
+
+    db = tmp_path / "brain.db"
+    Brain.open(db, embedder="none").close()
+    config = load_config(env={"HOME": str(tmp_path)}, db_path=db, embedder="none")
+    (embed,) = [job for job in default_jobs(config, {"HOME": str(tmp_path)}) if job.name == "embed"]
+    assert not embed.records  # the tick records it, not the job
+    assert run_job(embed, config) == "embed: no embedder configured; memories stay keyword-only"
+    database = Database(db)
+    try:
+        assert last_runs(database)["embed"]["ok"] is True
+    finally:
+        database.close()
