@@ -13,7 +13,9 @@ fork to the answer:
   prompt loads everything itself: a session's first prompt);
 - hook warm: the same with the recall server running (every later prompt);
 - mcp: `maxmem --db DB mcp` until its answers to `initialize` and `tools/list`
-  (what a client needs before its first request can use maxmem's tools).
+  (what a client needs before its first request can use maxmem's tools);
+- then, once: a Stop hook's capture until every memory it stored has its vector, with
+  no scheduler (by the recall server; by a background `maxmem embed`).
 
 Load: N busy processes (default: 8 on any number of cores), each a `while True` loop
 that stops by itself after --max-load-seconds (so an interrupted run leaves nothing
@@ -39,6 +41,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from maxmem.hooks.warm import stop_servers  # noqa: E402
+
 MAXMEM = Path(sys.executable).parent / "maxmem"
 PROMPT = json.dumps({"session_id": "bench", "prompt": "which database did we pick for the shared memory?"})
 BURN = "import sys, time\nend = time.monotonic() + float(sys.argv[1])\nwhile time.monotonic() < end:\n    pass\n"
@@ -88,6 +94,37 @@ def mcp_first_answers(argv: list[str], env: dict[str, str]) -> float:
             server.wait()
 
 
+def capture_to_vectors(work: Path, warm_minutes: int) -> float:
+    """Seconds from a Stop hook's start (a Claude Code transcript of ~20 kB) until every
+    memory it stored has its vector, with no scheduler: the recall server (warm_minutes >
+    0) or a background `maxmem embed` gives them."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from agent_layout import claude_home
+
+    home = work / f"capture-{warm_minutes}"
+    transcript, _ = claude_home(home, session="5f0c2a7e-1111-4222-8333-944455556666")
+    (home / ".config" / "maxmem").mkdir(parents=True)
+    (home / ".config" / "maxmem" / "config.toml").write_text(
+        f'embedder = "local"\n[recall]\nwarm_minutes = {warm_minutes}\n')
+    db = home / "brain.db"
+    env = {"HOME": str(home), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    subprocess.run([str(MAXMEM), "--db", str(db), "init"], env=env, capture_output=True, check=True)
+    payload = json.dumps({"session_id": "5f0c2a7e-1111-4222-8333-944455556666", "transcript_path": str(transcript),
+                          "hook_event_name": "Stop"})
+    started = time.perf_counter()
+    subprocess.run([str(MAXMEM), "--db", str(db), "hook", "stop"], input=payload, env=env, capture_output=True,
+                   text=True, check=True)
+    while time.perf_counter() - started < 600:
+        done = subprocess.run([sys.executable, "-c", "import apsw,sys; print(*apsw.Connection(sys.argv[1]).execute("
+                               "'SELECT count(*), count(embedded_at) FROM memories').fetchone())", str(db)],
+                              capture_output=True, text=True, check=True)
+        stored, embedded = map(int, done.stdout.split())
+        if stored and stored == embedded:
+            return time.perf_counter() - started
+        time.sleep(0.5)
+    return float("inf")
+
+
 def load(processes: int, seconds: float) -> list[subprocess.Popen[bytes]]:
     return [subprocess.Popen([sys.executable, "-c", BURN, str(seconds)]) for _ in range(processes)]
 
@@ -116,8 +153,8 @@ def main() -> None:
     try:
         run(args, work)
     finally:
-        subprocess.run([str(MAXMEM), "setup", "claude-code", "--uninstall"], env={"HOME": str(work / "warm")},
-                       capture_output=True, check=False)  # stops the recall server the warm rounds started
+        for folder in work.glob("*/.local/state/maxmem"):
+            stop_servers(folder)  # the recall servers the warm rounds and the capture started
         shutil.rmtree(work, ignore_errors=True)
 
 
@@ -157,6 +194,9 @@ def run(args: argparse.Namespace, work: Path) -> None:
             print(f"  {name:<30} {stats(values)}   {ratio:5.1f}x the floor")
         cold = sorted(results["prompt hook, cold"])[-1]
         print(f"  prompt hook cold p99 against Claude Code's 10 s timeout: {cold / 10.0:.0%} of it")
+    print("\nstop hook to every memory it stored embedded, no scheduler (load as it is now):")
+    for label, minutes in (("by the recall server", 30), ("by a background maxmem embed", 0)):
+        print(f"  {label:<30} {capture_to_vectors(work, minutes):5.1f} s")
 
 
 if __name__ == "__main__":

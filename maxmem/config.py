@@ -50,9 +50,9 @@ DEFAULT_DB = Path("~/.openclaw/workspace/memory/brain.db")
 # bench/relevance_eval.py drops by at most one point (its --fit prints it).
 DEFAULT_MIN_RELEVANCE = 0.055
 # The prompt hook's at most, unless --budget says otherwise, counted from its process's
-# start: half the 10 s timeout setup gives it, so that a machine slowed down twice over
-# still sees it stop, and log why, before the harness kills it.
-PROMPT_HOOK_BUDGET_SECONDS = 4.5
+# start: with the watchdog's half second, below half the 10 s timeout setup gives it, so
+# that a machine slowed down twice over still sees it stop, and log why, in time.
+PROMPT_HOOK_BUDGET_SECONDS = 4.0
 
 
 def _settings() -> ModuleType:
