@@ -13,7 +13,8 @@ fork to the answer:
   prompt loads everything itself: a session's first prompt);
 - hook warm: the same with the recall server running (every later prompt);
 - mcp: `maxmem --db DB mcp` until its answers to `initialize` and `tools/list`
-  (what a client needs before its first request can use maxmem's tools);
+  (what a client needs before its first request can use maxmem's tools), after one
+  start that keeps them, as `maxmem setup claude-code|codex` does;
 - then, once: a Stop hook's capture until every memory it stored has its vector, with
   no scheduler (by the recall server; by a background `maxmem embed`).
 
@@ -169,6 +170,7 @@ def run(args: argparse.Namespace, work: Path) -> None:
         homes[name] = {"HOME": str(work / name), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
     hook = [str(MAXMEM), "--db", str(db), "hook", "user-prompt"]
     timed(hook, homes["warm"], PROMPT)  # starts the recall server
+    mcp_first_answers([str(MAXMEM), "--db", str(db), "mcp"], homes["cold"])  # as setup does: answers kept
     time.sleep(3.0)
     measures: dict[str, Callable[[], float]] = {
         "floor (python -c pass)": lambda: timed([sys.executable, "-c", "pass"], homes["cold"]),

@@ -26,6 +26,7 @@ from .hooks.log import append_hook_log, process_seconds
 from .hooks.warm import ask, code_stamp, socket_path, start_server
 
 WARM_SHARE = 0.4  # of the hook's budget, the most it waits for the server before working alone
+MCP_GREETING_SECONDS = 3.0  # the most `maxmem mcp` waits for a client's first requests before loading the SDK
 
 
 @dataclass(frozen=True)
@@ -182,6 +183,8 @@ def is_mcp(argv: Sequence[str]) -> bool:
 def mcp(argv: Sequence[str]) -> None:
     """The MCP server, its first answers given before the SDK is loaded (mcp_start)."""
     front = mcp_start.start(state_dir(os.environ))
+    if front is not None:
+        front.wait_greeted(MCP_GREETING_SECONDS)
     from .cli import main as cli_main
 
     try:

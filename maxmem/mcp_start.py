@@ -102,6 +102,7 @@ class Front:
         os.close(sdk_out)
         self.lock = threading.Lock()
         self.ready = threading.Event()  # the SDK answered initialize
+        self.greeted = threading.Event()  # the client had what was kept, or asked for more
         self.pending: dict[Any, str] = {}  # request id -> method, of requests whose answer is kept
         self.answered: set[Any] = set()  # ids of the initialize answered here: the SDK's answer is dropped
         self.changed = False
@@ -134,6 +135,9 @@ class Front:
         with os.fdopen(self.to_sdk_fd, "wb", buffering=0) as to_sdk:
             for line in self.client_in:
                 request = _message(line)
+                if request is not None and request.get("id") is not None and request.get("method") not in (
+                        "initialize", "tools/list"):
+                    self.greeted.set()  # a request only the SDK answers
                 if request is not None and request.get("method") in ("initialize", "tools/list"):
                     ident = request.get("id")
                     self.pending[ident] = json.dumps(
@@ -141,6 +145,7 @@ class Front:
                     if self.answer(request):
                         if request["method"] == "tools/list":
                             self.pending.pop(ident, None)
+                            self.greeted.set()
                             continue  # the SDK is not asked: its session needs no tools/list
                         self.answered.add(ident)
                 try:
@@ -179,6 +184,13 @@ class Front:
             self.kept.save(self.path)
             self.changed = False
 
+    def wait_greeted(self, seconds: float) -> None:
+        """Hold the SDK's loading back until the client has what was kept (at most
+        `seconds`): importing it holds the interpreter in long stretches that would keep
+        the answering thread waiting on a busy machine."""
+        if self.kept.initialize is not None and self.kept.tools is not None:
+            self.greeted.wait(seconds)
+
     def close(self) -> None:
         """After the SDK's server returned: what it wrote reaches the client."""
         try:
@@ -210,7 +222,7 @@ def start(folder: Path) -> Front | None:
         return None
 
 
-HELLO = [
+HELLO: list[dict[str, Any]] = [
     {"jsonrpc": "2.0", "id": 1, "method": "initialize",
      "params": {"protocolVersion": "2025-06-18", "capabilities": {},
                 "clientInfo": {"name": "maxmem-setup", "version": "1"}}},
@@ -221,11 +233,38 @@ HELLO = [
 
 def prime(argv: list[str], env: Mapping[str, str], timeout: float = 120.0) -> bool:
     """Start `argv` (a `maxmem … mcp`) and ask it what a client asks first, so that its
-    answers are kept before an agent's first start (setup does this); whether it answered."""
-    text = "".join(json.dumps(message) + "\n" for message in HELLO)
+    answers are kept before an agent's first start (setup does this); whether it answered.
+    Its input stays open until it has answered (a server whose input ends stops)."""
     try:
-        done = subprocess.run(argv, input=text, env=dict(env), capture_output=True, text=True, timeout=timeout,
-                              check=False)
-    except (OSError, subprocess.SubprocessError):
+        server = subprocess.Popen(argv, env=dict(env), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL)
+    except OSError:
         return False
-    return any(_message(line.encode()) is not None and '"tools"' in line for line in done.stdout.splitlines())
+    killer = threading.Timer(timeout, server.kill)
+    killer.start()
+    answered = False
+    try:
+        assert server.stdin is not None and server.stdout is not None
+        for message in HELLO:
+            server.stdin.write(json.dumps(message).encode() + b"\n")
+            server.stdin.flush()
+            while "id" in message:
+                line = server.stdout.readline()
+                if not line:
+                    return False
+                answer = _message(line)
+                if answer is not None and answer.get("id") == message["id"]:
+                    answered = "result" in answer
+                    break
+        return answered
+    except OSError:
+        return False
+    finally:
+        killer.cancel()
+        if server.stdin is not None:
+            server.stdin.close()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
