@@ -268,7 +268,7 @@ def backup(
                 removed.append(str(old))
     size = target.stat().st_size
     record_run(db, "backup", True, f"{target} ({memories} memories, {size / 1e6:.1f} MB)", clock)
-    log.info("backup: %s (%d memories)", target, memories)
+    log.debug("backup: %s (%d memories)", target, memories)  # the caller prints or logs it
     return BackupResult(str(target), memories, size, removed)
 
 

@@ -49,9 +49,10 @@ DEFAULT_DB = Path("~/.openclaw/workspace/memory/brain.db")
 # highest threshold, in steps of 0.005, at which LoCoMo R@10 on the calibration half of
 # bench/relevance_eval.py drops by at most one point (its --fit prints it).
 DEFAULT_MIN_RELEVANCE = 0.055
-# The prompt hook's at most, unless --budget says otherwise: below the 10 s timeout setup
-# gives it, so that it stops, and logs why, before the harness kills it.
-PROMPT_HOOK_BUDGET_SECONDS = 8.0
+# The prompt hook's at most, unless --budget says otherwise, counted from its process's
+# start: with the watchdog's half second, below half the 10 s timeout setup gives it, so
+# that a machine slowed down twice over still sees it stop, and log why, in time.
+PROMPT_HOOK_BUDGET_SECONDS = 4.0
 
 
 def _settings() -> ModuleType:

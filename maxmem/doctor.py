@@ -45,7 +45,8 @@ from .retention.archives import check_archives
 from .store.conflicts import conflicts, quarantined, synced
 from .store.db import DAMAGE, Database
 from .tune import recall_check
-from .wiring import Install, agent_checks, problems
+from .wiring import Install, agent_checks, commands, problems
+from .wiring.schedulers import SCHEDULERS, working_scheduler
 
 Check = dict[str, Any]
 
@@ -98,7 +99,7 @@ def _check(name: str, ok: bool, detail: str, warn: bool = False) -> Check:
 # Capture stores first and the next tick embeds: memories wait for a vector for
 # minutes as a matter of course. Hours mean the embed step is not keeping up.
 PENDING_SQL = "SELECT count(*), min(updated_at) FROM memories WHERE embedded_at IS NULL"
-PENDING_WARN_HOURS = 2.0
+PENDING_WARN_HOURS = 1.0
 PENDING_FAIL_HOURS = 24.0
 
 
@@ -163,11 +164,15 @@ def sizes(brain: Brain, now: datetime) -> dict[str, Any]:
             "unembedded": row["unembedded"], "added_1d": 0, "added_7d": 0, "deleted_7d": 0,
         }
     blank = {"memories": 0, "text_bytes": 0, "unembedded": 0, "added_1d": 0, "added_7d": 0, "deleted_7d": 0}
+    # A forgotten memory's snapshots are erased (its delete entry keeps the category):
+    # its first write, without a category now, is not a category of its own.
     for days, key in ((1, "added_1d"), (7, "added_7d")):
         for row in brain.db.rows(ADDED_SINCE_SQL, (iso(now - timedelta(days=days)),)):
-            per.setdefault(row["category"] or "?", dict(blank))[key] = row["n"]
+            if row["category"] is not None:
+                per.setdefault(row["category"], dict(blank))[key] = row["n"]
     for row in brain.db.rows(DELETED_SINCE_SQL, (iso(now - timedelta(days=7)),)):
-        per.setdefault(row["category"] or "?", dict(blank))["deleted_7d"] = row["n"]
+        if row["category"] is not None:
+            per.setdefault(row["category"], dict(blank))["deleted_7d"] = row["n"]
     page_size = int(brain.db.scalar("PRAGMA page_size"))
     return {
         "db_bytes": path.stat().st_size if path.exists() else 0,
@@ -321,6 +326,37 @@ def loop_checks(config: Config, env: Mapping[str, str], runs: Mapping[str, Mappi
                                  "(maxmem setup systemd|cron|launchd) or wire an agent (maxmem setup claude-code)",
                                  warn=True))
     return checks
+
+
+# Every scheduler runs the tick every TICK_MINUTES, and each tick records its embed run:
+# a last tick older than this means none is running (one missed tick and a slow one allowed).
+TICK_LATE_MINUTES = 2 * job_table.TICK_MINUTES + 15
+TICK_JOB = "embed"  # the job every tick runs, and records
+
+
+def tick_check(brain: Brain, config: Config, env: Mapping[str, str], runs: Mapping[str, Mapping[str, Any]],
+               now: datetime) -> Check:
+    """Whether the scheduled tick runs: the last one no older than TICK_LATE_MINUTES. A
+    tick that never ran is a FAIL once a scheduler is wired or memories wait for a vector
+    longer than PENDING_WARN_HOURS, else a WARN (a new brain.db); each says how to start
+    one on this machine."""
+    ctx = Install.from_config(config, env, ())
+    last = (runs.get(TICK_JOB) or {}).get("at")
+    minutes = None if last is None else (age_hours(last, now) or 0.0) * 60
+    if minutes is not None and minutes <= TICK_LATE_MINUTES:
+        return _check("scheduler", True, f"last tick {format_age(minutes / 60)} "
+                      f"(every {job_table.TICK_MINUTES} min)")
+    start = working_scheduler(ctx)
+    if minutes is not None:
+        return _check("scheduler", False, f"no tick for {format_age(minutes / 60).removesuffix(' ago')} "
+                      f"(one every {job_table.TICK_MINUTES} min): the scheduler is not running; start one:  {start}")
+    wired = sorted(set(commands(ctx)) & set(SCHEDULERS))
+    row = brain.db.execute(PENDING_SQL).fetchone()
+    waiting = age_hours(row[1], now) if row and row[0] and brain.embedder is not None else None
+    detail = "no tick has run yet" + (f" although  maxmem setup {wired[0]}  was run" if wired else "")
+    if wired or (waiting is not None and waiting >= PENDING_WARN_HOURS):
+        return _check("scheduler", False, f"{detail}: capture, vectors and backups wait; start one:  {start}")
+    return _check("scheduler", True, f"{detail}: start one:  {start}", warn=True)
 
 
 def conflict_check(db: Database) -> Check:
@@ -510,6 +546,7 @@ def _inspect(brain: Brain, config: Config, checks: list[Check], report: dict[str
                              warn=True))
     if env is not None:
         checks.extend(loop_checks(config, env, runs, now))
+        checks.append(tick_check(brain, config, env, runs, now))
     backup_perms = check_backup_permissions(directory)
     if backup_perms:
         checks.append(backup_perms)

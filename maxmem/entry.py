@@ -1,15 +1,15 @@
 """The `maxmem` command's entry point: the prompt hook's short path, else the CLI.
 
 `maxmem hook user-prompt` runs on every prompt an agent sends, in a new process each
-time, and the user waits for it. So before the CLI (click and brain.db's modules) is
-loaded at all, this module asks the warm recall server (hooks/warm.py) and prints
-its answer. Only when none answers does the full command run, which then starts the
-server for the next prompt. Any other command goes straight to the CLI.
+time, and the user waits for it. So before brain.db's modules are loaded at all, this
+module asks the warm recall server (hooks/warm.py) and prints its answer. Only when none
+answers does it do the work itself (hooks.events, without the CLI: click and the
+command modules stay unloaded), then starts the server for the next prompt. Any other
+command goes straight to the CLI.
 """
 
 from __future__ import annotations
 
-import io
 import os
 import sys
 import threading
@@ -18,14 +18,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import mcp_start
 from .agents import DEFAULT
 from .config import PROMPT_HOOK_BUDGET_SECONDS, brain_path, load_config, state_dir
 from .errors import MaxmemError
 from .hooks import harness_named
-from .hooks.log import append_hook_log
+from .hooks.log import append_hook_log, process_seconds
 from .hooks.warm import ask, code_stamp, socket_path, start_server
 
 WARM_SHARE = 0.4  # of the hook's budget, the most it waits for the server before working alone
+MCP_GREETING_SECONDS = 3.0  # the most `maxmem mcp` waits for a client's first requests before loading the SDK
 
 
 @dataclass(frozen=True)
@@ -116,13 +118,26 @@ def warm(hook: PromptHook, text: str, started: float) -> bool:
     return True
 
 
-def cold(hook: PromptHook, argv: Sequence[str], text: str) -> None:
-    """The full command on the stdin already read; then a server for the next prompt."""
-    from .cli import main as cli_main  # loaded only when no server answered
+def cold(hook: PromptHook, text: str, started: float) -> None:
+    """The hook's work on the stdin already read, without the CLI (click and the command
+    modules are not loaded: a cold hook pays only for what recall needs); then a server
+    for the next prompt."""
+    from .hooks.events import run_hook  # loaded only when no server answered: brain.db's modules, the model
+    from .redact import redact
 
-    sys.stdin = io.TextIOWrapper(io.BytesIO(text.encode("utf-8")), encoding="utf-8")
     try:
-        cli_main(list(argv))
+        try:
+            config = load_config(path=hook.config, db_path=hook.db, embedder=hook.embedder)
+        except MaxmemError as exc:
+            ok, stdout, line = False, "", f"hook user-prompt --harness {hook.harness}: failed: {exc}"
+        else:
+            result = run_hook("user-prompt", hook.harness, text, config, os.environ, hook.budget_seconds,
+                              hook.budget_tokens, started=started)
+            ok, stdout, line = result.ok, result.stdout, result.line
+        if stdout:
+            sys.stdout.write(stdout + "\n")
+            sys.stdout.flush()
+        append_hook_log(state_dir(os.environ), redact(line)[0], ok)
     finally:
         offer_server(hook)
 
@@ -142,7 +157,8 @@ def offer_server(hook: PromptHook) -> None:
 def watchdog(hook: PromptHook) -> threading.Timer:
     """The hard stop: whatever the hook is inside of (a C call the CLI's alarm cannot
     interrupt), at its budget and a half second it logs one line and exits 0, having
-    printed nothing more (the default budget leaves room below the harness's timeout)."""
+    printed nothing more (the default budget leaves room below the harness's timeout).
+    Its time counts from the process's start, interpreter and imports included."""
     budget = hook.budget_seconds if hook.budget_seconds is not None else PROMPT_HOOK_BUDGET_SECONDS
 
     def stop() -> None:
@@ -150,23 +166,50 @@ def watchdog(hook: PromptHook) -> threading.Timer:
         append_hook_log(state_dir(os.environ), line, False)
         os._exit(0)
 
-    timer = threading.Timer(max(0.5, budget) + 0.5, stop)
+    timer = threading.Timer(max(0.1, max(0.5, budget) + 0.5 - (process_seconds() or 0.0)), stop)
     timer.daemon = True
     timer.start()
     return timer
 
 
+def is_mcp(argv: Sequence[str]) -> bool:
+    """`maxmem [--db P] [--config P] [--embedder E] mcp`: the MCP server, started by a client."""
+    words = list(argv)
+    if not words or words[-1] != "mcp":
+        return False
+    pairs = _pairs(words[:-1])
+    return pairs is not None and all(key in GLOBAL_OPTIONS for key, _ in pairs)
+
+
+def mcp(argv: Sequence[str]) -> None:
+    """The MCP server, its first answers given before the SDK is loaded (mcp_start)."""
+    front = mcp_start.start(state_dir(os.environ))
+    if front is not None:
+        front.wait_greeted(MCP_GREETING_SECONDS)
+    from .cli import main as cli_main
+
+    try:
+        cli_main(list(argv))
+    finally:
+        if front is not None:
+            sys.stdout.flush()
+            front.close()
+
+
 def main() -> None:
     argv = sys.argv[1:]
+    if is_mcp(argv):
+        mcp(argv)
+        return
     hook = prompt_hook_args(argv)
     if hook is None:
         from .cli import main as cli_main  # every other command: the CLI as it is
 
         cli_main(argv)
         return
-    started = time.monotonic()
+    started = time.monotonic() - (process_seconds() or 0.0)  # the harness has waited since the fork
     watchdog(hook)
     text = read_stdin()
     if not warm(hook, text, started):
-        cold(hook, argv, text)
+        cold(hook, text, started)
     sys.exit(0)

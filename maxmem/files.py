@@ -77,3 +77,14 @@ def _replace(path: Path, fill: Callable[[int], T]) -> T:
         temporary.unlink(missing_ok=True)
         raise
     return result
+
+
+def same_file(stream: object, path: Path | str) -> bool:
+    """Whether `stream` (sys.stdout, sys.stderr) writes into the file at `path`: a
+    scheduler's `>>LOG 2>&1` into the log maxmem also writes with --log-file."""
+    try:
+        mine = os.fstat(stream.fileno())  # type: ignore[attr-defined]
+        theirs = os.stat(path)
+    except (AttributeError, OSError, ValueError):
+        return False
+    return (mine.st_dev, mine.st_ino) == (theirs.st_dev, theirs.st_ino)

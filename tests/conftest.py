@@ -20,8 +20,9 @@ from maxmem.store.db import Database
 if TYPE_CHECKING:
     from embed_server import EmbeddingServer
 
-# pg_fixture: a real PostgreSQL + pgvector for the sync tests (skipped, with the reason, if it cannot start).
-pytest_plugins: list[str] = ["pg_fixture"]
+# pg_fixture: a real PostgreSQL + pgvector for the sync tests (skipped, with the reason, if it cannot start);
+# other_user: maxmem run as a user for whom file modes count, wherever the checkout is.
+pytest_plugins: list[str] = ["pg_fixture", "other_user"]
 
 
 @contextmanager

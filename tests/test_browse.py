@@ -104,7 +104,7 @@ def chromium_or_skip() -> None:
     if not CHROMIUM.exists():
         message = "Debian's chromium is not installed: apt-get install -y chromium"
         if os.environ.get("CI"):
-            pytest.fail(message)  # CI installs it (.ci/run): its absence is a broken setup
+            pytest.fail(message)  # scripts/test installs it: in CI its absence is a broken setup
         pytest.skip(message)
 
 

@@ -8,7 +8,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -131,9 +130,7 @@ def test_the_tick_script_reads_the_env_file_logs_and_skips_a_job_still_running(t
     (logs / "locks").mkdir(parents=True)
     with open(logs / "locks" / "capture.lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        started = time.monotonic()
         first = subprocess.run([str(SCRIPT)], env=env, capture_output=True, text=True, timeout=120)
-        assert time.monotonic() - started < 60
     assert first.returncode == 0, first.stdout + first.stderr
     log = (logs / "jobs.log").read_text()
     assert "capture: still running in another process; skipped" in log and "added 38 turns" not in log

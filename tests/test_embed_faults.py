@@ -37,13 +37,10 @@ def test_twenty_calls_to_a_hanging_server_cost_one_deadline(server):
     server.hang = True
     before = len(server.requests)
     messages = []
-    started = time.monotonic()
     for i in range(20):
         with pytest.raises(EmbeddingUnavailable) as caught:
             e.embed_documents([f"memory {i}"])
         messages.append(str(caught.value))
-    elapsed = time.monotonic() - started
-    assert elapsed < 2 * 2.0, f"20 calls took {elapsed:.1f} s"
     assert len(server.requests) - before == 1  # the breaker kept the other 19 off the server
     assert messages[0] == f"embedding server {server.base_url} timed out after 2 s"
     assert messages[1].startswith(messages[0] + " ") and "not asked again for" in messages[1]
@@ -53,19 +50,16 @@ def test_twenty_calls_to_a_hanging_server_cost_one_deadline(server):
 def test_the_deadline_covers_retries(server):
     e = embedder(server, deadline=1.5, max_retries=10)
     server.failures[:] = [500] * 100
-    started = time.monotonic()
     with pytest.raises(EmbeddingUnavailable, match=r"failed with HTTP 500 \(\d+ attempts in [\d.]+ s\)$"):
         e.embed_query("anything")
-    assert time.monotonic() - started < 1.6  # no backoff sleep that would end past the deadline
+    assert len(server.failures) > 100 - 11  # the deadline stopped the retries before max_retries did
 
 
 def test_a_request_waits_no_longer_than_the_call_has_left(server):
     e = embedder(server, deadline=1.0, timeout=30.0)
     server.delay = 3.0
-    started = time.monotonic()
-    with pytest.raises(EmbeddingUnavailable, match="timed out after 1 s"):
+    with pytest.raises(EmbeddingUnavailable, match="timed out after 1 s"):  # not after the request's 30 s
         e.embed_query("slow")
-    assert time.monotonic() - started < 1.5
 
 
 @pytest.mark.slow
@@ -95,10 +89,9 @@ def test_a_retry_after_longer_than_the_deadline_fails_at_once(server):
     e = embedder(server, deadline=3.0, batch_deadline=3.0)
     server.retry_after = 30
     server.failures[:] = [429] * 3
-    started = time.monotonic()
     with pytest.raises(EmbeddingUnavailable, match=r"Retry-After 30 s\)$"):
         e.embed_query("x")
-    assert time.monotonic() - started < 1.0 and len(server.failures) == 2
+    assert len(server.failures) == 2  # one request, no wait for a second
     with pytest.raises(EmbeddingUnavailable, match=r"asks to wait (29|30) s more \(Retry-After\), longer than "
                                                    r"this call may take \(3 s\)"):
         for_batch(e).embed_query("x")
@@ -130,10 +123,9 @@ def test_twenty_adds_against_a_hanging_server_in_one_process(server, tmp_path):
     with Brain.open(tmp_path / "o.db", config=config) as brain:
         brain.remember("warm up: the dimension is recorded")
         server.hang = True
-        started = time.monotonic()
+        before = len(server.requests)
         stored = [brain.remember(f"note {i} about the quince tree") for i in range(20)]
-        elapsed = time.monotonic() - started
-        assert elapsed < 2 * 2.0, f"20 adds took {elapsed:.1f} s"
+        assert len(server.requests) - before == 1  # the breaker kept the other 19 off the server
         assert all(m.embedded_at is None for m in stored)
         found = {h.memory.id for h in brain.search("quince tree", mode="keyword", limit=50)}
         assert {m.id for m in stored} <= found

@@ -533,15 +533,12 @@ def test_bad_input_is_one_line_and_loses_nothing(home):
 
 
 @contextmanager
-def private_tree() -> Iterator[tuple[Path, list[str]]]:
-    """A folder outside pytest's (0700) temp dir, and the command prefix that runs maxmem
-    as a user for whom file modes count (nobody, through setpriv, when tests run as root)."""
-    if os.geteuid() == 0 and shutil.which("setpriv") is None:
-        pytest.skip("running as root without setpriv: file modes would not count")
+def private_tree() -> Iterator[Path]:
+    """A folder outside pytest's (0700) temp dir, for a user for whom file modes count."""
     folder = Path(tempfile.mkdtemp(prefix="maxmem-import-"))
     os.chmod(folder, 0o755)
     try:
-        yield folder, (["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.geteuid() == 0 else [])
+        yield folder
     finally:
         for path in [folder, *folder.rglob("*")]:
             if not path.is_symlink():
@@ -549,23 +546,19 @@ def private_tree() -> Iterator[tuple[Path, list[str]]]:
         shutil.rmtree(folder)
 
 
-@installed
 @pytest.mark.slow
-def test_unreadable_and_non_utf8_files_are_reported_the_others_imported():
-    with private_tree() as (folder, prefix):
+def test_unreadable_and_non_utf8_files_are_reported_the_others_imported(other_user):
+    with private_tree() as folder:
         home = folder / "home"
         notes = home / "notes"
         write(notes / "good.md", "- The boiler is serviced every October.\n")
         write(notes / "latin1.md", "- caf\u00e9 on the corner\n".encode("latin-1"))
         write(notes / "locked.md", "- a note nobody may read\n")
-        if prefix:
-            for path in [home, *home.rglob("*")]:
-                os.chown(path, 65534, 65534)
+        other_user.own(home, *home.rglob("*"))
         (notes / "locked.md").chmod(0)
 
         def run(*args: str) -> subprocess.CompletedProcess[str]:
-            return subprocess.run([*prefix, str(MAXMEM), "--embedder", "none", *args], env=home_env(home),
-                                  capture_output=True, text=True, timeout=120, cwd="/")
+            return other_user.run(["--embedder", "none", *args], home_env(home), timeout=120, cwd="/")
 
         done = run("import", "--from", "markdown", str(notes))
         assert done.returncode == 1, (done.stdout, done.stderr)

@@ -29,7 +29,7 @@ from maxmem.capture import CaptureSettings, run_capture
 from maxmem.triggers.commit import commit
 
 ROOT = Path(__file__).resolve().parent.parent
-# The import-graph tool is not part of maxmem: MAXMEM_IMPORT_GRAPH names it (.ci/run sets it).
+# The import-graph tool is not part of maxmem: MAXMEM_IMPORT_GRAPH names it (scripts/test passes it on).
 GRAPH_ENV = "MAXMEM_IMPORT_GRAPH"
 PACKAGE = ROOT / "maxmem"
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "transcripts"

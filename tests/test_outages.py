@@ -11,7 +11,6 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
-import time
 
 import pytest
 from conftest import run_cli
@@ -151,10 +150,8 @@ def test_during_an_outage_the_api_is_not_waited_on_again_and_again(openai_config
         embedding_server.failures[:] = [500] * 50
         first = brain.remember("the first memory during the outage")
         requests = len(embedding_server.requests)
-        started = time.perf_counter()
         more = [brain.remember(f"memory {i} during the outage") for i in range(5)]
         hits = brain.search("outage memory")
-        assert time.perf_counter() - started < 2.0
         assert len(embedding_server.requests) == requests, "the API was called again"
         assert all(m.embedded_at is None for m in [first, *more]) and hits
         assert len(brain.warnings) == 2  # the write's warning and the search's, once each

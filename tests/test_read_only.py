@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from conftest import database_at_version
+from other_user import OtherUser
 
 from maxmem import Brain
 from maxmem.errors import DatabaseError
@@ -37,10 +38,12 @@ def seed(folder: Path) -> Path:
     return path
 
 
-def cli(db: Path, args: list[str], user: int | None = None, home: Path | None = None) -> subprocess.CompletedProcess:
+def cli(db: Path, args: list[str], home: Path | None = None,
+        user: OtherUser | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "MAXMEM_HOME": str(home or db.parent / "home")}
-    prefix = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups"] if user is not None else []
-    return subprocess.run([*prefix, sys.executable, "-m", "maxmem", "--db", str(db), "--embedder", "none", *args],
+    if user is not None:
+        return user.run(["--db", str(db), "--embedder", "none", *args], env, timeout=120, cwd="/")
+    return subprocess.run([sys.executable, "-m", "maxmem", "--db", str(db), "--embedder", "none", *args],
                           capture_output=True, text=True, env=env, timeout=120, cwd="/", check=False)
 
 
@@ -113,35 +116,23 @@ def test_a_wal_on_a_read_only_mount_is_read_through_its_shm(tmp_path):
         assert "restore" not in done.stderr
 
 
-def _unprivileged() -> int | None:
-    """The uid to run as so that file modes count (None: the current user, not root)."""
-    if os.geteuid() != 0:
-        return None
-    if shutil.which("setpriv") is None:
-        pytest.skip("running as root without setpriv: file modes would not count")
-    return 65534  # nobody
-
-
 @pytest.mark.parametrize("case", ["read-only file", "read-only folder"])
-def test_read_only_permissions(case):
-    user = _unprivileged()
+def test_read_only_permissions(case, other_user):
     folder = Path(tempfile.mkdtemp(prefix="maxmem-ro-"))
     try:
         os.chmod(folder, 0o755)
         db = seed(folder / "brain")
         home = folder / "home"
         home.mkdir()
-        if user is not None:
-            for path in (folder / "brain", db, home):
-                os.chown(path, user, user)
+        other_user.own(folder / "brain", db, home)
         if case == "read-only file":
             os.chmod(db, 0o400)  # the folder stays writable: mode=ro
         else:
             os.chmod(folder / "brain", 0o500)  # the file stays writable, no -wal: immutable=1
         for args in READS[:4]:
-            done = cli(db, args, user=user, home=home)
+            done = cli(db, args, home=home, user=other_user)
             assert done.returncode == 0, (case, args, done.stderr)
-        done = cli(db, ["remember", "a new memory"], user=user, home=home)
+        done = cli(db, ["remember", "a new memory"], home=home, user=other_user)
         why = "the file is read-only" if case == "read-only file" else "its folder is read-only"
         assert done.returncode == 1 and f"{db} is read-only ({why})" in done.stderr, done.stderr
         assert "restore" not in done.stderr
@@ -168,10 +159,9 @@ def test_a_writable_brain_is_opened_for_writing(tmp_path):
 
 
 @pytest.mark.parametrize("stop", [1, len(MIGRATIONS) - 1])
-def test_a_read_only_brain_of_an_older_schema_is_read_as_it_is(monkeypatch, stop):
+def test_a_read_only_brain_of_an_older_schema_is_read_as_it_is(monkeypatch, stop, other_user):
     """Searching a read-only brain.db that an older maxmem wrote serves its memories
     (from an upgraded copy in memory); the file itself is not changed."""
-    user = _unprivileged()
     folder = Path(tempfile.mkdtemp(prefix="maxmem-ro-old-"))
     try:
         os.chmod(folder, 0o755)
@@ -184,17 +174,15 @@ def test_a_read_only_brain_of_an_older_schema_is_read_as_it_is(monkeypatch, stop
                 "'2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')")
         home = folder / "home"
         home.mkdir()
-        if user is not None:
-            for path in (folder / "brain", db, home):
-                os.chown(path, user, user)
+        other_user.own(folder / "brain", db, home)
         os.chmod(db, 0o400)
         before = db.read_bytes()
-        done = cli(db, ["search", "quince", "--min-relevance", "0"], user=user, home=home)
+        done = cli(db, ["search", "quince", "--min-relevance", "0"], home=home, user=other_user)
         assert done.returncode == 0 and "quince tree" in done.stdout, done.stderr
         for args in (["list"], ["get", "u1"], ["stats"]):
-            done = cli(db, args, user=user, home=home)
+            done = cli(db, args, home=home, user=other_user)
             assert done.returncode == 0, (args, done.stderr)
-        done = cli(db, ["remember", "a new memory"], user=user, home=home)
+        done = cli(db, ["remember", "a new memory"], home=home, user=other_user)
         assert done.returncode == 1 and f"{db} is read-only (the file is read-only" in done.stderr, done.stderr
         assert "upgraded first" not in done.stderr and "restore" not in done.stderr
         assert db.read_bytes() == before

@@ -8,7 +8,7 @@ the tests", and, on a scripted second turn, the answer of maxmem's MCP `search`
 inside the client. The Stop hook's capture is read back from brain.db.
 
 The CLIs come from MAXMEM_CLIENTS_BIN (a folder holding `claude` and `codex`) or
-the checkout's .clients/node_modules/.bin (.ci/run installs the pinned packages
+the checkout's .clients/node_modules/.bin (scripts/test installs the pinned packages
 there: npm install --prefix .clients @anthropic-ai/claude-code@… @openai/codex@…).
 Without node, npm or the CLIs the tests skip and say why.
 """
@@ -47,7 +47,7 @@ def clients_bin() -> tuple[Path | None, str]:
     folder = Path(given) if given else ROOT / ".clients" / "node_modules" / ".bin"
     if not ((folder / "claude").exists() and (folder / "codex").exists()):
         return None, (f"no claude and codex CLIs in {folder}: set MAXMEM_CLIENTS_BIN, or run  npm install "
-                      "--prefix .clients @anthropic-ai/claude-code @openai/codex  (as .ci/run does)")
+                      "--prefix .clients @anthropic-ai/claude-code @openai/codex  (as scripts/test does)")
     return folder, ""
 
 

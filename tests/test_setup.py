@@ -210,12 +210,9 @@ def stop_hook_on_2_mb(home: Path) -> tuple[dict, list[str], str]:
     (stop,) = [h for g in settings["hooks"]["Stop"] for h in g["hooks"] if "maxmem" in h["command"]]
     payload = json.dumps({"session_id": SESSION, "transcript_path": str(transcript), "cwd": "/home/user/proj",
                           "hook_event_name": "Stop", "stop_hook_active": False})
-    started = time.monotonic()
     done = subprocess.run(["/bin/sh", "-c", stop["command"]], env=bare_env(home), input=payload,
                           capture_output=True, text=True, timeout=60)
-    took = time.monotonic() - started
     assert done.returncode == 0 and done.stdout == "", done.stderr
-    assert took < 10, took
     log = (home / ".local" / "state" / "maxmem" / "hook.log").read_text()
     assert " ok hook stop --harness claude-code: capture: 1 files" in log, log
     assert "wait for vectors (maxmem embed gives them)" in log, log

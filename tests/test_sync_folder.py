@@ -23,6 +23,7 @@ from typing import Any
 import apsw
 import pytest
 from conftest import HashEmbedder
+from other_user import OtherUser
 
 from maxmem import Brain, FixedClock
 from maxmem.config import load_config
@@ -673,12 +674,12 @@ def test_a_brain_db_restored_from_a_backup_keeps_its_id_and_merges_its_later_fil
 needs_maxmem = pytest.mark.skipif(not MAXMEM.is_file(), reason="the maxmem entry point is not installed")
 
 
-def maxmem(home: Path, *args: str, user: int | None = None) -> subprocess.CompletedProcess[str]:
-    command = [str(MAXMEM), "--embedder", "none", *args]
+def maxmem(home: Path, *args: str, user: OtherUser | None = None) -> subprocess.CompletedProcess[str]:
+    env = {"HOME": str(home), "MAXMEM_HOME": str(home / "maxmem")}
     if user is not None:
-        command = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *command]
-    return subprocess.run(command, env={"HOME": str(home), "MAXMEM_HOME": str(home / "maxmem")},
-                          capture_output=True, text=True, timeout=300)
+        return user.run(["--embedder", "none", *args], env, timeout=300)
+    return subprocess.run([str(MAXMEM), "--embedder", "none", *args], env=env, capture_output=True, text=True,
+                          timeout=300)
 
 
 @needs_maxmem
@@ -765,7 +766,7 @@ def test_a_whole_home_copied_to_a_new_laptop_is_found_and_nothing_is_lost(tmp_pa
 
 
 @needs_maxmem
-def test_bad_input_is_one_line_each_with_the_installed_command(tmp_path, shared):
+def test_bad_input_is_one_line_each_with_the_installed_command(tmp_path, shared, other_user):
     home = tmp_path / "home"
     assert maxmem(home, "remember", "a memory that must survive every bad input").returncode == 0
     cases = []
@@ -779,16 +780,16 @@ def test_bad_input_is_one_line_each_with_the_installed_command(tmp_path, shared)
     for what, done, expected in cases:
         assert done.returncode in (1, 2), what
         assert len(done.stderr.strip().splitlines()) == 1 and expected in done.stderr, (what, done.stderr)
-    if os.geteuid() == 0 and shutil.which("setpriv"):
-        # modes count for nobody only: the shared folder is root's, nobody's home its own
+    if other_user.uid is not None:
+        # the shared folder is root's, the other user's home its own
         place = Path(tempfile.mkdtemp(prefix="maxmem-share-"))
         try:
             os.chmod(place, 0o755)
             (place / "share").mkdir(mode=0o755)
             other = place / "nobody"
             other.mkdir()
-            os.chown(other, 65534, 65534)
-            done = maxmem(other, "sync", "folder", str(place / "share"), user=65534)
+            other_user.own(other)
+            done = maxmem(other, "sync", "folder", str(place / "share"), user=other_user)
             assert done.returncode == 1 and len(done.stderr.splitlines()) == 1, done.stderr
             assert "is not writable (Permission denied)" in done.stderr
         finally:

@@ -197,7 +197,7 @@ def run_capture(
         report.embedding_pending = brain.pending_count()
     report.stopped = report.stopped or job.stopped
     report.seconds = time.monotonic() - started
-    log.info("%s", report.summary())
+    log.debug("%s", report.summary())  # the caller prints or logs it (the daemon: once)
     if not dry_run:  # for `maxmem doctor`: when capture last ran and whether it worked
         record_run(brain.db, record_as, report.errors == 0, report.summary(), brain.clock)
     return report

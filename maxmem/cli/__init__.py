@@ -19,7 +19,7 @@ import click
 from .. import __version__
 from ..config import EMBEDDERS, Config, load_config
 from ..errors import MaxmemError
-from ..files import secure_create
+from ..files import same_file, secure_create
 from ..inert import inert
 from ..redact import redact
 
@@ -134,14 +134,16 @@ def _configure_logging(verbose: int, log_file: Path | None) -> None:
         logger.removeHandler(old)
         if isinstance(old, logging.FileHandler):
             old.close()
-    handler = _StderrHandler()
-    handler.setLevel(level)
-    handler.setFormatter(_InertFormatter("maxmem: %(levelname)s: %(message)s"))
-    handler.set_name(HANDLER_NAME)
-    logger.addHandler(handler)
-    logger.propagate = False
     if log_file:
         secure_create(log_file)  # 0600 in a 0700 folder when new: it may name memories
+    if log_file is None or not same_file(sys.stderr, log_file):  # else each line would be there twice
+        handler = _StderrHandler()
+        handler.setLevel(level)
+        handler.setFormatter(_InertFormatter("maxmem: %(levelname)s: %(message)s"))
+        handler.set_name(HANDLER_NAME)
+        logger.addHandler(handler)
+    logger.propagate = False
+    if log_file:
         file_handler = logging.FileHandler(log_file, encoding="utf-8")
         file_handler.setLevel(logging.INFO)
         file_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))

@@ -18,7 +18,7 @@ import click
 from ..agents import DEFAULT, listed
 from ..config import state_dir
 from ..hooks import harness_named
-from ..hooks.events import budget_from, run_hook
+from ..hooks.events import HookResult, after_answer, budget_from, run_hook
 from ..hooks.log import append_hook_log
 from ..redact import redact
 from .common import COUNT, FiniteFloat, State, pass_state
@@ -54,6 +54,7 @@ def hook(state: State, event: str, harness: str, budget_seconds: float | None, b
 
     # The deadline inside capture is what keeps to the budget; the alarm is the backstop
     # for anything else (a stuck file system): one second after the budget, give up.
+    answered: HookResult | None = None
     previous = signal.signal(signal.SIGALRM, over) if hasattr(signal, "SIGALRM") else None
     if previous is not None:
         signal.setitimer(signal.ITIMER_REAL, budget + 1.0)
@@ -66,6 +67,7 @@ def hook(state: State, event: str, harness: str, budget_seconds: float | None, b
             result = run_hook(event, harness, text, state.config, os.environ, budget_seconds, budget_tokens,
                               started=started)
             ok, stdout, line = result.ok, result.stdout, result.line
+            answered = result
     except _OverBudget as exc:
         ok, stdout, line = False, "", f"hook {event} --harness {harness}: failed: {exc}"
     finally:
@@ -74,6 +76,10 @@ def hook(state: State, event: str, harness: str, budget_seconds: float | None, b
             signal.signal(signal.SIGALRM, previous)
     if stdout:
         click.echo(stdout)
+    sys.stdout.flush()  # the harness has its answer; what follows does not keep it waiting long
+    started_after = after_answer(answered, state.config, os.environ) if answered and state.config else None
+    if started_after:
+        line += f"; {started_after}"
     append_hook_log(state_dir(os.environ), redact(line)[0], ok)
     sys.exit(0)
 

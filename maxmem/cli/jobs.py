@@ -3,6 +3,7 @@ function of maxmem.capture / maxmem.jobs.daemon, and prints."""
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import sys
@@ -18,6 +19,7 @@ from ..capture.model import FORMATS
 from ..capture.openclaw_store import is_store
 from ..clock import Clock
 from ..config import state_dir
+from ..files import same_file
 from ..jobs.daemon import default_jobs, listing, run_daemon, run_due, run_job
 from ..jobs.runs import last_runs
 from ..store.db import Database
@@ -105,9 +107,12 @@ def daemon(state: State, once: bool, if_due: bool, only: tuple[str, ...], as_jso
         jobs = [j for j in jobs if j.name in only or j.name.split(":")[0] in only]
     if once and (if_due or only or as_json):
         outcomes = run_due(jobs, state.config, lock_dir=state_dir(os.environ) / "locks", if_due=if_due)
-        emit([vars(o) for o in outcomes], as_json,
-             lambda _: [f"{o.job}: {o.status}: {o.detail}" for o in outcomes
-                        if o.status != "not-due" or not if_due])
+        # Under the cron script stdout goes into the --log-file, which has each job's line already.
+        logged = [h.baseFilename for h in logging.getLogger("maxmem").handlers if isinstance(h, logging.FileHandler)]
+        if as_json or not any(same_file(sys.stdout, name) for name in logged):
+            emit([vars(o) for o in outcomes], as_json,
+                 lambda _: [f"{o.job}: {o.status}: {o.detail}" for o in outcomes
+                            if o.status != "not-due" or not if_due])
         failed = [o.job for o in outcomes if o.status == "failed"]
         if failed:
             say(f"maxmem: error: failed: {', '.join(failed)} (see the log)", err=True)
@@ -116,7 +121,7 @@ def daemon(state: State, once: bool, if_due: bool, only: tuple[str, ...], as_jso
     if once:
         failed = []
         for job in jobs:
-            summary = run_job(job)
+            summary = run_job(job, state.config)
             if summary is None:
                 failed.append(job.name)
             else:
@@ -129,7 +134,7 @@ def daemon(state: State, once: bool, if_due: bool, only: tuple[str, ...], as_jso
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     say(f"maxmem daemon: {', '.join(job.name for job in jobs)} (Ctrl-C to stop)", err=True)
     try:
-        run_daemon(jobs, stop)
+        run_daemon(jobs, stop, config=state.config)
     except KeyboardInterrupt:
         stop.set()
 

@@ -70,7 +70,13 @@ def sync_folder(state: State, directory: Path | None, key_file: Path | None, rep
     """
     settings = folder.FolderSettings.from_config(state.config, os.environ, directory)
     brain = state.brain()  # the embedder names the vectors that can travel; sync never embeds
+    had_key = settings.key_path.exists()
     report = folder.sync(brain, settings, key_file=key_file, repack=repack or None)
+    if not had_key and key_file is None and settings.key_path.exists():
+        report.notes.append(
+            f"made a new sync key: {settings.key_path}. Your other machines need a copy of it to read this "
+            "folder: copy it to each privately (not through the synced folder) and run there  maxmem sync "
+            f"folder {settings.folder} --key-file COPY ; keep a copy safe: without it the folder cannot be read")
     if directory is not None:
         config_path = state.config.config_path or default_config_path(os.environ)
         if folder.record_folder(config_path, directory.expanduser().resolve()):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -30,7 +31,7 @@ from .common import State, emit, json_option, pass_state, say
 @click.option("--from", "agent", type=click.Choice(SOURCES),
               help="Import another agent's own memory (PATH: its folder, when not the default; "
                    "for markdown, the folder of notes).")
-@click.option("--dry-run", is_flag=True, help="--from: show what would be added and updated; write nothing.")
+@click.option("--dry-run", is_flag=True, help="Show what would be added and updated; write nothing.")
 @json_option
 @pass_state
 def import_(state: State, paths: tuple[Path, ...], fmt: str, delete_missing: bool, agent: str | None,
@@ -54,8 +55,8 @@ def import_(state: State, paths: tuple[Path, ...], fmt: str, delete_missing: boo
     if agent is not None:
         _import_from(state, agent, paths, fmt, delete_missing, dry_run, as_json)
         return
-    if dry_run:
-        raise InvalidInput("--dry-run is for --from AGENT")
+    if dry_run and fmt == "markdown":
+        raise InvalidInput("--dry-run is for JSONL files and --from AGENT")
     if not paths:
         raise InvalidInput("give the JSONL file(s) to import, or --from AGENT")
     if delete_missing and fmt != "markdown":
@@ -74,16 +75,55 @@ def import_(state: State, paths: tuple[Path, ...], fmt: str, delete_missing: boo
                                               "of notes" if path.is_dir() else "no such file" if not path.exists()
                                               else "not a regular file"))
     readings = [archive.read(path, key=state.config.key) for path in paths]  # all checked before anything is stored
-    brain = state.brain()
+    brain = _dry_brain(state) if dry_run else state.brain()
     results = []
     for reading in readings:
         if reading.note():
             say(f"maxmem: warning: {reading.note()}", err=True)
-        results.append({"path": str(reading.path), **brain.import_records(reading.records)})
+        counts = _counts_without_writing(brain, reading.records) if dry_run else brain.import_records(reading.records)
+        results.append({"path": str(reading.path), **counts})
     single = {k: v for k, v in results[0].items() if k != "path"}  # one file: its counts, as before
+    verb = "would import" if dry_run else "imported"
     emit(results if len(results) > 1 else single, as_json, lambda _: [
-        f"imported {r['path']}: {r['added']} added, {r['updated']} updated, {r['unchanged']} unchanged"
-        for r in results])
+        *(f"{verb} {r['path']}: {r['added']} added, {r['updated']} updated, {r['unchanged']} unchanged"
+          for r in results), *([] if dry_run else _vectors_later(brain))])
+
+
+class _RolledBack(Exception):
+    """Ends a dry run's transaction: what it wrote is undone."""
+
+
+def _counts_without_writing(brain: Brain, records: list[dict[str, Any]]) -> dict[str, int]:
+    """What importing `records` would add, update and leave: imported in a transaction
+    that is then rolled back (a brain without an embedder: nothing is embedded)."""
+    counts: dict[str, int] = {}
+    try:
+        with brain.db.atomic():
+            counts = brain.import_records(records)
+            raise _RolledBack
+    except _RolledBack:
+        return counts
+
+
+def _dry_brain(state: State) -> Brain:
+    """brain.db without an embedder for a dry run, or an empty one in memory if there is
+    none yet (a dry run creates no brain.db)."""
+    path = Path(state.config.db_path).expanduser()
+    brain = Brain.open(path if path.exists() else ":memory:", embedder="none", config=state.config,
+                       check_embedder=False)
+    state.brains.append(brain)
+    return brain
+
+
+def _vectors_later(brain: Brain) -> list[str]:
+    """A line saying that memories wait for their vectors, when some do."""
+    waiting = brain.pending_count()
+    if not waiting:
+        return []
+    if brain.embedder is None:
+        return [f"{waiting} memories have no vector (no embedder configured): they are found by keyword"]
+    return [f"{waiting} memories wait for a vector: the scheduled tick embeds them (or now:  maxmem embed ); "
+            "until then they are found by keyword"]
 
 
 def _import_from(state: State, agent: str, paths: tuple[Path, ...], fmt: str, delete_missing: bool,
@@ -100,7 +140,8 @@ def _import_from(state: State, agent: str, paths: tuple[Path, ...], fmt: str, de
     else:
         brain = state.brain()
     report = import_reading(brain, reading, places, dry_run=dry_run)
-    emit(report.to_dict(), as_json, lambda _: report.lines(show_steps=dry_run))
+    emit(report.to_dict(), as_json,
+         lambda _: [*report.lines(show_steps=dry_run), *([] if dry_run else _vectors_later(brain))])
     for failed in report.failed:  # the others were imported: each is one line, and the exit code says it
         say(f"maxmem: error: {failed.shown}: {failed.error}", err=True)
     if report.failed:
@@ -119,12 +160,17 @@ def export(state: State, dest: Path | None, fmt: str, keep: int | None,
            include_conversations: bool, force: bool) -> None:
     """Export every memory as JSONL (one memory per line, every field) to DEST or stdout.
 
-    DEST is a file, written whole or not at all and readable by you only (0600).
+    DEST is a file in a folder that exists, written whole or not at all and readable by
+    you only (0600).
     """
+    if dest is not None and not dest.parent.exists():  # a typo in the path is not a folder to make
+        raise InvalidInput(f"{dest.parent}: no such folder: create it first (mkdir -p {dest.parent})")
     brain = state.brain(create=False)
     if fmt == "markdown":
         if dest is None:
             raise InvalidInput("give the directory to write MEMORY.md and memory/ into")
+        if not dest.exists():
+            click.echo(f"maxmem: {dest} did not exist: created it", err=True)
         if keep is not None:
             report = backup_markdown(brain, dest, keep, tz=state.local_timezone(),
                                      include_conversations=include_conversations)

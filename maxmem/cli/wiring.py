@@ -20,7 +20,10 @@ from ..agents import AGENTS as RECORDS
 from ..agents import agent_named
 from ..config import Config
 from ..importers import survey
+from ..mcp_start import prime
 from ..wiring import AGENTS, TARGETS, Install, WiringError, detect, find_maxmem, plan, run, unplan
+from ..wiring.files import unwritable
+from ..wiring.schedulers import activation_problem, working_scheduler
 from .common import State, emit, json_option, pass_state
 
 MCP_MISSING = ("the MCP server was left out: this maxmem has no mcp SDK. Install it with  "
@@ -75,10 +78,23 @@ def setup(state: State, target: str | None, dry_run: bool, uninstall: bool, no_m
     p = unplan(target, ctx, **options) if uninstall else plan(target, ctx, **options)
     if mcp_option and not no_mcp and sdk_missing and not uninstall:
         p.steps.append(MCP_MISSING)
+    blocked = None if uninstall else activation_problem(target, ctx)
     if dry_run:
+        if blocked is not None:
+            p.notes.append(f"{blocked}: setup {target} would stop here and write nothing; "
+                           f"here use  {working_scheduler(ctx, target)}")
         emit(p.to_dict(), as_json, lambda d: _dry_lines(p, ctx, uninstall))
         return
+    if blocked is not None:
+        raise WiringError(f"setup {target}: {blocked}: nothing was written; here use  "
+                          f"{working_scheduler(ctx, target)}")
+    refused = unwritable([c.path for c in p.changes if not c.crontab] + ([ctx.state / "setup"] if p.changes else []))
+    if refused is not None:
+        raise WiringError(f"setup {target}: {refused}: nothing was written")
     outcome = run(p, ctx, uninstall=uninstall)
+    if options.get("mcp") and not uninstall and prime(ctx.argv("mcp"), ctx.env):
+        outcome.notes.append("started the MCP server once: its first answers are kept, so an agent gets maxmem's "
+                             "tools at once, before the server has loaded")
     emit(outcome.to_dict(), as_json, lambda d: _done_lines(outcome, uninstall, ctx))
 
 
@@ -123,7 +139,11 @@ def _survey(ctx: Any, as_json: bool, config: Config) -> None:
                 entry.update(files=[str(c.path) for c in p.changes], steps=p.steps)
             except WiringError as exc:
                 entry["error"] = str(exc)
+            blocked = activation_problem(name, ctx)
+            if blocked is not None:
+                entry["error"] = f"{blocked}: it would not run here"
         report["targets"][name] = entry
+    report["scheduler"] = working_scheduler(ctx)
 
     def lines(_: Any) -> Iterable[str]:
         yield f"maxmem: {' '.join(ctx.maxmem)} (brain.db: {ctx.db})"
@@ -131,7 +151,7 @@ def _survey(ctx: Any, as_json: bool, config: Config) -> None:
             if not entry["found"]:
                 yield f"  {name:<12} not found"
             elif "error" in entry:
-                yield f"  {name:<12} {entry['found']}: cannot plan: {entry['error']}"
+                yield f"  {name:<12} {entry['found']}: {entry['error']}"
             elif entry["files"]:
                 yield (f"  {name:<12} {entry['found']}: would change {len(entry['files'])} file(s): "
                        f"maxmem setup {name}  (see first: --dry-run)")
@@ -140,7 +160,7 @@ def _survey(ctx: Any, as_json: bool, config: Config) -> None:
         agents = [n for n in AGENTS if report["targets"][n]["found"]]
         if not agents:
             yield f"no agent found ({', '.join(f'{a.title} {a.home}' for a in RECORDS)})"
-        yield "one scheduler is enough: systemd on Linux, launchd on macOS, cron elsewhere"
+        yield f"one scheduler is enough; the one that works here:  {report['scheduler']}"
         if report["imports"]:
             yield ("memory these agents keep themselves, to import (again: only what is new is added; "
                    "--dry-run shows it first):")

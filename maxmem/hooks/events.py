@@ -15,13 +15,15 @@ on stdin: session_id, transcript_path, cwd, and for SessionStart the source.
                  with "UserPromptSubmit"; OpenClaw plain text. It waits at most
                  PROMPT_LOCK_SECONDS for a lock: the user is waiting for the answer.
   pre-compact,   capture only that transcript (run_capture with paths=[it]), with the
-  stop,          embedder off (vectors come later from  maxmem embed , which
-  session-end    the scheduled tick runs) and a deadline on the capture loop itself:
-                 files and windows are taken in order and committed one by one, and
-                 once the budget is spent the cursor keeps the place for next time.
-                 They print nothing (Codex's Stop must print JSON or nothing).
-                 OpenClaw 2026.8.1 and later name a session key, not a file: that
-                 session from the agent's SQLite store (capture.openclaw_store).
+  stop,          embedder off and a deadline on the capture loop itself: files and
+  session-end    windows are taken in order and committed one by one, and once the
+                 budget is spent the cursor keeps the place for next time. They print
+                 nothing (Codex's Stop must print JSON or nothing). OpenClaw 2026.8.1
+                 and later name a session key, not a file: that session from the
+                 agent's SQLite store (capture.openclaw_store). Once answered
+                 (`after_answer`), what they stored gets its vectors from the recall
+                 server, which holds the model (started if none runs), or a background
+                 `maxmem embed`; the scheduled tick embeds whatever is left.
 
 `run_hook` never raises: every failure becomes a HookResult with ok=False and a
 one-line reason for the hook log; the CLI exits 0 whatever happens (exit 2 from a
@@ -49,6 +51,7 @@ from ..settings import MIN_BRIEF_TOKENS, RecallSettings
 from . import HARNESSES, harness_named
 from .recall import has_substance, query_of, recall
 from .shown import add_shown, shown_ids
+from .warm import server_running, start_embedding, start_server
 
 log = logging.getLogger("maxmem")
 
@@ -59,6 +62,7 @@ SESSION_END_SECONDS = 3.0
 CLOSE_RESERVE = 0.15  # of the budget, kept for committing, the brief and closing
 HOOK_WINDOW_BYTES = 256 << 10  # commit a big transcript in small windows, so the deadline can bite
 PROMPT_LOCK_SECONDS = 1.0
+EMBED_AFTER_SECONDS = 50.0  # the background embed after a capture, without a recall server
 
 
 @dataclass(frozen=True)
@@ -93,6 +97,7 @@ class HookResult:
     ok: bool
     stdout: str  # what the harness reads (context), often ""
     line: str  # one line for the hook log
+    pending: int = 0  # memories waiting for a vector after a capture (for after_answer)
 
 
 def budget_from(config: Config, given: float | None, event: str | None = None) -> float:
@@ -124,14 +129,15 @@ def run_hook(event: str, harness: str, stdin_text: str, config: Config, env: Map
         # A hook must not sit out a long lock wait: at most half its budget.
         lock_wait = PROMPT_LOCK_SECONDS if event == "user-prompt" else budget / 2
         config = config.with_(busy_timeout_ms=int(min(config.busy_timeout_ms, lock_wait * 1000)))
+        pending = 0
         if event == "session-start":
             stdout, detail = _brief(harness, data, config, env, budget_tokens, clock)
         elif event == "user-prompt":
             stdout, detail = _recall(harness, data, config, env, budget_tokens, clock)
         else:
-            stdout, detail = "", _capture(event, harness, data, config, env, deadline, clock)
+            stdout, (detail, pending) = "", _capture(event, harness, data, config, env, deadline, clock)
         took = time.monotonic() - started
-        return HookResult(True, stdout, f"{label}: {detail} ({took:.1f} s)")
+        return HookResult(True, stdout, f"{label}: {detail} ({took:.1f} s)", pending)
     except Exception as exc:  # fail open: the agent goes on, the log says why
         log.debug("%s failed", label, exc_info=True)
         reason = " ".join(str(exc).split()) or exc.__class__.__name__
@@ -139,7 +145,7 @@ def run_hook(event: str, harness: str, stdin_text: str, config: Config, env: Map
 
 
 def _capture(event: str, harness: str, data: HookInput, config: Config, env: Mapping[str, str],
-             deadline: float, clock: Clock | None) -> str:
+             deadline: float, clock: Clock | None) -> tuple[str, int]:
 
     settings = agents_folders(config.capture, env)
     settings = replace(settings, window_bytes=min(settings.window_bytes, HOOK_WINDOW_BYTES))
@@ -157,16 +163,36 @@ def _capture(event: str, harness: str, data: HookInput, config: Config, env: Map
         paths = None
     elif data.transcript_path is not None:
         if not data.transcript_path.is_file():
-            return f"no transcript at {data.transcript_path} yet; nothing captured"
+            return f"no transcript at {data.transcript_path} yet; nothing captured", 0
         paths = [data.transcript_path]
     else:
-        return "no transcript_path on stdin; nothing captured"
+        return "no transcript_path on stdin; nothing captured", 0
     with Brain.open(config.db_path, embedder="none", config=config, clock=clock) as brain:
         report = run_capture(brain, paths=paths, format=harness if paths else None, sources=sources,
                              settings=settings, deadline=deadline, record_as=f"hook:{harness}")
     where = str(paths[0]) if paths else (f"{sources[0].path}#{sources[0].session}" if sources
                                          else f"the {agent(harness).title} sessions")
-    return f"{report.summary()} [{where}]"
+    return f"{report.summary()} [{where}]", report.embedding_pending
+
+
+def after_answer(result: HookResult, config: Config, env: Mapping[str, str]) -> str | None:
+    """Once the harness has the hook's answer: the memories a capture stored without a
+    vector get one soon, with no scheduler — from the recall server (started if none
+    runs: it holds the model and embeds between prompts), or, with [recall]
+    warm_minutes = 0, from a background `maxmem embed` of EMBED_AFTER_SECONDS at most.
+    What was started, for the log; None when nothing waits. Never raises."""
+    if not result.pending or config.embedder == "none":
+        return None
+    db_path = Path(config.db_path).expanduser()
+    try:
+        if config.recall.warm_minutes > 0:
+            if not server_running(state_dir(env), db_path, config.config_path):
+                start_server(db_path, config.config_path, env)
+            return f"{result.pending} memories to embed by the recall server"
+        start_embedding(db_path, config.config_path, env, EMBED_AFTER_SECONDS)
+        return f"{result.pending} memories to embed in the background"
+    except OSError:
+        return None
 
 
 def _brief(harness: str, data: HookInput, config: Config, env: Mapping[str, str], budget_tokens: int | None,

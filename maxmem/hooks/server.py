@@ -1,8 +1,11 @@
 """The warm recall server: `python -m maxmem.hooks.server --db PATH [--config PATH]`.
 
-Started in the background by a prompt hook that found none (warm.py). It
-holds the embedder and brain.db open and answers each hook's request with what
-`maxmem hook user-prompt` would print (events.recall_context), one request at a time.
+Started in the background by a prompt hook that found none, or by a capture hook that
+stored memories (warm.py). It holds the embedder and brain.db open and answers each
+hook's request with what `maxmem hook user-prompt` would print (events.recall_context),
+one request at a time. Between requests it gives the memories stored without a vector
+(what the capture hooks store) theirs, in slices of a second: a memory captured at the
+end of an answer is found by meaning within a minute, with no scheduler running.
 
 It leaves, removing its socket, after [recall] warm_minutes without a request, and as
 soon as it would answer from something stale: brain.db replaced or removed, the config
@@ -27,12 +30,22 @@ from typing import IO
 
 from ..brain import Brain
 from ..config import Config, default_config_path, load_config, state_dir
+from ..errors import MaxmemError
 from ..redact import redact
 from ..settings import RecallSettings
 from . import HARNESSES, harness_named
 from .events import HookInput, recall_context
 from .shown import add_shown
-from .warm import code_stamp, lock_path, receive, send, socket_path
+from .warm import ACK, code_stamp, lock_path, receive, send, socket_path
+
+# Embedding between requests: a slice of at most this many seconds and memories, after
+# this many idle seconds; new memories are looked for every POLL_SECONDS.
+EMBED_SLICE_SECONDS = 1.0
+EMBED_SLICE_BATCH = 8
+SLICE_GAP_SECONDS = 0.2
+POLL_SECONDS = 10.0
+EMBED_RETRY_SECONDS = 60.0
+ACK_SECONDS = 1.0  # how long the server waits for a hook to say it read the answer
 
 
 @dataclass(frozen=True)
@@ -94,15 +107,56 @@ def waited(request: dict[str, object]) -> float:
     return float(wait) if isinstance(wait, int | float) and not isinstance(wait, bool) else 1.0
 
 
+def embed_some(brain: Brain) -> float:
+    """Give the oldest memories waiting for a vector theirs, for at most EMBED_SLICE_SECONDS
+    (what a capture hook stored a moment ago: findable by meaning within a minute, with
+    no scheduler); the seconds to wait before the next slice (0: go on when idle again).
+    An embedder that fails is left alone for EMBED_RETRY_SECONDS: recall goes on."""
+    try:
+        run = brain.embed_pending(max_seconds=EMBED_SLICE_SECONDS, batch_size=EMBED_SLICE_BATCH)
+    except MaxmemError:
+        return EMBED_RETRY_SECONDS
+    return 0.0 if run.embedded else EMBED_RETRY_SECONDS
+
+
+def pending(brain: Brain) -> bool:
+    try:
+        return brain.embedder is not None and brain.pending_count() > 0
+    except MaxmemError:
+        return False
+
+
+def acknowledged(connection: socket.socket) -> bool:
+    """Whether the hook read the answer (it says so at once; a hook that stopped waiting
+    has closed the socket)."""
+    try:
+        connection.settimeout(ACK_SECONDS)
+        return connection.recv(len(ACK)) == ACK
+    except OSError:
+        return False
+
+
 def serve(listener: socket.socket, brain: Brain, folder: Path, settings: RecallSettings,
           stamp: Stamp, db_path: Path, config_path: Path | None) -> str:
-    """Answer requests until idle for warm_minutes or stale; why it stopped."""
-    listener.settimeout(settings.warm_minutes * 60)
+    """Answer requests until idle for warm_minutes or stale; why it stopped. Between
+    requests it looks for memories waiting for a vector every POLL_SECONDS and embeds
+    them in short slices, so a hook's request waits at most one slice."""
+    last_request = time.monotonic()
+    resume = 0.0  # embedding paused until then (monotonic)
     while True:
+        now = time.monotonic()
+        left = settings.warm_minutes * 60 - (now - last_request)
+        if left <= 0:
+            return "idle"
+        work = now >= resume and pending(brain)
+        listener.settimeout(min(left, SLICE_GAP_SECONDS if work else POLL_SECONDS))
         try:
             connection, _ = listener.accept()
         except TimeoutError:
-            return "idle"
+            if work:
+                resume = time.monotonic() + embed_some(brain)
+            continue
+        last_request = time.monotonic()
         with connection:
             connection.settimeout(5.0)
             try:
@@ -117,7 +171,8 @@ def serve(listener: socket.socket, brain: Brain, folder: Path, settings: RecallS
                 if time.monotonic() - started > waited(request):
                     continue  # the hook stopped waiting and works alone: nothing is shown by this
                 send(connection, {**given.reply, "seconds": round(time.monotonic() - started, 3)})
-                add_shown(folder, given.session_id, given.ids)
+                if acknowledged(connection):  # a hook that gave up meanwhile shows nothing of this
+                    add_shown(folder, given.session_id, given.ids)
                 if brain.usage.due():
                     brain.flush_usage()
             except OSError:

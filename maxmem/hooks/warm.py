@@ -28,6 +28,7 @@ from typing import Any
 
 MAX_MESSAGE = 8 << 20  # a request holds the hook's stdin: a 1 MB prompt fits
 MAX_SOCKET_PATH = 100  # sun_path holds 104 bytes on macOS, 108 on Linux
+ACK = b"ok\n"  # the hook's word that it read the answer (one that gave up waiting sends none)
 
 
 def code_stamp() -> int:
@@ -107,9 +108,10 @@ def ask(path: Path | None, request: Mapping[str, Any], timeout: float) -> dict[s
             connection.connect(str(path))
             send(connection, request)
             answer = receive(connection)
+            if answer is None or answer.get("retry") or not isinstance(answer.get("stdout"), str):
+                return None
+            connection.sendall(ACK)  # the server records what was shown only once the hook has it
     except OSError:
-        return None
-    if answer is None or answer.get("retry") or not isinstance(answer.get("stdout"), str):
         return None
     return answer
 
@@ -122,6 +124,33 @@ def start_server(db_path: Path, config_path: Path | None, env: Mapping[str, str]
     args = [sys.executable, "-m", "maxmem.hooks.server", "--db", str(db_path)]
     if config_path is not None:
         args += ["--config", str(config_path)]
+    try:
+        subprocess.Popen(args, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
+    except OSError:
+        pass
+
+
+def server_running(folder: Path, db_path: Path, config_path: Path | None) -> bool:
+    """Whether a recall server holds its lock for this brain.db and config."""
+    try:
+        with open(lock_path(folder, db_path, config_path)) as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except OSError:
+                return True
+    except OSError:
+        return False
+    return False
+
+
+def start_embedding(db_path: Path, config_path: Path | None, env: Mapping[str, str], seconds: float) -> None:
+    """`maxmem embed --max-seconds SECONDS` in the background, detached like the server:
+    the vectors of what a capture hook stored, when no recall server is wanted."""
+    args = [sys.executable, "-m", "maxmem", "--db", str(db_path)]
+    if config_path is not None:
+        args += ["--config", str(config_path)]
+    args += ["embed", "--max-seconds", f"{seconds:g}"]
     try:
         subprocess.Popen(args, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)

@@ -255,9 +255,18 @@ def job_schedules(config: Config, env: Mapping[str, str]) -> dict[str, due.Sched
         return {}
 
 
-def run_job(job: Job) -> str | None:
-    """Run one job now; log and return its summary (None when it failed)."""
-    return _run(job)[0]
+def run_job(job: Job, config: Config | None = None) -> str | None:
+    """Run one job now; log and return its summary (None when it failed). Given the config,
+    a job that does not record its own runs is recorded in its brain.db (so doctor sees
+    the daemon's ticks as it sees the scheduler's)."""
+    summary, error = _run(job)
+    if config is not None and not job.records:
+        db = Database(Path(config.db_path).expanduser(), busy_timeout_ms=config.busy_timeout_ms, key=config.key)
+        try:
+            record_run(db, job.name, error is None, summary or error or "")
+        finally:
+            db.close()
+    return summary
 
 
 @dataclass(frozen=True)
@@ -343,7 +352,7 @@ def _run(job: Job) -> tuple[str | None, str | None]:
 
 
 def run_daemon(jobs: Sequence[Job], stop: threading.Event | None = None, run_now: bool = True,
-               scheduler: schedule.Scheduler | None = None) -> None:
+               scheduler: schedule.Scheduler | None = None, config: Config | None = None) -> None:
     """Run `jobs` on their schedules until `stop` is set (Ctrl-C in the CLI).
 
     run_now: run every job once at start (a daemon started after a reboot catches up).
@@ -351,13 +360,13 @@ def run_daemon(jobs: Sequence[Job], stop: threading.Event | None = None, run_now
     stop = stop or threading.Event()
     scheduler = scheduler or schedule.Scheduler()
     for job in jobs:
-        entry(job.when, scheduler).do(run_job, job).tag(job.name)
+        entry(job.when, scheduler).do(run_job, job, config).tag(job.name)
         log.info("daemon: %s — %s", job.name, job.description or "scheduled")
     if run_now:
         for job in jobs:
             if stop.is_set():
                 return
-            run_job(job)
+            run_job(job, config)
     while not stop.is_set():
         scheduler.run_pending()
         idle = scheduler.idle_seconds

@@ -120,7 +120,7 @@ def apply(brain: Brain, policy: Policy | None = None) -> dict[str, Any]:
         "size_before": size_before,
         "size_after": size_after,
     }
-    log.info("%s", summary(report))
+    log.debug("%s", summary(report))  # the caller prints or logs it (the daemon: once)
     record_run(brain.db, "retention", True, summary(report), brain.clock)  # for `maxmem doctor`
     return report
 

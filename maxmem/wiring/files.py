@@ -301,3 +301,22 @@ def install_crontab(crontab_cmd: str | None, text: bytes) -> None:
 def which(name: str, env: Mapping[str, str]) -> str | None:
     """`name` on the PATH of `env` (not of this process)."""
     return shutil.which(name, path=env.get("PATH") or os.defpath)
+
+
+def unwritable(paths: list[Path]) -> str | None:
+    """Why one of `paths` cannot be written (its nearest existing folder is on a read-only
+    disk or not writable by this user), checked before anything is written; None: all can."""
+    for path in paths:
+        folder = path.parent
+        while not folder.exists() and folder != folder.parent:
+            folder = folder.parent
+        target = path if path.exists() else folder
+        if os.access(target, os.W_OK):
+            continue
+        try:
+            read_only = bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+        except OSError:
+            read_only = False
+        why = "its disk is mounted read-only" if read_only else "permission denied"
+        return f"cannot write {path} ({why})"
+    return None

@@ -27,6 +27,7 @@ import plistlib
 import pwd
 import re
 import shlex
+import subprocess
 from pathlib import Path
 
 from ..jobs.table import TICK_MINUTES
@@ -53,6 +54,55 @@ OLD_SCRIPTS: dict[str, str | None] = {
 
 def tick_args(ctx: Install) -> list[str]:
     return ctx.argv("--log-file", str(ctx.log("jobs")), "daemon", "--once", "--if-due")
+
+
+# -- what can run here ------------------------------------------------------------------------
+
+SCHEDULERS = ("systemd", "cron", "launchd")
+
+
+def user_bus_problem(ctx: Install) -> str | None:
+    """Why `systemctl --user` cannot reach a user service manager here (None: it can).
+    Without one (a container, a session with no systemd --user, root over ssh without
+    lingering) the units would be written and never run."""
+    systemctl = which("systemctl", ctx.env)
+    if systemctl is None:
+        return "no systemctl on PATH"
+    if not ctx.env.get("XDG_RUNTIME_DIR"):
+        return "no user systemd bus (XDG_RUNTIME_DIR is not set: no user service manager for this login)"
+    try:
+        done = subprocess.run([systemctl, "--user", "show-environment"], capture_output=True, text=True,
+                              timeout=5, env=dict(ctx.env), stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"systemctl --user cannot run: {exc}"
+    if done.returncode != 0:
+        reason = (done.stderr or done.stdout).strip().splitlines()[:1]
+        return f"no user systemd bus ({reason[0] if reason else f'systemctl --user exit {done.returncode}'})"
+    return None
+
+
+def activation_problem(target: str, ctx: Install) -> str | None:
+    """Why setting up the scheduler `target` here would write files nothing runs (None:
+    it can be activated, or `target` is not a scheduler)."""
+    if target == "systemd":
+        return user_bus_problem(ctx)
+    if target == "cron" and which("crontab", ctx.env) is None:
+        return "no crontab program on PATH (install cron, e.g.  apt install cron )"
+    if target == "launchd" and ctx.platform != "darwin":
+        return "launchd is macOS only"
+    return None
+
+
+def working_scheduler(ctx: Install, instead_of: str | None = None) -> str:
+    """What starts the tick on this machine: the first scheduler that can be activated
+    here, else the long-running daemon under a supervisor of the user's own."""
+    order = ("launchd", "systemd", "cron") if ctx.platform == "darwin" else ("systemd", "cron")
+    for name in order:
+        if name != instead_of and activation_problem(name, ctx) is None:
+            return f"maxmem setup {name}"
+    daemon = shlex.join(ctx.argv("daemon")) if ctx.maxmem else "maxmem daemon"
+    return (f"{daemon}  kept running by a supervisor of your own (your desktop's autostart, a tmux or "
+            "screen window, your container's service manager): no systemd user bus or crontab here")
 
 
 # -- cron -------------------------------------------------------------------------------------
