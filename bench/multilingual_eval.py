@@ -17,6 +17,12 @@ characters) that keyword search finds, before and after.
 
     python bench/multilingual_eval.py
     python bench/multilingual_eval.py --filler 1000
+    python bench/multilingual_eval.py --cost 5000
+
+--cost N: what the index costs an English brain instead. N English filler memories are
+written (no embedder) to a brain as maxmem makes it and to one without memories_spaced
+and its triggers; printed: each brain.db's size after VACUUM, the time of the writes
+and of 200 keyword searches (English questions), as ratios (best of 3).
 """
 
 from __future__ import annotations
@@ -67,10 +73,50 @@ def share(ranks: list[int | None], top: int) -> float:
     return 100.0 * sum(1 for r in ranks if r is not None and r <= top) / len(ranks) if ranks else 0.0
 
 
+def without_spaced(brain: Brain) -> None:
+    for trigger in ("memories_spaced_ai", "memories_spaced_ad", "memories_spaced_au"):
+        brain.db.execute(f"DROP TRIGGER {trigger}")
+    brain.db.execute("DROP TABLE memories_spaced")
+
+
+def cost(count: int) -> None:
+    texts = paraphrase_eval.filler(count)
+    facts = json.loads(SET.read_text(encoding="utf-8"))["facts"]
+    questions = [f["query"]["en"] for f in facts] * 10
+    sizes, writes, searches = {}, {}, {}
+    with tempfile.TemporaryDirectory() as workdir:
+        for name in ("without", "with"):
+            path = Path(workdir) / f"{name}.db"
+            with Brain.open(path, embedder="none") as brain:
+                if name == "without":
+                    without_spaced(brain)
+                started = time.perf_counter()
+                brain.remember_many([{"content": t, "category": "daily"} for t in texts], near=False)
+                writes[name] = time.perf_counter() - started
+                best = float("inf")
+                for _ in range(3):
+                    started = time.perf_counter()
+                    for q in questions:
+                        brain.search(q, limit=LIMIT, mode="keyword", min_relevance=0.0, track=False)
+                    best = min(best, time.perf_counter() - started)
+                searches[name] = best
+                brain.db.execute("VACUUM")
+            sizes[name] = path.stat().st_size
+    print(f"English brain of {count} memories, without -> with memories_spaced:")
+    print(f"  brain.db {sizes['without']:,} -> {sizes['with']:,} bytes "
+          f"({100 * (sizes['with'] / sizes['without'] - 1):+.2f} %)")
+    print(f"  writes x{writes['with'] / writes['without']:.3f}, "
+          f"{len(questions)} keyword searches x{searches['with'] / searches['without']:.3f} (time with / without)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--filler", type=int, default=300, help="English filler memories (default 300)")
+    parser.add_argument("--cost", type=int, metavar="N", help="measure the index's cost on an English brain of N")
     args = parser.parse_args()
+    if args.cost:
+        cost(args.cost)
+        return
     facts = json.loads(SET.read_text(encoding="utf-8"))["facts"]
     queries = sum(len(f["query"]) + len(f["substring"]) for f in facts)
     print(f"{len(facts)} facts x {len(LANGUAGES)} languages, {queries} queries, {args.filler} filler memories")

@@ -38,6 +38,12 @@ def test_a_word_inside_a_run_of_characters_is_found(brain, query, lang):
     assert keyword(brain, query)[0] == MEMORIES[lang]
 
 
+def test_a_pair_split_by_other_text_is_not_a_match(brain):
+    brain.remember("发票 Hetzner 的", category="core")
+    assert "发票 Hetzner 的" not in keyword(brain, "票的")
+    assert "发票 Hetzner 的" in keyword(brain, "发票")
+
+
 def test_an_english_query_is_unaffected(brain):
     assert spaced_query("invoices server") is None
     assert keyword(brain, "invoices") == [MEMORIES["en"]]

@@ -363,10 +363,9 @@ SPACED_CLASS = "[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in SPACED_RANGES)
 
 def _spaced_sql(text: str) -> str:
     """SQL for the script characters of `text`, one a token, a '0' where other text was."""
-    def held(char: str) -> str:
-        return "(" + " OR ".join(f"unicode({char}) BETWEEN {lo} AND {hi}" for lo, hi in SPACED_RANGES) + ")"
     here, before = "substr(s.t, j.key + 1, 1)", "substr(s.t, j.key, 1)"
-    return (f"(SELECT group_concat(CASE WHEN {held(here)} THEN {here} WHEN {held(before)} THEN '0' END, ' ' "
+    return (f"(SELECT group_concat(CASE WHEN {here} GLOB '{SPACED_CLASS}' THEN {here} "
+            f"WHEN {before} GLOB '{SPACED_CLASS}' THEN '0' END, ' ' "
             f"ORDER BY j.key) FROM (SELECT {text} AS t) AS s, "
             "json_each('[' || substr(replace(hex(zeroblob(length(s.t))), '00', ',0'), 2) || ']') AS j)")
 
