@@ -619,3 +619,17 @@ def test_a_role_without_create_rights_pushes_into_the_existing_schema(tmp_path, 
         with psycopg.connect(pg_dsn, autocommit=True) as admin:
             admin.execute(f"DROP OWNED BY {role}")
             admin.execute(f"DROP ROLE {role}")
+
+
+def test_a_query_in_a_spaceless_script_is_answered_without_error(tmp_path, hash_embedder, pg_dsn):
+    # PostgreSQL search tokenizes as memories_fts does: a word inside a run of CJK
+    # characters is not a keyword there (docs/relevance.md, Languages), but such a
+    # query is answered, and words set apart by spaces are still found.
+    with open_brain(tmp_path / "a.db", hash_embedder) as brain:
+        brain.remember("我们决定把发票存放在Hetzner的服务器上", category="core")
+        korean = brain.remember("청구서는 Hetzner 서버에 보관하기로 했다", category="core")
+        push(brain, pg_dsn)
+        pgsearch.search(brain, pg_dsn, "发票放在哪里", limit=5)
+        pgsearch.search(brain, pg_dsn, '"发票" OR NEAR(', limit=5, mode="keyword")
+        shared, _ = pgsearch.search(brain, pg_dsn, "Hetzner", limit=5, mode="keyword")
+    assert korean.uid in [h.memory.uid for h in shared]
