@@ -358,16 +358,30 @@ def _side(texts: list[str], from_end: bool) -> str:
 SPACED_RANGES = ((0x0E00, 0x0EFF), (0x1000, 0x109F), (0x1100, 0x11FF), (0x1780, 0x17FF), (0x3040, 0x30FF),
                  (0x3130, 0x318F), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xAC00, 0xD7AF), (0xF900, 0xFAFF),
                  (0xFF66, 0xFF9F), (0x20000, 0x2FFFD))
+SPACED_CHARS = 10_000
 SPACED_CLASS = "[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in SPACED_RANGES) + "]"
 
 
 def _spaced_sql(text: str) -> str:
-    """SQL for the script characters of `text`, one a token, a '0' where other text was."""
-    here, before = "substr(s.t, j.key + 1, 1)", "substr(s.t, j.key, 1)"
-    return (f"(SELECT group_concat(CASE WHEN {here} GLOB '{SPACED_CLASS}' THEN {here} "
-            f"WHEN {before} GLOB '{SPACED_CLASS}' THEN '0' END, ' ' "
-            f"ORDER BY j.key) FROM (SELECT {text} AS t) AS s, "
-            "json_each('[' || substr(replace(hex(zeroblob(length(s.t))), '00', ',0'), 2) || ']') AS j)")
+    """SQL for the script characters of `text`, one a token, a '0' where other text was.
+
+    Walked byte by byte over the UTF-8 (a blob: substr there costs the same at any
+    offset, where substr of text counts characters from the start): every character of
+    SPACED_RANGES is 3 or 4 bytes long, so it starts at a byte E0-F4; continuation bytes
+    (80-BF) give nothing, and any other character gives a '0' when the one before it
+    (its last 3 or 4 bytes) was a script character. Each byte's read still copies the
+    blob, so only the first SPACED_CHARS characters are indexed (about 40 ms a write of
+    that many CJK characters)."""
+    def char(start: str, size: int) -> str:
+        return f"CAST(substr(s.b, {start}, {size}) AS TEXT)"
+    lead = "hex(substr(s.b, j.key + 1, 1))"
+    script = f"'{SPACED_CLASS}'"
+    return (f"(SELECT group_concat(CASE WHEN {lead} GLOB '[89AB]?' THEN NULL "
+            f"WHEN {lead} GLOB 'E?' AND {char('j.key + 1', 3)} GLOB {script} THEN {char('j.key + 1', 3)} "
+            f"WHEN {lead} GLOB 'F?' AND {char('j.key + 1', 4)} GLOB {script} THEN {char('j.key + 1', 4)} "
+            f"WHEN {char('j.key - 2', 3)} GLOB {script} OR {char('j.key - 3', 4)} GLOB {script} THEN '0' END, ' ' "
+            f"ORDER BY j.key) FROM (SELECT CAST(substr({text}, 1, {SPACED_CHARS}) AS BLOB) AS b) AS s, "
+            "json_each('[' || substr(replace(hex(zeroblob(length(s.b))), '00', ',0'), 2) || ']') AS j)")
 
 
 def _spaced_step(row: str) -> tuple[str, str, str]:
