@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from conftest import database_at_version
 
-from maxmem import Brain
+from maxmem import Brain, FixedClock
 from maxmem.memory import Filters
+from maxmem.search import nlquery
 from maxmem.search.hybrid import keyword_candidates
 from maxmem.search.spaced import SPACED_RANGES, spaced_query
 from maxmem.store import migrations
@@ -88,3 +89,11 @@ def test_the_migration_backfills_an_existing_brain(tmp_path, monkeypatch):
 
 def test_the_search_ranges_agree_with_the_migration():
     assert SPACED_RANGES == migrations.SPACED_RANGES
+
+
+def test_the_query_explanation_shows_and_runs_both_keyword_indexes(brain):
+    steps = nlquery.explain(nlquery.interpret("发票 Hetzner", FixedClock("2026-12-01T00:00:00Z")))
+    keyword = [(what, sql, params) for what, sql, params in steps if what.startswith("keyword candidates")]
+    assert [what.split(", ")[1] for what, _, _ in keyword] == ["memories_fts)", "memories_spaced)"]
+    found = {row[0] for _, sql, params in keyword for row in brain.db.execute(sql, params)}
+    assert len(found) >= 2
