@@ -97,3 +97,14 @@ def test_the_query_explanation_shows_and_runs_both_keyword_indexes(brain):
     assert [what.split(", ")[1] for what, _, _ in keyword] == ["memories_fts)", "memories_spaced)"]
     found = {row[0] for _, sql, params in keyword for row in brain.db.execute(sql, params)}
     assert len(found) >= 2
+
+
+def test_a_forgotten_memory_leaves_no_token_in_the_index(tmp_path):
+    with Brain.open(tmp_path / "b.db", embedder="none") as brain:
+        kept = brain.remember("我们把合同放在保险柜里", category="core")
+        gone = brain.remember("秘密计划：鹦鹉", category="core")
+        brain.forget(gone.uid)
+        brain.db.execute("CREATE VIRTUAL TABLE temp.spaced_terms USING fts5vocab(main, memories_spaced, row)")
+        terms = {row[0] for row in brain.db.execute("SELECT term FROM temp.spaced_terms")}
+    assert terms - {"0"} == set(kept.content)  # "0": where other text stood
+    assert not terms & set("秘密计划鹦鹉")
