@@ -8,7 +8,8 @@ fusion the head of the ranking is rescored exactly against the float32 vectors i
 the sqlite-vec table (a point lookup there costs 25-50 µs, so only the head is). The
 cosine is taken around the stored vectors' mean (the quantizer's centre): see
 centred_cosine; each returned hit also carries its plain cosine (`Scored.cosine`), on
-which relevance.py judges it. Keyword candidates come from FTS5 bm25. Both lists are taken after
+which relevance.py judges it. Keyword candidates come from FTS5 bm25 (and, for a query in a script
+written without spaces, from memories_spaced too: spaced.py). Both lists are taken after
 the filters, then each score is scaled to 0–1 over the candidates and fused:
 score = vector_weight × vector + keyword_weight × keyword (less a small penalty for a
 memory that is itself a question). What the two sides see of a conversation memory
