@@ -619,3 +619,19 @@ def test_a_role_without_create_rights_pushes_into_the_existing_schema(tmp_path, 
         with psycopg.connect(pg_dsn, autocommit=True) as admin:
             admin.execute(f"DROP OWNED BY {role}")
             admin.execute(f"DROP ROLE {role}")
+
+
+def test_a_word_inside_a_run_of_cjk_characters_is_found_in_postgresql(tmp_path, hash_embedder, pg_dsn):
+    with open_brain(tmp_path / "a.db", hash_embedder) as brain:
+        chinese = brain.remember("我们决定把发票存放在Hetzner的服务器上", category="core")
+        korean = brain.remember("청구서는 Hetzner 서버에 보관하기로 했다", category="core")
+        english = brain.remember("The invoices are kept on the Hetzner server", category="core")
+        push(brain, pg_dsn)
+        found = {q: [h.memory.uid for h in pgsearch.search(brain, pg_dsn, q, limit=5, mode="keyword")[0]]
+                 for q in ("发票", "服务器", "서버", "invoices", "票的")}
+        pgsearch.search(brain, pg_dsn, '"发票" OR NEAR(', limit=5, mode="keyword")  # quoted: no error
+        local = [h.memory.uid for h in brain.search("invoices", limit=5, mode="keyword", track=False)]
+    assert found["发票"] == [chinese.uid] and found["服务器"] == [chinese.uid]
+    assert found["서버"] == [korean.uid]
+    assert found["invoices"] == local == [english.uid]
+    assert found["票的"] == []  # the two characters are not side by side

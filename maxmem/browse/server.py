@@ -3,7 +3,8 @@
 Datasette reads SQLite through Python's sqlite3 module, or through pysqlite3 when it
 can import it. brain.db needs more than many Pythons' sqlite3 gives: its keyword
 index uses FTS5 secure-delete (file format 5, SQLite 3.42 and later; older FTS5
-answers "invalid fts5 file format") and its vectors a vec0 table (sqlite-vec, an
+answers "invalid fts5 file format"), its index of spaceless scripts FTS5's
+contentless_delete (3.43 and later), and its vectors a vec0 table (sqlite-vec, an
 extension to load, which some builds of sqlite3 cannot). The `browse` extra installs
 pysqlite3, whose wheels bundle a current SQLite that loads extensions, and
 `check_sqlite` says so in one line when what Datasette got cannot read brain.db.
@@ -47,7 +48,7 @@ log = logging.getLogger("maxmem")
 HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 DATABASE = "brain"
-MIN_SQLITE = (3, 42, 0)  # FTS5 secure-delete (file format 5)
+MIN_SQLITE = (3, 43, 0)  # FTS5 secure-delete (file format 5), contentless_delete
 SETTINGS = {
     "allow_download": False,      # a copy of a file being written can tear: use maxmem backup
     "sql_time_limit_ms": 2000,
@@ -74,7 +75,7 @@ def check_sqlite() -> None:
     if version < MIN_SQLITE or not loads:
         found = ".".join(map(str, version)) + ("" if loads else " without extension loading")
         raise MissingDependency(
-            f"a SQLite for Datasette that reads brain.db (3.42+ with extension loading; found {found})",
+            f"a SQLite for Datasette that reads brain.db (3.43+ with extension loading; found {found})",
             "browse",
         )
 

@@ -439,12 +439,14 @@ def jobs(config: Config, embedder: str | None) -> dict[str, Any]:
 
 INTERNAL_TABLES_SQL = r"""
 SELECT name FROM sqlite_master
-WHERE type = 'table' AND (name LIKE 'memories\_vec\_%' ESCAPE '\' OR name = 'vector_codes')
+WHERE type = 'table' AND (name LIKE 'memories\_vec\_%' ESCAPE '\' OR name = 'vector_codes'
+                          OR name LIKE 'memories\_spaced%' ESCAPE '\')
 """
 
 
 def internal_tables(brain: Brain) -> list[str]:
-    """The vector index's own tables (vec0's shadow tables, the int8 codes)."""
+    """The vector index's own tables (vec0's shadow tables, the int8 codes) and the
+    keyword index of spaceless scripts (memories_spaced and its shadow tables)."""
     return [r["name"] for r in brain.db.rows(INTERNAL_TABLES_SQL)]
 
 

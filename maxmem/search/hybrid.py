@@ -8,7 +8,8 @@ fusion the head of the ranking is rescored exactly against the float32 vectors i
 the sqlite-vec table (a point lookup there costs 25-50 µs, so only the head is). The
 cosine is taken around the stored vectors' mean (the quantizer's centre): see
 centred_cosine; each returned hit also carries its plain cosine (`Scored.cosine`), on
-which relevance.py judges it. Keyword candidates come from FTS5 bm25. Both lists are taken after
+which relevance.py judges it. Keyword candidates come from FTS5 bm25 (and, for a query in a script
+written without spaces, from memories_spaced too: spaced.py). Both lists are taken after
 the filters, then each score is scaled to 0–1 over the candidates and fused:
 score = vector_weight × vector + keyword_weight × keyword (less a small penalty for a
 memory that is itself a question). What the two sides see of a conversation memory
@@ -36,6 +37,7 @@ import numpy as np
 from ..errors import InvalidInput
 from ..memory import Filters
 from ..store.db import Database
+from .spaced import SPACED_WEIGHTS, spaced_query
 from .vectors import Quantizer, VectorIndex, VectorStore, exact_cosines, stored_vectors
 
 MODES = ("hybrid", "keyword", "vector")
@@ -107,48 +109,63 @@ def fts_query(text: str) -> str | None:
 BM25_WEIGHTS = (2.0, 1.0, 1.5, 0.5)
 
 KEYWORD_SQL = """
-SELECT m.id AS id, -bm25(memories_fts, {w}) AS score
-FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
-WHERE memories_fts MATCH ? AND {where}
-ORDER BY bm25(memories_fts, {w})
+SELECT m.id AS id, -bm25({table}, {w}) AS score
+FROM {table} JOIN memories m ON m.id = {table}.rowid
+WHERE {table} MATCH ? AND {where}
+ORDER BY bm25({table}, {w})
 LIMIT ?
 """
 # Without filters, FTS5 ranks on its own and the few superseded hits are dropped after.
 KEYWORD_SQL_UNFILTERED = """
-SELECT rowid AS id, -bm25(memories_fts, {w}) AS score
-FROM memories_fts WHERE memories_fts MATCH ?
-ORDER BY bm25(memories_fts, {w})
+SELECT rowid AS id, -bm25({table}, {w}) AS score
+FROM {table} WHERE {table} MATCH ?
+ORDER BY bm25({table}, {w})
 LIMIT ?
 """
 
 
+def keyword_matches(query: str) -> list[tuple[str, str, tuple[float, ...]]]:
+    """The keyword indexes `query` is asked in: (table, MATCH expression, bm25 weights).
+
+    memories_fts always (when the query has a word); memories_spaced too when the query
+    holds characters of scripts written without spaces (spaced.py)."""
+    asked = [("memories_fts", fts_query(query), BM25_WEIGHTS),
+             ("memories_spaced", spaced_query(query), SPACED_WEIGHTS)]
+    return [(table, match, weights) for table, match, weights in asked if match is not None]
+
+
 def keyword_candidates(db: Database, query: str, filters: Filters, limit: int) -> dict[int, float]:
     """id -> positive bm25 score (higher is better), best `limit` among the filtered."""
-    match = fts_query(query)
-    if match is None:
-        return {}
-    if filters.is_empty():
-        return _only_matching(db, _unfiltered_keywords(db, match, limit), filters)
+    scores = _keyword_scores(db, query, filters, limit)
+    return _only_matching(db, scores, filters) if filters.is_empty() else scores
+
+
+def _keyword_scores(db: Database, query: str, filters: Filters, limit: int) -> dict[int, float]:
+    """The best `limit` for `query` over every keyword index it is asked in, a memory's
+    bm25 scores summed; without filters, FTS5 ranks on its own (superseded hits kept)."""
     where, params = filters.sql
-    sql = KEYWORD_SQL.format(w=", ".join(str(w) for w in BM25_WEIGHTS), where=where)
-    return {row[0]: float(row[1]) for row in db.execute(sql, [match, *params, limit])}
-
-
-def _unfiltered_keywords(db: Database, match: str, limit: int) -> dict[int, float]:
-    """The best `limit` of every memory for the MATCH expression, FTS5 ranking on its own."""
-    sql = KEYWORD_SQL_UNFILTERED.format(w=", ".join(str(w) for w in BM25_WEIGHTS))
-    return {row[0]: float(row[1]) for row in db.execute(sql, [match, limit])}
+    scores: dict[int, float] = {}
+    for table, match, weights in keyword_matches(query):
+        w = ", ".join(str(x) for x in weights)
+        if filters.is_empty():
+            rows = db.execute(KEYWORD_SQL_UNFILTERED.format(table=table, w=w), [match, limit])
+        else:
+            rows = db.execute(KEYWORD_SQL.format(table=table, w=w, where=where), [match, *params, limit])
+        for memory_id, score in rows:
+            scores[memory_id] = scores.get(memory_id, 0.0) + float(score)
+    if len(scores) > limit:
+        scores = dict(sorted(scores.items(), key=lambda kv: -kv[1])[:limit])
+    return scores
 
 
 def _keyword_side(db: Database, query: str, filters: Filters, limit: int,
                   asked: bool) -> tuple[dict[int, float], EarlyReads]:
     """keyword_candidates and, with `asked`, which of them are questions (found by the
     read that drops the superseded ones, where there is one)."""
-    match = fts_query(query) if asked else None
-    if match is None:
+    if not asked or not keyword_matches(query):
         return keyword_candidates(db, query, filters, limit), EarlyReads()
     if filters.is_empty():
-        return _screened(db, _unfiltered_keywords(db, match, limit), filters)
+        return _screened(db, _keyword_scores(db, query, filters, limit), filters)
     return _screened(db, keyword_candidates(db, query, filters, limit), None)
 
 

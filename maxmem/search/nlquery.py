@@ -757,10 +757,11 @@ def explain(interp: Interpretation) -> list[tuple[str, str, list[Any]]]:
         return [("list", sql, [*params, limit, 0])]
     limit = interp.limit or DEFAULT_SEARCH_LIMIT
     pool = max(50, 5 * limit)  # hybrid_search's candidate pool for this limit
-    weights = ", ".join(str(w) for w in search_mod.BM25_WEIGHTS)
-    keyword_sql = " ".join(search_mod.KEYWORD_SQL.format(w=weights, where=where).split())
-    steps = [("keyword candidates (FTS5 bm25)", keyword_sql,
-              [search_mod.fts_query(interp.text), *params, pool])]
+    steps = []
+    for table, match, bm25_weights in search_mod.keyword_matches(interp.text):
+        weights = ", ".join(str(w) for w in bm25_weights)
+        keyword_sql = " ".join(search_mod.KEYWORD_SQL.format(table=table, w=weights, where=where).split())
+        steps.append((f"keyword candidates (FTS5 bm25, {table})", keyword_sql, [match, *params, pool]))
     steps.append((
         "vector candidates: ids allowed by the filters, then the nearest by sign bits in RAM, "
         "rescored by exact cosine from memories_vec",

@@ -78,6 +78,7 @@ from ..config import DEFAULT_MIN_RELEVANCE
 from ..store.db import Database
 from .fts import Tokenizer
 from .hybrid import keyword_terms
+from .spaced import SPACED_RUN, spaced_terms
 
 # "provider:model" whose cosines the cosine terms were fitted on.
 CALIBRATED_EMBEDDER = "local:multilingual-e5-small"
@@ -128,8 +129,9 @@ OFF_TOPIC = "offtopic_prompts.txt"
 # (scripts/make_offtopic_vectors.py) with the digest of the prompts they were made from.
 OFF_TOPIC_VECTORS = "offtopic_prompts.e5.npz"
 
-__all__ = ["DEFAULT_MIN_RELEVANCE", "Evidence", "QueryTerms", "document_frequencies", "evidence", "hubness", "idf",
-           "keyword_weight", "matched_terms", "off_topic_prompts", "prompts_digest", "query_terms", "relevance", "size",
+__all__ = ["DEFAULT_MIN_RELEVANCE", "Evidence", "QueryTerms", "document_frequencies", "evidence", "evidence_terms",
+           "hubness", "idf", "keyword_weight", "matched_terms", "off_topic_prompts",
+           "prompts_digest", "query_terms", "relevance", "size",
            "shipped_vectors", "standing", "typical"]
 
 DF_SQL = "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?"
@@ -138,6 +140,8 @@ DF_SQL = "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?"
 VOCABULARY_SQL = ("CREATE VIRTUAL TABLE IF NOT EXISTS temp.memories_fts_vocabulary "
                   "USING fts5vocab(main, memories_fts, row)")
 TOKEN_DF_SQL = "SELECT doc FROM temp.memories_fts_vocabulary WHERE term = ?"
+# A pair of characters of a script written without spaces is counted in memories_spaced.
+SPACED_DF_SQL = "SELECT count(*) FROM memories_spaced WHERE memories_spaced MATCH ?"
 # The texts the keyword index holds for some memories, column by column.
 INDEXED_SQL = "SELECT * FROM {source} WHERE id IN ({marks})"
 SIZE_SQL = "SELECT count(*) FROM memories"
@@ -194,16 +198,26 @@ def document_frequencies(db: Database, terms: Iterable[str], tokenizer: Tokenize
     db.execute(VOCABULARY_SQL)
     counts = {}
     for term in terms:
+        if SPACED_RUN.fullmatch(term):
+            counts[term] = int(db.scalar(SPACED_DF_SQL, (_phrase(" ".join(term)),)) or 0)
+            continue
         tokens = tokenizer.tokens(term, apsw.FTS5_TOKENIZE_QUERY)
         sql, param = (TOKEN_DF_SQL, tokens[0]) if len(tokens) == 1 else (DF_SQL, _phrase(term))
         counts[term] = int(db.scalar(sql, (param,)) or 0)
     return counts
 
 
+def evidence_terms(query: str) -> list[str]:
+    """The terms a query's keyword evidence is taken over: its keyword terms, each with
+    its runs of spaceless scripts (spaced.py) cut out, and those runs' pairs of characters."""
+    words = [part for term in keyword_terms(query) for part in SPACED_RUN.split(term) if part]
+    return list(dict.fromkeys(words + spaced_terms(query)))
+
+
 def query_terms(db: Database, query: str, tokenizer: Tokenizer | None = None) -> QueryTerms:
     """IDF of each keyword term of `query` over every memory, and the unknown share."""
     memories = int(db.scalar(SIZE_SQL) or 0)
-    counts = document_frequencies(db, keyword_terms(query), tokenizer or Tokenizer(db))
+    counts = document_frequencies(db, evidence_terms(query), tokenizer or Tokenizer(db))
     weights = {t: idf(memories, n) for t, n in counts.items()}
     total = sum(weights.values())
     unknown = sum(weights[t] for t, n in counts.items() if n == 0) / total if total else 0.0
@@ -221,9 +235,12 @@ def matched_terms(db: Database, terms: Iterable[str], ids: Sequence[int],
     sql = INDEXED_SQL.replace("{source}", tokenizer.source)
     for row in db.rows_in(sql, list(found)):
         held: set[str] = set()
-        for column in tokenizer.columns:
-            held.update(tokenizer.tokens(row.get(column)))
-        found[row["id"]] = {t for t, tokens in wanted.items() if tokens and tokens <= held}
+        texts = [str(row.get(column) or "") for column in tokenizer.columns]
+        for text in texts:
+            held.update(tokenizer.tokens(text))
+        found[row["id"]] = {t for t, tokens in wanted.items()
+                            if (any(t in text for text in texts) if SPACED_RUN.fullmatch(t)
+                                else tokens and tokens <= held)}
     return found
 
 

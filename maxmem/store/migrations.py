@@ -345,6 +345,72 @@ def _side(texts: list[str], from_end: bool) -> str:
     return " ".join(kept[::-1] if from_end else kept)
 
 
+# Keyword search in scripts written without spaces (Chinese, Japanese, Thai, Lao, Khmer,
+# Myanmar) and in Hangul, whose words carry particles: unicode61 makes a whole run of
+# such characters one token, so a word inside it is never found. memories_spaced holds
+# only those characters of a memory, one token each (a '0' stands where other text was),
+# so that a query's pairs of characters are found as two-token phrases
+# (maxmem/search/spaced.py). Only memories holding such characters get a row; the
+# triggers test that with one GLOB, so an English brain pays nothing else. Contentless
+# with contentless_delete: a delete needs only the rowid, and secure-delete leaves no
+# trace of a forgotten memory. Frozen as shipped: spaced.py keeps its own copy of the
+# ranges (a test checks that the two agree).
+SPACED_RANGES = ((0x0E00, 0x0EFF), (0x1000, 0x109F), (0x1100, 0x11FF), (0x1780, 0x17FF), (0x3040, 0x30FF),
+                 (0x3130, 0x318F), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xAC00, 0xD7AF), (0xF900, 0xFAFF),
+                 (0xFF66, 0xFF9F), (0x20000, 0x2FFFD))
+SPACED_CHARS = 10_000
+SPACED_CLASS = "[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in SPACED_RANGES) + "]"
+
+
+def _spaced_sql(text: str) -> str:
+    """SQL for the script characters of `text`, one a token, a '0' where other text was.
+
+    Walked byte by byte over the UTF-8 (a blob: substr there costs the same at any
+    offset, where substr of text counts characters from the start): every character of
+    SPACED_RANGES is 3 or 4 bytes long, so it starts at a byte E0-F4; continuation bytes
+    (80-BF) give nothing, and any other character gives a '0' when the one before it
+    (its last 3 or 4 bytes) was a script character. Each byte's read still copies the
+    blob, so only the first SPACED_CHARS characters are indexed (about 40 ms a write of
+    that many CJK characters)."""
+    def char(start: str, size: int) -> str:
+        return f"CAST(substr(s.b, {start}, {size}) AS TEXT)"
+    lead = "hex(substr(s.b, j.key + 1, 1))"
+    script = f"'{SPACED_CLASS}'"
+    return (f"(SELECT group_concat(CASE WHEN {lead} GLOB '[89AB]?' THEN NULL "
+            f"WHEN {lead} GLOB 'E?' AND {char('j.key + 1', 3)} GLOB {script} THEN {char('j.key + 1', 3)} "
+            f"WHEN {lead} GLOB 'F?' AND {char('j.key + 1', 4)} GLOB {script} THEN {char('j.key + 1', 4)} "
+            f"WHEN {char('j.key - 2', 3)} GLOB {script} OR {char('j.key - 3', 4)} GLOB {script} THEN '0' END, ' ' "
+            f"ORDER BY j.key) FROM (SELECT CAST(substr({text}, 1, {SPACED_CHARS}) AS BLOB) AS b) AS s, "
+            "json_each('[' || substr(replace(hex(zeroblob(length(s.b))), '00', ',0'), 2) || ']') AS j)")
+
+
+def _spaced_step(row: str) -> tuple[str, str, str]:
+    """The GLOB test and the two column expressions of memories_spaced for `row` (new, old, m)."""
+    own = f"coalesce({row}.title, '') || ' ' || {row}.content || ' ' || {row}.tags"
+    held = f"({own} || ' ' || coalesce({row}.context, '')) GLOB '*{SPACED_CLASS}*'"
+    return held, _spaced_sql(own), _spaced_sql(f"coalesce({row}.context, '')")
+
+
+def _spaced_index(db: Database) -> None:
+    new_held, new_own, new_context = _spaced_step("new")
+    old_held = _spaced_step("old")[0]
+    m_held, m_own, m_context = _spaced_step("m")
+    db.execute("CREATE VIRTUAL TABLE memories_spaced USING fts5 (own, context, content = '', "
+               "contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 0 categories ''L* N* Co M*''')")
+    db.execute("INSERT INTO memories_spaced (memories_spaced, rank) VALUES ('secure-delete', 1)")
+    db.execute(f"CREATE TRIGGER memories_spaced_ai AFTER INSERT ON memories WHEN {new_held} BEGIN "
+               f"INSERT INTO memories_spaced (rowid, own, context) VALUES (new.id, {new_own}, {new_context}); END")
+    db.execute(f"CREATE TRIGGER memories_spaced_ad AFTER DELETE ON memories WHEN {old_held} BEGIN "
+               "DELETE FROM memories_spaced WHERE rowid = old.id; END")
+    db.execute(f"CREATE TRIGGER memories_spaced_au AFTER UPDATE OF title, content, tags, context ON memories "
+               f"WHEN {old_held} OR {new_held} BEGIN "
+               "DELETE FROM memories_spaced WHERE rowid = old.id; "
+               f"INSERT INTO memories_spaced (rowid, own, context) SELECT new.id, {new_own}, {new_context} "
+               f"WHERE {new_held}; END")
+    db.execute(f"INSERT INTO memories_spaced (rowid, own, context) SELECT m.id, {m_own}, {m_context} "
+               f"FROM memories AS m WHERE {m_held}")
+
+
 MIGRATIONS: list[tuple[str, Step]] = [
     ("0001_core", CORE),
     ("0002_markdown_imports", MARKDOWN_IMPORTS),
@@ -392,6 +458,7 @@ SELECT replace(key, ':hook:claude', ':hook:claude-code'), value FROM meta
 WHERE key IN ('last_run:hook:claude', 'last_ok:hook:claude', 'last_fail:hook:claude');
 DELETE FROM meta WHERE key IN ('last_run:hook:claude', 'last_ok:hook:claude', 'last_fail:hook:claude');
 """),
+    ("0012_spaced_index", _spaced_index),
 ]
 
 BOOKKEEPING = """

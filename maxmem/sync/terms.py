@@ -14,6 +14,14 @@ frequency without unnesting the tsvector (4x faster at 100k memories); the tsvec
 serves the GIN index and phrases of several tokens.
 Search tokenizes the query the same way.
 
+Text in scripts written without spaces (Chinese, Japanese, Korean, Thai...: see
+search/spaced.py) gets, after FTS5's tokens of each column, that column's script
+characters one a token (a '0' where other text stood), as brain.db's memories_spaced
+holds them; a query asks for its pairs of such characters as two-token phrases. So a
+word inside a run of CJK characters is found in PostgreSQL too, ranked by one bm25 over
+both kinds of token (brain.db sums two), and English text is pushed as before. Memories
+pushed by an earlier maxmem carry those tokens from their next change on.
+
 PostgreSQL limits: positions stop at 16383 and a lexeme keeps at most 256 of them,
 so in memories longer than ~16k tokens a phrase of several words can be undercounted
 (single words are counted exactly from `fts_freq`). Lexemes over 2046 bytes
@@ -27,9 +35,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import apsw
+
 from ..errors import DatabaseError
 from ..search import fts
 from ..search.hybrid import BM25_WEIGHTS
+from ..search.spaced import SPACED_RUN, spaced_terms
 from ..store.db import Database
 
 MAX_POSITION = 16383
@@ -57,6 +68,16 @@ class Tokenizer(fts.Tokenizer):
                 f"{len(COLUMN_LABELS)}: upgrade maxmem"
             )
 
+    def tokens(self, text: str | None, reason: int = apsw.FTS5_TOKENIZE_DOCUMENT) -> list[str]:
+        """FTS5's tokens of `text`; of a document, then its script characters (spaced_tokens)."""
+        found = super().tokens(text, reason)
+        return found + spaced_tokens(text) if reason == apsw.FTS5_TOKENIZE_DOCUMENT and text else found
+
+    def phrases(self, query: str) -> list[list[str]]:
+        """FTS5's phrases of the query (fts.Tokenizer.phrases), and each pair of characters
+        of its spaceless runs as a phrase of two tokens (a lone character as itself)."""
+        return super().phrases(query) + [list(term) for term in spaced_terms(query)]
+
     def document(self, values: Sequence[str | None]) -> Document:
         """The tsvector literal, token count and per-column counts of one memory's FTS5
         columns (`values` in the order of `self.columns`)."""
@@ -78,6 +99,19 @@ class Tokenizer(fts.Tokenizer):
                     slots.append(f"{position}{label}" if label != "D" else str(position))
             position += 1  # the gap between columns
         return Document(_literal(positions), length, json.dumps(counts, ensure_ascii=False, separators=(",", ":")))
+
+def spaced_tokens(text: str) -> list[str]:
+    """The characters of `text`'s spaceless runs, one a token, a '0' between two runs
+    (as migration 0012 writes memories_spaced)."""
+    out: list[str] = []
+    last = 0
+    for run in SPACED_RUN.finditer(text):
+        if out and run.start() > last:
+            out.append("0")
+        out.extend(run.group())
+        last = run.end()
+    return out
+
 
 @dataclass(frozen=True)
 class Document:
