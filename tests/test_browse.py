@@ -227,7 +227,7 @@ def test_search_shows_the_same_top_5_as_maxmem_search(server, brain_db, page, ca
     db, _ = brain_db
     for query in QUERIES:
         expected = [h["memory"]["id"] for h in cli(db, capsys, "search", query, "-n", "5")["hits"]]
-        assert len(expected) == 5
+        assert 1 <= len(expected) <= 5  # the relevant ones: hits below the gate are not listed
         page.goto(server.url + "maxmem/search?" + urllib.parse.urlencode({"q": query, "limit": 5}))
         assert hit_ids(page) == expected, query
     # the same with filters, typed into the form
