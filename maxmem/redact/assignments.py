@@ -20,6 +20,7 @@ from functools import lru_cache
 
 from .shapes import Hit
 from .values import (
+    FOREIGN_PASSWORDS,
     Strength,
     is_placeholder,
     looks_random,
@@ -29,7 +30,8 @@ from .values import (
 
 __all__ = ["KEYWORDS", "bearer_hits", "command_hits", "keyword_positions", "named_hits"]
 
-KEYWORDS = ("pass", "pwd", "secret", "token", "key", "auth", "cred", "sig", "_pat", "mnemonic", "psk")
+KEYWORDS = ("pass", "pwd", "secret", "token", "key", "auth", "cred", "sig", "_pat", "mnemonic", "psk",
+            *FOREIGN_PASSWORDS)
 
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 _NAME_TAIL = re.compile(r"[A-Za-z0-9_.-]{0,65}")

@@ -45,7 +45,7 @@ _STDIN = re.compile(rf"""\b(?:echo|printf)(?:[ \t]+-[neE]{{1,3}})*(?:[ \t]+(?:'%
                     rf"""\bchpasswd\b|\bpasswd\b|\bkinit\b|--pass(?:word)?-stdin)""")
 
 
-_STDIN_WORDS = ("stdin", "sudo", "passwd", "kinit")
+_STDIN_WORDS = ("stdin", "sudo", "passwd", "chpasswd", "kinit")
 
 
 def stdin_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
@@ -198,13 +198,14 @@ def cookie_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -
 
 
 # ~/.pgpass: hostname:port:database:username:password, one entry a line.
+_PORT_FIELD = re.compile(r":\d{1,5}:[\w.*-]{1,64}:[\w.@*-]{1,64}:[^\s:]")  # host:port:db:user:pw
 _PGPASS = re.compile(r"(?<![\w.*:-])[\w.*-]{1,253}:(?:\d{1,5}|\*):[\w.*-]{1,64}:[\w.@*-]{1,64}:"
                      r"(?P<secret>[^\s:\"'\\]{1,256})(?=[\s\"'\\]|\Z)")
 
 
 def pgpass_hits(text: str, lowered: str) -> Iterator[Hit]:
     """The password field of .pgpass lines (the file named, or a line with a * field)."""
-    if "pgpass" not in lowered and ":*:" not in text:
+    if "pgpass" not in lowered and ":*:" not in text and not _PORT_FIELD.search(text):
         return
     for match in _PGPASS.finditer(text):
         if _secret(match.group("secret")):

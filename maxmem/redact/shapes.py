@@ -222,10 +222,10 @@ def provider_hits(text: str) -> Iterator[Hit]:
 
 # Vendors' own prefix before a random body: tskey-auth-…, dckr_pat_…, xapp-1-…, figd_…,
 # pscale_tkn_…. Object ids (msg_01…, cus_…, chatcmpl-…) have short bodies or are named.
-# The vendor's word: lower-case letters (a digit or two at its end: fo1_) or four capitals
+# The vendor's word: lower-case letters (a digit or two at its end: fo1_, y0_) or four capitals
 # or more (CFPAT-); a random base64url string that merely holds a dash early (t5v-…, PW_…)
 # has neither.
-_PREFIXED = re.compile(r"(?P<prefix>(?:[a-z]{2,10}[0-9]{0,2}|[A-Z]{4,10}[0-9]{0,2})(?:[-_][a-zA-Z0-9]{1,12}){0,3}?[-_])"
+_PREFIXED = re.compile(r"(?P<prefix>(?:[a-z]{2,10}[0-9]{0,2}|[a-z][0-9]{1,2}|[A-Z]{4,10}[0-9]{0,2})(?:[-_][a-zA-Z0-9]{1,12}){0,3}?[-_])"
                        r"(?P<body>[A-Za-z0-9][A-Za-z0-9_-]{19,})")
 _ID_PREFIXES = frozenset({"sha1", "sha224", "sha256", "sha384", "sha512", "md5", "blake2b", "blake3", "commit", "git", "rev",
                           "build", "tx", "block", "trace", "span", "req", "request", "msg", "toolu", "chatcmpl", "resp",
@@ -259,7 +259,9 @@ def _prefixed(text: str, start: int, end: int, before: str) -> Hit | None:
     return Hit("token", start, tail.end() if tail else end, f"token with a vendor prefix ({prefix}…)")
 
 
-_DOT_PREFIX = re.compile(r"(?<![\w.])[a-z]{2,10}(?:\.[a-z]{1,4})?\.\Z")
+_DOT_PREFIX = re.compile(r"(?<![\w.])[a-z][a-z0-9]{1,9}(?:\.[a-z]{1,4})?\.\Z")
+# More dotted parts after the first: dt0c01.<id>.<secret>, st.<uuid>.<hex>.<hex>, sk.eyJ….<sig>
+_DOTTED_TAIL = re.compile(r"(?:\.[A-Za-z0-9_-]{8,300}){0,4}")
 
 
 def _dotted(text: str, start: int, end: int) -> Hit | None:
@@ -270,7 +272,7 @@ def _dotted(text: str, start: int, end: int) -> Hit | None:
     flat = text[start:end].replace("-", "").replace("_", "")
     if not looks_random(flat, 20) or not any(c.isdigit() for c in flat):
         return None
-    tail = _TOKEN_TAIL.match(text, end)
+    tail = _DOTTED_TAIL.match(text, end)
     return Hit("token", prefix.start(), tail.end() if tail else end, f"token with a vendor prefix ({prefix.group(0)}…)")
 
 
