@@ -8,7 +8,7 @@ The mechanism: a run of token characters ([A-Za-z0-9_-]) long enough that no wor
 identifier or name is that long and that random: 45 characters or more, capitals,
 small letters and digits all present, high entropy, no word inside. A run that is a
 slice of a longer base64 text (a `+`, `/` or `=` on either side), a path segment, a
-digest behind its algorithm's name, base64 that starts with zero bytes (AAAA…: an SSH
+digest behind its algorithm's name, a JSON Web Key's public member ("n", "x"), base64 that starts with zero bytes (AAAA…: an SSH
 public key, a length-prefixed structure), or a line of exactly the width a base64 body is
 wrapped at is left: those are what logs, lockfiles and certificates are full of.
 """
@@ -33,6 +33,8 @@ _WRAP_WIDTHS = (60, 64, 76)  # base64 bodies wrapped at PEM / MIME widths
 # A digest or a public identifier named just before the run.
 _NAMED_BEFORE = re.compile(r"(?i)(?:sha\d{0,3}|md5|blake\w{0,3}|h1|xxh\d{0,3}|integrity|nonce|digest|etag|base64|"
                            r"fingerprint|ipfs|cid|commit|tx|hash|checksum)[\s:=,\"'-]{0,3}\Z")
+# A JSON Web Key's public members: the modulus, the curve point, the certificate chain, the key id.
+_PUBLIC_MEMBER = re.compile(r"""\\?["'](?:n|x|y|x5c|x5t|x5t#S256|kid)\\?["']\s{0,4}:\s{0,4}\[?\s{0,4}\\?["']\Z""")
 _BECH32_SECRET = re.compile(r"[a-z]{0,10}(?:sec|prv|priv|secret)[a-z]{0,10}1[a-z0-9]{38,200}\Z")
 
 
@@ -40,13 +42,19 @@ def _classes(token: str) -> bool:
     return any(c.isupper() for c in token) and any(c.islower() for c in token) and any(c.isdigit() for c in token)
 
 
+def _line_starts(text: str, at: int) -> bool:
+    """Whether a line starts at `at` (after a line break, or an escaped one in JSON)."""
+    return at == 0 or text[at - 1] == "\n" or text.startswith("\\n", at - 2)
+
+
 def _judge(text: str, start: int, end: int) -> Hit | None:
     token = text[start:end]
     if _BECH32_SECRET.match(token):
         return Hit("private-key", start, end, "bech32 secret key (its prefix says secret)")
-    if end - start in _WRAP_WIDTHS and (start == 0 or text[start - 1] == "\n") and (end == len(text) or text[end] in "\r\n"):
+    if end - start in _WRAP_WIDTHS and _line_starts(text, start) and (end == len(text) or text[end] in "\r\n\\"):
         return None
-    if _NAMED_BEFORE.search(text, max(0, start - 14), start) or token.startswith(("Qm", "AAAA")):
+    if (_NAMED_BEFORE.search(text, max(0, start - 14), start) or _PUBLIC_MEMBER.search(text, max(0, start - 16), start)
+            or token.startswith(("Qm", "AAAA"))):
         return None
     flat = token.replace("-", "").replace("_", "")
     if not _classes(flat) or not looks_random(flat, _MIN_RUN - 5):
