@@ -8,7 +8,8 @@ The mechanism: a run of token characters ([A-Za-z0-9_-]) long enough that no wor
 identifier or name is that long and that random: 45 characters or more, capitals,
 small letters and digits all present, high entropy, no word inside. A run that is a
 slice of a longer base64 text (a `+`, `/` or `=` on either side), a path segment, a
-digest behind its algorithm's name, a JSON Web Key's public member ("n", "x"), base64 that starts with zero bytes (AAAA…: an SSH
+digest behind its algorithm's name, a JSON Web Key's public member ("n", "x"),
+the body of a certificate or public key block, a signature, base64 that starts with zero bytes (AAAA…: an SSH
 public key, a length-prefixed structure), or a line of exactly the width a base64 body is
 wrapped at is left: those are what logs, lockfiles and certificates are full of.
 """
@@ -32,7 +33,7 @@ _ESCAPES = frozenset(b"nrtbf")
 _WRAP_WIDTHS = (60, 64, 76)  # base64 bodies wrapped at PEM / MIME widths
 # A digest or a public identifier named just before the run.
 _NAMED_BEFORE = re.compile(r"(?i)(?:sha\d{0,3}|md5|blake\w{0,3}|h1|xxh\d{0,3}|integrity|nonce|digest|etag|base64|"
-                           r"fingerprint|ipfs|cid|commit|tx|hash|checksum)[\s:=,\"'-]{0,3}\Z")
+                           r"fingerprint|ipfs|cid|commit|tx|hash|checksum|signature|sig)[\s:=,\"'-]{0,3}\Z")
 # A JSON Web Key's public members: the modulus, the curve point, the certificate chain, the key id.
 _PUBLIC_MEMBER = re.compile(r"""\\?["'](?:n|x|y|x5c|x5t|x5t#S256|kid)\\?["']\s{0,4}:\s{0,4}\[?\s{0,4}\\?["']\Z""")
 _BECH32_SECRET = re.compile(r"[a-z]{0,10}(?:sec|prv|priv|secret)[a-z]{0,10}1[a-z0-9]{38,200}\Z")
@@ -47,6 +48,16 @@ def _line_starts(text: str, at: int) -> bool:
     return at == 0 or text[at - 1] == "\n" or text.startswith("\\n", at - 2)
 
 
+_PUBLIC_LABELS = ("PUBLIC", "CERTIFICATE", "X509", "TRUSTED", "PKCS7", "CMS", "SSH2 PUBLIC", "PGP PUBLIC", "PGP SIGNATURE")
+_BLOCK_REACH = 20000
+
+
+def _in_public_block(text: str, at: int) -> bool:
+    """Whether `at` is inside an armoured block of public material (a certificate, a public key)."""
+    begin = text.rfind("-----BEGIN ", max(0, at - _BLOCK_REACH), at)
+    return begin >= 0 and text.find("-----END ", begin, at) < 0 and text.startswith(_PUBLIC_LABELS, begin + 11)
+
+
 def _judge(text: str, start: int, end: int) -> Hit | None:
     token = text[start:end]
     if _BECH32_SECRET.match(token):
@@ -54,7 +65,7 @@ def _judge(text: str, start: int, end: int) -> Hit | None:
     if end - start in _WRAP_WIDTHS and _line_starts(text, start) and (end == len(text) or text[end] in "\r\n\\"):
         return None
     if (_NAMED_BEFORE.search(text, max(0, start - 14), start) or _PUBLIC_MEMBER.search(text, max(0, start - 16), start)
-            or token.startswith(("Qm", "AAAA"))):
+            or token.startswith(("Qm", "AAAA")) or _in_public_block(text, start)):
         return None
     flat = token.replace("-", "").replace("_", "")
     if not _classes(flat) or not looks_random(flat, _MIN_RUN - 5):
