@@ -200,7 +200,7 @@ class Redactor:
             yield from url_hits(text)
         if ".com" in lowered:
             yield from webhook_hits(text, lowered)
-        if len(text) >= 45:
+        if len(text) >= 32:
             yield from random_run_hits(text)
         if "$" in text:
             yield from dollar_hits(text)

@@ -187,7 +187,8 @@ def _judge(text: str, lowered: str, name: str, start: int, end: int, secret_word
         return None
     flag = dashes > 0 and before in " \t'\"=([\n"
     query = before in "?&"
-    strength = _strength(text, name, start, flag, query, secret_words)
+    # ;Pwd=… in a connection string is as plain a password as --pwd
+    strength = _strength(text, name, start, flag or before == ";", query, secret_words)
     if strength is None:
         return None
     if before == "<" and text.startswith(">", end):  # <password>x</password>
@@ -289,9 +290,9 @@ def _scheme(text: str, start: int, end: int, quoted: bool, rule: str, strength: 
     word, token_start, token_end = "", start, end
     if quoted:
         first, space, rest = value.partition(" ")
-        if space and (first.lower() in _SCHEMES or first.isalpha() and len(first) <= 24):
+        if space and (first.lower() in _SCHEMES or _scheme_word(first)):
             word, token_start = first, start + len(first) + 1 + (len(rest) - len(rest.lstrip()))
-    elif value.lower() in _SCHEMES or (value.isalpha() and len(value) <= 24 and _SPACES.match(text, end)):
+    elif value.lower() in _SCHEMES or (_scheme_word(value) and _SPACES.match(text, end)):
         spaces = _SPACES.match(text, end)  # Bearer x, SSWS x, Negotiate x: a scheme, then the token
         span = _read_value(text, spaces.end()) if spaces else None
         if span is None:
@@ -303,6 +304,14 @@ def _scheme(text: str, start: int, end: int, quoted: bool, rule: str, strength: 
     if not kind or not _token_like(token, kind, Strength.TOKEN if word else strength, quoted or bool(word)):
         return Hit("", start, max(end, token_end), "")
     return Hit(kind, token_start, token_end, f"{word or 'bare'} credential in an {rule}")
+
+
+# A scheme is a word or a few joined by dashes: Bearer, SSWS, Zoho-oauthtoken, DeepL-Auth-Key.
+_SCHEME_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]{0,23}(?:-[A-Za-z0-9]{1,16}){0,3}")
+
+
+def _scheme_word(value: str) -> bool:
+    return bool(_SCHEME_WORD.fullmatch(value)) and len(value) <= 40 and not looks_random(value.replace("-", ""), 12)
 
 
 def _is_basic(token: str) -> bool:

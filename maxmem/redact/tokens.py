@@ -5,11 +5,13 @@
     nsec1…, …secret…1…                                     bech32 whose prefix says secret
 
 The mechanism: a run of token characters ([A-Za-z0-9_-]) long enough that no word,
-identifier or name is that long and that random: 45 characters or more, capitals,
-small letters and digits all present, high entropy, no word inside. A run that is a
+identifier or name is that long and that random: 45 characters or more (32 when it
+holds a character base58 leaves out, so it is no wallet address), capitals, small
+letters and digits all present, high entropy, no word inside. A run that is a
 slice of a longer base64 text (a `+`, `/` or `=` on either side), a path segment, a
 digest behind its algorithm's name, a JSON Web Key's public member ("n", "x"),
-the body of a certificate or public key block, a signature, base64 that starts with zero bytes (AAAA…: an SSH
+the body of a certificate or public key block, a signature, the value of a name that
+says what it is (an id, a cursor, a page token), base64 that starts with zero bytes (AAAA…: an SSH
 public key, a length-prefixed structure), or a line of exactly the width a base64 body is
 wrapped at is left: those are what logs, lockfiles and certificates are full of.
 """
@@ -20,14 +22,17 @@ import re
 from collections.abc import Iterator
 
 from .shapes import Hit
-from .values import looks_random
+from .values import SECRET_HEADS, looks_random, name_strength
 
 __all__ = ["dollar_hits", "random_run_hits"]
 
 _RUN_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 _CLASSES = bytes(ord("a") if i in _RUN_BYTES else ord(" ") for i in range(256))
 _MIN_RUN = 45  # longer than a Solana or Bitcoin address (≤ 44), an IPFS v0 id is 46 (Qm…)
-_NEEDLE = b"a" * _MIN_RUN
+_MIN_NOT_BASE58 = 32  # shorter runs count when they hold what base58 leaves out (0 O I l _ -): no address
+_NOT_BASE58 = frozenset("0OIl_-")
+_WORD_PREFIX = re.compile(r"[a-z]{2,12}[-_]")  # chatcmpl-…, resp_…: an object id under its type's name
+_NEEDLE = b"a" * _MIN_NOT_BASE58
 _BASE64_SIDE = frozenset(b"+/=")
 _ESCAPES = frozenset(b"nrtbf")
 _WRAP_WIDTHS = (60, 64, 76)  # base64 bodies wrapped at PEM / MIME widths
@@ -40,7 +45,31 @@ _BECH32_SECRET = re.compile(r"[a-z]{0,10}(?:sec|prv|priv|secret)[a-z]{0,10}1[a-z
 
 
 def _classes(token: str) -> bool:
-    return any(c.isupper() for c in token) and any(c.islower() for c in token) and any(c.isdigit() for c in token)
+    """Three of each: capitals, small letters, digits (AC + 32 hex, a Twilio id, has two capitals)."""
+    return (sum(c.isupper() for c in token) >= 3 and sum(c.islower() for c in token) >= 3
+            and sum(c.isdigit() for c in token) >= 3)
+
+
+# The name a value is given (JSON, YAML, config, a query): "next_page_token": "…", cursor=…
+_NAME_BEFORE = re.compile(r"""([A-Za-z][A-Za-z0-9_.-]{0,63})\\{0,3}["']?\s{0,4}[:=]\s{0,4}\\{0,3}["']?\Z""")
+_NAME_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
+_ID_NAMES = frozenset({"id", "ids", "cursor", "etag", "hash", "digest", "checksum", "nonce", "sha", "uuid", "guid", "ref",
+                       "version", "revision", "rev", "commit", "signature", "sig", "integrity", "fingerprint", "address",
+                       "addr", "wallet", "url", "uri", "path", "file", "name", "slug", "handle"})
+
+
+def _named_not_secret(text: str, start: int) -> bool:
+    """Whether the value at `start` is given a name that says what it is, and not a secret:
+    an id, a cursor, a digest, a page token, a sort key."""
+    match = _NAME_BEFORE.search(text, max(0, start - 72), start)
+    if not match:
+        return False
+    words = [w.lower() for w in _NAME_WORDS.findall(match.group(1))]
+    if not words:
+        return False
+    if words[-1] in _ID_NAMES:
+        return True
+    return any(w in SECRET_HEADS for w in words) and name_strength(match.group(1)) is None
 
 
 def _line_starts(text: str, at: int) -> bool:
@@ -65,37 +94,42 @@ def _judge(text: str, start: int, end: int) -> Hit | None:
     if end - start in _WRAP_WIDTHS and _line_starts(text, start) and (end == len(text) or text[end] in "\r\n\\"):
         return None
     if (_NAMED_BEFORE.search(text, max(0, start - 14), start) or _PUBLIC_MEMBER.search(text, max(0, start - 16), start)
-            or token.startswith(("Qm", "AAAA")) or _in_public_block(text, start)):
+            or token.startswith(("Qm", "AAAA")) or _in_public_block(text, start) or _named_not_secret(text, start)):
+        return None
+    if end - start < _MIN_RUN and (_NOT_BASE58.isdisjoint(token) or _WORD_PREFIX.match(token)):
         return None
     flat = token.replace("-", "").replace("_", "")
-    if not _classes(flat) or not looks_random(flat, _MIN_RUN - 5):
+    if not _classes(flat) or not looks_random(flat, _MIN_NOT_BASE58 - 4):
         return None
-    return Hit("token", start, end, "long random token (45+ characters, three character classes)")
+    return Hit("token", start, end, "long random token (three character classes, no word)")
 
 
 def random_run_hits(text: str) -> Iterator[Hit]:
-    """Runs of 45+ token characters random enough to be a key, standing on their own."""
+    """Runs of 32+ token characters random enough to be a key, standing on their own."""
     data = text.encode("utf-8", "surrogatepass")
     classes = data.translate(_CLASSES)
     n = len(data)
     same = n == len(text)
+    char_at = byte_at = 0
     find = classes.find
     pos = find(_NEEDLE)
     while pos >= 0:
-        end = find(b" ", pos + _MIN_RUN)
+        end = find(b" ", pos + _MIN_NOT_BASE58)
         if end < 0:
             end = n
         before = data[pos - 1] if pos else 32
         after = data[end] if end < n else 32
         start = pos + 1 if before == 92 and data[pos] in _ESCAPES else pos  # \n glued to the run
-        if before not in _BASE64_SIDE and after not in _BASE64_SIDE and before != 47 and end - start >= _MIN_RUN:
-            if same:
-                hit = _judge(text, start, end)
-            else:
-                at = len(data[:start].decode("utf-8", "surrogatepass"))
+        if before not in _BASE64_SIDE and after not in _BASE64_SIDE and before != 47 and end - start >= _MIN_NOT_BASE58:
+            token = data[start:end].decode()
+            if _BECH32_SECRET.match(token) or _classes(token):
+                if not same:  # offsets in characters, counted on from the last run looked at
+                    char_at += len(data[byte_at:start].decode("utf-8", "surrogatepass"))
+                    byte_at = start
+                at = start if same else char_at
                 hit = _judge(text, at, at + end - start)
-            if hit:
-                yield hit
+                if hit:
+                    yield hit
         pos = find(_NEEDLE, end)
 
 
