@@ -30,7 +30,7 @@ from .values import (
 
 __all__ = ["KEYWORDS", "bearer_hits", "command_hits", "keyword_positions", "named_hits"]
 
-KEYWORDS = ("pass", "pwd", "secret", "token", "key", "auth", "cred", "sig", "_pat", "mnemonic", "psk",
+KEYWORDS = ("pass", "pwd", "secret", "token", "key", "auth", "cred", "sig", "_pat", "mnemonic", "psk", "priv",
             *FOREIGN_PASSWORDS)
 
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
@@ -40,7 +40,7 @@ _MAX_NAME = 64
 
 # After a name: its closing quote (JSON, dict keys, escaped in a transcript) or the ]
 # of os.environ["X"], then = : := => ?= (not == != :: ://).
-_SEP = re.compile(r"""(?P<close>\\{0,3}["'`])?\]?[ \t]{0,16}(?P<sep>:=|=>|\?=|=(?![=~])|:(?![:/=]))[ \t]{0,16}""")
+_SEP = re.compile(r"""(?P<close>\\{0,3}["'`])?\]?[ \t]{0,16}(?P<sep>:=|=>|\?=|=(?![=~])|:(?![:/=])|<-(?!-))[ \t]{0,16}""")
 _SPACES = re.compile(r"[ \t]{1,16}")
 _CALL_END = re.compile(r"""\\{0,3}["'][ \t]{0,4}\)""")
 _ARGUMENTS = re.compile(r"""\\{0,3}["'][ \t]{0,4},[ \t]{0,8}(?=\\{0,3}["'])""")
@@ -399,7 +399,7 @@ _IDENTIFIED_BY = re.compile(r"""identified\s{1,4}(?:with\s{1,4}\S{1,64}\s{1,4})?
                             re.IGNORECASE)
 
 
-_SQL_ACCOUNT = re.compile(r"\b(?:user|role|login)\b")
+_SQL_ACCOUNT = re.compile(r"\b(?:user|role|login|grant|to)\b")
 
 
 def sql_hits(text: str, lowered: str) -> Iterator[Hit]:

@@ -331,13 +331,17 @@ def _after(text: str, at: int, word: str, limit: int) -> Hit | None:
     return None
 
 
-_BEFORE = re.compile(r"(\S{6,200})[ \t]{1,4}(?:is|was|as|=)[ \t]{1,4}(?:(?:the|my|our|your|an?|new|old)[ \t]{1,4}){0,2}"
+# "ab12… is the api key", "nutze X als Passwort", "utilise X comme mot de passe", "usa X come password"
+_BEFORE = re.compile(r"(\S{6,200})[ \t]{1,4}(?:is|was|as|=|als|ist|comme|est|como|es|come|è|jako|som|är|olarak)[ \t]{1,4}"
+                     r"(?:(?:the|my|our|your|an?|new|old|das|dein|mein|le|la|mon|el|mi|il|het|de|mijn)[ \t]{1,4}){0,2}"
                      r"(?:[\w-]{1,20}[ \t]{1,4}){0,2}\Z")
 
 
-_BEFORE_WORDS = frozenset({"key", "token", "secret", "password", "passphrase"})
+_BEFORE_PASSWORDS = frozenset({"password", "passphrase", "passwort", "kennwort", "mot de passe", "contraseña", "senha",
+                               "wachtwoord", "hasło", "haslo", "пароль", "lösenord", "passord", "parola", "heslo", "şifre"})
+_BEFORE_WORDS = frozenset({"key", "token", "secret", *_BEFORE_PASSWORDS})
 _SENTENCE_ENDS = frozenset(".,;!?)\n\r\"'`\\")  # what may end the sentence after its word (\ of an escaped \n)
-_BEFORE_HINT = re.compile(r"\s(?:is|was|as|=)\s")
+_BEFORE_HINT = re.compile(r"\s(?:is|was|as|=|als|ist|comme|est|como|es|come|è|jako|som|är|olarak)\s")
 
 
 def _before(text: str, start: int, word: str) -> Hit | None:
@@ -349,7 +353,7 @@ def _before(text: str, start: int, word: str) -> Hit | None:
     if not match:
         return None
     value, offset = _candidate(match.group(1))
-    if is_placeholder(value) or not (looks_random(value, 16) or word in ("password", "passphrase")
+    if is_placeholder(value) or not (looks_random(value, 16) or word in _BEFORE_PASSWORDS
                                      and password_like(value, strong=True)):
         return None
     begin = match.start(1) + offset

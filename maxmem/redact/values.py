@@ -58,7 +58,8 @@ FOREIGN_PASSWORDS = ("contrasena", "motdepasse", "kennwort", "wachtwoord", "paro
                      "heslo", "jelszo", "sifre", "losenord", "adgangskode", "kodeord", "geslo", "lozinka", "parool")
 _PASSWORD_HEADS = frozenset({"password", "passwd", "passphrase", "passcode", "passwort", "pword", "mnemonic", "psk",
                              "passkey", *FOREIGN_PASSWORDS})
-_TOKEN_HEADS = frozenset({"token", "secret", "apikey", "credential", "credentials", "creds", "cred"})
+_TOKEN_HEADS = frozenset({"token", "secret", "apikey", "credential", "credentials", "creds", "cred", "priv", "privkey",
+                          "seckey", "secretkey"})
 SECRET_HEADS = _PASSWORD_HEADS | _TOKEN_HEADS | {"key", "auth", "authorization", "pwd", "pass", "pw"}
 
 # Words before "key" that make it a secret (api_key, secret_key, private_key) ...
