@@ -88,6 +88,7 @@ CASES = [
     ("User: use Tq8Lm2Zx7Kp4Wn9Rb3Vc6Hy as the token\n\nAssistant: ok", ["Tq8Lm2Zx7Kp4Wn9Rb3Vc6Hy"]),
     ("AccessKey ID Kx7Lq2Pz9Wm4Rt8Vn3B secret Zq8Lm2Xk7Pt4Wn9Rb3Vc6Hy1Jd5", ["Kx7Lq2Pz9Wm4Rt8Vn3B", "Zq8Lm2Xk7P"]),
     ("db.internal:5432:orders:app:Tq8Lm2Zx7Kp4", ["Tq8Lm2Zx7Kp4"]),
+    ("AIRTABLE=keyQm7Zx2Lp9Wt4R.8f3a9c2e71b64d05e2c7a91f3b8d4c60a7e19f2b3c4d5e6f", ["8f3a9c2e71b64d05e2c7"]),
 ]
 
 
@@ -103,6 +104,7 @@ def test_each_mechanism_takes_out_a_value_it_was_not_written_from(text, secrets)
 @pytest.mark.parametrize("text", [
     "Password hashing uses argon2id with a 16-byte salt; see docs/security.md.",
     "Solana address 7Xq9KpLm2ZrT4vWn8YbC3sHj6DfG1aKe5NuPxoJq received 2 SOL",
+    "static/Kq7Lm2Zx9Pt4.chunk.js and build.3f2a9c1b7d4e5f60a1b2.js",
     '"next_page_token": "Kq7Lm2Zx9Pt4Wn8Rb3Vc6Hy1Jd5Fg0Ss2Aa7", "cursor": "x1"',
     '{"kty": "RSA", "n": "0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tSoc_BJ"}',
     "tx signature 5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW confirmed",

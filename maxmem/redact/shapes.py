@@ -267,13 +267,31 @@ _DOTTED_TAIL = re.compile(r"(?:\.[A-Za-z0-9_-]{8,300}){0,4}")
 def _dotted(text: str, start: int, end: int) -> Hit | None:
     """sl.u.AbC…, sk.eyJ…: a short lower-case prefix, a dot, a random body."""
     prefix = _DOT_PREFIX.search(text, max(0, start - 16), start)
-    if not prefix or prefix.group(0).split(".")[0] in _ID_PREFIXES:
+    if not prefix:
+        return _random_pair(text, start, end)
+    if prefix.group(0).split(".")[0] in _ID_PREFIXES:
         return None
     flat = text[start:end].replace("-", "").replace("_", "")
     if not looks_random(flat, 20) or not any(c.isdigit() for c in flat):
         return None
     tail = _DOTTED_TAIL.match(text, end)
     return Hit("token", prefix.start(), tail.end() if tail else end, f"token with a vendor prefix ({prefix.group(0)}…)")
+
+
+# <random id>.<random secret>: an id of mixed case and digits, a dot, a long random body.
+_PAIR_HEAD = re.compile(r"(?<![\w.-])[A-Za-z0-9]{12,40}\.\Z")
+
+
+def _random_pair(text: str, start: int, end: int) -> Hit | None:
+    head = _PAIR_HEAD.search(text, max(0, start - 41), start)
+    if not head or end - start < 32:
+        return None
+    first, body = head.group(0)[:-1], text[start:end]
+    if not (any(c.isupper() for c in first) and any(c.islower() for c in first) and any(c.isdigit() for c in first)):
+        return None
+    if not looks_random(first, 12) or not looks_random(body.replace("-", "").replace("_", ""), 32):
+        return None
+    return Hit("token", head.start(), end, "token of a random id and a random secret (…….……)")
 
 
 def _is_uuid_body(body: str) -> bool:
