@@ -18,6 +18,7 @@ wrapped at is left: those are what logs, lockfiles and certificates are full of.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterator
 
@@ -44,10 +45,17 @@ _PUBLIC_MEMBER = re.compile(r"""\\?["'](?:n|x|y|x5c|x5t|x5t#S256|kid)\\?["']\s{0
 _BECH32_SECRET = re.compile(r"[a-z]{0,10}(?:sec|prv|priv|secret)[a-z]{0,10}1[a-z0-9]{38,200}\Z")
 
 
+_UPPER = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_LOWER = b"abcdefghijklmnopqrstuvwxyz"
+_DIGITS = b"0123456789"
+
+
 def _classes(token: str) -> bool:
     """Three of each: capitals, small letters, digits (AC + 32 hex, a Twilio id, has two capitals)."""
-    return (sum(c.isupper() for c in token) >= 3 and sum(c.islower() for c in token) >= 3
-            and sum(c.isdigit() for c in token) >= 3)
+    data = token.encode("ascii", "ignore")
+    n = len(data)
+    return (n - len(data.translate(None, _UPPER)) >= 3 and n - len(data.translate(None, _LOWER)) >= 3
+            and n - len(data.translate(None, _DIGITS)) >= 3)
 
 
 # The name a value is given (JSON, YAML, config, a query): "next_page_token": "…", cursor=…
@@ -61,6 +69,9 @@ _ID_NAMES = frozenset({"id", "ids", "cursor", "etag", "hash", "digest", "checksu
 def _named_not_secret(text: str, start: int) -> bool:
     """Whether the value at `start` is given a name that says what it is, and not a secret:
     an id, a cursor, a digest, a page token, a sort key."""
+    window = text[max(0, start - 8):start]
+    if not start or text[start - 1] not in "\"'=: \t" or ("=" not in window and ":" not in window):
+        return False
     match = _NAME_BEFORE.search(text, max(0, start - 72), start)
     if not match:
         return False
@@ -78,28 +89,47 @@ def _line_starts(text: str, at: int) -> bool:
 
 
 _PUBLIC_LABELS = ("PUBLIC", "CERTIFICATE", "X509", "TRUSTED", "PKCS7", "CMS", "SSH2 PUBLIC", "PGP PUBLIC", "PGP SIGNATURE")
-_BLOCK_REACH = 20000
 
 
-def _in_public_block(text: str, at: int) -> bool:
-    """Whether `at` is inside an armoured block of public material (a certificate, a public key)."""
-    begin = text.rfind("-----BEGIN ", max(0, at - _BLOCK_REACH), at)
-    return begin >= 0 and text.find("-----END ", begin, at) < 0 and text.startswith(_PUBLIC_LABELS, begin + 11)
+def _public_blocks(text: str) -> tuple[list[int], list[int]]:
+    """Where armoured blocks of public material (a certificate, a public key) start and end,
+    in order; an unclosed one runs to the end. One scan: each marker is looked for once."""
+    starts: list[int] = []
+    ends: list[int] = []
+    close = -1
+    at = text.find("-----BEGIN ")
+    while at >= 0:
+        if close != len(text) and close < at:
+            close = text.find("-----END ", at)
+            close = len(text) if close < 0 else close
+        if text.startswith(_PUBLIC_LABELS, at + 11):
+            starts.append(at)
+            ends.append(close)
+        at = text.find("-----BEGIN ", max(at + 11, close) if close < len(text) else at + 11)
+    return starts, ends
 
 
-def _judge(text: str, start: int, end: int) -> Hit | None:
+def _inside(blocks: tuple[list[int], list[int]], at: int) -> bool:
+    starts, ends = blocks
+    index = bisect.bisect_right(starts, at) - 1
+    return index >= 0 and at < ends[index]
+
+
+def _judge(text: str, start: int, end: int, blocks: tuple[list[int], list[int]]) -> Hit | None:
     token = text[start:end]
     if _BECH32_SECRET.match(token):
         return Hit("private-key", start, end, "bech32 secret key (its prefix says secret)")
     if end - start in _WRAP_WIDTHS and _line_starts(text, start) and (end == len(text) or text[end] in "\r\n\\"):
         return None
-    if (_NAMED_BEFORE.search(text, max(0, start - 14), start) or _PUBLIC_MEMBER.search(text, max(0, start - 16), start)
-            or token.startswith(("Qm", "AAAA")) or _in_public_block(text, start) or _named_not_secret(text, start)):
-        return None
     if end - start < _MIN_RUN and (_NOT_BASE58.isdisjoint(token) or _WORD_PREFIX.match(token)):
         return None
+    if token.startswith(("Qm", "AAAA")) or _inside(blocks, start):
+        return None
     flat = token.replace("-", "").replace("_", "")
-    if not _classes(flat) or not looks_random(flat, _MIN_NOT_BASE58 - 4):
+    if not looks_random(flat, _MIN_NOT_BASE58 - 4):
+        return None
+    if (_NAMED_BEFORE.search(text, max(0, start - 14), start) or (text[start - 1:start] in ("\"", "'") and _PUBLIC_MEMBER.search(text, max(0, start - 16), start))
+            or _named_not_secret(text, start)):
         return None
     return Hit("token", start, end, "long random token (three character classes, no word)")
 
@@ -111,6 +141,7 @@ def random_run_hits(text: str) -> Iterator[Hit]:
     n = len(data)
     same = n == len(text)
     char_at = byte_at = 0
+    blocks = _public_blocks(text) if "-----BEGIN " in text else ([], [])
     find = classes.find
     pos = find(_NEEDLE)
     while pos >= 0:
@@ -127,7 +158,7 @@ def random_run_hits(text: str) -> Iterator[Hit]:
                     char_at += len(data[byte_at:start].decode("utf-8", "surrogatepass"))
                     byte_at = start
                 at = start if same else char_at
-                hit = _judge(text, at, at + end - start)
+                hit = _judge(text, at, at + end - start, blocks)
                 if hit:
                     yield hit
         pos = find(_NEEDLE, end)
