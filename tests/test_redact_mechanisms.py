@@ -105,6 +105,7 @@ def test_each_mechanism_takes_out_a_value_it_was_not_written_from(text, secrets)
     "Password hashing uses argon2id with a 16-byte salt; see docs/security.md.",
     "Solana address 7Xq9KpLm2ZrT4vWn8YbC3sHj6DfG1aKe5NuPxoJq received 2 SOL",
     "static/Kq7Lm2Zx9Pt4.chunk.js and build.3f2a9c1b7d4e5f60a1b2.js",
+    "certificate-authority-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJzekNDQVZtZ0F3SUJBZ0lVUTJ4N1pwOUxrM1dt",
     '"next_page_token": "Kq7Lm2Zx9Pt4Wn8Rb3Vc6Hy1Jd5Fg0Ss2Aa7", "cursor": "x1"',
     '{"kty": "RSA", "n": "0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tSoc_BJ"}',
     "tx signature 5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW confirmed",

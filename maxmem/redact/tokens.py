@@ -18,6 +18,8 @@ wrapped at is left: those are what logs, lockfiles and certificates are full of.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import bisect
 import re
 from collections.abc import Iterator
@@ -83,6 +85,19 @@ def _named_not_secret(text: str, start: int) -> bool:
     return any(w in SECRET_HEADS for w in words) and name_strength(match.group(1)) is None
 
 
+def _armoured_public(token: str) -> bool:
+    """LS0tLS1CRUdJTi…: base64 of -----BEGIN …; a certificate or public key (kubeconfig's
+    certificate-authority-data), unless what begins is a private key."""
+    if not token.startswith("LS0tLS1CRUdJTi"):
+        return False
+    head = token[:64]
+    try:
+        decoded = base64.b64decode(head[: len(head) // 4 * 4])
+    except (binascii.Error, ValueError):
+        return False
+    return b"PRIVATE" not in decoded
+
+
 def _line_starts(text: str, at: int) -> bool:
     """Whether a line starts at `at` (after a line break, or an escaped one in JSON)."""
     return at == 0 or text[at - 1] == "\n" or text.startswith("\\n", at - 2)
@@ -123,7 +138,7 @@ def _judge(text: str, start: int, end: int, blocks: tuple[list[int], list[int]])
         return None
     if end - start < _MIN_RUN and (_NOT_BASE58.isdisjoint(token) or _WORD_PREFIX.match(token)):
         return None
-    if token.startswith(("Qm", "AAAA")) or _inside(blocks, start):
+    if token.startswith(("Qm", "AAAA")) or _inside(blocks, start) or _armoured_public(token):
         return None
     flat = token.replace("-", "").replace("_", "")
     if not looks_random(flat, _MIN_NOT_BASE58 - 4):
