@@ -30,6 +30,9 @@ if str(ROOT) not in sys.path:
     sys.path.append(str(ROOT))  # after PYTHONPATH: another checkout given there comes first
 CORPUS = ROOT / "tests" / "data" / "secrets"
 
+sys.path.insert(0, str(ROOT / "bench"))
+import secret_shapes  # noqa: E402
+
 from maxmem import Brain  # noqa: E402
 from maxmem.capture import run_capture  # noqa: E402
 from maxmem.compaction import save_context  # noqa: E402
@@ -59,8 +62,9 @@ class Recorder:
 
 
 def sample() -> list[dict[str, Any]]:
-    """One secret item of every shape and one of every context (dev and held-out), with
-    its secret values (tests/test_redaction_paths.py feeds the same sample)."""
+    """One secret item of every shape and one of every context (dev and held-out), then
+    every development shape of bench/secret_shapes.py, with its secret values
+    (tests/test_redaction_paths.py feeds the same sample)."""
     shapes: set[str] = set()
     contexts: set[str] = set()
     out = []
@@ -73,6 +77,9 @@ def sample() -> list[dict[str, Any]]:
             contexts.add(item["context"])
             item["values"] = [item["text"][s:e] for s, e, _ in item["spans"]]
             out.append(item)
+    for item in secret_shapes.shape_items("dev"):
+        item["values"] = [item["text"][s:e] for s, e, _ in item["spans"]]
+        out.append(item)
     return out
 
 

@@ -10,7 +10,9 @@ and is only scored.
 Ordinary lines (`ordinary_lines`) are what a coding agent's transcript is full of and a
 redactor must leave: git SHAs, UUIDs, digests, lockfile hashes, base64 images, public
 keys and certificates, addresses, ids, URLs without credentials, logs and prose about
-passwords and keys.
+passwords and keys; and harder ones: lockfile and Nix store hashes, image digests,
+Kubernetes names, CSS colours, semver, paths, wallet addresses and signatures, IPFS ids,
+JSON Web Keys, PEM public keys, known_hosts lines, age, WireGuard and Nostr public keys.
 """
 
 from __future__ import annotations
@@ -251,6 +253,40 @@ def _ordinary_line(family: int, rng: random.Random) -> str:
         f"tx {h(64)} confirmed in block {rng.randrange(800000, 900000)}",
         f"{rng.choice(['ubuntu', 'debian'])}:{version} sha256:{h(64)}",
         f"pip install {pkg} numpy scipy pandas matplotlib seaborn requests flask django pytest black ruff",
+        # harder negatives: identifiers, digests and public material that look random
+        f"git log --oneline -1 {h(40)}  # HEAD -> main, origin/main",
+        f"Merge: {h(7)} {h(7)}",
+        f"{pkg}@{version}: sha512-{b64(86)}==",
+        f'[[package]]\nname = "{pkg}"\nversion = "{version}"\nchecksum = "{h(64)}"',
+        f'{pkg} = {{version = "{version}", hash = "sha256:{h(64)}"}}',
+        f"/nix/store/{_r(rng, 'lowernum', 32)}-python3-{version}/bin/python3",
+        f"oid sha256:{h(64)}\nsize {rng.randrange(1000, 999999)}",
+        f"image: ghcr.io/acme/{pkg}:{version}@sha256:{h(64)}",
+        f"replicaset.apps/api-{_r(rng, 'lowernum', 10)}   3   3   3   {rng.randrange(1, 59)}d",
+        f"deployment.apps/{pkg}-worker configured (generation {rng.randrange(1, 99)}, uid {u()})",
+        f"--primary: #{h(6)}; --accent: #{h(3)}; --radius: {rng.randrange(2, 12)}px;",
+        f"Bumped {pkg} from {version} to {version}-rc.{rng.randrange(1, 9)}",
+        f"src/components/{a(6).lower()}/{pkg}_handler.test.tsx",
+        f"<script src=\"/assets/index-{_r(rng, 'b64url', 8)}.js\" integrity=\"sha384-{b64(64)}\"></script>",
+        f"url(data:font/woff2;base64,d09GMgABAAAAA{b64(140)}) format('woff2')",
+        f"age1{_r(rng, 'lowernum', 58)}",
+        f"PublicKey = {b64(43)}=",
+        f"npub1{_r(rng, 'lowernum', 58)}",
+        f"Solana address {_r(rng, 'b58', 44)}, balance 1.2 SOL",
+        f"tx signature {_r(rng, 'b58', 88)} finalized",
+        f"ipfs://Qm{_r(rng, 'b58', 44)}/metadata.json",
+        f"Bitcoin address 1{_r(rng, 'b58', 33)}",
+        f'{{"kty": "RSA", "kid": "{a(20)}", "n": "{_r(rng, "b64url", 342)}", "e": "AQAB"}}',
+        f"-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE{b64(52)}\n{b64(36)}==\n"
+        "-----END PUBLIC KEY-----",
+        f"|1|{b64(27)}=|{b64(27)}= ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAI{b64(100)}=",
+        f"/subscriptions/{u()}/resourceGroups/rg-prod/providers/Microsoft.Web/sites/{pkg}-api",
+        f"https://drive.google.com/file/d/{_r(rng, 'b64url', 33)}/view?usp=sharing",
+        f"CF-Ray: {h(16)}-FRA",
+        f"container {h(64)} exited with code {rng.randrange(0, 2)}",
+        f"Step 5/9 : RUN pip install -r requirements.txt\n ---> Using cache\n ---> {h(12)}",
+        f"Resolved {pkg} to commit {h(40)} (tag v{version})",
+        f"version: {version}+build.{rng.randrange(1, 999)} ({h(7)})",
     ]
     return lines[family % len(lines)]
 

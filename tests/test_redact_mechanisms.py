@@ -75,6 +75,20 @@ CASES = [
     ("password (case-sensitive): Hd3!Zm7#Wq", ["Hd3!Zm7#Wq"]),
     ("WiFi password:\n  Blue7Sky#Rain", ["Blue7Sky#Rain"]),
     ("Das Passwort für den Datenbankserver lautet: Winter2024!Sonne", ["Winter2024!Sonne"]),
+    # a long random run on its own, whatever its vendor (no prefix, a digit first)
+    ("run: relay connect 7QxZ2pLk9WmR4vTn8YbC3sHj6DfG1aKe5NuP0oIq_Xw2Lr9Tz", ["7QxZ2pLk9WmR4vTn8YbC3sHj6DfG1aKe5"]),
+    ("QKp4x7Rm2Vn9Lz3Wt8Hy5Bc6Jd0Fg1Sk", ["QKp4x7Rm2Vn9Lz3Wt8Hy5Bc6Jd0Fg1Sk"]),
+    ("PAYMENTS=live_token$eu$k3j9x2m7q1w8z5v0$9f8e7d6c5b4a39281706f5e4d3c2b1a0", ["k3j9x2m7q1w8z5v0$9f8e7d"]),
+    ("ab9x.KQ7Z2M4P8R1T5W3Y6N0V.9C8B7A6F5E4D3C2B1A0F9E8D7C6B5A4F3E2D1C0B", ["KQ7Z2M4P8R1T5W3Y6N0V", "9C8B7A6F5E4D"]),
+    ("nostr: nsec1qf3z8x7c6v5b4n3m2k1j0h9g8f7d6s5a4p3o2i1u0y9t8r7e6w5q4", ["nsec1qf3z8x7c6v5b4n3m2k1j0h9g8f7d"]),
+    ("Authorization: Acme-Service-Token 1000.8f3a9c2e71b64d05.e2c7a91f3b8d4c60", ["8f3a9c2e71b64d05"]),
+    ("Server=db;Uid=etl;Pwd=Rw7kT2mQx9Lp;", ["Rw7kT2mQx9Lp"]),
+    ("wachtwoord=Kq7Lm2Zx9Pt4", ["Kq7Lm2Zx9Pt4"]),
+    ("Bitte nutze Zr8!Kw2#Lm als Passwort", ["Zr8!Kw2#Lm"]),
+    ("User: use Tq8Lm2Zx7Kp4Wn9Rb3Vc6Hy as the token\n\nAssistant: ok", ["Tq8Lm2Zx7Kp4Wn9Rb3Vc6Hy"]),
+    ("AccessKey ID Kx7Lq2Pz9Wm4Rt8Vn3B secret Zq8Lm2Xk7Pt4Wn9Rb3Vc6Hy1Jd5", ["Kx7Lq2Pz9Wm4Rt8Vn3B", "Zq8Lm2Xk7P"]),
+    ("db.internal:5432:orders:app:Tq8Lm2Zx7Kp4", ["Tq8Lm2Zx7Kp4"]),
+    ("AIRTABLE=keyQm7Zx2Lp9Wt4R.8f3a9c2e71b64d05e2c7a91f3b8d4c60a7e19f2b3c4d5e6f", ["8f3a9c2e71b64d05e2c7"]),
 ]
 
 
@@ -89,6 +103,14 @@ def test_each_mechanism_takes_out_a_value_it_was_not_written_from(text, secrets)
 
 @pytest.mark.parametrize("text", [
     "Password hashing uses argon2id with a 16-byte salt; see docs/security.md.",
+    "Solana address 7Xq9KpLm2ZrT4vWn8YbC3sHj6DfG1aKe5NuPxoJq received 2 SOL",
+    "static/Kq7Lm2Zx9Pt4.chunk.js and build.3f2a9c1b7d4e5f60a1b2.js",
+    "certificate-authority-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJzekNDQVZtZ0F3SUJBZ0lVUTJ4N1pwOUxrM1dt",
+    '"next_page_token": "Kq7Lm2Zx9Pt4Wn8Rb3Vc6Hy1Jd5Fg0Ss2Aa7", "cursor": "x1"',
+    '{"kty": "RSA", "n": "0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tSoc_BJ"}',
+    "tx signature 5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgmQpjKhoR4tjF3ZpRzrFmBV6UjKdiSZkQUW confirmed",
+    "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUQ2x7Zp9Lk3Wm8Rt4Vn6Yb1Hc5Jd0Fg2Sa7Xq9KpLm2ZrT4vWn8YbC3sHj6D\n"
+    "-----END CERTIFICATE-----",
     "password hashing with HKDF-SHA256 and a per-file salt",
     "Reset your password from the account page; the link expires after 30 minutes.",
     "The key insight is that the token bucket refills at 10 tokens per second.",
@@ -123,7 +145,7 @@ def test_every_development_shape_goes_and_the_held_out_recall_holds_its_floor():
     """The development shapes are what the rules were written from: all must go. The
     held-out shapes are only scored; the floor stops a change that loses ground."""
     detect = redact_eval.maxmem_detector()
-    for split, floor in (("shapes-dev", 1.0), ("shapes-heldout", 0.85)):
+    for split, floor in (("shapes-dev", 1.0), ("shapes-heldout", 0.93)):
         items = redact_eval.load(split)
         result = redact_eval.score(items, detect([i["text"] for i in items]))
         assert result["recall"] >= floor, (split, result["recall"], result["misses"] if floor == 1.0 else "")

@@ -52,6 +52,7 @@ from .shapes import (
     url_hits,
     webhook_hits,
 )
+from .tokens import dollar_hits, random_run_hits
 from .values import text_words
 
 __all__ = [
@@ -199,6 +200,10 @@ class Redactor:
             yield from url_hits(text)
         if ".com" in lowered:
             yield from webhook_hits(text, lowered)
+        if len(text) >= 32:
+            yield from random_run_hits(text)
+        if "$" in text:
+            yield from dollar_hits(text)
         if "Q~" in text:
             yield from azure_hits(text)
         positions = keyword_positions(lowered, self._keywords)
@@ -226,7 +231,7 @@ class Redactor:
             yield from call_hits(text, lowered, data, words)
         if "cookie" in lowered or " -b " in lowered:
             yield from cookie_hits(text, lowered, data, words)
-        if "pgpass" in lowered or ":*:" in text:
+        if text.count(":") >= 4:
             yield from pgpass_hits(text, lowered)
         for kind, pattern in self._custom:
             for match in pattern.finditer(text):

@@ -20,6 +20,7 @@ from functools import lru_cache
 
 from .shapes import Hit
 from .values import (
+    FOREIGN_PASSWORDS,
     Strength,
     is_placeholder,
     looks_random,
@@ -29,7 +30,8 @@ from .values import (
 
 __all__ = ["KEYWORDS", "bearer_hits", "command_hits", "keyword_positions", "named_hits"]
 
-KEYWORDS = ("pass", "pwd", "secret", "token", "key", "auth", "cred", "sig", "_pat", "mnemonic", "psk")
+KEYWORDS = ("pass", "pwd", "secret", "token", "key", "auth", "cred", "sig", "_pat", "mnemonic", "psk", "priv",
+            *FOREIGN_PASSWORDS)
 
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 _NAME_TAIL = re.compile(r"[A-Za-z0-9_.-]{0,65}")
@@ -38,7 +40,7 @@ _MAX_NAME = 64
 
 # After a name: its closing quote (JSON, dict keys, escaped in a transcript) or the ]
 # of os.environ["X"], then = : := => ?= (not == != :: ://).
-_SEP = re.compile(r"""(?P<close>\\{0,3}["'`])?\]?[ \t]{0,16}(?P<sep>:=|=>|\?=|=(?![=~])|:(?![:/=]))[ \t]{0,16}""")
+_SEP = re.compile(r"""(?P<close>\\{0,3}["'`])?\]?[ \t]{0,16}(?P<sep>:=|=>|\?=|=(?![=~])|:(?![:/=])|<-(?!-))[ \t]{0,16}""")
 _SPACES = re.compile(r"[ \t]{1,16}")
 _CALL_END = re.compile(r"""\\{0,3}["'][ \t]{0,4}\)""")
 _ARGUMENTS = re.compile(r"""\\{0,3}["'][ \t]{0,4},[ \t]{0,8}(?=\\{0,3}["'])""")
@@ -185,7 +187,8 @@ def _judge(text: str, lowered: str, name: str, start: int, end: int, secret_word
         return None
     flag = dashes > 0 and before in " \t'\"=([\n"
     query = before in "?&"
-    strength = _strength(text, name, start, flag, query, secret_words)
+    # ;Pwd=… in a connection string is as plain a password as --pwd
+    strength = _strength(text, name, start, flag or before == ";", query, secret_words)
     if strength is None:
         return None
     if before == "<" and text.startswith(">", end):  # <password>x</password>
@@ -287,9 +290,9 @@ def _scheme(text: str, start: int, end: int, quoted: bool, rule: str, strength: 
     word, token_start, token_end = "", start, end
     if quoted:
         first, space, rest = value.partition(" ")
-        if space and (first.lower() in _SCHEMES or first.isalpha() and len(first) <= 24):
+        if space and (first.lower() in _SCHEMES or _scheme_word(first)):
             word, token_start = first, start + len(first) + 1 + (len(rest) - len(rest.lstrip()))
-    elif value.lower() in _SCHEMES or (value.isalpha() and len(value) <= 24 and _SPACES.match(text, end)):
+    elif value.lower() in _SCHEMES or (_scheme_word(value) and _SPACES.match(text, end)):
         spaces = _SPACES.match(text, end)  # Bearer x, SSWS x, Negotiate x: a scheme, then the token
         span = _read_value(text, spaces.end()) if spaces else None
         if span is None:
@@ -301,6 +304,14 @@ def _scheme(text: str, start: int, end: int, quoted: bool, rule: str, strength: 
     if not kind or not _token_like(token, kind, Strength.TOKEN if word else strength, quoted or bool(word)):
         return Hit("", start, max(end, token_end), "")
     return Hit(kind, token_start, token_end, f"{word or 'bare'} credential in an {rule}")
+
+
+# A scheme is a word or a few joined by dashes: Bearer, SSWS, Zoho-oauthtoken, DeepL-Auth-Key.
+_SCHEME_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]{0,23}(?:-[A-Za-z0-9]{1,16}){0,3}")
+
+
+def _scheme_word(value: str) -> bool:
+    return bool(_SCHEME_WORD.fullmatch(value)) and len(value) <= 40 and not looks_random(value.replace("-", ""), 12)
 
 
 def _is_basic(token: str) -> bool:
@@ -388,7 +399,7 @@ _IDENTIFIED_BY = re.compile(r"""identified\s{1,4}(?:with\s{1,4}\S{1,64}\s{1,4})?
                             re.IGNORECASE)
 
 
-_SQL_ACCOUNT = re.compile(r"\b(?:user|role|login)\b")
+_SQL_ACCOUNT = re.compile(r"\b(?:user|role|login|grant|to)\b")
 
 
 def sql_hits(text: str, lowered: str) -> Iterator[Hit]:

@@ -45,7 +45,7 @@ _STDIN = re.compile(rf"""\b(?:echo|printf)(?:[ \t]+-[neE]{{1,3}})*(?:[ \t]+(?:'%
                     rf"""\bchpasswd\b|\bpasswd\b|\bkinit\b|--pass(?:word)?-stdin)""")
 
 
-_STDIN_WORDS = ("stdin", "sudo", "passwd", "kinit")
+_STDIN_WORDS = ("stdin", "sudo", "passwd", "chpasswd", "kinit")
 
 
 def stdin_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
@@ -71,6 +71,9 @@ def _stdin_line(text: str, start: int, end: int) -> Iterator[Hit]:
 _POSITIONAL = {word: re.compile(pattern, re.IGNORECASE) for word, pattern in {
     "htpasswd": rf"""htpasswd[ \t]+(?:-\w*n\w*b\w*[ \t]+{_WORD}|-\w*b\w*[ \t]+(?:-\w+[ \t]+)*{_WORD}[ \t]+{_WORD})"""
                 rf"""[ \t]+(?P<secret>{_WORD})""",  # -nb user pw, -b file user pw
+    "lftp": rf"""lftp\b[^\n|;]{{0,200}}?[ \t]-u[ \t]+[^\s,'"]{{1,64}},(?P<secret>{_WORD})""",  # -u user,pw
+    "xfreerdp": rf"""xfreerdp\b[^\n|;]{{0,200}}?[ \t]/p:(?P<secret>{_WORD})""",
+    "rdesktop": rf"""rdesktop\b[^\n|;]{{0,200}}?[ \t]-p[ \t]+(?P<secret>{_WORD})""",
     "mosquitto_passwd": rf"""mosquitto_passwd[ \t]+-b[ \t]+{_WORD}[ \t]+{_WORD}[ \t]+(?P<secret>{_WORD})""",
     "rabbitmqctl": rf"""rabbitmqctl[ \t]+(?:add_user|change_password)[ \t]+{_WORD}[ \t]+(?P<secret>{_WORD})""",
     "net user": rf"""net[ \t]+user[ \t]+{_WORD}[ \t]+(?P<secret>(?!/)[^\s/*][^\s]{{0,255}})""",
@@ -96,7 +99,8 @@ _POSITIONAL_ANCHORS = {"htpasswd": b"htpasswd", "mosquitto_passwd": b"mosquitto"
                        "net user": b"net", "net use": b"net", "mysqladmin": b"mysqladmin", "plus": b"sqlplus",
                        "dp": b"expdp", "rman": b"rman", "conn": b"conn", "convertto-securestring": b"convertto",
                        "/pass": b"pass", "ssh-keygen": b"keygen", "thin:": b"thin",
-                       "auth": b"auth", "set password": b"set"}
+                       "auth": b"auth", "set password": b"set", "lftp": b"lftp", "xfreerdp": b"xfreerdp",
+                       "rdesktop": b"rdesktop"}
 
 
 _POSITIONAL_GATE = frozenset(_POSITIONAL_ANCHORS.values()) - {b"pass"} | {b"impdp", b"connect"}
@@ -198,13 +202,14 @@ def cookie_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -
 
 
 # ~/.pgpass: hostname:port:database:username:password, one entry a line.
+_PORT_FIELD = re.compile(r":\d{1,5}:[\w.*-]{1,64}:[\w.@*-]{1,64}:[^\s:]")  # host:port:db:user:pw
 _PGPASS = re.compile(r"(?<![\w.*:-])[\w.*-]{1,253}:(?:\d{1,5}|\*):[\w.*-]{1,64}:[\w.@*-]{1,64}:"
                      r"(?P<secret>[^\s:\"'\\]{1,256})(?=[\s\"'\\]|\Z)")
 
 
 def pgpass_hits(text: str, lowered: str) -> Iterator[Hit]:
     """The password field of .pgpass lines (the file named, or a line with a * field)."""
-    if "pgpass" not in lowered and ":*:" not in text:
+    if "pgpass" not in lowered and ":*:" not in text and not _PORT_FIELD.search(text):
         return
     for match in _PGPASS.finditer(text):
         if _secret(match.group("secret")):

@@ -152,8 +152,6 @@ def _phrase_after(text: str, at: int) -> Hit | None:
                 last = tokens[first + run - 1]
                 end = last.end() - (len(last.group(0)) - len(last.group(0).rstrip("\"'`,.;:)]")))
                 return Hit("private-key", start, end, "recovery phrase (12-24 words after 'seed/recovery')")
-        if run >= 12:
-            return None
     return None
 
 

@@ -159,6 +159,9 @@ def _user_password(value: str) -> tuple[str, int]:
 def _is_secret(value: str, word: str, connector: str, fillers: int) -> bool:
     if _HASHED.match(value) or _CODE.search(value):
         return False
+    if connector == "id":  # an id is a secret's half only when as random as one: mixed case and digits
+        return (looks_random(value, 16) and any(c.isupper() for c in value) and any(c.islower() for c in value)
+                and any(c.isdigit() for c in value))
     if word in _KEY_WORDS and word not in ("pin", "seed"):
         return looks_random(value, 16) or (connector in _PRIMARY and password_like(value, strong=True)
                                            and (connector != "context" or word == "key" and not fillers))
@@ -242,6 +245,10 @@ def prose_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes],
         if word in _LABELS and not (after in ":=" or _LABEL_IS.match(lowered, end + len(rest))):
             continue  # "pass the test", "pwd" the command: a label only when a value is given
         if after and not (after in " \t:" or not after.isascii() or not word.isascii()):
+            if word in _BEFORE_WORDS and after in _SENTENCE_ENDS and not rest:  # "use ab12… as the token."
+                earlier = _before(text, start, word)
+                if earlier is not None:
+                    yield earlier
             continue  # login?next=, password+reset, token.py, "token": a name in code, a URL, JSON
         ahead = _AHEAD.match(text, end + len(rest))
         if ahead and ahead.group(1) in _CODE_AFTER:
@@ -296,12 +303,17 @@ def _after(text: str, at: int, word: str, limit: int) -> Hit | None:
         if len(raw) > 600 or "[REDACTED" in raw:
             return None  # a blob, not a sentence's word; a secret taken out already
         low = raw.lower()
+        if low.rstrip(":=") == "id" and word in _KEY_WORDS and connector:
+            connector = "id"  # "AccessKey ID LTAI…": a key's id, half of the credential
+            continue
         if number == 0 and low.strip(":=,.") in _NOT_VALUES:
             return None
         if low in _CONNECTORS or low.rstrip(":=") in _CONNECTORS and low[-1:] in ":=":
-            connector = low.rstrip(":=") or low
+            connector = connector if connector == "id" else low.rstrip(":=") or low
             continue
         value, offset = _candidate(raw)
+        if connector == "id" and (value != raw.rstrip(".,;") or not value.replace("-", "").replace("_", "").isalnum()):
+            return None  # SHA256:…, (…): a fingerprint or a note, not a bare id
         if connector and value and not raw.endswith(":"):
             value2, offset2 = _user_password(value)
             for candidate, shift in ((value, 0), (value2, offset2)) if offset2 else ((value, 0),):
@@ -319,12 +331,17 @@ def _after(text: str, at: int, word: str, limit: int) -> Hit | None:
     return None
 
 
-_BEFORE = re.compile(r"(\S{6,200})[ \t]{1,4}(?:is|was|as|=)[ \t]{1,4}(?:(?:the|my|our|your|an?|new|old)[ \t]{1,4}){0,2}"
+# "ab12… is the api key", "nutze X als Passwort", "utilise X comme mot de passe", "usa X come password"
+_BEFORE = re.compile(r"(\S{6,200})[ \t]{1,4}(?:is|was|as|=|als|ist|comme|est|como|es|come|è|jako|som|är|olarak)[ \t]{1,4}"
+                     r"(?:(?:the|my|our|your|an?|new|old|das|dein|mein|le|la|mon|el|mi|il|het|de|mijn)[ \t]{1,4}){0,2}"
                      r"(?:[\w-]{1,20}[ \t]{1,4}){0,2}\Z")
 
 
-_BEFORE_WORDS = frozenset({"key", "token", "secret", "password", "passphrase"})
-_BEFORE_HINT = re.compile(r"\s(?:is|was|as|=)\s")
+_BEFORE_PASSWORDS = frozenset({"password", "passphrase", "passwort", "kennwort", "mot de passe", "contraseña", "senha",
+                               "wachtwoord", "hasło", "haslo", "пароль", "lösenord", "passord", "parola", "heslo", "şifre"})
+_BEFORE_WORDS = frozenset({"key", "token", "secret", *_BEFORE_PASSWORDS})
+_SENTENCE_ENDS = frozenset(".,;!?)\n\r\"'`\\")  # what may end the sentence after its word (\ of an escaped \n)
+_BEFORE_HINT = re.compile(r"\s(?:is|was|as|=|als|ist|comme|est|como|es|come|è|jako|som|är|olarak)\s")
 
 
 def _before(text: str, start: int, word: str) -> Hit | None:
@@ -336,7 +353,7 @@ def _before(text: str, start: int, word: str) -> Hit | None:
     if not match:
         return None
     value, offset = _candidate(match.group(1))
-    if is_placeholder(value) or not (looks_random(value, 16) or word in ("password", "passphrase")
+    if is_placeholder(value) or not (looks_random(value, 16) or word in _BEFORE_PASSWORDS
                                      and password_like(value, strong=True)):
         return None
     begin = match.start(1) + offset

@@ -222,10 +222,10 @@ def provider_hits(text: str) -> Iterator[Hit]:
 
 # Vendors' own prefix before a random body: tskey-auth-…, dckr_pat_…, xapp-1-…, figd_…,
 # pscale_tkn_…. Object ids (msg_01…, cus_…, chatcmpl-…) have short bodies or are named.
-# The vendor's word: lower-case letters (a digit or two at its end: fo1_) or four capitals
+# The vendor's word: lower-case letters (a digit or two at its end: fo1_, y0_) or four capitals
 # or more (CFPAT-); a random base64url string that merely holds a dash early (t5v-…, PW_…)
 # has neither.
-_PREFIXED = re.compile(r"(?P<prefix>(?:[a-z]{2,10}[0-9]{0,2}|[A-Z]{4,10}[0-9]{0,2})(?:[-_][a-zA-Z0-9]{1,12}){0,3}?[-_])"
+_PREFIXED = re.compile(r"(?P<prefix>(?:[a-z]{2,10}[0-9]{0,2}|[a-z][0-9]{1,2}|[A-Z]{4,10}[0-9]{0,2})(?:[-_][a-zA-Z0-9]{1,12}){0,3}?[-_])"
                        r"(?P<body>[A-Za-z0-9][A-Za-z0-9_-]{19,})")
 _ID_PREFIXES = frozenset({"sha1", "sha224", "sha256", "sha384", "sha512", "md5", "blake2b", "blake3", "commit", "git", "rev",
                           "build", "tx", "block", "trace", "span", "req", "request", "msg", "toolu", "chatcmpl", "resp",
@@ -259,19 +259,39 @@ def _prefixed(text: str, start: int, end: int, before: str) -> Hit | None:
     return Hit("token", start, tail.end() if tail else end, f"token with a vendor prefix ({prefix}…)")
 
 
-_DOT_PREFIX = re.compile(r"(?<![\w.])[a-z]{2,10}(?:\.[a-z]{1,4})?\.\Z")
+_DOT_PREFIX = re.compile(r"(?<![\w.])[a-z][a-z0-9]{1,9}(?:\.[a-z]{1,4})?\.\Z")
+# More dotted parts after the first: dt0c01.<id>.<secret>, st.<uuid>.<hex>.<hex>, sk.eyJ….<sig>
+_DOTTED_TAIL = re.compile(r"(?:\.[A-Za-z0-9_-]{8,300}){0,4}")
 
 
 def _dotted(text: str, start: int, end: int) -> Hit | None:
     """sl.u.AbC…, sk.eyJ…: a short lower-case prefix, a dot, a random body."""
     prefix = _DOT_PREFIX.search(text, max(0, start - 16), start)
-    if not prefix or prefix.group(0).split(".")[0] in _ID_PREFIXES:
+    if not prefix:
+        return _random_pair(text, start, end)
+    if prefix.group(0).split(".")[0] in _ID_PREFIXES:
         return None
     flat = text[start:end].replace("-", "").replace("_", "")
     if not looks_random(flat, 20) or not any(c.isdigit() for c in flat):
         return None
-    tail = _TOKEN_TAIL.match(text, end)
+    tail = _DOTTED_TAIL.match(text, end)
     return Hit("token", prefix.start(), tail.end() if tail else end, f"token with a vendor prefix ({prefix.group(0)}…)")
+
+
+# <random id>.<random secret>: an id of mixed case and digits, a dot, a long random body.
+_PAIR_HEAD = re.compile(r"(?<![\w.-])[A-Za-z0-9]{12,40}\.\Z")
+
+
+def _random_pair(text: str, start: int, end: int) -> Hit | None:
+    head = _PAIR_HEAD.search(text, max(0, start - 41), start)
+    if not head or end - start < 32:
+        return None
+    first, body = head.group(0)[:-1], text[start:end]
+    if not (any(c.isupper() for c in first) and any(c.islower() for c in first) and any(c.isdigit() for c in first)):
+        return None
+    if not looks_random(first, 12) or not looks_random(body.replace("-", "").replace("_", ""), 32):
+        return None
+    return Hit("token", head.start(), end, "token of a random id and a random secret (…….……)")
 
 
 def _is_uuid_body(body: str) -> bool:

@@ -53,9 +53,13 @@ _TRAILING = frozenset({
     "override", "default", "primary", "secondary", "v1", "v2", "v3", "hex", "bytes", "literal",
     "base",  # Rails' secret_key_base
 })
-_PASSWORD_HEADS = frozenset({"password", "passwd", "passphrase", "passcode", "passwort", "contrasena",
-                             "motdepasse", "pword", "mnemonic", "psk", "passkey"})
-_TOKEN_HEADS = frozenset({"token", "secret", "apikey", "credential", "credentials", "creds", "cred"})
+# "password" in other languages, as a config key or variable is spelled (ASCII, no accents).
+FOREIGN_PASSWORDS = ("contrasena", "motdepasse", "kennwort", "wachtwoord", "parola", "haslo", "senha", "salasana",
+                     "heslo", "jelszo", "sifre", "losenord", "adgangskode", "kodeord", "geslo", "lozinka", "parool")
+_PASSWORD_HEADS = frozenset({"password", "passwd", "passphrase", "passcode", "passwort", "pword", "mnemonic", "psk",
+                             "passkey", *FOREIGN_PASSWORDS})
+_TOKEN_HEADS = frozenset({"token", "secret", "apikey", "credential", "credentials", "creds", "cred", "priv", "privkey",
+                          "seckey", "secretkey"})
 SECRET_HEADS = _PASSWORD_HEADS | _TOKEN_HEADS | {"key", "auth", "authorization", "pwd", "pass", "pw"}
 
 # Words before "key" that make it a secret (api_key, secret_key, private_key) ...
@@ -264,6 +268,8 @@ def is_placeholder(value: str) -> bool:
 def _is_reference(value: str) -> bool:
     """A name standing for the secret, not the secret: db_password, GITHUB_TOKEN, self.key,
     challengePassword. (A lone lower-case word is not one: POSTGRES_PASSWORD=mysecretpassword.)"""
+    if len(value) >= 20 and any(c.isdigit() for c in value) and looks_random(value, 20):
+        return False  # E3pyIgKpaUnArl63Xyk…: capitals inside noise make no camelCase name
     if _DOTTED.fullmatch(value):
         parts = re.split(r"\.|->|::|\?\.", value.strip("$"))
         return wordy(parts[-1]) or camel_words(parts[-1]) or all(wordy(p) or len(p) <= 2 for p in parts)

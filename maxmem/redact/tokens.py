@@ -1,0 +1,201 @@
+"""Tokens found by their structure alone, whatever the vendor and whatever stands beside them.
+
+    AKCp5e3b…(73 characters, three character classes)      a long random run on its own
+    access_token$production$k7…$9f…                        parts joined by `$`
+    nsec1…, …secret…1…                                     bech32 whose prefix says secret
+
+The mechanism: a run of token characters ([A-Za-z0-9_-]) long enough that no word,
+identifier or name is that long and that random: 45 characters or more (32 when it
+holds a character base58 leaves out, so it is no wallet address), capitals, small
+letters and digits all present, high entropy, no word inside. A run that is a
+slice of a longer base64 text (a `+`, `/` or `=` on either side), a path segment, a
+digest behind its algorithm's name, a JSON Web Key's public member ("n", "x"),
+the body of a certificate or public key block, a signature, the value of a name that
+says what it is (an id, a cursor, a page token), base64 that starts with zero bytes (AAAA…: an SSH
+public key, a length-prefixed structure), or a line of exactly the width a base64 body is
+wrapped at is left: those are what logs, lockfiles and certificates are full of.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import bisect
+import re
+from collections.abc import Iterator
+
+from .shapes import Hit
+from .values import SECRET_HEADS, looks_random, name_strength
+
+__all__ = ["dollar_hits", "random_run_hits"]
+
+_RUN_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+_CLASSES = bytes(ord("a") if i in _RUN_BYTES else ord(" ") for i in range(256))
+_MIN_RUN = 45  # longer than a Solana or Bitcoin address (≤ 44), an IPFS v0 id is 46 (Qm…)
+_MIN_NOT_BASE58 = 32  # shorter runs count when they hold what base58 leaves out (0 O I l _ -): no address
+_NOT_BASE58 = frozenset("0OIl_-")
+_WORD_PREFIX = re.compile(r"[a-z]{2,12}[-_]")  # chatcmpl-…, resp_…: an object id under its type's name
+_NEEDLE = b"a" * _MIN_NOT_BASE58
+_BASE64_SIDE = frozenset(b"+/=")
+_ESCAPES = frozenset(b"nrtbf")
+_WRAP_WIDTHS = (60, 64, 76)  # base64 bodies wrapped at PEM / MIME widths
+# A digest or a public identifier named just before the run.
+_NAMED_BEFORE = re.compile(r"(?i)(?:sha\d{0,3}|md5|blake\w{0,3}|h1|xxh\d{0,3}|integrity|nonce|digest|etag|base64|"
+                           r"fingerprint|ipfs|cid|commit|tx|hash|checksum|signature|sig)[\s:=,\"'-]{0,3}\Z")
+# A JSON Web Key's public members: the modulus, the curve point, the certificate chain, the key id.
+_PUBLIC_MEMBER = re.compile(r"""\\?["'](?:n|x|y|x5c|x5t|x5t#S256|kid)\\?["']\s{0,4}:\s{0,4}\[?\s{0,4}\\?["']\Z""")
+_BECH32_SECRET = re.compile(r"[a-z]{0,10}(?:sec|prv|priv|secret)[a-z]{0,10}1[a-z0-9]{38,200}\Z")
+
+
+_UPPER = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_LOWER = b"abcdefghijklmnopqrstuvwxyz"
+_DIGITS = b"0123456789"
+
+
+def _classes(token: str) -> bool:
+    """Three of each: capitals, small letters, digits (AC + 32 hex, a Twilio id, has two capitals)."""
+    data = token.encode("ascii", "ignore")
+    n = len(data)
+    return (n - len(data.translate(None, _UPPER)) >= 3 and n - len(data.translate(None, _LOWER)) >= 3
+            and n - len(data.translate(None, _DIGITS)) >= 3)
+
+
+# The name a value is given (JSON, YAML, config, a query): "next_page_token": "…", cursor=…
+_NAME_BEFORE = re.compile(r"""([A-Za-z][A-Za-z0-9_.-]{0,63})\\{0,3}["']?\s{0,4}[:=]\s{0,4}\\{0,3}["']?\Z""")
+_NAME_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
+_ID_NAMES = frozenset({"id", "ids", "cursor", "etag", "hash", "digest", "checksum", "nonce", "sha", "uuid", "guid", "ref",
+                       "version", "revision", "rev", "commit", "signature", "sig", "integrity", "fingerprint", "address",
+                       "addr", "wallet", "url", "uri", "path", "file", "name", "slug", "handle"})
+
+
+def _named_not_secret(text: str, start: int) -> bool:
+    """Whether the value at `start` is given a name that says what it is, and not a secret:
+    an id, a cursor, a digest, a page token, a sort key."""
+    window = text[max(0, start - 8):start]
+    if not start or text[start - 1] not in "\"'=: \t" or ("=" not in window and ":" not in window):
+        return False
+    match = _NAME_BEFORE.search(text, max(0, start - 72), start)
+    if not match:
+        return False
+    words = [w.lower() for w in _NAME_WORDS.findall(match.group(1))]
+    if not words:
+        return False
+    if words[-1] in _ID_NAMES:
+        return True
+    return any(w in SECRET_HEADS for w in words) and name_strength(match.group(1)) is None
+
+
+def _armoured_public(token: str) -> bool:
+    """LS0tLS1CRUdJTi…: base64 of -----BEGIN …; a certificate or public key (kubeconfig's
+    certificate-authority-data), unless what begins is a private key."""
+    if not token.startswith("LS0tLS1CRUdJTi"):
+        return False
+    head = token[:64]
+    try:
+        decoded = base64.b64decode(head[: len(head) // 4 * 4])
+    except (binascii.Error, ValueError):
+        return False
+    return b"PRIVATE" not in decoded
+
+
+def _line_starts(text: str, at: int) -> bool:
+    """Whether a line starts at `at` (after a line break, or an escaped one in JSON)."""
+    return at == 0 or text[at - 1] == "\n" or text.startswith("\\n", at - 2)
+
+
+_PUBLIC_LABELS = ("PUBLIC", "CERTIFICATE", "X509", "TRUSTED", "PKCS7", "CMS", "SSH2 PUBLIC", "PGP PUBLIC", "PGP SIGNATURE")
+
+
+def _public_blocks(text: str) -> tuple[list[int], list[int]]:
+    """Where armoured blocks of public material (a certificate, a public key) start and end,
+    in order; an unclosed one runs to the end. One scan: each marker is looked for once."""
+    starts: list[int] = []
+    ends: list[int] = []
+    close = -1
+    at = text.find("-----BEGIN ")
+    while at >= 0:
+        if close != len(text) and close < at:
+            close = text.find("-----END ", at)
+            close = len(text) if close < 0 else close
+        if text.startswith(_PUBLIC_LABELS, at + 11):
+            starts.append(at)
+            ends.append(close)
+        at = text.find("-----BEGIN ", max(at + 11, close) if close < len(text) else at + 11)
+    return starts, ends
+
+
+def _inside(blocks: tuple[list[int], list[int]], at: int) -> bool:
+    starts, ends = blocks
+    index = bisect.bisect_right(starts, at) - 1
+    return index >= 0 and at < ends[index]
+
+
+def _judge(text: str, start: int, end: int, blocks: tuple[list[int], list[int]]) -> Hit | None:
+    token = text[start:end]
+    if _BECH32_SECRET.match(token):
+        return Hit("private-key", start, end, "bech32 secret key (its prefix says secret)")
+    if end - start in _WRAP_WIDTHS and _line_starts(text, start) and (end == len(text) or text[end] in "\r\n\\"):
+        return None
+    if end - start < _MIN_RUN and (_NOT_BASE58.isdisjoint(token) or _WORD_PREFIX.match(token)):
+        return None
+    if token.startswith(("Qm", "AAAA")) or _inside(blocks, start) or _armoured_public(token):
+        return None
+    flat = token.replace("-", "").replace("_", "")
+    if not looks_random(flat, _MIN_NOT_BASE58 - 4):
+        return None
+    if (_NAMED_BEFORE.search(text, max(0, start - 14), start) or (text[start - 1:start] in ("\"", "'") and _PUBLIC_MEMBER.search(text, max(0, start - 16), start))
+            or _named_not_secret(text, start)):
+        return None
+    return Hit("token", start, end, "long random token (three character classes, no word)")
+
+
+def random_run_hits(text: str) -> Iterator[Hit]:
+    """Runs of 32+ token characters random enough to be a key, standing on their own."""
+    data = text.encode("utf-8", "surrogatepass")
+    classes = data.translate(_CLASSES)
+    n = len(data)
+    same = n == len(text)
+    char_at = byte_at = 0
+    blocks = _public_blocks(text) if "-----BEGIN " in text else ([], [])
+    find = classes.find
+    pos = find(_NEEDLE)
+    while pos >= 0:
+        end = find(b" ", pos + _MIN_NOT_BASE58)
+        if end < 0:
+            end = n
+        before = data[pos - 1] if pos else 32
+        after = data[end] if end < n else 32
+        start = pos + 1 if before == 92 and data[pos] in _ESCAPES else pos  # \n glued to the run
+        if before not in _BASE64_SIDE and after not in _BASE64_SIDE and before != 47 and end - start >= _MIN_NOT_BASE58:
+            token = data[start:end].decode()
+            if _BECH32_SECRET.match(token) or _classes(token):
+                if not same:  # offsets in characters, counted on from the last run looked at
+                    char_at += len(data[byte_at:start].decode("utf-8", "surrogatepass"))
+                    byte_at = start
+                at = start if same else char_at
+                hit = _judge(text, at, at + end - start, blocks)
+                if hit:
+                    yield hit
+        pos = find(_NEEDLE, end)
+
+
+# Parts joined by `$`: kind$environment$id$secret (Braintree-style access tokens).
+_DOLLAR = re.compile(r"[A-Za-z][A-Za-z0-9_]{1,30}(?:\$[A-Za-z0-9_]{2,80}){2,6}(?![A-Za-z0-9_$])")
+
+
+def dollar_hits(text: str) -> Iterator[Hit]:
+    """A word and two or more parts joined by `$` whose last parts are random."""
+    at = text.find("$")
+    while at >= 0:
+        start = at
+        while start > 0 and at - start < 31 and (text[start - 1].isalnum() or text[start - 1] == "_"):
+            start -= 1
+        match = _DOLLAR.match(text, start) if start < at and (start == 0 or text[start - 1] not in "$\\") else None
+        if match:
+            parts = match.group(0).split("$")
+            body = "".join(parts[2:])
+            if len(body) >= 24 and looks_random(body, 24):
+                yield Hit("token", match.start(), match.end(), "token of parts joined by $")
+            at = text.find("$", match.end())
+        else:
+            at = text.find("$", at + 1)
