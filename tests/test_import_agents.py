@@ -517,7 +517,7 @@ def test_bad_input_is_one_line_and_loses_nothing(home):
     one_line(maxmem(home, "import", "--from", "markdown", str(home / "missing")), 2, "no such folder")
     one_line(maxmem(home, "import", "--from", "markdown"), 2, "needs the folder of notes")
     one_line(maxmem(home, "import", "--from", "gemini"), 2, "'gemini' is not one of")
-    one_line(maxmem(home, "import", "--dry-run", "x.jsonl"), 2, "--dry-run is for --from")
+    one_line(maxmem(home, "import", "--dry-run", "x.jsonl"), 2, "x.jsonl: no such file")
     write(home / ".claude-mem" / "claude-mem.db", "not a database at all, just text\n" * 200)
     one_line(maxmem(home, "import", "--from", "claude-mem"), 2, "is not a SQLite database")
     with sqlite3.connect(home / "other.db") as other:

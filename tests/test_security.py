@@ -74,17 +74,17 @@ def test_exports_archives_backups_logs_and_config_are_private(tmp_path, loose_um
     existing.write_text("")
     os.chmod(existing, 0o644)
     cli("export", str(existing))
-    cli("export", str(tmp_path / "exports" / "new" / "all.jsonl"))
+    cli("export", str(tmp_path / "exports" / "all.jsonl"))  # a new file (export makes no folder)
     cli("export", "--format", "markdown", str(tmp_path / "md"))
     cli("--log-file", str(tmp_path / "logs" / "maxmem.log"), "stats")
     capsys.readouterr()
 
     private_files = [
-        home / "config.toml", existing, tmp_path / "exports" / "new" / "all.jsonl",
+        home / "config.toml", existing, tmp_path / "exports" / "all.jsonl",
         *(tmp_path / "archives").glob("*.jsonl.gz"), *(home / "backups").glob("*.db"),
         *(p for p in (tmp_path / "md").rglob("*") if p.is_file()), tmp_path / "logs" / "maxmem.log",
     ]
-    private_dirs = [home, tmp_path / "archives", home / "backups", tmp_path / "exports" / "new",
+    private_dirs = [home, tmp_path / "archives", home / "backups",
                     *(p for p in (tmp_path / "md").rglob("*") if p.is_dir()), tmp_path / "md",
                     tmp_path / "logs"]
     assert len(list((tmp_path / "archives").glob("*.jsonl.gz"))) == 1

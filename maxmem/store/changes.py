@@ -63,7 +63,8 @@ def history(db: Database, uid: str) -> list[dict[str, Any]]:
     """Every recorded version of the memory `uid`, oldest first: its own number (1, 2,
     3, …), the change-log seq, the op, when, the fields it changed and the snapshot. A
     write that changed none of its fields (a vector added, the same text stored again)
-    is no version of its own (the change log keeps it, for sync)."""
+    is no version of its own (the change log keeps it, for sync); a forgotten memory's
+    versions, whose snapshots are erased, all stay."""
     versions: list[dict[str, Any]] = []
     previous: dict[str, Any] = {}
     for row in db.rows(VERSIONS_SQL, (uid,)):
@@ -72,8 +73,8 @@ def history(db: Database, uid: str) -> list[dict[str, Any]]:
             k for k in set(data) | set(previous)
             if data.get(k) != previous.get(k) and k not in BOOKKEEPING
         )
-        if versions and not changed and row["op"] == versions[-1]["op"]:
-            continue
+        if data and versions and not changed and row["op"] == versions[-1]["op"]:
+            continue  # (a forgotten memory's versions keep no snapshot to compare: each stays)
         versions.append({"version": len(versions) + 1, "seq": row["seq"], "op": row["op"], "at": row["at"],
                          "changed": changed if previous else [], "memory": data})
         previous = data
