@@ -230,7 +230,7 @@ def run_size(n: int, dim: int, queries: list[str], qvecs: np.ndarray, rows: list
         brain.search(queries[0])  # loads the RAM index once, as a long-lived agent would
         ids = np.arange(1, n + 1)
         match_sql = search_mod.KEYWORD_SQL_UNFILTERED.format(
-            w=", ".join(map(str, search_mod.BM25_WEIGHTS)))
+            table="memories_fts", w=", ".join(map(str, search_mod.BM25_WEIGHTS)))
         times: dict[str, list[float]] = {kind: [] for kind in KINDS}
         for _ in range(repeats):
             for q, qv in zip(queries, qvecs):
