@@ -154,8 +154,8 @@ def _capture(event: str, harness: str, data: HookInput, config: Config, env: Map
     paths: list[Path] | None
     sources: list[Source] | None = None
     if agent(harness).capture_all and not (data.transcript_path and data.transcript_path.is_file()):
-        # The event names a session (OpenClaw 2026.8.1 and later: its key, not a file), or
-        # nothing: that session from the agent's stores, else all of this agent's
+        # The event names a conversation (OpenClaw 2026.8.1 and later: its key, not a file), or
+        # nothing: the conversation named, from the agent's stores, else all of this agent's
         # transcripts (and no other agent's), in time order.
         settings = only_agent(settings, harness)
         named = [str(data.transcript_path) if data.transcript_path else None, data.session_id]
