@@ -8,6 +8,7 @@ installed `maxmem` under `env -i`, as cron does, and kill it with SIGKILL mid-ru
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
@@ -1025,6 +1026,34 @@ def test_a_stamp_at_the_end_of_time_is_refused_and_the_clock_keeps_working(pair)
     a.sync()
     b.sync()
     assert b.state()[mine.uid][SYNCED.index("content")] == "the desk lamp is on the second smart plug"
+
+
+def test_a_clock_an_older_version_let_run_to_the_end_is_mended_and_its_writes_reach_the_others(pair):
+    a, b = pair
+    with a.open() as brain:
+        lamp = brain.remember("the desk lamp is on the smart plug", category="core")
+        gone = brain.remember("the old router sits in the hall cupboard", category="core")
+    a.sync()
+    b.join(a)
+    end = "ffffffffffff0000"  # what an older maxmem let a stamp at the end of time do to this machine
+    with a.open() as brain:
+        db = brain.db
+        db.set_meta("sync_clock", str(int(end, 16)))
+        stamps = {"*": [end + machine_id(a), None]}
+        db.execute("UPDATE sync_memories SET stamps = ? WHERE uid = ?", (json.dumps(stamps), lamp.uid))
+        brain.update(gone.uid, content="the old router sits in the attic")
+    stuck = a.sync()
+    assert any("days ahead" in line and "set back to now" in line for line in stuck.notes)
+    assert a.sync().notes == []  # mended once
+    with a.open() as brain:
+        assert int(brain.db.get_meta("sync_clock")) >> 16 < 2 ** 47
+        brain.update(lamp.uid, content="the desk lamp is on the second smart plug")
+    a.sync()
+    report = b.sync()
+    assert not report.pending and not report.quarantined
+    state = b.state()
+    assert state[lamp.uid][SYNCED.index("content")] == "the desk lamp is on the second smart plug"
+    assert state[gone.uid][SYNCED.index("content")] == "the old router sits in the attic"
 
 
 def test_a_record_from_a_machine_a_year_ahead_waits_and_merges_when_its_date_comes(pair):

@@ -68,6 +68,7 @@ from ..jobs.runs import record_run
 from ..settings import SyncFolderSettings
 from ..store.conflicts import MACHINE_META, quarantined, set_quarantined
 from ..store.db import Database
+from ..store.hlc import wall_ms
 from . import changefiles, ledger
 
 log = logging.getLogger("maxmem")
@@ -575,7 +576,10 @@ def send(run: Run) -> None:
 def _send_within(run: Run) -> None:
     """Inside the caller's transaction: absorb, then write the files it gives."""
     db = run.brain.db
-    out = ledger.absorb(db, run.machine)
+    mended, line = ledger.mend(db, run.machine, wall_ms(ledger.now_iso(run.brain)))
+    if line is not None:
+        run.report.notes.append(line)
+    out = mended.then(ledger.absorb(db, run.machine))
     if not out:
         return
     run.forgotten |= set(out.tombstones)

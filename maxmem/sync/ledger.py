@@ -84,6 +84,10 @@ INSERT INTO sync_memories (uid, stamps, hashes, forgotten) VALUES (?, ?, ?, ?)
 ON CONFLICT (uid) DO UPDATE SET stamps = excluded.stamps, hashes = excluded.hashes,
                                 forgotten = excluded.forgotten
 """
+AHEAD_SQL = """
+SELECT uid, stamps, hashes, forgotten FROM sync_memories
+WHERE forgotten > ? OR EXISTS (SELECT 1 FROM json_each(stamps) WHERE json_extract(value, '$[0]') > ?)
+"""
 ANY_KNOWN_SQL = "SELECT 1 FROM sync_memories LIMIT 1"
 CHANGES_SQL = "SELECT seq, uid, op, at, data FROM changes WHERE seq > ? ORDER BY seq LIMIT ?"
 LAST_SEQ_SQL = "SELECT coalesce(max(seq), 0) FROM changes"
@@ -190,6 +194,11 @@ class Outgoing:
     def __len__(self) -> int:
         return len(self.upserts) + len(self.tombstones)
 
+    def then(self, later: Outgoing) -> Outgoing:
+        """This, with what `later` (absorbed after it) sends in its place."""
+        upserts = {uid: item for uid, item in self.upserts.items() if uid not in later.tombstones}
+        return Outgoing({**upserts, **later.upserts}, {**self.tombstones, **later.tombstones})
+
 
 def absorb(db: Database, machine: str) -> Outgoing:
     """Stamp what was written here since the cursor (inside the caller's transaction)."""
@@ -241,6 +250,45 @@ def _absorb_entry(row: Mapping[str, Any], known: dict[str, Known], touched: dict
         entry = Known({"*": [stamp(clock.tick(wall_ms(row["at"])), machine), None]}, hashes)
     touched[uid] = entry
     out.upserts[uid] = (data, entry)
+
+
+def mend(db: Database, machine: str, now_ms: int) -> tuple[Outgoing, str | None]:
+    """A clock that an older maxmem let a stamp drag far ahead (one stamped at the end of
+    the clock's range, or by a clock running far fast): every ledger stamp more than
+    `AHEAD_MS` past `now_ms` is written again as this machine's write of now, the clock
+    goes back to now, and what those stamps covered is sent again (inside the caller's
+    transaction). Other machines refuse such stamps, so without this the writes they
+    carry, and every later write here, would never reach them. Returns what to send and
+    a line saying what was mended; nothing on a clock that is not ahead."""
+    stored = int(db.get_meta(CLOCK_KEY) or 0)
+    if (stored >> COUNTER_BITS) <= now_ms + AHEAD_MS:
+        return Outgoing(), None
+    limit = stamp(from_wall(now_ms + AHEAD_MS) | ((1 << COUNTER_BITS) - 1), "f" * 16)
+    clock = Clock(from_wall(now_ms))
+    out = Outgoing()
+    mended: dict[str, Known] = {}
+    for uid, stamps, hashes, forgotten in db.execute(AHEAD_SQL, (limit, limit)):
+        entry = _restamped(Known(json.loads(stamps), hashes, forgotten), limit, stamp(clock.tick(now_ms), machine))
+        mended[uid] = entry
+        if entry.forgotten is not None:
+            out.tombstones[uid] = entry.forgotten
+    save(db, mended)
+    for row in db.rows_in(BY_UID_SQL, [uid for uid, entry in mended.items() if entry.hashes is not None]):
+        data = Memory.from_row(row).to_dict()
+        out.upserts[data["uid"]] = (data, mended[data["uid"]])
+    db.set_meta(CLOCK_KEY, str(clock.last))
+    days = ((stored >> COUNTER_BITS) - now_ms) // 86_400_000
+    return out, (f"this machine's sync clock was {days:,} days ahead (a stamp from a clock far in the future, "
+                 f"seen by an older maxmem): set back to now, and the {len(mended)} memories stamped then "
+                 "were sent again")
+
+
+def _restamped(entry: Known, limit: str, now: str) -> Known:
+    """`entry` with each stamp past `limit` replaced by `now` (replacing nothing: no
+    machine that refused the old stamp holds it)."""
+    stamps = {name: ([now, None] if str(pair[0]) > limit else pair) for name, pair in entry.stamps.items()}
+    forgotten = now if entry.forgotten is not None and entry.forgotten > limit else entry.forgotten
+    return Known(stamps, entry.hashes, forgotten)
 
 
 def _seed(db: Database, machine: str, clock: Clock, out: Outgoing) -> int:
