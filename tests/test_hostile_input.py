@@ -136,28 +136,35 @@ def on_alarm(signum: int, frame: Any) -> None:
     raise Hang()
 
 
-@given(data=st.data())
-@SETTINGS
-def test_every_command_says_one_line_or_works(place, monkeypatch, capsysbinary, data):
-    argv, stdin = data.draw(invocation(place))
-    monkeypatch.setenv("MAXMEM_HOME", str(place["home"]))
-    monkeypatch.setenv("MAXMEM_DB", str(place["db"]))
+def invoke(place: dict[str, Path], monkeypatch: pytest.MonkeyPatch, argv: list[str], stdin: bytes = b"",
+           db: Path | None = None) -> int:
+    """`maxmem ARGV` run in this process on `place`'s brain (or `db`), as cron would run it
+    there, stopped by Hang past EXAMPLE_SECONDS; its exit code."""
+    for name, value in (("MAXMEM_HOME", place["home"]), ("MAXMEM_DB", db or place["db"]), ("HOME", place["home"])):
+        monkeypatch.setenv(name, str(value))
     monkeypatch.setenv("MAXMEM_EMBEDDER", "none")
-    monkeypatch.setenv("HOME", str(place["home"]))
     monkeypatch.chdir(place["root"])
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8"))
     previous = signal.signal(signal.SIGALRM, on_alarm)
     signal.alarm(EXAMPLE_SECONDS)
     try:
         main(argv)
-        code = 0
+        return 0
     except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    except Hang:
-        pytest.fail(f"maxmem {argv!r} ran past {EXAMPLE_SECONDS} s")
+        return 0 if exc.code is None else exc.code if isinstance(exc.code, int) else 1
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+
+
+@given(data=st.data())
+@SETTINGS
+def test_every_command_says_one_line_or_works(place, monkeypatch, capsysbinary, data):
+    argv, stdin = data.draw(invocation(place))
+    try:
+        code = invoke(place, monkeypatch, argv, stdin)
+    except Hang:
+        pytest.fail(f"maxmem {argv!r} ran past {EXAMPLE_SECONDS} s")
     out, err = capsysbinary.readouterr()
     text = err.decode("utf-8", "replace")
     assert "Traceback" not in text, (argv, text[-2000:])
@@ -231,21 +238,7 @@ def test_every_mcp_tool_refuses_in_one_line_or_works(server, data):
 
 def run(place: dict[str, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
         argv: list[str], stdin: bytes = b"", db: Path | None = None) -> tuple[int, str, str]:
-    monkeypatch.setenv("MAXMEM_HOME", str(place["home"]))
-    monkeypatch.setenv("MAXMEM_DB", str(db or place["db"]))
-    monkeypatch.setenv("MAXMEM_EMBEDDER", "none")
-    monkeypatch.chdir(place["root"])
-    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8"))
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.alarm(EXAMPLE_SECONDS)
-    try:
-        main(argv)
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
+    code = invoke(place, monkeypatch, argv, stdin, db)
     out, err = capsys.readouterr()
     return code, out, err
 

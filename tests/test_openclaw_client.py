@@ -30,6 +30,7 @@ from typing import Any
 
 import pytest
 from model_servers import AnthropicServer, Reply, Request, Text, ToolCall
+from processes import processes_naming
 
 from maxmem.hooks.warm import socket_path
 
@@ -81,21 +82,6 @@ def cron_env(home: Path) -> dict[str, str]:
 
 def maxmem(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(MAXMEM), *args], env=cron_env(home), capture_output=True, text=True, timeout=180)
-
-
-def processes_naming(home: Path) -> list[int]:
-    """The ids of the processes whose command line names this test's HOME."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        if str(home).encode() in cmdline:
-            found.append(int(entry.name))
-    return found
 
 
 def write_openclaw_config(home: Path, server: AnthropicServer) -> Path:

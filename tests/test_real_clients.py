@@ -28,6 +28,7 @@ from typing import Any
 
 import pytest
 from model_servers import AnthropicServer, Reply, Request, ResponsesServer, Text, ToolCall, tool_names
+from processes import processes_naming
 
 ROOT = Path(__file__).resolve().parent.parent
 MAXMEM = Path(sys.executable).parent / "maxmem"
@@ -102,21 +103,6 @@ def home(tmp_path: Path) -> Iterator[Path]:
     for pid in left:
         os.kill(pid, 15)
     assert not left, "recall servers still running 10 s after setup --uninstall"
-
-
-def processes_naming(home: Path, word: bytes) -> list[int]:
-    """The ids of the processes whose command line names `word` and this test's HOME."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        if word in cmdline and str(home).encode() in cmdline:
-            found.append(int(entry.name))
-    return found
 
 
 def messages_text(request: Request) -> str:
