@@ -30,7 +30,7 @@ from collections import Counter
 from datetime import tzinfo
 from pathlib import Path
 
-from ..errors import InvalidInput
+from ..agents import CLAUDE_CODE
 from .blocks import read_blocks
 from .common import (
     Reading,
@@ -61,11 +61,7 @@ SEARCH_LIMIT = 5000  # folders listed while looking for a project's directory on
 
 def read(places: Places, tz: tzinfo, root: Path | None = None) -> Reading:
     """Every memory file of Claude Code on this machine (or under `root`, a claude dir)."""
-    roots = (root,) if root is not None else places.claude_dirs
-    found = [r for r in roots if is_dir(r)]
-    if not found:
-        raise InvalidInput(f"no Claude Code folder at {', '.join(places.shown(r) for r in roots)}: give it, "
-                           "as in  maxmem import --from claude-code PATH  (or set CLAUDE_CONFIG_DIR)")
+    found = places.present(CLAUDE_CODE, (root,) if root is not None else places.claude_dirs)
     reading = Reading(NAME, found[0], [])
     seen: set[Path] = set()
 

@@ -26,7 +26,7 @@ import re
 from datetime import tzinfo
 from pathlib import Path
 
-from ..errors import InvalidInput
+from ..agents import CODEX
 from .blocks import Block, read_blocks
 from .common import (
     TITLE_SEPARATOR,
@@ -35,7 +35,6 @@ from .common import (
     Scope,
     SourceFile,
     folders_down,
-    is_dir,
     is_file,
     markdown_file,
     markdown_items,
@@ -57,11 +56,7 @@ SUMMARY_INDEX = "what's in memory"
 
 def read(places: Places, tz: tzinfo, root: Path | None = None) -> Reading:
     """Every memory file of Codex on this machine (or under `root`, a CODEX_HOME)."""
-    roots = (root,) if root is not None else places.codex_dirs
-    found = [r for r in roots if is_dir(r)]
-    if not found:
-        raise InvalidInput(f"no Codex folder at {', '.join(places.shown(r) for r in roots)}: give it, "
-                           "as in  maxmem import --from codex PATH  (or set CODEX_HOME)")
+    found = places.present(CODEX, (root,) if root is not None else places.codex_dirs)
     reading = Reading(NAME, found[0], [])
     seen: set[Path] = set()
 

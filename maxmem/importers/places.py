@@ -17,10 +17,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..agents import Agent
 from ..capture.roots import agents_folders
 from ..config import Config
+from ..errors import InvalidInput
 from ..wiring.install import Install
 from ..wiring.openclaw import workspace
+from .common import is_dir
 
 CLAUDE_MEM_DB = "claude-mem.db"
 
@@ -48,6 +51,14 @@ class Places:
         text, home = str(path), str(self.home)
         return "~" + text[len(home):] if home not in ("", "/") and (text == home or text.startswith(home + "/")) \
             else text
+
+    def present(self, agent: Agent, roots: tuple[Path, ...]) -> list[Path]:
+        """The folders of `roots` that exist; none: InvalidInput saying how to give one."""
+        found = [root for root in roots if is_dir(root)]
+        if not found:
+            raise InvalidInput(f"no {agent.title} folder at {', '.join(self.shown(r) for r in roots)}: give it, as "
+                               f"in  maxmem import --from {agent.name} PATH  (or set {agent.transcripts.env})")
+        return found
 
 
 def claude_mem_dir(env: Mapping[str, str], home: Path) -> Path:
