@@ -5,11 +5,15 @@
     python bench/redact_eval.py --split dev --misses  # what maxmem misses / over-redacts on dev
     python bench/redact_eval.py --json out.json
     python bench/redact_eval.py --baseline HEAD~3   # also the redactor of an older commit
+    python bench/redact_eval.py --split unseen      # only the splits written without the rules
 
 On the labelled corpus (tests/data/secrets/, written by scripts/make_secrets_corpus.py),
 split by template (dev / heldout), and on the shape split (`bench/secret_shapes.py`):
 secrets of shapes the rules were written from (shapes-dev) and of shapes they never
-saw (shapes-heldout), and 1,200 ordinary technical lines (ordinary):
+saw (shapes-heldout), and 1,200 ordinary technical lines (ordinary); and on the unseen
+split, written without reading the rules, their tests or their docs: secrets
+(shapes-unseen) and ordinary lines that only look risky (ordinary-unseen). The held-out
+and unseen splits are only scored: `--misses` does not list them.
 
 - recall: the share of secret spans entirely removed (a span partly left is a miss);
 - precision: the share of removed spans that overlap a secret;
@@ -42,7 +46,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 CORPUS = ROOT / "tests" / "data" / "secrets"
-SHAPE_SPLITS = ("shapes-dev", "shapes-heldout", "ordinary")
+SHAPE_SPLITS = ("shapes-dev", "shapes-heldout", "ordinary", "shapes-unseen", "ordinary-unseen")
+UNSEEN_SPLITS = ("shapes-unseen", "ordinary-unseen")
+NEVER_READ = ("shapes-heldout", *UNSEEN_SPLITS)  # scored, never read: no rule is written from them
 
 Span = tuple[int, int]
 Detector = Callable[[list[str]], list[list[Span]]]
@@ -65,7 +71,10 @@ def load_shapes(split: str, limit: int | None = None) -> list[dict]:
         lines = secret_shapes.ordinary_lines(limit or 1200)
         return [{"id": f"ordinary-{i}", "label": "negative", "shape": "ordinary", "context": "line", "text": line,
                  "spans": []} for i, line in enumerate(lines)]
-    items = secret_shapes.shape_items(split.removeprefix("shapes-"))
+    if split.startswith("ordinary-"):
+        items = secret_shapes.ordinary_file_items(split.removeprefix("ordinary-"))
+    else:
+        items = secret_shapes.shape_items(split.removeprefix("shapes-"))
     return items[:limit] if limit else items
 
 
@@ -289,11 +298,27 @@ def locomo_texts(path: Path | None) -> list[str] | None:
     return texts
 
 
+def split_table(figures: dict[str, dict], systems: list[str], splits: list[str]) -> list[str]:
+    """The Markdown rows of each split's figures, the systems side by side: recall and
+    precision where there are secrets, FP lines per 1k where there are only ordinary lines."""
+    rows = ["| | " + " | ".join(systems) + " |", "|---" * (len(systems) + 1) + "|"]
+    for split in splits:
+        for key, label, fmt in (("recall", "recall", "{:.3f}"), ("precision", "precision", "{:.3f}"),
+                                ("fp_per_1k_lines", "FP lines / 1k negative lines", "{:.1f}")):
+            ordinary = split == "ordinary" or split.startswith("ordinary-")
+            if split in SHAPE_SPLITS and ordinary != (key == "fp_per_1k_lines"):
+                continue  # the shape splits hold only secrets, the ordinary lines none
+            cells = [fmt.format(figures[n][split][key]) for n in systems]
+            rows.append(f"| {split} {label} | " + " | ".join(cells) + " |")
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--split", choices=["dev", "heldout", "both", "shapes", "all"], default="all",
-                        help="dev/heldout: the template split; shapes: shapes-dev, shapes-heldout and the "
-                             "ordinary lines; both: dev and heldout; all (default): everything")
+    parser.add_argument("--split", choices=["dev", "heldout", "both", "shapes", "unseen", "all"], default="all",
+                        help="dev/heldout: the template split; shapes: shapes-dev, shapes-heldout, the "
+                             "ordinary lines and the unseen splits; unseen: shapes-unseen and "
+                             "ordinary-unseen; both: dev and heldout; all (default): everything")
     parser.add_argument("--baseline", metavar="REV", help="also run the redactor of this git revision")
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--locomo", type=Path, help="LoCoMo-10 (locomo10.json): count redactions in it")
@@ -315,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
         systems["detect-secrets"] = ds
     elif not args.no_detect_secrets:
         print("detect-secrets is not installed (pip install detect-secrets): maxmem only", file=sys.stderr)
-    splits = {"both": ["dev", "heldout"], "shapes": list(SHAPE_SPLITS),
+    splits = {"both": ["dev", "heldout"], "shapes": list(SHAPE_SPLITS), "unseen": list(UNSEEN_SPLITS),
               "all": ["dev", "heldout", *SHAPE_SPLITS]}.get(args.split, [args.split])
     figures: dict[str, dict] = {name: {} for name in systems}
     for split in splits:
@@ -342,16 +367,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"transcript: {len(transcript.encode()) / 1e6:.1f} MB synthetic Claude Code JSONL; "
           f"LoCoMo: {f'{len(locomo)} turns' if locomo is not None else 'no --locomo, skipped'}")
     print()
-    header = "| | " + " | ".join(systems) + " |"
-    print(header)
-    print("|---" * (len(systems) + 1) + "|")
-    for split in splits:
-        for key, label, fmt in (("recall", "recall", "{:.3f}"), ("precision", "precision", "{:.3f}"),
-                                ("fp_per_1k_lines", "FP lines / 1k negative lines", "{:.1f}")):
-            if (split == "ordinary") != (key == "fp_per_1k_lines") and split in SHAPE_SPLITS:
-                continue  # the shape splits hold only secrets, the ordinary lines none
-            cells = [fmt.format(figures[n][split][key]) for n in systems]
-            print(f"| {split} {label} | " + " | ".join(cells) + " |")
+    print("\n".join(split_table(figures, list(systems), splits)))
+
     def row(label: str, cells: list[str]) -> None:
         print(f"| {label} | " + " | ".join(cells) + " |")
 
@@ -370,7 +387,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.misses:
         for split in splits:
             result = figures["maxmem"][split]
-            if split == "shapes-heldout":
+            if split in NEVER_READ:
                 continue  # scored, never read: the rules are not written from it
             print(f"\n{split}: maxmem misses {len(result['misses'])}, "
                   f"false positives {len(result['false_positives'])}")

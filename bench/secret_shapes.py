@@ -1,11 +1,13 @@
 """The shape-split corpus of bench/redact_eval.py: secrets of shapes the rules were not
 written from, and ordinary technical lines that hold none.
 
-Secrets come from tests/data/secrets/shapes/{dev,heldout}.txt: one item a line,
+Secrets come from tests/data/secrets/shapes/{dev,heldout,unseen}.txt: one item a line,
 `shape<TAB>template`, where ⟦…⟧ marks what must go, ⏎ is a line break and `{kind:n}`
 is filled in here from a fixed seed (nothing real). The dev file is what the rules were
 written from; the heldout file holds other vendors, languages, encodings and commands,
-and is only scored.
+and is only scored; the unseen file was written without reading the rules at all (more
+vendors, config formats, commands, connection strings, prose in eleven languages, key
+material), and is only scored too.
 
 Ordinary lines (`ordinary_lines`) are what a coding agent's transcript is full of and a
 redactor must leave: git SHAs, UUIDs, digests, lockfile hashes, base64 images, public
@@ -13,6 +15,10 @@ keys and certificates, addresses, ids, URLs without credentials, logs and prose 
 passwords and keys; and harder ones: lockfile and Nix store hashes, image digests,
 Kubernetes names, CSS colours, semver, paths, wallet addresses and signatures, IPFS ids,
 JSON Web Keys, PEM public keys, known_hosts lines, age, WireGuard and Nostr public keys.
+Their held-out counterpart (`ordinary_file_items`) is tests/data/secrets/shapes/
+unseen_ordinary.txt, written with unseen.txt: `kind<TAB>line` (⏎ and `{kind:n}` as
+above), adding placeholders, variable references, masked values, keys public by design
+and lines about passwords in several languages.
 """
 
 from __future__ import annotations
@@ -120,6 +126,10 @@ def fill(kind: str, arg: str, rng: random.Random) -> str:
 
 
 _SLOT = re.compile(r"\{(\w+)(?::(\w+))?\}")
+# The fillers `fill` knows: an ordinary line fills only these and leaves other braces
+# (`${API_KEY}`, `{{vault_db_password}}`) as they are.
+FILLERS = frozenset({*ALPHABETS, "luhn", "card4", "carddash", "amex", "uuid", "words", "der", "derj", "ppk",
+                     "wif", "xprv"})
 
 
 def shape_items(split: str, folder: Path = SHAPES) -> list[dict]:
@@ -140,6 +150,29 @@ def shape_items(split: str, folder: Path = SHAPES) -> list[dict]:
             text += part
         items.append({"id": f"shape-{split}-{number}", "split": split, "label": "secret", "shape": shape,
                       "context": "shape", "text": text, "spans": spans})
+    return items
+
+
+def ordinary_file_items(split: str, folder: Path = SHAPES) -> list[dict]:
+    """The ordinary lines of tests/data/secrets/shapes/<split>_ordinary.txt, filled in:
+    negatives, nothing in them to remove."""
+    rng = random.Random(f"{SEED}-{split}-ordinary")
+    path = folder / f"{split}_ordinary.txt"
+
+    def slot(match: re.Match) -> str:
+        kind, arg = match.group(1), match.group(2) or ""
+        return fill(kind, arg, rng) if kind in FILLERS else match.group(0)
+
+    items = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines()):
+        if not line.strip() or line.startswith("#"):
+            continue
+        kind, template = line.split("\t", 1)
+        if "⟦" in template or "⟧" in template:
+            raise ValueError(f"{path.name}:{number + 1}: an ordinary line marks nothing to remove")
+        text = _SLOT.sub(slot, template.replace("⏎", "\n"))
+        items.append({"id": f"ordinary-{split}-{number}", "split": f"ordinary-{split}", "label": "negative",
+                      "shape": kind, "context": "line", "text": text, "spans": []})
     return items
 
 

@@ -4,6 +4,7 @@ redaction table cannot rot (its figures come from full runs, never from a test).
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -23,6 +24,8 @@ def test_the_benchmark_runs_and_reports_every_figure(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "| dev recall |" in result.stdout and "| heldout precision |" in result.stdout
     assert "| shapes-heldout recall |" in result.stdout and "| ordinary FP lines / 1k negative lines |" in result.stdout
+    assert "| shapes-unseen recall |" in result.stdout
+    assert "| ordinary-unseen FP lines / 1k negative lines |" in result.stdout
     assert "| maxmem on bad input |" in result.stdout
     figures = json.loads(out.read_text())
     for system in ("maxmem", "detect-secrets"):
@@ -58,6 +61,50 @@ def test_the_shape_corpus_fills_its_templates_and_marks_the_secrets():
             assert "⟦" not in item["text"] and "⏎" not in item["text"]
     assert secret_shapes.shape_items("heldout") == secret_shapes.shape_items("heldout")  # a fixed seed
     assert len(secret_shapes.ordinary_lines()) >= 1000
+
+
+def test_the_unseen_split_loads_with_its_secrets_marked_and_its_ordinary_lines_clean():
+    shapes = redact_eval.ROOT / "tests" / "data" / "secrets" / "shapes"
+    for line in (shapes / "unseen.txt").read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            template = line.split("\t", 1)[1]
+            opened, closed = template.count("⟦"), template.count("⟧")
+            assert opened == closed >= 1, line
+            assert "⟦" not in "".join(part.split("⟧")[0] for part in template.split("⟦")[1:]), line  # none nested
+    for line in (shapes / "unseen_ordinary.txt").read_text(encoding="utf-8").splitlines():
+        assert "⟦" not in line and "⟧" not in line, line
+
+    secrets = redact_eval.load("shapes-unseen")
+    assert len(secrets) >= 150 and len({i["shape"] for i in secrets}) == len(secrets)
+    for item in secrets:
+        assert item["label"] == "secret" and item["spans"], item["id"]
+        assert "⟦" not in item["text"] and "⏎" not in item["text"]
+        for start, end, _ in item["spans"]:
+            assert 0 <= start < end <= len(item["text"]) and "{" not in item["text"][start:end], item["id"]
+    ordinary = redact_eval.load("ordinary-unseen")
+    assert len(ordinary) >= 400
+    for item in ordinary:
+        assert item["label"] == "negative" and item["spans"] == [], item["id"]
+        assert "⟦" not in item["text"] and "⏎" not in item["text"]
+        assert not re.search(r"\{(?:hex|HEX|alnum|b64|b64url|digits|upper|lower|lowernum|b58|uuid):?\d*\}",
+                             item["text"]), item["text"]  # every filler filled
+    texts = {i["text"] for i in ordinary}
+    assert {"password: ${DB_PASSWORD}", "token: ${{ secrets.NPM_TOKEN }}"} <= texts  # other braces stay
+    assert redact_eval.load("ordinary-unseen") == ordinary  # a fixed seed
+    assert len(redact_eval.load("shapes-unseen", limit=10)) == 10
+
+
+def test_the_table_puts_the_unseen_splits_beside_the_others():
+    figures = {name: {split: {"recall": 0.5, "precision": 1.0, "fp_per_1k_lines": 2.0}
+                      for split in ("dev", "shapes-unseen", "ordinary-unseen")}
+               for name in ("maxmem", "maxmem HEAD~1", "detect-secrets")}
+    rows = redact_eval.split_table(figures, list(figures), ["dev", "shapes-unseen", "ordinary-unseen"])
+    assert rows[0] == "| | maxmem | maxmem HEAD~1 | detect-secrets |"
+    assert "| shapes-unseen recall | 0.500 | 0.500 | 0.500 |" in rows
+    assert "| shapes-unseen precision | 1.000 | 1.000 | 1.000 |" in rows
+    assert "| ordinary-unseen FP lines / 1k negative lines | 2.0 | 2.0 | 2.0 |" in rows
+    assert not any(r.startswith(("| ordinary-unseen recall", "| shapes-unseen FP")) for r in rows)
+    assert "| dev FP lines / 1k negative lines | 2.0 | 2.0 | 2.0 |" in rows
 
 
 def test_the_synthetic_transcript_has_the_size_asked_for_and_no_secret():
