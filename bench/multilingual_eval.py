@@ -28,7 +28,11 @@ share of one-word queries (the word inside its memory's run of characters) that
 keyword search finds, in each of those.
 
     python bench/multilingual_eval.py
+    python bench/multilingual_eval.py --separate
     python bench/multilingual_eval.py --set basic
+
+--separate: one brain per language (its 36 memories and its filler) instead of one brain
+holding all seven: whether a language's questions lose to memories in other languages.
     python bench/multilingual_eval.py --cost 5000
 
 --cost N: what the index costs an English brain instead. N English filler memories are
@@ -157,12 +161,13 @@ def cost(count: int) -> None:
           f"x{searches['with'] / searches['without']:.3f} (time with / without, best of {ROUNDS})")
 
 
-def memories(data: dict, which: str, filler: int) -> list[str]:
-    """Every memory of the brain: the facts in each language, then the filler."""
-    texts = [f["memory"][lang] for f in data["facts"] for lang in LANGUAGES]
+def memories(data: dict, which: str, filler: int, languages: tuple[str, ...] = LANGUAGES) -> list[str]:
+    """Every memory of the brain: the facts in each of `languages`, then the filler (the
+    hard set's in each of them; the basic set's, English)."""
+    texts = [f["memory"][lang] for f in data["facts"] for lang in languages]
     if which == "basic":
         return texts + paraphrase_eval.filler(filler)
-    for lang in LANGUAGES:
+    for lang in languages:
         texts += paraphrase_eval.filler(filler, data["filler"][lang])
     return texts
 
@@ -173,7 +178,8 @@ def questions(fact: dict, lang: str) -> list[str]:
     return [asked] if isinstance(asked, str) else list(asked)
 
 
-def measure(brain: Brain, facts: list[dict], whens: tuple[str, ...]) -> Ranks:
+def measure(brain: Brain, facts: list[dict], whens: tuple[str, ...],
+            languages: tuple[str, ...] = LANGUAGES) -> Ranks:
     results: Ranks = {}
     for when in whens:
         with VARIANTS[when]():
@@ -181,7 +187,7 @@ def measure(brain: Brain, facts: list[dict], whens: tuple[str, ...]) -> Ranks:
             for mode in ("keyword", "hybrid", "vector") if when == whens[-1] else ("keyword", "hybrid"):
                 for f in facts:
                     half = f.get("half", "all")
-                    for lang in LANGUAGES:
+                    for lang in languages:
                         for question in questions(f, lang):
                             got = rank(brain, question, f["memory"][lang], mode)
                             results.setdefault((when, mode, lang, half), []).append(got)
@@ -220,6 +226,21 @@ def report(results: Ranks, whens: tuple[str, ...], halves: tuple[str, ...]) -> N
         print(f"{lang}: " + " -> ".join(f"{share(c, 10):5.1f} %" for c in cells) + f"  ({len(cells[-1])} queries)")
 
 
+def measure_in_a_brain(embedder: locomo.CachedEmbedder, data: dict, args: argparse.Namespace,
+                       languages: tuple[str, ...]) -> Ranks:
+    """A brain of the memories in `languages` (with --separate, one language's facts and
+    filler), and the ranks of their questions."""
+    facts = data["facts"]
+    texts = memories(data, args.which, args.filler, languages)
+    with tempfile.TemporaryDirectory() as workdir, Brain.open(Path(workdir) / "b.db", embedder=embedder) as brain:
+        brain.remember_many([{"content": text, "category": "daily"} for text in texts], near=False)
+        stored = {m.content for m in brain.list(limit=len(texts))}
+        changed = [f["memory"][lang] for f in facts for lang in languages if f["memory"][lang] not in stored]
+        if changed:
+            raise SystemExit(f"memories not stored as written (redacted?): {changed}")
+        return measure(brain, facts, WHENS, languages)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--set", choices=tuple(SETS), default="hard", dest="which",
@@ -228,6 +249,8 @@ def main() -> None:
                         help="filler memories (hard: per language; basic: English) (default 300)")
     parser.add_argument("--half", choices=("dev", "held-out", "both"), default="both",
                         help="which half of the hard set to print (default both, each and pooled)")
+    parser.add_argument("--separate", action="store_true",
+                        help="hard set: one brain per language (its facts and filler) instead of one for all")
     parser.add_argument("--cost", type=int, metavar="N", help="measure the index's cost on an English brain of N")
     parser.add_argument("--cache", type=Path, default=locomo.OUT / "multilingual-embeddings.sqlite",
                         help="embedding cache kept between runs")
@@ -235,22 +258,22 @@ def main() -> None:
     if args.cost:
         cost(args.cost)
         return
+    if args.separate and args.which != "hard":
+        parser.error("--separate needs --set hard (the basic set's filler is English)")
     data = json.loads(SETS[args.which].read_text(encoding="utf-8"))
     facts = data["facts"]
     texts = memories(data, args.which, args.filler)
     queries = sum(len(questions(f, lang)) for f in facts for lang in LANGUAGES)
     queries += sum(len(f["substring"]) for f in facts)
+    groups = [(code,) for code in LANGUAGES] if args.separate else [LANGUAGES]
     print(f"set {args.which}: {len(facts)} facts x {len(LANGUAGES)} languages, {queries} queries, "
-          f"{len(texts)} memories in one brain")
+          + (f"one brain per language ({len(texts) // len(LANGUAGES)} memories each)" if args.separate
+             else f"{len(texts)} memories in one brain"))
     started = time.perf_counter()
     embedder = locomo.CachedEmbedder(make_embedder("local", Config()), args.cache)
-    with tempfile.TemporaryDirectory() as workdir, Brain.open(Path(workdir) / "b.db", embedder=embedder) as brain:
-        brain.remember_many([{"content": text, "category": "daily"} for text in texts], near=False)
-        stored = {m.content for m in brain.list(limit=len(texts))}
-        changed = [f["memory"][lang] for f in facts for lang in LANGUAGES if f["memory"][lang] not in stored]
-        if changed:
-            raise SystemExit(f"memories not stored as written (redacted?): {changed}")
-        results = measure(brain, facts, WHENS)
+    results: Ranks = {}
+    for languages in groups:
+        results.update(measure_in_a_brain(embedder, data, args, languages))
     embedder.close()
     if args.which == "basic":
         report(results, WHENS, ("all",))

@@ -28,7 +28,7 @@ ENGLISH = frozenset(
 GERMAN = frozenset(
     """der die das den dem des ein eine einen einem einer eines und oder aber wenn dass
     ob als wie wo wann warum was wer wen wem wessen welche welcher welches welchen
-    welchem im ins am an auf aus bei mit nach von vom zu zum zur für fur über uber
+    welchem im ins am ans aufs beim fürs an auf aus bei mit nach von vom zu zum zur für fur über uber
     unter vor um bis durch gegen ohne ich du er sie es wir ihr mich mir dich dir uns
     euch sich mein meine meinen meinem meiner dein deine deinen sein seine seinen ihre
     ihren ihrem unser unsere unseren unserem unserer euer eure ist sind bist war
@@ -42,7 +42,8 @@ FRENCH = frozenset(
     quelles quand pourquoi combien est sont suis es sommes êtes etes ai as avons
     avez ont été ete être etre avoir ce cet cette ces c ça ca je j tu il elle on nous
     vous ils elles m te se lui leur leurs mon ma mes ton ta tes notre nos votre vos sa
-    ses dans sur sous avec sans pour par en y ne pas plus très tres aussi si""".split()
+    ses à dans sur sous avec sans pour par en y ne n pas plus très tres aussi si peut peux
+    pouvons doit dois devons faut""".split()
 )
 
 SPANISH = frozenset(
@@ -51,7 +52,7 @@ SPANISH = frozenset(
     cómo cuanto cuánto cuánta cuántos cuántas porque es soy eres somos está esta están
     estan estoy estamos fue hay ha han hemos te se nos le les mi mis tu tus su
     sus nuestro nuestra nuestros nuestras este estos estas ese esa eso esto muy más mas
-    ya sí si pero también tambien""".split()
+    ya sí si pero también tambien puedo puede podemos debo debe debemos""".split()
 )
 
 STOP_WORDS = ENGLISH | GERMAN | FRENCH | SPANISH
