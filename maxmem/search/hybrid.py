@@ -38,29 +38,20 @@ from ..errors import InvalidInput
 from ..memory import Filters
 from ..store.db import Database
 from .spaced import SPACED_WEIGHTS, spaced_query
+from .stopwords import STOP_WORDS
 from .vectors import Quantizer, VectorIndex, VectorStore, exact_cosines, stored_vectors
 
 MODES = ("hybrid", "keyword", "vector")
 T = TypeVar("T")
 
-# Words that carry no topic in a question; dropped from the keyword query unless
-# nothing else is left.
-STOP_WORDS = frozenset(
-    """a about above after again against all am an and any are as at be because been
-    before being below between both but by can could did do does doing down during each
-    few for from further had has have having he her here hers herself him himself his how
-    i if in into is it its itself just me more most my myself no nor not now of off on
-    once only or other our ours ourselves out over own same she should so some such than
-    that the their theirs them themselves then there these they this those through to too
-    under until up very was we were what when where which while who whom why will with
-    would you your yours yourself yourselves s t don didn doesn isn wasn aren weren""".split()
-)
 WORD = re.compile(r"\w+", re.UNICODE)
 MAX_QUERY_TERMS = 64
 
 
 def keyword_terms(text: str) -> list[str]:
-    """The words of a question worth matching, lowercased, in order, without repeats."""
+    """The words of a question worth matching, lowercased, in order, without repeats: its
+    stop words (stopwords.py, English, German, French, Spanish) dropped unless nothing
+    else is left."""
     words = [w.lower() for w in WORD.findall(text)]
     kept = [w for w in words if w not in STOP_WORDS] or words
     seen: dict[str, None] = {}
