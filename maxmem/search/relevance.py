@@ -60,6 +60,11 @@ relevant), its intercept then set to the lowest at which the default threshold k
 99 % of the dev paraphrases the ranking finds. So the default favours keeping answers:
 measured, it keeps nearly every paraphrase the ranking finds and, in a small brain, lets
 most questions about something the brain lacks through as well (docs/relevance.md).
+
+Above both, a hit must stand out from prompts about nothing in particular (the off-topic
+prompts shipped with maxmem): its cosine above the memory's hubness plus its cosine above
+the query's own closeness to those prompts (standout) must reach a margin that grows
+with the brain (required_standout), or its relevance is 0, whatever its words match.
 """
 
 from __future__ import annotations
