@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -26,7 +27,7 @@ def test_the_scored_prompts_are_held_out_from_the_off_topic_prompts():
     assert not bank & {normal(p) for p in [*coding, *unrelated]}
 
 
-def hit(cosine: float, off: float | None, hub: float | None = None, memories: int = 5) -> dict:
+def hit(cosine: float, off: float | None, hub: float | None = 0.80, memories: int = 5) -> dict:
     return {"content": "m", "cosine": cosine, "cover": 0.0, "unknown": 1.0, "lift": 0.05, "hub": hub,
             "off_topic": off, "memories": memories}
 
@@ -44,5 +45,7 @@ def test_a_search_counts_as_silent_only_when_no_hit_reaches_the_threshold():
 
 
 def test_before_is_the_gate_without_the_query_check():
-    far = gate_eval.evidence(hit(0.78, 0.88, hub=0.70))
+    far = gate_eval.evidence(hit(0.78, 0.88, hub=0.74))  # the query near prompts about code
     assert rel.relevance(far) == 0.0 < gate_eval.before(far)
+    hub = gate_eval.evidence(hit(0.78, None, hub=0.79))  # a memory near any prompt: the route was silent
+    assert gate_eval.before(hub) < gate_eval.before(replace(hub, hub=0.70))
