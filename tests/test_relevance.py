@@ -362,6 +362,7 @@ def test_a_young_brain_injects_nothing_for_coding_prompts_and_its_fact_for_its_q
         assert recall(b, "what is the code for the garage?").ids
         hit = b.search("what is the code for the garage?", explain=True)[0]
         assert hit.memory.content.startswith("The garage door code") and hit.explain["hub"] is not None
+        assert hit.explain["off_topic"] is not None
         (late,) = b.remember_many([{"content": "Core decision: the laptop backup tool is restic, nightly to the NAS.",
                                     "category": "core"}], embed=False)
         assert late.id in [h.memory.id for h in b.search("laptop backup tool", min_relevance=0)[:3]]
