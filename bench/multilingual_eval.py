@@ -89,12 +89,12 @@ def unicode61_only() -> Iterator[None]:
 @contextmanager
 def english_stop_words() -> Iterator[None]:
     """Keyword queries as before German, French and Spanish stop words (stopwords.py)."""
-    kept = hybrid.STOP_WORDS
-    hybrid.STOP_WORDS = stopwords.ENGLISH
+    kept = hybrid.stop_words_of
+    hybrid.stop_words_of = lambda words: stopwords.ENGLISH  # type: ignore[assignment]
     try:
         yield
     finally:
-        hybrid.STOP_WORDS = kept
+        hybrid.stop_words_of = kept  # type: ignore[assignment]
 
 
 @contextmanager

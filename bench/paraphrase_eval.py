@@ -56,7 +56,7 @@ from maxmem import Brain  # noqa: E402
 from maxmem.config import Config  # noqa: E402
 from maxmem.embeddings import Embedder, make_embedder  # noqa: E402
 from maxmem.search import relevance as rel  # noqa: E402
-from maxmem.search.hybrid import STOP_WORDS  # noqa: E402
+from maxmem.search.stopwords import STOP_WORDS  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data"
 SET = DATA / "paraphrase_set.jsonl"

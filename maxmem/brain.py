@@ -666,14 +666,15 @@ class Brain:
         memories = {m.id: m for m in self.rows.get_many([s.id for s in scored])}
         mean = self.vectors.mean() if query_vector is not None else None
         usual = None if query_vector is None or mean is None else relevance.typical(query_vector, mean)
-        found = self._evidence(query, scored, counted, usual)
+        found = self._evidence(query, scored, counted, usual, query_vector)
         # A vector search is judged on its cosines alone, which are calibrated for one
         # model only: with another, its hits carry no relevance and nothing is cut.
         judged = mode != "vector" or self._calibrated()
         ranked = [Hit(memories[s.id], s.score, s.vector_score, s.keyword_score,
                       {**hybrid.explain_rows([s])[0], "cover": round(found[s.id].cover, 4),
                        "unknown": round(found[s.id].unknown, 4),
-                       "lift": _rounded(found[s.id].lift), "hub": _rounded(found[s.id].hub)} if explain else {},
+                       "lift": _rounded(found[s.id].lift), "hub": _rounded(found[s.id].hub),
+                       "off_topic": _rounded(found[s.id].off_topic)} if explain else {},
                       relevance.relevance(found[s.id], mode) if judged else None)
                   for s in scored if s.id in memories]
         plan.best_relevance = max((h.relevance or 0.0 for h in ranked[:JUDGED_HITS]), default=None) if judged else None
@@ -706,27 +707,27 @@ class Brain:
             f"{self.embedder.provider}:{self.embedder.model}" == relevance.CALIBRATED_EMBEDDER)
 
     def _evidence(self, query: str, scored: Sequence[hybrid.Scored], terms: relevance.QueryTerms | None,
-                  usual: float | None) -> dict[int, relevance.Evidence]:
+                  usual: float | None, query_vector: np.ndarray | None) -> dict[int, relevance.Evidence]:
         """The relevance evidence of each scored memory (`usual`: the brain's typical
         cosine to the query). Cosines count only from the model the relevance was
-        calibrated on (relevance.CALIBRATED_EMBEDDER)."""
+        calibrated on (relevance.CALIBRATED_EMBEDDER); so do the memories' hubness and
+        the query's closeness to the off-topic prompts."""
         calibrated = self._calibrated()
         cosines = {s.id: s.cosine if calibrated else None for s in scored}
-        hubs = self._hubness([i for i, c in cosines.items() if c is not None]) if calibrated else {}
+        ids = [i for i, c in cosines.items() if c is not None]
+        bank = self._off_topic_bank() if calibrated and ids else None
+        hubs = relevance.hubness(stored_vectors(self.db, ids), bank) if bank is not None else {}
+        off = relevance.off_topic(query_vector, bank) if bank is not None and query_vector is not None else None
         return relevance.evidence(self.db, query, cosines, self.keyword_tokenizer, terms,
-                                  usual if calibrated else None, hubs)
+                                  usual if calibrated else None, hubs, off)
 
-    def _hubness(self, ids: Sequence[int]) -> dict[int, float]:
-        """The hubness of each memory of `ids` with a stored vector (relevance.hubness):
-        the off-topic prompts' vectors are shipped for the local model; another's come
-        from the embeddings cache, embedded the first time its brain.db searches."""
-        if not ids:
-            return {}
+    def _off_topic_bank(self) -> np.ndarray | None:
+        """The off-topic prompts' query vectors (relevance.hubness, relevance.off_topic):
+        shipped for the local model; another's come from the embeddings cache, embedded
+        the first time its brain.db searches."""
         assert self.embedder is not None  # (calibrated)
         bank = relevance.shipped_vectors(identity(self.embedder))
-        if bank is None:
-            bank = self.vectors.query_vectors(relevance.off_topic_prompts())
-        return relevance.hubness(stored_vectors(self.db, ids), bank)
+        return self.vectors.query_vectors(relevance.off_topic_prompts()) if bank is None else bank
 
     def _spare(self) -> Database | None:
         """The second connection a big search reads on beside its keyword query (opened

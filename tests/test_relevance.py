@@ -362,6 +362,7 @@ def test_a_young_brain_injects_nothing_for_coding_prompts_and_its_fact_for_its_q
         assert recall(b, "what is the code for the garage?").ids
         hit = b.search("what is the code for the garage?", explain=True)[0]
         assert hit.memory.content.startswith("The garage door code") and hit.explain["hub"] is not None
+        assert hit.explain["off_topic"] is not None
         (late,) = b.remember_many([{"content": "Core decision: the laptop backup tool is restic, nightly to the NAS.",
                                     "category": "core"}], embed=False)
         assert late.id in [h.memory.id for h in b.search("laptop backup tool", min_relevance=0)[:3]]
@@ -387,9 +388,30 @@ def test_hubness_is_the_mean_of_the_nearest_off_topic_cosines():
     top = sorted(bank @ np.array([1, 0, 0, 0], dtype=np.float32))[-rel.HUB_NEIGHBOURS:]
     assert found[7] == pytest.approx(float(np.mean(top)))
     assert rel.hubness({7: np.ones(4, dtype=np.float32)}, None) == {}
-    standing = rel.Evidence(0.85, 0.0, 1.0, 40, lift=0.07, hub=0.80)
-    assert rel.standing(standing) is not None
-    assert rel.standing(replace(standing, hub=0.86)) is None  # off-topic prompts sit as close
+
+
+def test_the_query_closeness_to_the_off_topic_prompts_is_the_mean_of_its_nearest():
+    bank = np.zeros((6, 4), dtype=np.float32)
+    bank[:, 0] = [0.9, 0.8, 0.7, 0.1, 0.0, -0.5]
+    query = np.array([1, 0, 0, 0], dtype=np.float32)
+    assert rel.off_topic(query, bank) == pytest.approx(np.mean([0.9, 0.8, 0.7][:rel.OFF_TOPIC_NEIGHBOURS]))
+    assert rel.off_topic(query, None) is None and rel.off_topic(query, bank[:0]) is None
+
+
+def test_a_hit_that_does_not_stand_out_from_the_off_topic_prompts_is_not_relevant():
+    # a strong keyword match, its meaning standing out too: relevant
+    found = rel.Evidence(0.86, 1.0, 0.0, 50, lift=0.08, hub=0.80, off_topic=0.80)
+    assert found.standout == pytest.approx(0.12) and rel.relevance(found) > 0.5
+    # the same hit for a query nearer prompts about code than this memory: nothing speaks for it
+    coding = replace(found, hub=0.85, off_topic=0.90)
+    assert coding.standout < rel.required_standout(50) and rel.relevance(coding) == 0.0
+    # without the off-topic prompts' vectors (no hub, no closeness) the hit is judged as before
+    assert rel.relevance(replace(coding, hub=None, off_topic=None)) > 0.5
+    # the margin grows with the brain, held within the measured sizes: a young brain asks less
+    low, high = rel.STANDING_MEMORIES
+    assert rel.required_standout(2) == rel.required_standout(low) < rel.required_standout(50)
+    assert rel.required_standout(50) == pytest.approx(rel.STANDOUT_MARGIN)
+    assert rel.required_standout(50) < rel.required_standout(high) == rel.required_standout(100 * high)
 
 
 def test_the_local_models_vectors_of_the_off_topic_prompts_are_shipped_and_current():

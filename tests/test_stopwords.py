@@ -28,6 +28,17 @@ def test_english_content_words_stay_in_an_english_question():
     assert ENGLISH < STOP_WORDS
 
 
+@pytest.mark.parametrize(("question", "terms"), [
+    ("what did grandpa say about the war", ["grandpa", "say", "war"]),
+    ("how long to let the concrete cure before we pour the slab", ["long", "let", "concrete", "cure", "pour", "slab"]),
+    ("which AI model is the default in the LA office", ["ai", "model", "default", "la", "office"]),
+    ("why do the ES modules fail to load", ["es", "modules", "fail", "load"]),
+    ("is the fox den near the creek", ["fox", "den", "near", "creek"]),
+])
+def test_another_languages_grammar_stays_in_an_english_question(question, terms):
+    assert keyword_terms(question) == terms
+
+
 def test_a_question_of_stop_words_only_is_asked_whole():
     assert keyword_terms("wo ist das") == ["wo", "ist", "das"]
 

@@ -38,7 +38,7 @@ from ..errors import InvalidInput
 from ..memory import Filters
 from ..store.db import Database
 from .spaced import SPACED_WEIGHTS, spaced_query
-from .stopwords import STOP_WORDS
+from .stopwords import stop_words_of
 from .vectors import Quantizer, VectorIndex, VectorStore, exact_cosines, stored_vectors
 
 MODES = ("hybrid", "keyword", "vector")
@@ -50,10 +50,11 @@ MAX_QUERY_TERMS = 64
 
 def keyword_terms(text: str) -> list[str]:
     """The words of a question worth matching, lowercased, in order, without repeats: its
-    stop words (stopwords.py, English, German, French, Spanish) dropped unless nothing
-    else is left."""
+    stop words (stopwords.py: English's, and German's, French's or Spanish's in a question
+    in that language) dropped unless nothing else is left."""
     words = [w.lower() for w in WORD.findall(text)]
-    kept = [w for w in words if w not in STOP_WORDS] or words
+    stop = stop_words_of(words)
+    kept = [w for w in words if w not in stop] or words
     seen: dict[str, None] = {}
     for w in kept:
         seen.setdefault(w, None)

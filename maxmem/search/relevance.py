@@ -60,6 +60,11 @@ relevant), its intercept then set to the lowest at which the default threshold k
 99 % of the dev paraphrases the ranking finds. So the default favours keeping answers:
 measured, it keeps nearly every paraphrase the ranking finds and, in a small brain, lets
 most questions about something the brain lacks through as well (docs/relevance.md).
+
+Above both, a hit must stand out from prompts about nothing in particular (the off-topic
+prompts shipped with maxmem): its cosine above the memory's hubness plus its cosine above
+the query's own closeness to those prompts (standout) must reach a margin that grows
+with the brain (required_standout), or its relevance is 0, whatever its words match.
 """
 
 from __future__ import annotations
@@ -114,24 +119,31 @@ STANDING = (80.681, -11.023, -0.768, 6.494)
 # The brain sizes the meaning route was measured on: log N is held within them.
 STANDING_MEMORIES = (5, 500)
 
-# Hubness: how close a memory sits to prompts about nothing in particular, the mean of
-# its plain cosines to the HUB_NEIGHBOURS nearest of the off-topic prompts
-# (maxmem/data/offtopic_prompts.txt, embedded once per model). The meaning route speaks
-# for a hit only when the query stands out from them by at least HUB_MARGIN: a prompt
-# about code sits as close to a personal fact as prompts about code in general do, and
-# a brain of a few memories has nothing else to compare it with. Chosen with
-# `python bench/gate_eval.py` on the paraphrase set's dev half and the prompts
-# themselves (each judged with the others as the bank).
+# Standing out from prompts about nothing in particular (maxmem/data/offtopic_prompts.txt,
+# embedded once per model): a memory's hubness is the mean of its plain cosines to its
+# HUB_NEIGHBOURS nearest off-topic prompts (some memories sit close to any query: a short
+# personal fact, in this model); the query's own closeness to them (off_topic) the mean of
+# its cosines to its OFF_TOPIC_NEIGHBOURS nearest (a prompt about code sits close to
+# prompts about code). A hit counts as relevant at all only when its cosine stands above
+# both (standout: the cosine less the hubness, plus the cosine less the query's closeness,
+# a CSLS-style score) by the brain's required margin (required_standout): STANDOUT_MARGIN
+# at STANDOUT_MEMORIES memories, STANDOUT_SLOPE more for each factor e of memories, log N
+# held within STANDING_MEMORIES (a bigger brain holds more memories a prompt can lean on
+# by chance). Chosen with `python bench/gate_eval.py --dev` on the dev halves of the
+# paraphrase set, the coding prompts and the unrelated questions, none in the bank.
 HUB_NEIGHBOURS = 10
-HUB_MARGIN = 0.0
+OFF_TOPIC_NEIGHBOURS = 3
+STANDOUT_MARGIN = -0.015
+STANDOUT_SLOPE = 0.006
+STANDOUT_MEMORIES = 50
 OFF_TOPIC = "offtopic_prompts.txt"
 # Their query vectors from the local model (CALIBRATED_EMBEDDER), shipped beside them
 # (scripts/make_offtopic_vectors.py) with the digest of the prompts they were made from.
 OFF_TOPIC_VECTORS = "offtopic_prompts.e5.npz"
 
 __all__ = ["DEFAULT_MIN_RELEVANCE", "Evidence", "QueryTerms", "document_frequencies", "evidence", "evidence_terms",
-           "hubness", "idf", "keyword_weight", "matched_terms", "off_topic_prompts",
-           "prompts_digest", "query_terms", "relevance", "size",
+           "hubness", "idf", "keyword_weight", "matched_terms", "off_topic", "off_topic_prompts",
+           "prompts_digest", "query_terms", "relevance", "required_standout", "size",
            "shipped_vectors", "standing", "typical"]
 
 DF_SQL = "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?"
@@ -173,12 +185,23 @@ class Evidence:
     lift: float | None = None
     # The memory's hubness (hubness), None where it is not known (no off-topic prompts' vectors).
     hub: float | None = None
+    # The query's closeness to the off-topic prompts (off_topic), None where it is not known.
+    off_topic: float | None = None
 
     @property
     def margin(self) -> float | None:
         """How far the query stands above the off-topic prompts to this memory (the
         cosine less the hubness), None without both."""
         return None if self.cosine is None or self.hub is None else self.cosine - self.hub
+
+    @property
+    def standout(self) -> float | None:
+        """How far the query's cosine to this memory stands above the off-topic prompts:
+        its margin over the memory's hubness plus its margin over the query's own closeness
+        to them (off_topic), None without both."""
+        if self.margin is None or self.off_topic is None or self.cosine is None:
+            return None
+        return self.margin + self.cosine - self.off_topic
 
 
 def idf(memories: int, containing: int) -> float:
@@ -246,11 +269,13 @@ def matched_terms(db: Database, terms: Iterable[str], ids: Sequence[int],
 
 def evidence(db: Database, query: str, cosines: dict[int, float | None],
              tokenizer: Tokenizer | None = None, terms: QueryTerms | None = None,
-             usual: float | None = None, hubs: dict[int, float] | None = None) -> dict[int, Evidence]:
+             usual: float | None = None, hubs: dict[int, float] | None = None,
+             off: float | None = None) -> dict[int, Evidence]:
     """The evidence for each hit id (its cosine given, or None where it has none);
     `terms`: query_terms(db, query) when already taken; `usual`: the brain's typical
     cosine to the query (typical), from which each hit's lift is taken; `hubs`: the
-    hits' hubness (hubness), where known."""
+    hits' hubness (hubness), where known; `off`: the query's closeness to the off-topic
+    prompts (off_topic), where known."""
     terms = query_terms(db, query, tokenizer) if terms is None else terms
     matched = matched_terms(db, terms.weights, list(cosines), tokenizer)
 
@@ -258,7 +283,8 @@ def evidence(db: Database, query: str, cosines: dict[int, float | None],
         return None if cosine is None or usual is None else cosine - usual
 
     hubs = hubs or {}
-    return {i: Evidence(c, terms.cover(matched[i]), terms.unknown, terms.memories, lift(c), hubs.get(i))
+    return {i: Evidence(c, terms.cover(matched[i]), terms.unknown, terms.memories, lift(c), hubs.get(i),
+                        None if c is None else off)
             for i, c in cosines.items()}
 
 
@@ -303,6 +329,17 @@ def hubness(vectors: dict[int, np.ndarray], bank: np.ndarray | None) -> dict[int
     return dict(zip(ids, near.mean(axis=1).tolist()))
 
 
+def off_topic(query_vector: np.ndarray, bank: np.ndarray | None) -> float | None:
+    """The query's closeness to the off-topic prompts (`bank`, their query vectors, one row
+    each): the mean of its plain cosines to its OFF_TOPIC_NEIGHBOURS nearest; None without
+    a bank. Its hubness, as a query."""
+    if bank is None or not len(bank):
+        return None
+    sims = bank.astype(np.float32) @ np.asarray(query_vector, dtype=np.float32)
+    k = min(OFF_TOPIC_NEIGHBOURS, len(sims))
+    return float(np.partition(sims, len(sims) - k)[-k:].mean())
+
+
 def typical(query_vector: np.ndarray, mean: np.ndarray) -> float:
     """The brain's typical plain cosine to the query: its mean over the stored vectors,
     which is the query's dot product with their mean (VectorIndex.mean: the vectors are
@@ -323,17 +360,20 @@ def keyword_weight(memories: int) -> float:
     return min(1.0, idf(max(memories, 0), 0) / idf(CALIBRATED_MEMORIES, 0))
 
 
+def required_standout(memories: int) -> float:
+    """The standout a hit needs in a brain of `memories` (STANDOUT_MARGIN, STANDOUT_SLOPE;
+    log N held within STANDING_MEMORIES)."""
+    low, high = STANDING_MEMORIES
+    return STANDOUT_MARGIN + STANDOUT_SLOPE * math.log(min(max(memories, low), high) / STANDOUT_MEMORIES)
+
+
 def standing(found: Evidence) -> float | None:
     """The meaning route's log-odds: how far the hit's cosine stands above the brain's
     typical cosine to the query (lift), against how far the best of N memories stands
     by chance, which grows with N (log N, held within STANDING_MEMORIES). None without a
-    lift, and when the query stands out less than HUB_MARGIN above the off-topic prompts
-    (its hubness margin): the route speaks only for a hit the query is closer to than
-    prompts about nothing in particular are."""
+    lift."""
     if found.lift is None or found.cosine is None:
         return None
-    if found.margin is not None and found.margin < HUB_MARGIN:
-        return None  # off-topic prompts sit as close to this memory: its meaning does not stand out
     a, b, c, d = STANDING
     low, high = STANDING_MEMORIES
     return a * found.lift + b * found.cosine + c * math.log(min(max(found.memories, low), high)) + d
@@ -343,7 +383,10 @@ def relevance(found: Evidence, mode: str = "hybrid") -> float:
     """The calibrated probability, in [0, 1], that a hit with this evidence is relevant
     (`mode` as in search: a "vector" search is judged on its cosine alone), or the
     meaning route's (standing) where that is higher: the keyword evidence can speak for
-    a hit, never against one whose meaning stands out."""
+    a hit, never against one whose meaning stands out. Nothing speaks for a hit that does
+    not stand out from the off-topic prompts (standout below required_standout): 0."""
+    if found.standout is not None and found.standout < required_standout(found.memories):
+        return 0.0  # prompts about nothing in particular sit as close: the hit does not stand out
     grown = size(found.memories)
     if found.cosine is None:
         a, b, c, d = WITHOUT_COSINE

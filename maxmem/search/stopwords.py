@@ -8,8 +8,9 @@ keyword side then pulls a memory that shares only grammar with the question abov
 one the vectors found (bench/multilingual_eval.py). Each language's articles,
 pronouns, prepositions, conjunctions, auxiliaries and question words, as people type
 them (with and without accents). Words that are also English content words are left
-out ("son", "hat", "bin", "man", "fast", "come", "sale", "comment", "os", "era"): an
-English question keeps them.
+out ("son", "hat", "bin", "man", "fast", "come", "sale", "comment", "os", "era"), and a
+language's list applies only to a question in that language (`stop_words_of`), so an
+English question keeps "war", "pour", "plus", "AI", "LA" and "ES" too.
 """
 
 from __future__ import annotations
@@ -56,3 +57,17 @@ SPANISH = frozenset(
 )
 
 STOP_WORDS = ENGLISH | GERMAN | FRENCH | SPANISH
+OTHERS = (GERMAN, FRENCH, SPANISH)
+LEAD = 2  # how many more of a question's words another language's list must hold than English's
+
+
+def stop_words_of(words: list[str]) -> frozenset[str]:
+    """The stop words of a question made of `words` (lowercased): English's, and those of
+    each other language whose list holds at least LEAD more of its words than English's
+    does (a question in German is mostly German grammar; an English one is not)."""
+    english = sum(w in ENGLISH for w in words)
+    found = ENGLISH
+    for language in OTHERS:
+        if sum(w in language for w in words) >= english + LEAD:
+            found = found | language
+    return found
