@@ -158,16 +158,30 @@ def _pair(text: str, name: str, start: int, end: int) -> Hit | None:
     return _value_at(text, name, strength, field.end(), True, f"value of the {name} entry")
 
 
+_LABEL_HEADS = frozenset({"key", "token", "secret", "pass", "pw", "pwd"})
+# Words before "pass" that make it the verb: "all tests pass: …", "checks pass", "it should pass".
+_PASS_NOT_LABEL = frozenset({"test", "tests", "check", "checks", "build", "builds", "ci", "all", "it", "they", "should",
+                             "will", "must", "can", "to", "would", "both", "lint", "job", "jobs", "suite", "suites",
+                             "specs", "spec", "cases", "assertions", "now", "still", "first", "second", "then", "and",
+                             "does", "did", "didn", "doesn", "not", "might", "may", "hall", "boarding", "bus", "day",
+                             "season", "free", "hall", "mountain", "single", "double", "multi", "two", "one"})
+
+
 def _strength(text: str, name: str, start: int, flag: bool, query: bool,
               secret_words: frozenset[str]) -> Strength | None:
     if secret_words and (name.lower() in secret_words or _head(name) in secret_words):
         return Strength.PASSWORD
-    if start > 1 and text[start - 1] == " " and len(name) <= 6 and name.lower() in ("key", "token", "secret"):
-        # "Secret access key: …", "API key: …", "sort key: …": the label's other words count.
+    if start > 1 and text[start - 1] == " " and len(name) <= 6 and name.lower() in _LABEL_HEADS:
+        # "Secret access key: …", "API key: …", "sort key: …", "router admin pass = …": the
+        # label's other words count.
         line_start = max(text.rfind("\n", 0, start), start - 40)
         words = re.findall(r"[A-Za-z]+", text[line_start + 1:start])[-2:]
         if words and re.fullmatch(r"[\s\-*#>|]*(?:[A-Za-z]+ ){1,2}", text[line_start + 1:start]):
-            return name_strength("_".join([*words, name]), flag, query)
+            strength = name_strength("_".join([*words, name]), flag, query)
+            # "pass" after words is a password only if the value looks like one ("tests pass: 12/12")
+            if name.lower() in ("pass", "pw", "pwd"):
+                return None if not strength or _PASS_NOT_LABEL & {w.lower() for w in words} else Strength.TOKEN
+            return strength
     return name_strength(name, flag, query)
 
 

@@ -171,7 +171,7 @@ _CARD_WORDS = {"card": b"card", "visa": b"visa", "mastercard": b"mastercard", "a
 _CARD_ANCHORS = frozenset(a + e for a in _CARD_WORDS.values() for e in (b"", b"s"))
 _NEAR_CARD = 150
 _CVV = re.compile(r"(?i)(?:cvv2?|cvc2?|cid|csc|security code|prüfnummer|cryptogramme|código de seguridad)"
-                  r"[\s:=#.-]{0,4}(?:is[ \t]{1,3})?(\d{3,4})(?!\d)")
+                  r"(?:[_-]?(?:code|number|no))?[\"']?[\s:=#.-]{0,4}[\"']?(?:is[ \t]{1,3})?(\d{3,4})(?!\d)")
 _TEST_CARDS = frozenset({"4242424242424242", "4111111111111111", "5555555555554444", "378282246310005",
                          "4000056655665556", "5105105105105100", "6011111111111117", "371449635398431",
                          "4012888888881881", "5200828282828210", "4000000000000002"})

@@ -24,6 +24,11 @@ from .values import find_words, is_placeholder, looks_random, present_words, wor
 
 __all__ = ["prose_hits", "password_like"]
 
+# Getting in somewhere: the password follows "with" / "using" / ":" ("log in as admin with …").
+_LOGINS = ("log in", "login", "logon", "sign in", "signin", "anmelden", "connexion", "log into", "log onto",
+           "logged in", "sign into", "ssh in", "ssh into", "connect as", "authenticate as", "authenticate with",
+           "einloggen", "se connecter", "iniciar sesión", "inicia sesión", "accedi", "logga in", "inloggen",
+           "zaloguj", "войти", "ログイン", "登录", "登入", "로그인", "giriş yap", "kirjaudu", "přihlásit")
 # Words that make what follows a password (the value needs a password's shape).
 _PASSWORD_WORDS = (
     "password", "passwort", "kennwort", "passphrase", "passcode", "pass phrase", "passwd", "mot de passe",
@@ -33,7 +38,7 @@ _PASSWORD_WORDS = (
     "κωδικός", "पासवर्ड", "лозинка", "geslo", "lozinka", "slaptažodis", "parole", "credentials", "creds",
     "contrasenya", "pasahitza", "parool", "lykilorð", "kata laluan", "nenosiri", "รหัสผ่าน", "رمز عبور", "رمز",
     "گذرواژه", "পাসওয়ার্ড", "கடவுச்சொல்", "salasõna", "jelszava", "hasła", "пароля",
-    "log in", "login", "logon", "sign in", "signin", "anmelden", "connexion",
+    *_LOGINS,
     "pw", "pwd", "pass",  # only as a label: "pw: …", "pass = …"
     "alarm code", "door code", "access code", "unlock code", "pin code", "gate code", "entry code", "safe code",
     "backup code", "recovery code", "2fa code", "one-time code", "backup codes", "recovery codes", "2fa codes",
@@ -59,19 +64,23 @@ _KEY_WORDS = ("key", "token", "secret", "clé", "clave", "chave", "schlüssel", 
 _WHOLE = frozenset({"key", "token", "secret", "pin", "seed", "login", "logon", "signin", "creds", "parola",
                     "parole", "heslo", "geslo"})
 _CONTEXT_WORDS = tuple(sorted((*_PASSWORD_WORDS, *_KEY_WORDS), key=len, reverse=True))
-_MAX_FILLERS = {"key": 3, "token": 3, "secret": 3}
+# Short words between a key word and its value; past _FEW of them ("my key for the weather
+# api is …") only a random value after an explicit "is" / ":" / "=" counts.
+_MAX_FILLERS = {"key": 5, "token": 5, "secret": 5}
+_FEW = 3
 _CONNECTORS = frozenset({
     "is", "was", "are", "be", "now", "=", ":", "-", "–", "—", "=>", "->", "ist", "lautet", "lauten", "war", "est",
     "es", "era", "é", "è", "e", "är", "var", "er", "on", "to", "jest", "je", "adalah", "là", "ialah", "это",
     "with", "using", "use", "mit", "avec", "con", "com", "met", "per", "als", "as:", "是", "为", "為", "は", "는",
     "은", "が", "です", "olarak", "ir", "yra", "este", "είναι", "היא", "הוא", "هي", "هو", "ni", "คือ", "/", "|",
-    "ul", "ay", "wa", "lautete", "és", "ez", "→", "⇒", "ялтай", "є", "jest:", "ist:", "adalah:",
+    "ul", "ay", "wa", "lautete", "és", "ez", "→", "⇒", "ялтай", "є", "jest:", "ist:", "adalah:", "med", "mittels",
 })
 # Connectors that hand a value over: "is", ":", "=" (and the word itself: "key Rv7$…").
 _PRIMARY = frozenset({"is", ":", "=", "context", "was", "are", "ist", "lautet", "est", "es", "é", "è", "är", "er",
                       "on", "jest", "je", "adalah", "là", "ialah", "este", "és", "είναι", "是", "は", "는", "은", "ni", "คือ"})
 # Connectors after which only a strong password counts ("hashing with argon2id" is none).
-_WEAK_CONNECTORS = frozenset({"with", "using", "use", "mit", "avec", "con", "com", "met", "per", "to", "als", "e"})
+_WEAK_CONNECTORS = frozenset({"with", "using", "use", "mit", "avec", "con", "com", "met", "per", "to", "als", "e", "med",
+                              "mittels"})
 _TOKEN = re.compile(r"\S+")
 _STRIP = "\"'`“”„«»‚‘’()[]<>{}"
 _TRAILING = ".,;:)]}>\"'`”»"
@@ -103,7 +112,10 @@ _CODE = re.compile(r"[A-Za-z_][\w.]*\(|\w\.\w+\.|^\w+\.[a-z_]+$")
 _WINDOW = 160
 _HINT_WINDOW = 100  # the value starts this close to its word
 _MAX_WORDS = 9
-_FILLER = re.compile(r"[^\W\d_]{1,24}[:,]?|\d{1,2}[:.)]?|\([^()\s]{1,20}\):?|#\d{1,3}:?", re.UNICODE)
+# Fillers between a word and its value: hyphenated and elided words (e-mail, Wi-Fi,
+# l'ordinateur), abbreviations with a case ending after a colon (wifi:t, USB:n), user names
+# (app_user, svc.backup).
+_FILLER = re.compile(r"[^\W\d_]{1,24}(?:[-'’][^\W\d_]{1,24}){0,2}(?::[^\W\d_]{1,3})?[:,]?|[a-z][a-z0-9]{0,15}[_.][a-z0-9_.]{1,16}|\d{1,2}[:.)]?|\([^()\s]{1,20}\):?|#\d{1,3}:?", re.UNICODE)
 
 
 def password_like(value: str, strong: bool = False) -> bool:
@@ -163,6 +175,8 @@ def _is_secret(value: str, word: str, connector: str, fillers: int) -> bool:
         return (looks_random(value, 16) and any(c.isupper() for c in value) and any(c.islower() for c in value)
                 and any(c.isdigit() for c in value))
     if word in _KEY_WORDS and word not in ("pin", "seed"):
+        if fillers > _FEW:
+            return connector in _PRIMARY and connector != "context" and looks_random(value, 16)
         return looks_random(value, 16) or (connector in _PRIMARY and password_like(value, strong=True)
                                            and (connector != "context" or word == "key" and not fillers))
     if word in _CODES and _PIN.fullmatch(value):
@@ -171,7 +185,9 @@ def _is_secret(value: str, word: str, connector: str, fillers: int) -> bool:
         return False
     if word == "seed":
         return looks_random(value, 16)
-    if word in ("log in", "login", "logon", "sign in", "signin", "anmelden", "connexion"):
+    if word in _LOGINS:
+        if connector == "context" and " " in word:
+            return False  # "ssh into prod-db-01": the place, not the password
         return password_like(value, strong=True)
     return password_like(value, strong=connector in _WEAK_CONNECTORS)
 

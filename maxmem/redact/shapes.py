@@ -233,8 +233,10 @@ _ID_PREFIXES = frozenset({"sha1", "sha224", "sha256", "sha384", "sha512", "md5",
                           "event", "id", "uuid", "nonce", "hash", "digest", "pk", "pub", "public", "org", "user",
                           "cus", "price", "prod", "sub", "pi", "pm", "ch", "in", "acct", "po", "data", "test", "img"})
 _SECRET_PREFIX_WORDS = frozenset({"sk", "pat", "secret", "key", "token", "api", "auth", "access", "private", "priv",
-                                  "pw", "pass", "apikey"})
+                                  "pw", "pass", "apikey", "tkn", "pwd", "sec", "rk"})
 _TOKEN_TAIL = re.compile(r"[A-Za-z0-9+/=_-]*")
+# One more word of a vendor prefix: a short lower-case word, or letters with a digit (na1, v1), then - or _.
+_PREFIX_WORD = re.compile(r"(?:[a-z]{1,5}|[a-z]{1,3}[0-9])[-_]")
 
 
 def _prefixed(text: str, start: int, end: int, before: str) -> Hit | None:
@@ -244,14 +246,20 @@ def _prefixed(text: str, start: int, end: int, before: str) -> Hit | None:
     if not match or match.group("prefix").split("-")[0].split("_")[0].lower() in _ID_PREFIXES:
         return None
     prefix, body = match.group("prefix"), match.group("body")
+    more = _PREFIX_WORD.match(body)
+    while more and len(body) - more.end() >= 16 and prefix.count("_") + prefix.count("-") < 4:
+        prefix, body = prefix + more.group(0), body[more.end():]  # dckr_ pat_ …: the prefix's own words
+        more = _PREFIX_WORD.match(body)
     segments = len(re.findall(r"[-_]", prefix))
     flat = body.replace("-", "").replace("_", "")
+    words = set(re.split(r"[-_]", prefix.lower()))
     if _is_uuid_body(body):  # pat-na1-<uuid>, sk-lf-<uuid>: a UUID is a secret only when the prefix says so
-        words = set(re.split(r"[-_]", prefix.lower()))
         if words.isdisjoint(_SECRET_PREFIX_WORDS):
             return None
         return Hit("token", start, end, f"token with a vendor prefix ({prefix}…)")
-    if len(flat) < (20 if segments >= 2 else 28) or not looks_random(flat, 20):
+    # A prefix word that says secret (pat, sk, key, token) vouches for a shorter body.
+    shortest = 16 if not words.isdisjoint(_SECRET_PREFIX_WORDS) else 20 if segments >= 2 else 28
+    if len(flat) < shortest or not looks_random(flat, min(shortest, 20)):
         return None
     if not any(c.isdigit() for c in flat) or not any(c.isalpha() for c in flat):
         return None
@@ -400,7 +408,10 @@ def pem_hits(text: str) -> Iterator[Hit]:
         if not _PEM_BODY.search(text, match.end(), close):  # the markers alone: no key
             at = text.find("-----BEGIN ", close)
             continue
-        yield Hit("private-key", at, close + len(end_marker), "PEM private key block")
+        stop = close + len(end_marker)
+        if text.startswith("\\n", stop) and text[stop + 2:stop + 3] in ("\"", "'"):
+            stop += 2  # "private_key": "-----BEGIN …-----END PRIVATE KEY-----\n": the string's last line
+        yield Hit("private-key", at, stop, "PEM private key block")
         at = text.find("-----BEGIN ", close + len(end_marker))
 
 
@@ -466,11 +477,23 @@ def private_hits(text: str, lowered: str) -> Iterator[Hit]:
 # may hold / @ ? # (unencoded): it runs to the last @ that a host follows.
 _URL_CREDENTIALS = re.compile(r"://(?P<user>[^\s:/?#@\"'<>\\]{0,256}):(?P<secret>[^\s\"'<>\\]{1,256}?)@"
                               r"(?P<host>[A-Za-z0-9\[][A-Za-z0-9.\-\[\]:%]{0,255})(?=[/?#\s\"'<>\\;,)]|\Z)")
+_URL_CREDENTIALS_WIDE = re.compile(_URL_CREDENTIALS.pattern.replace("{1,256}?)@", "{1,256})@"))
 # https://<token>@github.com/…: a random user with no password is a token (git, npm, pip).
 _URL_TOKEN_USER = re.compile(r"://(?P<secret>[A-Za-z0-9_.~%-]{20,256})@[A-Za-z0-9\[]")
 _PORT = re.compile(r"\d{1,5}(?:[/?#]|\Z)")
 _URL_PLACEHOLDERS = frozenset({"password", "pass", "passwd", "pwd", "secret", "pw", "p", "x", "token",
                                "mypassword", "yourpassword", "pass123", "changeme"})
+
+
+def _last_at(text: str, match: re.Match[str]) -> re.Match[str]:
+    """The same credentials run to a later @ of the URL when a host follows it
+    (p@ss/w0rd#1@db): what stood between was the password's, unless it reads as the
+    URL's query (?next=a@b.com)."""
+    wider = _URL_CREDENTIALS_WIDE.match(text, match.start())
+    if wider is None or wider.end("secret") <= match.end("secret"):
+        return match
+    between = text[match.end("secret"):wider.end("secret")]
+    return match if "=" in between or "&" in between else wider
 
 
 def url_hits(text: str) -> Iterator[Hit]:
@@ -480,6 +503,7 @@ def url_hits(text: str) -> Iterator[Hit]:
         at_sign = text.find("@", at, at + 600)
         match = _URL_CREDENTIALS.match(text, at) if at_sign >= 0 else None
         if match:
+            match = _last_at(text, match)
             secret = match.group("secret")
             if not (secret.startswith(("[REDACTED", "$")) or is_placeholder(secret) or _PORT.match(secret)
                     or match.group("user").startswith("[REDACTED")

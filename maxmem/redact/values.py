@@ -136,6 +136,12 @@ def name_strength(name: str, flag: bool = False, query: bool = False) -> Strengt
     head, qualifiers = words[-1], words[:-1]
     if head in ("sig", "signature"):
         return Strength.TOKEN if query else None
+    if head == "id" and qualifiers[-2:] in (["private", "key"], ["access", "key"], ["secret", "key"], ["secret"]):
+        # private_key_id, accessKeyId: the id of a key, half of the credential, when random;
+        # a secret_id (Vault AppRole, Tencent SecretId) is the secret itself
+        if any(q in _NOT_SECRET_QUALIFIERS for q in qualifiers):
+            return None
+        return Strength.TOKEN if qualifiers[-1] == "secret" else Strength.WEAK
     if head not in SECRET_HEADS:
         return None
     if any(q in _NOT_SECRET_QUALIFIERS for q in qualifiers):
@@ -250,7 +256,10 @@ def camel_words(value: str) -> bool:
     chunks = _CHUNKS.findall(value)
     words = [c for c in chunks if len(c) >= 3 and c[0].isupper() and c[1:].islower() and _VOWELS & set(c)]
     letters = sum(c.isalpha() for c in value)
-    return len(words) >= 2 and sum(map(len, words)) >= 0.6 * letters
+    # Random capitals cut noise into "words" too (VZiwAavyUTkiZp: V Ziw Aavy U Tki Zp); a
+    # name has at most two stray pieces of one or two letters (MyAppKeyV2).
+    stray = sum(len(c) <= 2 and not c.isupper() or len(c) == 1 for c in chunks)
+    return len(words) >= 2 and sum(map(len, words)) >= 0.6 * letters and stray <= 2
 
 
 def is_placeholder(value: str) -> bool:
