@@ -22,6 +22,7 @@ from .shapes import Hit
 from .values import (
     FOREIGN_PASSWORDS,
     Strength,
+    find_words,
     is_placeholder,
     looks_random,
     name_strength,
@@ -71,16 +72,13 @@ def _head(name: str) -> str:
     return re.split(r"[_.-]", name.lower())[-1]
 
 
-def keyword_positions(lowered: str, keywords: Iterable[str]) -> list[tuple[int, int]]:
-    """(offset, length) of each keyword in `lowered`, in order: one find per keyword."""
-    found: list[tuple[int, int]] = []
-    for keyword in keywords:
-        at = lowered.find(keyword)
-        while at >= 0:
-            found.append((at, len(keyword)))
-            at = lowered.find(keyword, at + len(keyword))
-    found.sort()
-    return found
+def keyword_positions(lowered: str, keywords: Iterable[str], data: bytes | None = None) -> list[tuple[int, int]]:
+    """(offset, length) of each keyword in `lowered`, in order: one find per keyword, in
+    `data` (`lowered` in UTF-8, when given: a byte scan, several times faster than one
+    over a text that holds a character outside Latin-1)."""
+    if data is None:
+        data = lowered.encode("utf-8", "surrogatepass")
+    return sorted((at, len(word)) for at, word in find_words(lowered, data, list(dict.fromkeys(keywords))))
 
 
 def named_hits(text: str, lowered: str, secret_words: frozenset[str] = frozenset(),
@@ -164,7 +162,7 @@ _PASS_NOT_LABEL = frozenset({"test", "tests", "check", "checks", "build", "build
                              "will", "must", "can", "to", "would", "both", "lint", "job", "jobs", "suite", "suites",
                              "specs", "spec", "cases", "assertions", "now", "still", "first", "second", "then", "and",
                              "does", "did", "didn", "doesn", "not", "might", "may", "hall", "boarding", "bus", "day",
-                             "season", "free", "hall", "mountain", "single", "double", "multi", "two", "one"})
+                             "season", "free", "mountain", "single", "double", "multi", "two", "one"})
 
 
 def _strength(text: str, name: str, start: int, flag: bool, query: bool,

@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterator
 
 from .shapes import Hit
-from .values import find_words, present_words, word_index
+from .values import char_offset, find_words, present_words, word_index
 
 __all__ = ["card_hits", "der_hits", "jwk_hits", "phrase_hits", "putty_hits"]
 
@@ -50,30 +50,27 @@ _B64_CLASSES = bytes(ord("a") if i in _B64_BYTES else ord(" ") for i in range(25
 _B64_RUN = b"a" * 40
 
 
-def _base64_starts(text: str) -> Iterator[int]:
-    """Offsets in `text` of base64 runs of 40 or more that start like DER or OpenSSH."""
-    data = text.encode("utf-8", "surrogatepass")
+def _base64_starts(text: str, data: bytes) -> Iterator[int]:
+    """Offsets in `text` (`data` in UTF-8) of base64 runs of 40 or more that start like
+    DER or OpenSSH."""
     classes = data.translate(_B64_CLASSES)
     same = len(data) == len(text)
-    chars = done = 0
     pos = classes.find(_B64_RUN)
     while pos >= 0:
         if data[pos] == 77 or data.startswith(b"b3Bl", pos):  # M
-            if same:
-                yield pos
-            else:
-                chars += len(data[done:pos].decode("utf-8", "surrogatepass"))
-                done = pos
-                yield chars
+            yield pos if same else char_offset(data, pos)
         end = classes.find(b" ", pos + 40)
         if end < 0:
             return
         pos = classes.find(_B64_RUN, end)
 
 
-def der_hits(text: str) -> Iterator[Hit]:
-    """Base64 private-key bodies (PEM without its BEGIN line, a key pasted alone)."""
-    for at in _base64_starts(text):
+def der_hits(text: str, data: bytes | None = None) -> Iterator[Hit]:
+    """Base64 private-key bodies (PEM without its BEGIN line, a key pasted alone; `data`:
+    `text` in UTF-8, when encoded already)."""
+    if data is None:
+        data = text.encode("utf-8", "surrogatepass")
+    for at in _base64_starts(text, data):
         match = _B64_BLOCK.match(text, at)
         if not match or (at and text[at - 1] in "+/="):
             continue

@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .values import is_placeholder, looks_random, wallet_key
+from .values import char_offset, is_placeholder, looks_random, wallet_key
 
 __all__ = ["PRIVATE", "Hit", "azure_hits", "key_block_hits", "pem_hits", "private_hits", "provider_hits", "url_hits",
            "webhook_hits"]
@@ -142,13 +142,11 @@ _CONTEXT_FIRST = frozenset(b"AS")  # AKIA…/ASIA… (AWS), AC…/SK… (Twilio)
 _ESCAPE_BYTES = frozenset(b"nrtbf")
 
 
-def _candidate_runs(text: str) -> Iterator[tuple[int, int]]:
-    """(start, end) in `text` of the token runs worth a look, in order."""
-    data = text.encode("utf-8", "surrogatepass")
+def _candidate_runs(text: str, data: bytes) -> Iterator[tuple[int, int]]:
+    """(start, end) in `text` (`data` in UTF-8) of the token runs worth a look, in order."""
     classes = data.translate(_CLASSES)
     n = len(data)
     same = n == len(text)  # ASCII: byte offsets are character offsets
-    char_at = byte_at = 0
     find = classes.find
     pos = find(_NEEDLE)
     while pos >= 0:
@@ -169,9 +167,8 @@ def _candidate_runs(text: str) -> Iterator[tuple[int, int]]:
             if same:
                 yield pos, end
             else:
-                char_at += len(data[byte_at:pos].decode("utf-8", "surrogatepass"))
-                byte_at = pos
-                yield char_at, char_at + end - pos  # a run is ASCII: as many characters as bytes
+                at = char_offset(data, pos)
+                yield at, at + end - pos  # a run is ASCII: as many characters as bytes
         pos = find(_NEEDLE, end)
 
 
@@ -186,11 +183,14 @@ def _placeholder_body(token: str, prefix: str) -> bool:
     return len(stripped) < 8 or len(set(stripped)) < 6
 
 
-def provider_hits(text: str) -> Iterator[Hit]:
-    """Provider keys and tokens, and the secrets found beside AWS and Twilio ids."""
+def provider_hits(text: str, data: bytes | None = None) -> Iterator[Hit]:
+    """Provider keys and tokens, and the secrets found beside AWS and Twilio ids (`data`:
+    `text` in UTF-8, when encoded already)."""
     n = len(text)
     by_start, by_lead = _BY_START, _BY_LEAD
-    for start, end in _candidate_runs(text):
+    if data is None:
+        data = text.encode("utf-8", "surrogatepass")
+    for start, end in _candidate_runs(text, data):
         before = text[start - 1] if start else ""
         if before == "\\" and text[start] in _ESCAPES:
             start += 1
@@ -539,10 +539,12 @@ def _real_hook(path: str) -> bool:
     return len(path) >= 12 and not is_placeholder(re.split(_SEP, path)[-1])
 
 
-def webhook_hits(text: str, lowered: str) -> Iterator[Hit]:
+def webhook_hits(text: str, lowered: str, data: bytes | None = None) -> Iterator[Hit]:
     """Slack, Discord and Microsoft Teams incoming-webhook URLs: the path after the host
-    (`lowered`: the text lowercased, where the hosts are looked for)."""
+    (`lowered`: the text lowercased, where the hosts are looked for; `data`: it in UTF-8)."""
     for host, kind in _WEBHOOK_KINDS.items():
+        if data is not None and host.encode() not in data:
+            continue  # a scan of bytes, not of a text four bytes a character
         at = lowered.find(host)
         while at >= 0:
             match = _WEBHOOKS[kind].match(text, at)

@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterator
 
 from .shapes import Hit
-from .values import SECRET_HEADS, looks_random, name_strength
+from .values import SECRET_HEADS, char_offset, looks_random, name_strength
 
 __all__ = ["dollar_hits", "random_run_hits"]
 
@@ -149,13 +149,14 @@ def _judge(text: str, start: int, end: int, blocks: tuple[list[int], list[int]])
     return Hit("token", start, end, "long random token (three character classes, no word)")
 
 
-def random_run_hits(text: str) -> Iterator[Hit]:
-    """Runs of 32+ token characters random enough to be a key, standing on their own."""
-    data = text.encode("utf-8", "surrogatepass")
+def random_run_hits(text: str, data: bytes | None = None) -> Iterator[Hit]:
+    """Runs of 32+ token characters random enough to be a key, standing on their own
+    (`data`: `text` in UTF-8, when encoded already)."""
+    if data is None:
+        data = text.encode("utf-8", "surrogatepass")
     classes = data.translate(_CLASSES)
     n = len(data)
     same = n == len(text)
-    char_at = byte_at = 0
     blocks = _public_blocks(text) if "-----BEGIN " in text else ([], [])
     find = classes.find
     pos = find(_NEEDLE)
@@ -169,10 +170,7 @@ def random_run_hits(text: str) -> Iterator[Hit]:
         if before not in _BASE64_SIDE and after not in _BASE64_SIDE and before != 47 and end - start >= _MIN_NOT_BASE58:
             token = data[start:end].decode()
             if _BECH32_SECRET.match(token) or _classes(token):
-                if not same:  # offsets in characters, counted on from the last run looked at
-                    char_at += len(data[byte_at:start].decode("utf-8", "surrogatepass"))
-                    byte_at = start
-                at = start if same else char_at
+                at = start if same else char_offset(data, start)
                 hit = _judge(text, at, at + end - start, blocks)
                 if hit:
                     yield hit

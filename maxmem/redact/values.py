@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable
 from enum import IntEnum
@@ -28,7 +29,9 @@ __all__ = [
     "name_strength",
     "shannon",
     "value_is_secret",
+    "char_offset",
     "find_words",
+    "inside_words",
     "present_words",
     "word_index",
     "text_words",
@@ -410,6 +413,22 @@ def text_words(data: bytes) -> frozenset[bytes]:
     return frozenset(data.translate(_LETTERS).split())
 
 
+_NOT_LETTERS = re.compile(r"[^a-z\x80-\U0010ffff]+")
+
+
+def inside_words(words: frozenset[bytes], needles: Iterable[str]) -> list[str]:
+    """The lower-case `needles` that may occur in the text whose `words` these are: each
+    run of letters of a needle inside one of the words (a scan of the distinct words,
+    a few KB, instead of the whole text)."""
+    blob = b" ".join(words)
+    out = []
+    for needle in needles:
+        parts = [p.encode() for p in _NOT_LETTERS.split(needle) if p]
+        if all(p in blob for p in parts):
+            out.append(needle)
+    return out
+
+
 _ENDINGS = (b"", b"s", b"es", b"si", b"n", b"en", b"a", b"e", b"i", b"u", b"et", b"er", b"ul", b"ta", b"y",
             "ı".encode(), "ü".encode(), "ın".encode())  # passwords, şifresi (Turkish: its password), salasanan
 
@@ -495,9 +514,38 @@ def find_words(lowered: str, data: bytes, words: Iterable[str]) -> list[tuple[in
     found.sort(key=lambda f: (f[0], -len(f[1])))
     if len(data) == len(lowered):
         return found
-    out, chars, done = [], 0, 0
-    for at, word in found:
-        chars += len(data[done:at].decode("utf-8", "surrogatepass"))
-        done = at
-        out.append((chars, word))
-    return out
+    return [(char_offset(data, at), word) for at, word in found]
+
+
+# UTF-8 continuation bytes (10xxxxxx) as "c", every other byte as ".".
+_CONTINUATION = bytes(ord("c") if 0x80 <= i < 0xC0 else ord(".") for i in range(256))
+_Runs = tuple[bytes, list[int], list[int]]
+_last_runs: list[_Runs] = []  # the texts looked at last, by identity (equal texts compare slowly)
+
+
+def _continuations(data: bytes) -> tuple[list[int], list[int]]:
+    """Where each run of UTF-8 continuation bytes ends, and how many precede that end."""
+    for seen, ends, counts in _last_runs:
+        if seen is data:
+            return ends, counts
+    ends, counts, total = [], [], 0
+    marks = data.translate(_CONTINUATION)
+    at = marks.find(b"c")
+    while at >= 0:
+        end = marks.find(b".", at)
+        end = len(marks) if end < 0 else end
+        total += end - at
+        ends.append(end)
+        counts.append(total)
+        at = marks.find(b"c", end)
+    _last_runs[:] = [*_last_runs[-1:], (data, ends, counts)]  # the text and its UTF-8, lower-cased
+    return ends, counts
+
+
+def char_offset(data: bytes, at: int) -> int:
+    """The offset in characters of the byte offset `at` of UTF-8 `data` (at a character's
+    first byte): the bytes before it less their continuation bytes. The runs of those are
+    found once per text, so each offset costs a binary search."""
+    ends, counts = _continuations(data)
+    i = bisect_right(ends, at)
+    return at - (counts[i - 1] if i else 0)
