@@ -146,10 +146,27 @@ _FIELD_BEFORE = re.compile(r"""(?i)(?<![A-Za-z0-9_])(?:name|key)\\?["']?[ \t]{0,
 _VALUE_FIELD = re.compile(r"""(?i)(?<![A-Za-z0-9_])value\\?["']?[ \t]{0,4}[:=][ \t]{0,4}""")
 
 
+# variable "db_password" { default = "x" } (HCL), a block named by the secret whose
+# default or value field holds it.
+_BLOCK_VALUE = re.compile(r"""\\?["']?[ \t]{0,8}\{[^{}]{0,200}?(?<![\w.])(?:default|value)[ \t]{0,4}[=:][ \t]{0,4}""")
+# <entry key="password">x</entry> (Java's XML properties), <setting name="ApiKey">x</setting>
+_ELEMENT_TEXT = re.compile(r"""\\?["'][ \t]{0,4}>""")
+
+
 def _pair(text: str, name: str, start: int, end: int) -> Hit | None:
+    block = _BLOCK_VALUE.match(text, end)
+    if block and text[start - 1:start] in "\"'":
+        strength = name_strength(name)
+        return _value_at(text, name, strength, block.end(), True, f"default of the {name} block") if strength else None
     if not _FIELD_BEFORE.search(text, max(0, start - 24), start):
         return None
     strength = name_strength(name)
+    element = _ELEMENT_TEXT.match(text, end)
+    if strength and element:
+        close = text.find("</", element.end(), element.end() + _MAX_QUOTED)
+        if close > element.end() and "\n" not in text[element.end():close]:
+            hit = _value_at(text, name, strength, element.end(), True, f"<… {name}> element", element=True)
+            return Hit(hit.kind, hit.start, min(hit.end, close), hit.rule) if hit else None
     field = _VALUE_FIELD.search(text, end, min(len(text), end + 120)) if strength else None
     if strength is None or field is None or re.search(r"(?i)\b(?:name|key)\b", text[end:field.start()]):
         return None
@@ -183,6 +200,11 @@ def _strength(text: str, name: str, start: int, flag: bool, query: bool,
     return name_strength(name, flag, query)
 
 
+# $password = 'x'; (PHP, Perl, PowerShell), @token = "x" (Ruby): a variable given a literal.
+_QUOTED_SET = re.compile(r"""\\{0,3}["']?[ \t]{0,8}(?::=|[:=])[ \t]{0,8}\\{0,3}["']""")
+_VARIABLE_SET = re.compile(r"""[ \t]{0,8}=[ \t]{0,8}(?P<q>["'])[^"'\n]{1,256}(?P=q)""")
+
+
 def _judge(text: str, lowered: str, name: str, start: int, end: int, secret_words: frozenset[str],
            ignore_names: frozenset[str]) -> Hit | None:
     """The hit for the name text[start:end], or None (not a secret name, or no value).
@@ -193,7 +215,8 @@ def _judge(text: str, lowered: str, name: str, start: int, end: int, secret_word
         dashes += 1
     if dashes:
         before = text[start - dashes - 1] if start - dashes else "\n"
-    if before in "$%@" or (before == "{" and start >= 2 and text[start - 2] == "$"):
+    if (before in "$%@" and not (before in "$@" and _VARIABLE_SET.match(text, end))) or (
+            before == "{" and start >= 2 and text[start - 2] == "$"):
         return None  # $API_KEY, ${API_KEY}, %API_KEY%, @token_required: a reference
     if name.lower() in ignore_names:
         return None
@@ -201,6 +224,8 @@ def _judge(text: str, lowered: str, name: str, start: int, end: int, secret_word
     query = before in "?&"
     # ;Pwd=… in a connection string is as plain a password as --pwd
     strength = _strength(text, name, start, flag or before == ";", query, secret_words)
+    if strength is None and name.lower() in ("pwd", "pw") and _QUOTED_SET.match(text, end):
+        strength = Strength.TOKEN  # pwd = "x", "pw": "x": a literal given to it is no working directory
     if strength is None:
         return None
     if before == "<" and text.startswith(">", end):  # <password>x</password>
@@ -383,7 +408,9 @@ _COMMANDS: dict[str, re.Pattern[str]] = {
 _FLAG = re.compile(r" -(?:[pPuUawk]|-(?:http-|proxy-)?user)")
 _COMMAND_WORD = re.compile(r"(?:(?<![a-z0-9])|(?<=\\[nrt]))(mysql|mariadb|sshpass|login|redis-cli|mongo|sqlcmd|ldap|openssl|"
                            r"(?:un)?zip|7z|smbclient|curl|wget)")
-_LOGIN_TOOLS = re.compile(r"(?:docker|podman|nerdctl|buildah|skopeo|oras|helm(?: registry)?|crane auth|cf)\s+$")
+# `<tool> login -u USER -p PASSWORD`: docker, podman, helm registry, oc, az, cf, argocd …
+# (any tool word before "login"; login(1) itself, run alone or by sudo, takes no password).
+_LOGIN_TOOLS = re.compile(r"(?<![\w-])(?!sudo\b|exec\b|su\b|doas\b)[a-z][a-z0-9_.-]{0,30}(?: registry| auth)?\s+$")
 
 
 def command_hits(text: str, lowered: str) -> Iterator[Hit]:

@@ -73,7 +73,7 @@ _CONNECTORS = frozenset({
     "es", "era", "é", "è", "e", "är", "var", "er", "on", "to", "jest", "je", "adalah", "là", "ialah", "это",
     "with", "using", "use", "mit", "avec", "con", "com", "met", "per", "als", "as:", "是", "为", "為", "は", "는",
     "은", "が", "です", "olarak", "ir", "yra", "este", "είναι", "היא", "הוא", "هي", "هو", "ni", "คือ", "/", "|",
-    "ul", "ay", "wa", "lautete", "és", "ez", "→", "⇒", "ялтай", "є", "jest:", "ist:", "adalah:", "med", "mittels",
+    "ul", "ay", "wa", "lautete", "és", "ez", "→", "⇒", "ялтай", "є", "jest:", "ist:", "adalah:", "med", "mittels", "है", "hai",
 })
 # Connectors that hand a value over: "is", ":", "=" (and the word itself: "key Rv7$…").
 _PRIMARY = frozenset({"is", ":", "=", "context", "was", "are", "ist", "lautet", "est", "es", "é", "è", "är", "er",
@@ -146,7 +146,7 @@ def _candidate(token: str) -> tuple[str, int]:
     """The value a token may hold, and its offset in the token: quotes and the
     sentence's punctuation off, a CJK particle glued in front off."""
     start = 0
-    while start < len(token) and token[start] in _STRIP:
+    while start < len(token) and (token[start] in _STRIP or token[start] in ":=" and start + 1 < len(token) and token[start + 1] in _STRIP):
         start += 1
     end = len(token)
     while end > start and token[end - 1] in _TRAILING:

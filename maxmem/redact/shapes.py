@@ -280,8 +280,8 @@ def _dotted(text: str, start: int, end: int) -> Hit | None:
     if prefix.group(0).split(".")[0] in _ID_PREFIXES:
         return None
     flat = text[start:end].replace("-", "").replace("_", "")
-    if not looks_random(flat, 20) or not any(c.isdigit() for c in flat):
-        return None
+    if not looks_random(flat, 20) or not looks_random(text[start:end], 20) or not any(c.isdigit() for c in flat):
+        return None  # apsw.FTS5_TOKENIZE_DOCUMENT: a constant's name, words once its _ are seen
     tail = _DOTTED_TAIL.match(text, end)
     return Hit("token", prefix.start(), tail.end() if tail else end, f"token with a vendor prefix ({prefix.group(0)}…)")
 

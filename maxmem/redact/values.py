@@ -309,7 +309,7 @@ def _mostly_words(value: str) -> bool:
     for part in parts:
         letters = part.rstrip("0123456789")
         if (len(part) - len(letters) <= 2 and len(letters) >= 3 and letters.isalpha()
-                and (letters.islower() or letters.istitle()) and _VOWELS & set(letters)):
+                and (letters.islower() or letters.istitle() or letters.isupper()) and _VOWELS & set(letters)):
             word_chars += len(part)
     return word_chars >= 0.6 * sum(map(len, parts))
 
@@ -430,7 +430,8 @@ def inside_words(words: frozenset[bytes], needles: Iterable[str]) -> list[str]:
 
 
 _ENDINGS = (b"", b"s", b"es", b"si", b"n", b"en", b"a", b"e", b"i", b"u", b"et", b"er", b"ul", b"ta", b"y",
-            "ı".encode(), "ü".encode(), "ın".encode())  # passwords, şifresi (Turkish: its password), salasanan
+            "ı".encode(), "ü".encode(), "ın".encode(),  # passwords, şifresi (Turkish: its password), salasanan
+            b"m", b"ni", b"nsa", b"mme", b"nya", b"ku", b"mu")  # possessives: şifrem, salasanani, sandinya
 
 
 _Phrase = tuple[str, tuple[frozenset[bytes], ...], frozenset[str]]
