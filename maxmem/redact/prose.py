@@ -101,6 +101,8 @@ _WORD_TAIL = re.compile(r"[^\W_]*")
 _PUBLIC = ("public", "pub", "öffentlicher", "öffentliche", "publique", "pública", "publica", "pubblica", "公开", "公钥")
 _CODE_BEFORE = frozenset("_.$-/\\@#")
 _CODE_AFTER = frozenset("=),.]}\\;|<>")
+# A context word glued to digits or symbols starts a value (Pw4!Tz8#Qm, Key9…), not a sentence.
+_IN_VALUE = re.compile(r"[^\W_]{0,12}[\d!@#$%^&*+?~]")
 _AHEAD = re.compile(r"[ \t]{0,4}(.)")
 # A key word followed by one of these names something else: "key fingerprint", "token count".
 _NOT_VALUES = frozenset({"fingerprint", "fingerprints", "id", "ids", "type", "types", "size", "length", "name", "names",
@@ -267,13 +269,15 @@ def prose_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes],
                     yield earlier
             continue  # login?next=, password+reset, token.py, "token": a name in code, a URL, JSON
         ahead = _AHEAD.match(text, end + len(rest))
-        if ahead and ahead.group(1) in _CODE_AFTER:
-            continue  # token = …, key.get(…), key, value: code (assignments are named_hits')
+        if (ahead and ahead.group(1) in _CODE_AFTER
+                and not (word in _LABELS and ahead.group(1) == "=" and not text.startswith("==", ahead.start(1)))):
+            continue  # (pw = …, a label given a value, reads on: code is no password's shape)  # token = …, key.get(…), key, value: code (assignments are named_hits')
         # The window ends where the next context word starts: that one reads its own value.
         hint = _VALUE_HINT.search(text, end + len(rest), end + len(rest) + _HINT_WINDOW)
         following = len(text)
         if hint:
-            following = next((c for c, _ in contexts[number + 1:number + 4] if c >= end and text[c - 1] in " \t\n"),
+            following = next((c for c, w in contexts[number + 1:number + 4]
+                              if c >= end and text[c - 1] in " \t\n" and not _IN_VALUE.match(text, c + len(w))),
                              following)
             hint = hint if hint.start() < following else None
         if word in _CODE_LISTS:

@@ -139,7 +139,8 @@ def name_strength(name: str, flag: bool = False, query: bool = False) -> Strengt
     head, qualifiers = words[-1], words[:-1]
     if head in ("sig", "signature"):
         return Strength.TOKEN if query else None
-    if head == "id" and qualifiers[-2:] in (["private", "key"], ["access", "key"], ["secret", "key"], ["secret"]):
+    if head == "id" and (qualifiers[-2:] in (["private", "key"], ["access", "key"], ["secret", "key"])
+                         or qualifiers[-1:] == ["secret"]):
         # private_key_id, accessKeyId: the id of a key, half of the credential, when random;
         # a secret_id (Vault AppRole, Tencent SecretId) is the secret itself
         if any(q in _NOT_SECRET_QUALIFIERS for q in qualifiers):
