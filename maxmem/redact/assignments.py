@@ -373,7 +373,7 @@ def bearer_hits(text: str, lowered: str) -> Iterator[Hit]:
     at = lowered.find("bearer")
     while at >= 0:
         if at == 0 or not text[at - 1].isalnum():
-            spaces = _SPACES.match(text, at + 6)
+            spaces = _SPACES.match(text, at + 7 if text.startswith(":", at + 6) else at + 6)  # Bearer: x
             if spaces:
                 span = _read_value(text, spaces.end())
                 if span and _token_like(text[span[0]:span[1]], "bearer"):

@@ -73,7 +73,7 @@ _CONNECTORS = frozenset({
     "es", "era", "é", "è", "e", "är", "var", "er", "on", "to", "jest", "je", "adalah", "là", "ialah", "это",
     "with", "using", "use", "mit", "avec", "con", "com", "met", "per", "als", "as:", "是", "为", "為", "は", "는",
     "은", "が", "です", "olarak", "ir", "yra", "este", "είναι", "היא", "הוא", "هي", "هو", "ni", "คือ", "/", "|",
-    "ul", "ay", "wa", "lautete", "és", "ez", "→", "⇒", "ялтай", "є", "jest:", "ist:", "adalah:", "med", "mittels", "है", "hai",
+    "ul", "ay", "wa", "lautete", "és", "ez", "→", "⇒", "ялтай", "є", "jest:", "ist:", "adalah:", "med", "mittels", "है", "hai", ",",
 })
 # Connectors that hand a value over: "is", ":", "=" (and the word itself: "key Rv7$…").
 _PRIMARY = frozenset({"is", ":", "=", "context", "was", "are", "ist", "lautet", "est", "es", "é", "è", "är", "er",
@@ -262,14 +262,17 @@ def prose_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes],
             after = ":"  # "pass": "…", 'pwd': '…'
         if word in _LABELS and not (after in ":=" or _LABEL_IS.match(lowered, end + len(rest))):
             continue  # "pass the test", "pwd" the command: a label only when a value is given
+        # "here's the token, X": a comma and a space hand a random value over as well
+        comma = after == "," and word in _KEY_WORDS and text[end + len(rest) + 1:end + len(rest) + 2] == " "
         if after and not (after in " \t:" or not after.isascii() or not word.isascii()):
             if word in _BEFORE_WORDS and after in _SENTENCE_ENDS and not rest:  # "use ab12… as the token."
                 earlier = _before(text, start, word)
                 if earlier is not None:
                     yield earlier
-            continue  # login?next=, password+reset, token.py, "token": a name in code, a URL, JSON
+            if not comma:
+                continue  # login?next=, password+reset, token.py, "token": a name in code, a URL, JSON
         ahead = _AHEAD.match(text, end + len(rest))
-        if (ahead and ahead.group(1) in _CODE_AFTER
+        if (ahead and ahead.group(1) in _CODE_AFTER and not comma
                 and not (word in _LABELS and ahead.group(1) == "=" and not text.startswith("==", ahead.start(1)))):
             continue  # (pw = …, a label given a value, reads on: code is no password's shape)  # token = …, key.get(…), key, value: code (assignments are named_hits')
         # The window ends where the next context word starts: that one reads its own value.

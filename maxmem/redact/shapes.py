@@ -239,6 +239,11 @@ _TOKEN_TAIL = re.compile(r"[A-Za-z0-9+/=_-]*")
 _PREFIX_WORD = re.compile(r"(?:[a-z]{1,5}|[a-z]{1,3}[0-9])[-_]")
 
 
+def _three_classes(body: str) -> bool:
+    return (sum(c.isupper() for c in body) >= 3 and sum(c.islower() for c in body) >= 3
+            and sum(c.isdigit() for c in body) >= 3)
+
+
 def _prefixed(text: str, start: int, end: int, before: str) -> Hit | None:
     if before and before not in " \t\n\r\"'`:=(,>[{|":
         return None  # inside a path or a longer word
@@ -259,6 +264,8 @@ def _prefixed(text: str, start: int, end: int, before: str) -> Hit | None:
         return Hit("token", start, end, f"token with a vendor prefix ({prefix}…)")
     # A prefix word that says secret (pat, sk, key, token) vouches for a shorter body.
     shortest = 16 if not words.isdisjoint(_SECRET_PREFIX_WORDS) else 20 if segments >= 2 else 28
+    if 20 <= len(flat) < shortest and _three_classes(flat):
+        shortest = 20  # fly_…, rnd_…: a short body, but capitals, small letters and digits all mixed
     if len(flat) < shortest or not looks_random(flat, min(shortest, 20)):
         return None
     if not any(c.isdigit() for c in flat) or not any(c.isalpha() for c in flat):
