@@ -115,7 +115,7 @@ def jwk_hits(text: str, lowered: str) -> Iterator[Hit]:
 
 _PHRASE_CONTEXT = ("seed", "recovery", "mnemonic", "phrase", "backup words", "secret words", "wallet",
                    "wiederherstellungsphrase", "frase", "palabras", "récupération", "recuperação", "herstelzin",
-                   "odzyskiwania", "восстановления", "助记词", "リカバリー", "복구", "words", "word")
+                   "odzyskiwania", "восстановления", "助记词", "リカバリー", "복구", "words")
 # "words" counts only after a phrase's length: "my 24 words:", "the 12-word backup"
 _WORD_COUNT = re.compile(r"(?:12|15|18|21|24)[ -]\Z")
 _PHRASE_INDEX = word_index(_PHRASE_CONTEXT)
@@ -157,7 +157,7 @@ def _phrase_after(text: str, at: int) -> Hit | None:
 def phrase_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
     """12/15/18/21/24 short lower-case words after a recovery/seed-phrase context."""
     for at, word in find_words(lowered, data, present_words(words, _PHRASE_INDEX)):
-        if word in ("words", "word") and not _WORD_COUNT.search(text, max(0, at - 3), at):
+        if word == "words" and not _WORD_COUNT.search(text, max(0, at - 3), at):
             continue
         hit = _phrase_after(text, at + len(word))
         if hit:

@@ -492,6 +492,11 @@ def present_words(words: frozenset[bytes], candidates: WordIndex) -> list[str]:
     return sorted(found)
 
 
+# Words a phrase is never found by: in any text they are everywhere ("ssh into" by "ssh").
+_COMMON_PARTS = frozenset({b"in", b"into", b"on", b"onto", b"as", b"to", b"with", b"of", b"is", b"the", b"a", b"user",
+                           b"use", b"password"})
+
+
 def find_words(lowered: str, data: bytes, words: Iterable[str]) -> list[tuple[int, str]]:
     """(offset in `lowered`, word) of every occurrence of `words`, in order. Found in the
     UTF-8 `data` of `lowered` (a byte scan, twice as fast as one over a text that holds
@@ -501,9 +506,13 @@ def find_words(lowered: str, data: bytes, words: Iterable[str]) -> list[tuple[in
     # A phrase is found by its longest word, one scan for all the phrases that share it
     # ("door code", "alarm code", "access code": one scan for "code").
     by_anchor: dict[bytes, list[tuple[bytes, int, str]]] = {}
+    shared = Counter(p for word in words for p in set(word.encode().split(b" ")) if " " in word)
     for word in words:
         encoded = word.encode()
-        anchor = max(encoded.split(b" "), key=len)
+        parts = encoded.split(b" ")
+        # the part most phrases share (alarm code, door code: one scan for "code"), else the longest
+        anchor = encoded if not (parts[0] and parts[-1]) else max(  # " -b ": by itself
+            [p for p in parts if p not in _COMMON_PARTS] or parts, key=lambda p: (min(shared[p], 3), len(p)))
         by_anchor.setdefault(anchor, []).append((encoded, encoded.index(anchor), word))
     found = []
     for anchor, phrases in by_anchor.items():
