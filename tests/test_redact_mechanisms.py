@@ -137,6 +137,15 @@ FAMILY = [
     # possessive and case endings in other languages, connectors of other languages
     ("Kata sandiku adalah Id7#Wq2!Zx", ["Id7#Wq2!Zx"]),
     ("Wi-Fi का पासवर्ड है Hn4#Lz8!Qw", ["Hn4#Lz8!Qw"]),
+    # a code that opens a lock; a (user, password) pair under a credentials name; a prompt's colon
+    ("the code for the garage door is 60318", ["60318"]),
+    ('SERVICE_CREDS = ("etl", "Cr8!Wq3#Lz")', ["Cr8!Wq3#Lz"]),
+    ("Password for 'https://ci@git.example.com': Gt5#Lq8!Wz", ["Gt5#Lq8!Wz"]),
+    # a comma after a key word, a colon after Bearer, a seed phrase after its length
+    ("new deploy token, Wm4Zx8Lq2Rt7Pn3Vb9Yc6Hd", ["Wm4Zx8Lq2Rt7Pn3Vb9Yc6Hd"]),
+    ("Bearer: Rk7Zq2Lm9Wx4Tn8Pv3Yb6Hc1", ["Rk7Zq2Lm9Wx4Tn8Pv3Yb6Hc1"]),
+    ("my 12 words: cactus arena bamboo glove drift eagle fossil giraffe anchor coral bridge axis",
+     ["cactus arena bamboo glove drift eagle fossil giraffe anchor coral bridge axis"]),
     # a PEM key as a JSON string's value, its last escaped line break too
     ('{"private_key": "-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\\n'
      '-----END PRIVATE KEY-----\\n"}', ["MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcw", "-----END PRIVATE KEY-----\\n"]),
@@ -199,6 +208,11 @@ def test_each_mechanism_takes_out_a_value_it_was_not_written_from(text, secrets)
     "see https://example.com/a@b/c and user@example.com",
     "reason: int = apsw.FTS5_TOKENIZE_DOCUMENT) -> list[str]",
     "login -p alice",
+    "The code to the API is in src/; exit code of the process is 1234",
+    "status code 404 for the door endpoint",
+    "credentials = (\"admin\", read_pw())",
+    "for key, value in items.items():",
+    "reserved words: select from where group order limit offset join inner outer left right",
 ])
 def test_ordinary_technical_text_stays(text):
     assert redact(text) == (text, 0), explain(text)

@@ -56,7 +56,9 @@ _MAX_QUOTED = 1024
 _SCHEMES = {"bearer": "bearer", "token": "bearer", "basic": "basic-auth", "apikey": "bearer",
             "api-key": "bearer", "key": "bearer", "sso-key": "bearer", "bot": "bearer", "otp": "bearer",
             "jwt": "bearer", "digest": "", "negotiate": "bearer", "ntlm": "bearer"}
-_AUTH_TUPLE = re.compile(r"""\(\s{0,8}(["'])[^"'\n]{0,256}\1\s{0,8},\s{0,8}(["'])(?P<secret>[^"'\n]{1,256})\2\s{0,8}\)""")
+_AUTH_TUPLE = re.compile(r"""[(\[]\s{0,8}(["'])[^"'\n]{0,256}\1\s{0,8},\s{0,8}(["'])(?P<secret>[^"'\n]{1,256})\2\s{0,8}[)\]]""")
+# Names whose value may be a (user, password) pair.
+_PAIR_HEADS = frozenset({"auth", "credentials", "creds", "cred", "login"})
 # .netrc: password follows machine HOST (or default) and its login/account/port tokens.
 _NETRC_BEFORE = re.compile(r"(?:^|\s)(?:machine\s+\S+|default)(?:\s+(?:login|account|port)\s+\S+)*\s+$")
 _AFTER_NAME = frozenset("=:\"'`\\]> \t?")
@@ -290,7 +292,7 @@ def _value_at(text: str, name: str, strength: Strength, pos: int, literal: bool,
               strict: bool = False, quoted_only: bool = False, short_ok: bool = False,
               element: bool = False) -> Hit | None:
     head = _head(name)
-    if head == "auth" and text.startswith("(", pos):  # requests: auth=("user", "password")
+    if head in _PAIR_HEADS and text.startswith(("(", "["), pos):  # requests: auth=("user", "password")
         pair = _AUTH_TUPLE.match(text, pos)
         if pair and value_is_secret(pair.group("secret"), Strength.PASSWORD, quoted=True, literal=True):
             return Hit("secret", pair.start("secret"), pair.end("secret"), f"password in {name}=(user, …)")

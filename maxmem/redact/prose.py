@@ -41,6 +41,7 @@ _PASSWORD_WORDS = (
     *_LOGINS,
     "pw", "pwd", "pass",  # only as a label: "pw: …", "pass = …"
     "alarm code", "door code", "access code", "unlock code", "pin code", "gate code", "entry code", "safe code",
+    "code", "combination",  # "the code to the safe is 4821": only digits, only when a lock is named
     "backup code", "recovery code", "2fa code", "one-time code", "backup codes", "recovery codes", "2fa codes",
 )
 # Lists of one-time codes: every code that follows goes.
@@ -53,15 +54,20 @@ _LABELS = frozenset({"pw", "pwd", "pass"})
 # one, passwordless is not); in other languages an ending is grammar (passordet, hasła).
 _ENGLISH = frozenset({"password", "passphrase", "passcode", "passwd", "credentials", "creds", "login", "logon",
                       "signin", "key", "token", "secret", "seed", "pin", "pw", "pwd", "pass"})
+# What a bare "code" or "combination" must name before its digits count (not source code).
+_LOCKS = re.compile(r"(?i)[ \t](?:to|for|of)[ \t](?:the[ \t]|my[ \t]|our[ \t]|your[ \t])?(?:front[ \t]|back[ \t]|main[ \t])?"
+                    r"(?:safe|door|gate|garage|alarm|lock|locker|padlock|keypad|building|house|office|storage|"
+                    r"lockbox|key[ \t]?box|bike[ \t]?lock|suitcase)\b")
 _CODES = frozenset({"alarm code", "door code", "access code", "unlock code", "pin code", "gate code", "entry code",
-                    "safe code", "pin", "passcode"})
+                    "safe code", "pin", "passcode", "code", "combination"})
 # Words that make what follows a key or token (the value must look random).
 _KEY_WORDS = ("key", "token", "secret", "clé", "clave", "chave", "schlüssel", "sleutel", "klucz", "ключ", "токен",
               "密钥", "秘钥", "令牌", "キー", "トークン", "토큰", "nyckel", "nøgle", "avain", "seed", "pin", "chiave",
               "anahtar", "키", "kulcs", "cheie", "kljuc", "ključ", "klíč", "raktas", "atslēga", "võti", "مفتاح",
               "מפתח", "κλειδί", "कुंजी")
 # English words that only count whole: "keyboard", "tokens per second", "spinner".
-_WHOLE = frozenset({"key", "token", "secret", "pin", "seed", "login", "logon", "signin", "creds", "parola",
+_WHOLE = frozenset({"key", "token", "secret", "pin", "seed", "login", "logon", "signin", "creds", "parola", "code",
+                    "combination",
                     "parole", "heslo", "geslo"})
 _CONTEXT_WORDS = tuple(sorted((*_PASSWORD_WORDS, *_KEY_WORDS), key=len, reverse=True))
 # Short words between a key word and its value; past _FEW of them ("my key for the weather
@@ -257,6 +263,8 @@ def prose_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes],
         rest = tail.group(0) if tail else ""
         if rest and (word in _WHOLE or (rest != "s" if word in _ENGLISH else len(rest) > 4)):
             continue  # keyboard, tokenizer, passwordless; passordet, hasła are the word itself
+        if word in ("code", "combination") and not _LOCKS.match(text, end + len(rest)):
+            continue  # source code, a status code: a code counts when it opens a lock
         after = text[end + len(rest):end + len(rest) + 1]
         if after in "\"'" and word in _LABELS and text.startswith(":", end + len(rest) + 1):
             after = ":"  # "pass": "…", 'pwd': '…'
@@ -344,7 +352,8 @@ def _after(text: str, at: int, word: str, limit: int) -> Hit | None:
                     begin = token.start() + offset + shift
                     return Hit("password" if word not in _KEY_WORDS or word in _CODES else "secret", begin,
                                begin + len(candidate), f"value after '{word}' in prose")
-        if raw.endswith((":", "=")) and _FILLER.fullmatch(raw[:-1] + ":") or raw.strip("\"'`") in (":", "="):
+        if (raw.endswith((":", "=")) and _FILLER.fullmatch(raw[:-1] + ":") or raw.strip("\"'`") in (":", "=")
+                or raw.endswith(("':", '":')) and len(raw) <= 120):  # Password for 'https://bob@host': …
             connector = ":"  # "for the wifi:", "(hex):", "1:"
             continue
         if not _FILLER.fullmatch(raw) and not _EMAIL.fullmatch(value):
