@@ -201,7 +201,7 @@ class Redactor:
             yield from key_block_hits(text)
         yield from provider_hits(text, raw)
         if b"://" in data:
-            yield from url_hits(text)
+            yield from url_hits(text, data)
         if b".com" in data:
             yield from webhook_hits(text, lowered, data)
         if len(text) >= 32:

@@ -212,7 +212,7 @@ def _line_end(text: str, at: int) -> int:
 
 # Found from the keyword positions named_hits scans for anyway (pass, key, token, secret, cred).
 _SHARED = {"pass": tuple(w for w in _CONTEXT_WORDS if w.startswith("pass")), "key": ("key",), "token": ("token",),
-           "secret": ("secret",), "cred": ("credentials", "creds")}
+           "secret": ("secret",), "cred": ("credentials", "creds"), "pwd": ("pwd",)}
 _OWN = tuple(w for w in _CONTEXT_WORDS if not any(w.startswith(k) for k in _SHARED) and w != "mot de passe")
 _OWN_INDEX = word_index(_OWN)
 

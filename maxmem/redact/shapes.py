@@ -503,10 +503,26 @@ def _last_at(text: str, match: re.Match[str]) -> re.Match[str]:
     return match if "=" in between or "&" in between else wider
 
 
-def url_hits(text: str) -> Iterator[Hit]:
-    """Passwords in URLs and DSNs (postgres://app:pw@db/x)."""
-    at = text.find("://")
+def _places(text: str, needle: str, data: bytes | None) -> Iterator[int]:
+    """Offsets in `text` of `needle` (ASCII), found in `data` (`text` or its lower-cased
+    form in UTF-8) when given: a scan of bytes, not of a text four bytes a character."""
+    if data is None or len(data) == len(text):
+        at = text.find(needle)
+        while at >= 0:
+            yield at
+            at = text.find(needle, at + len(needle))
+        return
+    encoded = needle.encode()
+    at = data.find(encoded)
     while at >= 0:
+        yield char_offset(data, at)
+        at = data.find(encoded, at + len(encoded))
+
+
+def url_hits(text: str, data: bytes | None = None) -> Iterator[Hit]:
+    """Passwords in URLs and DSNs (postgres://app:pw@db/x; `data`: the text in UTF-8,
+    lower-cased or not)."""
+    for at in _places(text, "://", data):
         at_sign = text.find("@", at, at + 600)
         match = _URL_CREDENTIALS.match(text, at) if at_sign >= 0 else None
         if match:
@@ -520,7 +536,6 @@ def url_hits(text: str) -> Iterator[Hit]:
             token = _URL_TOKEN_USER.match(text, at)
             if token and looks_random(token.group("secret"), 20) and not is_placeholder(token.group("secret")):
                 yield Hit("url-password", token.start("secret"), token.end("secret"), "token as a URL's user (://…@)")
-        at = text.find("://", at + 3)
 
 
 # Incoming-webhook URLs: whoever holds one can post as the app, so the path after the
