@@ -146,6 +146,10 @@ FAMILY = [
     ("Bearer: Rk7Zq2Lm9Wx4Tn8Pv3Yb6Hc1", ["Rk7Zq2Lm9Wx4Tn8Pv3Yb6Hc1"]),
     ("my 12 words: cactus arena bamboo glove drift eagle fossil giraffe anchor coral bridge axis",
      ["cactus arena bamboo glove drift eagle fossil giraffe anchor coral bridge axis"]),
+    # base64 of JSON whose member is named as a secret (a Kubernetes .dockerconfigjson)
+    ("  .dockerconfigjson: " + base64.b64encode(b'{"auths": {"ghcr.io": {"username": "ci", "password": "Dk8#Lq2!Wz"}}}')
+     .decode(), [base64.b64encode(b'{"auths": {"ghcr.io": {"username": "ci", "password": "Dk8#Lq2!Wz"}}}').decode()]),
+    ("Das Kennwort wurde geändert auf Tz6#Wq9!Lm", ["Tz6#Wq9!Lm"]),
     # a PEM key as a JSON string's value, its last escaped line break too
     ('{"private_key": "-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\\n'
      '-----END PRIVATE KEY-----\\n"}', ["MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcw", "-----END PRIVATE KEY-----\\n"]),
@@ -208,6 +212,7 @@ def test_each_mechanism_takes_out_a_value_it_was_not_written_from(text, secrets)
     "see https://example.com/a@b/c and user@example.com",
     "reason: int = apsw.FTS5_TOKENIZE_DOCUMENT) -> list[str]",
     "login -p alice",
+    "header " + base64.b64encode(b'{"alg": "RS256", "kid": "k1", "token_type": "Bearer"}').decode(),
     "The code to the API is in src/; exit code of the process is 1234",
     "status code 404 for the door endpoint",
     "credentials = (\"admin\", read_pw())",

@@ -52,7 +52,7 @@ from .shapes import (
     url_hits,
     webhook_hits,
 )
-from .tokens import dollar_hits, random_run_hits
+from .tokens import dollar_hits, encoded_json_hits, random_run_hits
 from .values import inside_words, text_words
 
 __all__ = [
@@ -206,6 +206,8 @@ class Redactor:
             yield from webhook_hits(text, lowered, data)
         if len(text) >= 32:
             yield from random_run_hits(text, raw)
+            if b"eyj" in data or b"ewo" in data:
+                yield from encoded_json_hits(text, raw)
         if b"$" in data:
             yield from dollar_hits(text)
         if b"q~" in data:

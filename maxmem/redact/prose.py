@@ -79,14 +79,14 @@ _CONNECTORS = frozenset({
     "es", "era", "é", "è", "e", "är", "var", "er", "on", "to", "jest", "je", "adalah", "là", "ialah", "это",
     "with", "using", "use", "mit", "avec", "con", "com", "met", "per", "als", "as:", "是", "为", "為", "は", "는",
     "은", "が", "です", "olarak", "ir", "yra", "este", "είναι", "היא", "הוא", "هي", "هو", "ni", "คือ", "/", "|",
-    "ul", "ay", "wa", "lautete", "és", "ez", "→", "⇒", "ялтай", "є", "jest:", "ist:", "adalah:", "med", "mittels", "है", "hai", ",",
+    "ul", "ay", "wa", "lautete", "és", "ez", "→", "⇒", "ялтай", "є", "jest:", "ist:", "adalah:", "med", "mittels", "है", "hai", ",", "auf", "zu", "naar", "till",
 })
 # Connectors that hand a value over: "is", ":", "=" (and the word itself: "key Rv7$…").
 _PRIMARY = frozenset({"is", ":", "=", "context", "was", "are", "ist", "lautet", "est", "es", "é", "è", "är", "er",
                       "on", "jest", "je", "adalah", "là", "ialah", "este", "és", "είναι", "是", "は", "는", "은", "ni", "คือ"})
 # Connectors after which only a strong password counts ("hashing with argon2id" is none).
 _WEAK_CONNECTORS = frozenset({"with", "using", "use", "mit", "avec", "con", "com", "met", "per", "to", "als", "e", "med",
-                              "mittels"})
+                              "mittels", "auf", "zu", "naar", "till"})
 _TOKEN = re.compile(r"\S+")
 _STRIP = "\"'`“”„«»‚‘’()[]<>{}"
 _TRAILING = ".,;:)]}>\"'`”»"
