@@ -150,6 +150,11 @@ FAMILY = [
     ("  .dockerconfigjson: " + base64.b64encode(b'{"auths": {"ghcr.io": {"username": "ci", "password": "Dk8#Lq2!Wz"}}}')
      .decode(), [base64.b64encode(b'{"auths": {"ghcr.io": {"username": "ci", "password": "Dk8#Lq2!Wz"}}}').decode()]),
     ("Das Kennwort wurde geändert auf Tz6#Wq9!Lm", ["Tz6#Wq9!Lm"]),
+    # a key or secret word in more languages, a PIN compound, an access code in other languages
+    ("il segreto del client è Hq7Zx2Lm9Wt4Rp8Vn3Bc6Yd", ["Hq7Zx2Lm9Wt4Rp8Vn3Bc6Yd"]),
+    ("kunci rahasia adalah Kd8Zq3Lx7Wm2Rt9Pn4Vb6Yc", ["Kd8Zq3Lx7Wm2Rt9Pn4Vb6Yc"]),
+    ("PIN-Nummer: 60731", ["60731"]),
+    ("Toegangscode voor de kelder: 48213", ["48213"]),
     # a PEM key as a JSON string's value, its last escaped line break too
     ('{"private_key": "-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\\n'
      '-----END PRIVATE KEY-----\\n"}', ["MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcw", "-----END PRIVATE KEY-----\\n"]),

@@ -29,6 +29,9 @@ _LOGINS = ("log in", "login", "logon", "sign in", "signin", "anmelden", "connexi
            "logged in", "sign into", "ssh in", "ssh into", "connect as", "authenticate as", "authenticate with",
            "einloggen", "se connecter", "iniciar sesión", "inicia sesión", "accedi", "logga in", "inloggen",
            "zaloguj", "войти", "ログイン", "登录", "登入", "로그인", "giriş yap", "kirjaudu", "přihlásit")
+# "access code" in other languages: what follows is a PIN.
+_ACCESS_CODES = ("zugangscode", "türcode", "torcode", "código de acceso", "codice di accesso", "toegangscode",
+                 "kod dostępu", "код доступа", "accesskod", "pääsykoodi", "código de acesso")
 # Words that make what follows a password (the value needs a password's shape).
 _PASSWORD_WORDS = (
     "password", "passwort", "kennwort", "passphrase", "passcode", "pass phrase", "passwd", "mot de passe",
@@ -42,6 +45,7 @@ _PASSWORD_WORDS = (
     "pw", "pwd", "pass",  # only as a label: "pw: …", "pass = …"
     "alarm code", "door code", "access code", "unlock code", "pin code", "gate code", "entry code", "safe code",
     "code", "combination",  # "the code to the safe is 4821": only digits, only when a lock is named
+    *_ACCESS_CODES,
     "backup code", "recovery code", "2fa code", "one-time code", "backup codes", "recovery codes", "2fa codes",
 )
 # Lists of one-time codes: every code that follows goes.
@@ -59,12 +63,13 @@ _LOCKS = re.compile(r"(?i)[ \t](?:to|for|of)[ \t](?:the[ \t]|my[ \t]|our[ \t]|yo
                     r"(?:safe|door|gate|garage|alarm|lock|locker|padlock|keypad|building|house|office|storage|"
                     r"lockbox|key[ \t]?box|bike[ \t]?lock|suitcase)\b")
 _CODES = frozenset({"alarm code", "door code", "access code", "unlock code", "pin code", "gate code", "entry code",
-                    "safe code", "pin", "passcode", "code", "combination"})
+                    "safe code", "pin", "passcode", "code", "combination", *_ACCESS_CODES})
 # Words that make what follows a key or token (the value must look random).
 _KEY_WORDS = ("key", "token", "secret", "clé", "clave", "chave", "schlüssel", "sleutel", "klucz", "ключ", "токен",
               "密钥", "秘钥", "令牌", "キー", "トークン", "토큰", "nyckel", "nøgle", "avain", "seed", "pin", "chiave",
               "anahtar", "키", "kulcs", "cheie", "kljuc", "ključ", "klíč", "raktas", "atslēga", "võti", "مفتاح",
-              "מפתח", "κλειδί", "कुंजी")
+              "מפתח", "κλειδί", "कुंजी", "khóa", "kunci", "cheia", "geheimnis", "secreto", "segreto", "sekret",
+              "секрет", "秘密", "비밀", "gizli")
 # English words that only count whole: "keyboard", "tokens per second", "spinner".
 _WHOLE = frozenset({"key", "token", "secret", "pin", "seed", "login", "logon", "signin", "creds", "parola", "code",
                     "combination",
@@ -109,6 +114,7 @@ _CODE_BEFORE = frozenset("_.$-/\\@#")
 _CODE_AFTER = frozenset("=),.]}\\;|<>")
 # A context word glued to digits or symbols starts a value (Pw4!Tz8#Qm, Key9…), not a sentence.
 _IN_VALUE = re.compile(r"[^\W_]{0,12}[\d!@#$%^&*+?~]")
+_PIN_COMPOUND = re.compile(r"-(?:code|koden?|kod|kodu|nummer|number|numero|número|nr)\b")
 _AHEAD = re.compile(r"[ \t]{0,4}(.)")
 # A key word followed by one of these names something else: "key fingerprint", "token count".
 _NOT_VALUES = frozenset({"fingerprint", "fingerprints", "id", "ids", "type", "types", "size", "length", "name", "names",
@@ -211,8 +217,7 @@ def _line_end(text: str, at: int) -> int:
 
 
 # Found from the keyword positions named_hits scans for anyway (pass, key, token, secret, cred).
-_SHARED = {"pass": tuple(w for w in _CONTEXT_WORDS if w.startswith("pass")), "key": ("key",), "token": ("token",),
-           "secret": ("secret",), "cred": ("credentials", "creds"), "pwd": ("pwd",)}
+_SHARED = {k: tuple(w for w in _CONTEXT_WORDS if w.startswith(k)) for k in ("pass", "key", "token", "secret", "cred", "pwd")}
 _OWN = tuple(w for w in _CONTEXT_WORDS if not any(w.startswith(k) for k in _SHARED) and w != "mot de passe")
 _OWN_INDEX = word_index(_OWN)
 
@@ -261,7 +266,10 @@ def prose_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes],
             continue  # a public key is no secret
         tail = (_WORD_TAIL if word.isascii() else _GLUED_TAIL).match(lowered, end, end + 20)
         rest = tail.group(0) if tail else ""
-        if rest and (word in _WHOLE or (rest != "s" if word in _ENGLISH else len(rest) > 4)):
+        compound = _PIN_COMPOUND.match(lowered, end) if word == "pin" and not rest else None
+        if compound:  # PIN-Code, PIN-koden, PIN-Nummer: one word
+            word, rest = "pin code", compound.group(0)
+        elif rest and (word in _WHOLE or (rest != "s" if word in _ENGLISH else len(rest) > 4)):
             continue  # keyboard, tokenizer, passwordless; passordet, hasła are the word itself
         if word in ("code", "combination") and not _LOCKS.match(text, end + len(rest)):
             continue  # source code, a status code: a code counts when it opens a lock
