@@ -154,6 +154,7 @@ FAMILY = [
     ("il segreto del client è Hq7Zx2Lm9Wt4Rp8Vn3Bc6Yd", ["Hq7Zx2Lm9Wt4Rp8Vn3Bc6Yd"]),
     ("kunci rahasia adalah Kd8Zq3Lx7Wm2Rt9Pn4Vb6Yc", ["Kd8Zq3Lx7Wm2Rt9Pn4Vb6Yc"]),
     ("PIN-Nummer: 60731", ["60731"]),
+    ("Das Routerpasswort lautet Rp5#Wq8!Lz", ["Rp5#Wq8!Lz"]),
     ("Toegangscode voor de kelder: 48213", ["48213"]),
     # a PEM key as a JSON string's value, its last escaped line break too
     ('{"private_key": "-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\\n'

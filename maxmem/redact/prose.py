@@ -222,20 +222,31 @@ _OWN = tuple(w for w in _CONTEXT_WORDS if not any(w.startswith(k) for k in _SHAR
 _OWN_INDEX = word_index(_OWN)
 
 
+def _compound(lowered: str, at: int, word: str) -> bool:
+    """A word of a language that joins words (Datenbankpasswort, routerwachtwoord,
+    wifilösenord) ending in the context word: its own first part of three letters or more."""
+    if word in _ENGLISH or word in _WHOLE or " " in word:
+        return False
+    first = at
+    while first > 0 and at - first < 24 and lowered[first - 1].isalpha():
+        first -= 1
+    return at - first >= 3 and (first == 0 or not lowered[first - 1].isalnum() and lowered[first - 1] not in "_.$")
+
+
 def _contexts(text: str, lowered: str, data: bytes, words: frozenset[bytes],
               shared: list[tuple[int, int]]) -> list[tuple[int, str]]:
     """(offset, word) of every context word, in order."""
     out = []
     for at, length in shared:
-        if at and lowered[at - 1].isalpha() and not (text[at].isupper() and text[at - 1].islower()):
-            continue  # monkey, keykey: inside a word (apiKey, AccessKey: two words)
+        inside = at and lowered[at - 1].isalpha() and not (text[at].isupper() and text[at - 1].islower())
         keyword = lowered[at:at + length]
         if keyword == "pass" and lowered.startswith("mot de passe", at - 7):
             out.append((at - 7, "mot de passe"))
             continue
         for word in _SHARED.get(keyword, ()):
             if word == keyword or lowered.startswith(word, at):
-                out.append((at, word))
+                if not inside or _compound(lowered, at, word):  # monkey, keykey: inside a word
+                    out.append((at, word))
                 break
     own = find_words(lowered, data, present_words(words, _OWN_INDEX))
     if own:
@@ -257,8 +268,9 @@ def prose_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes],
         if start < skip:
             continue
         before = text[start - 1] if start else " "
-        if before.isalpha() and word.isascii() and not (text[start].isupper() and before.islower()):
-            continue  # monkey, bypassword: inside another word (AccessKey is two)
+        if (before.isalpha() and word.isascii() and not (text[start].isupper() and before.islower())
+                and not _compound(lowered, start, word)):
+            continue  # monkey, bypassword: inside another word (AccessKey is two, Datenbankpasswort one)
         if (before in _CODE_BEFORE and not (before == "-" and word not in _ENGLISH)
                 and not (before == "." and word == "key" and text.startswith(":", end))):  # jwt.key: … is a label
             continue  # self.key, api_key, $TOKEN: code
