@@ -52,8 +52,8 @@ from .shapes import (
     url_hits,
     webhook_hits,
 )
-from .tokens import dollar_hits, random_run_hits
-from .values import text_words
+from .tokens import dollar_hits, encoded_json_hits, random_run_hits
+from .values import inside_words, text_words
 
 __all__ = [
     "MARK",
@@ -189,50 +189,55 @@ class Redactor:
 
     def _hits(self, text: str) -> Iterable[Hit]:
         lowered = _lower(text)
-        if "<private" in lowered:
+        # Every gate below is a scan of bytes: on a text that holds a character outside
+        # Latin-1 (an emoji) a scan of str reads four bytes a character.
+        data = lowered.encode("utf-8", "surrogatepass")
+        raw = text.encode("utf-8", "surrogatepass")
+        if b"<private" in data:
             yield from private_hits(text, lowered)
-        if "-----BEGIN " in text:
-            yield from pem_hits(text)
-        if "BEGIN " in text:
+        if b"begin " in data:
+            if b"-----begin " in data:
+                yield from pem_hits(text)
             yield from key_block_hits(text)
-        yield from provider_hits(text)
-        if "://" in text:
-            yield from url_hits(text)
-        if ".com" in lowered:
-            yield from webhook_hits(text, lowered)
+        yield from provider_hits(text, raw)
+        if b"://" in data:
+            yield from url_hits(text, data)
+        if b".com" in data:
+            yield from webhook_hits(text, lowered, data)
         if len(text) >= 32:
-            yield from random_run_hits(text)
-        if "$" in text:
+            yield from random_run_hits(text, raw)
+            if b"eyj" in data or b"ewo" in data:
+                yield from encoded_json_hits(text, raw)
+        if b"$" in data:
             yield from dollar_hits(text)
-        if "Q~" in text:
+        if b"q~" in data:
             yield from azure_hits(text)
-        positions = keyword_positions(lowered, self._keywords)
+        words = text_words(data)
+        positions = keyword_positions(lowered, inside_words(words, self._keywords), data)
         yield from named_hits(text, lowered, self._secret_words, self._ignore, positions)
-        if "bearer" in lowered:
+        if b"bearer" in words:
             yield from bearer_hits(text, lowered)
         yield from command_hits(text, lowered)
-        if "identified" in lowered:
+        if b"identified" in words:
             yield from sql_hits(text, lowered)
-        data = lowered.encode("utf-8", "surrogatepass")
-        words = text_words(data)
         yield from prose_hits(text, lowered, data, words, positions)
         if len(text) >= 40:
-            yield from der_hits(text)
-        if b"lines" in words and "private-lines:" in lowered:
+            yield from der_hits(text, raw)
+        if b"lines" in words and b"private-lines:" in data:
             yield from putty_hits(text)
         if b"kty" in words:
             yield from jwk_hits(text, lowered)
         yield from phrase_hits(text, lowered, data, words)
         yield from card_hits(text, lowered, data, words)
-        if "echo" in lowered or "printf" in lowered:
+        if b"echo" in words or b"printf" in words:
             yield from stdin_hits(text, lowered, data, words)
         yield from positional_hits(text, lowered, data, words)
-        if "(" in text:
+        if b"(" in data:
             yield from call_hits(text, lowered, data, words)
-        if "cookie" in lowered or " -b " in lowered:
+        if b"cookie" in data or b" -b " in data:
             yield from cookie_hits(text, lowered, data, words)
-        if text.count(":") >= 4:
-            yield from pgpass_hits(text, lowered)
+        if data.count(b":") >= 4:
+            yield from pgpass_hits(text, lowered, data)
         for kind, pattern in self._custom:
             for match in pattern.finditer(text):
                 span = match.span("secret") if "secret" in pattern.groupindex else match.span()

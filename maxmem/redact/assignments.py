@@ -22,6 +22,7 @@ from .shapes import Hit
 from .values import (
     FOREIGN_PASSWORDS,
     Strength,
+    find_words,
     is_placeholder,
     looks_random,
     name_strength,
@@ -55,7 +56,9 @@ _MAX_QUOTED = 1024
 _SCHEMES = {"bearer": "bearer", "token": "bearer", "basic": "basic-auth", "apikey": "bearer",
             "api-key": "bearer", "key": "bearer", "sso-key": "bearer", "bot": "bearer", "otp": "bearer",
             "jwt": "bearer", "digest": "", "negotiate": "bearer", "ntlm": "bearer"}
-_AUTH_TUPLE = re.compile(r"""\(\s{0,8}(["'])[^"'\n]{0,256}\1\s{0,8},\s{0,8}(["'])(?P<secret>[^"'\n]{1,256})\2\s{0,8}\)""")
+_AUTH_TUPLE = re.compile(r"""[(\[]\s{0,8}(["'])[^"'\n]{0,256}\1\s{0,8},\s{0,8}(["'])(?P<secret>[^"'\n]{1,256})\2\s{0,8}[)\]]""")
+# Names whose value may be a (user, password) pair.
+_PAIR_HEADS = frozenset({"auth", "credentials", "creds", "cred", "login"})
 # .netrc: password follows machine HOST (or default) and its login/account/port tokens.
 _NETRC_BEFORE = re.compile(r"(?:^|\s)(?:machine\s+\S+|default)(?:\s+(?:login|account|port)\s+\S+)*\s+$")
 _AFTER_NAME = frozenset("=:\"'`\\]> \t?")
@@ -71,16 +74,13 @@ def _head(name: str) -> str:
     return re.split(r"[_.-]", name.lower())[-1]
 
 
-def keyword_positions(lowered: str, keywords: Iterable[str]) -> list[tuple[int, int]]:
-    """(offset, length) of each keyword in `lowered`, in order: one find per keyword."""
-    found: list[tuple[int, int]] = []
-    for keyword in keywords:
-        at = lowered.find(keyword)
-        while at >= 0:
-            found.append((at, len(keyword)))
-            at = lowered.find(keyword, at + len(keyword))
-    found.sort()
-    return found
+def keyword_positions(lowered: str, keywords: Iterable[str], data: bytes | None = None) -> list[tuple[int, int]]:
+    """(offset, length) of each keyword in `lowered`, in order: one find per keyword, in
+    `data` (`lowered` in UTF-8, when given: a byte scan, several times faster than one
+    over a text that holds a character outside Latin-1)."""
+    if data is None:
+        data = lowered.encode("utf-8", "surrogatepass")
+    return sorted((at, len(word)) for at, word in find_words(lowered, data, list(dict.fromkeys(keywords))))
 
 
 def named_hits(text: str, lowered: str, secret_words: frozenset[str] = frozenset(),
@@ -148,27 +148,63 @@ _FIELD_BEFORE = re.compile(r"""(?i)(?<![A-Za-z0-9_])(?:name|key)\\?["']?[ \t]{0,
 _VALUE_FIELD = re.compile(r"""(?i)(?<![A-Za-z0-9_])value\\?["']?[ \t]{0,4}[:=][ \t]{0,4}""")
 
 
+# variable "db_password" { default = "x" } (HCL), a block named by the secret whose
+# default or value field holds it.
+_BLOCK_VALUE = re.compile(r"""\\?["']?[ \t]{0,8}\{[^{}]{0,200}?(?<![\w.])(?:default|value)[ \t]{0,4}[=:][ \t]{0,4}""")
+# <entry key="password">x</entry> (Java's XML properties), <setting name="ApiKey">x</setting>
+_ELEMENT_TEXT = re.compile(r"""\\?["'][ \t]{0,4}>""")
+
+
 def _pair(text: str, name: str, start: int, end: int) -> Hit | None:
+    block = _BLOCK_VALUE.match(text, end)
+    if block and text[start - 1:start] in "\"'":
+        strength = name_strength(name)
+        return _value_at(text, name, strength, block.end(), True, f"default of the {name} block") if strength else None
     if not _FIELD_BEFORE.search(text, max(0, start - 24), start):
         return None
     strength = name_strength(name)
+    element = _ELEMENT_TEXT.match(text, end)
+    if strength and element:
+        close = text.find("</", element.end(), element.end() + _MAX_QUOTED)
+        if close > element.end() and "\n" not in text[element.end():close]:
+            hit = _value_at(text, name, strength, element.end(), True, f"<… {name}> element", element=True)
+            return Hit(hit.kind, hit.start, min(hit.end, close), hit.rule) if hit else None
     field = _VALUE_FIELD.search(text, end, min(len(text), end + 120)) if strength else None
     if strength is None or field is None or re.search(r"(?i)\b(?:name|key)\b", text[end:field.start()]):
         return None
     return _value_at(text, name, strength, field.end(), True, f"value of the {name} entry")
 
 
+_LABEL_HEADS = frozenset({"key", "token", "secret", "pass", "pw", "pwd"})
+# Words before "pass" that make it the verb: "all tests pass: …", "checks pass", "it should pass".
+_PASS_NOT_LABEL = frozenset({"test", "tests", "check", "checks", "build", "builds", "ci", "all", "it", "they", "should",
+                             "will", "must", "can", "to", "would", "both", "lint", "job", "jobs", "suite", "suites",
+                             "specs", "spec", "cases", "assertions", "now", "still", "first", "second", "then", "and",
+                             "does", "did", "didn", "doesn", "not", "might", "may", "hall", "boarding", "bus", "day",
+                             "season", "free", "mountain", "single", "double", "multi", "two", "one"})
+
+
 def _strength(text: str, name: str, start: int, flag: bool, query: bool,
               secret_words: frozenset[str]) -> Strength | None:
     if secret_words and (name.lower() in secret_words or _head(name) in secret_words):
         return Strength.PASSWORD
-    if start > 1 and text[start - 1] == " " and len(name) <= 6 and name.lower() in ("key", "token", "secret"):
-        # "Secret access key: …", "API key: …", "sort key: …": the label's other words count.
+    if start > 1 and text[start - 1] == " " and len(name) <= 6 and name.lower() in _LABEL_HEADS:
+        # "Secret access key: …", "API key: …", "sort key: …", "router admin pass = …": the
+        # label's other words count.
         line_start = max(text.rfind("\n", 0, start), start - 40)
         words = re.findall(r"[A-Za-z]+", text[line_start + 1:start])[-2:]
         if words and re.fullmatch(r"[\s\-*#>|]*(?:[A-Za-z]+ ){1,2}", text[line_start + 1:start]):
-            return name_strength("_".join([*words, name]), flag, query)
+            strength = name_strength("_".join([*words, name]), flag, query)
+            # "pass" after words is a password only if the value looks like one ("tests pass: 12/12")
+            if name.lower() in ("pass", "pw", "pwd"):
+                return None if not strength or _PASS_NOT_LABEL & {w.lower() for w in words} else Strength.TOKEN
+            return strength
     return name_strength(name, flag, query)
+
+
+# $password = 'x'; (PHP, Perl, PowerShell), @token = "x" (Ruby): a variable given a literal.
+_QUOTED_SET = re.compile(r"""\\{0,3}["']?[ \t]{0,8}(?::=|[:=])[ \t]{0,8}\\{0,3}["']""")
+_VARIABLE_SET = re.compile(r"""[ \t]{0,8}=[ \t]{0,8}(?P<q>["'])[^"'\n]{1,256}(?P=q)""")
 
 
 def _judge(text: str, lowered: str, name: str, start: int, end: int, secret_words: frozenset[str],
@@ -181,7 +217,8 @@ def _judge(text: str, lowered: str, name: str, start: int, end: int, secret_word
         dashes += 1
     if dashes:
         before = text[start - dashes - 1] if start - dashes else "\n"
-    if before in "$%@" or (before == "{" and start >= 2 and text[start - 2] == "$"):
+    if (before in "$%@" and not (before in "$@" and _VARIABLE_SET.match(text, end))) or (
+            before == "{" and start >= 2 and text[start - 2] == "$"):
         return None  # $API_KEY, ${API_KEY}, %API_KEY%, @token_required: a reference
     if name.lower() in ignore_names:
         return None
@@ -189,6 +226,8 @@ def _judge(text: str, lowered: str, name: str, start: int, end: int, secret_word
     query = before in "?&"
     # ;Pwd=… in a connection string is as plain a password as --pwd
     strength = _strength(text, name, start, flag or before == ";", query, secret_words)
+    if strength is None and name.lower() in ("pwd", "pw") and _QUOTED_SET.match(text, end):
+        strength = Strength.TOKEN  # pwd = "x", "pw": "x": a literal given to it is no working directory
     if strength is None:
         return None
     if before == "<" and text.startswith(">", end):  # <password>x</password>
@@ -253,7 +292,7 @@ def _value_at(text: str, name: str, strength: Strength, pos: int, literal: bool,
               strict: bool = False, quoted_only: bool = False, short_ok: bool = False,
               element: bool = False) -> Hit | None:
     head = _head(name)
-    if head == "auth" and text.startswith("(", pos):  # requests: auth=("user", "password")
+    if head in _PAIR_HEADS and text.startswith(("(", "["), pos):  # requests: auth=("user", "password")
         pair = _AUTH_TUPLE.match(text, pos)
         if pair and value_is_secret(pair.group("secret"), Strength.PASSWORD, quoted=True, literal=True):
             return Hit("secret", pair.start("secret"), pair.end("secret"), f"password in {name}=(user, …)")
@@ -336,7 +375,7 @@ def bearer_hits(text: str, lowered: str) -> Iterator[Hit]:
     at = lowered.find("bearer")
     while at >= 0:
         if at == 0 or not text[at - 1].isalnum():
-            spaces = _SPACES.match(text, at + 6)
+            spaces = _SPACES.match(text, at + 7 if text.startswith(":", at + 6) else at + 6)  # Bearer: x
             if spaces:
                 span = _read_value(text, spaces.end())
                 if span and _token_like(text[span[0]:span[1]], "bearer"):
@@ -371,7 +410,9 @@ _COMMANDS: dict[str, re.Pattern[str]] = {
 _FLAG = re.compile(r" -(?:[pPuUawk]|-(?:http-|proxy-)?user)")
 _COMMAND_WORD = re.compile(r"(?:(?<![a-z0-9])|(?<=\\[nrt]))(mysql|mariadb|sshpass|login|redis-cli|mongo|sqlcmd|ldap|openssl|"
                            r"(?:un)?zip|7z|smbclient|curl|wget)")
-_LOGIN_TOOLS = re.compile(r"(?:docker|podman|nerdctl|buildah|skopeo|oras|helm(?: registry)?|crane auth|cf)\s+$")
+# `<tool> login -u USER -p PASSWORD`: docker, podman, helm registry, oc, az, cf, argocd …
+# (any tool word before "login"; login(1) itself, run alone or by sudo, takes no password).
+_LOGIN_TOOLS = re.compile(r"(?<![\w-])(?!sudo\b|exec\b|su\b|doas\b)[a-z][a-z0-9_.-]{0,30}(?: registry| auth)?\s+$")
 
 
 def command_hits(text: str, lowered: str) -> Iterator[Hit]:

@@ -207,9 +207,15 @@ _PGPASS = re.compile(r"(?<![\w.*:-])[\w.*-]{1,253}:(?:\d{1,5}|\*):[\w.*-]{1,64}:
                      r"(?P<secret>[^\s:\"'\\]{1,256})(?=[\s\"'\\]|\Z)")
 
 
-def pgpass_hits(text: str, lowered: str) -> Iterator[Hit]:
-    """The password field of .pgpass lines (the file named, or a line with a * field)."""
-    if "pgpass" not in lowered and ":*:" not in text and not _PORT_FIELD.search(text):
+_PORT_FIELD_BYTES = re.compile(_PORT_FIELD.pattern.replace(r"\w", "a-zA-Z0-9_").encode())
+
+
+def pgpass_hits(text: str, lowered: str, data: bytes | None = None) -> Iterator[Hit]:
+    """The password field of .pgpass lines (the file named, or a line with a * field;
+    `data`: `lowered` in UTF-8, where the gate is looked for when given)."""
+    if data is None:
+        data = lowered.encode("utf-8", "surrogatepass")
+    if b"pgpass" not in data and b":*:" not in data and not _PORT_FIELD_BYTES.search(data):
         return
     for match in _PGPASS.finditer(text):
         if _secret(match.group("secret")):

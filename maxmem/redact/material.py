@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterator
 
 from .shapes import Hit
-from .values import find_words, present_words, word_index
+from .values import char_offset, find_words, present_words, word_index
 
 __all__ = ["card_hits", "der_hits", "jwk_hits", "phrase_hits", "putty_hits"]
 
@@ -50,30 +50,27 @@ _B64_CLASSES = bytes(ord("a") if i in _B64_BYTES else ord(" ") for i in range(25
 _B64_RUN = b"a" * 40
 
 
-def _base64_starts(text: str) -> Iterator[int]:
-    """Offsets in `text` of base64 runs of 40 or more that start like DER or OpenSSH."""
-    data = text.encode("utf-8", "surrogatepass")
+def _base64_starts(text: str, data: bytes) -> Iterator[int]:
+    """Offsets in `text` (`data` in UTF-8) of base64 runs of 40 or more that start like
+    DER or OpenSSH."""
     classes = data.translate(_B64_CLASSES)
     same = len(data) == len(text)
-    chars = done = 0
     pos = classes.find(_B64_RUN)
     while pos >= 0:
         if data[pos] == 77 or data.startswith(b"b3Bl", pos):  # M
-            if same:
-                yield pos
-            else:
-                chars += len(data[done:pos].decode("utf-8", "surrogatepass"))
-                done = pos
-                yield chars
+            yield pos if same else char_offset(data, pos)
         end = classes.find(b" ", pos + 40)
         if end < 0:
             return
         pos = classes.find(_B64_RUN, end)
 
 
-def der_hits(text: str) -> Iterator[Hit]:
-    """Base64 private-key bodies (PEM without its BEGIN line, a key pasted alone)."""
-    for at in _base64_starts(text):
+def der_hits(text: str, data: bytes | None = None) -> Iterator[Hit]:
+    """Base64 private-key bodies (PEM without its BEGIN line, a key pasted alone; `data`:
+    `text` in UTF-8, when encoded already)."""
+    if data is None:
+        data = text.encode("utf-8", "surrogatepass")
+    for at in _base64_starts(text, data):
         match = _B64_BLOCK.match(text, at)
         if not match or (at and text[at - 1] in "+/="):
             continue
@@ -118,7 +115,9 @@ def jwk_hits(text: str, lowered: str) -> Iterator[Hit]:
 
 _PHRASE_CONTEXT = ("seed", "recovery", "mnemonic", "phrase", "backup words", "secret words", "wallet",
                    "wiederherstellungsphrase", "frase", "palabras", "récupération", "recuperação", "herstelzin",
-                   "odzyskiwania", "восстановления", "助记词", "リカバリー", "복구")
+                   "odzyskiwania", "восстановления", "助记词", "リカバリー", "복구", "words")
+# "words" counts only after a phrase's length: "my 24 words:", "the 12-word backup"
+_WORD_COUNT = re.compile(r"(?:12|15|18|21|24)[ -]\Z")
 _PHRASE_INDEX = word_index(_PHRASE_CONTEXT)
 _PHRASE_WORD = re.compile(r"[a-z]{3,8}")
 _LINE_TOKENS = re.compile(r"[^\s\\]+")
@@ -158,6 +157,8 @@ def _phrase_after(text: str, at: int) -> Hit | None:
 def phrase_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
     """12/15/18/21/24 short lower-case words after a recovery/seed-phrase context."""
     for at, word in find_words(lowered, data, present_words(words, _PHRASE_INDEX)):
+        if word == "words" and not _WORD_COUNT.search(text, max(0, at - 3), at):
+            continue
         hit = _phrase_after(text, at + len(word))
         if hit:
             yield hit
@@ -171,7 +172,7 @@ _CARD_WORDS = {"card": b"card", "visa": b"visa", "mastercard": b"mastercard", "a
 _CARD_ANCHORS = frozenset(a + e for a in _CARD_WORDS.values() for e in (b"", b"s"))
 _NEAR_CARD = 150
 _CVV = re.compile(r"(?i)(?:cvv2?|cvc2?|cid|csc|security code|prüfnummer|cryptogramme|código de seguridad)"
-                  r"[\s:=#.-]{0,4}(?:is[ \t]{1,3})?(\d{3,4})(?!\d)")
+                  r"(?:[_-]?(?:code|number|no))?[\"']?[\s:=#.-]{0,4}[\"']?(?:is[ \t]{1,3})?(\d{3,4})(?!\d)")
 _TEST_CARDS = frozenset({"4242424242424242", "4111111111111111", "5555555555554444", "378282246310005",
                          "4000056655665556", "5105105105105100", "6011111111111117", "371449635398431",
                          "4012888888881881", "5200828282828210", "4000000000000002"})

@@ -24,6 +24,14 @@ from .values import find_words, is_placeholder, looks_random, present_words, wor
 
 __all__ = ["prose_hits", "password_like"]
 
+# Getting in somewhere: the password follows "with" / "using" / ":" ("log in as admin with …").
+_LOGINS = ("log in", "login", "logon", "sign in", "signin", "anmelden", "connexion", "log into", "log onto",
+           "logged in", "sign into", "ssh in", "ssh into", "connect as", "authenticate as", "authenticate with",
+           "einloggen", "se connecter", "iniciar sesión", "inicia sesión", "accedi", "logga in", "inloggen",
+           "zaloguj", "войти", "ログイン", "登录", "登入", "로그인", "giriş yap", "kirjaudu", "přihlásit")
+# "access code" in other languages: what follows is a PIN.
+_ACCESS_CODES = ("zugangscode", "türcode", "torcode", "código de acceso", "codice di accesso", "toegangscode",
+                 "kod dostępu", "код доступа", "accesskod", "pääsykoodi", "código de acesso")
 # Words that make what follows a password (the value needs a password's shape).
 _PASSWORD_WORDS = (
     "password", "passwort", "kennwort", "passphrase", "passcode", "pass phrase", "passwd", "mot de passe",
@@ -33,9 +41,11 @@ _PASSWORD_WORDS = (
     "κωδικός", "पासवर्ड", "лозинка", "geslo", "lozinka", "slaptažodis", "parole", "credentials", "creds",
     "contrasenya", "pasahitza", "parool", "lykilorð", "kata laluan", "nenosiri", "รหัสผ่าน", "رمز عبور", "رمز",
     "گذرواژه", "পাসওয়ার্ড", "கடவுச்சொல்", "salasõna", "jelszava", "hasła", "пароля",
-    "log in", "login", "logon", "sign in", "signin", "anmelden", "connexion",
+    *_LOGINS,
     "pw", "pwd", "pass",  # only as a label: "pw: …", "pass = …"
     "alarm code", "door code", "access code", "unlock code", "pin code", "gate code", "entry code", "safe code",
+    "code", "combination",  # "the code to the safe is 4821": only digits, only when a lock is named
+    *_ACCESS_CODES,
     "backup code", "recovery code", "2fa code", "one-time code", "backup codes", "recovery codes", "2fa codes",
 )
 # Lists of one-time codes: every code that follows goes.
@@ -48,30 +58,40 @@ _LABELS = frozenset({"pw", "pwd", "pass"})
 # one, passwordless is not); in other languages an ending is grammar (passordet, hasła).
 _ENGLISH = frozenset({"password", "passphrase", "passcode", "passwd", "credentials", "creds", "login", "logon",
                       "signin", "key", "token", "secret", "seed", "pin", "pw", "pwd", "pass"})
+# What a bare "code" or "combination" must name before its digits count (not source code).
+_LOCKS = re.compile(r"(?i)[ \t](?:to|for|of)[ \t](?:the[ \t]|my[ \t]|our[ \t]|your[ \t])?(?:front[ \t]|back[ \t]|main[ \t])?"
+                    r"(?:safe|door|gate|garage|alarm|lock|locker|padlock|keypad|building|house|office|storage|"
+                    r"lockbox|key[ \t]?box|bike[ \t]?lock|suitcase)\b")
 _CODES = frozenset({"alarm code", "door code", "access code", "unlock code", "pin code", "gate code", "entry code",
-                    "safe code", "pin", "passcode"})
+                    "safe code", "pin", "passcode", "code", "combination", *_ACCESS_CODES})
 # Words that make what follows a key or token (the value must look random).
 _KEY_WORDS = ("key", "token", "secret", "clé", "clave", "chave", "schlüssel", "sleutel", "klucz", "ключ", "токен",
               "密钥", "秘钥", "令牌", "キー", "トークン", "토큰", "nyckel", "nøgle", "avain", "seed", "pin", "chiave",
               "anahtar", "키", "kulcs", "cheie", "kljuc", "ključ", "klíč", "raktas", "atslēga", "võti", "مفتاح",
-              "מפתח", "κλειδί", "कुंजी")
+              "מפתח", "κλειδί", "कुंजी", "khóa", "kunci", "cheia", "geheimnis", "secreto", "segreto", "sekret",
+              "секрет", "秘密", "비밀", "gizli")
 # English words that only count whole: "keyboard", "tokens per second", "spinner".
-_WHOLE = frozenset({"key", "token", "secret", "pin", "seed", "login", "logon", "signin", "creds", "parola",
+_WHOLE = frozenset({"key", "token", "secret", "pin", "seed", "login", "logon", "signin", "creds", "parola", "code",
+                    "combination",
                     "parole", "heslo", "geslo"})
 _CONTEXT_WORDS = tuple(sorted((*_PASSWORD_WORDS, *_KEY_WORDS), key=len, reverse=True))
-_MAX_FILLERS = {"key": 3, "token": 3, "secret": 3}
+# Short words between a key word and its value; past _FEW of them ("my key for the weather
+# api is …") only a random value after an explicit "is" / ":" / "=" counts.
+_MAX_FILLERS = {"key": 5, "token": 5, "secret": 5}
+_FEW = 3
 _CONNECTORS = frozenset({
     "is", "was", "are", "be", "now", "=", ":", "-", "–", "—", "=>", "->", "ist", "lautet", "lauten", "war", "est",
     "es", "era", "é", "è", "e", "är", "var", "er", "on", "to", "jest", "je", "adalah", "là", "ialah", "это",
     "with", "using", "use", "mit", "avec", "con", "com", "met", "per", "als", "as:", "是", "为", "為", "は", "는",
     "은", "が", "です", "olarak", "ir", "yra", "este", "είναι", "היא", "הוא", "هي", "هو", "ni", "คือ", "/", "|",
-    "ul", "ay", "wa", "lautete", "és", "ez", "→", "⇒", "ялтай", "є", "jest:", "ist:", "adalah:",
+    "ul", "ay", "wa", "lautete", "és", "ez", "→", "⇒", "ялтай", "є", "jest:", "ist:", "adalah:", "med", "mittels", "है", "hai", ",", "auf", "zu", "naar", "till",
 })
 # Connectors that hand a value over: "is", ":", "=" (and the word itself: "key Rv7$…").
 _PRIMARY = frozenset({"is", ":", "=", "context", "was", "are", "ist", "lautet", "est", "es", "é", "è", "är", "er",
                       "on", "jest", "je", "adalah", "là", "ialah", "este", "és", "είναι", "是", "は", "는", "은", "ni", "คือ"})
 # Connectors after which only a strong password counts ("hashing with argon2id" is none).
-_WEAK_CONNECTORS = frozenset({"with", "using", "use", "mit", "avec", "con", "com", "met", "per", "to", "als", "e"})
+_WEAK_CONNECTORS = frozenset({"with", "using", "use", "mit", "avec", "con", "com", "met", "per", "to", "als", "e", "med",
+                              "mittels", "auf", "zu", "naar", "till"})
 _TOKEN = re.compile(r"\S+")
 _STRIP = "\"'`“”„«»‚‘’()[]<>{}"
 _TRAILING = ".,;:)]}>\"'`”»"
@@ -92,6 +112,9 @@ _WORD_TAIL = re.compile(r"[^\W_]*")
 _PUBLIC = ("public", "pub", "öffentlicher", "öffentliche", "publique", "pública", "publica", "pubblica", "公开", "公钥")
 _CODE_BEFORE = frozenset("_.$-/\\@#")
 _CODE_AFTER = frozenset("=),.]}\\;|<>")
+# A context word glued to digits or symbols starts a value (Pw4!Tz8#Qm, Key9…), not a sentence.
+_IN_VALUE = re.compile(r"[^\W_]{0,12}[\d!@#$%^&*+?~]")
+_PIN_COMPOUND = re.compile(r"-(?:code|koden?|kod|kodu|nummer|number|numero|número|nr)\b")
 _AHEAD = re.compile(r"[ \t]{0,4}(.)")
 # A key word followed by one of these names something else: "key fingerprint", "token count".
 _NOT_VALUES = frozenset({"fingerprint", "fingerprints", "id", "ids", "type", "types", "size", "length", "name", "names",
@@ -103,7 +126,10 @@ _CODE = re.compile(r"[A-Za-z_][\w.]*\(|\w\.\w+\.|^\w+\.[a-z_]+$")
 _WINDOW = 160
 _HINT_WINDOW = 100  # the value starts this close to its word
 _MAX_WORDS = 9
-_FILLER = re.compile(r"[^\W\d_]{1,24}[:,]?|\d{1,2}[:.)]?|\([^()\s]{1,20}\):?|#\d{1,3}:?", re.UNICODE)
+# Fillers between a word and its value: hyphenated and elided words (e-mail, Wi-Fi,
+# l'ordinateur), abbreviations with a case ending after a colon (wifi:t, USB:n), user names
+# (app_user, svc.backup).
+_FILLER = re.compile(r"[^\W\d_]{1,24}(?:[-'’][^\W\d_]{1,24}){0,2}(?::[^\W\d_]{1,3})?[:,]?|[a-z][a-z0-9]{0,15}[_.][a-z0-9_.]{1,16}|\d{1,2}[:.)]?|\([^()\s]{1,20}\):?|#\d{1,3}:?", re.UNICODE)
 
 
 def password_like(value: str, strong: bool = False) -> bool:
@@ -134,7 +160,7 @@ def _candidate(token: str) -> tuple[str, int]:
     """The value a token may hold, and its offset in the token: quotes and the
     sentence's punctuation off, a CJK particle glued in front off."""
     start = 0
-    while start < len(token) and token[start] in _STRIP:
+    while start < len(token) and (token[start] in _STRIP or token[start] in ":=" and start + 1 < len(token) and token[start + 1] in _STRIP):
         start += 1
     end = len(token)
     while end > start and token[end - 1] in _TRAILING:
@@ -163,6 +189,8 @@ def _is_secret(value: str, word: str, connector: str, fillers: int) -> bool:
         return (looks_random(value, 16) and any(c.isupper() for c in value) and any(c.islower() for c in value)
                 and any(c.isdigit() for c in value))
     if word in _KEY_WORDS and word not in ("pin", "seed"):
+        if fillers > _FEW:
+            return connector in _PRIMARY and connector != "context" and looks_random(value, 16)
         return looks_random(value, 16) or (connector in _PRIMARY and password_like(value, strong=True)
                                            and (connector != "context" or word == "key" and not fillers))
     if word in _CODES and _PIN.fullmatch(value):
@@ -171,7 +199,9 @@ def _is_secret(value: str, word: str, connector: str, fillers: int) -> bool:
         return False
     if word == "seed":
         return looks_random(value, 16)
-    if word in ("log in", "login", "logon", "sign in", "signin", "anmelden", "connexion"):
+    if word in _LOGINS:
+        if connector == "context" and " " in word:
+            return False  # "ssh into prod-db-01": the place, not the password
         return password_like(value, strong=True)
     return password_like(value, strong=connector in _WEAK_CONNECTORS)
 
@@ -187,10 +217,20 @@ def _line_end(text: str, at: int) -> int:
 
 
 # Found from the keyword positions named_hits scans for anyway (pass, key, token, secret, cred).
-_SHARED = {"pass": tuple(w for w in _CONTEXT_WORDS if w.startswith("pass")), "key": ("key",), "token": ("token",),
-           "secret": ("secret",), "cred": ("credentials", "creds")}
+_SHARED = {k: tuple(w for w in _CONTEXT_WORDS if w.startswith(k)) for k in ("pass", "key", "token", "secret", "cred", "pwd")}
 _OWN = tuple(w for w in _CONTEXT_WORDS if not any(w.startswith(k) for k in _SHARED) and w != "mot de passe")
 _OWN_INDEX = word_index(_OWN)
+
+
+def _compound(lowered: str, at: int, word: str) -> bool:
+    """A word of a language that joins words (Datenbankpasswort, routerwachtwoord,
+    wifilösenord) ending in the context word: its own first part of three letters or more."""
+    if word in _ENGLISH or word in _WHOLE or " " in word:
+        return False
+    first = at
+    while first > 0 and at - first < 24 and lowered[first - 1].isalpha():
+        first -= 1
+    return at - first >= 3 and (first == 0 or not lowered[first - 1].isalnum() and lowered[first - 1] not in "_.$")
 
 
 def _contexts(text: str, lowered: str, data: bytes, words: frozenset[bytes],
@@ -198,15 +238,15 @@ def _contexts(text: str, lowered: str, data: bytes, words: frozenset[bytes],
     """(offset, word) of every context word, in order."""
     out = []
     for at, length in shared:
-        if at and lowered[at - 1].isalpha() and not (text[at].isupper() and text[at - 1].islower()):
-            continue  # monkey, keykey: inside a word (apiKey, AccessKey: two words)
+        inside = at and lowered[at - 1].isalpha() and not (text[at].isupper() and text[at - 1].islower())
         keyword = lowered[at:at + length]
         if keyword == "pass" and lowered.startswith("mot de passe", at - 7):
             out.append((at - 7, "mot de passe"))
             continue
         for word in _SHARED.get(keyword, ()):
             if word == keyword or lowered.startswith(word, at):
-                out.append((at, word))
+                if not inside or _compound(lowered, at, word):  # monkey, keykey: inside a word
+                    out.append((at, word))
                 break
     own = find_words(lowered, data, present_words(words, _OWN_INDEX))
     if own:
@@ -228,8 +268,9 @@ def prose_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes],
         if start < skip:
             continue
         before = text[start - 1] if start else " "
-        if before.isalpha() and word.isascii() and not (text[start].isupper() and before.islower()):
-            continue  # monkey, bypassword: inside another word (AccessKey is two)
+        if (before.isalpha() and word.isascii() and not (text[start].isupper() and before.islower())
+                and not _compound(lowered, start, word)):
+            continue  # monkey, bypassword: inside another word (AccessKey is two, Datenbankpasswort one)
         if (before in _CODE_BEFORE and not (before == "-" and word not in _ENGLISH)
                 and not (before == "." and word == "key" and text.startswith(":", end))):  # jwt.key: … is a label
             continue  # self.key, api_key, $TOKEN: code
@@ -237,27 +278,37 @@ def prose_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes],
             continue  # a public key is no secret
         tail = (_WORD_TAIL if word.isascii() else _GLUED_TAIL).match(lowered, end, end + 20)
         rest = tail.group(0) if tail else ""
-        if rest and (word in _WHOLE or (rest != "s" if word in _ENGLISH else len(rest) > 4)):
+        compound = _PIN_COMPOUND.match(lowered, end) if word == "pin" and not rest else None
+        if compound:  # PIN-Code, PIN-koden, PIN-Nummer: one word
+            word, rest = "pin code", compound.group(0)
+        elif rest and (word in _WHOLE or (rest != "s" if word in _ENGLISH else len(rest) > 4)):
             continue  # keyboard, tokenizer, passwordless; passordet, hasła are the word itself
+        if word in ("code", "combination") and not _LOCKS.match(text, end + len(rest)):
+            continue  # source code, a status code: a code counts when it opens a lock
         after = text[end + len(rest):end + len(rest) + 1]
         if after in "\"'" and word in _LABELS and text.startswith(":", end + len(rest) + 1):
             after = ":"  # "pass": "…", 'pwd': '…'
         if word in _LABELS and not (after in ":=" or _LABEL_IS.match(lowered, end + len(rest))):
             continue  # "pass the test", "pwd" the command: a label only when a value is given
+        # "here's the token, X": a comma and a space hand a random value over as well
+        comma = after == "," and word in _KEY_WORDS and text[end + len(rest) + 1:end + len(rest) + 2] == " "
         if after and not (after in " \t:" or not after.isascii() or not word.isascii()):
             if word in _BEFORE_WORDS and after in _SENTENCE_ENDS and not rest:  # "use ab12… as the token."
                 earlier = _before(text, start, word)
                 if earlier is not None:
                     yield earlier
-            continue  # login?next=, password+reset, token.py, "token": a name in code, a URL, JSON
+            if not comma:
+                continue  # login?next=, password+reset, token.py, "token": a name in code, a URL, JSON
         ahead = _AHEAD.match(text, end + len(rest))
-        if ahead and ahead.group(1) in _CODE_AFTER:
-            continue  # token = …, key.get(…), key, value: code (assignments are named_hits')
+        if (ahead and ahead.group(1) in _CODE_AFTER and not comma
+                and not (word in _LABELS and ahead.group(1) == "=" and not text.startswith("==", ahead.start(1)))):
+            continue  # (pw = …, a label given a value, reads on: code is no password's shape)  # token = …, key.get(…), key, value: code (assignments are named_hits')
         # The window ends where the next context word starts: that one reads its own value.
         hint = _VALUE_HINT.search(text, end + len(rest), end + len(rest) + _HINT_WINDOW)
         following = len(text)
         if hint:
-            following = next((c for c, _ in contexts[number + 1:number + 4] if c >= end and text[c - 1] in " \t\n"),
+            following = next((c for c, w in contexts[number + 1:number + 4]
+                              if c >= end and text[c - 1] in " \t\n" and not _IN_VALUE.match(text, c + len(w))),
                              following)
             hint = hint if hint.start() < following else None
         if word in _CODE_LISTS:
@@ -321,7 +372,8 @@ def _after(text: str, at: int, word: str, limit: int) -> Hit | None:
                     begin = token.start() + offset + shift
                     return Hit("password" if word not in _KEY_WORDS or word in _CODES else "secret", begin,
                                begin + len(candidate), f"value after '{word}' in prose")
-        if raw.endswith((":", "=")) and _FILLER.fullmatch(raw[:-1] + ":") or raw.strip("\"'`") in (":", "="):
+        if (raw.endswith((":", "=")) and _FILLER.fullmatch(raw[:-1] + ":") or raw.strip("\"'`") in (":", "=")
+                or raw.endswith(("':", '":')) and len(raw) <= 120):  # Password for 'https://bob@host': …
             connector = ":"  # "for the wifi:", "(hex):", "1:"
             continue
         if not _FILLER.fullmatch(raw) and not _EMAIL.fullmatch(value):

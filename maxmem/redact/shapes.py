@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .values import is_placeholder, looks_random, wallet_key
+from .values import char_offset, is_placeholder, looks_random, wallet_key
 
 __all__ = ["PRIVATE", "Hit", "azure_hits", "key_block_hits", "pem_hits", "private_hits", "provider_hits", "url_hits",
            "webhook_hits"]
@@ -142,13 +142,11 @@ _CONTEXT_FIRST = frozenset(b"AS")  # AKIA…/ASIA… (AWS), AC…/SK… (Twilio)
 _ESCAPE_BYTES = frozenset(b"nrtbf")
 
 
-def _candidate_runs(text: str) -> Iterator[tuple[int, int]]:
-    """(start, end) in `text` of the token runs worth a look, in order."""
-    data = text.encode("utf-8", "surrogatepass")
+def _candidate_runs(text: str, data: bytes) -> Iterator[tuple[int, int]]:
+    """(start, end) in `text` (`data` in UTF-8) of the token runs worth a look, in order."""
     classes = data.translate(_CLASSES)
     n = len(data)
     same = n == len(text)  # ASCII: byte offsets are character offsets
-    char_at = byte_at = 0
     find = classes.find
     pos = find(_NEEDLE)
     while pos >= 0:
@@ -169,9 +167,8 @@ def _candidate_runs(text: str) -> Iterator[tuple[int, int]]:
             if same:
                 yield pos, end
             else:
-                char_at += len(data[byte_at:pos].decode("utf-8", "surrogatepass"))
-                byte_at = pos
-                yield char_at, char_at + end - pos  # a run is ASCII: as many characters as bytes
+                at = char_offset(data, pos)
+                yield at, at + end - pos  # a run is ASCII: as many characters as bytes
         pos = find(_NEEDLE, end)
 
 
@@ -186,11 +183,14 @@ def _placeholder_body(token: str, prefix: str) -> bool:
     return len(stripped) < 8 or len(set(stripped)) < 6
 
 
-def provider_hits(text: str) -> Iterator[Hit]:
-    """Provider keys and tokens, and the secrets found beside AWS and Twilio ids."""
+def provider_hits(text: str, data: bytes | None = None) -> Iterator[Hit]:
+    """Provider keys and tokens, and the secrets found beside AWS and Twilio ids (`data`:
+    `text` in UTF-8, when encoded already)."""
     n = len(text)
     by_start, by_lead = _BY_START, _BY_LEAD
-    for start, end in _candidate_runs(text):
+    if data is None:
+        data = text.encode("utf-8", "surrogatepass")
+    for start, end in _candidate_runs(text, data):
         before = text[start - 1] if start else ""
         if before == "\\" and text[start] in _ESCAPES:
             start += 1
@@ -233,8 +233,15 @@ _ID_PREFIXES = frozenset({"sha1", "sha224", "sha256", "sha384", "sha512", "md5",
                           "event", "id", "uuid", "nonce", "hash", "digest", "pk", "pub", "public", "org", "user",
                           "cus", "price", "prod", "sub", "pi", "pm", "ch", "in", "acct", "po", "data", "test", "img"})
 _SECRET_PREFIX_WORDS = frozenset({"sk", "pat", "secret", "key", "token", "api", "auth", "access", "private", "priv",
-                                  "pw", "pass", "apikey"})
+                                  "pw", "pass", "apikey", "tkn", "pwd", "sec", "rk"})
 _TOKEN_TAIL = re.compile(r"[A-Za-z0-9+/=_-]*")
+# One more word of a vendor prefix: a short lower-case word, or letters with a digit (na1, v1), then - or _.
+_PREFIX_WORD = re.compile(r"(?:[a-z]{1,5}|[a-z]{1,3}[0-9])[-_]")
+
+
+def _three_classes(body: str) -> bool:
+    return (sum(c.isupper() for c in body) >= 3 and sum(c.islower() for c in body) >= 3
+            and sum(c.isdigit() for c in body) >= 3)
 
 
 def _prefixed(text: str, start: int, end: int, before: str) -> Hit | None:
@@ -244,14 +251,22 @@ def _prefixed(text: str, start: int, end: int, before: str) -> Hit | None:
     if not match or match.group("prefix").split("-")[0].split("_")[0].lower() in _ID_PREFIXES:
         return None
     prefix, body = match.group("prefix"), match.group("body")
+    more = _PREFIX_WORD.match(body)
+    while more and len(body) - more.end() >= 16 and prefix.count("_") + prefix.count("-") < 4:
+        prefix, body = prefix + more.group(0), body[more.end():]  # dckr_ pat_ …: the prefix's own words
+        more = _PREFIX_WORD.match(body)
     segments = len(re.findall(r"[-_]", prefix))
     flat = body.replace("-", "").replace("_", "")
+    words = set(re.split(r"[-_]", prefix.lower()))
     if _is_uuid_body(body):  # pat-na1-<uuid>, sk-lf-<uuid>: a UUID is a secret only when the prefix says so
-        words = set(re.split(r"[-_]", prefix.lower()))
         if words.isdisjoint(_SECRET_PREFIX_WORDS):
             return None
         return Hit("token", start, end, f"token with a vendor prefix ({prefix}…)")
-    if len(flat) < (20 if segments >= 2 else 28) or not looks_random(flat, 20):
+    # A prefix word that says secret (pat, sk, key, token) vouches for a shorter body.
+    shortest = 16 if not words.isdisjoint(_SECRET_PREFIX_WORDS) else 20 if segments >= 2 else 28
+    if 20 <= len(flat) < shortest and _three_classes(flat):
+        shortest = 20  # fly_…, rnd_…: a short body, but capitals, small letters and digits all mixed
+    if len(flat) < shortest or not looks_random(flat, min(shortest, 20)):
         return None
     if not any(c.isdigit() for c in flat) or not any(c.isalpha() for c in flat):
         return None
@@ -272,8 +287,8 @@ def _dotted(text: str, start: int, end: int) -> Hit | None:
     if prefix.group(0).split(".")[0] in _ID_PREFIXES:
         return None
     flat = text[start:end].replace("-", "").replace("_", "")
-    if not looks_random(flat, 20) or not any(c.isdigit() for c in flat):
-        return None
+    if not looks_random(flat, 20) or not looks_random(text[start:end], 20) or not any(c.isdigit() for c in flat):
+        return None  # apsw.FTS5_TOKENIZE_DOCUMENT: a constant's name, words once its _ are seen
     tail = _DOTTED_TAIL.match(text, end)
     return Hit("token", prefix.start(), tail.end() if tail else end, f"token with a vendor prefix ({prefix.group(0)}…)")
 
@@ -400,7 +415,10 @@ def pem_hits(text: str) -> Iterator[Hit]:
         if not _PEM_BODY.search(text, match.end(), close):  # the markers alone: no key
             at = text.find("-----BEGIN ", close)
             continue
-        yield Hit("private-key", at, close + len(end_marker), "PEM private key block")
+        stop = close + len(end_marker)
+        if text.startswith("\\n", stop) and text[stop + 2:stop + 3] in ("\"", "'"):
+            stop += 2  # "private_key": "-----BEGIN …-----END PRIVATE KEY-----\n": the string's last line
+        yield Hit("private-key", at, stop, "PEM private key block")
         at = text.find("-----BEGIN ", close + len(end_marker))
 
 
@@ -466,6 +484,7 @@ def private_hits(text: str, lowered: str) -> Iterator[Hit]:
 # may hold / @ ? # (unencoded): it runs to the last @ that a host follows.
 _URL_CREDENTIALS = re.compile(r"://(?P<user>[^\s:/?#@\"'<>\\]{0,256}):(?P<secret>[^\s\"'<>\\]{1,256}?)@"
                               r"(?P<host>[A-Za-z0-9\[][A-Za-z0-9.\-\[\]:%]{0,255})(?=[/?#\s\"'<>\\;,)]|\Z)")
+_URL_CREDENTIALS_WIDE = re.compile(_URL_CREDENTIALS.pattern.replace("{1,256}?)@", "{1,256})@"))
 # https://<token>@github.com/…: a random user with no password is a token (git, npm, pip).
 _URL_TOKEN_USER = re.compile(r"://(?P<secret>[A-Za-z0-9_.~%-]{20,256})@[A-Za-z0-9\[]")
 _PORT = re.compile(r"\d{1,5}(?:[/?#]|\Z)")
@@ -473,13 +492,41 @@ _URL_PLACEHOLDERS = frozenset({"password", "pass", "passwd", "pwd", "secret", "p
                                "mypassword", "yourpassword", "pass123", "changeme"})
 
 
-def url_hits(text: str) -> Iterator[Hit]:
-    """Passwords in URLs and DSNs (postgres://app:pw@db/x)."""
-    at = text.find("://")
+def _last_at(text: str, match: re.Match[str]) -> re.Match[str]:
+    """The same credentials run to a later @ of the URL when a host follows it
+    (p@ss/w0rd#1@db): what stood between was the password's, unless it reads as the
+    URL's query (?next=a@b.com)."""
+    wider = _URL_CREDENTIALS_WIDE.match(text, match.start())
+    if wider is None or wider.end("secret") <= match.end("secret"):
+        return match
+    between = text[match.end("secret"):wider.end("secret")]
+    return match if "=" in between or "&" in between else wider
+
+
+def _places(text: str, needle: str, data: bytes | None) -> Iterator[int]:
+    """Offsets in `text` of `needle` (ASCII), found in `data` (`text` or its lower-cased
+    form in UTF-8) when given: a scan of bytes, not of a text four bytes a character."""
+    if data is None or len(data) == len(text):
+        at = text.find(needle)
+        while at >= 0:
+            yield at
+            at = text.find(needle, at + len(needle))
+        return
+    encoded = needle.encode()
+    at = data.find(encoded)
     while at >= 0:
+        yield char_offset(data, at)
+        at = data.find(encoded, at + len(encoded))
+
+
+def url_hits(text: str, data: bytes | None = None) -> Iterator[Hit]:
+    """Passwords in URLs and DSNs (postgres://app:pw@db/x; `data`: the text in UTF-8,
+    lower-cased or not)."""
+    for at in _places(text, "://", data):
         at_sign = text.find("@", at, at + 600)
         match = _URL_CREDENTIALS.match(text, at) if at_sign >= 0 else None
         if match:
+            match = _last_at(text, match)
             secret = match.group("secret")
             if not (secret.startswith(("[REDACTED", "$")) or is_placeholder(secret) or _PORT.match(secret)
                     or match.group("user").startswith("[REDACTED")
@@ -489,7 +536,6 @@ def url_hits(text: str) -> Iterator[Hit]:
             token = _URL_TOKEN_USER.match(text, at)
             if token and looks_random(token.group("secret"), 20) and not is_placeholder(token.group("secret")):
                 yield Hit("url-password", token.start("secret"), token.end("secret"), "token as a URL's user (://…@)")
-        at = text.find("://", at + 3)
 
 
 # Incoming-webhook URLs: whoever holds one can post as the app, so the path after the
@@ -515,10 +561,12 @@ def _real_hook(path: str) -> bool:
     return len(path) >= 12 and not is_placeholder(re.split(_SEP, path)[-1])
 
 
-def webhook_hits(text: str, lowered: str) -> Iterator[Hit]:
+def webhook_hits(text: str, lowered: str, data: bytes | None = None) -> Iterator[Hit]:
     """Slack, Discord and Microsoft Teams incoming-webhook URLs: the path after the host
-    (`lowered`: the text lowercased, where the hosts are looked for)."""
+    (`lowered`: the text lowercased, where the hosts are looked for; `data`: it in UTF-8)."""
     for host, kind in _WEBHOOK_KINDS.items():
+        if data is not None and host.encode() not in data:
+            continue  # a scan of bytes, not of a text four bytes a character
         at = lowered.find(host)
         while at >= 0:
             match = _WEBHOOKS[kind].match(text, at)

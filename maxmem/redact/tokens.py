@@ -25,9 +25,9 @@ import re
 from collections.abc import Iterator
 
 from .shapes import Hit
-from .values import SECRET_HEADS, looks_random, name_strength
+from .values import SECRET_HEADS, char_offset, looks_random, name_strength, value_is_secret
 
-__all__ = ["dollar_hits", "random_run_hits"]
+__all__ = ["dollar_hits", "encoded_json_hits", "random_run_hits"]
 
 _RUN_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 _CLASSES = bytes(ord("a") if i in _RUN_BYTES else ord(" ") for i in range(256))
@@ -149,13 +149,14 @@ def _judge(text: str, start: int, end: int, blocks: tuple[list[int], list[int]])
     return Hit("token", start, end, "long random token (three character classes, no word)")
 
 
-def random_run_hits(text: str) -> Iterator[Hit]:
-    """Runs of 32+ token characters random enough to be a key, standing on their own."""
-    data = text.encode("utf-8", "surrogatepass")
+def random_run_hits(text: str, data: bytes | None = None) -> Iterator[Hit]:
+    """Runs of 32+ token characters random enough to be a key, standing on their own
+    (`data`: `text` in UTF-8, when encoded already)."""
+    if data is None:
+        data = text.encode("utf-8", "surrogatepass")
     classes = data.translate(_CLASSES)
     n = len(data)
     same = n == len(text)
-    char_at = byte_at = 0
     blocks = _public_blocks(text) if "-----BEGIN " in text else ([], [])
     find = classes.find
     pos = find(_NEEDLE)
@@ -169,10 +170,7 @@ def random_run_hits(text: str) -> Iterator[Hit]:
         if before not in _BASE64_SIDE and after not in _BASE64_SIDE and before != 47 and end - start >= _MIN_NOT_BASE58:
             token = data[start:end].decode()
             if _BECH32_SECRET.match(token) or _classes(token):
-                if not same:  # offsets in characters, counted on from the last run looked at
-                    char_at += len(data[byte_at:start].decode("utf-8", "surrogatepass"))
-                    byte_at = start
-                at = start if same else char_at
+                at = start if same else char_offset(data, start)
                 hit = _judge(text, at, at + end - start, blocks)
                 if hit:
                     yield hit
@@ -199,3 +197,41 @@ def dollar_hits(text: str) -> Iterator[Hit]:
             at = text.find("$", match.end())
         else:
             at = text.find("$", at + 1)
+
+
+# base64 of a JSON object ({" → eyJ, {\n → ewo, {\r\n → ew0K): a Kubernetes
+# .dockerconfigjson, GOOGLE_CREDENTIALS=ewogICJ0eXBlIjog…; a JWT's parts are dotted.
+_JSON_HEADS = (b"eyJ", b"ewo", b"ew0K")
+_ENCODED_JSON = re.compile(rb"(?:eyJ|ewo|ew0K)[A-Za-z0-9+/_-]{36,40000}={0,2}")
+_MEMBER = re.compile(r'"([\w.-]{1,80})"\s{0,4}:\s{0,4}"([^"\\]{1,4096})"')
+
+
+def encoded_json_hits(text: str, data: bytes | None = None) -> Iterator[Hit]:
+    """base64 that decodes to a JSON object with a secret-named member holding a value
+    (`data`: `text` in UTF-8, when encoded already): the whole encoded text goes."""
+    if data is None:
+        data = text.encode("utf-8", "surrogatepass")
+    same = len(data) == len(text)
+    for head in _JSON_HEADS:
+        at = data.find(head)
+        while at >= 0:
+            match = _ENCODED_JSON.match(data, at) if not at or data[at - 1] not in _RUN_BYTES else None
+            end = match.end() if match else at + len(head)
+            if match and data[end:end + 1] != b"." and _secret_json(match.group(0)):
+                start = at if same else char_offset(data, at)
+                yield Hit("secret", start, start + end - at, "base64 of JSON holding a secret-named member")
+            at = data.find(head, end)
+
+
+def _secret_json(encoded: bytes) -> bool:
+    body = encoded.rstrip(b"=")
+    try:
+        decoded = base64.b64decode(body + b"=" * (-len(body) % 4), altchars=b"-_" if b"-" in body or b"_" in body
+                                   else None)
+    except (binascii.Error, ValueError):
+        return False
+    for member in _MEMBER.finditer(decoded.decode("utf-8", "replace")):
+        strength = name_strength(member.group(1))
+        if strength and value_is_secret(member.group(2), strength, quoted=True, literal=True):
+            return True  # {"auths": {…: {"auth": "…"}}}, {"private_key": "-----BEGIN …"}
+    return False

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable
 from enum import IntEnum
@@ -28,7 +29,9 @@ __all__ = [
     "name_strength",
     "shannon",
     "value_is_secret",
+    "char_offset",
     "find_words",
+    "inside_words",
     "present_words",
     "word_index",
     "text_words",
@@ -136,6 +139,13 @@ def name_strength(name: str, flag: bool = False, query: bool = False) -> Strengt
     head, qualifiers = words[-1], words[:-1]
     if head in ("sig", "signature"):
         return Strength.TOKEN if query else None
+    if head == "id" and (qualifiers[-2:] in (["private", "key"], ["access", "key"], ["secret", "key"])
+                         or qualifiers[-1:] == ["secret"]):
+        # private_key_id, accessKeyId: the id of a key, half of the credential, when random;
+        # a secret_id (Vault AppRole, Tencent SecretId) is the secret itself
+        if any(q in _NOT_SECRET_QUALIFIERS for q in qualifiers):
+            return None
+        return Strength.TOKEN if qualifiers[-1] == "secret" else Strength.WEAK
     if head not in SECRET_HEADS:
         return None
     if any(q in _NOT_SECRET_QUALIFIERS for q in qualifiers):
@@ -250,7 +260,10 @@ def camel_words(value: str) -> bool:
     chunks = _CHUNKS.findall(value)
     words = [c for c in chunks if len(c) >= 3 and c[0].isupper() and c[1:].islower() and _VOWELS & set(c)]
     letters = sum(c.isalpha() for c in value)
-    return len(words) >= 2 and sum(map(len, words)) >= 0.6 * letters
+    # Random capitals cut noise into "words" too (VZiwAavyUTkiZp: V Ziw Aavy U Tki Zp); a
+    # name has at most two stray pieces of one or two letters (MyAppKeyV2).
+    stray = sum(len(c) <= 2 and not c.isupper() or len(c) == 1 for c in chunks)
+    return len(words) >= 2 and sum(map(len, words)) >= 0.6 * letters and stray <= 2
 
 
 def is_placeholder(value: str) -> bool:
@@ -297,7 +310,7 @@ def _mostly_words(value: str) -> bool:
     for part in parts:
         letters = part.rstrip("0123456789")
         if (len(part) - len(letters) <= 2 and len(letters) >= 3 and letters.isalpha()
-                and (letters.islower() or letters.istitle()) and _VOWELS & set(letters)):
+                and (letters.islower() or letters.istitle() or letters.isupper()) and _VOWELS & set(letters)):
             word_chars += len(part)
     return word_chars >= 0.6 * sum(map(len, parts))
 
@@ -401,8 +414,25 @@ def text_words(data: bytes) -> frozenset[bytes]:
     return frozenset(data.translate(_LETTERS).split())
 
 
+_NOT_LETTERS = re.compile(r"[^a-z\x80-\U0010ffff]+")
+
+
+def inside_words(words: frozenset[bytes], needles: Iterable[str]) -> list[str]:
+    """The lower-case `needles` that may occur in the text whose `words` these are: each
+    run of letters of a needle inside one of the words (a scan of the distinct words,
+    a few KB, instead of the whole text)."""
+    blob = b" ".join(words)
+    out = []
+    for needle in needles:
+        parts = [p.encode() for p in _NOT_LETTERS.split(needle) if p]
+        if all(p in blob for p in parts):
+            out.append(needle)
+    return out
+
+
 _ENDINGS = (b"", b"s", b"es", b"si", b"n", b"en", b"a", b"e", b"i", b"u", b"et", b"er", b"ul", b"ta", b"y",
-            "ı".encode(), "ü".encode(), "ın".encode())  # passwords, şifresi (Turkish: its password), salasanan
+            "ı".encode(), "ü".encode(), "ın".encode(),  # passwords, şifresi (Turkish: its password), salasanan
+            b"m", b"ni", b"nsa", b"mme", b"nya", b"ku", b"mu")  # possessives: şifrem, salasanani, sandinya
 
 
 _Phrase = tuple[str, tuple[frozenset[bytes], ...], frozenset[str]]
@@ -462,6 +492,11 @@ def present_words(words: frozenset[bytes], candidates: WordIndex) -> list[str]:
     return sorted(found)
 
 
+# Words a phrase is never found by: in any text they are everywhere ("ssh into" by "ssh").
+_COMMON_PARTS = frozenset({b"in", b"into", b"on", b"onto", b"as", b"to", b"with", b"of", b"is", b"the", b"a", b"user",
+                           b"use", b"password"})
+
+
 def find_words(lowered: str, data: bytes, words: Iterable[str]) -> list[tuple[int, str]]:
     """(offset in `lowered`, word) of every occurrence of `words`, in order. Found in the
     UTF-8 `data` of `lowered` (a byte scan, twice as fast as one over a text that holds
@@ -471,9 +506,13 @@ def find_words(lowered: str, data: bytes, words: Iterable[str]) -> list[tuple[in
     # A phrase is found by its longest word, one scan for all the phrases that share it
     # ("door code", "alarm code", "access code": one scan for "code").
     by_anchor: dict[bytes, list[tuple[bytes, int, str]]] = {}
+    shared = Counter(p for word in words for p in set(word.encode().split(b" ")) if " " in word)
     for word in words:
         encoded = word.encode()
-        anchor = max(encoded.split(b" "), key=len)
+        parts = encoded.split(b" ")
+        # the part most phrases share (alarm code, door code: one scan for "code"), else the longest
+        anchor = encoded if not (parts[0] and parts[-1]) else max(  # " -b ": by itself
+            [p for p in parts if p not in _COMMON_PARTS] or parts, key=lambda p: (min(shared[p], 3), len(p)))
         by_anchor.setdefault(anchor, []).append((encoded, encoded.index(anchor), word))
     found = []
     for anchor, phrases in by_anchor.items():
@@ -486,9 +525,38 @@ def find_words(lowered: str, data: bytes, words: Iterable[str]) -> list[tuple[in
     found.sort(key=lambda f: (f[0], -len(f[1])))
     if len(data) == len(lowered):
         return found
-    out, chars, done = [], 0, 0
-    for at, word in found:
-        chars += len(data[done:at].decode("utf-8", "surrogatepass"))
-        done = at
-        out.append((chars, word))
-    return out
+    return [(char_offset(data, at), word) for at, word in found]
+
+
+# UTF-8 continuation bytes (10xxxxxx) as "c", every other byte as ".".
+_CONTINUATION = bytes(ord("c") if 0x80 <= i < 0xC0 else ord(".") for i in range(256))
+_Runs = tuple[bytes, list[int], list[int]]
+_last_runs: list[_Runs] = []  # the texts looked at last, by identity (equal texts compare slowly)
+
+
+def _continuations(data: bytes) -> tuple[list[int], list[int]]:
+    """Where each run of UTF-8 continuation bytes ends, and how many precede that end."""
+    for seen, ends, counts in _last_runs:
+        if seen is data:
+            return ends, counts
+    ends, counts, total = [], [], 0
+    marks = data.translate(_CONTINUATION)
+    at = marks.find(b"c")
+    while at >= 0:
+        end = marks.find(b".", at)
+        end = len(marks) if end < 0 else end
+        total += end - at
+        ends.append(end)
+        counts.append(total)
+        at = marks.find(b"c", end)
+    _last_runs[:] = [*_last_runs[-1:], (data, ends, counts)]  # the text and its UTF-8, lower-cased
+    return ends, counts
+
+
+def char_offset(data: bytes, at: int) -> int:
+    """The offset in characters of the byte offset `at` of UTF-8 `data` (at a character's
+    first byte): the bytes before it less their continuation bytes. The runs of those are
+    found once per text, so each offset costs a binary search."""
+    ends, counts = _continuations(data)
+    i = bisect_right(ends, at)
+    return at - (counts[i - 1] if i else 0)
