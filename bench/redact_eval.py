@@ -6,6 +6,7 @@
     python bench/redact_eval.py --json out.json
     python bench/redact_eval.py --baseline HEAD~3   # also the redactor of an older commit
     python bench/redact_eval.py --split unseen      # only the splits written without the rules
+    python bench/redact_eval.py --split blind       # only the second set written without them
 
 On the labelled corpus (tests/data/secrets/, written by scripts/make_secrets_corpus.py),
 split by template (dev / heldout), and on the shape split (`bench/secret_shapes.py`):
@@ -13,8 +14,10 @@ secrets of shapes the rules were written from (shapes-dev) and of shapes held ou
 they were scored once (shapes-heldout: read since, development data now), and 1,200
 ordinary technical lines (ordinary); and on the unseen split, written without reading
 the rules, their tests or their docs: secrets (shapes-unseen) and ordinary lines that
-only look risky (ordinary-unseen). The unseen splits are only scored: `--misses` does
-not list them.
+only look risky (ordinary-unseen); and on the blind split, a second such set written later
+by another hand, without reading the rules, their tests, their docs or the unseen files:
+secrets (shapes-blind) and risky-looking ordinary lines (ordinary-blind). The unseen and
+blind splits are only scored: `--misses` does not list them.
 
 - recall: the share of secret spans entirely removed (a span partly left is a miss);
 - precision: the share of removed spans that overlap a secret;
@@ -47,9 +50,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 CORPUS = ROOT / "tests" / "data" / "secrets"
-SHAPE_SPLITS = ("shapes-dev", "shapes-heldout", "ordinary", "shapes-unseen", "ordinary-unseen")
+SHAPE_SPLITS = ("shapes-dev", "shapes-heldout", "ordinary", "shapes-unseen", "ordinary-unseen", "shapes-blind",
+                "ordinary-blind")
 UNSEEN_SPLITS = ("shapes-unseen", "ordinary-unseen")
-NEVER_READ = UNSEEN_SPLITS  # scored, never read: no rule is written from them
+BLIND_SPLITS = ("shapes-blind", "ordinary-blind")
+NEVER_READ = UNSEEN_SPLITS + BLIND_SPLITS  # scored, never read: no rule is written from them
 
 Span = tuple[int, int]
 Detector = Callable[[list[str]], list[list[Span]]]
@@ -317,10 +322,12 @@ def split_table(figures: dict[str, dict], systems: list[str], splits: list[str])
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--split", choices=["dev", "heldout", "both", "shapes", "unseen", "all"], default="all",
+    parser.add_argument("--split", choices=["dev", "heldout", "both", "shapes", "unseen", "blind", "all"],
+                        default="all",
                         help="dev/heldout: the template split; shapes: shapes-dev, shapes-heldout, the "
-                             "ordinary lines and the unseen splits; unseen: shapes-unseen and "
-                             "ordinary-unseen; both: dev and heldout; all (default): everything")
+                             "ordinary lines, the unseen and the blind splits; unseen: shapes-unseen and "
+                             "ordinary-unseen; blind: shapes-blind and ordinary-blind; both: dev and "
+                             "heldout; all (default): everything")
     parser.add_argument("--baseline", metavar="REV", help="also run the redactor of this git revision")
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--locomo", type=Path, help="LoCoMo-10 (locomo10.json): count redactions in it")
@@ -331,7 +338,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-detect-secrets", action="store_true")
     parser.add_argument("--no-bad-input", action="store_true", help="skip the bad-input timings")
     parser.add_argument("--limit", type=int, help="only the first N items of each split (a smoke run)")
-    parser.add_argument("--misses", action="store_true", help="list maxmem's misses and false positives")
+    parser.add_argument("--misses", action="store_true",
+                        help="list maxmem's misses and false positives (never on the unseen or blind splits)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
 
@@ -345,6 +353,7 @@ def main(argv: list[str] | None = None) -> int:
     elif not args.no_detect_secrets:
         print("detect-secrets is not installed (pip install detect-secrets): maxmem only", file=sys.stderr)
     splits = {"both": ["dev", "heldout"], "shapes": list(SHAPE_SPLITS), "unseen": list(UNSEEN_SPLITS),
+              "blind": list(BLIND_SPLITS),
               "all": ["dev", "heldout", *SHAPE_SPLITS]}.get(args.split, [args.split])
     figures: dict[str, dict] = {name: {} for name in systems}
     for split in splits:

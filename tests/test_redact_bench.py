@@ -94,6 +94,45 @@ def test_the_unseen_split_loads_with_its_secrets_marked_and_its_ordinary_lines_c
     assert len(redact_eval.load("shapes-unseen", limit=10)) == 10
 
 
+def test_the_blind_split_loads_with_its_secrets_marked_and_its_ordinary_lines_clean():
+    shapes = redact_eval.ROOT / "tests" / "data" / "secrets" / "shapes"
+    for line in (shapes / "blind.txt").read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            shape, template = line.split("\t", 1)
+            opened, closed = template.count("⟦"), template.count("⟧")
+            assert shape and opened == closed >= 1, line
+            assert "⟦" not in "".join(part.split("⟧")[0] for part in template.split("⟦")[1:]), line  # none nested
+    for line in (shapes / "blind_ordinary.txt").read_text(encoding="utf-8").splitlines():
+        assert "⟦" not in line and "⟧" not in line, line
+
+    secrets = redact_eval.load("shapes-blind")
+    assert len(secrets) >= 200 and len({i["shape"] for i in secrets}) == len(secrets)
+    for item in secrets:
+        assert item["label"] == "secret" and item["spans"], item["id"]
+        assert "⟦" not in item["text"] and "⏎" not in item["text"]
+        for start, end, _ in item["spans"]:
+            value = item["text"][start:end]
+            assert 0 <= start < end <= len(item["text"]) and "{" not in value, item["id"]
+            assert value == value.strip(), item["id"]  # exactly the value, no space around it
+    ordinary = redact_eval.load("ordinary-blind")
+    assert len(ordinary) >= 400
+    for item in ordinary:
+        assert item["label"] == "negative" and item["spans"] == [], item["id"]
+        assert "⟦" not in item["text"] and "⏎" not in item["text"]
+        assert not re.search(r"\{(?:hex|HEX|alnum|b64|b64url|digits|upper|lower|lowernum|b58|uuid):?\d*\}",
+                             item["text"]), item["text"]  # every filler filled
+    texts = {i["text"] for i in ordinary}
+    assert {"password: ${DB_PASSWORD}", "GITHUB_TOKEN: ${{ secrets.GITHUB_TOKEN }}"} <= texts  # other braces stay
+    assert redact_eval.load("shapes-blind") == secrets and redact_eval.load("ordinary-blind") == ordinary  # fixed
+    assert len(redact_eval.load("shapes-blind", limit=10)) == 10
+
+
+def test_the_blind_splits_are_only_scored_never_listed():
+    assert set(redact_eval.BLIND_SPLITS) <= set(redact_eval.SHAPE_SPLITS)
+    assert set(redact_eval.BLIND_SPLITS) <= set(redact_eval.NEVER_READ)
+    assert not set(redact_eval.BLIND_SPLITS) & set(redact_eval.UNSEEN_SPLITS)
+
+
 def test_the_table_puts_the_unseen_splits_beside_the_others():
     figures = {name: {split: {"recall": 0.5, "precision": 1.0, "fp_per_1k_lines": 2.0}
                       for split in ("dev", "shapes-unseen", "ordinary-unseen")}
