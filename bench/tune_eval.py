@@ -99,8 +99,7 @@ def report(results: Sequence[dict[str, Any]]) -> list[str]:
             f"{r['conversation']:13s} {own:6d} {mean(r['rows']['default'], 0):12.1f} "
             f"{mean(r['rows']['tuned'], 0):10.1f} {mean(r['rows']['default'], 1):11.1f} "
             f"{mean(r['rows']['tuned'], 1):9.1f}  {mean(r['rows']['best'], 0):19.1f}  "
-            + (f"v {kept['vector_weight']:g} / k {kept['keyword_weight']:g} / gate {kept['min_relevance']:g}"
-               if changed else "(defaults)"))
+            + (", ".join(f"{k} {kept[k]:g}" for k in r["tune"].get("kept", [])) if changed else "(defaults)"))
     every = {k: [row for r in results for row in r["rows"][k]] for k in ("default", "tuned", "best")}
     diff = np.array(every["tuned"])[:, 0] - np.array(every["default"])[:, 0] if every["default"] else np.zeros(1)
     se = float(diff.std(ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else 0.0
@@ -110,6 +109,12 @@ def report(results: Sequence[dict[str, Any]]) -> list[str]:
                  f"{mean(every['best'], 0):19.1f}")
     lines.append(f"tuned - default R@10: {100 * float(diff.mean()):+.2f} points "
                  f"(standard error {100 * se:.2f}, {len(diff)} questions)")
+    counts: dict[str, int] = {}
+    for r in results:
+        for name in r["tune"].get("kept", []):
+            counts[name] = counts.get(name, 0) + 1
+    lines.append(f"settings kept, in how many of the {len(results)} brains: "
+                 + (", ".join(f"{k} {n}" for k, n in sorted(counts.items())) or "none"))
     lines.append("(own qs: the questions tune read from the brain; best-on-tuning: the best settings of the "
                  "tuning half, before the held-out check; default = " +
                  Settings.of(Config()).label() + ")")
