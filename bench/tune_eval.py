@@ -15,6 +15,9 @@ https://github.com/snap-research/LoCoMo and pass its path (or set MAXMEM_LOCOMO)
 
     python bench/tune_eval.py --data PATH/locomo10.json
     python bench/tune_eval.py --data PATH/locomo10.json --convs conv-26 conv-30 --json out.json
+    python bench/tune_eval.py --merge a.json b.json     # one table of runs saved with --json
+
+(--json is rewritten after each conversation, so a run stopped early keeps what it did.)
 """
 
 from __future__ import annotations
@@ -129,7 +132,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="write the full result here")
     parser.add_argument("--cache", type=Path, default=OUT / "locomo-embeddings.sqlite",
                         help="embedding cache kept between runs (bench/locomo.py's)")
+    parser.add_argument("--merge", nargs="+", type=Path, metavar="JSON",
+                        help="print one table of the results these --json files hold, and stop")
     args = parser.parse_args(argv)
+    if args.merge:
+        for line in report([r for path in args.merge for r in json.loads(path.read_text(encoding="utf-8"))]):
+            print(line)
+        return 0
     if args.data is None:
         parser.error("--data PATH/locomo10.json (or MAXMEM_LOCOMO) is required")
     conversations = load(args.data, args.convs)
@@ -143,13 +152,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 results.append(run_one(conv, embedder, Path(workdir)))
                 print(f"{conv.sample_id}: built in {results[-1]['build_seconds']} s, "
                       f"tuned in {results[-1]['tune_seconds']} s", file=sys.stderr)
+                if args.json:
+                    args.json.parent.mkdir(parents=True, exist_ok=True)
+                    args.json.write_text(json.dumps(results, indent=1), encoding="utf-8")
     finally:
         embedder.close()
     for line in report(results):
         print(line)
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(results, indent=1), encoding="utf-8")
     return 0
 
 
