@@ -202,6 +202,24 @@ def test_a_change_within_the_noise_is_not_kept(hash_chat_brain, monkeypatch):
     assert result.after == result.before and not result.changed
 
 
+@pytest.mark.parametrize("decoys_dated, recency_found", [("2025-01-01T10:00:00Z", True),
+                                                          ("2026-11-01T10:00:00Z", False)])
+def test_tune_finds_recency_when_the_answers_are_the_newer_of_near_copies(tmp_path, hash_embedder, decoys_dated,
+                                                                          recency_found):
+    """Each reply has an older near copy elsewhere (only a number differs): no weight or
+    pool tells them apart, recency does; with every memory of one date it cannot."""
+    items = [{**item, "created_at": "2026-11-01T10:00:00Z"} for item in conversation()]
+    decoys = [{"content": f"The {thing} teacher in {PLACES[i % len(PLACES)]} was patient, I finally got the "
+                          f"basics right after {i + 40} weeks.", "category": "project", "created_at": decoys_dated}
+              for i, thing in enumerate(THINGS)]
+    with Brain.open(tmp_path / "brain.db", embedder=hash_embedder) as brain:
+        brain.remember_many(items + decoys, near=False)
+        result = tune(brain)
+    assert (result.best.recency_weight > 0) == recency_found, result.best
+    assert set(result.kept) <= set(result.best.differing(result.before))
+    assert result.to_dict()["kept"] == result.kept
+
+
 # -- bad input -----------------------------------------------------------------------------
 
 def bad_brain(path: Path, kind: str, embedder) -> None:
