@@ -90,10 +90,18 @@ def mean(rows: list[list[float]], column: int) -> float:
     return 100 * float(np.mean([r[column] for r in rows])) if rows else 0.0
 
 
+def gain(note: dict[str, Any]) -> str:
+    """Tune's held-out gain of its best settings, ± the noise (points of its score)."""
+    if "difference" not in note:
+        return "-"
+    return f"{100 * note['difference']:+.1f} ± {100 * note['noise']:.1f}"
+
+
 def report(results: Sequence[dict[str, Any]]) -> list[str]:
     lines = ["LoCoMo QA (categories 1-4), each brain tuned on its own turns only",
              f"{'conversation':13s} {'own qs':>6s} {'R@10 default':>12s} {'R@10 tuned':>10s} "
-             f"{'MRR default':>11s} {'MRR tuned':>9s}  {'R@10 best-on-tuning':>19s}  settings kept"]
+             f"{'MRR default':>11s} {'MRR tuned':>9s}  {'R@10 best-on-tuning':>19s}  {'own gain ± noise':>16s}  "
+             "settings kept"]
     for r in results:
         own = r["tune"].get("questions", 0)
         kept = r["tuned"]
@@ -102,6 +110,7 @@ def report(results: Sequence[dict[str, Any]]) -> list[str]:
             f"{r['conversation']:13s} {own:6d} {mean(r['rows']['default'], 0):12.1f} "
             f"{mean(r['rows']['tuned'], 0):10.1f} {mean(r['rows']['default'], 1):11.1f} "
             f"{mean(r['rows']['tuned'], 1):9.1f}  {mean(r['rows']['best'], 0):19.1f}  "
+            f"{gain(r['tune']):>16s}  "
             + (", ".join(f"{k} {kept[k]:g}" for k in r["tune"].get("kept", [])) if changed else "(defaults)"))
     every = {k: [row for r in results for row in r["rows"][k]] for k in ("default", "tuned", "best")}
     diff = np.array(every["tuned"])[:, 0] - np.array(every["default"])[:, 0] if every["default"] else np.zeros(1)
@@ -112,14 +121,17 @@ def report(results: Sequence[dict[str, Any]]) -> list[str]:
                  f"{mean(every['best'], 0):19.1f}")
     lines.append(f"tuned - default R@10: {100 * float(diff.mean()):+.2f} points "
                  f"(standard error {100 * se:.2f}, {len(diff)} questions)")
-    counts: dict[str, int] = {}
-    for r in results:
-        for name in r["tune"].get("kept", []):
-            counts[name] = counts.get(name, 0) + 1
-    lines.append(f"settings kept, in how many of the {len(results)} brains: "
-                 + (", ".join(f"{k} {n}" for k, n in sorted(counts.items())) or "none"))
-    lines.append("(own qs: the questions tune read from the brain; best-on-tuning: the best settings of the "
-                 "tuning half, before the held-out check; default = " +
+    for what, settings in (("kept by the held-out check", "tuned"), ("best on the tuning half", "best")):
+        counts: dict[str, int] = {}
+        for r in results:
+            for name, value in r[settings].items():
+                if value != r["default"][name]:
+                    counts[name] = counts.get(name, 0) + 1
+        lines.append(f"settings changed, {what}, in how many of the {len(results)} brains: "
+                     + (", ".join(f"{k} {n}" for k, n in sorted(counts.items())) or "none"))
+    lines.append("(own qs: the questions tune read from the brain; own gain: on its held-out half, the "
+                 "best settings' mean score (R@10 + reciprocal rank) / 2 minus the current's; "
+                 "best-on-tuning: the best settings of the tuning half, before the held-out check; default = " +
                  Settings.of(Config()).label() + ")")
     return lines
 
