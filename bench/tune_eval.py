@@ -15,6 +15,9 @@ https://github.com/snap-research/LoCoMo and pass its path (or set MAXMEM_LOCOMO)
 
     python bench/tune_eval.py --data PATH/locomo10.json
     python bench/tune_eval.py --data PATH/locomo10.json --convs conv-26 conv-30 --json out.json
+    python bench/tune_eval.py --merge a.json b.json     # one table of runs saved with --json
+
+(--json is rewritten after each conversation, so a run stopped early keeps what it did.)
 """
 
 from __future__ import annotations
@@ -87,10 +90,18 @@ def mean(rows: list[list[float]], column: int) -> float:
     return 100 * float(np.mean([r[column] for r in rows])) if rows else 0.0
 
 
+def gain(note: dict[str, Any]) -> str:
+    """Tune's held-out gain of its best settings, ± the noise (points of its score)."""
+    if "difference" not in note:
+        return "-"
+    return f"{100 * note['difference']:+.1f} ± {100 * note['noise']:.1f}"
+
+
 def report(results: Sequence[dict[str, Any]]) -> list[str]:
     lines = ["LoCoMo QA (categories 1-4), each brain tuned on its own turns only",
              f"{'conversation':13s} {'own qs':>6s} {'R@10 default':>12s} {'R@10 tuned':>10s} "
-             f"{'MRR default':>11s} {'MRR tuned':>9s}  {'R@10 best-on-tuning':>19s}  settings kept"]
+             f"{'MRR default':>11s} {'MRR tuned':>9s}  {'R@10 best-on-tuning':>19s}  {'own gain ± noise':>16s}  "
+             "settings kept"]
     for r in results:
         own = r["tune"].get("questions", 0)
         kept = r["tuned"]
@@ -99,8 +110,8 @@ def report(results: Sequence[dict[str, Any]]) -> list[str]:
             f"{r['conversation']:13s} {own:6d} {mean(r['rows']['default'], 0):12.1f} "
             f"{mean(r['rows']['tuned'], 0):10.1f} {mean(r['rows']['default'], 1):11.1f} "
             f"{mean(r['rows']['tuned'], 1):9.1f}  {mean(r['rows']['best'], 0):19.1f}  "
-            + (f"v {kept['vector_weight']:g} / k {kept['keyword_weight']:g} / gate {kept['min_relevance']:g}"
-               if changed else "(defaults)"))
+            f"{gain(r['tune']):>16s}  "
+            + (", ".join(f"{k} {kept[k]:g}" for k in r["tune"].get("kept", [])) if changed else "(defaults)"))
     every = {k: [row for r in results for row in r["rows"][k]] for k in ("default", "tuned", "best")}
     diff = np.array(every["tuned"])[:, 0] - np.array(every["default"])[:, 0] if every["default"] else np.zeros(1)
     se = float(diff.std(ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else 0.0
@@ -110,8 +121,17 @@ def report(results: Sequence[dict[str, Any]]) -> list[str]:
                  f"{mean(every['best'], 0):19.1f}")
     lines.append(f"tuned - default R@10: {100 * float(diff.mean()):+.2f} points "
                  f"(standard error {100 * se:.2f}, {len(diff)} questions)")
-    lines.append("(own qs: the questions tune read from the brain; best-on-tuning: the best settings of the "
-                 "tuning half, before the held-out check; default = " +
+    for what, settings in (("kept by the held-out check", "tuned"), ("best on the tuning half", "best")):
+        counts: dict[str, int] = {}
+        for r in results:
+            for name, value in r[settings].items():
+                if value != r["default"][name]:
+                    counts[name] = counts.get(name, 0) + 1
+        lines.append(f"settings changed, {what}, in how many of the {len(results)} brains: "
+                     + (", ".join(f"{k} {n}" for k, n in sorted(counts.items())) or "none"))
+    lines.append("(own qs: the questions tune read from the brain; own gain: on its held-out half, the "
+                 "best settings' mean score (R@10 + reciprocal rank) / 2 minus the current's; "
+                 "best-on-tuning: the best settings of the tuning half, before the held-out check; default = " +
                  Settings.of(Config()).label() + ")")
     return lines
 
@@ -124,7 +144,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="write the full result here")
     parser.add_argument("--cache", type=Path, default=OUT / "locomo-embeddings.sqlite",
                         help="embedding cache kept between runs (bench/locomo.py's)")
+    parser.add_argument("--merge", nargs="+", type=Path, metavar="JSON",
+                        help="print one table of the results these --json files hold, and stop")
     args = parser.parse_args(argv)
+    if args.merge:
+        for line in report([r for path in args.merge for r in json.loads(path.read_text(encoding="utf-8"))]):
+            print(line)
+        return 0
     if args.data is None:
         parser.error("--data PATH/locomo10.json (or MAXMEM_LOCOMO) is required")
     conversations = load(args.data, args.convs)
@@ -138,13 +164,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 results.append(run_one(conv, embedder, Path(workdir)))
                 print(f"{conv.sample_id}: built in {results[-1]['build_seconds']} s, "
                       f"tuned in {results[-1]['tune_seconds']} s", file=sys.stderr)
+                if args.json:
+                    args.json.parent.mkdir(parents=True, exist_ok=True)
+                    args.json.write_text(json.dumps(results, indent=1), encoding="utf-8")
     finally:
         embedder.close()
     for line in report(results):
         print(line)
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(results, indent=1), encoding="utf-8")
     return 0
 
 

@@ -656,6 +656,8 @@ class Brain:
             scored, plan = hybrid.hybrid_search(
                 self.db, query, query_vector, index, self.vectors.quantizer(), chosen, depth,
                 self.config.vector_weight, self.config.keyword_weight, mode=mode, spare=spare,
+                pool=hybrid.pool_size(self.config.search.candidates, depth),
+                recency=hybrid.Recency(self.config.search.recency_weight, self.config.search.recency_half_life),
             )
         finally:
             counted = terms.result() if terms else None

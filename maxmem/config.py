@@ -39,6 +39,7 @@ if TYPE_CHECKING:  # pragma: no cover
         RecallSettings,
         RedactSettings,
         RetentionSettings,
+        SearchSettings,
         SyncFolderSettings,
         TriggerSettings,
     )
@@ -112,6 +113,7 @@ class Config:
     redact: RedactSettings = _section("redact")
     brief: BriefSettings = _section("brief")
     recall: RecallSettings = _section("recall")
+    search: SearchSettings = _section("search")
     hook: HookSettings = _section("hook")
     backup: BackupSettings = _section("backup")
     doctor: DoctorSettings = _section("doctor")

@@ -432,6 +432,25 @@ class BriefSettings(Section):
 
 
 @dataclass(frozen=True)
+class SearchSettings(Section):
+    """How a search ranks, besides the top-level `vector_weight`, `keyword_weight` and
+    `min_relevance` ([tune.md](tune.md) tunes these on your own brain)."""
+
+    candidates: int = setting(
+        50, "Candidates each side of a search (vector, keyword) brings to the fusion when ten hits or fewer "
+            "are asked; a search for more hits brings proportionally more (10–1000).",
+        whole("a whole number from 10 to 1000", 10, 1000))
+    recency_weight: float = setting(
+        0.0, "Share of the rank score given to how recent a memory is among the candidates (0: off, "
+             "the ranking ignores dates; 0–1).",
+        number("a number from 0 to 1", 0, 1))
+    recency_half_life: float = setting(
+        30.0, "Days after which a candidate's recency counts half that of the newest candidate "
+              "(with `recency_weight` above 0).",
+        number("a number of days more than 0", 0, above=True))
+
+
+@dataclass(frozen=True)
 class RecallSettings(Section):
     """What `maxmem hook user-prompt` adds before the agent answers a prompt: the few
     memories relevant to it, never one already shown in the session."""
@@ -519,6 +538,7 @@ SECTIONS: dict[str, tuple[str, type[Section]]] = {
     "redact": ("redact", RedactSettings),
     "brief": ("brief", BriefSettings),
     "recall": ("recall", RecallSettings),
+    "search": ("search", SearchSettings),
     "hook": ("hook", HookSettings),
     "backup": ("backup", BackupSettings),
     "doctor": ("doctor", DoctorSettings),

@@ -12,10 +12,12 @@ No question is answered by a memory that holds the question's own text (that wou
 found by copying, not recall): such memories are neither expected nor counted as hits.
 
 The questions are split, by a seeded hash of their text, into a tuning half and a
-held-out half. On the tuning half a small grid tries the weights of the two rankings
-(`vector_weight` / `keyword_weight`) and then lower `min_relevance` gates (your own
-questions all have an answer, so they can tell a gate that hides answers, never one
-that hides too little: it is never raised). The best settings replace the current ones
+held-out half. On the tuning half a small grid tries, one knob after the other (each
+stage starting from the best so far): the weights of the two rankings
+(`vector_weight` / `keyword_weight`), the candidate pool (`[search] candidates`),
+recency (`[search] recency_weight` and `recency_half_life`), then lower
+`min_relevance` gates (your own questions all have an answer, so they can tell a gate
+that hides answers, never one that hides too little: it is never raised). The best settings replace the current ones
 only when they beat them on the held-out half by more than the noise: the mean paired
 difference of the score (the mean of R@10 and reciprocal rank, per question) must
 exceed twice its standard error.
@@ -34,7 +36,7 @@ import math
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -58,10 +60,17 @@ HELD_OUT = 0.5  # the share of questions kept for the held-out check
 K = 10
 NOISE_SE = 2.0  # a change must win by this many standard errors of the paired difference
 WEIGHTS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)  # vector_weight; keyword_weight = 1 - it
+POOLS = (20, 30, 50, 100, 200)  # [search] candidates
+RECENCY_WEIGHTS = (0.05, 0.15)  # [search] recency_weight (0: off, always tried too)
+HALF_LIVES = (7.0, 30.0, 180.0)  # [search] recency_half_life, in days
 GATES = (0.0, 0.01, 0.02, 0.03, 0.04, 0.05)  # min_relevance, tried only below the current one
+STAGES = ("weights", "candidates", "recency")  # tried in this order; then the gate
 MIN_WORDS = 4  # a question of fewer words ("how are you?") asks about nothing in particular
 MAX_QUESTION_CHARS = 400
-SETTINGS = ("vector_weight", "keyword_weight", "min_relevance")
+# Each setting tune writes: Settings' field -> its key in config.toml ("table.key" in a table).
+KEYS = {"vector_weight": "vector_weight", "keyword_weight": "keyword_weight", "min_relevance": "min_relevance",
+        "candidates": "search.candidates", "recency_weight": "search.recency_weight",
+        "recency_half_life": "search.recency_half_life"}
 # The quick measurement doctor's daily run makes.
 CHECK_QUESTIONS = 150
 CHECK_SECONDS = 20.0
@@ -119,17 +128,30 @@ class Question:
 
 @dataclass(frozen=True)
 class Settings:
+    """The search settings tune tries (their defaults: Config's)."""
+
     vector_weight: float
     keyword_weight: float
     min_relevance: float
+    candidates: int = 50
+    recency_weight: float = 0.0
+    recency_half_life: float = 30.0
 
     @classmethod
     def of(cls, config: Config) -> Settings:
-        return cls(config.vector_weight, config.keyword_weight, config.min_relevance)
+        search = config.search
+        return cls(config.vector_weight, config.keyword_weight, config.min_relevance,
+                   search.candidates, search.recency_weight, search.recency_half_life)
 
     def label(self) -> str:
+        recency = (f"recency_weight {self.recency_weight:g} (half-life {self.recency_half_life:g} days)"
+                   if self.recency_weight else "recency off")
         return (f"vector_weight {self.vector_weight:g}, keyword_weight {self.keyword_weight:g}, "
-                f"min_relevance {self.min_relevance:g}")
+                f"min_relevance {self.min_relevance:g}, candidates {self.candidates}, {recency}")
+
+    def differing(self, other: Settings) -> list[str]:
+        """The names of the settings whose value differs from `other`'s."""
+        return [f.name for f in fields(self) if getattr(self, f.name) != getattr(other, f.name)]
 
 
 @dataclass(frozen=True)
@@ -181,11 +203,16 @@ class TuneResult:
     def changed(self) -> bool:
         return self.after != self.before
 
+    @property
+    def kept(self) -> list[str]:
+        """The settings the held-out check kept a new value of."""
+        return self.after.differing(self.before)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "questions": self.questions, "sources": self.sources, "tuning": self.tuning,
             "held_out": self.held_out, "before": asdict(self.before), "best": asdict(self.best),
-            "after": asdict(self.after), "changed": self.changed,
+            "after": asdict(self.after), "changed": self.changed, "kept": self.kept,
             "scores": {"before": self.scores_before.to_dict(), "best": self.scores_best.to_dict()},
             "difference": round(self.difference, 4), "noise": round(self.noise, 4),
             "failures": [asdict(f) for f in self.failures], "seconds": round(self.seconds, 1),
@@ -333,8 +360,10 @@ class QueryVectors:
 
 def searcher(brain: Brain, settings: Settings, vectors: Embedder | None) -> Brain:
     """A Brain over the same brain.db searching with `settings` (nothing is written)."""
+    search = replace(brain.config.search, candidates=settings.candidates, recency_weight=settings.recency_weight,
+                     recency_half_life=settings.recency_half_life)
     config = brain.config.with_(vector_weight=settings.vector_weight, keyword_weight=settings.keyword_weight,
-                                min_relevance=settings.min_relevance)
+                                min_relevance=settings.min_relevance, search=search)
     return Brain(brain.db, config, vectors, brain.clock)
 
 
@@ -411,10 +440,17 @@ def ready(brain: Brain) -> None:
         raise NothingToLearn(f"all {count} memories are waiting for a vector: run  maxmem embed  first")
 
 
-def candidates(current: Settings) -> list[Settings]:
-    """The weights tried (the current gate kept)."""
-    out = [Settings(w, round(1.0 - w, 2), current.min_relevance) for w in WEIGHTS]
-    return [current] + [s for s in out if s != current]
+def tried(current: Settings, stage: str) -> list[Settings]:
+    """The settings a stage of STAGES tries besides `current` (its other knobs kept)."""
+    if stage == "weights":
+        out = [replace(current, vector_weight=w, keyword_weight=round(1.0 - w, 2)) for w in WEIGHTS]
+    elif stage == "candidates":
+        out = [replace(current, candidates=n) for n in POOLS]
+    else:
+        out = [replace(current, recency_weight=0.0)] + [
+            replace(current, recency_weight=w, recency_half_life=h) for w in RECENCY_WEIGHTS for h in HALF_LIVES]
+    unique = list(dict.fromkeys(out))
+    return [s for s in unique if s != current]
 
 
 def tune(brain: Brain, questions: Sequence[Question] | None = None, seed: int = SEED,
@@ -436,18 +472,21 @@ def tune(brain: Brain, questions: Sequence[Question] | None = None, seed: int = 
     def value(found: list[Outcome], gate: float) -> float:
         return float(score(per_question(tuning, [gated(o, gate) for o in found])).mean())
 
-    best, best_found, best_value = before, None, -1.0
-    for i, settings in enumerate(candidates(before), start=1):
-        say(f"weights {i}/{len(WEIGHTS) + 1}: {settings.label()}")
-        found = outcomes(brain, tuning, settings, vectors)
-        v = value(found, settings.min_relevance)
-        if v > best_value + 1e-9:
-            best, best_found, best_value = settings, found, v
-    assert best_found is not None
+    say(f"current: {before.label()}")
+    best, best_found = before, outcomes(brain, tuning, before, vectors)
+    best_value = value(best_found, before.min_relevance)
+    for stage in STAGES:
+        options = tried(best, stage)
+        for i, settings in enumerate(options, start=1):
+            say(f"{stage} {i}/{len(options)}: {settings.label()}")
+            found = outcomes(brain, tuning, settings, vectors)
+            v = value(found, settings.min_relevance)
+            if v > best_value + 1e-9:
+                best, best_found, best_value = settings, found, v
     for gate in GATES:
         if gate < best.min_relevance and value(best_found, gate) > best_value + 1e-9:
             best_value = value(best_found, gate)
-            best = Settings(best.vector_weight, best.keyword_weight, gate)
+            best = replace(best, min_relevance=gate)
     say(f"held-out check: {best.label()}")
     rows_before = per_question(held_out, outcomes(brain, held_out, before, vectors, gate=True))
     rows_best = (rows_before if best == before
@@ -504,7 +543,7 @@ def report_lines(result: TuneResult, applied: bool = False) -> list[str]:
     if result.best == result.before:
         lines.append("the current settings are already the best tried: nothing to change")
     elif result.changed:
-        lines.append(f"kept: the score rose by {100 * result.difference:.1f} points "
+        lines.append(f"kept ({', '.join(result.kept)}): the score rose by {100 * result.difference:.1f} points "
                      f"(noise ±{100 * result.noise:.1f})"
                      + ("; written to the config (maxmem tune --revert takes it back)" if applied
                         else "; maxmem tune --apply writes it to the config"))
@@ -527,14 +566,16 @@ def previous_path(config_path: Path) -> Path:
     return config_path.parent / PREVIOUS_FILE
 
 
-def write_settings(config_path: Path, settings: Settings) -> dict[str, Any]:
-    """Write `settings` into config.toml (its comments and other settings kept), saving
-    the values they replace (absent ones as null) for `revert_settings`. Each file is
-    replaced whole, at the end: an interrupted run leaves them as they were."""
+def write_settings(config_path: Path, settings: Settings, before: Settings | None = None) -> dict[str, Any]:
+    """Write `settings` into config.toml (its comments and other settings kept): those
+    that differ from `before` (None: all of them), saving the values they replace (absent
+    ones as null) for `revert_settings`. Each file is replaced whole, at the end: an
+    interrupted run leaves them as they were."""
     document = _read(config_path)
-    old = {name: _plain(document.get(name)) for name in SETTINGS}
-    new = asdict(settings)
-    _set_top(document, new)
+    names = settings.differing(before) if before is not None else list(KEYS)
+    new = {KEYS[name]: getattr(settings, name) for name in names}
+    old = {key: _plain(_get(document, key)) for key in new}
+    _set(document, new)
     write_private(previous_path(config_path), lambda f: f.write(json.dumps(old, indent=1) + "\n"))
     write_private(config_path, lambda f: f.write(tomlkit.dumps(document)))
     return {"config": str(config_path), "written": new, "previous": old}
@@ -550,10 +591,10 @@ def revert_settings(config_path: Path) -> dict[str, Any]:
         old = json.loads(saved.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise InvalidInput(f"cannot read {saved}: {exc}") from None
-    if not isinstance(old, dict) or set(old) - set(SETTINGS):
+    if not isinstance(old, dict) or set(old) - set(KEYS.values()):
         raise InvalidInput(f"{saved} is not what maxmem tune --apply wrote: fix or delete it")
     document = _read(config_path)
-    _set_top(document, old)
+    _set(document, old)
     write_private(config_path, lambda f: f.write(tomlkit.dumps(document)))
     saved.unlink()
     return {"config": str(config_path), "restored": old}
@@ -570,6 +611,37 @@ def _read(config_path: Path) -> tomlkit.TOMLDocument:
 
 def _plain(value: Any) -> Any:
     return value.unwrap() if hasattr(value, "unwrap") else value
+
+
+def _get(document: tomlkit.TOMLDocument, key: str) -> Any:
+    """A key's value ("table.key": in that table), None when absent."""
+    table, _, name = key.rpartition(".")
+    if not table:
+        return document.get(name)
+    found = document.get(table)
+    return found.get(name) if isinstance(found, Mapping) else None
+
+
+def _set(document: tomlkit.TOMLDocument, values: Mapping[str, Any]) -> None:
+    """Set (None: remove) keys, "table.key" in that table (made when missing, removed
+    when its last key is)."""
+    _set_top(document, {k: v for k, v in values.items() if "." not in k})
+    for key, value in values.items():
+        table_name, _, name = key.rpartition(".")
+        if not table_name:
+            continue
+        table = document.get(table_name)
+        if not isinstance(table, tomlkit.items.Table):
+            if value is None:
+                continue
+            table = tomlkit.table()
+            document.add(table_name, table)
+        if value is None:
+            table.pop(name, None)
+            if not table:
+                document.pop(table_name)
+        else:
+            table[name] = value
 
 
 def _set_top(document: tomlkit.TOMLDocument, values: Mapping[str, Any]) -> None:

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from maxmem import Brain, InvalidInput
+from maxmem import Brain, Config, InvalidInput
+from maxmem.search import hybrid
 from maxmem.search.hybrid import fts_query, scale
 from maxmem.search.vectors import Quantizer, VectorIndex, hamming, nearest
+from maxmem.settings import SearchSettings
 
 NASTY = ['AND', 'OR NOT', '"unclosed', "it's", "a*b", "-x", "col:value", "NEAR(a b)",
          "(((", "^start", "emoji 🧠🔥", "  ", "", "SELECT * FROM memories; --", "\\", "'\"'",
@@ -398,3 +402,57 @@ def test_searching_an_empty_a_one_memory_and_an_all_pending_brain(tmp_path, loca
                           "category": "core"}], embed=False)
         hits = b.search("spare house keys")
         assert [h.memory.id for h in hits] == [1] and "keyword-only" in (hits.plan.note or "")
+
+
+def test_the_candidate_pool_of_the_default_settings_is_what_it_was():
+    """[search] candidates = 50 (the default) gives each side the pool it always had."""
+    for limit in range(1, 300):
+        assert hybrid.pool_size(50, limit) == max(50, 5 * limit)
+
+
+def test_search_candidates_bounds_what_each_side_brings(tmp_path, hash_embedder, clock):
+    items = [{"content": f"the allotment row {i} has beans and onions"} for i in range(40)]
+    pools = {}
+    for candidates in (10, 50):
+        config = Config().with_(search=SearchSettings(candidates=candidates))
+        with Brain.open(tmp_path / f"pool{candidates}.db", embedder=hash_embedder, clock=clock,
+                        config=config) as b:
+            b.remember_many(items, near=False)
+            pools[candidates] = b.search("allotment beans", min_relevance=0, track=False).plan.keyword_candidates
+    assert pools == {10: 10, 50: 40}
+
+
+def dated_brain(path: Path, embedder, clock, config: Config) -> Brain:
+    brain = Brain.open(path, embedder=embedder, clock=clock, config=config)
+    brain.remember_many([
+        {"content": "the boiler pressure valve is grey and the boiler pressure is low",
+         "created_at": "2026-01-01T10:00:00Z"},
+        {"content": "boiler pressure checked", "created_at": "2026-01-31T10:00:00Z"},
+        {"content": "the boiler was fine", "created_at": "2026-03-02T10:00:00Z"},
+    ], near=False)
+    return brain
+
+
+def test_recency_is_off_by_default_and_the_ranking_unchanged(tmp_path, hash_embedder, clock):
+    with dated_brain(tmp_path / "a.db", hash_embedder, clock, Config()) as plain, \
+            dated_brain(tmp_path / "b.db", hash_embedder, clock,
+                        Config().with_(search=SearchSettings(recency_weight=0.0, recency_half_life=1.0))) as off:
+        for query in ("boiler pressure", "grey valve", "boiler"):
+            a = plain.search(query, min_relevance=0, explain=True, track=False)
+            b = off.search(query, min_relevance=0, explain=True, track=False)
+            assert [(h.memory.id, h.score) for h in a] == [(h.memory.id, h.score) for h in b]
+            assert all("recency" not in h.explain for h in a)
+
+
+def test_recency_weight_puts_newer_memories_first_halving_every_half_life(tmp_path, hash_embedder, clock):
+    config = Config().with_(search=SearchSettings(recency_weight=1.0, recency_half_life=30.0))
+    with dated_brain(tmp_path / "r.db", hash_embedder, clock, config) as brain:
+        hits = brain.search("boiler pressure", min_relevance=0, explain=True, track=False)
+        assert [h.memory.id for h in hits] == [3, 2, 1]  # the score is recency alone: newest first
+        assert [h.explain["recency"] for h in hits] == [1.0, 0.5, 0.25]
+    config = Config().with_(search=SearchSettings(recency_weight=0.2, recency_half_life=30.0))
+    with dated_brain(tmp_path / "s.db", hash_embedder, clock, config) as brain:
+        for h in brain.search("boiler pressure", min_relevance=0, explain=True, track=False):
+            fused = h.explain["weights"][0] * (h.vector_score or 0) + h.explain["weights"][1] * (h.keyword_score or 0)
+            assert h.score == pytest.approx(0.8 * (fused - h.explain["penalty"]) + 0.2 * h.explain["recency"],
+                                            abs=1e-3)

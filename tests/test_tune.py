@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -15,7 +16,8 @@ from conftest import run_cli
 
 from maxmem import Brain, Clock
 from maxmem.capture import CaptureSettings, run_capture
-from maxmem.config import Config
+from maxmem.config import Config, load_config
+from maxmem.errors import DatabaseError
 from maxmem.tune import (
     CHECK_META,
     NothingToLearn,
@@ -200,25 +202,71 @@ def test_a_change_within_the_noise_is_not_kept(hash_chat_brain, monkeypatch):
     assert result.after == result.before and not result.changed
 
 
+@pytest.mark.parametrize("decoys_dated, recency_found", [("2025-01-01T10:00:00Z", True),
+                                                          ("2026-11-01T10:00:00Z", False)])
+def test_tune_finds_recency_when_the_answers_are_the_newer_of_near_copies(tmp_path, hash_embedder, decoys_dated,
+                                                                          recency_found):
+    """Each reply has an older near copy elsewhere (only a number differs): no weight or
+    pool tells them apart, recency does; with every memory of one date it cannot."""
+    items = [{**item, "created_at": "2026-11-01T10:00:00Z"} for item in conversation()]
+    decoys = [{"content": f"The {thing} teacher in {PLACES[i % len(PLACES)]} was patient, I finally got the "
+                          f"basics right after {i + 40} weeks.", "category": "project", "created_at": decoys_dated}
+              for i, thing in enumerate(THINGS)]
+    with Brain.open(tmp_path / "brain.db", embedder=hash_embedder) as brain:
+        brain.remember_many(items + decoys, near=False)
+        result = tune(brain)
+    assert (result.best.recency_weight > 0) == recency_found, result.best
+    assert set(result.kept) <= set(result.best.differing(result.before))
+    assert result.to_dict()["kept"] == result.kept
+
+
 # -- bad input -----------------------------------------------------------------------------
 
-def test_an_empty_brain_one_memory_and_nothing_to_learn_are_each_one_line(brain):
-    with pytest.raises(NothingToLearn, match="holds no memories"):
-        tune(brain)
-    brain.remember("The boiler was serviced in October.")
-    with pytest.raises(NothingToLearn, match="holds one memory"):
-        tune(brain)
-    brain.remember_many([{"content": f"Note {i}: the plant on shelf {i} needs water."} for i in range(30)],
-                        near=False)
-    with pytest.raises(NothingToLearn, match="nothing to learn from: 0 questions"):
-        tune(brain)
+def bad_brain(path: Path, kind: str, embedder) -> None:
+    with Brain.open(path, embedder=embedder) as brain:
+        if kind == "one memory":
+            brain.remember("The boiler was serviced in October.")
+        elif kind == "all pending":
+            brain.remember_many(conversation(), embed=False, near=False)
+        elif kind == "nothing to learn":
+            brain.remember_many([{"content": f"Note {i}: the plant on shelf {i} needs water."} for i in range(30)],
+                                near=False)
 
 
-def test_a_brain_whose_vectors_are_all_pending(tmp_path, hash_embedder):
-    with Brain.open(tmp_path / "brain.db", embedder=hash_embedder) as brain:
-        brain.remember_many(conversation(), embed=False, near=False)
-        with pytest.raises(Exception, match="waiting for a vector: run  maxmem embed"):
+BAD_BRAINS = [
+    ("empty", "holds no memories: nothing to tune"),
+    ("one memory", "holds one memory: nothing to tune"),
+    ("all pending", "all 60 memories are waiting for a vector: run  maxmem embed  first"),
+    ("nothing to learn", "nothing to learn from: 0 questions with a known answer"),
+]
+
+
+@pytest.mark.parametrize("kind, message", BAD_BRAINS)
+def test_a_brain_tune_cannot_learn_from_is_one_line_and_changes_nothing(tmp_path, local_embedder, maxmem_home,
+                                                                          capsys, kind, message):
+    path = tmp_path / "bad.db"
+    bad_brain(path, kind, local_embedder)
+    with Brain.open(path, embedder=local_embedder) as brain:  # the Python API
+        with pytest.raises(NothingToLearn, match=re.escape(message)) as err:
             tune(brain)
+        assert "\n" not in str(err.value)
+    config = maxmem_home / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(CONFIG, encoding="utf-8")
+    code, out, err_text = run_cli(["--db", str(path), "--embedder", "local", "tune", "--apply"], capsys)
+    assert code == 1 and len(err_text.strip().splitlines()) == 1, err_text
+    assert " ".join(message.split()) in err_text  # (the CLI prints runs of spaces as one)
+    assert config.read_text(encoding="utf-8") == CONFIG
+    assert not (maxmem_home / "tune-previous.json").exists()
+
+
+def test_a_brain_built_by_another_model_is_refused_by_the_python_api(tmp_path, hash_embedder, local_embedder):
+    path = tmp_path / "other.db"
+    with Brain.open(path, embedder=hash_embedder) as brain:
+        brain.remember_many(conversation(), near=False)
+    with pytest.raises(DatabaseError, match="holds vectors from test:hash-bow.*run  maxmem reindex") as err:
+        Brain.open(path, embedder=local_embedder)
+    assert "\n" not in str(err.value)
 
 
 def test_cli_refuses_a_brain_built_by_another_model_and_changes_nothing(tmp_path, hash_embedder, capsys,
@@ -232,13 +280,6 @@ def test_cli_refuses_a_brain_built_by_another_model_and_changes_nothing(tmp_path
     code, out, err = run_cli(["--db", str(path), "--embedder", "local", "tune", "--apply"], capsys)
     assert code == 1 and "holds vectors from test:hash-bow" in err and len(err.strip().splitlines()) == 1
     assert config.read_text(encoding="utf-8") == "# mine\nvector_weight = 0.7\n"
-
-
-def test_cli_on_an_empty_brain(tmp_path, capsys):
-    path = tmp_path / "empty.db"
-    Brain.open(path, embedder="none").close()
-    code, _, err = run_cli(["--db", str(path), "--embedder", "local", "tune"], capsys)
-    assert code == 1 and err.strip().endswith("holds no memories: nothing to tune")
 
 
 # -- the config file -----------------------------------------------------------------------
@@ -256,16 +297,21 @@ conversation = "30d"
 def test_apply_keeps_comments_and_revert_takes_it_back(tmp_path):
     config = tmp_path / "config.toml"
     config.write_text(CONFIG, encoding="utf-8")
-    write_settings(config, Settings(0.5, 0.5, 0.02))
+    before = Settings.of(Config())
+    write_settings(config, Settings(0.5, 0.5, 0.02, candidates=100, recency_weight=0.05), before)
     text = config.read_text(encoding="utf-8")
     assert "# my settings" in text and "# offline" in text and "# a month is plenty" in text
     import tomllib
 
     data = tomllib.loads(text)
     assert (data["vector_weight"], data["keyword_weight"], data["min_relevance"]) == (0.5, 0.5, 0.02)
+    assert data["search"] == {"candidates": 100, "recency_weight": 0.05}  # only what changed
     assert data["retention"] == {"conversation": "30d"}  # the new keys went above the table
+    loaded = load_config(env={}, path=config)  # what it wrote is read back as written
+    assert Settings.of(loaded) == Settings(0.5, 0.5, 0.02, candidates=100, recency_weight=0.05)
     done = revert_settings(config)
-    assert done["restored"] == {"vector_weight": None, "keyword_weight": None, "min_relevance": 0.05}
+    assert done["restored"] == {"vector_weight": None, "keyword_weight": None, "min_relevance": 0.05,
+                                "search.candidates": None, "search.recency_weight": None}
     assert tomllib.loads(config.read_text(encoding="utf-8")) == tomllib.loads(CONFIG)
     with pytest.raises(Exception, match="nothing to revert"):
         revert_settings(config)
@@ -299,13 +345,20 @@ def test_tune_killed_midway_leaves_the_config_as_it_was(chat_brain, maxmem_home)
     proc = subprocess.Popen([sys.executable, "-m", "maxmem", "--db", str(chat_brain.path), "--embedder", "local",
                              "tune", "--apply"], env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL)
     assert proc.stderr is not None
-    line = proc.stderr.readline().decode()
+    for _ in range(2):
+        line = proc.stderr.readline().decode()
     assert line.startswith("tune: weights 1/"), line  # it is tuning: now kill it
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     assert config.read_text(encoding="utf-8") == CONFIG
     assert not (maxmem_home / "tune-previous.json").exists()
     assert [p.name for p in maxmem_home.iterdir() if p.name.startswith(".")] == []  # no half-written file
+    # A later run works, on the brain and the config the killed one left.
+    done = subprocess.run([sys.executable, "-m", "maxmem", "--db", str(chat_brain.path), "--embedder", "local",
+                           "tune", "--json"], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["questions"] == 30
+    assert config.read_text(encoding="utf-8") == CONFIG  # (no --apply: nothing written)
 
 
 # -- doctor's check ------------------------------------------------------------------------

@@ -33,9 +33,10 @@ def tune_(state: State, apply_: bool, revert: bool, ask_model: str | None, model
 
     Reads questions and the memories that answered them from this brain (questions you
     asked in captured conversations and the answers' memories, turns that ask and their
-    replies), tunes vector_weight / keyword_weight and a lower min_relevance on half,
-    and keeps the change only if it beats the current settings on the other half by more
-    than the noise. Prints R@1, R@5, R@10, MRR and the nothing-found rate before and
+    replies), tunes vector_weight / keyword_weight, the candidate pool ([search]
+    candidates), recency ([search] recency_weight, recency_half_life) and a lower
+    min_relevance on half, and keeps the change only if it beats the current settings on
+    the other half by more than the noise. Prints R@1, R@5, R@10, MRR and the nothing-found rate before and
     after, and a few questions still missed. Nothing is written without --apply.
     """
     config_path = Path(state.config.config_path or default_config_path({}))
@@ -52,7 +53,7 @@ def tune_(state: State, apply_: bool, revert: bool, ask_model: str | None, model
     result = tune(brain, benchmark(brain, extra, seed=seed), seed=seed, progress=progress)
     data: dict[str, Any] = result.to_dict()
     if apply_ and result.changed:
-        data["applied"] = write_settings(config_path, result.after)
+        data["applied"] = write_settings(config_path, result.after, result.before)
     emit(data, as_json, lambda d: report_lines(result, applied="applied" in d))
 
 

@@ -12,10 +12,11 @@ which relevance.py judges it. Keyword candidates come from FTS5 bm25 (and, for a
 written without spaces, from memories_spaced too: spaced.py). Both lists are taken after
 the filters, then each score is scaled to 0–1 over the candidates and fused:
 score = vector_weight × vector + keyword_weight × keyword (less a small penalty for a
-memory that is itself a question). What the two sides see of a conversation memory
-includes its session neighbours (neighbours.py); the query is embedded without
-its closing question mark. Measured on LoCoMo with bench/locomo.py (docs/design.md). The vector
-stages themselves are in vectors.py.
+memory that is itself a question); with [search] recency_weight above 0, how recent each
+candidate is then takes that share of the score (Recency; off by default). What the two
+sides see of a conversation memory includes its session neighbours (neighbours.py); the
+query is embedded without its closing question mark. Measured on LoCoMo with
+bench/locomo.py (docs/design.md). The vector stages themselves are in vectors.py.
 
 From KEYWORD_THREAD_FROM memories the keyword query runs on a worker thread beside the
 vector stages, and what needs no keyword result (the vector candidates' filter and
@@ -27,7 +28,7 @@ query's term counts) is read meanwhile on a second, read-only connection
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
@@ -184,6 +185,9 @@ class Scored:
     # The weights its score was fused with, (vector, keyword), as applied to this memory:
     # score = vector × weights[0] + keyword × weights[1] − penalty (fuse).
     weights: tuple[float, float] = (0.0, 1.0)
+    # How recent it is among the candidates (1: the newest), when recency counts
+    # (Recency): the score above is then (1 − weight) × that + weight × this.
+    recency: float | None = None
 
 
 def scale(values: dict[int, float]) -> dict[int, float]:
@@ -250,6 +254,37 @@ def fuse(
             for negated, i, vs, ks, penalty, weights in ranked[:top]]
 
 
+@dataclass(frozen=True)
+class Recency:
+    """How much a memory's date counts in the rank score ([search] recency_weight,
+    recency_half_life): score = (1 − weight) × fused + weight × recency, where recency is
+    1 for the newest candidate and halves every `half_life_days` older. Weight 0 (the
+    default) leaves the ranking as fusion makes it."""
+
+    weight: float = 0.0
+    half_life_days: float = 30.0
+
+
+# Each candidate's creation date as a day number (julianday reads the stored ISO times).
+DAYS_SQL = "SELECT m.id, julianday(m.created_at) FROM memories m WHERE m.id IN ({marks})"
+
+
+def recency_of(db: Database, ids: Iterable[int], half_life_days: float) -> dict[int, float]:
+    """1 for the newest of `ids`, halving every `half_life_days` older (a memory without a
+    readable date is left out: 0)."""
+    days = {int(i): float(d) for i, d in db.each_in(DAYS_SQL, [int(i) for i in ids]) if d is not None}
+    newest = max(days.values(), default=0.0)
+    return {i: 0.5 ** ((newest - d) / half_life_days) for i, d in days.items()}
+
+
+def recent_first(scored: Sequence[Scored], recency: Mapping[int, float], weight: float) -> list[Scored]:
+    """`scored` ranked again on (1 − weight) × score + weight × recency, best first."""
+    again = [replace(s, score=(1.0 - weight) * s.score + weight * recency.get(s.id, 0.0),
+                     recency=recency.get(s.id, 0.0)) for s in scored]
+    again.sort(key=lambda s: (-s.score, -s.id))
+    return again
+
+
 @dataclass
 class SearchPlan:
     """How one search ran: for --explain and for the "keyword-only" notice (Brain.search
@@ -285,6 +320,12 @@ def beside(fn: Callable[..., T], *args: Any) -> Future[T]:
     return _WORKERS.submit(fn, *args)
 
 
+def pool_size(candidates: int, limit: int) -> int:
+    """How many candidates each side of a search for `limit` hits brings: `candidates`
+    for ten or fewer, as many more per hit beyond ([search] candidates)."""
+    return max(candidates, candidates * limit // 10)
+
+
 def hybrid_search(
     db: Database,
     query: str,
@@ -299,15 +340,18 @@ def hybrid_search(
     pool: int | None = None,
     rescore: int = 10,
     spare: Database | None = None,
+    recency: Recency = Recency(),
 ) -> tuple[list[Scored], SearchPlan]:
-    """The best `limit` memories among those matching `filters`.
+    """The best `limit` memories among those matching `filters`; `pool`: how many
+    candidates each side brings (None: max(50, 5 × limit)); `recency`: how much their
+    dates count (Recency; by default not at all).
 
     `spare`: a second connection to the same brain.db (Database.reader). While the
     keyword query holds `db` on the worker thread, the reads that do not wait for its
     result go there, so they cost no time of their own."""
     if mode not in MODES:
         raise InvalidInput(f"search mode must be one of {', '.join(MODES)}")
-    pool = pool or max(50, 5 * limit)
+    pool = pool or pool_size(50, limit)
     where, params = filters.sql
     plan = SearchPlan(mode=mode, match=fts_query(query), where=where, params=params)
     use_vectors = query_vector is not None and index is not None and mode != "keyword"
@@ -354,12 +398,17 @@ def hybrid_search(
         unread = (set(vector) | set(keyword)) - early.checked - said.checked
         asking = questions(db, unread) | early.asking | said.asking
 
+    recent = recency_of(db, set(vector) | set(keyword), recency.half_life_days) if recency.weight else None
+
     def ranked(top: int) -> list[Scored]:
+        every = None if recent is not None else top  # recency reorders all the candidates
         if mode == "keyword" or not use_vectors:
-            return fuse({}, keyword, 0.0, 1.0, top=top)
-        if mode == "vector":
-            return fuse(vector, {}, 1.0, 0.0, top=top)
-        return fuse(vector, keyword, vector_weight, keyword_weight, unembedded, asking, top)
+            fused = fuse({}, keyword, 0.0, 1.0, top=every)
+        elif mode == "vector":
+            fused = fuse(vector, {}, 1.0, 0.0, top=every)
+        else:
+            fused = fuse(vector, keyword, vector_weight, keyword_weight, unembedded, asking, every)
+        return fused if recent is None else recent_first(fused, recent, recency.weight)[:top]
 
     fused = ranked(limit + rescore)
     plain: dict[int, float] = {}
@@ -476,6 +525,7 @@ def explain_rows(scored: Sequence[Scored]) -> list[dict[str, Any]]:
             "bm25": None if s.raw_keyword is None else round(s.raw_keyword, 4),
             "penalty": round(s.penalty, 4),
             "weights": [round(w, 4) for w in s.weights],
+            **({} if s.recency is None else {"recency": round(s.recency, 4)}),
         }
         for s in scored
     ]
