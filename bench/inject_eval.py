@@ -389,7 +389,8 @@ def details(f: dict[str, Any], line: Any) -> None:
             line(f"recall()'s reasons, {kind}: " + "; ".join(f"{r or '(none)'} {n}" for r, n in counts.items()))
     if f["loudest_coding"]:
         line("coding prompts injected into the most brains: " + "; ".join(f["loudest_coding"]))
-    line(f"recall() took {f['ms_per_prompt']:.1f} ms per prompt (including embedding the prompts not cached)")
+    if f["ms_per_prompt"]:
+        line(f"recall() took {f['ms_per_prompt']:.1f} ms per prompt (including embedding the prompts not cached)")
 
 
 # -- the run --------------------------------------------------------------------------
@@ -432,6 +433,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="write the figures and every prompt's injection here")
     parser.add_argument("--cache", type=Path, default=locomo.OUT / "locomo-embeddings.sqlite",
                         help="embedding cache kept between runs (shared with bench/locomo.py)")
+    parser.add_argument("--combine", type=Path, nargs="+", metavar="JSON",
+                        help="ask nothing: report the conversations chosen from earlier runs' --json files (run "
+                             "side by side, e.g. a few conversations a process), micro-averaged as one run")
     args = parser.parse_args(argv)
     for path in (args.data, args.unanswerable, args.coding):
         if not path.is_file():
@@ -444,13 +448,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     inner = make_embedder("local", Config())
     assert inner is not None
     embedder = locomo.CachedEmbedder(inner, args.cache)
-    started = time.perf_counter()
-    try:
-        with tempfile.TemporaryDirectory(prefix="maxmem-inject-") as workdir:
-            asked = run(conversations, unanswerable, coding, embedder, Path(workdir))
-    finally:
-        embedder.close()
-    result = {"embedded": embedder.embedded, "seconds": time.perf_counter() - started,
+    if args.combine:
+        asked, embedded, seconds = combined(args.combine, conversations, unanswerable, coding)
+    else:
+        inner = make_embedder("local", Config())
+        assert inner is not None
+        embedder = locomo.CachedEmbedder(inner, args.cache)
+        started = time.perf_counter()
+        try:
+            with tempfile.TemporaryDirectory(prefix="maxmem-inject-") as workdir:
+                asked = run(conversations, unanswerable, coding, embedder, Path(workdir))
+        finally:
+            embedder.close()
+        embedded, seconds = embedder.embedded, time.perf_counter() - started
+    result = {"embedded": embedded, "seconds": seconds,
               "conversations": by_conversation(asked), "groups": groups(asked)}
     report(result)
     if args.json:
@@ -458,9 +469,41 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows = [{"conv": a.conv, "kind": a.prompt.kind, "prompt": a.prompt.text, "gold": list(a.prompt.gold),
                  "turns": a.turns, "ids": list(a.ids), "tokens": a.tokens, "reason": a.reason,
                  "any_evidence": a.any_evidence, "all_evidence": a.all_evidence,
-                 "whole_evidence": a.whole_evidence, "r10": a.r10, "r10_gated": a.r10_gated} for a in asked]
+                 "whole_evidence": a.whole_evidence, "r10": a.r10, "r10_gated": a.r10_gated,
+                 "seconds": a.seconds} for a in asked]
         args.json.write_text(json.dumps({**result, "prompts": rows}, indent=1), encoding="utf-8")
     return 0
+
+
+def combined(paths: Sequence[Path], conversations: Sequence[locomo.Conversation],
+             unanswerable: dict[str, list[dict[str, Any]]],
+             coding: Sequence[Prompt]) -> tuple[list[Asked], int, float]:
+    """The injections of earlier runs (their --json files, e.g. of conversations run
+    side by side in several processes) of the conversations chosen, each prompt rebuilt
+    from the data; with the texts those runs embedded and the seconds they took, summed."""
+    known = {(c.sample_id, p.kind, p.text, p.gold): p
+             for c in conversations for p in prompts(c, unanswerable.get(c.sample_id, []), coding)}
+    wanted = [c.sample_id for c in conversations]
+    asked: list[Asked] = []
+    embedded, seconds = 0, 0.0
+    for path in paths:
+        try:
+            saved = json.loads(path.read_text(encoding="utf-8"))
+            embedded, seconds = embedded + saved["embedded"], seconds + saved["seconds"]
+            for row in saved["prompts"]:
+                if row["conv"] not in wanted:
+                    continue
+                prompt = known[(row["conv"], row["kind"], row["prompt"], tuple(row["gold"]))]
+                asked.append(Asked(row["conv"], prompt, tuple(row["ids"]), row["turns"], row["tokens"], row["reason"],
+                                   row["any_evidence"], row["all_evidence"], row["whole_evidence"],
+                                   row.get("seconds", 0.0), row["r10"], row["r10_gated"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            raise SystemExit(f"--combine {path}: not the --json file of a run on these data") from None
+    missing = set(wanted) - {a.conv for a in asked}
+    if missing:
+        raise SystemExit(f"--combine: no run of {', '.join(sorted(missing))} in the files given")
+    asked.sort(key=lambda a: wanted.index(a.conv))
+    return asked, embedded, seconds
 
 
 if __name__ == "__main__":

@@ -211,6 +211,35 @@ def test_a_run_asks_every_set_in_each_brain_and_prints_the_table(tmp_path, capsy
             assert row["r10"] is None and row["r10_gated"] is None
 
 
+def test_runs_side_by_side_combine_into_the_figures_of_one_run(tmp_path, capsys):
+    data, unanswerable, coding = tmp_path / "tiny.json", tmp_path / "unanswerable.jsonl", tmp_path / "coding.jsonl"
+    data.write_text(json.dumps([tiny("conv-a"), tiny("conv-30")]))
+    unanswerable.write_text(json.dumps({"conv": "conv-30", "category": "single-hop",
+                                        "question": "Which violin teacher does Ada take lessons from?",
+                                        "topic": ["violin"]}) + "\n")
+    coding.write_text(json.dumps({"prompt": "add a test for the parser", "substance": True}) + "\n")
+    common = ["--data", str(data), "--unanswerable", str(unanswerable), "--coding", str(coding),
+              "--cache", str(tmp_path / "cache.sqlite")]
+    for conv in ("conv-a", "conv-30", "conv-a,conv-30"):
+        assert inject_eval.main([*common, "--conversations", conv, "--json", str(tmp_path / f"{conv}.json")]) == 0
+    both = json.loads((tmp_path / "conv-a,conv-30.json").read_text())
+    capsys.readouterr()
+    assert inject_eval.main([*common, "--conversations", "all", "--json", str(tmp_path / "combined.json"),
+                             "--combine", str(tmp_path / "conv-30.json"), str(tmp_path / "conv-a.json")]) == 0
+    printed = capsys.readouterr().out
+    assert "tuning (conv-30): LoCoMo's tuning pair, not a held-out figure" in printed
+    again = json.loads((tmp_path / "combined.json").read_text())
+    assert list(again["groups"]) == ["held-out", "tuning", "all"]
+    assert list(again["conversations"]) == ["conv-a", "conv-30"]
+    for name in ("held-out", "tuning", "all"):
+        for key in ("n", "evidence_any", "r10", "r10_gated", "silent", "tokens"):
+            assert again["groups"][name][key] == both["groups"][name][key]
+    with pytest.raises(SystemExit, match="--combine: no run of conv-30"):
+        inject_eval.main([*common, "--conversations", "all", "--combine", str(tmp_path / "conv-a.json")])
+    with pytest.raises(SystemExit, match="--combine .*tiny.json: not the --json file"):
+        inject_eval.main([*common, "--combine", str(data)])
+
+
 def test_an_unknown_conversation_or_a_missing_file_is_a_one_line_error(tmp_path):
     data = tmp_path / "tiny.json"
     data.write_text(json.dumps([tiny("conv-a")]))
