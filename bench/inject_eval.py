@@ -61,7 +61,7 @@ from maxmem import Brain  # noqa: E402
 from maxmem.config import Config  # noqa: E402
 from maxmem.embeddings import Embedder, make_embedder  # noqa: E402
 from maxmem.hooks.recall import RecallSettings, recall  # noqa: E402
-from maxmem.memory import Memory  # noqa: E402
+from maxmem.memory import Hit, Memory  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data"
 CODING = DATA / "coding_prompts.jsonl"
@@ -179,14 +179,23 @@ def ask(brain: Brain, conv: str, prompt: Prompt, settings: RecallSettings) -> As
 
 
 def ranking_recall(brain: Brain, prompt: Prompt) -> tuple[float, float]:
-    """R@10 of the question as bench/locomo.py scores it: the search without the gate
-    (min_relevance 0), and the search the hook runs (the brain's min_relevance), where a
-    hit the gate cuts is not retrieved."""
-    found = []
-    for gate in (0.0, None):
-        hits = brain.search(prompt.text, limit=LIMIT, track=False, min_relevance=gate)
-        found.append(locomo.recall_row(locomo.hit_ids(hits, LIMIT), prompt.gold)[1])
-    return found[0], found[1]
+    """R@10 of the question as bench/locomo.py scores it: of the search without the gate
+    (min_relevance 0), and of the search the hook runs (the brain's min_relevance), where
+    a hit the gate cuts is not retrieved. One search: the gated one lists the same
+    ranking's hits that reach the threshold (gated)."""
+    hits = list(brain.search(prompt.text, limit=LIMIT, track=False, min_relevance=0.0))
+    everything, kept = (locomo.recall_row(locomo.hit_ids(h, LIMIT), prompt.gold)[1]
+                        for h in (hits, gated(hits, brain.config.min_relevance)))
+    return everything, kept
+
+
+def gated(hits: Sequence[Hit], threshold: float) -> list[Hit]:
+    """What Brain.search(limit=LIMIT) lists through the gate, from its ungated hits: those
+    whose relevance reaches `threshold`, and none when no hit does (LIMIT is
+    Brain.search's JUDGED_HITS: it judges as deep as it lists)."""
+    if threshold and max((h.relevance or 0.0 for h in hits), default=0.0) < threshold:
+        return []
+    return [h for h in hits if h.relevance is None or h.relevance >= threshold]
 
 
 # -- figures --------------------------------------------------------------------------
@@ -455,24 +464,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         assert inner is not None
         embedder = locomo.CachedEmbedder(inner, args.cache)
         started = time.perf_counter()
+        asked = []
         try:
             with tempfile.TemporaryDirectory(prefix="maxmem-inject-") as workdir:
-                asked = run(conversations, unanswerable, coding, embedder, Path(workdir))
+                for conv in conversations:  # the --json file rewritten after each, for a run cut short
+                    asked += run([conv], unanswerable, coding, embedder, Path(workdir))
+                    if args.json:
+                        save(args.json, asked, embedder.embedded, time.perf_counter() - started)
         finally:
             embedder.close()
         embedded, seconds = embedder.embedded, time.perf_counter() - started
+    report(save(args.json, asked, embedded, seconds))
+    return 0
+
+
+def save(path: Path | None, asked: Sequence[Asked], embedded: int, seconds: float) -> dict[str, Any]:
+    """The figures of the prompts asked; written with every prompt's injection to `path`."""
     result = {"embedded": embedded, "seconds": seconds,
               "conversations": by_conversation(asked), "groups": groups(asked)}
-    report(result)
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
+    if path:
+        path.parent.mkdir(parents=True, exist_ok=True)
         rows = [{"conv": a.conv, "kind": a.prompt.kind, "prompt": a.prompt.text, "gold": list(a.prompt.gold),
                  "turns": a.turns, "ids": list(a.ids), "tokens": a.tokens, "reason": a.reason,
                  "any_evidence": a.any_evidence, "all_evidence": a.all_evidence,
                  "whole_evidence": a.whole_evidence, "r10": a.r10, "r10_gated": a.r10_gated,
                  "seconds": a.seconds} for a in asked]
-        args.json.write_text(json.dumps({**result, "prompts": rows}, indent=1), encoding="utf-8")
-    return 0
+        path.write_text(json.dumps({**result, "prompts": rows}, indent=1), encoding="utf-8")
+    return result
 
 
 def combined(paths: Sequence[Path], conversations: Sequence[locomo.Conversation],

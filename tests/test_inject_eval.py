@@ -16,6 +16,7 @@ import locomo  # noqa: E402
 import relevance_eval  # noqa: E402
 from locomo_sample import sample  # noqa: E402
 
+from maxmem import Brain  # noqa: E402
 from maxmem.memory import Memory  # noqa: E402
 
 LOCOMO = os.environ.get("MAXMEM_LOCOMO")
@@ -209,6 +210,25 @@ def test_a_run_asks_every_set_in_each_brain_and_prints_the_table(tmp_path, capsy
             assert 0.0 <= row["r10_gated"] <= row["r10"] <= 1.0
         else:
             assert row["r10"] is None and row["r10_gated"] is None
+
+
+def test_the_gate_applied_to_ungated_hits_lists_what_the_gated_search_lists(tmp_path, local_embedder):
+    conv = locomo.load(write(tmp_path, [tiny("conv-a")]))[0]
+    questions = [q.text for q in conv.questions] + ["Which violin teacher does Ada take lessons from?",
+                                                    "What did Ben say about his bicycle?", "go on"]
+    with Brain.open(tmp_path / "brain.db", embedder=local_embedder) as brain:
+        brain.remember_many(conv.items, near=False)
+        for threshold in (brain.config.min_relevance, 0.3, 0.6, 0.0):
+            for text in questions:
+                ungated = list(brain.search(text, limit=inject_eval.LIMIT, track=False, min_relevance=0.0))
+                through = brain.search(text, limit=inject_eval.LIMIT, track=False, min_relevance=threshold)
+                assert [h.memory.id for h in inject_eval.gated(ungated, threshold)] == [h.memory.id for h in through]
+
+
+def write(tmp_path: Path, samples: list) -> Path:
+    path = tmp_path / "data.json"
+    path.write_text(json.dumps(samples))
+    return path
 
 
 def test_runs_side_by_side_combine_into_the_figures_of_one_run(tmp_path, capsys):
