@@ -363,9 +363,11 @@ def report(result: dict[str, Any], out: Any = None) -> None:
     def line(text: str = "") -> None:
         print(text, file=out or sys.stdout)
 
+    runs = result.get("runs", 1)
     line("what the prompt hook injects: recall() with its defaults, each conversation in its own brain; "
-         f"{result['embedded']} texts embedded this run, the rest from the cache"
-         + (f"; {result['seconds']:.0f} s" if "seconds" in result else ""))
+         + (f"{result['embedded']} texts embedded this run, the rest from the cache; {result['seconds']:.0f} s"
+            if runs == 1 else f"combined from {runs} runs, which embedded {result['embedded']} texts and took "
+                              f"{result['seconds']:.0f} s in all"))
     for name, f in result["groups"].items():
         per = {c: result["conversations"][c] for c in f["conversations"]}
         line()
@@ -474,7 +476,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         finally:
             embedder.close()
         embedded, seconds = embedder.embedded, time.perf_counter() - started
-    report(save(args.json, asked, embedded, seconds))
+    report({**save(args.json, asked, embedded, seconds), "runs": len(args.combine or [None])})
     return 0
 
 
