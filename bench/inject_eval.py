@@ -8,24 +8,33 @@ read before the prompt. Each prompt is asked on its own, as the first of a sessi
 (nothing already shown).
 
 Each conversation is loaded into its own brain as bench/locomo.py does (its code);
-by default the conversations are those of bench/relevance_eval.py's held-out half
-(the ones the relevance gate was not fitted on). Three sets of prompts:
+by default the conversations are LoCoMo's held-out eight (all but the tuning pair
+conv-26 and conv-30, bench/locomo.py's TUNING). Of those, bench/relevance_eval.py's
+calibration half, which the relevance gate was fitted on, holds three (conv-42, 44,
+48): the table marks them. Four sets of prompts:
 - answerable: LoCoMo's questions of categories 1-4 with evidence. Counted: the share
   whose block holds an evidence turn (any of them, and all of them), and the tokens
-  injected per prompt (memory.estimate_tokens of the block; 0 when nothing is).
+  injected per prompt (memory.estimate_tokens of the block; 0 when nothing is). Beside
+  it, the ranking's R@10 as bench/locomo.py scores it, without the gate (Brain.search,
+  min_relevance 0) and with it (the brain's min_relevance, as the hook searches: a hit
+  the gate cuts counts as not retrieved).
 - unanswerable: bench/data/unanswerable.jsonl, questions in LoCoMo's style about what
   the conversation never mentions. Counted: the share that inject nothing.
+- adversarial: LoCoMo's category 5, a fact asked of the wrong speaker (the conversation
+  does not say it of them). Counted: the share that inject nothing.
 - coding: bench/data/coding_prompts.jsonl, everyday prompts to a coding agent ("add a
   test for the parser", "go on"), each asked in every conversation's brain, which
   holds nothing about them. Counted: the share that inject nothing, split by whether
   the prompt carries a question of substance (the file's `substance` label).
 
-Embeddings are cached in bench/out/locomo-embeddings.sqlite (shared with
-bench/locomo.py and bench/relevance_eval.py), so a rerun embeds only new prompts.
+Printed: each conversation on a row and the micro-average over them, then the target
+table of each group (held-out eight, tuning pair, all). Embeddings are cached in
+bench/out/locomo-embeddings.sqlite (shared with bench/locomo.py and
+bench/relevance_eval.py), so a rerun embeds only new prompts.
 
     python bench/inject_eval.py --data locomo10.json
     python bench/inject_eval.py --data locomo10.json --conversations conv-41,conv-43
-    python bench/inject_eval.py --data locomo10.json --conversations all   # and the calibration half
+    python bench/inject_eval.py --data locomo10.json --conversations all   # and the tuning pair
 """
 
 from __future__ import annotations
@@ -52,15 +61,17 @@ from maxmem import Brain  # noqa: E402
 from maxmem.config import Config  # noqa: E402
 from maxmem.embeddings import Embedder, make_embedder  # noqa: E402
 from maxmem.hooks.recall import RecallSettings, recall  # noqa: E402
-from maxmem.memory import Memory  # noqa: E402
+from maxmem.memory import Hit, Memory  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data"
 CODING = DATA / "coding_prompts.jsonl"
-SETS = ("answerable", "unanswerable", "coding")
+SETS = ("answerable", "unanswerable", "adversarial", "coding")
 # The targets the prompt hook is held to.
-EVIDENCE_TARGET = 60.0  # % of answerable questions whose block holds evidence
+EVIDENCE_TARGET = 65.0  # % of answerable questions whose block holds evidence
 TOKEN_TARGET = 400  # tokens injected per prompt, at most
 SILENCE_TARGET = 80.0  # % of prompts with nothing to recall that inject nothing
+GATED_R10_TARGET = 80.0  # R@10 of the gated search, a hit cut counting as not retrieved
+LIMIT = 10  # the depth of R@10
 
 
 # -- the prompts ----------------------------------------------------------------------
@@ -70,7 +81,7 @@ class Prompt:
     """One prompt to the hook; `gold` are the evidence turns of an answerable question,
     `substance` whether a prompt of the coding set carries a question of substance."""
 
-    kind: str  # answerable, unanswerable or coding
+    kind: str  # answerable, unanswerable, adversarial or coding
     text: str
     gold: tuple[str, ...] = ()
     substance: bool = True
@@ -97,10 +108,12 @@ def load_coding(path: Path) -> list[Prompt]:
 def prompts(conv: locomo.Conversation, unanswerable: Sequence[dict[str, Any]],
             coding: Sequence[Prompt]) -> list[Prompt]:
     """The prompts asked in one conversation's brain: its answerable questions, its
-    unanswerable ones, and every coding prompt."""
+    unanswerable ones, its adversarial ones (LoCoMo's category 5) and every coding prompt."""
     out = [Prompt("answerable", q.text, tuple(q.gold), category=locomo.CATEGORIES[q.category])
            for q in conv.questions if q.category in locomo.SCORED]
     out += [Prompt("unanswerable", u["question"], category=u["category"]) for u in unanswerable]
+    out += [Prompt("adversarial", q.text, tuple(q.gold), category=locomo.CATEGORIES[q.category])
+            for q in conv.questions if q.category not in locomo.SCORED]
     return out + list(coding)
 
 
@@ -144,6 +157,8 @@ class Asked:
     all_evidence: bool = False
     whole_evidence: bool = False  # an evidence turn is shown in full
     seconds: float = 0.0
+    r10: float | None = None  # R@10 of the search without the gate (answerable only)
+    r10_gated: float | None = None  # and with it, a hit cut counting as not retrieved
 
     @property
     def silent(self) -> bool:
@@ -158,8 +173,29 @@ def ask(brain: Brain, conv: str, prompt: Prompt, settings: RecallSettings) -> As
     turns = turn_ids(memories)
     found, every = evidence_shown(turns, prompt.gold)
     in_full, _ = evidence_shown(turn_ids(whole(memories, got.text)), prompt.gold)
+    r10, r10_gated = ranking_recall(brain, prompt) if prompt.kind == "answerable" else (None, None)
     return Asked(conv, prompt, tuple(m.id for m in memories), turns, got.tokens if got.text else 0,
-                 got.reason, found, every, in_full, seconds)
+                 got.reason, found, every, in_full, seconds, r10, r10_gated)
+
+
+def ranking_recall(brain: Brain, prompt: Prompt) -> tuple[float, float]:
+    """R@10 of the question as bench/locomo.py scores it: of the search without the gate
+    (min_relevance 0), and of the search the hook runs (the brain's min_relevance), where
+    a hit the gate cuts is not retrieved. One search: the gated one lists the same
+    ranking's hits that reach the threshold (gated)."""
+    hits = list(brain.search(prompt.text, limit=LIMIT, track=False, min_relevance=0.0))
+    everything, kept = (locomo.recall_row(locomo.hit_ids(h, LIMIT), prompt.gold)[1]
+                        for h in (hits, gated(hits, brain.config.min_relevance)))
+    return everything, kept
+
+
+def gated(hits: Sequence[Hit], threshold: float) -> list[Hit]:
+    """What Brain.search(limit=LIMIT) lists through the gate, from its ungated hits: those
+    whose relevance reaches `threshold`, and none when no hit does (LIMIT is
+    Brain.search's JUDGED_HITS: it judges as deep as it lists)."""
+    if threshold and max((h.relevance or 0.0 for h in hits), default=0.0) < threshold:
+        return []
+    return [h for h in hits if h.relevance is None or h.relevance >= threshold]
 
 
 # -- figures --------------------------------------------------------------------------
@@ -184,6 +220,12 @@ def pct(flags: Sequence[bool]) -> float | None:
     return 100 * sum(flags) / len(flags) if flags else None
 
 
+def mean_pct(values: Sequence[float | None]) -> float | None:
+    """The mean of fractions as a percentage (None for none)."""
+    known = [v for v in values if v is not None]
+    return 100 * sum(known) / len(known) if known else None
+
+
 def figures(asked: Sequence[Asked]) -> dict[str, Any]:
     by = {k: [a for a in asked if a.prompt.kind == k] for k in SETS}
     answerable, coding = by["answerable"], by["coding"]
@@ -194,6 +236,8 @@ def figures(asked: Sequence[Asked]) -> dict[str, Any]:
         "evidence_any": pct([a.any_evidence for a in answerable]),
         "evidence_all": pct([a.all_evidence for a in answerable]),
         "evidence_whole": pct([a.whole_evidence for a in answerable]),
+        "r10": mean_pct([a.r10 for a in answerable]),
+        "r10_gated": mean_pct([a.r10_gated for a in answerable]),
         "evidence_by_category": {c: pct([a.any_evidence for a in answerable if a.prompt.category == c])
                                  for c in sorted({a.prompt.category for a in answerable})},
         "answerable_silent": pct([a.silent for a in answerable]),
@@ -202,6 +246,7 @@ def figures(asked: Sequence[Asked]) -> dict[str, Any]:
         "memories_per_block": (sum(len(a.ids) for a in answerable if not a.silent)
                                / max(1, sum(not a.silent for a in answerable))),
         "silent": {"unanswerable": pct([a.silent for a in by["unanswerable"]]),
+                   "adversarial": pct([a.silent for a in by["adversarial"]]),
                    "coding": pct([a.silent for a in coding]),
                    "coding_substance": pct([a.silent for a in coding if a.prompt.substance]),
                    "coding_no_substance": pct([a.silent for a in coding if not a.prompt.substance]),
@@ -254,15 +299,22 @@ def table(f: dict[str, Any]) -> str:
         ("answerable: tokens injected per prompt, mean / p95 / max", n["answerable"],
          f"{t['mean']:.0f} / {t['p95']:.0f} / {t['max']:.0f}", f"<= {TOKEN_TARGET}",
          verdict(t["max"], TOKEN_TARGET, above=False)),
+        ("answerable: R@10 with the gate (without it)", n["answerable"],
+         f"{fmt(f['r10_gated'])} ({fmt(f['r10'])})", f">= {GATED_R10_TARGET:.0f}",
+         verdict(f["r10_gated"], GATED_R10_TARGET)),
         ("unanswerable (bench/data/unanswerable.jsonl): inject nothing", n["unanswerable"],
          f"{fmt(silent['unanswerable'])} %", f">= {SILENCE_TARGET:.0f} %",
          verdict(silent["unanswerable"], SILENCE_TARGET)),
+        ("adversarial (LoCoMo cat. 5, asked of the wrong speaker): inject nothing", n["adversarial"],
+         f"{fmt(silent['adversarial'])} %", f">= {SILENCE_TARGET:.0f} %",
+         verdict(silent["adversarial"], SILENCE_TARGET)),
         ("coding prompts, each in every brain: inject nothing", n["coding"], f"{fmt(silent['coding'])} %",
          f">= {SILENCE_TARGET:.0f} %", verdict(silent["coding"], SILENCE_TARGET)),
         ("  of which with a question of substance", ns["substance"], f"{fmt(silent['coding_substance'])} %", "", ""),
         ("  of which without (\"yes\", \"go on\")", ns["no_substance"], f"{fmt(silent['coding_no_substance'])} %",
          "", ""),
-        ("nothing to recall, pooled: inject nothing", n["unanswerable"] + n["coding"], f"{fmt(silent['pooled'])} %",
+        ("nothing to recall (unanswerable and coding), pooled: inject nothing", n["unanswerable"] + n["coding"],
+         f"{fmt(silent['pooled'])} %",
          f">= {SILENCE_TARGET:.0f} %", verdict(silent["pooled"], SILENCE_TARGET)),
     ]
     lines = ["| prompts | n | measured | target | met |", "|---|---:|---|---|---|"]
@@ -270,28 +322,64 @@ def table(f: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def groups(asked: Sequence[Asked], calibration: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """The figures of each half present in the run (held-out: the conversations the
-    relevance gate was not fitted on), and of both together when both are."""
-    halves = {"held-out": [a for a in asked if a.conv not in calibration],
-              "calibration": [a for a in asked if a.conv in calibration]}
+def groups(asked: Sequence[Asked], tuning: Sequence[str] = locomo.TUNING) -> dict[str, dict[str, Any]]:
+    """The figures of each group present in the run (held-out: LoCoMo's conversations
+    outside the tuning pair), and of both together when both are."""
+    halves = {"held-out": [a for a in asked if a.conv not in tuning],
+              "tuning": [a for a in asked if a.conv in tuning]}
     out = {name: figures(mine) for name, mine in halves.items() if mine}
     if len(out) == 2:
         out["all"] = figures(asked)
     return out
 
 
+def by_conversation(asked: Sequence[Asked]) -> dict[str, dict[str, Any]]:
+    """The figures of each conversation, in the order asked."""
+    order = list(dict.fromkeys(a.conv for a in asked))
+    return {conv: figures([a for a in asked if a.conv == conv]) for conv in order}
+
+
+def side_by_side(per: dict[str, dict[str, Any]], pooled: dict[str, Any],
+                 fitted: Sequence[str] = relevance_eval.CALIBRATION) -> str:
+    """One row a conversation and one of the micro-average over them (every question
+    of every conversation counted once), as a Markdown table; `fitted` (the relevance
+    gate's calibration half) are starred."""
+    head = ("| conversation | answerable | evidence in block | tokens max | R@10 | R@10 with gate "
+            "| unanswerable | nothing injected | adversarial | nothing injected | coding: nothing injected |")
+    lines = [head, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+
+    def row(name: str, f: dict[str, Any]) -> str:
+        n, silent = f["n"], f["silent"]
+        return (f"| {name} | {n['answerable']} | {fmt(f['evidence_any'])} % | {f['tokens']['answerable']['max']:.0f} "
+                f"| {fmt(f['r10'])} | {fmt(f['r10_gated'])} | {n['unanswerable']} | {fmt(silent['unanswerable'])} % "
+                f"| {n['adversarial']} | {fmt(silent['adversarial'])} % | {fmt(silent['coding'])} % |")
+
+    lines += [row(conv + (" *" if conv in fitted else ""), f) for conv, f in per.items()]
+    lines.append(row(f"**micro-average, {len(per)}**", pooled))
+    return "\n".join(lines)
+
+
 def report(result: dict[str, Any], out: Any = None) -> None:
     def line(text: str = "") -> None:
         print(text, file=out or sys.stdout)
 
+    runs = result.get("runs", 1)
     line("what the prompt hook injects: recall() with its defaults, each conversation in its own brain; "
-         f"{result['embedded']} texts embedded this run, the rest from the cache")
+         + (f"{result['embedded']} texts embedded this run, the rest from the cache; {result['seconds']:.0f} s"
+            if runs == 1 else f"combined from {runs} runs, which embedded {result['embedded']} texts and took "
+                              f"{result['seconds']:.0f} s in all"))
     for name, f in result["groups"].items():
+        per = {c: result["conversations"][c] for c in f["conversations"]}
         line()
         line(f"{name} ({', '.join(f['conversations'])})"
-             + (": the relevance gate was fitted on these, not a held-out figure" if name == "calibration" else ""))
+             + (": LoCoMo's tuning pair, not a held-out figure" if name == "tuning" else ""))
         line()
+        if name != "all":
+            line(side_by_side(per, f))
+            if set(per) & set(relevance_eval.CALIBRATION):
+                line("* the relevance gate's constants were fitted on this conversation "
+                     "(bench/relevance_eval.py's calibration half)")
+            line()
         line(table(f))
         line()
         details(f, line)
@@ -304,7 +392,7 @@ def details(f: dict[str, Any], line: Any) -> None:
     tw = f["tokens_when_injected"]
     line(f"answerable questions with nothing injected: {fmt(f['answerable_silent'])} %; when a block is "
          f"injected: {f['memories_per_block']:.2f} memories, {tw['mean']:.0f} tokens mean, {tw['p95']:.0f} p95")
-    for kind in ("unanswerable", "coding"):
+    for kind in ("unanswerable", "adversarial", "coding"):
         t = f["tokens"][kind]
         line(f"tokens injected per {kind} prompt: mean {t['mean']:.1f}, p95 {t['p95']:.0f}, max {t['max']:.0f}")
     for kind, counts in f["reasons"].items():
@@ -312,7 +400,8 @@ def details(f: dict[str, Any], line: Any) -> None:
             line(f"recall()'s reasons, {kind}: " + "; ".join(f"{r or '(none)'} {n}" for r, n in counts.items()))
     if f["loudest_coding"]:
         line("coding prompts injected into the most brains: " + "; ".join(f["loudest_coding"]))
-    line(f"recall() took {f['ms_per_prompt']:.1f} ms per prompt (including embedding the prompts not cached)")
+    if f["ms_per_prompt"]:
+        line(f"recall() took {f['ms_per_prompt']:.1f} ms per prompt (including embedding the prompts not cached)")
 
 
 # -- the run --------------------------------------------------------------------------
@@ -333,9 +422,9 @@ def run(conversations: Sequence[locomo.Conversation], unanswerable: dict[str, li
     return out
 
 
-def chosen(names: str | None, calibration: Sequence[str]) -> list[str] | None:
+def chosen(names: str | None) -> list[str] | None:
     """--conversations "conv-26,conv-41" as a list; None when not given (the held-out
-    half) or "all" (every conversation)."""
+    eight) or "all" (every conversation)."""
     if names is None or names.strip() == "all":
         return None
     picked = [n.strip() for n in names.split(",") if n.strip()]
@@ -348,42 +437,93 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", required=True, type=Path, help="path to LoCoMo's locomo10.json")
     parser.add_argument("--conversations", metavar="IDS",
-                        help="comma-separated sample ids to run, or \"all\" (default: the held-out half, every "
-                             "conversation not in bench/relevance_eval.py's CALIBRATION)")
+                        help="comma-separated sample ids to run, or \"all\" (default: LoCoMo's held-out eight, "
+                             "every conversation but the tuning pair conv-26 and conv-30)")
     parser.add_argument("--unanswerable", type=Path, default=relevance_eval.UNANSWERABLE)
     parser.add_argument("--coding", type=Path, default=CODING, help="the coding prompts (JSON lines)")
     parser.add_argument("--json", type=Path, help="write the figures and every prompt's injection here")
     parser.add_argument("--cache", type=Path, default=locomo.OUT / "locomo-embeddings.sqlite",
                         help="embedding cache kept between runs (shared with bench/locomo.py)")
+    parser.add_argument("--combine", type=Path, nargs="+", metavar="JSON",
+                        help="ask nothing: report the conversations chosen from earlier runs' --json files (run "
+                             "side by side, e.g. a few conversations a process), micro-averaged as one run")
     args = parser.parse_args(argv)
-    calibration = relevance_eval.CALIBRATION
     for path in (args.data, args.unanswerable, args.coding):
         if not path.is_file():
             raise SystemExit(f"no such file: {path}")
-    only = chosen(args.conversations, calibration)
-    conversations = locomo.load(args.data, only)
+    conversations = locomo.load(args.data, chosen(args.conversations))
     if args.conversations is None:
-        conversations = [c for c in conversations if c.sample_id not in calibration]
+        conversations = [c for c in conversations if c.sample_id not in locomo.TUNING]
     unanswerable = relevance_eval.load_unanswerable(args.unanswerable)
     coding = load_coding(args.coding)
     inner = make_embedder("local", Config())
     assert inner is not None
     embedder = locomo.CachedEmbedder(inner, args.cache)
-    try:
-        with tempfile.TemporaryDirectory(prefix="maxmem-inject-") as workdir:
-            asked = run(conversations, unanswerable, coding, embedder, Path(workdir))
-    finally:
-        embedder.close()
-    result = {"embedded": embedder.embedded, "groups": groups(asked, calibration)}
-    report(result)
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
+    if args.combine:
+        asked, embedded, seconds = combined(args.combine, conversations, unanswerable, coding)
+    else:
+        inner = make_embedder("local", Config())
+        assert inner is not None
+        embedder = locomo.CachedEmbedder(inner, args.cache)
+        started = time.perf_counter()
+        asked = []
+        try:
+            with tempfile.TemporaryDirectory(prefix="maxmem-inject-") as workdir:
+                for conv in conversations:  # the --json file rewritten after each, for a run cut short
+                    asked += run([conv], unanswerable, coding, embedder, Path(workdir))
+                    if args.json:
+                        save(args.json, asked, embedder.embedded, time.perf_counter() - started)
+        finally:
+            embedder.close()
+        embedded, seconds = embedder.embedded, time.perf_counter() - started
+    report({**save(args.json, asked, embedded, seconds), "runs": len(args.combine or [None])})
+    return 0
+
+
+def save(path: Path | None, asked: Sequence[Asked], embedded: int, seconds: float) -> dict[str, Any]:
+    """The figures of the prompts asked; written with every prompt's injection to `path`."""
+    result = {"embedded": embedded, "seconds": seconds,
+              "conversations": by_conversation(asked), "groups": groups(asked)}
+    if path:
+        path.parent.mkdir(parents=True, exist_ok=True)
         rows = [{"conv": a.conv, "kind": a.prompt.kind, "prompt": a.prompt.text, "gold": list(a.prompt.gold),
                  "turns": a.turns, "ids": list(a.ids), "tokens": a.tokens, "reason": a.reason,
                  "any_evidence": a.any_evidence, "all_evidence": a.all_evidence,
-                 "whole_evidence": a.whole_evidence} for a in asked]
-        args.json.write_text(json.dumps({**result, "prompts": rows}, indent=1), encoding="utf-8")
-    return 0
+                 "whole_evidence": a.whole_evidence, "r10": a.r10, "r10_gated": a.r10_gated,
+                 "seconds": a.seconds} for a in asked]
+        path.write_text(json.dumps({**result, "prompts": rows}, indent=1), encoding="utf-8")
+    return result
+
+
+def combined(paths: Sequence[Path], conversations: Sequence[locomo.Conversation],
+             unanswerable: dict[str, list[dict[str, Any]]],
+             coding: Sequence[Prompt]) -> tuple[list[Asked], int, float]:
+    """The injections of earlier runs (their --json files, e.g. of conversations run
+    side by side in several processes) of the conversations chosen, each prompt rebuilt
+    from the data; with the texts those runs embedded and the seconds they took, summed."""
+    known = {(c.sample_id, p.kind, p.text, p.gold): p
+             for c in conversations for p in prompts(c, unanswerable.get(c.sample_id, []), coding)}
+    wanted = [c.sample_id for c in conversations]
+    asked: list[Asked] = []
+    embedded, seconds = 0, 0.0
+    for path in paths:
+        try:
+            saved = json.loads(path.read_text(encoding="utf-8"))
+            embedded, seconds = embedded + saved["embedded"], seconds + saved["seconds"]
+            for row in saved["prompts"]:
+                if row["conv"] not in wanted:
+                    continue
+                prompt = known[(row["conv"], row["kind"], row["prompt"], tuple(row["gold"]))]
+                asked.append(Asked(row["conv"], prompt, tuple(row["ids"]), row["turns"], row["tokens"], row["reason"],
+                                   row["any_evidence"], row["all_evidence"], row["whole_evidence"],
+                                   row.get("seconds", 0.0), row["r10"], row["r10_gated"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            raise SystemExit(f"--combine {path}: not the --json file of a run on these data") from None
+    missing = set(wanted) - {a.conv for a in asked}
+    if missing:
+        raise SystemExit(f"--combine: no run of {', '.join(sorted(missing))} in the files given")
+    asked.sort(key=lambda a: wanted.index(a.conv))
+    return asked, embedded, seconds
 
 
 if __name__ == "__main__":

@@ -73,18 +73,22 @@ def test_the_benchmark_runs_end_to_end_through_brain(tmp_path, capsys):
         assert words in printed
     result = json.loads(out.read_text())
     assert result["memories"] == 10 and result["questions"] == 10
-    assert set(result["results"]) == {"hybrid", "keyword", "vector"}
-    for groups in result["results"].values():
+    assert set(result["results"]) == {"hybrid", "keyword", "vector", "gated"}
+    assert "gated: the hybrid search through the brain's relevance gate" in printed
+    for mode, groups in result["results"].items():
         assert groups["tuning"]["overall"]["n"] == 4 and groups["all"]["overall"]["n"] == 8
         assert groups["all"]["adversarial"]["n"] == 2
-        # five memories per brain: everything is within the top 10
-        assert groups["all"]["overall"]["r10"] == 100.0
+        # five memories per brain: everything is within the top 10, but what the gate cuts
+        if mode != "gated":
+            assert groups["all"]["overall"]["r10"] == 100.0
+    assert 0 < result["results"]["gated"]["all"]["overall"]["r10"] <= 100.0
     assert result["embedded_this_run"] > 0
     # a second run embeds nothing: every text is in the cache
     assert locomo.main(["--data", str(data), "--json", str(out), "--cache", str(cache),
                         "--convs", "conv-77", "--modes", "hybrid"]) == 0
     again = json.loads(out.read_text())
     assert again["embedded_this_run"] == 0 and again["conversations"] == ["conv-77"]
+    assert list(again["results"]) == ["hybrid", "gated"]
     assert "tuning pair" not in capsys.readouterr().out
 
 
