@@ -158,7 +158,8 @@ def shares(records: Sequence[Record], judge: Callable[[rel.Evidence], float],
     return out
 
 
-def report(records: Sequence[Record], margins: Sequence[float], half: str) -> None:
+def report(records: Sequence[Record], margins: Sequence[float], half: str,
+           thresholds: Sequence[float] = ()) -> None:
     threshold = Config().min_relevance
     print(f"{half} half, threshold {threshold:g}; before → after (the standout check, STANDOUT_MARGIN "
           f"{rel.STANDOUT_MARGIN:g}, STANDOUT_SLOPE {rel.STANDOUT_SLOPE:g})")
@@ -168,6 +169,13 @@ def report(records: Sequence[Record], margins: Sequence[float], half: str) -> No
     for size in sorted(new):
         cells = [f"{pct(old[size][k])} → {pct(new[size][k])} (n={len(new[size][k])})" for k in KINDS]
         print(f"{size:>6} | " + " | ".join(f"{c:>28}" for c in cells))
+    if thresholds:
+        print("\nthe frontier over min_relevance (the search's and the prompt hook's threshold): per size "
+              "paraphrases kept / coding left alone / unrelated left alone")
+        for value in thresholds:
+            at = shares(records, rel.relevance, value)
+            cells = [f"{size}: " + " / ".join(pct(at[size][k]).strip() for k in KINDS) for size in sorted(at)]
+            print(f"{value:.3f}  " + "   ".join(cells))
     if margins:
         print("\nthe frontier: STANDOUT_MARGIN moved by, then per size paraphrases kept / coding left alone / "
               "unrelated left alone")
@@ -186,6 +194,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="ask the dev half (the one the gate's constants are chosen on)")
     parser.add_argument("--margins", nargs="*", type=float, default=[],
                         help="moves of relevance.STANDOUT_MARGIN to compare (the frontier)")
+    parser.add_argument("--thresholds", nargs="*", type=float, default=[],
+                        help="min_relevance values to compare (the frontier a user moves along by setting it)")
     parser.add_argument("--dump", type=Path, help="write every search's evidence here (JSON)")
     parser.add_argument("--load", type=Path, help="score the searches of an earlier --dump instead of searching")
     args = parser.parse_args(argv)
@@ -212,7 +222,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.dump:
             args.dump.parent.mkdir(parents=True, exist_ok=True)
             args.dump.write_text(json.dumps(records), encoding="utf-8")
-    report(records, args.margins, "dev" if args.dev else "held-out")
+    report(records, args.margins, "dev" if args.dev else "held-out", args.thresholds)
     print(f"({time.perf_counter() - started:.0f} s)")
     return 0
 
