@@ -13,8 +13,8 @@ secrets of shapes the rules were written from (shapes-dev) and of shapes held ou
 they were scored once (shapes-heldout: read since, development data now), and 1,200
 ordinary technical lines (ordinary); and on the unseen split, written without reading
 the rules, their tests or their docs: secrets (shapes-unseen) and ordinary lines that
-only look risky (ordinary-unseen). The unseen splits are only scored: `--misses` does
-not list them.
+only look risky (ordinary-unseen). The unseen splits were scored blind once (recall
+0.794, 32.0 FP lines / 1k) and are development data since: `--misses` lists them.
 
 - recall: the share of secret spans entirely removed (a span partly left is a miss);
 - precision: the share of removed spans that overlap a secret;
@@ -49,7 +49,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 CORPUS = ROOT / "tests" / "data" / "secrets"
 SHAPE_SPLITS = ("shapes-dev", "shapes-heldout", "ordinary", "shapes-unseen", "ordinary-unseen")
 UNSEEN_SPLITS = ("shapes-unseen", "ordinary-unseen")
-NEVER_READ = UNSEEN_SPLITS  # scored, never read: no rule is written from them
+NEVER_READ: tuple[str, ...] = ()  # scored, never read: none now (the unseen splits were, once)
 
 Span = tuple[int, int]
 Detector = Callable[[list[str]], list[list[Span]]]
