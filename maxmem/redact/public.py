@@ -30,13 +30,14 @@ __all__ = ["public_value"]
 _PUBLIC_PREFIXES = ("pk_live_", "pk_test_", "phc_", "pk.eyJ", "xpub", "ypub", "zpub", "tpub", "vpub", "upub", "Ltub",
                     "Mtub")
 _BEFORE = 80
+_JWK_NEAR = 400  # a JSON Web Key's "kty" stands this close to its members
 # The name just before a value that makes it an identifier, not a secret.
 _IDENTIFIER_BEFORE = re.compile(
     r"(?i)(?:\bcache\b[^\n]{0,30}\bkey|\bkey[ _-]?identifier|\bfingerprint|\busing [a-z0-9]{2,10} key|"
     r"sec-websocket-key|data-sitekey|\bsite[ _-]?key)\W{0,4}\Z")
 _JWK_PUBLIC = re.compile(r"""(?:^|[\s{,])\\?["']?(?:x|y|n|e|kid|x5t)\\?["']?[ \t]{0,4}:[ \t]{0,4}\\?["']?\Z""")
 _ARN_SECRET = re.compile(r"arn:aws[\w-]*:secretsmanager:[\w-]*:\d*:secret:\Z")
-_URL_USER = re.compile(r"://([^\s:/?#@\"'<>\\]{1,256}):\Z")
+_URL_USER = re.compile(r"://(?:([^\s:/?#@\"'<>\\]{1,256}):)?\Z")
 _SENTRY_AFTER = re.compile(r"@[\w.-]{0,64}(?:sentry\.io|ingest\.[\w.-]{1,64})/")
 _LABEL_WORDS = frozenset({"password", "passwort", "contraseña", "senha", "wachtwoord", "hasło", "пароль", "mot de passe",
                           "kennwort", "parola", "clave", "clé", "secret", "token"})
@@ -50,7 +51,7 @@ def public_value(text: str, start: int, end: int) -> bool:
     before = text[max(0, start - _BEFORE):start]
     if _IDENTIFIER_BEFORE.search(before) or _ARN_SECRET.search(before):
         return True
-    if "kty" in text and _JWK_PUBLIC.search(before):
+    if _JWK_PUBLIC.search(before) and "kty" in text[max(0, start - _JWK_NEAR):start + _JWK_NEAR]:
         return True
     url_user = _URL_USER.search(before)
     if url_user and (url_user.group(1) == value or _SENTRY_AFTER.match(text, end)):
