@@ -49,7 +49,6 @@ SECRETS = [
      "3b2c-1d0e-f9e8d7c6b5a4/IncomingWebhook/8d2e4f6a1b3c5d7e9f0a2b4c6d8e0f1a/3c5e7a9b-1d2f-4a6b-8c0d-2e4f6a8b0c1d",
      "8d2e4f6a1b3c5d7e9f0a2b4c6d8e0f1a"),
     ("google", "maps AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY", "AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY"),
-    ("aws-id", "id AKIAZ7Q3XK2M9PLW4RTE", "AKIAZ7Q3XK2M9PLW4RTE"),
     ("aws-secret", "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ4rT8vLkW",
      "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ4rT8vLkW"),
     ("bearer", "curl -H 'Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.opaque-token-value'",

@@ -177,6 +177,11 @@ def _cookie_places(lowered: str, data: bytes, words: frozenset[bytes]) -> Iterat
 
 
 _PAIR = re.compile(r"""\s{0,2}(?P<name>[\w.$%!#&*+^`|~-]{1,128})=(?P<value>[^;,\s"'\\]{1,4096})\s{0,2}""")
+# Analytics and preference cookies: counters and choices, not sessions (_ga=GA1.1.…, theme=dark).
+_NOT_SESSION = re.compile(r"(?i)_?(?:ga|gid|gat|gcl_\w{1,8}|fbp|fbc|hj\w{0,24}|utm\w{0,8}|__utm\w|pk_id\.\S{1,16}|"
+                          r"_pk_\w{1,16}|ajs_anonymous_id|mp_\w{1,40}|theme|lang|language|locale|consent|cookie_?consent|"
+                          r"prefs?|preferences|tz|timezone|currency|country|region)(?:_[\w-]{1,24})?")
+_CHOICES = re.compile(r"[A-Za-z]{2,24}(?:(?:%2[Cc]|,|\+|%20|-|_)[A-Za-z]{2,24}){0,12}")
 _SESSION = re.compile(r"(?i)sess|sid\b|auth|token|jwt|login|remember|sso|csrf|xsrf|secret|key|identity|user_session|_gh_sess")
 
 
@@ -192,7 +197,8 @@ def cookie_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -
             if not pair:
                 break
             value, name = pair.group("value"), pair.group("name")
-            if (len(value) >= 8 and not is_placeholder(value)
+            if (len(value) >= 8 and not is_placeholder(value) and not _NOT_SESSION.fullmatch(name)
+                    and not _CHOICES.fullmatch(value)
                     and (looks_random(value, 16) or _SESSION.search(name) and any(c.isdigit() for c in value))):
                 yield Hit("secret", pair.start("value"), pair.end("value"), f"cookie {name}")
             pos = pair.end()

@@ -58,7 +58,7 @@ def public_value(text: str, start: int, end: int) -> bool:
         return True
     if value.startswith(("eyJ", "ewo")) and "." not in value and _plain_json(value):
         return True
-    return " " in value and _names_secret(value)
+    return len(value) <= 24 and _names_secret(value)
 
 
 def _plain_json(value: str) -> bool:
