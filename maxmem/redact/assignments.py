@@ -53,6 +53,7 @@ _UNQUOTED = re.compile(
     r"""(?:[^\s"'`,;&|<>(){}\[\]\\]|&(?![A-Za-z0-9_.-]{1,64}=)|\\(?![nrt"'\\/u]))(?:[^\s"'`,;&|<>(){}\[\]\\]|&(?![A-Za-z0-9_.-]{1,64}=)|\\(?![nrt"'\\/u])){0,511}"""
 )
 _MAX_QUOTED = 1024
+_BRACED = re.compile(r"""\{(?![{$])([^{}\n"' ]{1,256})\}(?=[;"'\n\r]|\Z)""")
 _SCHEMES = {"bearer": "bearer", "token": "bearer", "basic": "basic-auth", "apikey": "bearer",
             "api-key": "bearer", "key": "bearer", "sso-key": "bearer", "bot": "bearer", "otp": "bearer",
             "jwt": "bearer", "digest": "", "negotiate": "bearer", "ntlm": "bearer"}
@@ -284,6 +285,9 @@ def _read_value(text: str, pos: int) -> tuple[int, int, bool] | None:
                 end -= 1
             return (start, end, True) if end > start else None
         pos = start
+    braced = _BRACED.match(text, pos)
+    if braced:  # ODBC: Pwd={a;b} quotes a value in braces ({{ and ${ are templates)
+        return braced.start(1), braced.end(1), True
     match = _UNQUOTED.match(text, pos)
     return (pos, match.end(), False) if match else None
 

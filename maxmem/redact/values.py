@@ -126,8 +126,8 @@ def name_strength(name: str, flag: bool = False, query: bool = False) -> Strengt
     segment = name.strip("-_.$@")
     if "." in segment:
         last = segment.rsplit(".", 1)[1]
-        if last.lower() in _FILE_EXTENSIONS:
-            return None
+        if last.lower() in _FILE_EXTENSIONS and not (last.lower() == "key" and segment.count(".") >= 2):
+            return None  # server.key is a file; gradle.publish.key a setting
         segment = last
     words: list[str] = []
     for word in _WORDS.findall(segment):
@@ -136,7 +136,11 @@ def name_strength(name: str, flag: bool = False, query: bool = False) -> Strengt
         words.pop()
     if not words:
         return None
+    if len(words) > 1 and words[-1] == "private" and words[-2] in SECRET_HEADS:
+        words.pop()  # MJ_APIKEY_PRIVATE: the private half of a key pair
     head, qualifiers = words[-1], words[:-1]
+    if head == "pat":  # a personal access token: GITHUB_PAT, ASANA_PAT (a bare "pat" is a name)
+        return Strength.TOKEN if qualifiers else None
     if head in ("sig", "signature"):
         return Strength.TOKEN if query else None
     if head == "id" and (qualifiers[-2:] in (["private", "key"], ["access", "key"], ["secret", "key"])
@@ -153,8 +157,11 @@ def name_strength(name: str, flag: bool = False, query: bool = False) -> Strengt
     if head in _PASSWORD_HEADS:
         return Strength.PASSWORD
     if head in ("pwd", "pw", "pass"):
-        # PWD is the shell's working directory, `pass` a Python keyword: only db_pwd, --pass.
-        return Strength.PASSWORD if qualifiers or flag else None
+        # PWD is the shell's working directory, `pass` a Python keyword: only db_pwd, --pass;
+        # a bare PWD= (ODBC) or Pwd= (a connection string) only with a random-looking value.
+        if qualifiers or flag:
+            return Strength.PASSWORD
+        return Strength.WEAK if head == "pwd" else None
     if head == "key":
         if any(q in _KEY_QUALIFIERS for q in qualifiers) or "api" in qualifiers:
             return Strength.TOKEN
