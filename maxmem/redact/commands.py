@@ -12,13 +12,14 @@ password); the `user/password@` of Oracle's tools; the values of a cookie header
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterator
 
 from .shapes import Hit
 from .values import Strength, find_words, is_placeholder, looks_random, value_is_secret
 
-__all__ = ["call_hits", "cookie_hits", "pgpass_hits", "positional_hits", "stdin_hits"]
+__all__ = ["call_hits", "cookie_hits", "flag_hits", "pgpass_hits", "positional_hits", "stdin_hits"]
 
 _WORD = r"""(?:\$?'[^'\n]{1,256}'|"[^"\n]{1,256}"|[^\s'"|;&]{1,256})"""
 
@@ -226,3 +227,39 @@ def pgpass_hits(text: str, lowered: str, data: bytes | None = None) -> Iterator[
     for match in _PGPASS.finditer(text):
         if _secret(match.group("secret")):
             yield Hit("password", match.start("secret"), match.end("secret"), ".pgpass password field")
+
+
+# The flag convention of command lines: after a user flag (-u bob, --username bob,
+# --cluster-username bob) a -p / -P on the same line is that user's password (az, psexec,
+# mosquitto_pub, sqlcmd-likes); ssh-keygen's -P (old) and -N (new) are passphrases.
+_USER_FLAG = re.compile(r"""(?:^|\s)(?:-[uU]|--(?:[a-z]+-)?user(?:name)?)(?:\s{1,4}|=)['"]?[A-Za-z]""")  # not a uid
+_PASSWORD_FLAG = re.compile(r"\s-[pP](?:\s{1,4}|=)(?P<v>" + _WORD + ")")
+_FLAG_WINDOW = 300
+_PORTS = re.compile(r"[\d.:/a-z-]*\d:\d[\d:/a-z-]*")  # docker's -p 8080:80, -p 127.0.0.1:53:53/udp
+_PASSPHRASE_FLAG = re.compile(r"\s-[PN]\s{1,4}(?P<v>" + _WORD + ")")
+
+
+def flag_hits(text: str, lowered: str, data: bytes) -> Iterator[Hit]:
+    """-p after a user flag on one command line; ssh-keygen's -P / -N."""
+    users = [m.end() for m in _USER_FLAG.finditer(text)]  # one scan; each -p looks back by bisection
+    for at in _places(lowered, " -p") if users else []:
+        i = bisect.bisect_right(users, at) - 1
+        user = users[i] if i >= 0 else -1
+        if user < 0 or at - user > _FLAG_WINDOW or "\n" in text[user:at]:
+            continue  # no user flag on this command line before the -p
+        match = _PASSWORD_FLAG.match(text, at)
+        if match and not _PORTS.fullmatch(match.group("v")) and _secret(match.group("v")):
+            yield Hit("password", *_span(match, "v"), "password flag after a user flag")
+    if b"ssh-keygen" in data:
+        for at in _places(lowered, " -n") + _places(lowered, " -p"):
+            match = _PASSPHRASE_FLAG.match(text, at)
+            if match and "ssh-keygen" in lowered[max(0, at - 200):at] and _secret(match.group("v")):
+                yield Hit("password", *_span(match, "v"), "ssh-keygen passphrase (-P / -N)")
+
+
+def _places(lowered: str, needle: str) -> list[int]:
+    places, at = [], lowered.find(needle)
+    while at >= 0:
+        places.append(at)
+        at = lowered.find(needle, at + 1)
+    return places

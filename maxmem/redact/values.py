@@ -93,6 +93,15 @@ _NOT_SECRET_QUALIFIERS = frozenset({
     "hash", "react", "list", "sorting", "ordering", "metadata", "meta", "doc", "docs", "example",
     "sample", "dummy", "fake", "mock", "placeholder",
 })
+# Qualifiers that make a key something else (a cluster key, a cache key) but leave a
+# password one: a cluster password, a cache password, a registry password.
+_KEY_ONLY_QUALIFIERS = frozenset({
+    "sort", "foreign", "cache", "cached", "partition", "row", "range", "group", "lookup", "dict", "map", "hot",
+    "short", "shortcut", "idempotency", "idempotent", "routing", "object", "bucket", "composite", "unique",
+    "index", "cluster", "shard", "order", "sequence", "natural", "surrogate", "join", "entry", "item", "record",
+    "dedupe", "dedup", "lock", "mutex", "event", "message", "cursor", "page", "next", "prev", "previous",
+    "continuation", "pagination", "sync", "registry", "music", "answer", "color", "colour", "theme", "design",
+})
 _FILE_EXTENSIONS = frozenset({
     "py", "pyi", "js", "mjs", "cjs", "ts", "tsx", "jsx", "json", "yaml", "yml", "toml", "ini", "cfg", "conf",
     "env", "txt", "md", "rst", "rb", "go", "rs", "java", "kt", "swift", "c", "h", "cc", "cpp", "hpp", "cs",
@@ -152,7 +161,9 @@ def name_strength(name: str, flag: bool = False, query: bool = False) -> Strengt
         return Strength.TOKEN if qualifiers[-1] == "secret" else Strength.WEAK
     if head not in SECRET_HEADS:
         return None
-    if any(q in _NOT_SECRET_QUALIFIERS for q in qualifiers):
+    if any(q in _NOT_SECRET_QUALIFIERS for q in qualifiers) and not (
+            head in _PASSWORD_HEADS and all(q in _KEY_ONLY_QUALIFIERS or q not in _NOT_SECRET_QUALIFIERS
+                                            for q in qualifiers)):
         return None
     if head in _PASSWORD_HEADS:
         return Strength.PASSWORD
