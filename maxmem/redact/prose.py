@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterator
 
 from .shapes import Hit
-from .values import find_words, is_placeholder, looks_random, present_words, word_index, wordy
+from .values import find_words, is_placeholder, looks_random, mixed_case_random, present_words, word_index, wordy
 
 __all__ = ["prose_hits", "password_like"]
 
@@ -102,8 +102,8 @@ _FILE_LIKE = re.compile(r"[\w.-]+\.(?:[a-z]{1,5})")
 _TECH_TERM = re.compile(r"[a-z]{1,8}\d{1,4}[a-z_\d]{0,6}|[A-Z][A-Z\d]{1,10}(?:[-_/][A-Z\d]{1,10}){0,3}")
 _PATH_LINE = re.compile(r"\.[A-Za-z]{1,5}:\d")
 _PIN = re.compile(r"\d{4,12}(?:[- ]\d{2,8})?#?")
-# Every value read here holds a digit or a symbol (a plain word is no password here).
-_VALUE_HINT = re.compile(r"[\d!@#$%^&*+?~]")
+# Every value read here holds a digit, a symbol or a change of case (a plain word is no password).
+_VALUE_HINT = re.compile(r"[\d!@#$%^&*+?~]|[a-z][A-Z]|[A-Z]{2}[a-z]")  # or letters of random case (pwGGspFumtAX)
 _LABEL_IS = re.compile(r"[ \t]{1,3}(?:is|=|:)[ \t]")
 # After a word in another script: its ending (şifresi) or glued grammar (是, は, คือ).
 _GLUED_TAIL = re.compile(r"[^\W\d_]{1,8}(?<![^\x00-\x7f])(?=[\s:=])|[^\s!-~]{0,6}")
@@ -153,7 +153,7 @@ def password_like(value: str, strong: bool = False) -> bool:
     classes = upper + lower + digit + symbol
     if strong:
         return classes >= 3 and (digit or symbol) and n >= 8
-    return classes >= 3 and (digit or symbol) or (classes == 2 and digit and n >= 8)
+    return classes >= 3 and (digit or symbol) or (classes == 2 and digit and n >= 8) or mixed_case_random(value)
 
 
 def _candidate(token: str) -> tuple[str, int]:

@@ -26,6 +26,7 @@ __all__ = [
     "camel_words",
     "is_placeholder",
     "looks_random",
+    "mixed_case_random",
     "name_strength",
     "shannon",
     "value_is_secret",
@@ -269,6 +270,15 @@ def wordy(value: str) -> bool:
 _ADDRESS = re.compile(r"[\w.+-]+@[A-Za-z][\w-]*(?:\.[\w-]+)*(?:(?:\.[A-Za-z]{2,}|:\w+|/)\S*)")
 
 
+def mixed_case_random(value: str) -> bool:
+    """Letters whose case changes at random (pwGGspFumtAX, QevSeQVbLx): cut where the
+    case changes, they fall into more pieces than a third of their length; a name made
+    of words (JavaScript, XMLHttpRequest, OAuthToken) falls into fewer."""
+    n = len(value)
+    return n >= 8 and value.isalpha() and value.isascii() and 3 * len(_CHUNKS.findall(value)) > n \
+        and not value.isupper() and not value.islower()
+
+
 def camel_words(value: str) -> bool:
     """Ed25519PrivateKey, PKCS7PrivateKeyTypes, SecretStr: a type or class name, made of
     capitalised words (digits allowed between them), not a random token."""
@@ -387,7 +397,7 @@ def value_is_secret(value: str, strength: Strength, *, quoted: bool, literal: bo
     if _ADDRESS.fullmatch(value):
         return False
     if value.isalpha():  # "password: supersecret" (YAML) yes, "Password: enter it twice" no
-        return len(value) >= 6 and value.islower() and value not in _PROSE_WORDS
+        return len(value) >= 6 and value.islower() and value not in _PROSE_WORDS or mixed_case_random(value)
     # created_at, newPassword: a name; hunter2, Tr0ub4dor&3: a password
     return not (_IDENTIFIER.fullmatch(value) and wordy(value) and not any(c.isdigit() for c in value))
 
