@@ -41,7 +41,7 @@ from ..errors import InvalidInput
 from ..settings import CustomPattern, RedactSettings, check_pattern, compile_patterns
 from .assignments import KEYWORDS, bearer_hits, command_hits, keyword_positions, named_hits, sql_hits
 from .commands import call_hits, cookie_hits, flag_hits, pgpass_hits, positional_hits, stdin_hits
-from .material import card_hits, der_hits, jwk_hits, phrase_hits, putty_hits
+from .material import card_hits, der_hits, jwk_hits, numbered_phrase_hits, phrase_hits, putty_hits
 from .prose import prose_hits
 from .public import public_value
 from .shapes import (
@@ -234,6 +234,8 @@ class Redactor:
         if b"kty" in words:
             yield from jwk_hits(text, lowered)
         yield from phrase_hits(text, lowered, data, words)
+        if b"12. " in data or b"12) " in data:
+            yield from numbered_phrase_hits(text)
         yield from card_hits(text, lowered, data, words)
         if b"echo" in words or b"printf" in words:
             yield from stdin_hits(text, lowered, data, words)

@@ -235,6 +235,7 @@ def pgpass_hits(text: str, lowered: str, data: bytes | None = None) -> Iterator[
 _USER_FLAG = re.compile(r"""(?:^|\s)(?:-[uU]|--(?:[a-z]+-)?user(?:name)?)(?:\s{1,4}|=)['"]?[A-Za-z]""")  # not a uid
 _PASSWORD_FLAG = re.compile(r"\s-[pP](?:\s{1,4}|=)(?P<v>" + _WORD + ")")
 _FLAG_WINDOW = 300
+_ATTACHED_P = re.compile(r"(?<![\w-])(?:mysql\w*|mariadb\w*)\s")  # their -p takes its value attached (-pX)
 _PORTS = re.compile(r"[\d.:/a-z-]*\d:\d[\d:/a-z-]*")  # docker's -p 8080:80, -p 127.0.0.1:53:53/udp
 _PASSPHRASE_FLAG = re.compile(r"\s-[PN]\s{1,4}(?P<v>" + _WORD + ")")
 
@@ -248,13 +249,21 @@ def flag_hits(text: str, lowered: str, data: bytes) -> Iterator[Hit]:
         if user < 0 or at - user > _FLAG_WINDOW or "\n" in text[user:at]:
             continue  # no user flag on this command line before the -p
         match = _PASSWORD_FLAG.match(text, at)
-        if match and not _PORTS.fullmatch(match.group("v")) and _secret(match.group("v")):
+        if (match and not _PORTS.fullmatch(match.group("v")) and _flag_secret(match.group("v"))
+                and not _ATTACHED_P.search(lowered, user - _FLAG_WINDOW if user > _FLAG_WINDOW else 0, at)):
             yield Hit("password", *_span(match, "v"), "password flag after a user flag")
     if b"ssh-keygen" in data:
         for at in _places(lowered, " -n") + _places(lowered, " -p"):
             match = _PASSPHRASE_FLAG.match(text, at)
             if match and "ssh-keygen" in lowered[max(0, at - 200):at] and _secret(match.group("v")):
                 yield Hit("password", *_span(match, "v"), "ssh-keygen passphrase (-P / -N)")
+
+
+def _flag_secret(value: str) -> bool:
+    """A quoted value as any password; a bare word only when it looks like one (-p shop: a name)."""
+    if value[:1] in "'\"" or value.startswith("$'"):
+        return _secret(value)
+    return _secret(value) and value_is_secret(value, Strength.PASSWORD, quoted=False, literal=False)
 
 
 def _places(lowered: str, needle: str) -> list[int]:

@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from .shapes import Hit
 from .values import char_offset, find_words, present_words, word_index
 
-__all__ = ["card_hits", "der_hits", "jwk_hits", "phrase_hits", "putty_hits"]
+__all__ = ["card_hits", "der_hits", "jwk_hits", "numbered_phrase_hits", "phrase_hits", "putty_hits"]
 
 # A body: its first line, then whole lines of base64 (real or JSON-escaped line breaks).
 _B64_BLOCK = re.compile(r"(?:M[A-Z]|b3Bl)[A-Za-z0-9+/]{38,}={0,2}"
@@ -115,12 +115,13 @@ def jwk_hits(text: str, lowered: str) -> Iterator[Hit]:
 
 _PHRASE_CONTEXT = ("seed", "recovery", "mnemonic", "phrase", "backup words", "secret words", "wallet",
                    "wiederherstellungsphrase", "frase", "palabras", "récupération", "recuperação", "herstelzin",
-                   "odzyskiwania", "восстановления", "助记词", "リカバリー", "복구", "words")
+                   "odzyskiwania", "восстановления", "сид", "фраза", "助记词", "种子", "リカバリー", "복구", "words")
 # "words" counts only after a phrase's length: "my 24 words:", "the 12-word backup"
 _WORD_COUNT = re.compile(r"(?:12|15|18|21|24)[ -]\Z")
 _PHRASE_INDEX = word_index(_PHRASE_CONTEXT)
 _PHRASE_WORD = re.compile(r"[a-z]{3,8}")
 _LINE_TOKENS = re.compile(r"[^\s\\]+")
+_PHRASE_STRIP = "\"'`,.;:()[]：，"  # ASCII and full-width punctuation around a word
 _STOPWORDS = frozenset("the and you for are was with this that have not but from they will your our its his her "
                        "then when what which there their them been were has had can may into onto than".split())
 
@@ -140,18 +141,34 @@ def _phrase_after(text: str, at: int) -> Hit | None:
     for first in range(min(8, len(tokens))):
         run = 0
         for m in tokens[first:first + 25]:
-            word = m.group(0).strip("\"'`,.;:()[]")
+            word = m.group(0).strip(_PHRASE_STRIP)
             if not _PHRASE_WORD.fullmatch(word):
                 break
             run += 1
         if run in (12, 15, 18, 21, 24) and run == len(tokens[first:first + run]):
-            words = [m.group(0).strip("\"'`,.;:()[]") for m in tokens[first:first + run]]
+            words = [m.group(0).strip(_PHRASE_STRIP) for m in tokens[first:first + run]]
             if sum(w in _STOPWORDS for w in words) <= 1:
-                start = tokens[first].start() + (len(tokens[first].group(0)) - len(tokens[first].group(0).lstrip("\"'`(")))
+                start = tokens[first].start() + (len(tokens[first].group(0)) - len(tokens[first].group(0).lstrip("\"'`(：")))
                 last = tokens[first + run - 1]
                 end = last.end() - (len(last.group(0)) - len(last.group(0).rstrip("\"'`,.;:)]")))
                 return Hit("private-key", start, end, "recovery phrase (12-24 words after 'seed/recovery')")
     return None
+
+
+# A numbered list of 12-24 short words (1. crystal 2. fossil … 12. coyote): a recovery
+# phrase as wallets show it, whatever the words around it.
+_NUMBERED = re.compile(r"(?<![\w.])1[.)]\s{1,3}[a-z]{3,8}(?:\s{1,4}\d{1,2}[.)]\s{1,3}[a-z]{3,8}){11,23}(?![\w.])")
+_NUMBERED_WORD = re.compile(r"\d{1,2}[.)]\s{1,3}([a-z]{3,8})")
+
+
+def numbered_phrase_hits(text: str) -> Iterator[Hit]:
+    """Each word of a numbered list of 12, 15, 18, 21 or 24 short lower-case words."""
+    for match in _NUMBERED.finditer(text):
+        words = list(_NUMBERED_WORD.finditer(text, match.start(), match.end()))
+        numbers = [int(w.group(0).split(".")[0].split(")")[0]) for w in words]
+        if len(words) in (12, 15, 18, 21, 24) and numbers == list(range(1, len(words) + 1)):
+            for word in words:
+                yield Hit("private-key", word.start(1), word.end(1), "a numbered recovery phrase (1. … 12. …)")
 
 
 def phrase_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
