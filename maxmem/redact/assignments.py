@@ -25,6 +25,7 @@ from .values import (
     find_words,
     is_placeholder,
     looks_random,
+    mixed_case_random,
     name_strength,
     value_is_secret,
 )
@@ -106,7 +107,8 @@ def named_hits(text: str, lowered: str, secret_words: frozenset[str] = frozenset
             # A word in prose ("the token is", "a key to"): only a password or a separator
             # further on (key = value) can make it a name.
             ahead = _SPACES.match(text, end)
-            if ahead and text[ahead.end():ahead.end() + 1] not in ("=", ":") and not lowered.startswith("pass", at):
+            if (ahead and text[ahead.end():ahead.end() + 1] not in ("=", ":") and not lowered.startswith("pass", at)
+                    and not _SPACE_ASSIGNMENT.search(text, max(0, at - 24), at)):
                 skip = end
                 continue
         start = at
@@ -259,6 +261,9 @@ def _judge(text: str, lowered: str, name: str, start: int, end: int, secret_word
         return _value_at(text, name, strength, spaces.end(), True, f"{name} (ENV / setenv)")
     if strength is not Strength.PASSWORD:
         return None
+    config = _CONFIG_LINE.match(text, spaces.end())
+    if config and before == "\n" and _config_value(config.group(0)):  # msmtprc, muttrc: password X
+        return Hit("secret", config.start(), config.end(), f"{name} in a space-separated config line")
     if name.lower() == "password" and _NETRC_BEFORE.search(lowered, max(0, start - 300), start):
         return _value_at(text, name, strength, spaces.end(), True, ".netrc password")
     quote = _QUOTE.match(text, spaces.end())
@@ -269,6 +274,20 @@ def _judge(text: str, lowered: str, name: str, start: int, end: int, secret_word
     if prose:
         return _value_at(text, name, strength, prose.end(), False, f"{name} is …", strict=True)
     return None
+
+
+_CONFIG_LINE = re.compile(r"[^\s\"'`]{8,128}(?=[ \t]*(?:\r?\n|\Z))")
+
+
+def _config_value(value: str) -> bool:
+    """The one value after a password's name on a config line: a password's shape, or a
+    long run of lower-case letters with too few vowels for a word (fzivkdldhwwnuwzv)."""
+    if is_placeholder(value):
+        return False
+    if not value.isalpha():
+        return value_is_secret(value, Strength.PASSWORD, quoted=False, literal=False)
+    vowels = sum(c in "aeiouy" for c in value)
+    return mixed_case_random(value) or value.islower() and len(value) >= 12 and 4 * vowels < len(value)
 
 
 def _read_value(text: str, pos: int) -> tuple[int, int, bool] | None:
