@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from .shapes import Hit
 from .values import Strength, find_words, is_placeholder, looks_random, value_is_secret
 
-__all__ = ["call_hits", "cookie_hits", "flag_hits", "pgpass_hits", "positional_hits", "stdin_hits"]
+__all__ = ["call_hits", "cookie_hits", "flag_hits", "login_argument_hits", "pgpass_hits", "positional_hits", "stdin_hits"]
 
 _WORD = r"""(?:\$?'[^'\n]{1,256}'|"[^"\n]{1,256}"|[^\s'"|;&]{1,256})"""
 
@@ -272,3 +272,31 @@ def _places(lowered: str, needle: str) -> list[int]:
         places.append(at)
         at = lowered.find(needle, at + 1)
     return places
+
+
+# A CLI's login: `wandb login TOKEN`, `snyk auth TOKEN`, `echo TOKEN | az devops login`,
+# `codecovcli upload-process -t TOKEN`: a random-looking argument (or a UUID) where the
+# tool takes its token. A word, a path, an option or an image tag is none.
+_LOGIN_ARGUMENT = re.compile(r"(?:login|auth|authenticate)[ \t]{1,4}(?P<v>[A-Za-z0-9_.+/=-]{16,256})(?![^ \t\r\n])")
+_TOKEN_FLAG = re.compile(r"[ \t]-t[ \t]{1,4}(?P<v>[A-Za-z0-9_.+/=-]{32,512})(?![^ \t\r\n])")
+_PIPED = re.compile(r"echo[ \t]{1,4}(?P<v>[A-Za-z0-9_.+/=-]{32,256})[ \t]{0,4}\|[^|\n]{0,120}?"
+                    r"(?<![\w-])(?:login|auth)(?![\w-])")
+_UUID_VALUE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_LOGIN_PLACES = (("login", _LOGIN_ARGUMENT), ("auth", _LOGIN_ARGUMENT), ("echo", _PIPED), (" -t", _TOKEN_FLAG))
+
+
+def login_argument_hits(text: str, lowered: str, data: bytes) -> Iterator[Hit]:
+    """The token given to a CLI's login / auth subcommand, its -t flag, or piped to its login."""
+    for word, pattern in _LOGIN_PLACES:
+        if word.encode() not in data:
+            continue
+        for at in _places(lowered, word):
+            if word != " -t" and at and (lowered[at - 1].isalnum() or lowered[at - 1] in "_-"):
+                continue  # a word's end (oauth), not the subcommand
+            match = pattern.match(text, at)
+            if match is None:
+                continue
+            value = match.group("v")
+            if ((_UUID_VALUE.fullmatch(value) or looks_random(value, 16)) and not is_placeholder(value)
+                    and value.count("/") < 2 and not value.startswith("-")):
+                yield Hit("token", match.start("v"), match.end("v"), "token given to a command's login")
