@@ -40,7 +40,16 @@ from ..config import Config
 from ..errors import InvalidInput
 from ..settings import CustomPattern, RedactSettings, check_pattern, compile_patterns
 from .assignments import KEYWORDS, bearer_hits, command_hits, keyword_positions, named_hits, sql_hits
-from .commands import call_hits, cookie_hits, flag_hits, login_argument_hits, pgpass_hits, positional_hits, stdin_hits
+from .commands import (
+    announced_hits,
+    call_hits,
+    cookie_hits,
+    flag_hits,
+    login_argument_hits,
+    pgpass_hits,
+    positional_hits,
+    stdin_hits,
+)
 from .material import card_hits, der_hits, jwk_hits, numbered_phrase_hits, phrase_hits, putty_hits
 from .prose import prose_hits
 from .public import public_value
@@ -242,6 +251,7 @@ class Redactor:
         yield from positional_hits(text, lowered, data, words)
         if b" -p" in data or b" -n" in data:
             yield from flag_hits(text, lowered, data)
+        yield from announced_hits(text, lowered, data)
         if b"login" in data or b"auth" in data or b" -t" in data:
             yield from login_argument_hits(text, lowered, data)
         if b"(" in data:

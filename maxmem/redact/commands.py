@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from .shapes import Hit
 from .values import Strength, find_words, is_placeholder, looks_random, value_is_secret
 
-__all__ = ["call_hits", "cookie_hits", "flag_hits", "login_argument_hits", "pgpass_hits", "positional_hits", "stdin_hits"]
+__all__ = ["announced_hits", "call_hits", "cookie_hits", "flag_hits", "login_argument_hits", "pgpass_hits", "positional_hits", "stdin_hits"]
 
 _WORD = r"""(?:\$?'[^'\n]{1,256}'|"[^"\n]{1,256}"|[^\s'"|;&]{1,256})"""
 
@@ -300,3 +300,36 @@ def login_argument_hits(text: str, lowered: str, data: bytes) -> Iterator[Hit]:
             if ((_UUID_VALUE.fullmatch(value) or looks_random(value, 16)) and not is_placeholder(value)
                     and value.count("/") < 2 and not value.startswith("-")):
                 yield Hit("token", match.start("v"), match.end("v"), "token given to a command's login")
+
+
+# A secret that a command prints or a log announces, alone on a line below (or after the
+# announcing line's last colon): `$ wg genkey`, `argocd admin initial-password`,
+# "Please use the following password …:", "A temporary password is generated for …: X",
+# "Password for the [elastic] user successfully reset. New value: X".
+_PRINTS_SECRET = ("genkey", "initial-password", "print-access-token", "pwgen", "generate-password",
+                  "following password", "temporary password", "generated password", "new password",
+                  "password is generated", "successfully reset", "new value", "initial password")
+_ANNOUNCED = re.compile(r"[^\n]{0,200}?(?::[ \t]{1,4}(?P<inline>[^\s]{8,256})[ \t]*(?=\n|\Z)|\n)"
+                        r"(?:[ \t]*\n){0,2}(?:New value:[ \t]*)?(?P<below>[^\s]{8,512})?[ \t]*(?=\n|\Z)")
+
+
+def announced_hits(text: str, lowered: str, data: bytes) -> Iterator[Hit]:
+    """The value a command prints or a log line announces as a new password or key."""
+    for word in _PRINTS_SECRET:
+        if word.encode() not in data:
+            continue
+        for at in _places(lowered, word):
+            match = _ANNOUNCED.match(text, at + len(word))
+            if match is None:
+                continue
+            group = "inline" if match.group("inline") else "below"
+            value = match.group(group)
+            if value and _announced_secret(value):
+                yield Hit("password", match.start(group), match.end(group), f"a secret printed after '{word}'")
+
+
+def _announced_secret(value: str) -> bool:
+    if is_placeholder(value) or value.startswith(("/", "http", "$", "-", "[", "(")) or value.endswith((".", ":")):
+        return False
+    return looks_random(value, 12) or value_is_secret(value, Strength.PASSWORD, quoted=False, literal=False) \
+        and any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
