@@ -189,6 +189,10 @@ GENERALISED = [
     ("la clave del wifi es Pz7Kq2Lm9W", ["Pz7Kq2Lm9W"]),
     ("le mdp de la box : Qm4Zx8Wn2T", ["Qm4Zx8Wn2T"]),
     ("my PUK is 55120934", ["55120934"]),
+    # cards: the code's word in more languages, a form field, a CSV column
+    ("carta 4539 1488 0343 6467 scadenza 11/28 codice di sicurezza 318", ["4539 1488 0343 6467", "318"]),
+    ('<input name="card" value="5425233430109903"><input name="cvv" value="771">', ["5425233430109903", "771"]),
+    ("holder,card,expiry,cvc\nLee Park,4539148803436467,01/29,905", ["4539148803436467", "905"]),
     ("1. absent 2. bamboo 3. cereal 4. debris 5. eager 6. fabric 7. garage 8. habit 9. icon 10. jacket "
      "11. kettle 12. ladder", ["absent", "bamboo", "ladder"]),
 ]

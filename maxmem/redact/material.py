@@ -181,15 +181,19 @@ def phrase_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -
             yield hit
 
 
-_CARD = re.compile(r"(?<![\d.,-])(?:\d[ -]?){12,18}\d(?![\d])")
+_CARD = re.compile(r"(?<![\d.-])(?<!\d,)(?:\d[ -]?){12,18}\d(?![\d])")  # a CSV field too (,4111…,)
 _CARD_WORDS = {"card": b"card", "visa": b"visa", "mastercard": b"mastercard", "amex": b"amex", "cvv": b"cvv",
                "cvc": b"cvc", "cid": b"cid", "csc": b"csc", "expir": b"expiry", "expires": b"expires", "exp": b"exp",
                "karte": b"kreditkarte", "carte": b"carte", "tarjeta": b"tarjeta", "cartão": "cartão".encode(),
-               "security code": b"code", "prüfnummer": "prüfnummer".encode()}
+               "security code": b"code", "prüfnummer": "prüfnummer".encode(), "カード番号": "カード番号".encode(),
+               "carta": b"carta", "karta": b"karta", "карта": "карта".encode(), "kaart": b"kaart"}
 _CARD_ANCHORS = frozenset(a + e for a in _CARD_WORDS.values() for e in (b"", b"s"))
 _NEAR_CARD = 150
-_CVV = re.compile(r"(?i)(?:cvv2?|cvc2?|cid|csc|security code|prüfnummer|cryptogramme|código de seguridad)"
-                  r"(?:[_-]?(?:code|number|no))?[\"']?[\s:=#.-]{0,4}[\"']?(?:is[ \t]{1,3})?(\d{3,4})(?!\d)")
+_CVV = re.compile(r"(?i)(?:cvv2?|cvc2?|cid|csc|security code|prüfnummer|cryptogramme|código de seguridad|"
+                  r"código de segurança|codice di sicurezza|kod zabezpieczający|код безопасности|セキュリティコード|安全码)"
+                  r"(?:[_-]?(?:code|number|no))?[\"']?[\s:=#.-]{0,4}[\"']?(?:value=[\"']?)?(?:is[ \t]{1,3})?(\d{3,4})(?!\d)")
+# A CSV header naming the code's column: the field at that place in the card's row.
+_CSV_CODE = frozenset({"cvv", "cvc", "cvv2", "cvc2", "csc", "security_code", "security code"})
 _TEST_CARDS = frozenset({"4242424242424242", "4111111111111111", "5555555555554444", "378282246310005",
                          "4000056655665556", "5105105105105100", "6011111111111117", "371449635398431",
                          "4012888888881881", "5200828282828210", "4000000000000002"})
@@ -229,3 +233,20 @@ def _card(text: str, match: re.Match[str]) -> Iterator[Hit]:
         yield Hit("card", match.start(), match.end(), "card number (Luhn) near a card context")
         for cvv in _CVV.finditer(text, max(0, match.start() - 120), min(len(text), match.end() + 120)):
             yield Hit("card", cvv.start(1), cvv.end(1), "card security code (CVV) beside a card number")
+        yield from _csv_code(text, match.start())
+
+
+def _csv_code(text: str, at: int) -> Iterator[Hit]:
+    """The security code of a CSV row whose header (the line above) names its column."""
+    row_start = text.rfind("\n", max(0, at - 300), at) + 1
+    if row_start <= 0:
+        return
+    header = text[text.rfind("\n", max(0, row_start - 300), row_start - 1) + 1:row_start - 1].lower().split(",")
+    column = next((i for i, name in enumerate(header) if name.strip(" \"'") in _CSV_CODE), None)
+    row_end = text.find("\n", at, at + 300)
+    fields = text[row_start:row_end if row_end >= 0 else min(len(text), at + 300)].split(",")
+    if column is None or len(fields) != len(header) or not re.fullmatch(r"\d{3,4}", fields[column].strip()):
+        return
+    start = row_start + sum(len(f) + 1 for f in fields[:column])
+    start += len(fields[column]) - len(fields[column].lstrip())
+    yield Hit("card", start, start + len(fields[column].strip()), "card security code in its CSV column")
