@@ -170,6 +170,9 @@ GENERALISED = [
     ("sonatype.publish.key=Zx9Pt4Wn8Rb3Vc6Hy1Jd5Fg0", ["Zx9Pt4Wn8Rb3Vc6Hy1Jd5Fg0"]),
     ("Server=db;Database=app;UID=svc;PWD={Rb3Vc6Hy1Jd5Fg0S};", ["Rb3Vc6Hy1Jd5Fg0S"]),
     ("redis:\n  cluster-password: Wn8Rb3Vc6Hy1", ["Wn8Rb3Vc6Hy1"]),
+    ("802-11-wireless-security.psk=QmZtRwLpXsVb", ["QmZtRwLpXsVb"]),
+    ("define ( 'LOGGED_IN_KEY', 'q#7Lm2|Zx9Pt4Wn8%Rb3Vc6Hy1Jd5' );", ["q#7Lm2|Zx9Pt4Wn8%Rb3Vc6Hy1Jd5"]),
+    ('Header append X-Api-Key "Zx9Pt4Wn8Rb3Vc6Hy1Jd5Fg0Ss2Aa7"', ["Zx9Pt4Wn8Rb3Vc6Hy1Jd5Fg0Ss2Aa7"]),
     # space-separated config lines and `config set NAME value`
     ("machine-login ops\npassword qwxzkrtvbnmplkjh", ["qwxzkrtvbnmplkjh"]),
     ("npm config set secret_access_token 8d2c4e6f-1a3b-4c5d-8e7f-9a0b1c2d3e4f",

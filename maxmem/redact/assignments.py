@@ -247,7 +247,8 @@ def _judge(text: str, lowered: str, name: str, start: int, end: int, secret_word
                    or (form in ("=", "?=") and tight and (before in _LINE_START or name.isupper())
                        and before not in "(,"))
         return _value_at(text, name, strength, sep.end(), literal, f"{name}{form}", short_ok=query)
-    pair = _ARGUMENTS.match(text, end) if before in "\"'" and text[start - 2:start - 1] == "(" else None
+    pair = (_ARGUMENTS.match(text, end)
+            if before in "\"'" and text[max(0, start - 6):start - 1].rstrip(" \t").endswith("(") else None)
     if pair:  # define('DB_PASSWORD', 'x'), os.Setenv("API_KEY", "x"), props.put("password", "x")
         hit = _value_at(text, name, strength, pair.end(), True, f"({name!r}, …)", quoted_only=True)
         closing = _CALL_END.match(text, hit.end) if hit else None
@@ -259,6 +260,8 @@ def _judge(text: str, lowered: str, name: str, start: int, end: int, secret_word
         return _value_at(text, name, strength, spaces.end(), True, f"flag {'-' * dashes}{name}")
     if _SPACE_ASSIGNMENT.search(text, max(0, start - 24), start):  # ENV NAME value, setenv NAME value
         return _value_at(text, name, strength, spaces.end(), True, f"{name} (ENV / setenv)")
+    if _HEADER_DIRECTIVE.search(text, max(0, start - 40), start):  # nginx / Apache: a header and its value
+        return _value_at(text, name, strength, spaces.end(), True, f"{name} in a header directive")
     if strength is not Strength.PASSWORD:
         return None
     config = _CONFIG_LINE.match(text, spaces.end())
@@ -276,6 +279,8 @@ def _judge(text: str, lowered: str, name: str, start: int, end: int, secret_word
     return None
 
 
+_HEADER_DIRECTIVE = re.compile(r"(?i)(?:(?:proxy_set|add|more_set_input|grpc_set)_headers?|(?:request)?header[ \t]{1,8}"
+                               r"(?:set|append|add|merge)|--header|-H)[ \t]{1,8}[\"']?\Z")
 _CONFIG_LINE = re.compile(r"[^\s\"'`]{8,128}(?=[ \t]*(?:\r?\n|\Z))")
 
 

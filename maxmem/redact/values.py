@@ -315,7 +315,7 @@ def _is_reference(value: str) -> bool:
         parts = re.split(r"\.|->|::|\?\.", value.strip("$"))
         return wordy(parts[-1]) or camel_words(parts[-1]) or all(wordy(p) or len(p) <= 2 for p in parts)
     if camel_words(value):
-        return True
+        return not mixed_case_random(value)  # SecretStr is a name; EYucoogYwnCrjV noise
     if _IDENTIFIER.fullmatch(value) and wordy(value):
         if value.isupper() and "_" in value:
             return True
