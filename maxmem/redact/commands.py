@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterator
 
 from .shapes import Hit
-from .values import Strength, find_words, is_placeholder, looks_random, value_is_secret
+from .values import Strength, char_offset, find_words, is_placeholder, looks_random, value_is_secret
 
 __all__ = ["announced_hits", "call_hits", "cookie_hits", "flag_hits", "login_argument_hits", "pgpass_hits", "positional_hits", "stdin_hits"]
 
@@ -232,9 +232,10 @@ def pgpass_hits(text: str, lowered: str, data: bytes | None = None) -> Iterator[
 # The flag convention of command lines: after a user flag (-u bob, --username bob,
 # --cluster-username bob) a -p / -P on the same line is that user's password (az, psexec,
 # mosquitto_pub, sqlcmd-likes); ssh-keygen's -P (old) and -N (new) are passphrases.
-_USER_FLAG = re.compile(r"""(?:^|\s)(?:-[uU]|--(?:[a-z]+-)?user(?:name)?)(?:\s{1,4}|=)['"]?[A-Za-z]""")  # not a uid
+_USER_FLAG = re.compile(r"""\s(?:-[uU]|--(?:[a-z]+-)?user(?:name)?)(?:\s{1,4}|=)['"]?[A-Za-z]""")  # not a uid
 _PASSWORD_FLAG = re.compile(r"\s-[pP](?:\s{1,4}|=)(?P<v>" + _WORD + ")")
 _FLAG_WINDOW = 300
+_USER_NEEDLES = (" -u", "\t-u", " --", "\t--")  # where a user flag may start (the regex then checks)
 _ATTACHED_P = re.compile(r"(?<![\w-])(?:mysql\w*|mariadb\w*)\s")  # their -p takes its value attached (-pX)
 _PORTS = re.compile(r"[\d.:/a-z-]*\d:\d[\d:/a-z-]*")  # docker's -p 8080:80, -p 127.0.0.1:53:53/udp
 _PASSPHRASE_FLAG = re.compile(r"\s-[PN]\s{1,4}(?P<v>" + _WORD + ")")
@@ -242,8 +243,9 @@ _PASSPHRASE_FLAG = re.compile(r"\s-[PN]\s{1,4}(?P<v>" + _WORD + ")")
 
 def flag_hits(text: str, lowered: str, data: bytes) -> Iterator[Hit]:
     """-p after a user flag on one command line; ssh-keygen's -P / -N."""
-    users = [m.end() for m in _USER_FLAG.finditer(text)]  # one scan; each -p looks back by bisection
-    for at in _places(lowered, " -p") if users else []:
+    users = sorted(m.end() for needle in _USER_NEEDLES for at in _places(data, needle, len(text))
+                   for m in [_USER_FLAG.match(text, at)] if m)  # each -p looks back by bisection
+    for at in _places(data, " -p", len(text)) if users else []:
         i = bisect.bisect_right(users, at) - 1
         user = users[i] if i >= 0 else -1
         if user < 0 or at - user > _FLAG_WINDOW or "\n" in text[user:at]:
@@ -253,7 +255,7 @@ def flag_hits(text: str, lowered: str, data: bytes) -> Iterator[Hit]:
                 and not _ATTACHED_P.search(lowered, user - _FLAG_WINDOW if user > _FLAG_WINDOW else 0, at)):
             yield Hit("password", *_span(match, "v"), "password flag after a user flag")
     if b"ssh-keygen" in data:
-        for at in _places(lowered, " -n") + _places(lowered, " -p"):
+        for at in _places(data, " -n", len(text)) + _places(data, " -p", len(text)):
             match = _PASSPHRASE_FLAG.match(text, at)
             if match and "ssh-keygen" in lowered[max(0, at - 200):at] and _secret(match.group("v")):
                 yield Hit("password", *_span(match, "v"), "ssh-keygen passphrase (-P / -N)")
@@ -266,12 +268,15 @@ def _flag_secret(value: str) -> bool:
     return _secret(value) and value_is_secret(value, Strength.PASSWORD, quoted=False, literal=False)
 
 
-def _places(lowered: str, needle: str) -> list[int]:
-    places, at = [], lowered.find(needle)
+def _places(data: bytes, needle: str, length: int) -> list[int]:
+    """Where `needle` (ASCII) stands in the text of `length` characters whose UTF-8 (lower
+    case) is `data`: found in the bytes, in C, and given in characters."""
+    pattern, places = needle.encode(), []
+    at = data.find(pattern)
     while at >= 0:
         places.append(at)
-        at = lowered.find(needle, at + 1)
-    return places
+        at = data.find(pattern, at + 1)
+    return places if len(data) == length else [char_offset(data, at) for at in places]
 
 
 # A CLI's login: `wandb login TOKEN`, `snyk auth TOKEN`, `echo TOKEN | az devops login`,
@@ -290,7 +295,7 @@ def login_argument_hits(text: str, lowered: str, data: bytes) -> Iterator[Hit]:
     for word, pattern in _LOGIN_PLACES:
         if word.encode() not in data:
             continue
-        for at in _places(lowered, word):
+        for at in _places(data, word, len(text)):
             if word != " -t" and at and (lowered[at - 1].isalnum() or lowered[at - 1] in "_-"):
                 continue  # a word's end (oauth), not the subcommand
             match = pattern.match(text, at)
@@ -318,7 +323,7 @@ def announced_hits(text: str, lowered: str, data: bytes) -> Iterator[Hit]:
     for word in _PRINTS_SECRET:
         if word.encode() not in data:
             continue
-        for at in _places(lowered, word):
+        for at in _places(data, word, len(text)):
             match = _ANNOUNCED.match(text, at + len(word))
             if match is None:
                 continue

@@ -158,12 +158,20 @@ def _phrase_after(text: str, at: int) -> Hit | None:
 # A numbered list of 12-24 short words (1. crystal 2. fossil … 12. coyote): a recovery
 # phrase as wallets show it, whatever the words around it.
 _NUMBERED = re.compile(r"(?<![\w.])1[.)]\s{1,3}[a-z]{3,8}(?:\s{1,4}\d{1,2}[.)]\s{1,3}[a-z]{3,8}){11,23}(?![\w.])")
+_TWELFTH = re.compile(r"12[.)] ")
+_NUMBERED_BACK = 240  # eleven numbered words of up to 8 letters stand this far before "12."
 _NUMBERED_WORD = re.compile(r"\d{1,2}[.)]\s{1,3}([a-z]{3,8})")
 
 
 def numbered_phrase_hits(text: str) -> Iterator[Hit]:
     """Each word of a numbered list of 12, 15, 18, 21 or 24 short lower-case words."""
-    for match in _NUMBERED.finditer(text):
+    done = 0
+    for twelfth in _TWELFTH.finditer(text):  # a C-speed scan for "12. ", then a bounded look around it
+        lo = max(done, twelfth.start() - _NUMBERED_BACK)
+        match = _NUMBERED.search(text, lo, min(len(text), twelfth.end() + _NUMBERED_BACK))
+        if match is None or match.start() > twelfth.start():
+            continue
+        done = match.end()
         words = list(_NUMBERED_WORD.finditer(text, match.start(), match.end()))
         numbers = [int(w.group(0).split(".")[0].split(")")[0]) for w in words]
         if len(words) in (12, 15, 18, 21, 24) and numbers == list(range(1, len(words) + 1)):
