@@ -251,7 +251,7 @@ class Redactor:
         yield from positional_hits(text, lowered, data, words)
         if b" -p" in data or b" -n" in data:
             yield from flag_hits(text, lowered, data)
-        yield from announced_hits(text, lowered, data)
+        yield from announced_hits(text, lowered, data, words)
         if b"login" in data or b"auth" in data or b" -t" in data:
             yield from login_argument_hits(text, lowered, data)
         if b"(" in data:

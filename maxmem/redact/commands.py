@@ -235,7 +235,6 @@ def pgpass_hits(text: str, lowered: str, data: bytes | None = None) -> Iterator[
 _USER_FLAG = re.compile(r"""\s(?:-[uU]|--(?:[a-z]+-)?user(?:name)?)(?:\s{1,4}|=)['"]?[A-Za-z]""")  # not a uid
 _PASSWORD_FLAG = re.compile(r"\s-[pP](?:\s{1,4}|=)(?P<v>" + _WORD + ")")
 _FLAG_WINDOW = 300
-_USER_NEEDLES = (" -u", "\t-u", " --", "\t--")  # where a user flag may start (the regex then checks)
 _ATTACHED_P = re.compile(r"(?<![\w-])(?:mysql\w*|mariadb\w*)\s")  # their -p takes its value attached (-pX)
 _PORTS = re.compile(r"[\d.:/a-z-]*\d:\d[\d:/a-z-]*")  # docker's -p 8080:80, -p 127.0.0.1:53:53/udp
 _PASSPHRASE_FLAG = re.compile(r"\s-[PN]\s{1,4}(?P<v>" + _WORD + ")")
@@ -243,8 +242,12 @@ _PASSPHRASE_FLAG = re.compile(r"\s-[PN]\s{1,4}(?P<v>" + _WORD + ")")
 
 def flag_hits(text: str, lowered: str, data: bytes) -> Iterator[Hit]:
     """-p after a user flag on one command line; ssh-keygen's -P / -N."""
-    users = sorted(m.end() for needle in _USER_NEEDLES for at in _places(data, needle, len(text))
-                   for m in [_USER_FLAG.match(text, at)] if m)  # each -p looks back by bisection
+    starts = _places(data, " -u", len(text)) + _places(data, "\t-u", len(text))
+    for at in _places(data, "-user", len(text)):  # --user, --cluster-username
+        space = max(text.rfind(" ", max(0, at - 24), at), text.rfind("\t", max(0, at - 24), at))
+        if space >= 0:
+            starts.append(space)
+    users = sorted(m.end() for at in starts for m in [_USER_FLAG.match(text, at)] if m)  # -p looks back
     for at in _places(data, " -p", len(text)) if users else []:
         i = bisect.bisect_right(users, at) - 1
         user = users[i] if i >= 0 else -1
@@ -311,17 +314,19 @@ def login_argument_hits(text: str, lowered: str, data: bytes) -> Iterator[Hit]:
 # announcing line's last colon): `$ wg genkey`, `argocd admin initial-password`,
 # "Please use the following password …:", "A temporary password is generated for …: X",
 # "Password for the [elastic] user successfully reset. New value: X".
-_PRINTS_SECRET = ("genkey", "initial-password", "print-access-token", "pwgen", "generate-password",
-                  "following password", "temporary password", "generated password", "new password",
-                  "password is generated", "successfully reset", "new value", "initial password")
+_PRINTS_SECRET = {"genkey": b"genkey", "initial-password": b"initial", "print-access-token": b"print",
+                  "pwgen": b"pwgen", "generate-password": b"generate", "following password": b"following",
+                  "temporary password": b"temporary", "generated password": b"generated",
+                  "new password": b"new", "password is generated": b"generated",
+                  "successfully reset": b"successfully", "new value": b"value", "initial password": b"initial"}
 _ANNOUNCED = re.compile(r"[^\n]{0,200}?(?::[ \t]{1,4}(?P<inline>[^\s]{8,256})[ \t]*(?=\n|\Z)|\n)"
                         r"(?:[ \t]*\n){0,2}(?:New value:[ \t]*)?(?P<below>[^\s]{8,512})?[ \t]*(?=\n|\Z)")
 
 
-def announced_hits(text: str, lowered: str, data: bytes) -> Iterator[Hit]:
+def announced_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
     """The value a command prints or a log line announces as a new password or key."""
-    for word in _PRINTS_SECRET:
-        if word.encode() not in data:
+    for word, gate in _PRINTS_SECRET.items():
+        if gate not in words or word.encode() not in data:
             continue
         for at in _places(data, word, len(text)):
             match = _ANNOUNCED.match(text, at + len(word))
