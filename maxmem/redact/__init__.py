@@ -252,8 +252,8 @@ class Redactor:
         if b" -p" in data or b" -n" in data:
             yield from flag_hits(text, lowered, data)
         yield from announced_hits(text, lowered, data, words)
-        if b"login" in data or b"auth" in data or b" -t" in data:
-            yield from login_argument_hits(text, lowered, data)
+        if b"login" in words or b"auth" in words or b" -t" in data:
+            yield from login_argument_hits(text, lowered, data, words)
         if b"(" in data:
             yield from call_hits(text, lowered, data, words)
         if b"cookie" in data or b" -b " in data:

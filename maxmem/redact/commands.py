@@ -293,10 +293,10 @@ _UUID_VALUE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA
 _LOGIN_PLACES = (("login", _LOGIN_ARGUMENT), ("auth", _LOGIN_ARGUMENT), ("echo", _PIPED), (" -t", _TOKEN_FLAG))
 
 
-def login_argument_hits(text: str, lowered: str, data: bytes) -> Iterator[Hit]:
+def login_argument_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
     """The token given to a CLI's login / auth subcommand, its -t flag, or piped to its login."""
     for word, pattern in _LOGIN_PLACES:
-        if word.encode() not in data:
+        if word.strip(" -").encode() not in words if word != " -t" else word.encode() not in data:
             continue
         for at in _places(data, word, len(text)):
             if word != " -t" and at and (lowered[at - 1].isalnum() or lowered[at - 1] in "_-"):
