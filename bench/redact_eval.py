@@ -14,10 +14,11 @@ secrets of shapes the rules were written from (shapes-dev) and of shapes held ou
 they were scored once (shapes-heldout: read since, development data now), and 1,200
 ordinary technical lines (ordinary); and on the unseen split, written without reading
 the rules, their tests or their docs: secrets (shapes-unseen) and ordinary lines that
-only look risky (ordinary-unseen); and on the blind split, a second such set written later
-by another hand, without reading the rules, their tests, their docs or the unseen files:
-secrets (shapes-blind) and risky-looking ordinary lines (ordinary-blind). The unseen and
-blind splits are only scored: `--misses` does not list them.
+only look risky (ordinary-unseen), which were scored blind once (recall 0.794, 32.0 FP
+lines / 1k) and are development data since; and on the blind split, a second such set
+written later by another hand, without reading the rules, their tests, their docs or the
+unseen files: secrets (shapes-blind) and risky-looking ordinary lines (ordinary-blind).
+The blind splits are only scored: `--misses` does not list them.
 
 - recall: the share of secret spans entirely removed (a span partly left is a miss);
 - precision: the share of removed spans that overlap a secret;
@@ -54,7 +55,7 @@ SHAPE_SPLITS = ("shapes-dev", "shapes-heldout", "ordinary", "shapes-unseen", "or
                 "ordinary-blind")
 UNSEEN_SPLITS = ("shapes-unseen", "ordinary-unseen")
 BLIND_SPLITS = ("shapes-blind", "ordinary-blind")
-NEVER_READ = UNSEEN_SPLITS + BLIND_SPLITS  # scored, never read: no rule is written from them
+NEVER_READ = BLIND_SPLITS  # scored, never read: no rule is written from them (the unseen splits were, once)
 
 Span = tuple[int, int]
 Detector = Callable[[list[str]], list[list[Span]]]

@@ -9,9 +9,11 @@ It was written before the rules that now read it and scored blind once (0.949); 
 misses were then read and the mechanisms behind them written, so it is development data
 now, kept apart only to show what it once measured. The unseen file was written without
 reading the rules at all (more vendors, config formats, commands, connection strings,
-prose in eleven languages, key material), and is only scored; so is the blind file
-(blind.txt, with blind_ordinary.txt), a second such set written later by another hand
-without reading the rules, their tests, their docs or the unseen files.
+prose in eleven languages, key material) and scored blind once, with its ordinary
+lines (recall 0.794, 32.0 FP lines / 1k); its misses were then read, so it is
+development data since. The blind file (blind.txt, with blind_ordinary.txt) is a second
+such set written later by another hand without reading the rules, their tests, their
+docs or the unseen files, and is only scored.
 
 Ordinary lines (`ordinary_lines`) are what a coding agent's transcript is full of and a
 redactor must leave: git SHAs, UUIDs, digests, lockfile hashes, base64 images, public

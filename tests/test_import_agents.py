@@ -34,7 +34,7 @@ from maxmem.importers.common import day_instant
 MAXMEM = Path(sys.executable).parent / "maxmem"
 installed = pytest.mark.skipif(not MAXMEM.is_file(), reason="the maxmem entry point is not installed")
 GITHUB_TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
-AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
+AWS_KEY = "AKIAZ7Q3XK2M9PLW4RTE"
 
 
 def write(path: Path, text: str | bytes) -> Path:

@@ -162,7 +162,47 @@ FAMILY = [
 ]
 
 
-@pytest.mark.parametrize(("text", "secrets"), CASES + FAMILY, ids=[c[0][:32] for c in CASES + FAMILY])
+# Other members of the families behind the misses of the unseen split (none is its line).
+GENERALISED = [
+    # names: a personal access token, the private half of a key pair, a dotted setting, ODBC
+    ("export GITLAB_PAT=Kq7Lm2Zx9Pt4Wn8Rb3Vc", ["Kq7Lm2Zx9Pt4Wn8Rb3Vc"]),
+    ("VONAGE_API_KEY_PRIVATE=9f8e7d6c5b4a39281706f5e4d3c2b1a0", ["9f8e7d6c5b4a39281706f5e4d3c2b1a0"]),
+    ("sonatype.publish.key=Zx9Pt4Wn8Rb3Vc6Hy1Jd5Fg0", ["Zx9Pt4Wn8Rb3Vc6Hy1Jd5Fg0"]),
+    ("Server=db;Database=app;UID=svc;PWD={Rb3Vc6Hy1Jd5Fg0S};", ["Rb3Vc6Hy1Jd5Fg0S"]),
+    ("redis:\n  cluster-password: Wn8Rb3Vc6Hy1", ["Wn8Rb3Vc6Hy1"]),
+    ("802-11-wireless-security.psk=QmZtRwLpXsVb", ["QmZtRwLpXsVb"]),
+    ("define ( 'LOGGED_IN_KEY', 'q#7Lm2|Zx9Pt4Wn8%Rb3Vc6Hy1Jd5' );", ["q#7Lm2|Zx9Pt4Wn8%Rb3Vc6Hy1Jd5"]),
+    ('Header append X-Api-Key "Zx9Pt4Wn8Rb3Vc6Hy1Jd5Fg0Ss2Aa7"', ["Zx9Pt4Wn8Rb3Vc6Hy1Jd5Fg0Ss2Aa7"]),
+    # space-separated config lines and `config set NAME value`
+    ("machine-login ops\npassword qwxzkrtvbnmplkjh", ["qwxzkrtvbnmplkjh"]),
+    ("npm config set secret_access_token 8d2c4e6f-1a3b-4c5d-8e7f-9a0b1c2d3e4f",
+     ["8d2c4e6f-1a3b-4c5d-8e7f-9a0b1c2d3e4f"]),
+    # command lines: -p after a user flag, ssh-keygen's passphrases, a CLI's login token
+    ("rabbitmqadmin -H mq -u ops -p 'Hy1Jd5Fg0Ss2' list queues", ["Hy1Jd5Fg0Ss2"]),
+    ("ssh-keygen -p -f ~/.ssh/id_rsa -P 'Jd5Fg0Ss2Aa7' -N 'Fg0Ss2Aa7Xq9'", ["Jd5Fg0Ss2Aa7", "Fg0Ss2Aa7Xq9"]),
+    ("heroku auth 4b6d8f0a-2c4e-4f6a-8b0c-2d4e6f8a0b1c", ["4b6d8f0a-2c4e-4f6a-8b0c-2d4e6f8a0b1c"]),
+    ("echo 7f3a9c1e5b2d8f4a6c0e9b3d7f1a5c2e8b4d6f0a | doctl auth init", ["7f3a9c1e5b2d8f4a6c0e9b3d7f1a5c2e8b4d6f0a"]),
+    ("sentry-cli releases new -t 3a5c7e9b1d2f4a6c8e0b2d4f6a8c0e2b4d6f8a0c 1.2.0",
+     ["3a5c7e9b1d2f4a6c8e0b2d4f6a8c0e2b4d6f8a0c"]),
+    # printed or announced secrets
+    ("$ wg genkey\nmHq9Zx2Lm7Wt4Rp8Vn3Bc6Yd1Jf5Kg0Ss2Aa7Xq9K=", ["mHq9Zx2Lm7Wt4Rp8Vn3Bc6Yd1Jf5Kg0Ss2Aa7Xq9K="]),
+    ("Your initial password: Vn3Bc6Yd1Jf5", ["Vn3Bc6Yd1Jf5"]),
+    # prose: letters of random case, more words and connectors, a numbered recovery phrase
+    ("the router password is now hTqWzBnLkRvX", ["hTqWzBnLkRvX"]),
+    ("la clave del wifi es Pz7Kq2Lm9W", ["Pz7Kq2Lm9W"]),
+    ("le mdp de la box : Qm4Zx8Wn2T", ["Qm4Zx8Wn2T"]),
+    ("my PUK is 55120934", ["55120934"]),
+    # cards: the code's word in more languages, a form field, a CSV column
+    ("carta 4539 1488 0343 6467 scadenza 11/28 codice di sicurezza 318", ["4539 1488 0343 6467", "318"]),
+    ('<input name="card" value="5425233430109903"><input name="cvv" value="771">', ["5425233430109903", "771"]),
+    ("holder,card,expiry,cvc\nLee Park,4539148803436467,01/29,905", ["4539148803436467", "905"]),
+    ("1. absent 2. bamboo 3. cereal 4. debris 5. eager 6. fabric 7. garage 8. habit 9. icon 10. jacket "
+     "11. kettle 12. ladder", ["absent", "bamboo", "ladder"]),
+]
+
+
+@pytest.mark.parametrize(("text", "secrets"), CASES + FAMILY + GENERALISED,
+                         ids=[c[0][:32] for c in CASES + FAMILY + GENERALISED])
 def test_each_mechanism_takes_out_a_value_it_was_not_written_from(text, secrets):
     out, count = redact(text)
     assert count >= 1, explain(text)
@@ -229,6 +269,48 @@ def test_ordinary_technical_text_stays(text):
     assert redact(text) == (text, 0), explain(text)
 
 
+# Public or stand-in values, one member of each family the public checks know; none of
+# them is a line of the bench.
+PUBLIC = [
+    "aws_secret_access_key = je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY2   # the docs' example",
+    "export AWS_ACCESS_KEY_ID=AKIAI44QH8DHBEXAMPLE",
+    "the deploy user's key id is AKIAZ7Q3XK2M9PLW4RTE; its secret lives in the vault",
+    "redis://default:default@127.0.0.1:6379/0",
+    "mongodb://admin:admin@localhost:27017",
+    'var stripe = Stripe("pk_test_TYooMQauvdEDq54NiTphI7jx3kq8Fw2m9ZpLrB");',
+    "POSTHOG_KEY=phc_Kq7Lm2Zx9Pt4Wn8Rb3Vc6Hy1Jd5Fg0Ss2Aa7Xq9KpLm",
+    "mapbox_token: pk.eyJ1IjoiZGFuYSIsImEiOiJja3E3bG0yengifQ.Q7wE3rT9yU2iO5pA8sD1fG",
+    "zpub6rFR7y4Q2AijBEqTUquhVz398htDFrtymD9xYYfG1m4wAcvPhXNfE3EfH1r1ADqtfSdVCToUG868RvUUkgDGf",
+    'SENTRY_DSN="https://9f3e2d1c0b4a59687f6e5d4c3b2a1f0e@o123456.ingest.us.sentry.io/4507"',
+    '<div class="h-captcha" data-sitekey="6Lc7kQzX9Pt4Wn8Rb3Vc6Hy1Jd5Fg0Ss2Aa7Xq9K"></div>',
+    "Set-Cookie: ui=" + base64.b64encode(b'{"sidebar":"collapsed","density":"compact"}').decode() + "; Path=/",
+    "Cookie: _fbp=fb.1.1712345678901.1234567890; _gcl_au=1.1.987654321.1712345678",
+    "Cookie: locale=de-DE; consent=functional%2Cstatistics",
+    "jwk:\n  kty: OKP\n  crv: Ed25519\n  x: 11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo",
+    "arn:aws:secretsmanager:us-east-1:123456789012:secret:staging/api/token-Qz9Xk2",
+    "restore-keys: cache key pnpm-store-5f2c9a1b3d4e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8",
+    "X509v3 Authority Key Identifier: 8F:2C:9A:1B:3D:4E:6F:70:81:92:A3:B4:C5:D6:E7:F8:09:1A:2B:3C",
+    "Sec-WebSocket-Key: x3JJHMbDL1EzLkh9GBhXDw==",
+    '"password": "Contraseña",',
+    # what the new mechanisms must leave: a uid and a port, mysql's -p prompt, an image tag,
+    # words after a password's name, a network that is down, a provider's name
+    "docker run -u 1000:1000 -p 8080:80 nginx",
+    "docker run -u app -p 127.0.0.1:5432:5432 postgres",
+    "mysql -u root -p shop < dump.sql",
+    "docker build -t ghcr.io/acme/api:1.2.3 .",
+    "password expired\nplease choose another",
+    "the wifi is down again",
+    "sign in with LinkedIn or GitHub",
+    "choose a new password:\nthen press Enter",
+    "Cookie: theme=dark; lang=en-GB",
+]
+
+
+@pytest.mark.parametrize("text", PUBLIC)
+def test_public_and_stand_in_values_stay(text):
+    assert redact(text) == (text, 0), explain(text)
+
+
 def test_no_ordinary_line_of_the_bench_is_touched():
     redactor = Redactor(cache_size=0)
     touched = [line for line in secret_shapes.ordinary_lines() if redactor.findings(line)]
@@ -245,6 +327,17 @@ def test_every_development_shape_goes_and_the_held_out_recall_holds_its_floor():
         result = redact_eval.score(items, detect([i["text"] for i in items]))
         assert result["recall"] >= floor, (split, result["recall"], result["misses"])
         assert result["precision"] == 1.0
+
+
+def test_the_once_blind_split_keeps_its_recall_and_its_ordinary_lines():
+    """The unseen split was scored blind once (0.794, 32.0 FP lines / 1k), then read: it is
+    development data, and what its mechanisms gained must not slip back."""
+    detect = redact_eval.maxmem_detector()
+    items = redact_eval.load("shapes-unseen")
+    assert redact_eval.score(items, detect([i["text"] for i in items]))["recall"] >= 0.94
+    ordinary = redact_eval.load("ordinary-unseen")
+    touched = [i["text"] for i, found in zip(ordinary, detect([i["text"] for i in ordinary])) if found]
+    assert touched == []
 
 
 def test_a_secret_free_coding_transcript_loses_nothing():

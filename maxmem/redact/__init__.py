@@ -17,7 +17,9 @@ entirely. Three families of rules find them:
 - command lines: `mysql -pX`, `curl -u user:X`, `sshpass -p X` and the like.
 
 Allow-lists keep what only looks like a secret: placeholders (`<your-key>`, `${API_KEY}`,
-`sk-...`), references (`password=db_password`), hashes, paths, `path:line:` prefixes.
+`sk-...`), references (`password=db_password`), hashes, paths, `path:line:` prefixes;
+and `public.py` then drops what is public or a stand-in: documented examples, keys
+public by design, identifiers named as such, labels.
 The user's own patterns and allow-list come from `[redact]` in the config
 (`RedactSettings`); `explain()` says what would go and why.
 
@@ -38,9 +40,19 @@ from ..config import Config
 from ..errors import InvalidInput
 from ..settings import CustomPattern, RedactSettings, check_pattern, compile_patterns
 from .assignments import KEYWORDS, bearer_hits, command_hits, keyword_positions, named_hits, sql_hits
-from .commands import call_hits, cookie_hits, pgpass_hits, positional_hits, stdin_hits
-from .material import card_hits, der_hits, jwk_hits, phrase_hits, putty_hits
+from .commands import (
+    announced_hits,
+    call_hits,
+    cookie_hits,
+    flag_hits,
+    login_argument_hits,
+    pgpass_hits,
+    positional_hits,
+    stdin_hits,
+)
+from .material import card_hits, der_hits, jwk_hits, numbered_phrase_hits, phrase_hits, putty_hits
 from .prose import prose_hits
+from .public import public_value
 from .shapes import (
     PRIVATE,
     Hit,
@@ -72,6 +84,7 @@ MARK = "[REDACTED:{}]"
 _PRIORITY = {PRIVATE: 100, "private-key": 60, "custom": 5, "secret": 20, "password": 22, "token": 24, "card": 40,
              "bearer": 25, "basic-auth": 25, "url-password": 30}
 _PROVIDER_PRIORITY = 50
+_ALWAYS = frozenset({PRIVATE, "custom", "private-key"})  # what goes even when it looks public
 _CACHED_CHARS = 8192
 _DOTTED_I = "\u0130"  # İ: the one character whose lowercase is two characters long
 
@@ -172,7 +185,9 @@ class Redactor:
         _check(text)
         if not text:
             return []
-        hits = [h for h in self._hits(text) if h.end > h.start and not self._allowed(text, h)]
+        hits = [h for h in self._hits(text)
+                if h.end > h.start and not self._allowed(text, h)
+                and (h.kind in _ALWAYS or not public_value(text, h.start, h.end))]
         return _merge(hits)
 
     def _redact(self, text: str) -> tuple[str, int]:
@@ -228,10 +243,17 @@ class Redactor:
         if b"kty" in words:
             yield from jwk_hits(text, lowered)
         yield from phrase_hits(text, lowered, data, words)
+        if b"12. " in data or b"12) " in data:
+            yield from numbered_phrase_hits(text)
         yield from card_hits(text, lowered, data, words)
         if b"echo" in words or b"printf" in words:
             yield from stdin_hits(text, lowered, data, words)
         yield from positional_hits(text, lowered, data, words)
+        if b" -p" in data or b" -n" in data:
+            yield from flag_hits(text, lowered, data)
+        yield from announced_hits(text, lowered, data, words)
+        if b"login" in words or b"auth" in words or b" -t" in data:
+            yield from login_argument_hits(text, lowered, data, words)
         if b"(" in data:
             yield from call_hits(text, lowered, data, words)
         if b"cookie" in data or b" -b " in data:

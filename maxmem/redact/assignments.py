@@ -25,6 +25,7 @@ from .values import (
     find_words,
     is_placeholder,
     looks_random,
+    mixed_case_random,
     name_strength,
     value_is_secret,
 )
@@ -53,6 +54,7 @@ _UNQUOTED = re.compile(
     r"""(?:[^\s"'`,;&|<>(){}\[\]\\]|&(?![A-Za-z0-9_.-]{1,64}=)|\\(?![nrt"'\\/u]))(?:[^\s"'`,;&|<>(){}\[\]\\]|&(?![A-Za-z0-9_.-]{1,64}=)|\\(?![nrt"'\\/u])){0,511}"""
 )
 _MAX_QUOTED = 1024
+_BRACED = re.compile(r"""\{(?![{$])([^{}\n"' ]{1,256})\}(?=[;"'\n\r]|\Z)""")
 _SCHEMES = {"bearer": "bearer", "token": "bearer", "basic": "basic-auth", "apikey": "bearer",
             "api-key": "bearer", "key": "bearer", "sso-key": "bearer", "bot": "bearer", "otp": "bearer",
             "jwt": "bearer", "digest": "", "negotiate": "bearer", "ntlm": "bearer"}
@@ -105,7 +107,8 @@ def named_hits(text: str, lowered: str, secret_words: frozenset[str] = frozenset
             # A word in prose ("the token is", "a key to"): only a password or a separator
             # further on (key = value) can make it a name.
             ahead = _SPACES.match(text, end)
-            if ahead and text[ahead.end():ahead.end() + 1] not in ("=", ":") and not lowered.startswith("pass", at):
+            if (ahead and text[ahead.end():ahead.end() + 1] not in ("=", ":") and not lowered.startswith("pass", at)
+                    and not _SPACE_ASSIGNMENT.search(text, max(0, at - 24), at)):
                 skip = end
                 continue
         start = at
@@ -244,7 +247,8 @@ def _judge(text: str, lowered: str, name: str, start: int, end: int, secret_word
                    or (form in ("=", "?=") and tight and (before in _LINE_START or name.isupper())
                        and before not in "(,"))
         return _value_at(text, name, strength, sep.end(), literal, f"{name}{form}", short_ok=query)
-    pair = _ARGUMENTS.match(text, end) if before in "\"'" and text[start - 2:start - 1] == "(" else None
+    pair = (_ARGUMENTS.match(text, end)
+            if before in "\"'" and text[max(0, start - 6):start - 1].rstrip(" \t").endswith("(") else None)
     if pair:  # define('DB_PASSWORD', 'x'), os.Setenv("API_KEY", "x"), props.put("password", "x")
         hit = _value_at(text, name, strength, pair.end(), True, f"({name!r}, …)", quoted_only=True)
         closing = _CALL_END.match(text, hit.end) if hit else None
@@ -256,8 +260,13 @@ def _judge(text: str, lowered: str, name: str, start: int, end: int, secret_word
         return _value_at(text, name, strength, spaces.end(), True, f"flag {'-' * dashes}{name}")
     if _SPACE_ASSIGNMENT.search(text, max(0, start - 24), start):  # ENV NAME value, setenv NAME value
         return _value_at(text, name, strength, spaces.end(), True, f"{name} (ENV / setenv)")
+    if _HEADER_DIRECTIVE.search(text, max(0, start - 40), start):  # nginx / Apache: a header and its value
+        return _value_at(text, name, strength, spaces.end(), True, f"{name} in a header directive")
     if strength is not Strength.PASSWORD:
         return None
+    config = _CONFIG_LINE.match(text, spaces.end())
+    if config and before == "\n" and _config_value(config.group(0)):  # msmtprc, muttrc: password X
+        return Hit("secret", config.start(), config.end(), f"{name} in a space-separated config line")
     if name.lower() == "password" and _NETRC_BEFORE.search(lowered, max(0, start - 300), start):
         return _value_at(text, name, strength, spaces.end(), True, ".netrc password")
     quote = _QUOTE.match(text, spaces.end())
@@ -268,6 +277,22 @@ def _judge(text: str, lowered: str, name: str, start: int, end: int, secret_word
     if prose:
         return _value_at(text, name, strength, prose.end(), False, f"{name} is …", strict=True)
     return None
+
+
+_HEADER_DIRECTIVE = re.compile(r"(?i)(?:(?:proxy_set|add|more_set_input|grpc_set)_headers?|(?:request)?header[ \t]{1,8}"
+                               r"(?:set|append|add|merge)|--header|-H)[ \t]{1,8}[\"']?\Z")
+_CONFIG_LINE = re.compile(r"[^\s\"'`]{8,128}(?=[ \t]*(?:\r?\n|\Z))")
+
+
+def _config_value(value: str) -> bool:
+    """The one value after a password's name on a config line: a password's shape, or a
+    long run of lower-case letters with too few vowels for a word (fzivkdldhwwnuwzv)."""
+    if is_placeholder(value):
+        return False
+    if not value.isalpha():
+        return value_is_secret(value, Strength.PASSWORD, quoted=False, literal=False)
+    vowels = sum(c in "aeiouy" for c in value)
+    return mixed_case_random(value) or value.islower() and len(value) >= 12 and 4 * vowels < len(value)
 
 
 def _read_value(text: str, pos: int) -> tuple[int, int, bool] | None:
@@ -284,6 +309,9 @@ def _read_value(text: str, pos: int) -> tuple[int, int, bool] | None:
                 end -= 1
             return (start, end, True) if end > start else None
         pos = start
+    braced = _BRACED.match(text, pos)
+    if braced:  # ODBC: Pwd={a;b} quotes a value in braces ({{ and ${ are templates)
+        return braced.start(1), braced.end(1), True
     match = _UNQUOTED.match(text, pos)
     return (pos, match.end(), False) if match else None
 

@@ -12,13 +12,14 @@ password); the `user/password@` of Oracle's tools; the values of a cookie header
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterator
 
 from .shapes import Hit
-from .values import Strength, find_words, is_placeholder, looks_random, value_is_secret
+from .values import Strength, char_offset, find_words, is_placeholder, looks_random, value_is_secret
 
-__all__ = ["call_hits", "cookie_hits", "pgpass_hits", "positional_hits", "stdin_hits"]
+__all__ = ["announced_hits", "call_hits", "cookie_hits", "flag_hits", "login_argument_hits", "pgpass_hits", "positional_hits", "stdin_hits"]
 
 _WORD = r"""(?:\$?'[^'\n]{1,256}'|"[^"\n]{1,256}"|[^\s'"|;&]{1,256})"""
 
@@ -177,6 +178,11 @@ def _cookie_places(lowered: str, data: bytes, words: frozenset[bytes]) -> Iterat
 
 
 _PAIR = re.compile(r"""\s{0,2}(?P<name>[\w.$%!#&*+^`|~-]{1,128})=(?P<value>[^;,\s"'\\]{1,4096})\s{0,2}""")
+# Analytics and preference cookies: counters and choices, not sessions (_ga=GA1.1.…, theme=dark).
+_NOT_SESSION = re.compile(r"(?i)_?(?:ga|gid|gat|gcl_\w{1,8}|fbp|fbc|hj\w{0,24}|utm\w{0,8}|__utm\w|pk_id\.\S{1,16}|"
+                          r"_pk_\w{1,16}|ajs_anonymous_id|mp_\w{1,40}|theme|lang|language|locale|consent|cookie_?consent|"
+                          r"prefs?|preferences|tz|timezone|currency|country|region)(?:_[\w-]{1,24})?")
+_CHOICES = re.compile(r"[A-Za-z]{2,24}(?:(?:%2[Cc]|,|\+|%20|-|_)[A-Za-z]{2,24}){0,12}")
 _SESSION = re.compile(r"(?i)sess|sid\b|auth|token|jwt|login|remember|sso|csrf|xsrf|secret|key|identity|user_session|_gh_sess")
 
 
@@ -192,7 +198,8 @@ def cookie_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -
             if not pair:
                 break
             value, name = pair.group("value"), pair.group("name")
-            if (len(value) >= 8 and not is_placeholder(value)
+            if (len(value) >= 8 and not is_placeholder(value) and not _NOT_SESSION.fullmatch(name)
+                    and not _CHOICES.fullmatch(value)
                     and (looks_random(value, 16) or _SESSION.search(name) and any(c.isdigit() for c in value))):
                 yield Hit("secret", pair.start("value"), pair.end("value"), f"cookie {name}")
             pos = pair.end()
@@ -220,3 +227,119 @@ def pgpass_hits(text: str, lowered: str, data: bytes | None = None) -> Iterator[
     for match in _PGPASS.finditer(text):
         if _secret(match.group("secret")):
             yield Hit("password", match.start("secret"), match.end("secret"), ".pgpass password field")
+
+
+# The flag convention of command lines: after a user flag (-u bob, --username bob,
+# --cluster-username bob) a -p / -P on the same line is that user's password (az, psexec,
+# mosquitto_pub, sqlcmd-likes); ssh-keygen's -P (old) and -N (new) are passphrases.
+_USER_FLAG = re.compile(r"""\s(?:-[uU]|--(?:[a-z]+-)?user(?:name)?)(?:\s{1,4}|=)['"]?[A-Za-z]""")  # not a uid
+_PASSWORD_FLAG = re.compile(r"\s-[pP](?:\s{1,4}|=)(?P<v>" + _WORD + ")")
+_FLAG_WINDOW = 300
+_ATTACHED_P = re.compile(r"(?<![\w-])(?:mysql\w*|mariadb\w*)\s")  # their -p takes its value attached (-pX)
+_PORTS = re.compile(r"[\d.:/a-z-]*\d:\d[\d:/a-z-]*")  # docker's -p 8080:80, -p 127.0.0.1:53:53/udp
+_PASSPHRASE_FLAG = re.compile(r"\s-[PN]\s{1,4}(?P<v>" + _WORD + ")")
+
+
+def flag_hits(text: str, lowered: str, data: bytes) -> Iterator[Hit]:
+    """-p after a user flag on one command line; ssh-keygen's -P / -N."""
+    starts = _places(data, " -u", len(text)) + _places(data, "\t-u", len(text))
+    for at in _places(data, "-user", len(text)):  # --user, --cluster-username
+        space = max(text.rfind(" ", max(0, at - 24), at), text.rfind("\t", max(0, at - 24), at))
+        if space >= 0:
+            starts.append(space)
+    users = sorted(m.end() for at in starts for m in [_USER_FLAG.match(text, at)] if m)  # -p looks back
+    for at in _places(data, " -p", len(text)) if users else []:
+        i = bisect.bisect_right(users, at) - 1
+        user = users[i] if i >= 0 else -1
+        if user < 0 or at - user > _FLAG_WINDOW or "\n" in text[user:at]:
+            continue  # no user flag on this command line before the -p
+        match = _PASSWORD_FLAG.match(text, at)
+        if (match and not _PORTS.fullmatch(match.group("v")) and _flag_secret(match.group("v"))
+                and not _ATTACHED_P.search(lowered, user - _FLAG_WINDOW if user > _FLAG_WINDOW else 0, at)):
+            yield Hit("password", *_span(match, "v"), "password flag after a user flag")
+    if b"ssh-keygen" in data:
+        for at in _places(data, " -n", len(text)) + _places(data, " -p", len(text)):
+            match = _PASSPHRASE_FLAG.match(text, at)
+            if match and "ssh-keygen" in lowered[max(0, at - 200):at] and _secret(match.group("v")):
+                yield Hit("password", *_span(match, "v"), "ssh-keygen passphrase (-P / -N)")
+
+
+def _flag_secret(value: str) -> bool:
+    """A quoted value as any password; a bare word only when it looks like one (-p shop: a name)."""
+    if value[:1] in "'\"" or value.startswith("$'"):
+        return _secret(value)
+    return _secret(value) and value_is_secret(value, Strength.PASSWORD, quoted=False, literal=False)
+
+
+def _places(data: bytes, needle: str, length: int) -> list[int]:
+    """Where `needle` (ASCII) stands in the text of `length` characters whose UTF-8 (lower
+    case) is `data`: found in the bytes, in C, and given in characters."""
+    pattern, places = needle.encode(), []
+    at = data.find(pattern)
+    while at >= 0:
+        places.append(at)
+        at = data.find(pattern, at + 1)
+    return places if len(data) == length else [char_offset(data, at) for at in places]
+
+
+# A CLI's login: `wandb login TOKEN`, `snyk auth TOKEN`, `echo TOKEN | az devops login`,
+# `codecovcli upload-process -t TOKEN`: a random-looking argument (or a UUID) where the
+# tool takes its token. A word, a path, an option or an image tag is none.
+_LOGIN_ARGUMENT = re.compile(r"(?:login|auth|authenticate)[ \t]{1,4}(?P<v>[A-Za-z0-9_.+/=-]{16,256})(?![^ \t\r\n])")
+_TOKEN_FLAG = re.compile(r"[ \t]-t[ \t]{1,4}(?P<v>[A-Za-z0-9_.+/=-]{32,512})(?![^ \t\r\n])")
+_PIPED = re.compile(r"echo[ \t]{1,4}(?P<v>[A-Za-z0-9_.+/=-]{32,256})[ \t]{0,4}\|[^|\n]{0,120}?"
+                    r"(?<![\w-])(?:login|auth)(?![\w-])")
+_UUID_VALUE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_LOGIN_PLACES = (("login", _LOGIN_ARGUMENT), ("auth", _LOGIN_ARGUMENT), ("echo", _PIPED), (" -t", _TOKEN_FLAG))
+
+
+def login_argument_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
+    """The token given to a CLI's login / auth subcommand, its -t flag, or piped to its login."""
+    for word, pattern in _LOGIN_PLACES:
+        if word.strip(" -").encode() not in words if word != " -t" else word.encode() not in data:
+            continue
+        for at in _places(data, word, len(text)):
+            if word != " -t" and at and (lowered[at - 1].isalnum() or lowered[at - 1] in "_-"):
+                continue  # a word's end (oauth), not the subcommand
+            match = pattern.match(text, at)
+            if match is None:
+                continue
+            value = match.group("v")
+            if ((_UUID_VALUE.fullmatch(value) or looks_random(value, 16)) and not is_placeholder(value)
+                    and value.count("/") < 2 and not value.startswith("-")):
+                yield Hit("token", match.start("v"), match.end("v"), "token given to a command's login")
+
+
+# A secret that a command prints or a log announces, alone on a line below (or after the
+# announcing line's last colon): `$ wg genkey`, `argocd admin initial-password`,
+# "Please use the following password …:", "A temporary password is generated for …: X",
+# "Password for the [elastic] user successfully reset. New value: X".
+_PRINTS_SECRET = {"genkey": b"genkey", "initial-password": b"initial", "print-access-token": b"print",
+                  "pwgen": b"pwgen", "generate-password": b"generate", "following password": b"following",
+                  "temporary password": b"temporary", "generated password": b"generated",
+                  "new password": b"new", "password is generated": b"generated",
+                  "successfully reset": b"successfully", "new value": b"value", "initial password": b"initial"}
+_ANNOUNCED = re.compile(r"[^\n]{0,200}?(?::[ \t]{1,4}(?P<inline>[^\s]{8,256})[ \t]*(?=\n|\Z)|\n)"
+                        r"(?:[ \t]*\n){0,2}(?:New value:[ \t]*)?(?P<below>[^\s]{8,512})?[ \t]*(?=\n|\Z)")
+
+
+def announced_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
+    """The value a command prints or a log line announces as a new password or key."""
+    for word, gate in _PRINTS_SECRET.items():
+        if gate not in words or word.encode() not in data:
+            continue
+        for at in _places(data, word, len(text)):
+            match = _ANNOUNCED.match(text, at + len(word))
+            if match is None:
+                continue
+            group = "inline" if match.group("inline") else "below"
+            value = match.group(group)
+            if value and _announced_secret(value):
+                yield Hit("password", match.start(group), match.end(group), f"a secret printed after '{word}'")
+
+
+def _announced_secret(value: str) -> bool:
+    if is_placeholder(value) or value.startswith(("/", "http", "$", "-", "[", "(")) or value.endswith((".", ":")):
+        return False
+    return looks_random(value, 12) or value_is_secret(value, Strength.PASSWORD, quoted=False, literal=False) \
+        and any(c.isdigit() for c in value) and any(c.isalpha() for c in value)

@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from .shapes import Hit
 from .values import char_offset, find_words, present_words, word_index
 
-__all__ = ["card_hits", "der_hits", "jwk_hits", "phrase_hits", "putty_hits"]
+__all__ = ["card_hits", "der_hits", "jwk_hits", "numbered_phrase_hits", "phrase_hits", "putty_hits"]
 
 # A body: its first line, then whole lines of base64 (real or JSON-escaped line breaks).
 _B64_BLOCK = re.compile(r"(?:M[A-Z]|b3Bl)[A-Za-z0-9+/]{38,}={0,2}"
@@ -115,12 +115,13 @@ def jwk_hits(text: str, lowered: str) -> Iterator[Hit]:
 
 _PHRASE_CONTEXT = ("seed", "recovery", "mnemonic", "phrase", "backup words", "secret words", "wallet",
                    "wiederherstellungsphrase", "frase", "palabras", "récupération", "recuperação", "herstelzin",
-                   "odzyskiwania", "восстановления", "助记词", "リカバリー", "복구", "words")
+                   "odzyskiwania", "восстановления", "сид", "фраза", "助记词", "种子", "リカバリー", "복구", "words")
 # "words" counts only after a phrase's length: "my 24 words:", "the 12-word backup"
 _WORD_COUNT = re.compile(r"(?:12|15|18|21|24)[ -]\Z")
 _PHRASE_INDEX = word_index(_PHRASE_CONTEXT)
 _PHRASE_WORD = re.compile(r"[a-z]{3,8}")
 _LINE_TOKENS = re.compile(r"[^\s\\]+")
+_PHRASE_STRIP = "\"'`,.;:()[]：，"  # ASCII and full-width punctuation around a word
 _STOPWORDS = frozenset("the and you for are was with this that have not but from they will your our its his her "
                        "then when what which there their them been were has had can may into onto than".split())
 
@@ -140,18 +141,42 @@ def _phrase_after(text: str, at: int) -> Hit | None:
     for first in range(min(8, len(tokens))):
         run = 0
         for m in tokens[first:first + 25]:
-            word = m.group(0).strip("\"'`,.;:()[]")
+            word = m.group(0).strip(_PHRASE_STRIP)
             if not _PHRASE_WORD.fullmatch(word):
                 break
             run += 1
         if run in (12, 15, 18, 21, 24) and run == len(tokens[first:first + run]):
-            words = [m.group(0).strip("\"'`,.;:()[]") for m in tokens[first:first + run]]
+            words = [m.group(0).strip(_PHRASE_STRIP) for m in tokens[first:first + run]]
             if sum(w in _STOPWORDS for w in words) <= 1:
-                start = tokens[first].start() + (len(tokens[first].group(0)) - len(tokens[first].group(0).lstrip("\"'`(")))
+                start = tokens[first].start() + (len(tokens[first].group(0)) - len(tokens[first].group(0).lstrip("\"'`(：")))
                 last = tokens[first + run - 1]
                 end = last.end() - (len(last.group(0)) - len(last.group(0).rstrip("\"'`,.;:)]")))
                 return Hit("private-key", start, end, "recovery phrase (12-24 words after 'seed/recovery')")
     return None
+
+
+# A numbered list of 12-24 short words (1. crystal 2. fossil … 12. coyote): a recovery
+# phrase as wallets show it, whatever the words around it.
+_NUMBERED = re.compile(r"(?<![\w.])1[.)]\s{1,3}[a-z]{3,8}(?:\s{1,4}\d{1,2}[.)]\s{1,3}[a-z]{3,8}){11,23}(?![\w.])")
+_TWELFTH = re.compile(r"12[.)] ")
+_NUMBERED_BACK = 240  # eleven numbered words of up to 8 letters stand this far before "12."
+_NUMBERED_WORD = re.compile(r"\d{1,2}[.)]\s{1,3}([a-z]{3,8})")
+
+
+def numbered_phrase_hits(text: str) -> Iterator[Hit]:
+    """Each word of a numbered list of 12, 15, 18, 21 or 24 short lower-case words."""
+    done = 0
+    for twelfth in _TWELFTH.finditer(text):  # a C-speed scan for "12. ", then a bounded look around it
+        lo = max(done, twelfth.start() - _NUMBERED_BACK)
+        match = _NUMBERED.search(text, lo, min(len(text), twelfth.end() + _NUMBERED_BACK))
+        if match is None or match.start() > twelfth.start():
+            continue
+        done = match.end()
+        words = list(_NUMBERED_WORD.finditer(text, match.start(), match.end()))
+        numbers = [int(w.group(0).split(".")[0].split(")")[0]) for w in words]
+        if len(words) in (12, 15, 18, 21, 24) and numbers == list(range(1, len(words) + 1)):
+            for word in words:
+                yield Hit("private-key", word.start(1), word.end(1), "a numbered recovery phrase (1. … 12. …)")
 
 
 def phrase_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
@@ -164,15 +189,19 @@ def phrase_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -
             yield hit
 
 
-_CARD = re.compile(r"(?<![\d.,-])(?:\d[ -]?){12,18}\d(?![\d])")
+_CARD = re.compile(r"(?<![\d.-])(?<!\d,)(?:\d[ -]?){12,18}\d(?![\d])")  # a CSV field too (,4111…,)
 _CARD_WORDS = {"card": b"card", "visa": b"visa", "mastercard": b"mastercard", "amex": b"amex", "cvv": b"cvv",
                "cvc": b"cvc", "cid": b"cid", "csc": b"csc", "expir": b"expiry", "expires": b"expires", "exp": b"exp",
                "karte": b"kreditkarte", "carte": b"carte", "tarjeta": b"tarjeta", "cartão": "cartão".encode(),
-               "security code": b"code", "prüfnummer": "prüfnummer".encode()}
+               "security code": b"code", "prüfnummer": "prüfnummer".encode(), "カード番号": "カード番号".encode(),
+               "carta": b"carta", "karta": b"karta", "карта": "карта".encode(), "kaart": b"kaart"}
 _CARD_ANCHORS = frozenset(a + e for a in _CARD_WORDS.values() for e in (b"", b"s"))
 _NEAR_CARD = 150
-_CVV = re.compile(r"(?i)(?:cvv2?|cvc2?|cid|csc|security code|prüfnummer|cryptogramme|código de seguridad)"
-                  r"(?:[_-]?(?:code|number|no))?[\"']?[\s:=#.-]{0,4}[\"']?(?:is[ \t]{1,3})?(\d{3,4})(?!\d)")
+_CVV = re.compile(r"(?i)(?:cvv2?|cvc2?|cid|csc|security code|prüfnummer|cryptogramme|código de seguridad|"
+                  r"código de segurança|codice di sicurezza|kod zabezpieczający|код безопасности|セキュリティコード|安全码)"
+                  r"(?:[_-]?(?:code|number|no))?[\"']?[\s:=#.-]{0,4}[\"']?(?:value=[\"']?)?(?:is[ \t]{1,3})?(\d{3,4})(?!\d)")
+# A CSV header naming the code's column: the field at that place in the card's row.
+_CSV_CODE = frozenset({"cvv", "cvc", "cvv2", "cvc2", "csc", "security_code", "security code"})
 _TEST_CARDS = frozenset({"4242424242424242", "4111111111111111", "5555555555554444", "378282246310005",
                          "4000056655665556", "5105105105105100", "6011111111111117", "371449635398431",
                          "4012888888881881", "5200828282828210", "4000000000000002"})
@@ -212,3 +241,20 @@ def _card(text: str, match: re.Match[str]) -> Iterator[Hit]:
         yield Hit("card", match.start(), match.end(), "card number (Luhn) near a card context")
         for cvv in _CVV.finditer(text, max(0, match.start() - 120), min(len(text), match.end() + 120)):
             yield Hit("card", cvv.start(1), cvv.end(1), "card security code (CVV) beside a card number")
+        yield from _csv_code(text, match.start())
+
+
+def _csv_code(text: str, at: int) -> Iterator[Hit]:
+    """The security code of a CSV row whose header (the line above) names its column."""
+    row_start = text.rfind("\n", max(0, at - 300), at) + 1
+    if row_start <= 0:
+        return
+    header = text[text.rfind("\n", max(0, row_start - 300), row_start - 1) + 1:row_start - 1].lower().split(",")
+    column = next((i for i, name in enumerate(header) if name.strip(" \"'") in _CSV_CODE), None)
+    row_end = text.find("\n", at, at + 300)
+    fields = text[row_start:row_end if row_end >= 0 else min(len(text), at + 300)].split(",")
+    if column is None or len(fields) != len(header) or not re.fullmatch(r"\d{3,4}", fields[column].strip()):
+        return
+    start = row_start + sum(len(f) + 1 for f in fields[:column])
+    start += len(fields[column]) - len(fields[column].lstrip())
+    yield Hit("card", start, start + len(fields[column].strip()), "card security code in its CSV column")

@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterator
 
 from .shapes import Hit
-from .values import find_words, is_placeholder, looks_random, present_words, word_index, wordy
+from .values import find_words, is_placeholder, looks_random, mixed_case_random, present_words, word_index, wordy
 
 __all__ = ["prose_hits", "password_like"]
 
@@ -42,12 +42,17 @@ _PASSWORD_WORDS = (
     "contrasenya", "pasahitza", "parool", "lykilorð", "kata laluan", "nenosiri", "รหัสผ่าน", "رمز عبور", "رمز",
     "گذرواژه", "পাসওয়ার্ড", "கடவுச்சொல்", "salasõna", "jelszava", "hasła", "пароля",
     *_LOGINS,
+    "wifi", "wi-fi", "wlan", "mdp", "clave", "hasłem", "паролем", "пароль от", "暗証番号", "口令",  # mot de passe; es: clave = password
     "pw", "pwd", "pass",  # only as a label: "pw: …", "pass = …"
     "alarm code", "door code", "access code", "unlock code", "pin code", "gate code", "entry code", "safe code",
+    "pincode", "pin-code", "pin-kode", "puk", "пин", "пин-код", "暗証番号",
     "code", "combination",  # "the code to the safe is 4821": only digits, only when a lock is named
     *_ACCESS_CODES,
     "backup code", "recovery code", "2fa code", "one-time code", "backup codes", "recovery codes", "2fa codes",
 )
+# A network named where its password is meant ("the guest wifi is …"); it does not end the
+# window of a password word before it ("Lösenordet till wifi:t är …").
+_NETWORKS = frozenset({"wifi", "wi-fi", "wlan"})
 # Lists of one-time codes: every code that follows goes.
 _CODE_LISTS = frozenset({"backup code", "recovery code", "2fa code", "one-time code", "backup codes", "recovery codes",
                          "2fa codes"})
@@ -62,16 +67,18 @@ _ENGLISH = frozenset({"password", "passphrase", "passcode", "passwd", "credentia
 _LOCKS = re.compile(r"(?i)[ \t](?:to|for|of)[ \t](?:the[ \t]|my[ \t]|our[ \t]|your[ \t])?(?:front[ \t]|back[ \t]|main[ \t])?"
                     r"(?:safe|door|gate|garage|alarm|lock|locker|padlock|keypad|building|house|office|storage|"
                     r"lockbox|key[ \t]?box|bike[ \t]?lock|suitcase)\b")
-_CODES = frozenset({"alarm code", "door code", "access code", "unlock code", "pin code", "gate code", "entry code",
+_CODES = frozenset({"pincode", "pin-code", "pin-kode", "puk", "пин", "пин-код", "暗証番号",
+                    "alarm code", "door code", "access code", "unlock code", "pin code", "gate code", "entry code",
                     "safe code", "pin", "passcode", "code", "combination", *_ACCESS_CODES})
 # Words that make what follows a key or token (the value must look random).
-_KEY_WORDS = ("key", "token", "secret", "clé", "clave", "chave", "schlüssel", "sleutel", "klucz", "ключ", "токен",
+_KEY_WORDS = ("key", "token", "secret", "clé", "chave", "schlüssel", "sleutel", "klucz", "ключ", "токен",
               "密钥", "秘钥", "令牌", "キー", "トークン", "토큰", "nyckel", "nøgle", "avain", "seed", "pin", "chiave",
               "anahtar", "키", "kulcs", "cheie", "kljuc", "ključ", "klíč", "raktas", "atslēga", "võti", "مفتاح",
               "מפתח", "κλειδί", "कुंजी", "khóa", "kunci", "cheia", "geheimnis", "secreto", "segreto", "sekret",
               "секрет", "秘密", "비밀", "gizli")
 # English words that only count whole: "keyboard", "tokens per second", "spinner".
 _WHOLE = frozenset({"key", "token", "secret", "pin", "seed", "login", "logon", "signin", "creds", "parola", "code",
+                    "mdp", "puk", "пин", "clave", "wifi", "wlan",
                     "combination",
                     "parole", "heslo", "geslo"})
 _CONTEXT_WORDS = tuple(sorted((*_PASSWORD_WORDS, *_KEY_WORDS), key=len, reverse=True))
@@ -84,13 +91,13 @@ _CONNECTORS = frozenset({
     "es", "era", "é", "è", "e", "är", "var", "er", "on", "to", "jest", "je", "adalah", "là", "ialah", "это",
     "with", "using", "use", "mit", "avec", "con", "com", "met", "per", "als", "as:", "是", "为", "為", "は", "는",
     "은", "が", "です", "olarak", "ir", "yra", "este", "είναι", "היא", "הוא", "هي", "هو", "ni", "คือ", "/", "|",
-    "ul", "ay", "wa", "lautete", "és", "ez", "→", "⇒", "ялтай", "є", "jest:", "ist:", "adalah:", "med", "mittels", "है", "hai", ",", "auf", "zu", "naar", "till",
+    "c'est", "c’est", "type", "enter", "ul", "ay", "wa", "lautete", "és", "ez", "→", "⇒", "ялтай", "є", "jest:", "ist:", "adalah:", "med", "mittels", "है", "hai", ",", "auf", "zu", "naar", "till",
 })
 # Connectors that hand a value over: "is", ":", "=" (and the word itself: "key Rv7$…").
-_PRIMARY = frozenset({"is", ":", "=", "context", "was", "are", "ist", "lautet", "est", "es", "é", "è", "är", "er",
+_PRIMARY = frozenset({"c'est", "c’est", "is", ":", "=", "context", "was", "are", "ist", "lautet", "est", "es", "é", "è", "är", "er",
                       "on", "jest", "je", "adalah", "là", "ialah", "este", "és", "είναι", "是", "は", "는", "은", "ni", "คือ"})
 # Connectors after which only a strong password counts ("hashing with argon2id" is none).
-_WEAK_CONNECTORS = frozenset({"with", "using", "use", "mit", "avec", "con", "com", "met", "per", "to", "als", "e", "med",
+_WEAK_CONNECTORS = frozenset({"type", "enter", "with", "using", "use", "mit", "avec", "con", "com", "met", "per", "to", "als", "e", "med",
                               "mittels", "auf", "zu", "naar", "till"})
 _TOKEN = re.compile(r"\S+")
 _STRIP = "\"'`“”„«»‚‘’()[]<>{}"
@@ -102,8 +109,8 @@ _FILE_LIKE = re.compile(r"[\w.-]+\.(?:[a-z]{1,5})")
 _TECH_TERM = re.compile(r"[a-z]{1,8}\d{1,4}[a-z_\d]{0,6}|[A-Z][A-Z\d]{1,10}(?:[-_/][A-Z\d]{1,10}){0,3}")
 _PATH_LINE = re.compile(r"\.[A-Za-z]{1,5}:\d")
 _PIN = re.compile(r"\d{4,12}(?:[- ]\d{2,8})?#?")
-# Every value read here holds a digit or a symbol (a plain word is no password here).
-_VALUE_HINT = re.compile(r"[\d!@#$%^&*+?~]")
+# Every value read here holds a digit, a symbol or a change of case (a plain word is no password).
+_VALUE_HINT = re.compile(r"[\d!@#$%^&*+?~]|[a-z][A-Z]|[A-Z]{2}[a-z]")  # or letters of random case (pwGGspFumtAX)
 _LABEL_IS = re.compile(r"[ \t]{1,3}(?:is|=|:)[ \t]")
 # After a word in another script: its ending (şifresi) or glued grammar (是, は, คือ).
 _GLUED_TAIL = re.compile(r"[^\W\d_]{1,8}(?<![^\x00-\x7f])(?=[\s:=])|[^\s!-~]{0,6}")
@@ -152,8 +159,8 @@ def password_like(value: str, strong: bool = False) -> bool:
         return False  # web/src/api/auth.ts:103: a path, a grep hit
     classes = upper + lower + digit + symbol
     if strong:
-        return classes >= 3 and (digit or symbol) and n >= 8
-    return classes >= 3 and (digit or symbol) or (classes == 2 and digit and n >= 8)
+        return classes >= 3 and (digit or symbol) and n >= 8 or mixed_case_random(value)
+    return classes >= 3 and (digit or symbol) or (classes == 2 and digit and n >= 8) or mixed_case_random(value)
 
 
 def _candidate(token: str) -> tuple[str, int]:
@@ -308,7 +315,8 @@ def prose_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes],
         following = len(text)
         if hint:
             following = next((c for c, w in contexts[number + 1:number + 4]
-                              if c >= end and text[c - 1] in " \t\n" and not _IN_VALUE.match(text, c + len(w))),
+                              if c >= end and text[c - 1] in " \t\n" and not _IN_VALUE.match(text, c + len(w))
+                              and w not in _NETWORKS),
                              following)
             hint = hint if hint.start() < following else None
         if word in _CODE_LISTS:

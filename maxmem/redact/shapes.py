@@ -353,16 +353,21 @@ _ALNUM32 = re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]{32}(?![A-Za-z0-9])")
 _NEAR = 400
 
 
+def _aws_secret(secret: str) -> bool:
+    return (any(c.islower() for c in secret) and any(c.isupper() for c in secret)
+            and looks_random(secret) and not is_placeholder(secret))
+
+
 def _neighbours(text: str, start: int, end: int) -> Iterator[Hit]:
     aws = _AWS_ID.match(text, start)
     if aws:
-        if not _placeholder_body(aws.group(0), aws.group(0)[:4]):
-            yield Hit("aws", aws.start(), aws.end(), "aws access key id (AKIA…)")
-        for match in _AWS_SECRET.finditer(text, max(0, start - _NEAR), min(len(text), end + _NEAR)):
-            secret = match.group(0)
-            if (any(c.islower() for c in secret) and any(c.isupper() for c in secret)
-                    and looks_random(secret) and not is_placeholder(secret)):
-                yield Hit("aws", match.start(), match.end(), "aws secret access key near its key id")
+        # The key id names the key (an identifier); it goes only with the secret beside it.
+        secrets = [Hit("aws", match.start(), match.end(), "aws secret access key near its key id")
+                   for match in _AWS_SECRET.finditer(text, max(0, start - _NEAR), min(len(text), end + _NEAR))
+                   if _aws_secret(match.group(0))]
+        if secrets and not _placeholder_body(aws.group(0), aws.group(0)[:4]):
+            yield Hit("aws", aws.start(), aws.end(), "aws access key id (AKIA…) beside its secret")
+        yield from secrets
         return
     if _TWILIO_SID.match(text, start):
         sid = text[start + 2:start + 34]

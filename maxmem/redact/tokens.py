@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from .shapes import Hit
 from .values import SECRET_HEADS, char_offset, looks_random, name_strength, value_is_secret
 
-__all__ = ["dollar_hits", "encoded_json_hits", "random_run_hits"]
+__all__ = ["dollar_hits", "encoded_json_hits", "random_run_hits", "secret_json"]
 
 _RUN_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 _CLASSES = bytes(ord("a") if i in _RUN_BYTES else ord(" ") for i in range(256))
@@ -217,13 +217,14 @@ def encoded_json_hits(text: str, data: bytes | None = None) -> Iterator[Hit]:
         while at >= 0:
             match = _ENCODED_JSON.match(data, at) if not at or data[at - 1] not in _RUN_BYTES else None
             end = match.end() if match else at + len(head)
-            if match and data[end:end + 1] != b"." and _secret_json(match.group(0)):
+            if match and data[end:end + 1] != b"." and secret_json(match.group(0)):
                 start = at if same else char_offset(data, at)
                 yield Hit("secret", start, start + end - at, "base64 of JSON holding a secret-named member")
             at = data.find(head, end)
 
 
-def _secret_json(encoded: bytes) -> bool:
+def secret_json(encoded: bytes) -> bool:
+    """base64 `encoded` decodes to JSON with a secret-named member holding a secret value."""
     body = encoded.rstrip(b"=")
     try:
         decoded = base64.b64decode(body + b"=" * (-len(body) % 4), altchars=b"-_" if b"-" in body or b"_" in body

@@ -26,6 +26,7 @@ __all__ = [
     "camel_words",
     "is_placeholder",
     "looks_random",
+    "mixed_case_random",
     "name_strength",
     "shannon",
     "value_is_secret",
@@ -93,6 +94,15 @@ _NOT_SECRET_QUALIFIERS = frozenset({
     "hash", "react", "list", "sorting", "ordering", "metadata", "meta", "doc", "docs", "example",
     "sample", "dummy", "fake", "mock", "placeholder",
 })
+# Qualifiers that make a key something else (a cluster key, a cache key) but leave a
+# password one: a cluster password, a cache password, a registry password.
+_KEY_ONLY_QUALIFIERS = frozenset({
+    "sort", "foreign", "cache", "cached", "partition", "row", "range", "group", "lookup", "dict", "map", "hot",
+    "short", "shortcut", "idempotency", "idempotent", "routing", "object", "bucket", "composite", "unique",
+    "index", "cluster", "shard", "order", "sequence", "natural", "surrogate", "join", "entry", "item", "record",
+    "dedupe", "dedup", "lock", "mutex", "event", "message", "cursor", "page", "next", "prev", "previous",
+    "continuation", "pagination", "sync", "registry", "music", "answer", "color", "colour", "theme", "design",
+})
 _FILE_EXTENSIONS = frozenset({
     "py", "pyi", "js", "mjs", "cjs", "ts", "tsx", "jsx", "json", "yaml", "yml", "toml", "ini", "cfg", "conf",
     "env", "txt", "md", "rst", "rb", "go", "rs", "java", "kt", "swift", "c", "h", "cc", "cpp", "hpp", "cs",
@@ -126,8 +136,8 @@ def name_strength(name: str, flag: bool = False, query: bool = False) -> Strengt
     segment = name.strip("-_.$@")
     if "." in segment:
         last = segment.rsplit(".", 1)[1]
-        if last.lower() in _FILE_EXTENSIONS:
-            return None
+        if last.lower() in _FILE_EXTENSIONS and not (last.lower() == "key" and segment.count(".") >= 2):
+            return None  # server.key is a file; gradle.publish.key a setting
         segment = last
     words: list[str] = []
     for word in _WORDS.findall(segment):
@@ -136,7 +146,11 @@ def name_strength(name: str, flag: bool = False, query: bool = False) -> Strengt
         words.pop()
     if not words:
         return None
+    if len(words) > 1 and words[-1] == "private" and words[-2] in SECRET_HEADS:
+        words.pop()  # MJ_APIKEY_PRIVATE: the private half of a key pair
     head, qualifiers = words[-1], words[:-1]
+    if head == "pat":  # a personal access token: GITHUB_PAT, ASANA_PAT (a bare "pat" is a name)
+        return Strength.TOKEN if qualifiers else None
     if head in ("sig", "signature"):
         return Strength.TOKEN if query else None
     if head == "id" and (qualifiers[-2:] in (["private", "key"], ["access", "key"], ["secret", "key"])
@@ -148,13 +162,18 @@ def name_strength(name: str, flag: bool = False, query: bool = False) -> Strengt
         return Strength.TOKEN if qualifiers[-1] == "secret" else Strength.WEAK
     if head not in SECRET_HEADS:
         return None
-    if any(q in _NOT_SECRET_QUALIFIERS for q in qualifiers):
+    if any(q in _NOT_SECRET_QUALIFIERS for q in qualifiers) and not (
+            head in _PASSWORD_HEADS and all(q in _KEY_ONLY_QUALIFIERS or q not in _NOT_SECRET_QUALIFIERS
+                                            for q in qualifiers)):
         return None
     if head in _PASSWORD_HEADS:
         return Strength.PASSWORD
     if head in ("pwd", "pw", "pass"):
-        # PWD is the shell's working directory, `pass` a Python keyword: only db_pwd, --pass.
-        return Strength.PASSWORD if qualifiers or flag else None
+        # PWD is the shell's working directory, `pass` a Python keyword: only db_pwd, --pass;
+        # a bare PWD= (ODBC) or Pwd= (a connection string) only with a random-looking value.
+        if qualifiers or flag:
+            return Strength.PASSWORD
+        return Strength.WEAK if head == "pwd" else None
     if head == "key":
         if any(q in _KEY_QUALIFIERS for q in qualifiers) or "api" in qualifiers:
             return Strength.TOKEN
@@ -251,6 +270,15 @@ def wordy(value: str) -> bool:
 _ADDRESS = re.compile(r"[\w.+-]+@[A-Za-z][\w-]*(?:\.[\w-]+)*(?:(?:\.[A-Za-z]{2,}|:\w+|/)\S*)")
 
 
+def mixed_case_random(value: str) -> bool:
+    """Letters whose case changes at random (pwGGspFumtAX, QevSeQVbLx): cut where the
+    case changes, they fall into more pieces than a third of their length; a name made
+    of words (JavaScript, XMLHttpRequest, OAuthToken) falls into fewer."""
+    n = len(value)
+    return n >= 8 and value.isalpha() and value.isascii() and 3 * len(_CHUNKS.findall(value)) > n \
+        and not value.isupper() and not value.islower()
+
+
 def camel_words(value: str) -> bool:
     """Ed25519PrivateKey, PKCS7PrivateKeyTypes, SecretStr: a type or class name, made of
     capitalised words (digits allowed between them), not a random token."""
@@ -287,7 +315,7 @@ def _is_reference(value: str) -> bool:
         parts = re.split(r"\.|->|::|\?\.", value.strip("$"))
         return wordy(parts[-1]) or camel_words(parts[-1]) or all(wordy(p) or len(p) <= 2 for p in parts)
     if camel_words(value):
-        return True
+        return not mixed_case_random(value)  # SecretStr is a name; EYucoogYwnCrjV noise
     if _IDENTIFIER.fullmatch(value) and wordy(value):
         if value.isupper() and "_" in value:
             return True
@@ -369,7 +397,7 @@ def value_is_secret(value: str, strength: Strength, *, quoted: bool, literal: bo
     if _ADDRESS.fullmatch(value):
         return False
     if value.isalpha():  # "password: supersecret" (YAML) yes, "Password: enter it twice" no
-        return len(value) >= 6 and value.islower() and value not in _PROSE_WORDS
+        return len(value) >= 6 and value.islower() and value not in _PROSE_WORDS or mixed_case_random(value)
     # created_at, newPassword: a name; hunter2, Tr0ub4dor&3: a password
     return not (_IDENTIFIER.fullmatch(value) and wordy(value) and not any(c.isdigit() for c in value))
 
