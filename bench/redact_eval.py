@@ -7,6 +7,7 @@
     python bench/redact_eval.py --baseline HEAD~3   # also the redactor of an older commit
     python bench/redact_eval.py --split unseen      # only the splits written without the rules
     python bench/redact_eval.py --split blind       # only the second set written without them
+    python bench/redact_eval.py --split blind3      # only the third set written without them
 
 On the labelled corpus (tests/data/secrets/, written by scripts/make_secrets_corpus.py),
 split by template (dev / heldout), and on the shape split (`bench/secret_shapes.py`):
@@ -17,8 +18,9 @@ the rules, their tests or their docs: secrets (shapes-unseen) and ordinary lines
 only look risky (ordinary-unseen), which were scored blind once (recall 0.794, 32.0 FP
 lines / 1k) and are development data since; and on the blind split, a second such set
 written later by another hand, without reading the rules, their tests, their docs or the
-unseen files: secrets (shapes-blind) and risky-looking ordinary lines (ordinary-blind).
-The blind splits are only scored: `--misses` does not list them.
+unseen files: secrets (shapes-blind) and risky-looking ordinary lines (ordinary-blind);
+and on the blind3 split, a third such set by yet another hand (shapes-blind3,
+ordinary-blind3). The blind splits are only scored: `--misses` does not list them.
 
 - recall: the share of secret spans entirely removed (a span partly left is a miss);
 - precision: the share of removed spans that overlap a secret;
@@ -52,10 +54,12 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 CORPUS = ROOT / "tests" / "data" / "secrets"
 SHAPE_SPLITS = ("shapes-dev", "shapes-heldout", "ordinary", "shapes-unseen", "ordinary-unseen", "shapes-blind",
-                "ordinary-blind")
+                "ordinary-blind", "shapes-blind3", "ordinary-blind3")
 UNSEEN_SPLITS = ("shapes-unseen", "ordinary-unseen")
 BLIND_SPLITS = ("shapes-blind", "ordinary-blind")
-NEVER_READ = BLIND_SPLITS  # scored, never read: no rule is written from them (the unseen splits were, once)
+BLIND3_SPLITS = ("shapes-blind3", "ordinary-blind3")
+# scored, never read: no rule is written from them (the unseen splits were, once)
+NEVER_READ = BLIND_SPLITS + BLIND3_SPLITS
 
 Span = tuple[int, int]
 Detector = Callable[[list[str]], list[list[Span]]]
@@ -323,12 +327,12 @@ def split_table(figures: dict[str, dict], systems: list[str], splits: list[str])
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--split", choices=["dev", "heldout", "both", "shapes", "unseen", "blind", "all"],
+    parser.add_argument("--split", choices=["dev", "heldout", "both", "shapes", "unseen", "blind", "blind3", "all"],
                         default="all",
                         help="dev/heldout: the template split; shapes: shapes-dev, shapes-heldout, the "
                              "ordinary lines, the unseen and the blind splits; unseen: shapes-unseen and "
-                             "ordinary-unseen; blind: shapes-blind and ordinary-blind; both: dev and "
-                             "heldout; all (default): everything")
+                             "ordinary-unseen; blind: shapes-blind and ordinary-blind; blind3: shapes-blind3 "
+                             "and ordinary-blind3; both: dev and heldout; all (default): everything")
     parser.add_argument("--baseline", metavar="REV", help="also run the redactor of this git revision")
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--locomo", type=Path, help="LoCoMo-10 (locomo10.json): count redactions in it")
@@ -340,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-bad-input", action="store_true", help="skip the bad-input timings")
     parser.add_argument("--limit", type=int, help="only the first N items of each split (a smoke run)")
     parser.add_argument("--misses", action="store_true",
-                        help="list maxmem's misses and false positives (never on the unseen or blind splits)")
+                        help="list maxmem's misses and false positives (never on the blind splits)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
 
@@ -354,7 +358,7 @@ def main(argv: list[str] | None = None) -> int:
     elif not args.no_detect_secrets:
         print("detect-secrets is not installed (pip install detect-secrets): maxmem only", file=sys.stderr)
     splits = {"both": ["dev", "heldout"], "shapes": list(SHAPE_SPLITS), "unseen": list(UNSEEN_SPLITS),
-              "blind": list(BLIND_SPLITS),
+              "blind": list(BLIND_SPLITS), "blind3": list(BLIND3_SPLITS),
               "all": ["dev", "heldout", *SHAPE_SPLITS]}.get(args.split, [args.split])
     figures: dict[str, dict] = {name: {} for name in systems}
     for split in splits:

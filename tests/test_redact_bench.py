@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 import redact_eval  # noqa: E402  (from bench/, put on sys.path above)
@@ -94,18 +96,19 @@ def test_the_unseen_split_loads_with_its_secrets_marked_and_its_ordinary_lines_c
     assert len(redact_eval.load("shapes-unseen", limit=10)) == 10
 
 
-def test_the_blind_split_loads_with_its_secrets_marked_and_its_ordinary_lines_clean():
+@pytest.mark.parametrize("split", ["blind", "blind3"])
+def test_the_blind_split_loads_with_its_secrets_marked_and_its_ordinary_lines_clean(split):
     shapes = redact_eval.ROOT / "tests" / "data" / "secrets" / "shapes"
-    for line in (shapes / "blind.txt").read_text(encoding="utf-8").splitlines():
+    for line in (shapes / f"{split}.txt").read_text(encoding="utf-8").splitlines():
         if line.strip() and not line.startswith("#"):
             shape, template = line.split("\t", 1)
             opened, closed = template.count("⟦"), template.count("⟧")
             assert shape and opened == closed >= 1, line
             assert "⟦" not in "".join(part.split("⟧")[0] for part in template.split("⟦")[1:]), line  # none nested
-    for line in (shapes / "blind_ordinary.txt").read_text(encoding="utf-8").splitlines():
+    for line in (shapes / f"{split}_ordinary.txt").read_text(encoding="utf-8").splitlines():
         assert "⟦" not in line and "⟧" not in line, line
 
-    secrets = redact_eval.load("shapes-blind")
+    secrets = redact_eval.load(f"shapes-{split}")
     assert len(secrets) >= 200 and len({i["shape"] for i in secrets}) == len(secrets)
     for item in secrets:
         assert item["label"] == "secret" and item["spans"], item["id"]
@@ -114,7 +117,7 @@ def test_the_blind_split_loads_with_its_secrets_marked_and_its_ordinary_lines_cl
             value = item["text"][start:end]
             assert 0 <= start < end <= len(item["text"]) and "{" not in value, item["id"]
             assert value == value.strip(), item["id"]  # exactly the value, no space around it
-    ordinary = redact_eval.load("ordinary-blind")
+    ordinary = redact_eval.load(f"ordinary-{split}")
     assert len(ordinary) >= 400
     for item in ordinary:
         assert item["label"] == "negative" and item["spans"] == [], item["id"]
@@ -123,14 +126,15 @@ def test_the_blind_split_loads_with_its_secrets_marked_and_its_ordinary_lines_cl
                              item["text"]), item["text"]  # every filler filled
     texts = {i["text"] for i in ordinary}
     assert {"password: ${DB_PASSWORD}", "GITHUB_TOKEN: ${{ secrets.GITHUB_TOKEN }}"} <= texts  # other braces stay
-    assert redact_eval.load("shapes-blind") == secrets and redact_eval.load("ordinary-blind") == ordinary  # fixed
-    assert len(redact_eval.load("shapes-blind", limit=10)) == 10
+    assert redact_eval.load(f"shapes-{split}") == secrets and redact_eval.load(f"ordinary-{split}") == ordinary
+    assert len(redact_eval.load(f"shapes-{split}", limit=10)) == 10
 
 
 def test_the_blind_splits_are_only_scored_never_listed():
-    assert set(redact_eval.BLIND_SPLITS) <= set(redact_eval.SHAPE_SPLITS)
-    assert set(redact_eval.BLIND_SPLITS) <= set(redact_eval.NEVER_READ)
-    assert not set(redact_eval.BLIND_SPLITS) & set(redact_eval.UNSEEN_SPLITS)
+    blind = {*redact_eval.BLIND_SPLITS, *redact_eval.BLIND3_SPLITS}
+    assert blind <= set(redact_eval.SHAPE_SPLITS)
+    assert blind <= set(redact_eval.NEVER_READ)
+    assert not blind & set(redact_eval.UNSEEN_SPLITS)
 
 
 def test_the_table_puts_the_unseen_splits_beside_the_others():
