@@ -240,9 +240,10 @@ def test_paraphrases_and_unrelated_questions_in_tiny_and_medium_brains(tmp_path,
     finally:
         embedder.close()
     got = rp.summarise(asked)
-    # The default favours keeping answers (the meaning route): few unrelated queries are cut here.
-    measured = {"tiny hybrid": (22, 2), "tiny vector": (22, 2), "medium hybrid": (13, 0),
-                "medium vector": (16, 0)}
+    # Brains this young favour silence (relevance.STANDOUT_MARGINS): nearly every unrelated
+    # query is cut, and in the medium brain under half the paraphrases are found.
+    measured = {"tiny hybrid": (21, 39), "tiny vector": (21, 39), "medium hybrid": (10, 9),
+                "medium vector": (13, 9)}
     for key, (found, cut) in measured.items():
         assert got[key]["found"] >= found - 2 and got[key]["unrelated_cut"] >= cut - 1, (key, got[key])
 
@@ -407,11 +408,23 @@ def test_a_hit_that_does_not_stand_out_from_the_off_topic_prompts_is_not_relevan
     assert coding.standout < rel.required_standout(50) and rel.relevance(coding) == 0.0
     # without the off-topic prompts' vectors (no hub, no closeness) the hit is judged as before
     assert rel.relevance(replace(coding, hub=None, off_topic=None)) > 0.5
-    # the margin grows with the brain, held within the measured sizes: a young brain asks less
-    low, high = rel.STANDING_MEMORIES
-    assert rel.required_standout(2) == rel.required_standout(low) < rel.required_standout(50)
-    assert rel.required_standout(50) == pytest.approx(rel.STANDOUT_MARGIN)
-    assert rel.required_standout(50) < rel.required_standout(high) == rel.required_standout(100 * high)
+    # the margin at the sizes it was chosen at, linear in log N between, held beyond them
+    (low, at_low), (young, at_young), (high, at_high) = rel.STANDOUT_MARGINS
+    assert rel.required_standout(1) == rel.required_standout(low) == pytest.approx(at_low)
+    assert rel.required_standout(high) == rel.required_standout(100 * high) == pytest.approx(at_high)
+    assert rel.required_standout(young) == pytest.approx(at_young)
+    assert rel.required_standout(int((young * high) ** 0.5)) == pytest.approx((at_young + at_high) / 2, abs=1e-4)
+    # a bigger grown brain asks more; a young brain of 50 favours silence and asks the most
+    assert at_low < at_high < at_young
+
+
+def test_a_young_brain_favours_silence():
+    """A hit whose standout would pass in a brain of 5 or 500 memories is cut in one of 50."""
+    found = rel.Evidence(0.84, 0.0, 1.0, 50, lift=0.09, hub=0.82, off_topic=0.85)
+    assert found.standout == pytest.approx(0.01)
+    assert rel.relevance(found) == 0.0
+    assert rel.relevance(replace(found, memories=5)) > 0.0
+    assert rel.relevance(replace(found, memories=500)) > 0.0
 
 
 def test_the_local_models_vectors_of_the_off_topic_prompts_are_shipped_and_current():

@@ -63,8 +63,9 @@ most questions about something the brain lacks through as well (docs/relevance.m
 
 Above both, a hit must stand out from prompts about nothing in particular (the off-topic
 prompts shipped with maxmem): its cosine above the memory's hubness plus its cosine above
-the query's own closeness to those prompts (standout) must reach a margin that grows
-with the brain (required_standout), or its relevance is 0, whatever its words match.
+the query's own closeness to those prompts (standout) must reach the brain's margin
+(required_standout: it grows with the brain, and is raised in a young brain, where the
+default favours silence), or its relevance is 0, whatever its words match.
 """
 
 from __future__ import annotations
@@ -126,16 +127,21 @@ STANDING_MEMORIES = (5, 500)
 # its cosines to its OFF_TOPIC_NEIGHBOURS nearest (a prompt about code sits close to
 # prompts about code). A hit counts as relevant at all only when its cosine stands above
 # both (standout: the cosine less the hubness, plus the cosine less the query's closeness,
-# a CSLS-style score) by the brain's required margin (required_standout): STANDOUT_MARGIN
-# at STANDOUT_MEMORIES memories, STANDOUT_SLOPE more for each factor e of memories, log N
-# held within STANDING_MEMORIES (a bigger brain holds more memories a prompt can lean on
-# by chance). Chosen with `python bench/gate_eval.py --dev` on the dev halves of the
-# paraphrase set, the coding prompts and the unrelated questions, none in the bank.
+# a CSLS-style score) by the brain's required margin (required_standout): STANDOUT_MARGINS
+# gives it at three brain sizes, linear in log N between them and held beyond them. At 5
+# and at 500 memories it follows a margin that grows by 0.006 for each factor e of
+# memories (a bigger brain holds more memories a prompt can lean on by chance; chosen
+# as -0.015 at 50). At 50 it is raised so that a young brain favours silence: no margin
+# keeps both the answers put in other words and the silence on prompts about nothing the
+# brain holds, and a prompt to a young brain has the least to recall, so 50 memories take
+# the lowest margin at which the dev half's coding prompts find nothing 95 % of the time
+# and its unrelated questions 90 % (at 5 the grown margin does already). Chosen with
+# `python bench/gate_eval.py --dev` on the dev halves of the paraphrase set, the coding
+# prompts and the unrelated questions, none in the bank.
 HUB_NEIGHBOURS = 10
 OFF_TOPIC_NEIGHBOURS = 3
-STANDOUT_MARGIN = -0.015
-STANDOUT_SLOPE = 0.006
-STANDOUT_MEMORIES = 50
+# (memories, required standout)
+STANDOUT_MARGINS = ((5, -0.0288), (50, 0.012), (500, -0.0012))
 OFF_TOPIC = "offtopic_prompts.txt"
 # Their query vectors from the local model (CALIBRATED_EMBEDDER), shipped beside them
 # (scripts/make_offtopic_vectors.py) with the digest of the prompts they were made from.
@@ -361,10 +367,11 @@ def keyword_weight(memories: int) -> float:
 
 
 def required_standout(memories: int) -> float:
-    """The standout a hit needs in a brain of `memories` (STANDOUT_MARGIN, STANDOUT_SLOPE;
-    log N held within STANDING_MEMORIES)."""
-    low, high = STANDING_MEMORIES
-    return STANDOUT_MARGIN + STANDOUT_SLOPE * math.log(min(max(memories, low), high) / STANDOUT_MEMORIES)
+    """The standout a hit needs in a brain of `memories`: STANDOUT_MARGINS' margins,
+    linear in log N between their sizes, held beyond the smallest and the largest."""
+    sizes = [math.log(n) for n, _ in STANDOUT_MARGINS]
+    margins = [m for _, m in STANDOUT_MARGINS]
+    return float(np.interp(math.log(max(memories, 1)), sizes, margins))
 
 
 def standing(found: Evidence) -> float | None:
