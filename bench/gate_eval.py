@@ -161,9 +161,9 @@ def shares(records: Sequence[Record], judge: Callable[[rel.Evidence], float],
 def report(records: Sequence[Record], margins: Sequence[float], half: str,
            thresholds: Sequence[float] = ()) -> None:
     threshold = Config().min_relevance
-    margins = ", ".join(f"{value:g} at {size}" for size, value in rel.STANDOUT_MARGINS)
+    required = ", ".join(f"{value:g} at {size}" for size, value in rel.STANDOUT_MARGINS)
     print(f"{half} half, threshold {threshold:g}; before → after (the standout check, STANDOUT_MARGINS "
-          f"{margins} memories)")
+          f"{required} memories)")
     print(f"{'size':>6} | {'paraphrase in top 3 kept':>28} | {'coding: nothing relevant':>28} | "
           f"{'unrelated: nothing relevant':>28}")
     old, new = shares(records, before, threshold), shares(records, rel.relevance, threshold)
