@@ -74,21 +74,22 @@ def searched(brain: Brain, query: str, memories: int) -> list[Record]:
         e = h.explain
         out.append({"content": h.memory.content, "cosine": e.get("similarity"), "cover": e["cover"],
                     "unknown": e["unknown"], "lift": e.get("lift"), "hub": e.get("hub"),
-                    "off_topic": e.get("off_topic"), "memories": memories})
+                    "off_topic": e.get("off_topic"), "lead": e.get("lead"), "memories": memories})
     return out
 
 
 def evidence(hit: Record) -> rel.Evidence:
     return rel.Evidence(hit["cosine"], hit["cover"], hit["unknown"], hit["memories"], hit["lift"],
-                        hit["hub"], hit.get("off_topic"))
+                        hit["hub"], hit.get("off_topic"), hit.get("lead"))
 
 
 def before(found: rel.Evidence) -> float:
     """The gate as it was: no check of the query against the off-topic prompts, the
-    meaning route silent where the cosine is below the memory's hubness."""
+    meaning route silent where the cosine is below the memory's hubness (and whatever
+    the best cosine's lead)."""
     if found.margin is not None and found.margin < 0:
-        return rel.relevance(replace(found, hub=None, off_topic=None, lift=None))
-    return rel.relevance(replace(found, hub=None, off_topic=None))
+        return rel.relevance(replace(found, hub=None, off_topic=None, lift=None, lead=None))
+    return rel.relevance(replace(found, hub=None, off_topic=None, lead=None))
 
 
 def shifted(margin: float) -> Callable[[rel.Evidence], float]:

@@ -434,3 +434,23 @@ def test_the_local_models_vectors_of_the_off_topic_prompts_are_shipped_and_curre
     assert shipped is not None and shipped.shape == (len(rel.off_topic_prompts()), 384)
     assert np.allclose(np.linalg.norm(shipped, axis=1), 1.0, atol=1e-3)
     assert rel.shipped_vectors("openai:text-embedding-3-small:1536") is None
+
+
+def test_the_lead_is_the_best_cosine_over_the_mean_of_its_next_rivals():
+    cosines = [0.80, None, 0.90, 0.85, 0.84, 0.83, 0.82, 0.81, 0.10]
+    rivals = [0.85, 0.84, 0.83, 0.82, 0.81][:rel.LEAD_RIVALS]
+    assert rel.lead(cosines) == pytest.approx(0.90 - float(np.mean(rivals)))
+    assert rel.lead([0.9, 0.7]) == pytest.approx(0.2)  # fewer rivals than LEAD_RIVALS: those there are
+    assert rel.lead([0.9]) is None and rel.lead([None, 0.9]) is None and rel.lead([]) is None
+
+
+def test_the_meaning_route_speaks_only_when_the_best_hit_leads_its_rivals():
+    # no word of the query in the memory, its meaning standing out: the route keeps it
+    found = rel.Evidence(0.86, 0.0, 0.5, 5000, lift=0.09, hub=0.80, off_topic=0.80)
+    assert rel.relevance(found) > 0.3
+    assert rel.relevance(replace(found, lead=rel.ROUTE_LEAD)) == rel.relevance(found)
+    # among rivals as close as it: the route is silent, and the keyword fit finds nothing for it
+    crowded = replace(found, lead=rel.ROUTE_LEAD / 2)
+    assert rel.relevance(crowded) < 0.055
+    # the keyword fits still speak for a hit that matches the query's words, however crowded
+    assert rel.relevance(replace(crowded, cover=1.0, unknown=0.0)) > 0.5

@@ -119,6 +119,18 @@ KEYWORDS_SILENT = 0.99
 STANDING = (80.681, -11.023, -0.768, 6.494)
 # The brain sizes the meaning route was measured on: log N is held within them.
 STANDING_MEMORIES = (5, 500)
+# The meaning route speaks for a hit only when the search's best cosine leads its rivals
+# (lead: its margin over the mean of the next LEAD_RIVALS cosines of the ranked hits) by
+# ROUTE_LEAD. Among many memories, the best of a question about none of them has close
+# rivals (the top cosines of N unrelated memories crowd together as N grows), while an
+# answer stands alone. Only the route: a conversation's answer is one turn among many on
+# its topic, so it leads no more than a question the conversation cannot answer, and the
+# keyword fits judge those. Chosen with `python bench/gate_eval.py --dev` (the dev halves
+# of the paraphrase set, coding prompts and unrelated questions, brains of 5 to 10,000)
+# and `python bench/relevance_eval.py` on LoCoMo's calibration half (the largest lead at
+# which R@10 with the gate loses at most one point there, in steps of 0.005).
+LEAD_RIVALS = 5
+ROUTE_LEAD = 0.01
 
 # Standing out from prompts about nothing in particular (maxmem/data/offtopic_prompts.txt,
 # embedded once per model): a memory's hubness is the mean of its plain cosines to its
@@ -148,7 +160,7 @@ OFF_TOPIC = "offtopic_prompts.txt"
 OFF_TOPIC_VECTORS = "offtopic_prompts.e5.npz"
 
 __all__ = ["DEFAULT_MIN_RELEVANCE", "Evidence", "QueryTerms", "document_frequencies", "evidence", "evidence_terms",
-           "hubness", "idf", "keyword_weight", "matched_terms", "off_topic", "off_topic_prompts",
+           "hubness", "idf", "keyword_weight", "lead", "matched_terms", "off_topic", "off_topic_prompts",
            "prompts_digest", "query_terms", "relevance", "required_standout", "size",
            "shipped_vectors", "standing", "typical"]
 
@@ -193,6 +205,8 @@ class Evidence:
     hub: float | None = None
     # The query's closeness to the off-topic prompts (off_topic), None where it is not known.
     off_topic: float | None = None
+    # How far the search's best cosine leads its rivals (lead), None where it is not known.
+    lead: float | None = None
 
     @property
     def margin(self) -> float | None:
@@ -276,12 +290,13 @@ def matched_terms(db: Database, terms: Iterable[str], ids: Sequence[int],
 def evidence(db: Database, query: str, cosines: dict[int, float | None],
              tokenizer: Tokenizer | None = None, terms: QueryTerms | None = None,
              usual: float | None = None, hubs: dict[int, float] | None = None,
-             off: float | None = None) -> dict[int, Evidence]:
+             off: float | None = None, ahead: float | None = None) -> dict[int, Evidence]:
     """The evidence for each hit id (its cosine given, or None where it has none);
     `terms`: query_terms(db, query) when already taken; `usual`: the brain's typical
     cosine to the query (typical), from which each hit's lift is taken; `hubs`: the
     hits' hubness (hubness), where known; `off`: the query's closeness to the off-topic
-    prompts (off_topic), where known."""
+    prompts (off_topic), where known; `ahead`: how far the search's best cosine leads its
+    rivals (lead), where known."""
     terms = query_terms(db, query, tokenizer) if terms is None else terms
     matched = matched_terms(db, terms.weights, list(cosines), tokenizer)
 
@@ -290,7 +305,7 @@ def evidence(db: Database, query: str, cosines: dict[int, float | None],
 
     hubs = hubs or {}
     return {i: Evidence(c, terms.cover(matched[i]), terms.unknown, terms.memories, lift(c), hubs.get(i),
-                        None if c is None else off)
+                        None if c is None else off, ahead)
             for i, c in cosines.items()}
 
 
@@ -346,6 +361,16 @@ def off_topic(query_vector: np.ndarray, bank: np.ndarray | None) -> float | None
     return float(np.partition(sims, len(sims) - k)[-k:].mean())
 
 
+def lead(cosines: Iterable[float | None]) -> float | None:
+    """How far the best of a search's cosines (those of its ranked hits that have one)
+    stands above the mean of the next LEAD_RIVALS; None with fewer than two."""
+    known = sorted((c for c in cosines if c is not None), reverse=True)
+    if len(known) < 2:
+        return None
+    rivals = known[1:1 + LEAD_RIVALS]
+    return known[0] - sum(rivals) / len(rivals)
+
+
 def typical(query_vector: np.ndarray, mean: np.ndarray) -> float:
     """The brain's typical plain cosine to the query: its mean over the stored vectors,
     which is the query's dot product with their mean (VectorIndex.mean: the vectors are
@@ -390,8 +415,9 @@ def relevance(found: Evidence, mode: str = "hybrid") -> float:
     """The calibrated probability, in [0, 1], that a hit with this evidence is relevant
     (`mode` as in search: a "vector" search is judged on its cosine alone), or the
     meaning route's (standing) where that is higher: the keyword evidence can speak for
-    a hit, never against one whose meaning stands out. Nothing speaks for a hit that does
-    not stand out from the off-topic prompts (standout below required_standout): 0."""
+    a hit, never against one whose meaning stands out, and the route speaks only when the
+    search's best cosine leads its rivals by ROUTE_LEAD (lead). Nothing speaks for a hit
+    that does not stand out from the off-topic prompts (standout below required_standout): 0."""
     if found.standout is not None and found.standout < required_standout(found.memories):
         return 0.0  # prompts about nothing in particular sit as close: the hit does not stand out
     grown = size(found.memories)
@@ -408,7 +434,8 @@ def relevance(found: Evidence, mode: str = "hybrid") -> float:
         weight = keyword_weight(found.memories)
         full = a * cosine + b * found.cover + c * found.unknown + d * grown + e
         judged = weight * full + (1.0 - weight) * by_cosine
-    meaning = standing(found)
+    # The meaning route speaks only when the search's best hit leads its rivals.
+    meaning = standing(found) if found.lead is None or found.lead >= ROUTE_LEAD else None
     return _logistic(judged if meaning is None else max(judged, meaning))
 
 
