@@ -57,9 +57,11 @@ bench/data/paraphrase_set.jsonl paraphrases (relevant, in brains of 5 to 500 mem
 STANDING_MEMORIES, log N held within them) against the hit with the highest lift of each
 unanswerable LoCoMo question of the calibration half and of each unrelated query (not
 relevant), its intercept then set to the lowest at which the default threshold keeps
-99 % of the dev paraphrases the ranking finds. So the default favours keeping answers:
+99 % of the dev paraphrases the ranking finds. So the route alone favours keeping answers:
 measured, it keeps nearly every paraphrase the ranking finds and, in a small brain, lets
-most questions about something the brain lacks through as well (docs/relevance.md).
+most questions about something the brain lacks through as well (docs/relevance.md). The
+route speaks only when the search's best cosine leads its rivals (lead, ROUTE_LEAD): among
+thousands of memories the best hit of a question about none of them has close rivals.
 
 Above both, a hit must stand out from prompts about nothing in particular (the off-topic
 prompts shipped with maxmem): its cosine above the memory's hubness plus its cosine above
