@@ -309,6 +309,17 @@ def test_the_lift_is_the_cosine_less_the_brains_typical_cosine(tmp_path, local_e
                                                     abs=1e-3)
 
 
+def test_the_lead_is_taken_over_the_ten_ranked_hits_whatever_the_limit(tmp_path, local_embedder):
+    with paraphrase_brain(tmp_path / "b.db", local_embedder, 16) as b:
+        ranked = b.search(LAYOUT, explain=True, min_relevance=0, limit=15)
+        assert len(ranked) > 10
+        expected = rel.lead(h.explain["similarity"] for h in ranked[:10])
+        assert expected is not None and expected > 0
+        assert all(h.explain["lead"] == pytest.approx(expected, abs=1e-4) for h in ranked)
+        assert b.search(LAYOUT, explain=True, min_relevance=0, limit=3)[0].explain["lead"] == pytest.approx(
+            expected, abs=1e-4)
+
+
 def test_the_meaning_route_can_only_raise_a_relevance():
     # A hit matching none of the query's words, in a brain that knows them elsewhere:
     # the keyword fit alone puts it low, the meaning route judges it on its cosine and lift.
