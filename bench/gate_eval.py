@@ -21,10 +21,12 @@ reports the dev half instead).
 Each search runs once (Brain.search at min_relevance 0, limit 10, explain); each hit's
 relevance is then computed from the same evidence twice: "before", the gate as it was
 (no standout check; the meaning route silent where the cosine is below the memory's
-hubness), and "after", relevance.relevance as shipped (the standout check,
-relevance.required_standout). `--margins` prints the frontier: every margin of
-relevance.STANDOUT_MARGINS moved by each value. `--dump FILE` writes every search's evidence (JSON); `--load FILE`
-scores such a dump again without searching (to print other margins).
+hubness, whatever the best cosine's lead), and "after", relevance.relevance as shipped
+(the standout check, relevance.required_standout; the meaning route only where the best
+cosine leads its rivals, relevance.ROUTE_LEAD). `--margins` prints the frontier: every
+margin of relevance.STANDOUT_MARGINS moved by each value. `--dump FILE` writes every
+search's evidence (JSON); `--load FILE` scores such a dump again without searching (to
+print other margins; a dump written before the lead was kept judges without it).
 
     python bench/gate_eval.py                       # sizes 5 50 500 5000 10000
     python bench/gate_eval.py --sizes 5 50 500 --dev --margins -0.02 -0.01 0 0.01 0.02   # the frontier
