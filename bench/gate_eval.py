@@ -21,10 +21,12 @@ reports the dev half instead).
 Each search runs once (Brain.search at min_relevance 0, limit 10, explain); each hit's
 relevance is then computed from the same evidence twice: "before", the gate as it was
 (no standout check; the meaning route silent where the cosine is below the memory's
-hubness), and "after", relevance.relevance as shipped (the standout check,
-relevance.required_standout). `--margins` prints the frontier: relevance.STANDOUT_MARGIN
-moved by each value. `--dump FILE` writes every search's evidence (JSON); `--load FILE`
-scores such a dump again without searching (to print other margins).
+hubness, whatever the best cosine's lead), and "after", relevance.relevance as shipped
+(the standout check, relevance.required_standout; the meaning route only where the best
+cosine leads its rivals, relevance.ROUTE_LEAD). `--margins` prints the frontier: every
+margin of relevance.STANDOUT_MARGINS moved by each value. `--dump FILE` writes every
+search's evidence (JSON); `--load FILE` scores such a dump again without searching (to
+print other margins; a dump written before the lead was kept judges without it).
 
     python bench/gate_eval.py                       # sizes 5 50 500 5000 10000
     python bench/gate_eval.py --sizes 5 50 500 --dev --margins -0.02 -0.01 0 0.01 0.02   # the frontier
@@ -74,32 +76,33 @@ def searched(brain: Brain, query: str, memories: int) -> list[Record]:
         e = h.explain
         out.append({"content": h.memory.content, "cosine": e.get("similarity"), "cover": e["cover"],
                     "unknown": e["unknown"], "lift": e.get("lift"), "hub": e.get("hub"),
-                    "off_topic": e.get("off_topic"), "memories": memories})
+                    "off_topic": e.get("off_topic"), "lead": e.get("lead"), "memories": memories})
     return out
 
 
 def evidence(hit: Record) -> rel.Evidence:
     return rel.Evidence(hit["cosine"], hit["cover"], hit["unknown"], hit["memories"], hit["lift"],
-                        hit["hub"], hit.get("off_topic"))
+                        hit["hub"], hit.get("off_topic"), hit.get("lead"))
 
 
 def before(found: rel.Evidence) -> float:
     """The gate as it was: no check of the query against the off-topic prompts, the
-    meaning route silent where the cosine is below the memory's hubness."""
+    meaning route silent where the cosine is below the memory's hubness (and whatever
+    the best cosine's lead)."""
     if found.margin is not None and found.margin < 0:
-        return rel.relevance(replace(found, hub=None, off_topic=None, lift=None))
-    return rel.relevance(replace(found, hub=None, off_topic=None))
+        return rel.relevance(replace(found, hub=None, off_topic=None, lift=None, lead=None))
+    return rel.relevance(replace(found, hub=None, off_topic=None, lead=None))
 
 
 def shifted(margin: float) -> Callable[[rel.Evidence], float]:
-    """relevance.relevance with relevance.STANDOUT_MARGIN moved by `margin`."""
+    """relevance.relevance with every margin of relevance.STANDOUT_MARGINS moved by `margin`."""
     def judge(found: rel.Evidence) -> float:
-        saved = rel.STANDOUT_MARGIN
+        saved = rel.STANDOUT_MARGINS
         try:
-            rel.STANDOUT_MARGIN = saved + margin
+            rel.STANDOUT_MARGINS = tuple((size, value + margin) for size, value in saved)
             return rel.relevance(found)
         finally:
-            rel.STANDOUT_MARGIN = saved
+            rel.STANDOUT_MARGINS = saved
     return judge
 
 
@@ -161,8 +164,9 @@ def shares(records: Sequence[Record], judge: Callable[[rel.Evidence], float],
 def report(records: Sequence[Record], margins: Sequence[float], half: str,
            thresholds: Sequence[float] = ()) -> None:
     threshold = Config().min_relevance
-    print(f"{half} half, threshold {threshold:g}; before → after (the standout check, STANDOUT_MARGIN "
-          f"{rel.STANDOUT_MARGIN:g}, STANDOUT_SLOPE {rel.STANDOUT_SLOPE:g})")
+    required = ", ".join(f"{value:g} at {size}" for size, value in rel.STANDOUT_MARGINS)
+    print(f"{half} half, threshold {threshold:g}; before → after (the standout check, STANDOUT_MARGINS "
+          f"{required} memories)")
     print(f"{'size':>6} | {'paraphrase in top 3 kept':>28} | {'coding: nothing relevant':>28} | "
           f"{'unrelated: nothing relevant':>28}")
     old, new = shares(records, before, threshold), shares(records, rel.relevance, threshold)
@@ -177,7 +181,7 @@ def report(records: Sequence[Record], margins: Sequence[float], half: str,
             cells = [f"{size}: " + " / ".join(pct(at[size][k]).strip() for k in KINDS) for size in sorted(at)]
             print(f"{value:.3f}  " + "   ".join(cells))
     if margins:
-        print("\nthe frontier: STANDOUT_MARGIN moved by, then per size paraphrases kept / coding left alone / "
+        print("\nthe frontier: STANDOUT_MARGINS moved by, then per size paraphrases kept / coding left alone / "
               "unrelated left alone")
         for margin in margins:
             at = shares(records, shifted(margin), threshold)
@@ -193,7 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--dev", action="store_true",
                         help="ask the dev half (the one the gate's constants are chosen on)")
     parser.add_argument("--margins", nargs="*", type=float, default=[],
-                        help="moves of relevance.STANDOUT_MARGIN to compare (the frontier)")
+                        help="moves of relevance.STANDOUT_MARGINS to compare (the frontier)")
     parser.add_argument("--thresholds", nargs="*", type=float, default=[],
                         help="min_relevance values to compare (the frontier a user moves along by setting it)")
     parser.add_argument("--dump", type=Path, help="write every search's evidence here (JSON)")

@@ -130,7 +130,9 @@ def ask(brain: Brain, q: Asked, timing: Timing) -> Asked:
     timing.evidence += time.perf_counter() - started
     timing.searches += 1
     q.hits = [{"relevance": h.relevance, "cosine": h.explain.get("similarity"),
-               "cover": h.explain["cover"], "unknown": h.explain["unknown"], "lift": h.explain.get("lift")}
+               "cover": h.explain["cover"], "unknown": h.explain["unknown"], "lift": h.explain.get("lift"),
+               "hub": h.explain.get("hub"), "off_topic": h.explain.get("off_topic"), "lead": h.explain.get("lead"),
+               "dia_ids": locomo.hit_ids([h], LIMIT)}
               for h in hits]
     q.memories = int(brain.db.scalar(rel.SIZE_SQL) or 0)
     q.vector = [h.relevance or 0.0 for h in meaning]

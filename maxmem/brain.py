@@ -676,7 +676,8 @@ class Brain:
                       {**hybrid.explain_rows([s])[0], "cover": round(found[s.id].cover, 4),
                        "unknown": round(found[s.id].unknown, 4),
                        "lift": _rounded(found[s.id].lift), "hub": _rounded(found[s.id].hub),
-                       "off_topic": _rounded(found[s.id].off_topic)} if explain else {},
+                       "off_topic": _rounded(found[s.id].off_topic),
+                       "lead": _rounded(found[s.id].lead)} if explain else {},
                       relevance.relevance(found[s.id], mode) if judged else None)
                   for s in scored if s.id in memories]
         plan.best_relevance = max((h.relevance or 0.0 for h in ranked[:JUDGED_HITS]), default=None) if judged else None
@@ -712,16 +713,18 @@ class Brain:
                   usual: float | None, query_vector: np.ndarray | None) -> dict[int, relevance.Evidence]:
         """The relevance evidence of each scored memory (`usual`: the brain's typical
         cosine to the query). Cosines count only from the model the relevance was
-        calibrated on (relevance.CALIBRATED_EMBEDDER); so do the memories' hubness and
-        the query's closeness to the off-topic prompts."""
+        calibrated on (relevance.CALIBRATED_EMBEDDER); so do the memories' hubness, the
+        query's closeness to the off-topic prompts and the best cosine's lead."""
         calibrated = self._calibrated()
         cosines = {s.id: s.cosine if calibrated else None for s in scored}
         ids = [i for i, c in cosines.items() if c is not None]
         bank = self._off_topic_bank() if calibrated and ids else None
         hubs = relevance.hubness(stored_vectors(self.db, ids), bank) if bank is not None else {}
         off = relevance.off_topic(query_vector, bank) if bank is not None and query_vector is not None else None
+        # Over the ranked hits judged, whatever the limit (JUDGED_HITS).
+        ahead = relevance.lead(cosines[s.id] for s in scored[:JUDGED_HITS])
         return relevance.evidence(self.db, query, cosines, self.keyword_tokenizer, terms,
-                                  usual if calibrated else None, hubs, off)
+                                  usual if calibrated else None, hubs, off, ahead)
 
     def _off_topic_bank(self) -> np.ndarray | None:
         """The off-topic prompts' query vectors (relevance.hubness, relevance.off_topic):

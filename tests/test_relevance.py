@@ -240,9 +240,10 @@ def test_paraphrases_and_unrelated_questions_in_tiny_and_medium_brains(tmp_path,
     finally:
         embedder.close()
     got = rp.summarise(asked)
-    # The default favours keeping answers (the meaning route): few unrelated queries are cut here.
-    measured = {"tiny hybrid": (22, 2), "tiny vector": (22, 2), "medium hybrid": (13, 0),
-                "medium vector": (16, 0)}
+    # Brains this young favour silence (relevance.STANDOUT_MARGINS): nearly every unrelated
+    # query is cut, and in the medium brain under half the paraphrases are found.
+    measured = {"tiny hybrid": (21, 39), "tiny vector": (21, 39), "medium hybrid": (10, 9),
+                "medium vector": (13, 9)}
     for key, (found, cut) in measured.items():
         assert got[key]["found"] >= found - 2 and got[key]["unrelated_cut"] >= cut - 1, (key, got[key])
 
@@ -306,6 +307,17 @@ def test_the_lift_is_the_cosine_less_the_brains_typical_cosine(tmp_path, local_e
         hit = b.search(LAYOUT, explain=True, min_relevance=0)[0]
         assert hit.explain["lift"] == pytest.approx(hit.explain["similarity"] - float((vectors @ query).mean()),
                                                     abs=1e-3)
+
+
+def test_the_lead_is_taken_over_the_ten_ranked_hits_whatever_the_limit(tmp_path, local_embedder):
+    with paraphrase_brain(tmp_path / "b.db", local_embedder, 16) as b:
+        ranked = b.search(LAYOUT, explain=True, min_relevance=0, limit=15)
+        assert len(ranked) > 10
+        expected = rel.lead(h.explain["similarity"] for h in ranked[:10])
+        assert expected is not None and expected > 0
+        assert all(h.explain["lead"] == pytest.approx(expected, abs=1e-4) for h in ranked)
+        assert b.search(LAYOUT, explain=True, min_relevance=0, limit=3)[0].explain["lead"] == pytest.approx(
+            expected, abs=1e-4)
 
 
 def test_the_meaning_route_can_only_raise_a_relevance():
@@ -407,11 +419,23 @@ def test_a_hit_that_does_not_stand_out_from_the_off_topic_prompts_is_not_relevan
     assert coding.standout < rel.required_standout(50) and rel.relevance(coding) == 0.0
     # without the off-topic prompts' vectors (no hub, no closeness) the hit is judged as before
     assert rel.relevance(replace(coding, hub=None, off_topic=None)) > 0.5
-    # the margin grows with the brain, held within the measured sizes: a young brain asks less
-    low, high = rel.STANDING_MEMORIES
-    assert rel.required_standout(2) == rel.required_standout(low) < rel.required_standout(50)
-    assert rel.required_standout(50) == pytest.approx(rel.STANDOUT_MARGIN)
-    assert rel.required_standout(50) < rel.required_standout(high) == rel.required_standout(100 * high)
+    # the margin at the sizes it was chosen at, linear in log N between, held beyond them
+    (low, at_low), (young, at_young), (high, at_high) = rel.STANDOUT_MARGINS
+    assert rel.required_standout(1) == rel.required_standout(low) == pytest.approx(at_low)
+    assert rel.required_standout(high) == rel.required_standout(100 * high) == pytest.approx(at_high)
+    assert rel.required_standout(young) == pytest.approx(at_young)
+    assert rel.required_standout(int((young * high) ** 0.5)) == pytest.approx((at_young + at_high) / 2, abs=1e-4)
+    # a bigger grown brain asks more; a young brain of 50 favours silence and asks the most
+    assert at_low < at_high < at_young
+
+
+def test_a_young_brain_favours_silence():
+    """A hit whose standout would pass in a brain of 5 or 500 memories is cut in one of 50."""
+    found = rel.Evidence(0.84, 0.0, 1.0, 50, lift=0.09, hub=0.82, off_topic=0.85)
+    assert found.standout == pytest.approx(0.01)
+    assert rel.relevance(found) == 0.0
+    assert rel.relevance(replace(found, memories=5)) > 0.0
+    assert rel.relevance(replace(found, memories=500)) > 0.0
 
 
 def test_the_local_models_vectors_of_the_off_topic_prompts_are_shipped_and_current():
@@ -421,3 +445,23 @@ def test_the_local_models_vectors_of_the_off_topic_prompts_are_shipped_and_curre
     assert shipped is not None and shipped.shape == (len(rel.off_topic_prompts()), 384)
     assert np.allclose(np.linalg.norm(shipped, axis=1), 1.0, atol=1e-3)
     assert rel.shipped_vectors("openai:text-embedding-3-small:1536") is None
+
+
+def test_the_lead_is_the_best_cosine_over_the_mean_of_its_next_rivals():
+    cosines = [0.80, None, 0.90, 0.85, 0.84, 0.83, 0.82, 0.81, 0.10]
+    rivals = [0.85, 0.84, 0.83, 0.82, 0.81][:rel.LEAD_RIVALS]
+    assert rel.lead(cosines) == pytest.approx(0.90 - float(np.mean(rivals)))
+    assert rel.lead([0.9, 0.7]) == pytest.approx(0.2)  # fewer rivals than LEAD_RIVALS: those there are
+    assert rel.lead([0.9]) is None and rel.lead([None, 0.9]) is None and rel.lead([]) is None
+
+
+def test_the_meaning_route_speaks_only_when_the_best_hit_leads_its_rivals():
+    # no word of the query in the memory, its meaning standing out: the route keeps it
+    found = rel.Evidence(0.86, 0.0, 0.5, 5000, lift=0.09, hub=0.80, off_topic=0.80)
+    assert rel.relevance(found) > 0.3
+    assert rel.relevance(replace(found, lead=rel.ROUTE_LEAD)) == rel.relevance(found)
+    # among rivals as close as it: the route is silent, and the keyword fit finds nothing for it
+    crowded = replace(found, lead=rel.ROUTE_LEAD / 2)
+    assert rel.relevance(crowded) < 0.055
+    # the keyword fits still speak for a hit that matches the query's words, however crowded
+    assert rel.relevance(replace(crowded, cover=1.0, unknown=0.0)) > 0.5

@@ -98,7 +98,7 @@ def search(state: State, query: str, limit: int, mode: str, include_superseded: 
                 + (f" − {e['penalty']:g} (a question)" if e.get("penalty") else "")
                 + f"; relevance {fmt(hit.relevance)} (similarity {fmt(e.get('similarity'))}, "
                   f"cover {fmt(e.get('cover'))}, unknown {fmt(e.get('unknown'))}, lift {fmt(e.get('lift'))}, "
-                  f"hub {fmt(e.get('hub'))}, off_topic {fmt(e.get('off_topic'))})")
+                  f"hub {fmt(e.get('hub'))}, off_topic {fmt(e.get('off_topic'))}, lead {fmt(e.get('lead'))})")
 
     print_hits(query, hits, plan, as_json, explain_line if explain else None)
     if explain and not as_json:

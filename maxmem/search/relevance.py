@@ -57,14 +57,17 @@ bench/data/paraphrase_set.jsonl paraphrases (relevant, in brains of 5 to 500 mem
 STANDING_MEMORIES, log N held within them) against the hit with the highest lift of each
 unanswerable LoCoMo question of the calibration half and of each unrelated query (not
 relevant), its intercept then set to the lowest at which the default threshold keeps
-99 % of the dev paraphrases the ranking finds. So the default favours keeping answers:
+99 % of the dev paraphrases the ranking finds. So the route alone favours keeping answers:
 measured, it keeps nearly every paraphrase the ranking finds and, in a small brain, lets
-most questions about something the brain lacks through as well (docs/relevance.md).
+most questions about something the brain lacks through as well (docs/relevance.md). The
+route speaks only when the search's best cosine leads its rivals (lead, ROUTE_LEAD): among
+thousands of memories the best hit of a question about none of them has close rivals.
 
 Above both, a hit must stand out from prompts about nothing in particular (the off-topic
 prompts shipped with maxmem): its cosine above the memory's hubness plus its cosine above
-the query's own closeness to those prompts (standout) must reach a margin that grows
-with the brain (required_standout), or its relevance is 0, whatever its words match.
+the query's own closeness to those prompts (standout) must reach the brain's margin
+(required_standout: it grows with the brain, and is raised in a young brain, where the
+default favours silence), or its relevance is 0, whatever its words match.
 """
 
 from __future__ import annotations
@@ -118,6 +121,18 @@ KEYWORDS_SILENT = 0.99
 STANDING = (80.681, -11.023, -0.768, 6.494)
 # The brain sizes the meaning route was measured on: log N is held within them.
 STANDING_MEMORIES = (5, 500)
+# The meaning route speaks for a hit only when the search's best cosine leads its rivals
+# (lead: its margin over the mean of the next LEAD_RIVALS cosines of the ranked hits) by
+# ROUTE_LEAD. Among many memories, the best of a question about none of them has close
+# rivals (the top cosines of N unrelated memories crowd together as N grows), while an
+# answer stands alone. Only the route: a conversation's answer is one turn among many on
+# its topic, so it leads no more than a question the conversation cannot answer, and the
+# keyword fits judge those. Chosen with `python bench/gate_eval.py --dev` (the dev halves
+# of the paraphrase set, coding prompts and unrelated questions, brains of 5 to 10,000)
+# and `python bench/relevance_eval.py` on LoCoMo's calibration half (the largest lead at
+# which R@10 with the gate loses at most one point there, in steps of 0.005).
+LEAD_RIVALS = 5
+ROUTE_LEAD = 0.01
 
 # Standing out from prompts about nothing in particular (maxmem/data/offtopic_prompts.txt,
 # embedded once per model): a memory's hubness is the mean of its plain cosines to its
@@ -126,23 +141,28 @@ STANDING_MEMORIES = (5, 500)
 # its cosines to its OFF_TOPIC_NEIGHBOURS nearest (a prompt about code sits close to
 # prompts about code). A hit counts as relevant at all only when its cosine stands above
 # both (standout: the cosine less the hubness, plus the cosine less the query's closeness,
-# a CSLS-style score) by the brain's required margin (required_standout): STANDOUT_MARGIN
-# at STANDOUT_MEMORIES memories, STANDOUT_SLOPE more for each factor e of memories, log N
-# held within STANDING_MEMORIES (a bigger brain holds more memories a prompt can lean on
-# by chance). Chosen with `python bench/gate_eval.py --dev` on the dev halves of the
-# paraphrase set, the coding prompts and the unrelated questions, none in the bank.
+# a CSLS-style score) by the brain's required margin (required_standout): STANDOUT_MARGINS
+# gives it at three brain sizes, linear in log N between them and held beyond them. At 5
+# and at 500 memories it follows a margin that grows by 0.006 for each factor e of
+# memories (a bigger brain holds more memories a prompt can lean on by chance; chosen
+# as -0.015 at 50). At 50 it is raised so that a young brain favours silence: no margin
+# keeps both the answers put in other words and the silence on prompts about nothing the
+# brain holds, and a prompt to a young brain has the least to recall, so 50 memories take
+# the lowest margin at which the dev half's coding prompts find nothing 95 % of the time
+# and its unrelated questions 90 % (at 5 the grown margin does already). Chosen with
+# `python bench/gate_eval.py --dev` on the dev halves of the paraphrase set, the coding
+# prompts and the unrelated questions, none in the bank.
 HUB_NEIGHBOURS = 10
 OFF_TOPIC_NEIGHBOURS = 3
-STANDOUT_MARGIN = -0.015
-STANDOUT_SLOPE = 0.006
-STANDOUT_MEMORIES = 50
+# (memories, required standout)
+STANDOUT_MARGINS = ((5, -0.0288), (50, 0.012), (500, -0.0012))
 OFF_TOPIC = "offtopic_prompts.txt"
 # Their query vectors from the local model (CALIBRATED_EMBEDDER), shipped beside them
 # (scripts/make_offtopic_vectors.py) with the digest of the prompts they were made from.
 OFF_TOPIC_VECTORS = "offtopic_prompts.e5.npz"
 
 __all__ = ["DEFAULT_MIN_RELEVANCE", "Evidence", "QueryTerms", "document_frequencies", "evidence", "evidence_terms",
-           "hubness", "idf", "keyword_weight", "matched_terms", "off_topic", "off_topic_prompts",
+           "hubness", "idf", "keyword_weight", "lead", "matched_terms", "off_topic", "off_topic_prompts",
            "prompts_digest", "query_terms", "relevance", "required_standout", "size",
            "shipped_vectors", "standing", "typical"]
 
@@ -187,6 +207,8 @@ class Evidence:
     hub: float | None = None
     # The query's closeness to the off-topic prompts (off_topic), None where it is not known.
     off_topic: float | None = None
+    # How far the search's best cosine leads its rivals (lead), None where it is not known.
+    lead: float | None = None
 
     @property
     def margin(self) -> float | None:
@@ -270,12 +292,13 @@ def matched_terms(db: Database, terms: Iterable[str], ids: Sequence[int],
 def evidence(db: Database, query: str, cosines: dict[int, float | None],
              tokenizer: Tokenizer | None = None, terms: QueryTerms | None = None,
              usual: float | None = None, hubs: dict[int, float] | None = None,
-             off: float | None = None) -> dict[int, Evidence]:
+             off: float | None = None, ahead: float | None = None) -> dict[int, Evidence]:
     """The evidence for each hit id (its cosine given, or None where it has none);
     `terms`: query_terms(db, query) when already taken; `usual`: the brain's typical
     cosine to the query (typical), from which each hit's lift is taken; `hubs`: the
     hits' hubness (hubness), where known; `off`: the query's closeness to the off-topic
-    prompts (off_topic), where known."""
+    prompts (off_topic), where known; `ahead`: how far the search's best cosine leads its
+    rivals (lead), where known."""
     terms = query_terms(db, query, tokenizer) if terms is None else terms
     matched = matched_terms(db, terms.weights, list(cosines), tokenizer)
 
@@ -284,7 +307,7 @@ def evidence(db: Database, query: str, cosines: dict[int, float | None],
 
     hubs = hubs or {}
     return {i: Evidence(c, terms.cover(matched[i]), terms.unknown, terms.memories, lift(c), hubs.get(i),
-                        None if c is None else off)
+                        None if c is None else off, ahead)
             for i, c in cosines.items()}
 
 
@@ -340,6 +363,16 @@ def off_topic(query_vector: np.ndarray, bank: np.ndarray | None) -> float | None
     return float(np.partition(sims, len(sims) - k)[-k:].mean())
 
 
+def lead(cosines: Iterable[float | None]) -> float | None:
+    """How far the best of a search's cosines (those of its ranked hits that have one)
+    stands above the mean of the next LEAD_RIVALS; None with fewer than two."""
+    known = sorted((c for c in cosines if c is not None), reverse=True)
+    if len(known) < 2:
+        return None
+    rivals = known[1:1 + LEAD_RIVALS]
+    return known[0] - sum(rivals) / len(rivals)
+
+
 def typical(query_vector: np.ndarray, mean: np.ndarray) -> float:
     """The brain's typical plain cosine to the query: its mean over the stored vectors,
     which is the query's dot product with their mean (VectorIndex.mean: the vectors are
@@ -361,10 +394,11 @@ def keyword_weight(memories: int) -> float:
 
 
 def required_standout(memories: int) -> float:
-    """The standout a hit needs in a brain of `memories` (STANDOUT_MARGIN, STANDOUT_SLOPE;
-    log N held within STANDING_MEMORIES)."""
-    low, high = STANDING_MEMORIES
-    return STANDOUT_MARGIN + STANDOUT_SLOPE * math.log(min(max(memories, low), high) / STANDOUT_MEMORIES)
+    """The standout a hit needs in a brain of `memories`: STANDOUT_MARGINS' margins,
+    linear in log N between their sizes, held beyond the smallest and the largest."""
+    sizes = [math.log(n) for n, _ in STANDOUT_MARGINS]
+    margins = [m for _, m in STANDOUT_MARGINS]
+    return float(np.interp(math.log(max(memories, 1)), sizes, margins))
 
 
 def standing(found: Evidence) -> float | None:
@@ -383,8 +417,9 @@ def relevance(found: Evidence, mode: str = "hybrid") -> float:
     """The calibrated probability, in [0, 1], that a hit with this evidence is relevant
     (`mode` as in search: a "vector" search is judged on its cosine alone), or the
     meaning route's (standing) where that is higher: the keyword evidence can speak for
-    a hit, never against one whose meaning stands out. Nothing speaks for a hit that does
-    not stand out from the off-topic prompts (standout below required_standout): 0."""
+    a hit, never against one whose meaning stands out, and the route speaks only when the
+    search's best cosine leads its rivals by ROUTE_LEAD (lead). Nothing speaks for a hit
+    that does not stand out from the off-topic prompts (standout below required_standout): 0."""
     if found.standout is not None and found.standout < required_standout(found.memories):
         return 0.0  # prompts about nothing in particular sit as close: the hit does not stand out
     grown = size(found.memories)
@@ -401,7 +436,8 @@ def relevance(found: Evidence, mode: str = "hybrid") -> float:
         weight = keyword_weight(found.memories)
         full = a * cosine + b * found.cover + c * found.unknown + d * grown + e
         judged = weight * full + (1.0 - weight) * by_cosine
-    meaning = standing(found)
+    # The meaning route speaks only when the search's best hit leads its rivals.
+    meaning = standing(found) if found.lead is None or found.lead >= ROUTE_LEAD else None
     return _logistic(judged if meaning is None else max(judged, meaning))
 
 
