@@ -39,6 +39,10 @@ run of characters) that keyword search finds, in each of those.
 holding all seven: whether a language's questions lose to memories in other languages.
     python bench/multilingual_eval.py --cost 5000
 
+In the brain of all seven, it also prints what each language's ranking costs: the time
+of the English, Korean and French questions' hybrid searches ranked as maxmem does and as
+English ones, in turn (best of 5), as a ratio.
+
 --cost N: what the index costs an English brain instead. N English filler memories are
 written (no embedder) to a brain as maxmem makes it and to one without memories_spaced
 and its triggers; printed: each brain.db's size after VACUUM, the time of the writes
@@ -275,7 +279,30 @@ def measure_in_a_brain(embedder: locomo.CachedEmbedder, data: dict, args: argpar
         changed = [f["memory"][lang] for f in facts for lang in languages if f["memory"][lang] not in stored]
         if changed:
             raise SystemExit(f"memories not stored as written (redacted?): {changed}")
-        return measure(brain, facts, WHENS, languages)
+        ranks = measure(brain, facts, WHENS, languages)
+        if len(languages) > 1:
+            ranking_time(brain, facts)
+        return ranks
+
+
+def ranking_time(brain: Brain, facts: list[dict]) -> None:
+    """The time of the hybrid searches of each language's questions, ranked per language
+    (maxmem now) and as English ones (one_ranking), in turn, best of ROUNDS: what each
+    language's ranking costs, on the brain of all seven."""
+    for lang in ("en", "ko", "fr"):
+        asked = [q for f in facts for q in questions(f, lang)]
+        for q in asked:  # the question vectors, embedded once before timing
+            brain.search(q, limit=LIMIT, min_relevance=0.0, track=False)
+        best = {"one": float("inf"), "per language": float("inf")}
+        for _ in range(ROUNDS):
+            for name, variant in (("one", one_ranking), ("per language", _nothing)):
+                with variant():
+                    started = time.perf_counter()
+                    for q in asked:
+                        brain.search(q, limit=LIMIT, min_relevance=0.0, track=False)
+                    best[name] = min(best[name], time.perf_counter() - started)
+        print(f"{lang}: {len(asked)} hybrid searches, per-language ranking / one ranking: "
+              f"x{best['per language'] / best['one']:.3f} (best of {ROUNDS}, in turn)")
 
 
 def main() -> None:
