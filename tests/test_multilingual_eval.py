@@ -63,3 +63,10 @@ def test_the_variants_switch_what_keyword_search_asks(tmp_path):
         with me.unicode61_english():
             assert keyword_candidates(brain.db, "发票", Filters(), 10) == {}
         assert len(keyword_candidates(brain.db, "发票", Filters(), 10)) == 1
+
+
+def test_either_keeps_the_better_of_the_two_sides_per_question():
+    results: me.Ranks = {("now", "vector", "ko", "dev"): [None, 12, 2, None],
+                         ("now", "keyword", "ko", "dev"): [3, None, 7, None]}
+    assert me.either(results, "now", "ko", ("dev",)) == [3, 12, 2, None]
+    assert me.share(me.either(results, "now", "ko", ("dev",)), 10) == 50.0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from maxmem import Brain
+from maxmem.search import hybrid
 from maxmem.search.hybrid import keyword_terms
 from maxmem.search.stopwords import ENGLISH, STOP_WORDS
 
@@ -52,3 +53,21 @@ def test_a_memory_sharing_only_grammar_with_a_question_is_not_found(tmp_path):
         assert found == [wanted.uid]
         german = brain.search("wann ist der Termin mit dem Studio", mode="keyword")
         assert [hit.memory.content[:8] for hit in german] == ["Hugo hat"]
+
+
+def test_a_question_in_german_french_or_spanish_weighs_its_keyword_side_less(brain):
+    less = hybrid.OTHER_LANGUAGE_KEYWORD_SHARE
+    assert hybrid.keyword_share("quand ai-je l'appel avec le studio pour le poste") == less
+    assert hybrid.keyword_share("wann ist der Termin mit dem Studio") == less
+    assert hybrid.keyword_share("when is the call with the studio about the job") == 1.0
+    assert hybrid.keyword_share("is the war in LA more than a plus for us") == 1.0
+    brain.remember_many([{"content": "L'entretien avec le studio a lieu mercredi."},
+                         {"content": "The call with the studio is on Wednesday."}])
+    share = hybrid.OTHER_LANGUAGE_KEYWORD_SHARE * brain.config.keyword_weight / (
+        brain.config.vector_weight + brain.config.keyword_weight)
+    french = brain.search("quand ai-je l'appel avec le studio", explain=True, min_relevance=0)
+    assert french and all(h.explain["weights"] == [round(1 - share, 4), round(share, 4)] for h in french)
+    english = brain.search("when is the call with the studio", explain=True, min_relevance=0)
+    total = brain.config.vector_weight + brain.config.keyword_weight
+    assert english and all(h.explain["weights"] == [round(brain.config.vector_weight / total, 4),
+                                                    round(brain.config.keyword_weight / total, 4)] for h in english)

@@ -404,6 +404,7 @@ QUERIES = [
     "backup disk full", "python upgrade broke wheels", "zigbee bridge restart", "shared memory database for agents",
     "what did the user ask for", "network drops", "deploy failure notification", "how fast is search",
     "replacement drive capacity", "vacuum collided with the backup",
+    "où est la sauvegarde quand le disque est plein",  # French: its keyword side weighs less, in both
 ]
 
 

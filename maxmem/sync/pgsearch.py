@@ -292,7 +292,9 @@ def search(
             wv, wk = 1.0, 0.0
         else:
             total = brain.config.vector_weight + brain.config.keyword_weight
-            wv, wk = brain.config.vector_weight / total, brain.config.keyword_weight / total
+            # a question in German, French or Spanish weighs its keywords less, as locally
+            wk = search_mod.keyword_share(query) * brain.config.keyword_weight / total
+            wv = 1.0 - wk
 
         params: dict[str, Any] = {"pool": pool, "hybrid": use_vectors and mode == "hybrid"}
         ctes = []
