@@ -113,7 +113,7 @@ def search(state: State, query: str, limit: int, mode: str, include_superseded: 
 @pass_state
 def get(state: State, ids: tuple[str, ...], as_json: bool) -> None:
     """Show memories by id or uid."""
-    memories = state.brain(create=False).get_many(list(ids))
+    memories = state.brain(create=False).get_many(list(ids), track=True)
     if as_json:
         emit([m.to_dict() for m in memories] if len(ids) > 1 else memories[0].to_dict(), True)
         return

@@ -1,0 +1,113 @@
+"""Searches followed by a `get`: questions your own use of search answers.
+
+A search you ran (`maxmem search`, the MCP tool `search`, `Brain.search`) and a memory
+it returned that you fetched by id soon after (`maxmem get`, the MCP tool `get`, OpenClaw's
+`memory_get`) make one question and its answer: `maxmem tune` asks it (its source
+"fetched"). The prompt hook's recall is not a search of yours (it searches with
+`track=False`): it is never recorded.
+
+Nothing is written on the search path: like the recall counts, searches and fetches
+are kept in memory and written with them, in the same small transaction
+(store/usage.py). A search's query is redacted before it is written. The searches
+stay in `recent_searches` only WINDOW (long enough for a `get` in another process,
+`maxmem search` then `maxmem get`, to find them there); a pair stays in `fetched`
+as long as `conversation` memories do ([retention] conversation) and at most KEPT
+pairs. Neither table is exported, synced or pushed: they stay in brain.db.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from ..clock import iso, parse_time
+from .db import Database
+
+# How long after a search a `get` of one of its hits counts as answering it.
+WINDOW = timedelta(minutes=5)
+KEPT = 2000  # pairs kept at most (tune asks at most 2,000 questions)
+PENDING = 256  # searches and fetches kept in memory at most while brain.db cannot be written
+MAX_QUERY_CHARS = 400
+
+ADD_SEARCH_SQL = "INSERT INTO recent_searches (at, query, ids) VALUES (?, ?, ?)"
+# The latest search within WINDOW before a fetch that returned the fetched memory.
+ANSWERED_SQL = """
+SELECT s.query FROM recent_searches s, json_each(s.ids) j
+WHERE j.value = ?1 AND s.at <= ?2 AND s.at >= ?3
+ORDER BY s.at DESC, s.id DESC LIMIT 1
+"""
+ADD_PAIR_SQL = """
+INSERT INTO fetched (at, query, memory_id) VALUES (?, ?, ?)
+ON CONFLICT (query, memory_id) DO UPDATE SET at = max(at, excluded.at)
+"""
+OLD_SEARCHES_SQL = "DELETE FROM recent_searches WHERE at < ?"
+OLD_PAIRS_SQL = "DELETE FROM fetched WHERE at < ?"
+OVER_CAP_SQL = "DELETE FROM fetched WHERE id NOT IN (SELECT id FROM fetched ORDER BY at DESC, id DESC LIMIT ?)"
+# The pairs whose memory is still there and current, newest first.
+PAIRS_SQL = """
+SELECT f.query, f.memory_id FROM fetched f JOIN memories m ON m.id = f.memory_id
+WHERE m.superseded_by IS NULL ORDER BY f.at DESC, f.id DESC LIMIT ?
+"""
+
+
+@dataclass(frozen=True)
+class Search:
+    at: str
+    query: str
+    ids: tuple[int, ...]
+
+
+class Fetches:
+    """The searches and fetches not yet written (at most PENDING of each)."""
+
+    def __init__(self) -> None:
+        self.searches: deque[Search] = deque(maxlen=PENDING)
+        self.gets: deque[tuple[str, int]] = deque(maxlen=PENDING)
+
+    def __bool__(self) -> bool:
+        return bool(self.searches or self.gets)
+
+    def searched(self, query: str, ids: Iterable[int], at: str) -> None:
+        hits = tuple(int(i) for i in ids)
+        if hits and query.strip():
+            self.searches.append(Search(at, query.strip()[:MAX_QUERY_CHARS], hits))
+
+    def got(self, ids: Iterable[int], at: str) -> None:
+        self.gets.extend((at, int(i)) for i in ids)
+
+    def write(self, db: Database, redact: Callable[[str], str], now: datetime, keep_days: float | None) -> None:
+        """Write the searches, then the pairs the fetches make with any search of the
+        last WINDOW, and prune: inside the caller's transaction."""
+        if self.searches:
+            db.executemany(ADD_SEARCH_SQL, [(s.at, redact(s.query), json.dumps(s.ids)) for s in self.searches])
+        pairs = []
+        for at, memory_id in self.gets:
+            since = iso(parse_time(at) - WINDOW)
+            query = db.scalar(ANSWERED_SQL, (memory_id, at, since))
+            if query is not None:
+                pairs.append((at, query, memory_id))
+        if pairs:
+            db.executemany(ADD_PAIR_SQL, pairs)
+        prune(db, now, keep_days)
+
+    def clear(self) -> None:
+        self.searches.clear()
+        self.gets.clear()
+
+
+def prune(db: Database, now: datetime, keep_days: float | None) -> None:
+    """Forget the searches older than WINDOW, the pairs older than `keep_days` (None:
+    none by age) and all but the KEPT newest pairs."""
+    db.execute(OLD_SEARCHES_SQL, (iso(now - WINDOW),))
+    if keep_days is not None:
+        db.execute(OLD_PAIRS_SQL, (iso(now - timedelta(days=keep_days)),))
+    db.execute(OVER_CAP_SQL, (KEPT,))
+
+
+def pairs(db: Database, limit: int = KEPT) -> list[tuple[str, int]]:
+    """(query, memory id): each search followed by a `get` of a memory it returned,
+    newest first (a memory forgotten or superseded since is left out)."""
+    return [(str(q), int(i)) for q, i in db.execute(PAIRS_SQL, (limit,))]
