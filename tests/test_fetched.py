@@ -58,7 +58,9 @@ def test_a_cli_search_then_a_get_of_its_hit_is_a_question(tmp_path, capsys):
 def test_a_get_without_a_search_before_it_or_of_a_memory_it_did_not_return_is_no_question(tmp_path, capsys):
     db = tmp_path / "brain.db"
     ids = seeded(db)
+    before = db.read_bytes()
     cli(db, capsys, "get", str(ids[0]))
+    assert db.read_bytes() == before, "a get that answers no search writes nothing"
     assert questions_of(db) == []
     assert f"#{ids[2]}" not in cli(db, capsys, "search", "staging database port")
     cli(db, capsys, "get", str(ids[2]))

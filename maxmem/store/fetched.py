@@ -60,6 +60,13 @@ class Search:
     ids: tuple[int, ...]
 
 
+@dataclass(frozen=True)
+class Pair:
+    at: str
+    query: str
+    memory_id: int
+
+
 class Fetches:
     """The searches and fetches not yet written (at most PENDING of each)."""
 
@@ -78,17 +85,26 @@ class Fetches:
     def got(self, ids: Iterable[int], at: str) -> None:
         self.gets.extend((at, int(i)) for i in ids)
 
-    def write(self, db: Database, redact: Callable[[str], str], now: datetime, keep_days: float | None) -> None:
-        """Write the searches, then the pairs the fetches make with any search of the
-        last WINDOW, and prune: inside the caller's transaction."""
-        if self.searches:
-            db.executemany(ADD_SEARCH_SQL, [(s.at, redact(s.query), json.dumps(s.ids)) for s in self.searches])
-        pairs = []
+    def answered(self, db: Database) -> list[Pair]:
+        """The pairs the fetches make with the latest search of the WINDOW before each
+        that returned the memory: one kept here, else one written (only read: a `get`
+        that answers no search writes nothing)."""
+        out = []
         for at, memory_id in self.gets:
             since = iso(parse_time(at) - WINDOW)
-            query = db.scalar(ANSWERED_SQL, (memory_id, at, since))
+            mine = [s for s in self.searches if since <= s.at <= at and memory_id in s.ids]
+            query = mine[-1].query if mine else db.scalar(ANSWERED_SQL, (memory_id, at, since))
             if query is not None:
-                pairs.append((at, query, memory_id))
+                out.append(Pair(at, str(query), memory_id))
+        return out
+
+    def write(self, db: Database, answered: Iterable[Pair], redact: Callable[[str], str], now: datetime,
+              keep_days: float | None) -> None:
+        """Write the searches (their queries redacted) and the `answered` pairs, then
+        prune: inside the caller's transaction."""
+        if self.searches:
+            db.executemany(ADD_SEARCH_SQL, [(s.at, redact(s.query), json.dumps(s.ids)) for s in self.searches])
+        pairs = [(p.at, redact(p.query), p.memory_id) for p in answered]
         if pairs:
             db.executemany(ADD_PAIR_SQL, pairs)
         prune(db, now, keep_days)

@@ -75,11 +75,13 @@ class Usage:
         rows = [(n, self.last_at[i], i) for i, n in sorted(self.counts.items())]
         db.conn.set_busy_timeout(0)
         try:
-            with db.atomic():
-                if rows:
-                    db.executemany(RECALLED_SQL, rows)
-                if self.fetches:
-                    self.fetches.write(db, redact, now or Clock().now(), keep_days)
+            answered = self.fetches.answered(db)
+            if rows or self.fetches.searches or answered:
+                with db.atomic():
+                    if rows:
+                        db.executemany(RECALLED_SQL, rows)
+                    if self.fetches.searches or answered:
+                        self.fetches.write(db, answered, redact, now or Clock().now(), keep_days)
         except (DatabaseError, apsw.BusyError):
             log.debug("recall counts kept for later: brain.db is busy")
             return False
