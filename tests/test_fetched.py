@@ -138,3 +138,14 @@ def test_nothing_of_it_is_exported(tmp_path, capsys):
     assert questions_of(db)
     out = cli(db, capsys, "export")
     assert "staging database port\"" not in out and "fetched" not in out
+
+
+def test_forgetting_a_memory_forgets_the_searches_it_answered(tmp_path, capsys):
+    db = tmp_path / "brain.db"
+    ids = seeded(db)
+    cli(db, capsys, "search", "staging database port")
+    cli(db, capsys, "get", str(ids[0]))
+    with Brain.open(db, embedder="none") as brain:
+        assert len(fetched.pairs(brain.db)) == 1
+        brain.forget(ids[0])
+        assert brain.db.scalar("SELECT count(*) FROM fetched") == 0

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -43,6 +43,7 @@ ADD_PAIR_SQL = """
 INSERT INTO fetched (at, query, memory_id) VALUES (?, ?, ?)
 ON CONFLICT (query, memory_id) DO UPDATE SET at = max(at, excluded.at)
 """
+FORGET_SQL = "DELETE FROM fetched WHERE memory_id IN ({marks})"
 OLD_SEARCHES_SQL = "DELETE FROM recent_searches WHERE at < ?"
 OLD_PAIRS_SQL = "DELETE FROM fetched WHERE at < ?"
 OVER_CAP_SQL = "DELETE FROM fetched WHERE id NOT IN (SELECT id FROM fetched ORDER BY at DESC, id DESC LIMIT ?)"
@@ -121,6 +122,11 @@ def prune(db: Database, now: datetime, keep_days: float | None) -> None:
     if keep_days is not None:
         db.execute(OLD_PAIRS_SQL, (iso(now - timedelta(days=keep_days)),))
     db.execute(OVER_CAP_SQL, (KEPT,))
+
+
+def forget(db: Database, memory_ids: Sequence[int]) -> None:
+    """Drop the pairs of forgotten memories (their searches' words go with them)."""
+    db.execute_in(FORGET_SQL, [int(i) for i in memory_ids])
 
 
 def pairs(db: Database, limit: int = KEPT) -> list[tuple[str, int]]:
