@@ -15,7 +15,7 @@ from maxmem.hooks.recall import recall
 from maxmem.retention.run import apply
 from maxmem.settings import RecallSettings
 from maxmem.store import fetched
-from maxmem.tune import benchmark, fetched_questions
+from maxmem.tune import benchmark, fetched_questions, report_lines, tune
 
 NOTES = [
     "The staging database listens on port 5433 on host db2 since the move.",
@@ -149,3 +149,25 @@ def test_forgetting_a_memory_forgets_the_searches_it_answered(tmp_path, capsys):
         assert len(fetched.pairs(brain.db)) == 1
         brain.forget(ids[0])
         assert brain.db.scalar("SELECT count(*) FROM fetched") == 0
+
+
+def test_tune_counts_them_in_its_report(brain):
+    hobbies = ["pottery", "salsa", "chess", "guitar", "sailing", "climbing", "baking", "karate", "painting",
+               "archery", "fencing", "yoga", "knitting", "surfing", "photography", "calligraphy", "origami",
+               "woodworking", "beekeeping", "gardening", "juggling", "skating", "rowing", "tennis", "cycling"]
+    items = []
+    for i, thing in enumerate(hobbies):
+        items += [{"content": f"Ana: How did your {thing} lessons go last month?", "category": "conversation",
+                   "session_id": "chat-1"},
+                  {"content": f"Ben: The {thing} teacher was patient, I got the basics after {i + 3} weeks.",
+                   "category": "conversation", "session_id": "chat-1"}]
+    brain.remember_many(items, near=False)
+    for thing in hobbies[:6]:
+        hits = brain.search(f"{thing} teacher basics", min_relevance=0)
+        brain.get(hits[0].memory.id, track=True)
+    assert brain.flush_usage()
+    questions = benchmark(brain)
+    assert len(questions) == 31
+    result = tune(brain, questions)
+    assert result.sources == {"replies": 25, "fetched": 6}
+    assert report_lines(result)[0].startswith("31 questions from this brain (6 fetched, 25 replies)")

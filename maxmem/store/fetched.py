@@ -59,6 +59,14 @@ class Search:
     at: str
     query: str
     ids: tuple[int, ...]
+    seq: int = 0  # its place among this process's searches: a fetch answers only those before it
+
+
+@dataclass(frozen=True)
+class Get:
+    at: str
+    memory_id: int
+    after: int  # the seq of the last search before it
 
 
 @dataclass(frozen=True)
@@ -73,7 +81,8 @@ class Fetches:
 
     def __init__(self) -> None:
         self.searches: deque[Search] = deque(maxlen=PENDING)
-        self.gets: deque[tuple[str, int]] = deque(maxlen=PENDING)
+        self.gets: deque[Get] = deque(maxlen=PENDING)
+        self.seq = 0
 
     def __bool__(self) -> bool:
         return bool(self.searches or self.gets)
@@ -81,22 +90,23 @@ class Fetches:
     def searched(self, query: str, ids: Iterable[int], at: str) -> None:
         hits = tuple(int(i) for i in ids)
         if hits and query.strip():
-            self.searches.append(Search(at, query.strip()[:MAX_QUERY_CHARS], hits))
+            self.seq += 1
+            self.searches.append(Search(at, query.strip()[:MAX_QUERY_CHARS], hits, self.seq))
 
     def got(self, ids: Iterable[int], at: str) -> None:
-        self.gets.extend((at, int(i)) for i in ids)
+        self.gets.extend(Get(at, int(i), self.seq) for i in ids)
 
     def answered(self, db: Database) -> list[Pair]:
         """The pairs the fetches make with the latest search of the WINDOW before each
         that returned the memory: one kept here, else one written (only read: a `get`
         that answers no search writes nothing)."""
         out = []
-        for at, memory_id in self.gets:
-            since = iso(parse_time(at) - WINDOW)
-            mine = [s for s in self.searches if since <= s.at <= at and memory_id in s.ids]
-            query = mine[-1].query if mine else db.scalar(ANSWERED_SQL, (memory_id, at, since))
+        for get in self.gets:
+            since = iso(parse_time(get.at) - WINDOW)
+            mine = [s for s in self.searches if s.seq <= get.after and s.at >= since and get.memory_id in s.ids]
+            query = mine[-1].query if mine else db.scalar(ANSWERED_SQL, (get.memory_id, get.at, since))
             if query is not None:
-                out.append(Pair(at, str(query), memory_id))
+                out.append(Pair(get.at, str(query), get.memory_id))
         return out
 
     def write(self, db: Database, answered: Iterable[Pair], redact: Callable[[str], str], now: datetime,
