@@ -13,6 +13,7 @@ from maxmem import Brain
 from maxmem.clock import FixedClock
 from maxmem.hooks.recall import recall
 from maxmem.retention.run import apply
+from maxmem.scrub import scrub
 from maxmem.settings import RecallSettings
 from maxmem.store import fetched
 from maxmem.tune import benchmark, fetched_questions, report_lines, tune
@@ -171,3 +172,20 @@ def test_tune_counts_them_in_its_report(brain):
     result = tune(brain, questions)
     assert result.sources == {"replies": 25, "fetched": 6}
     assert report_lines(result)[0].startswith("31 questions from this brain (6 fetched, 25 replies)")
+
+
+def test_scrub_takes_a_secret_out_of_the_searches_kept(tmp_path, capsys):
+    db = tmp_path / "brain.db"
+    ids = seeded(db)
+    secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    with Brain.open(db, embedder="none") as brain, brain.db.atomic():
+        # As written by an older maxmem, before a rule for the key's shape existed.
+        brain.db.execute("INSERT INTO fetched (at, query, memory_id) VALUES (?, ?, ?)",
+                         ("2026-11-30T12:00:00.000Z", f"staging database {secret}", ids[0]))
+    with Brain.open(db, embedder="none") as brain:
+        dry = scrub(brain, dry_run=True, copies=False)
+        assert dry.found == {"searches": {"github": 1}}
+        scrub(brain, copies=False)
+        (query, _), = fetched.pairs(brain.db)
+        assert secret not in query and query.startswith("staging database [REDACTED")
+    assert secret.encode() not in db.read_bytes()

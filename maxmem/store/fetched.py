@@ -43,6 +43,11 @@ ADD_PAIR_SQL = """
 INSERT INTO fetched (at, query, memory_id) VALUES (?, ?, ?)
 ON CONFLICT (query, memory_id) DO UPDATE SET at = max(at, excluded.at)
 """
+# The tables holding a search's words (scrub runs today's rules over them).
+QUERY_TABLES = ("recent_searches", "fetched")
+QUERIES_SQL = "SELECT id, query FROM {table} ORDER BY id"
+# A pair whose words become another pair's once scrubbed merges into it.
+REWRITE_QUERY_SQL = "UPDATE OR REPLACE {table} SET query = ? WHERE id = ?"
 FORGET_SQL = "DELETE FROM fetched WHERE memory_id IN ({marks})"
 OLD_SEARCHES_SQL = "DELETE FROM recent_searches WHERE at < ?"
 OLD_PAIRS_SQL = "DELETE FROM fetched WHERE at < ?"
@@ -137,6 +142,19 @@ def prune(db: Database, now: datetime, keep_days: float | None) -> None:
 def forget(db: Database, memory_ids: Sequence[int]) -> None:
     """Drop the pairs of forgotten memories (their searches' words go with them)."""
     db.execute_in(FORGET_SQL, [int(i) for i in memory_ids])
+
+
+def queries(db: Database) -> list[tuple[str, int, str]]:
+    """(table, row id, words) of every search kept."""
+    return [(table, int(i), str(q)) for table in QUERY_TABLES if db.table_exists(table)
+            for i, q in db.execute(QUERIES_SQL.format(table=table))]
+
+
+def rewrite_query(db: Database, table: str, row_id: int, query: str) -> None:
+    """Replace a kept search's words (inside the caller's transaction)."""
+    if table not in QUERY_TABLES:
+        raise ValueError(f"not a table of searches: {table}")
+    db.execute(REWRITE_QUERY_SQL.format(table=table), (query, row_id))
 
 
 def pairs(db: Database, limit: int = KEPT) -> list[tuple[str, int]]:
