@@ -30,7 +30,7 @@ from .db import Database
 WINDOW = timedelta(minutes=5)
 KEPT = 2000  # pairs kept at most (tune asks at most 2,000 questions)
 PENDING = 256  # searches and fetches kept in memory at most while brain.db cannot be written
-MAX_QUERY_CHARS = 400
+MAX_QUERY_CHARS = 400  # a longer search is not kept (tune asks nothing longer)
 
 ADD_SEARCH_SQL = "INSERT INTO recent_searches (at, query, ids) VALUES (?, ?, ?)"
 # The latest search within WINDOW before a fetch that returned the fetched memory.
@@ -93,10 +93,10 @@ class Fetches:
         return bool(self.searches or self.gets)
 
     def searched(self, query: str, ids: Iterable[int], at: str) -> None:
-        hits = tuple(int(i) for i in ids)
-        if hits and query.strip():
-            self.seq += 1
-            self.searches.append(Search(at, query.strip()[:MAX_QUERY_CHARS], hits, self.seq))
+        hits, words = tuple(int(i) for i in ids), query.strip()
+        self.seq += 1
+        if hits and words and len(words) <= MAX_QUERY_CHARS:  # a longer one is no question (tune)
+            self.searches.append(Search(at, words, hits, self.seq))
 
     def got(self, ids: Iterable[int], at: str) -> None:
         self.gets.extend(Get(at, int(i), self.seq) for i in ids)
