@@ -4,6 +4,9 @@ recall."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +21,7 @@ from maxmem.settings import RecallSettings
 from maxmem.store import fetched
 from maxmem.tune import benchmark, fetched_questions, report_lines, tune
 
+MAXMEM = Path(sys.executable).parent / "maxmem"
 NOTES = [
     "The staging database listens on port 5433 on host db2 since the move.",
     "We decided to use PostgreSQL 16 with pgvector for the shared memory server.",
@@ -95,6 +99,22 @@ def test_the_prompt_hooks_recall_is_no_search_of_yours(tmp_path):
         assert ids[0] in found.ids
         brain.get(ids[0], track=True)
         assert not brain.usage.fetches.searches
+    assert questions_of(db) == []
+
+
+@pytest.mark.skipif(not MAXMEM.is_file(), reason="the maxmem entry point is not installed")
+def test_the_prompt_hook_run_as_a_harness_runs_it_records_no_search(tmp_path, capsys):
+    db = tmp_path / "brain.db"
+    ids = seeded(db)
+    home = tmp_path / "home"
+    (home / ".config" / "maxmem").mkdir(parents=True)
+    (home / ".config" / "maxmem" / "config.toml").write_text('embedder = "none"\n[recall]\nwarm_minutes = 0\n')
+    payload = json.dumps({"session_id": "s-1", "prompt": "which port does the staging database listen on?",
+                          "hook_event_name": "UserPromptSubmit"}).encode()
+    done = subprocess.run([str(MAXMEM), "--db", str(db), "hook", "user-prompt", "--budget", "60"], input=payload,
+                          env={"HOME": str(home)}, capture_output=True, timeout=120)
+    assert done.returncode == 0 and f"#{ids[0]}" in done.stdout.decode(), done
+    cli(db, capsys, "get", str(ids[0]))
     assert questions_of(db) == []
 
 
