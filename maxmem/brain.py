@@ -5,7 +5,7 @@ secrets out, curation.py decides whether it restates a stored memory, search/vec
 embeds (outside any transaction), store/rows.py writes the rows with their change log,
 neighbour windows and vectors in one transaction. Reads go to search/hybrid.py (hybrid
 search) and store/rows.py; store/usage.py records what searches return without writing
-on the search path.
+on the search path (nor the searches a `get` follows: store/fetched.py).
 
 Embedding never happens inside a write transaction (a slow API must not hold the
 write lock), and an embedding failure never loses a memory: the row is stored with
@@ -587,8 +587,12 @@ class Brain:
 
     # -- reading ------------------------------------------------------------
     @guarded
-    def get(self, id_or_uid: int | str) -> Memory:
-        """A memory by integer id or uid; NotFound if there is none."""
+    def get(self, id_or_uid: int | str, *, track: bool = False) -> Memory:
+        """A memory by integer id or uid; NotFound if there is none.
+
+        `track`: a fetch of yours (`maxmem get`, the MCP tool `get`): a memory fetched
+        within minutes of a search that returned it makes that search a question
+        `maxmem tune` asks (store/fetched.py; written later, in a batch)."""
         row = None
         if isinstance(id_or_uid, bool):  # True is 1 to int(): never memory #1 by accident
             pass
@@ -601,12 +605,18 @@ class Brain:
                 row = None
         if row is None:
             raise NotFound(f"no memory {id_or_uid!r}: see  maxmem list  or  maxmem search")
-        return self.usage.seen(Memory.from_row(row))
+        memory = self.usage.seen(Memory.from_row(row))
+        if track:
+            self.usage.fetches.got([memory.id], iso(self.clock.now()))
+            if self.usage.due():
+                self.flush_usage()
+        return memory
 
     @guarded
-    def get_many(self, ids: Sequence[int | str]) -> list[Memory]:
-        """Memories by id or uid, in the order asked; NotFound names the first missing one."""
-        return [self.get(i) for i in ids]
+    def get_many(self, ids: Sequence[int | str], *, track: bool = False) -> list[Memory]:
+        """Memories by id or uid, in the order asked; NotFound names the first missing one
+        (`track`: as `get`'s)."""
+        return [self.get(i, track=track) for i in ids]
 
     @guarded
     def list(self, filters: Filters | None = None, *, limit: int = 50, offset: int = 0,
@@ -637,7 +647,9 @@ class Brain:
         (relevance.py); only hits reaching `min_relevance` (None: config.min_relevance,
         0: off) are returned, and when none of the best JUDGED_HITS does, nothing relevant
         was found and the result is empty (`Hits.plan.note`). Neither depends on `limit`.
-        `track` counts the hits in the recall statistics (written later, in a batch).
+        `track`: a search of yours (the prompt hook's recall and tune's are not): its hits
+        count in the recall statistics, and its query is kept for minutes, redacted, for
+        a `get` that fetches one of them (store/fetched.py); both written later, in a batch.
         """
         query = hybrid.checked_query(query)
         threshold = self.config.min_relevance if min_relevance is None else _fraction(min_relevance, "min_relevance")
@@ -694,15 +706,21 @@ class Brain:
         # Only the hits that reach the threshold are listed (0 lists every one).
         hits = Hits([h for h in ranked if h.relevance is None or h.relevance >= threshold][:limit], plan)
         if track and hits:
-            self.usage.note([h.memory.id for h in hits], iso(self.clock.now()))
+            at = iso(self.clock.now())
+            self.usage.note([h.memory.id for h in hits], at)
+            self.usage.fetches.searched(query, [h.memory.id for h in hits], at)
             if self.usage.due():
                 self.flush_usage()
         return hits
 
     def flush_usage(self) -> bool:
-        """Write the recall counts searches kept in memory now (done every few seconds
-        and at close anyway); False when another process holds the write lock."""
-        return self.usage.flush(self.db, self.config.busy_timeout_ms)
+        """Write the recall counts, searches and fetches kept in memory now (done every
+        few seconds and at close anyway); False when another process holds the write lock."""
+        return self.usage.flush(self.db, self.config.busy_timeout_ms, self._redacted, self.clock.now(),
+                                self.config.retention.conversation)
+
+    def _redacted(self, text: str) -> str:
+        return self.redactor.redact(text)[0]
 
     def _calibrated(self) -> bool:
         """Whether relevance's cosine terms were fitted on this brain's embedder."""

@@ -457,7 +457,7 @@ class Tools:
                                             description="The memories' ids (numbers) or uids.")],
         full: Annotated[bool, Field(description="Whole content and every field (false: snippets).")] = True,
     ) -> MemoriesOut:
-        return MemoriesOut(memories=[memory_out(m, full) for m in self.brain.get_many(ids)])
+        return MemoriesOut(memories=[memory_out(m, full) for m in self.brain.get_many(ids, track=True)])
 
     def list_memories(
         self,

@@ -12,6 +12,7 @@ maxmem keeps text and takes out what they find:
 - the neighbour windows (`memories.context`) that still quote a secret;
 - the change log's snapshots (`history`), rewritten in place;
 - the captured turns, tool calls and sessions (capture/store.py RAW_TEXT);
+- the words of your searches kept for `maxmem tune` (store/fetched.py);
 - the embeddings cache: the vectors of texts that changed are dropped (their key is a
   fingerprint of the old text);
 - the retention archives (rewritten whole and verified, archive.write) and the
@@ -49,7 +50,7 @@ from .memory import MAX_TAG_CHARS
 from .redact import Redactor
 from .retention.archives import archives
 from .retention.policy import load_policy
-from .store import changes
+from .store import changes, fetched
 from .store.db import Database
 from .store.records import embed_text
 
@@ -63,7 +64,7 @@ MEMORIES_PAGE = "SELECT id, title, content, tags, metadata FROM memories WHERE i
 CONTEXT_PAGE = "SELECT id, context FROM memories WHERE context IS NOT NULL AND id > ? ORDER BY id LIMIT 500"
 OPTIMIZE_FTS = "INSERT INTO memories_fts (memories_fts) VALUES ('optimize')"
 # Places in the order the report names them.
-PLACES = ("memories", "neighbour windows", "change log", "turns", "tool calls", "sessions")
+PLACES = ("memories", "neighbour windows", "change log", "turns", "tool calls", "sessions", "searches")
 TABLE_PLACE = {"turns": "turns", "tool_calls": "tool calls", "sessions": "sessions"}
 
 
@@ -218,6 +219,20 @@ def scrub_raw(db: Database, redactor: Redactor, found: Found, dry_run: bool) -> 
                     rewrite_raw(db, table, rowid, changed)
 
 
+def scrub_searches(db: Database, redactor: Redactor, found: Found, dry_run: bool) -> None:
+    """The words of the searches kept for tune."""
+    rewrites = []
+    for table, row_id, query in fetched.queries(db):
+        cleaned, count = redactor.redact(query)
+        if count:
+            rewrites.append((table, row_id, cleaned))
+            found.add("searches", kinds(query, cleaned, count))
+    if rewrites and not dry_run:
+        with db.atomic():
+            for table, row_id, cleaned in rewrites:
+                fetched.rewrite_query(db, table, row_id, cleaned)
+
+
 def rewrite_memories(brain: Brain, plan: list[tuple[dict[str, Any], dict[str, Any]]],
                      report: ScrubReport) -> None:
     """Each planned memory written again through Brain (index, windows, vectors follow)."""
@@ -257,6 +272,7 @@ def scrub_brain(brain: Brain, dry_run: bool = False) -> ScrubReport:
     """Scrub one brain.db (not its archives or backups: see `scrub`)."""
     redactor, db, found = brain.redactor, brain.db, Found()
     scrub_raw(db, redactor, found, dry_run)
+    scrub_searches(db, redactor, found, dry_run)
     scrub_log(db, redactor, found, dry_run)
     plan = memory_plan(db, redactor, found)
     stale, window_kinds = windows_with_secrets(db, redactor)

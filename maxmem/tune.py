@@ -6,10 +6,14 @@ A personal benchmark is read from the brain itself, nothing sent anywhere:
   trigger memory whose source turn it is), are what the question should find;
 - conversation memories of one turn that ask (one speaker to another), answered by the
   next memory of the same conversation;
+- searches you ran followed by a `get` of a memory they returned (store/fetched.py):
+  the memories fetched are what the search should find;
 - optionally, questions an OpenAI-compatible chat model writes about sampled memories
   (`model_questions`; nothing is sent unless you ask for it).
-No question is answered by a memory that holds the question's own text (that would be
-found by copying, not recall): such memories are neither expected nor counted as hits.
+No question read from a conversation is answered by a memory that holds the question's
+own text (that would be found by copying, not recall): such memories are neither
+expected nor counted as hits. A search's query is your own words, not stored in a
+memory: what you fetched after it is expected, whatever words they share.
 
 The questions are split, by a seeded hash of their text, into a tuning half and a
 held-out half. On the tuning half a small grid tries, one knob after the other (each
@@ -50,6 +54,7 @@ from .config import Config
 from .embeddings import Embedder
 from .errors import ConfigError, InvalidInput, MaxmemError
 from .files import write_private
+from .store import fetched
 
 log = logging.getLogger("maxmem")
 
@@ -123,7 +128,7 @@ class Question:
     query: str
     gold: frozenset[int]  # the memories that answer it
     skip: frozenset[int] = frozenset()  # memories holding the question itself: not counted either way
-    source: str = "asked"  # asked | replies | model
+    source: str = "asked"  # asked | replies | fetched | model
 
 
 @dataclass(frozen=True)
@@ -279,6 +284,18 @@ def reply_questions(brain: Brain, limit: int = SCAN_ROWS) -> list[Question]:
     return out
 
 
+def fetched_questions(brain: Brain, limit: int = MAX_QUESTIONS) -> list[Question]:
+    """Searches you ran followed by a `get` of memories they returned, expecting those
+    memories (the prompt hook's recall is not recorded)."""
+    if not brain.db.table_exists("fetched"):
+        return []
+    gold: dict[str, set[int]] = {}
+    for query, memory_id in fetched.pairs(brain.db, limit):
+        if re.search(r"\w", query) and len(query) <= MAX_QUESTION_CHARS:
+            gold.setdefault(query, set()).add(memory_id)
+    return [Question(query, frozenset(ids), frozenset(), "fetched") for query, ids in gold.items()]
+
+
 def model_questions(brain: Brain, client: Any, model: str, count: int = 50, seed: int = SEED) -> list[Question]:
     """Questions an OpenAI-compatible chat model writes, one per sampled memory (`client`:
     an `openai.OpenAI`). Each expects the memory it was written from; one that quotes it
@@ -309,7 +326,7 @@ def benchmark(brain: Brain, extra: Sequence[Question] = (), cap: int = MAX_QUEST
     """The personal benchmark: every source's questions, deduplicated by their text (the
     expected memories of repeats merged), at most `cap` (a seeded sample)."""
     merged: dict[str, Question] = {}
-    for q in [*asked_questions(brain), *reply_questions(brain), *extra]:
+    for q in [*asked_questions(brain), *reply_questions(brain), *fetched_questions(brain), *extra]:
         key = _flat(q.query)
         if key in merged:
             old = merged[key]

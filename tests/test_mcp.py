@@ -24,6 +24,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
 
 from maxmem import Brain  # noqa: E402
+from maxmem.tune import fetched_questions  # noqa: E402
 from maxmem.work import observe  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -224,6 +225,23 @@ def test_search_full_text_and_nothing_relevant(tmp_path, maxmem_home):
     assert hit["snippet"].startswith("…") and hit["snippet"].endswith("…")
     assert full["hits"][0]["content"].count("Long note.") == 40 and "snippet" not in full["hits"][0]
     assert nothing["hits"] == [] and nothing["note"]
+
+
+def test_a_search_then_a_get_of_its_hit_is_a_question_for_tune(tmp_path, maxmem_home):
+    db = tmp_path / "brain.db"
+    ids = seed(db)
+
+    async def steps(session):
+        hits = structured(await session.call_tool("search", {"query": "staging database port"}))["hits"]
+        structured(await session.call_tool("get", {"ids": [ids["dark"]]}))  # not among the hits
+        structured(await session.call_tool("get", {"ids": [hits[0]["id"]]}))
+        return hits[0]["id"]
+
+    fetched = session_run(db, maxmem_home, steps)
+    with Brain.open(db, embedder="none") as brain:
+        (question,) = fetched_questions(brain)
+    assert (question.query, question.gold, question.source) == ("staging database port", {fetched}, "fetched")
+    assert fetched in (ids["old"], ids["new"])
 
 
 def test_resources(tmp_path, maxmem_home):

@@ -18,6 +18,7 @@ from maxmem import Brain, Config
 from maxmem.embeddings import identity
 from maxmem.memory import Filters
 from maxmem.search.hybrid import keyword_candidates
+from maxmem.settings import SearchSettings
 from maxmem.sync import pgsearch
 from maxmem.sync.pgconnect import SyncError, mask_dsn, target_name
 from maxmem.sync.pgpush import push
@@ -479,6 +480,32 @@ def test_cross_agent_search_matches_local_search_on_the_same_data(tmp_path, loca
         both_agents, _ = pgsearch.search(laptop, pg_dsn, "backup disk full", limit=4,
                                          agents=["laptop", "server"])
     assert {h.memory.agent for h in both_agents} == {"laptop", "server"}
+
+
+def test_postgresql_search_takes_the_candidates_and_recency_of_the_querying_brain(tmp_path, hash_embedder,
+                                                                                   pg_dsn):
+    items = [{"content": f"Backup report {i}: the nightly backup of volume {i % 7} finished" + " again" * (i % 5),
+              "category": "project", "created_at": f"2026-{1 + i % 11:02d}-{1 + (7 * i) % 27:02d}T08:00:00Z"}
+             for i in range(60)]
+    tuned = Config().with_(search=SearchSettings(candidates=10, recency_weight=0.5, recency_half_life=20.0))
+    with Brain.open(tmp_path / "tuned.db", embedder=hash_embedder, config=tuned) as brain:
+        brain.remember_many(items)
+        push(brain, pg_dsn)
+        for query in ("nightly backup of volume 3", "backup report finished again", "volume 5"):
+            # Every hit asked: local search's cosines are all exact, as PostgreSQL's are.
+            for mode, limit in (("hybrid", len(items)), ("keyword", len(items)), ("keyword", 5)):
+                local = brain.search(query, limit=limit, mode=mode, track=False, min_relevance=0)
+                shared, _ = pgsearch.search(brain, pg_dsn, query, limit=limit, mode=mode)
+                assert [h.memory.content for h in shared] == [h.memory.content for h in local], (query, mode, limit)
+                assert np.allclose([h.score for h in shared], [h.score for h in local], atol=1e-5)
+        # Both knobs change what PostgreSQL returns: ten keyword candidates, not fifty,
+        # and the newer of them first.
+        query = "backup report finished again"
+        tuned_hits = [h.memory.uid for h in pgsearch.search(brain, pg_dsn, query, limit=5, mode="keyword")[0]]
+    for other in (SearchSettings(candidates=10), SearchSettings(recency_weight=0.5, recency_half_life=20.0)):
+        with Brain.open(tmp_path / "tuned.db", embedder=hash_embedder, config=Config().with_(search=other)) as brain:
+            hits = [h.memory.uid for h in pgsearch.search(brain, pg_dsn, query, limit=5, mode="keyword")[0]]
+            assert hits != tuned_hits, other
 
 
 # -- CLI --------------------------------------------------------------------------------

@@ -112,8 +112,11 @@ def search(state: State, query: str, limit: int, mode: str, include_superseded: 
 @json_option
 @pass_state
 def get(state: State, ids: tuple[str, ...], as_json: bool) -> None:
-    """Show memories by id or uid."""
-    memories = state.brain(create=False).get_many(list(ids))
+    """Show memories by id or uid.
+
+    A memory a search of yours returned in the last five minutes makes that search a
+    question for  maxmem tune  (its words redacted, kept in brain.db only)."""
+    memories = state.brain(create=False).get_many(list(ids), track=True)
     if as_json:
         emit([m.to_dict() for m in memories] if len(ids) > 1 else memories[0].to_dict(), True)
         return

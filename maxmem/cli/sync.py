@@ -151,7 +151,10 @@ def _status_lines(rows: list[dict[str, Any]], folder_synced: bool = False) -> It
 @pass_state
 def sync_search(state: State, query: str, dsn: str | None, limit: int, mode: str, include_superseded: bool,
                 as_json: bool, **filters: Any) -> None:
-    """Search every agent's memories in PostgreSQL (0.7 vector + 0.3 keyword, as local search)."""
+    """Search every agent's memories in PostgreSQL, ranked as local search.
+
+    The same rank score (0.7 vector + 0.3 keyword), candidate pool and recency, from your
+    config's weights and [search] table."""
     url = _dsn(state, dsn)
     chosen = filters_from(state, include_superseded=include_superseded, **filters)
     hits, plan = pgsearch.search(state.brain(create=False), url, query, limit=limit, mode=mode, filters=chosen)

@@ -33,11 +33,12 @@ def tune_(state: State, apply_: bool, revert: bool, ask_model: str | None, model
 
     Reads questions and the memories that answered them from this brain (questions you
     asked in captured conversations and the answers' memories, turns that ask and their
-    replies), tunes vector_weight / keyword_weight, the candidate pool ([search]
-    candidates), recency ([search] recency_weight, recency_half_life) and a lower
-    min_relevance on half, and keeps the change only if it beats the current settings on
-    the other half by more than the noise. Prints R@1, R@5, R@10, MRR and the nothing-found rate before and
-    after, and a few questions still missed. Nothing is written without --apply.
+    replies, your searches and the memories you fetched with  get  after them), tunes
+    vector_weight / keyword_weight, the candidate pool ([search] candidates), recency
+    ([search] recency_weight, recency_half_life) and a lower min_relevance on half, and
+    keeps the change only if it beats the current settings on the other half by more than
+    the noise. Prints R@1, R@5, R@10, MRR and the nothing-found rate before and after,
+    and a few questions still missed. Nothing is written without --apply.
     """
     config_path = Path(state.config.config_path or default_config_path({}))
     if revert:

@@ -18,6 +18,7 @@ from ..errors import EncryptionKeyError, InvalidInput, MaxmemError
 from ..jobs.runs import record_run
 from ..keys import Key
 from ..memory import CATEGORIES, Memory
+from ..store import fetched
 from .archives import PENDING, Names, archive_place, pending, prune_archives
 from .policy import PROTECTED, TRANSCRIPT_CATEGORY, Policy, cutoffs, load_policy
 from .report import summary
@@ -103,6 +104,8 @@ def apply(brain: Brain, policy: Policy | None = None) -> dict[str, Any]:
     except MaxmemError as exc:
         record_run(brain.db, "retention", False, str(exc), brain.clock)
         raise
+    with brain.db.atomic():  # the searches a `get` followed, kept as long as conversations
+        fetched.prune(brain.db, now, policy.days.get(TRANSCRIPT_CATEGORY))
     pruned = [str(p) for p in prune_archives(brain, policy, now)]
     vacuumed = False if in_memory else reclaim(brain, policy.vacuum_share)
     size_after = 0 if in_memory else _file_size(path)

@@ -311,6 +311,13 @@ def recency_of(db: Database, ids: Iterable[int], half_life_days: float) -> dict[
     """1 for the newest of `ids`, halving every `half_life_days` older (a memory without a
     readable date is left out: 0)."""
     days = {int(i): float(d) for i, d in db.each_in(DAYS_SQL, [int(i) for i in ids]) if d is not None}
+    return recency_of_days(days, half_life_days)
+
+
+def recency_of_days(days: Mapping[int, float], half_life_days: float) -> dict[int, float]:
+    """1 for the candidate of the latest day number, halving every `half_life_days` older:
+    recency's one formula (local search reads the days from brain.db, PostgreSQL search
+    from its rows)."""
     newest = max(days.values(), default=0.0)
     return {i: 0.5 ** ((newest - d) / half_life_days) for i, d in days.items()}
 

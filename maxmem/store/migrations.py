@@ -459,6 +459,25 @@ WHERE key IN ('last_run:hook:claude', 'last_ok:hook:claude', 'last_fail:hook:cla
 DELETE FROM meta WHERE key IN ('last_run:hook:claude', 'last_ok:hook:claude', 'last_fail:hook:claude');
 """),
     ("0012_spaced_index", _spaced_index),
+    # Searches followed by a `get` (store/fetched.py): the recent searches, kept minutes,
+    # and each (query, memory fetched after it) pair, a question `maxmem tune` asks.
+    ("0013_fetched", """
+CREATE TABLE recent_searches (
+    id    INTEGER PRIMARY KEY,
+    at    TEXT NOT NULL,
+    query TEXT NOT NULL,
+    ids   TEXT NOT NULL
+);
+CREATE INDEX recent_searches_at ON recent_searches (at);
+CREATE TABLE fetched (
+    id        INTEGER PRIMARY KEY,
+    at        TEXT NOT NULL,
+    query     TEXT NOT NULL,
+    memory_id INTEGER NOT NULL,
+    UNIQUE (query, memory_id)
+);
+CREATE INDEX fetched_at ON fetched (at);
+"""),
 ]
 
 BOOKKEEPING = """

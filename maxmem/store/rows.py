@@ -19,7 +19,7 @@ from ..clock import Clock, iso
 from ..memory import Memory
 from ..search import neighbours
 from ..search.vectors import VectorStore
-from . import changes
+from . import changes, fetched
 from .db import Database
 from .records import FIELDS, NEIGHBOUR_FIELDS, column_value, embed_text, row_values
 
@@ -202,6 +202,7 @@ class Rows:
         self.vectors.forget_texts(self._unshared_texts(memories))
         self.vectors.drop(ids)
         self.db.executemany("DELETE FROM memories WHERE id = ?", [(i,) for i in ids])
+        fetched.forget(self.db, ids)  # the searches you answered with them
         if near:  # their windows and blends held the forgotten text
             self.refresh(near, expand=False)
 

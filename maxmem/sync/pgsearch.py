@@ -14,7 +14,10 @@ The same steps as local search, over every pushing agent's memories:
   min-max to 0–1 over their candidates, vector_weight × vector + keyword_weight ×
   keyword, ties broken by the newer local id; a keyword candidate without a comparable
   vector lets its keyword score stand for both sides, as local search does for
-  memories still waiting for their vector.
+  memories still waiting for their vector;
+- with the querying brain's settings: each side brings `[search] candidates`
+  (search.hybrid.pool_size), and `[search] recency_weight` and `recency_half_life` rank
+  the fused candidates again by their dates (search.hybrid.recent_first), as locally.
 Local search estimates the cosine of its vector candidates from int8 codes and
 computes it exactly only for the head of the ranking; here every cosine is exact, so
 scores can differ from local ones by the estimate's error (about 0.005 of cosine)
@@ -28,6 +31,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -46,6 +50,7 @@ from .terms import COLUMN_LABELS, Tokenizer, column_weights, query_payload
 if TYPE_CHECKING:  # pragma: no cover
     from ..brain import Brain
 
+JULIAN_EPOCH_DAY = 2440587.5  # julianday('1970-01-01')
 MEMORY_COLUMNS = (
     "local_id", "uid", "category", "kind", "title", "content", "tags", "importance", "status",
     "started_at", "resolved_at", "source", "agent", "session_id", "metadata", "content_hash",
@@ -248,7 +253,9 @@ def search(
     filters: Filters | None = None,
     **fields: Any,
 ) -> tuple[list[SyncHit], PgPlan]:
-    """The best `limit` memories of every agent in the database for `query`."""
+    """The best `limit` memories of every agent in the database for `query`, ranked as
+    local search ranks them with the querying brain's settings (the weights, `[search]`
+    candidates and recency); `pool`: the candidates each side brings (None: as locally)."""
     if mode not in MODES:
         raise InvalidInput(f"search mode must be one of {', '.join(MODES)}")
     query = search_mod.checked_query(query)
@@ -257,7 +264,7 @@ def search(
     filters = Filters.of(filters, **fields)
     where, where_params = pg_where(filters, agents)
     unfiltered = filters.is_empty() and not any(agents or ())
-    pool = pool or max(50, 5 * int(limit))
+    pool = pool or search_mod.pool_size(brain.config.search.candidates, int(limit))
     note = None
 
     psycopg = psycopg_module()
@@ -382,21 +389,36 @@ def search(
     finally:
         conn.close()
     plan = PgPlan(mode, note, schema.vector_type)
-    return ranked(rows, wv, wk, int(limit)), plan
+    recency = search_mod.Recency(brain.config.search.recency_weight, brain.config.search.recency_half_life)
+    return ranked(rows, wv, wk, int(limit), recency), plan
 
 
-def ranked(rows: Sequence[Mapping[str, Any]], wv: float, wk: float, limit: int) -> list[SyncHit]:
-    """The best `limit` candidates by search.hybrid.fuse, the rank score local search uses;
-    ties go to the newer local id (then uid), as locally to the newer id."""
+def ranked(rows: Sequence[Mapping[str, Any]], wv: float, wk: float, limit: int,
+           recency: search_mod.Recency | None = None) -> list[SyncHit]:
+    """The best `limit` candidates by search.hybrid.fuse, the rank score local search uses,
+    then by recency as locally when its weight is above 0 (search.hybrid.recent_first over
+    every candidate); ties go to the newer local id (then uid), as locally to the newer id."""
     order = sorted(range(len(rows)), key=lambda i: (rows[i]["local_id"], rows[i]["uid"]))
     key = {i: n for n, i in enumerate(order)}  # fuse breaks ties by the higher key
     vector = {key[i]: float(r["sim"]) for i, r in enumerate(rows) if r["sim"] is not None}
     keyword = {key[i]: float(r["bm25"]) for i, r in enumerate(rows) if r["bm25"] is not None}
     unembedded = {key[i] for i, r in enumerate(rows) if r["unembedded"]}
     asking = {key[i] for i, r in enumerate(rows) if r["asks"]}
-    fused = search_mod.fuse(vector, keyword, wv, wk, unembedded, asking, top=limit)
+    if recency is None or not recency.weight:
+        fused = search_mod.fuse(vector, keyword, wv, wk, unembedded, asking, top=limit)
+    else:
+        days = {key[i]: _day_number(r["created_at"]) for i, r in enumerate(rows) if r["created_at"] is not None}
+        recent = search_mod.recency_of_days(days, recency.half_life_days)
+        every = search_mod.fuse(vector, keyword, wv, wk, unembedded, asking)
+        fused = search_mod.recent_first(every, recent, recency.weight)[:limit]
     by_key = {key[i]: r for i, r in enumerate(rows)}
     return [_hit(by_key[s.id], s) for s in fused]
+
+
+def _day_number(at: datetime) -> float:
+    """A time as a fractional day number, as SQLite's julianday counts (only differences
+    between them matter: recency)."""
+    return at.timestamp() / 86400.0 + JULIAN_EPOCH_DAY
 
 
 def _centred_similarity(brain: Brain, query_vector: Any, distance: str, params: dict[str, Any]) -> str:
