@@ -209,3 +209,15 @@ def test_scrub_takes_a_secret_out_of_the_searches_kept(tmp_path, capsys):
         (query, _), = fetched.pairs(brain.db)
         assert secret not in query and query.startswith("staging database [REDACTED")
     assert secret.encode() not in db.read_bytes()
+
+
+def test_a_search_whose_words_sqlite_cannot_hold_is_searched_and_never_kept(tmp_path):
+    db = tmp_path / "brain.db"
+    ids = seeded(db)
+    with Brain.open(db, embedder="none") as brain:
+        hits = brain.search("staging database \ud800 port", track=True)
+        assert ids[0] in [h.memory.id for h in hits]
+        brain.search("staging database port", track=True)
+        brain.get(ids[0], track=True)
+    # Closing flushed without an error; only the clean search is a question.
+    assert [q.query for q in questions_of(db)] == ["staging database port"]

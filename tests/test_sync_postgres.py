@@ -484,7 +484,10 @@ def test_cross_agent_search_matches_local_search_on_the_same_data(tmp_path, loca
 
 def test_postgresql_search_takes_the_candidates_and_recency_of_the_querying_brain(tmp_path, hash_embedder,
                                                                                    pg_dsn):
-    items = [{"content": f"Backup report {i}: the nightly backup of volume {i % 7} finished" + " again" * (i % 5),
+    # " ok" * i: no two reports of the same length, so no two tie at the pool's cut, where
+    # SQLite and PostgreSQL may order equal scores either way.
+    items = [{"content": f"Backup report {i}: the nightly backup of volume {i % 7} finished" + " again" * (i % 5)
+              + " ok" * i,
               "category": "project", "created_at": f"2026-{1 + i % 11:02d}-{1 + (7 * i) % 27:02d}T08:00:00Z"}
              for i in range(60)]
     tuned = Config().with_(search=SearchSettings(candidates=10, recency_weight=0.5, recency_half_life=20.0))

@@ -81,6 +81,16 @@ class Pair:
     memory_id: int
 
 
+def storable(text: str) -> bool:
+    """Whether SQLite can hold `text`: a search's words with a lone surrogate (an
+    undecodable byte let through) are searched, never kept."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 class Fetches:
     """The searches and fetches not yet written (at most PENDING of each)."""
 
@@ -95,7 +105,7 @@ class Fetches:
     def searched(self, query: str, ids: Iterable[int], at: str) -> None:
         hits, words = tuple(int(i) for i in ids), query.strip()
         self.seq += 1
-        if hits and words and len(words) <= MAX_QUERY_CHARS:  # a longer one is no question (tune)
+        if hits and words and len(words) <= MAX_QUERY_CHARS and storable(words):  # a longer one is no question (tune)
             self.searches.append(Search(at, words, hits, self.seq))
 
     def got(self, ids: Iterable[int], at: str) -> None:
