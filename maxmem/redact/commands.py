@@ -17,7 +17,17 @@ import re
 from collections.abc import Iterator
 
 from .shapes import Hit
-from .values import Strength, char_offset, find_words, is_placeholder, looks_random, value_is_secret
+from .values import (
+    Strength,
+    char_offsets,
+    find_words,
+    is_placeholder,
+    looks_random,
+    may_hold,
+    scan,
+    text_words,
+    value_is_secret,
+)
 
 __all__ = ["announced_hits", "call_hits", "cookie_hits", "flag_hits", "login_argument_hits", "pgpass_hits", "positional_hits", "stdin_hits"]
 
@@ -217,12 +227,16 @@ _PGPASS = re.compile(r"(?<![\w.*:-])[\w.*-]{1,253}:(?:\d{1,5}|\*):[\w.*-]{1,64}:
 _PORT_FIELD_BYTES = re.compile(_PORT_FIELD.pattern.replace(r"\w", "a-zA-Z0-9_").encode())
 
 
-def pgpass_hits(text: str, lowered: str, data: bytes | None = None) -> Iterator[Hit]:
+def pgpass_hits(text: str, lowered: str, data: bytes | None = None,
+                words: frozenset[bytes] | None = None) -> Iterator[Hit]:
     """The password field of .pgpass lines (the file named, or a line with a * field;
-    `data`: `lowered` in UTF-8, where the gate is looked for when given)."""
+    `data`: `lowered` in UTF-8, where the gate is looked for, and `words` its words, when given)."""
     if data is None:
         data = lowered.encode("utf-8", "surrogatepass")
-    if b"pgpass" not in data and b":*:" not in data and not _PORT_FIELD_BYTES.search(data):
+    if words is None:
+        words = text_words(data)
+    if (not (may_hold(words, b"pgpass") and b"pgpass" in data) and b":*:" not in data
+            and not _PORT_FIELD_BYTES.search(data)):
         return
     for match in _PGPASS.finditer(text):
         if _secret(match.group("secret")):
@@ -240,8 +254,11 @@ _PORTS = re.compile(r"[\d.:/a-z-]*\d:\d[\d:/a-z-]*")  # docker's -p 8080:80, -p 
 _PASSPHRASE_FLAG = re.compile(r"\s-[PN]\s{1,4}(?P<v>" + _WORD + ")")
 
 
-def flag_hits(text: str, lowered: str, data: bytes) -> Iterator[Hit]:
-    """-p after a user flag on one command line; ssh-keygen's -P / -N."""
+def flag_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes] | None = None) -> Iterator[Hit]:
+    """-p after a user flag on one command line; ssh-keygen's -P / -N (`words`: those
+    of `data`, when found already)."""
+    if words is None:
+        words = text_words(data)
     starts = _places(data, " -u", len(text)) + _places(data, "\t-u", len(text))
     for at in _places(data, "-user", len(text)):  # --user, --cluster-username
         space = max(text.rfind(" ", max(0, at - 24), at), text.rfind("\t", max(0, at - 24), at))
@@ -257,7 +274,7 @@ def flag_hits(text: str, lowered: str, data: bytes) -> Iterator[Hit]:
         if (match and not _PORTS.fullmatch(match.group("v")) and _flag_secret(match.group("v"))
                 and not _ATTACHED_P.search(lowered, user - _FLAG_WINDOW if user > _FLAG_WINDOW else 0, at)):
             yield Hit("password", *_span(match, "v"), "password flag after a user flag")
-    if b"ssh-keygen" in data:
+    if may_hold(words, b"ssh-keygen") and b"ssh-keygen" in data:
         for at in _places(data, " -n", len(text)) + _places(data, " -p", len(text)):
             match = _PASSPHRASE_FLAG.match(text, at)
             if match and "ssh-keygen" in lowered[max(0, at - 200):at] and _secret(match.group("v")):
@@ -274,12 +291,8 @@ def _flag_secret(value: str) -> bool:
 def _places(data: bytes, needle: str, length: int) -> list[int]:
     """Where `needle` (ASCII) stands in the text of `length` characters whose UTF-8 (lower
     case) is `data`: found in the bytes, in C, and given in characters."""
-    pattern, places = needle.encode(), []
-    at = data.find(pattern)
-    while at >= 0:
-        places.append(at)
-        at = data.find(pattern, at + 1)
-    return places if len(data) == length else [char_offset(data, at) for at in places]
+    places = scan(data, needle.encode())
+    return list(places) if len(data) == length else char_offsets(data, places)
 
 
 # A CLI's login: `wandb login TOKEN`, `snyk auth TOKEN`, `echo TOKEN | az devops login`,
@@ -326,7 +339,7 @@ _ANNOUNCED = re.compile(r"[^\n]{0,200}?(?::[ \t]{1,4}(?P<inline>[^\s]{8,256})[ \
 def announced_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
     """The value a command prints or a log line announces as a new password or key."""
     for word, gate in _PRINTS_SECRET.items():
-        if gate not in words or word.encode() not in data:
+        if gate not in words or not may_hold(words, word.encode()) or word.encode() not in data:
             continue
         for at in _places(data, word, len(text)):
             match = _ANNOUNCED.match(text, at + len(word))

@@ -404,12 +404,28 @@ _SENTENCE_ENDS = frozenset(".,;!?)\n\r\"'`\\")  # what may end the sentence afte
 _BEFORE_HINT = re.compile(r"\s(?:is|was|as|=|als|ist|comme|est|como|es|come|è|jako|som|är|olarak)\s")
 
 
+_RUN = re.compile(r"\S+")
+
+
+def _before_match(text: str, line: int, start: int) -> re.Match[str] | None:
+    """`_BEFORE.search(text, line, start)` in linear time: its value ends where a run of
+    non-spaces ends, so only the first place each run's value may start is tried (a
+    search would try every character of a long JSON line, each to the run's end)."""
+    for run in _RUN.finditer(text, line, start):
+        first = max(run.start(), run.end() - 200)
+        if run.end() - first >= 6:
+            match = _BEFORE.match(text, first, start)
+            if match:
+                return match
+    return None
+
+
 def _before(text: str, start: int, word: str) -> Hit | None:
     """ab12…yz is the api key: a random value just before 'is the … key'."""
     if not _BEFORE_HINT.search(text, max(0, start - 60), start):
         return None
     line = max(text.rfind("\n", 0, start) + 1, start - 260)
-    match = _BEFORE.search(text, line, start)
+    match = _before_match(text, line, start)
     if not match:
         return None
     value, offset = _candidate(match.group(1))
