@@ -48,6 +48,7 @@ from .commands import (
     login_argument_hits,
     pgpass_hits,
     positional_hits,
+    printed_hits,
     stdin_hits,
 )
 from .material import card_hits, der_hits, jwk_hits, numbered_phrase_hits, phrase_hits, putty_hits
@@ -257,6 +258,8 @@ class Redactor:
         if b" -p" in data or b" -n" in data:
             yield from flag_hits(text, lowered, data, words)
         yield from announced_hits(text, lowered, data, words)
+        if b"$ " in data:
+            yield from printed_hits(text, data)
         if b"login" in words or b"auth" in words or b" -t" in data:
             yield from login_argument_hits(text, lowered, data, words)
         if b"(" in data:

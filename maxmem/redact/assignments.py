@@ -66,7 +66,8 @@ _NETRC_BEFORE = re.compile(r"(?:^|\s)(?:machine\s+\S+|default)(?:\s+(?:login|acc
 _AFTER_NAME = frozenset("=:\"'`\\]> \t?")
 _WORD_EDGE = frozenset(" \t\n\"'(")
 _SPACE_ASSIGNMENT = re.compile(
-    r"(?:(?:^|\n)[ \t]*(?:ENV|ARG|setenv|set(?:[ \t]+-[gxUul]+)+)|\bconfig(?:ure)?[ \t]+set(?:[ \t]+--?\S+)*)[ \t]+\Z")
+    r"(?:(?:^|\n)[ \t]*(?:ENV|ARG|setenv|set(?:[ \t]+-[gxUul]+)+)|\bconfig(?:ure)?[ \t]+set(?:[ \t]+--?\S+)*"
+    r"|\benv:set|\bsecrets?[ \t]+set)[ \t]+\Z")  # netlify env:set NAME value, a CLI's secret set NAME value
 _LINE_START = frozenset("\n;&|`'\"([{ \t")
 
 
@@ -262,9 +263,11 @@ def _judge(text: str, lowered: str, name: str, start: int, end: int, secret_word
         return _value_at(text, name, strength, spaces.end(), True, f"{name} (ENV / setenv)")
     if _HEADER_DIRECTIVE.search(text, max(0, start - 40), start):  # nginx / Apache: a header and its value
         return _value_at(text, name, strength, spaces.end(), True, f"{name} in a header directive")
-    if strength is not Strength.PASSWORD:
-        return None
     config = _CONFIG_LINE.match(text, spaces.end())
+    if strength is not Strength.PASSWORD:
+        if config and before == "\n" and looks_random(config.group(0), 16) and _config_value(config.group(0)):
+            return Hit("secret", config.start(), config.end(), f"{name} in a space-separated config line")  # masterauth X
+        return None
     if config and before == "\n" and _config_value(config.group(0)):  # msmtprc, muttrc: password X
         return Hit("secret", config.start(), config.end(), f"{name} in a space-separated config line")
     if name.lower() == "password" and _NETRC_BEFORE.search(lowered, max(0, start - 300), start):

@@ -29,7 +29,8 @@ from .values import (
     value_is_secret,
 )
 
-__all__ = ["announced_hits", "call_hits", "cookie_hits", "flag_hits", "login_argument_hits", "pgpass_hits", "positional_hits", "stdin_hits"]
+__all__ = ["announced_hits", "call_hits", "cookie_hits", "flag_hits", "login_argument_hits", "pgpass_hits", "positional_hits",
+           "printed_hits", "stdin_hits"]
 
 _WORD = r"""(?:\$?'[^'\n]{1,256}'|"[^"\n]{1,256}"|[^\s'"|;&]{1,256})"""
 
@@ -80,7 +81,8 @@ def _stdin_line(text: str, start: int, end: int) -> Iterator[Hit]:
 # The commands that take a password as a positional argument, and where: each pattern
 # is tried only where its command's word stands.
 _POSITIONAL = {word: re.compile(pattern, re.IGNORECASE) for word, pattern in {
-    "htpasswd": rf"""htpasswd[ \t]+(?:-\w*n\w*b\w*[ \t]+{_WORD}|-\w*b\w*[ \t]+(?:-\w+[ \t]+)*{_WORD}[ \t]+{_WORD})"""
+    # -b (batch: the password on the command line), not -B (bcrypt)
+    "htpasswd": rf"""htpasswd[ \t]+(?:-(?-i:[a-zA-Z]*n[a-zA-Z]*b[a-zA-Z]*)[ \t]+{_WORD}|-(?-i:[a-zA-Z]*b[a-zA-Z]*)[ \t]+(?:-\w+[ \t]+)*{_WORD}[ \t]+{_WORD})"""
                 rf"""[ \t]+(?P<secret>{_WORD})""",  # -nb user pw, -b file user pw
     "lftp": rf"""lftp\b[^\n|;]{{0,200}}?[ \t]-u[ \t]+[^\s,'"]{{1,64}},(?P<secret>{_WORD})""",  # -u user,pw
     "xfreerdp": rf"""xfreerdp\b[^\n|;]{{0,200}}?[ \t]/p:(?P<secret>{_WORD})""",
@@ -349,6 +351,24 @@ def announced_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]
             value = match.group(group)
             if value and _announced_secret(value):
                 yield Hit("password", match.start(group), match.end(group), f"a secret printed after '{word}'")
+
+
+# A command run at a shell prompt whose words name a secret (terraform output -raw
+# db_password, kubectl get secret … '{.data.password}' | base64 -d, vault kv get -field=token),
+# and the one word it printed on the next line.
+_PROMPT_SECRET = re.compile(r"[^\n]{0,300}?(?:passw(?:or)?d|passphrase|secret|token|api[_-]?key|private[_-]?key|credential)"
+                            r"[^\n]{0,300}\n(?P<v>[^\s]{8,512})[ \t]*(?:\n|\Z)", re.IGNORECASE)
+
+
+def printed_hits(text: str, data: bytes) -> Iterator[Hit]:
+    """The lone word a shell command printed when the command names a secret."""
+    for at in scan(data, b"$ "):
+        if at and data[at - 1] not in (10, 32, 9):  # a prompt starts its line
+            continue
+        start = at if len(data) == len(text) else char_offsets(data, [at])[0]
+        match = _PROMPT_SECRET.match(text, start + 2)
+        if match and "\n" not in text[start:match.start("v") - 1] and _announced_secret(match.group("v")):
+            yield Hit("password", match.start("v"), match.end("v"), "a secret a command printed")
 
 
 def _announced_secret(value: str) -> bool:

@@ -396,6 +396,7 @@ def _neighbours(text: str, start: int, end: int) -> Iterator[Hit]:
 
 # -- blocks ----------------------------------------------------------------------------
 _PEM_BODY = re.compile(r"[A-Za-z0-9+/=]{4}")
+_PEM_PLACEHOLDER = re.compile(r"(?:\\n|\s)*(?:<[^<>]{1,80}>|\[[^\]]{1,80}\]|\{\{?[^{}]{1,80}\}\}?|\.\.\.|…)(?:\\n|\s)*")
 # After an unterminated BEGIN: line breaks (real or escaped), RFC 1421 headers, base64.
 _PEM_TAIL = re.compile(r"(?:(?:\\r|\\n|\r|\n)+|[A-Za-z0-9+/=]{1,100}|[A-Za-z-]{1,40}: [^\n\\]{0,200})*")
 _PEM_BEGIN = re.compile(r"-----BEGIN ((?:[A-Z0-9]+ ){0,4})PRIVATE KEY( BLOCK)?-----")
@@ -425,7 +426,8 @@ def pem_hits(text: str) -> Iterator[Hit]:
             else:
                 at = text.find("-----BEGIN ", match.end())
             continue
-        if not _PEM_BODY.search(text, match.end(), close):  # the markers alone: no key
+        if (not _PEM_BODY.search(text, match.end(), close)  # the markers alone: no key
+                or _PEM_PLACEHOLDER.fullmatch(text, match.end(), close)):  # <contents of your private key>
             at = text.find("-----BEGIN ", close)
             continue
         stop = close + len(end_marker)
