@@ -44,6 +44,7 @@ from .commands import (
     announced_hits,
     call_hits,
     cookie_hits,
+    dsn_hits,
     flag_hits,
     login_argument_hits,
     pgpass_hits,
@@ -260,6 +261,8 @@ class Redactor:
         yield from announced_hits(text, lowered, data, words)
         if b"$ " in data:
             yield from printed_hits(text, data)
+        if b"@tcp(" in data or b"@unix(" in data:
+            yield from dsn_hits(text, data)
         if b"login" in words or b"auth" in words or b" -t" in data:
             yield from login_argument_hits(text, lowered, data, words)
         if b"(" in data:

@@ -29,7 +29,7 @@ from .values import (
     value_is_secret,
 )
 
-__all__ = ["announced_hits", "call_hits", "cookie_hits", "flag_hits", "login_argument_hits", "pgpass_hits", "positional_hits",
+__all__ = ["announced_hits", "call_hits", "cookie_hits", "dsn_hits", "flag_hits", "login_argument_hits", "pgpass_hits", "positional_hits",
            "printed_hits", "stdin_hits"]
 
 _WORD = r"""(?:\$?'[^'\n]{1,256}'|"[^"\n]{1,256}"|[^\s'"|;&]{1,256})"""
@@ -142,7 +142,8 @@ def positional_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes
 _CALL_WORDS = {"login": ("login",), "logon": ("logon",), "signin": ("signin",), "authenticate": ("authenticate",),
                "bind": ("bind",), "basicauth": ("basicauth", "httpbasicauth"), "digestauth": ("httpdigestauth",),
                "networkcredential": ("networkcredential",), "passwordauthentication": ("passwordauthentication",),
-               "passwordcredentials": ("usernamepasswordcredentials",), "getconnection": ("getconnection",)}
+               "passwordcredentials": ("usernamepasswordcredentials",), "getconnection": ("getconnection",),
+               "pdo": ("pdo",)}  # new PDO($dsn, 'user', 'pw')
 _CALL_ANCHORS = frozenset(f.encode() for forms in _CALL_WORDS.values() for f in forms)
 _CALL_OPEN = re.compile(r"\w{0,24}\s{0,4}\(")
 _LITERAL = re.compile(r"""\s{0,8}(?:\w{1,32}\s{0,4}=\s{0,4})?(?P<q>["'])(?P<v>(?:\\.|(?!(?P=q))[^\\\n]){0,256})(?P=q)\s{0,8}"""
@@ -369,6 +370,20 @@ def printed_hits(text: str, data: bytes) -> Iterator[Hit]:
         match = _PROMPT_SECRET.match(text, start + 2)
         if match and "\n" not in text[start:match.start("v") - 1] and _announced_secret(match.group("v")):
             yield Hit("password", match.start("v"), match.end("v"), "a secret a command printed")
+
+
+# Go's MySQL driver: user:password@tcp(host:port)/db, user:password@unix(/path)/db.
+_GO_DSN_USER = re.compile(r"""(?:^|(?<=[\s"'`=(]))[\w.$-]{1,64}:(?P<secret>[^\s@"'`]{1,128})\Z""")
+
+
+def dsn_hits(text: str, data: bytes) -> Iterator[Hit]:
+    """The password of a `user:password@tcp(…)` data source name (Go's MySQL driver)."""
+    for needle in (b"@tcp(", b"@unix("):
+        places = scan(data, needle)
+        for at in places if len(data) == len(text) else char_offsets(data, places):
+            user = _GO_DSN_USER.search(text, max(0, at - 200), at)
+            if user and _secret(user.group("secret")):
+                yield Hit("url-password", user.start("secret"), user.end("secret"), "password in a user:password@tcp(…) DSN")
 
 
 def _announced_secret(value: str) -> bool:

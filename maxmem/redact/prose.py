@@ -362,11 +362,6 @@ def _glued_connector(low: str) -> str:
     return next((c for c in _GLUED_CONNECTORS if low.endswith(c) and len(low) > len(c)), "")
 
 
-def _is_connector(raw: str) -> bool:
-    low = raw.lower()
-    return low in _CONNECTORS or low.rstrip(":=") in _CONNECTORS and low[-1:] in ":=" or bool(_glued_connector(low))
-
-
 def _next_word(text: str, at: int, stop: int) -> str:
     after = _WORD_AFTER.match(text, at, stop)
     return after.group(1).rstrip(".,;!") if after else ""
@@ -395,8 +390,6 @@ def _after(text: str, at: int, word: str, limit: int) -> Hit | None:
     for number, token in enumerate(_TOKEN.finditer(text, at, stop)):
         if number >= _MAX_WORDS or fillers > _MAX_FILLERS.get(word, 5) + _MORE_FILLERS:
             return None
-        if fillers > _MAX_FILLERS.get(word, 5) and connector not in _PRIMARY and not _is_connector(token.group(0)):
-            return None  # past the usual few words only "is" / ":" / "=" hands a value over
         raw = token.group(0)
         if len(raw) > 600 or "[REDACTED" in raw:
             return None  # a blob, not a sentence's word; a secret taken out already
@@ -421,6 +414,8 @@ def _after(text: str, at: int, word: str, limit: int) -> Hit | None:
         if (not connector and word in _CODES and word not in _ENGLISH and word not in ("code", "combination")
                 and fillers <= _FEW and _PIN.fullmatch(value)):
             connector = "context"  # "пин-код от карты 9310": the digits after a few words
+        if fillers > _MAX_FILLERS.get(word, 5) and connector not in _PRIMARY:
+            connector = ""  # past the usual few words only "is" / ":" / "=" hands a value over
         if connector and value and not raw.endswith(":"):
             value2, offset2 = _user_password(value)
             for candidate, shift in ((value, 0), (value2, offset2)) if offset2 else ((value, 0),):
