@@ -221,6 +221,13 @@ FROM_BLIND = [
     ('$db = new PDO("pgsql:host=pg;dbname=crm", "crm", "Rv8nK2qL7x");', ["Rv8nK2qL7x"]),
     # a card number whose expiry's month follows it after a space
     ("Visa 4539 1488 0343 6467 09/27", ["4539 1488 0343 6467"]),
+    # Kotlin's "name" to "value"; a name written apart (pass_phrase); a property list's entry
+    ('val creds = mapOf("user" to "ops", "api_token" to "Tq9mZ2xLp7Rt4Wn8Vb3Hc6Jd")', ["Tq9mZ2xLp7Rt4Wn8Vb3Hc6Jd"]),
+    ("[profile]\npass_phrase=Lp7Rt4Wn8Vb3Hc6Jd1", ["Lp7Rt4Wn8Vb3Hc6Jd1"]),
+    ("<key>ClientSecret</key>\n<string>Zq8mK2xLp9Rt4Wn8Vb3H</string>", ["Zq8mK2xLp9Rt4Wn8Vb3H"]),
+    # macOS keychain's -w, ldappasswd's new password (-s)
+    ("security add-internet-password -a ops -s git.acme.dev -w Rk7mQ2xZp9Lt", ["Rk7mQ2xZp9Lt"]),
+    ("ldappasswd -x -D cn=admin,dc=ex,dc=org -W -s Nw4qZ8mLx2Tp uid=ops,dc=ex,dc=org", ["Nw4qZ8mLx2Tp"]),
 ]
 
 

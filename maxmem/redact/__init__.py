@@ -39,7 +39,7 @@ from typing import Any
 from ..config import Config
 from ..errors import InvalidInput
 from ..settings import CustomPattern, RedactSettings, check_pattern, compile_patterns
-from .assignments import KEYWORDS, bearer_hits, command_hits, keyword_positions, named_hits, sql_hits
+from .assignments import KEYWORDS, bearer_hits, command_hits, keyword_positions, named_hits, plist_hits, sql_hits
 from .commands import (
     announced_hits,
     call_hits,
@@ -242,6 +242,8 @@ class Redactor:
         yield from command_hits(text, lowered)
         if b"identified" in words:
             yield from sql_hits(text, lowered)
+        if b"string" in words and b"</key>" in data:
+            yield from plist_hits(text)
         yield from prose_hits(text, lowered, data, words, positions)
         if len(text) >= 40:
             yield from der_hits(text, raw)

@@ -153,6 +153,8 @@ def name_strength(name: str, flag: bool = False, query: bool = False) -> Strengt
         return None
     if len(words) > 1 and words[-1] == "private" and words[-2] in SECRET_HEADS:
         words.pop()  # MJ_APIKEY_PRIVATE: the private half of a key pair
+    if len(words) > 1 and words[-2] + words[-1] in ("passphrase", "password", "passwd"):
+        words[-2:] = [words[-2] + words[-1]]  # pass_phrase, pass-word: one word written apart
     head, qualifiers = words[-1], words[:-1]
     if head == "pat":  # a personal access token: GITHUB_PAT, ASANA_PAT (a bare "pat" is a name)
         return Strength.TOKEN if qualifiers else None
