@@ -351,7 +351,9 @@ def prose_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes],
 _MORE_FILLERS = 3  # "A senha do banco de dados de produção é X": more words, then "is"
 # Verbs after the value in languages that put them last (Persian, Korean, Japanese, Hindi, Turkish).
 _COPULA_AFTER = re.compile(r"است|هست|می‌باشد|입니다|이에요|예요|이다|です|だ|だよ|है|हैं|dir|dır|dur|dür|tir|tır|হয়")
-_GLUED_CONNECTORS = tuple(c for c in _CONNECTORS if not c.isascii() and len(c) >= 1 and c.isalpha())
+# "is" glued at the end of a word in scripts written without spaces (Thai, Chinese); not a
+# topic particle (Korean 은/는, Japanese は), which any noun takes.
+_GLUED_CONNECTORS = ("คือ", "是", "为", "為")
 _WORD_AFTER = re.compile(r"[ \t]{1,4}(\S{1,12})")
 
 
