@@ -201,8 +201,38 @@ GENERALISED = [
 ]
 
 
-@pytest.mark.parametrize(("text", "secrets"), CASES + FAMILY + GENERALISED,
-                         ids=[c[0][:32] for c in CASES + FAMILY + GENERALISED])
+# Generalised from the blind split's misses (development data since), each with values
+# and wordings of its own.
+FROM_BLIND = [
+    # a password of digits only after a password word and "is" / ":"; a verb after the value
+    ("mi contraseña del banco es 507381", ["507381"]),
+    ("Das WLAN-Passwort: 90817263", ["90817263"]),
+    ("رمز عبور ایمیل من Qm7x2Lp9Rt است", ["Qm7x2Lp9Rt"]),
+    ("la contraseña de la base de datos de pruebas es Vk3nP8qL2m", ["Vk3nP8qL2m"]),
+    # a particle glued behind the value, a full-width comma and the rest of the sentence
+    ("ルーターのパスワードはZx8Qm2Lp7Kだよ", ["Zx8Qm2Lp7K"]),
+    ("這是 API 金鑰：9b1e6f0c3d2a48e7b5c4f3a2d1e0f9c8，別外傳", ["9b1e6f0c3d2a48e7b5c4f3a2d1e0f9c8"]),
+    # a secret a command printed on the line below it
+    ("$ vault kv get -field=api_token secret/ci\nq8Zm3Lx7Pt2Wn9Rb4Vc6", ["q8Zm3Lx7Pt2Wn9Rb4Vc6"]),
+    # a CLI that sets a secret by name, then its value
+    ("fly secrets set STRIPE_SECRET 7c1e4a9b2d8f3e6a0b5c7d9e1f2a3b4c", ["7c1e4a9b2d8f3e6a0b5c7d9e1f2a3b4c"]),
+    # Go's user:password@tcp(…) DSN, PDO's password argument
+    ('db, _ := sql.Open("mysql", "app:Hq7mZ2xLp9@tcp(10.0.0.7:3306)/orders")', ["Hq7mZ2xLp9"]),
+    ('$db = new PDO("pgsql:host=pg;dbname=crm", "crm", "Rv8nK2qL7x");', ["Rv8nK2qL7x"]),
+    # a card number whose expiry's month follows it after a space
+    ("Visa 4539 1488 0343 6467 09/27", ["4539 1488 0343 6467"]),
+    # Kotlin's "name" to "value"; a name written apart (pass_phrase); a property list's entry
+    ('val creds = mapOf("user" to "ops", "api_token" to "Tq9mZ2xLp7Rt4Wn8Vb3Hc6Jd")', ["Tq9mZ2xLp7Rt4Wn8Vb3Hc6Jd"]),
+    ("[profile]\npass_phrase=Lp7Rt4Wn8Vb3Hc6Jd1", ["Lp7Rt4Wn8Vb3Hc6Jd1"]),
+    ("<key>ClientSecret</key>\n<string>Zq8mK2xLp9Rt4Wn8Vb3H</string>", ["Zq8mK2xLp9Rt4Wn8Vb3H"]),
+    # macOS keychain's -w, ldappasswd's new password (-s)
+    ("security add-internet-password -a ops -s git.acme.dev -w Rk7mQ2xZp9Lt", ["Rk7mQ2xZp9Lt"]),
+    ("ldappasswd -x -D cn=admin,dc=ex,dc=org -W -s Nw4qZ8mLx2Tp uid=ops,dc=ex,dc=org", ["Nw4qZ8mLx2Tp"]),
+]
+
+
+@pytest.mark.parametrize(("text", "secrets"), CASES + FAMILY + GENERALISED + FROM_BLIND,
+                         ids=[c[0][:32] for c in CASES + FAMILY + GENERALISED + FROM_BLIND])
 def test_each_mechanism_takes_out_a_value_it_was_not_written_from(text, secrets):
     out, count = redact(text)
     assert count >= 1, explain(text)
@@ -303,6 +333,16 @@ PUBLIC = [
     "sign in with LinkedIn or GitHub",
     "choose a new password:\nthen press Enter",
     "Cookie: theme=dark; lang=en-GB",
+    # public by design or named as an identifier, stored encrypted, a tag, a test number, a stand-in
+    "NEXT_PUBLIC_SUPABASE_ANON_KEY=Zk9mQ2xLp7Rt4Wn8Vb3Hc6Jd1Fg5Ss0Aa2Xq7KpLm9",
+    "const firebaseConfig = { apiKey: \"AIzaSyQ7mZ2xLp9Rt4Wn8Vb3Hc6Jd1Fg5Ss0A\" };",
+    "NETLIFY_SITE_ID=Qm7xZ2Lp9Rt4Wn8Vb3Hc6Jd1",
+    'nextCursor: "Zk9mQ2xLp7Rt4Wn8Vb3Hc6Jd1Fg5Ss0Aa2Xq7KpLm9Tz3"',
+    "db_password: !secret db_password",
+    "spec:\n  encryptedData:\n    api_token: AgCq7mZ2xLp9Rt4Wn8Vb3Hc6Jd1Fg5Ss0Aa2Xq7KpLm9Tz3Bn6",
+    "Use the test card 4242 4000 0000 0008 to trigger 3-D Secure.",
+    "-----BEGIN RSA PRIVATE KEY-----\n...\n-----END RSA PRIVATE KEY-----",
+    "htpasswd -B -c /etc/nginx/.htpasswd alice",
 ]
 
 
@@ -338,6 +378,17 @@ def test_the_once_blind_split_keeps_its_recall_and_its_ordinary_lines():
     ordinary = redact_eval.load("ordinary-unseen")
     touched = [i["text"] for i, found in zip(ordinary, detect([i["text"] for i in ordinary])) if found]
     assert touched == []
+
+
+def test_the_second_blind_split_keeps_its_recall_and_its_ordinary_lines():
+    """The blind split was scored blind once (0.870, 26.7 FP lines / 1k), then read: it is
+    development data, and what its mechanisms gained must not slip back."""
+    detect = redact_eval.maxmem_detector()
+    items = redact_eval.load("shapes-blind")
+    assert redact_eval.score(items, detect([i["text"] for i in items]))["recall"] >= 0.90
+    ordinary = redact_eval.load("ordinary-blind")
+    touched = [i["text"] for i, found in zip(ordinary, detect([i["text"] for i in ordinary])) if found]
+    assert len(touched) <= 5, touched  # two AWS key ids, jwt.io's token, Stripe's docs key twice
 
 
 def test_a_secret_free_coding_transcript_loses_nothing():

@@ -39,15 +39,17 @@ from typing import Any
 from ..config import Config
 from ..errors import InvalidInput
 from ..settings import CustomPattern, RedactSettings, check_pattern, compile_patterns
-from .assignments import KEYWORDS, bearer_hits, command_hits, keyword_positions, named_hits, sql_hits
+from .assignments import KEYWORDS, bearer_hits, command_hits, keyword_positions, named_hits, plist_hits, sql_hits
 from .commands import (
     announced_hits,
     call_hits,
     cookie_hits,
+    dsn_hits,
     flag_hits,
     login_argument_hits,
     pgpass_hits,
     positional_hits,
+    printed_hits,
     stdin_hits,
 )
 from .material import card_hits, der_hits, jwk_hits, numbered_phrase_hits, phrase_hits, putty_hits
@@ -65,7 +67,7 @@ from .shapes import (
     webhook_hits,
 )
 from .tokens import dollar_hits, encoded_json_hits, random_run_hits
-from .values import inside_words, text_words
+from .values import inside_words, may_hold, text_words
 
 __all__ = [
     "MARK",
@@ -205,29 +207,34 @@ class Redactor:
     def _hits(self, text: str) -> Iterable[Hit]:
         lowered = _lower(text)
         # Every gate below is a scan of bytes: on a text that holds a character outside
-        # Latin-1 (an emoji) a scan of str reads four bytes a character.
+        # Latin-1 (an emoji) a scan of str reads four bytes a character. A gate for a
+        # needle with letters looks at the text's distinct words first (a few KB).
         data = lowered.encode("utf-8", "surrogatepass")
         raw = text.encode("utf-8", "surrogatepass")
-        if b"<private" in data:
+        words = text_words(data)
+
+        def holds(needle: bytes) -> bool:
+            return may_hold(words, needle) and needle in data
+
+        if holds(b"<private"):
             yield from private_hits(text, lowered)
-        if b"begin " in data:
-            if b"-----begin " in data:
+        if b"begin" in words:
+            if holds(b"-----begin "):
                 yield from pem_hits(text)
             yield from key_block_hits(text)
         yield from provider_hits(text, raw)
         if b"://" in data:
             yield from url_hits(text, data)
-        if b".com" in data:
-            yield from webhook_hits(text, lowered, data)
+        if b"com" in words and b".com" in data:
+            yield from webhook_hits(text, lowered, data, words)
         if len(text) >= 32:
             yield from random_run_hits(text, raw)
-            if b"eyj" in data or b"ewo" in data:
+            if holds(b"eyj") or holds(b"ewo"):
                 yield from encoded_json_hits(text, raw)
         if b"$" in data:
             yield from dollar_hits(text)
-        if b"q~" in data:
+        if holds(b"q~"):
             yield from azure_hits(text)
-        words = text_words(data)
         positions = keyword_positions(lowered, inside_words(words, self._keywords), data)
         yield from named_hits(text, lowered, self._secret_words, self._ignore, positions)
         if b"bearer" in words:
@@ -235,10 +242,12 @@ class Redactor:
         yield from command_hits(text, lowered)
         if b"identified" in words:
             yield from sql_hits(text, lowered)
+        if b"string" in words and b"</key>" in data:
+            yield from plist_hits(text)
         yield from prose_hits(text, lowered, data, words, positions)
         if len(text) >= 40:
             yield from der_hits(text, raw)
-        if b"lines" in words and b"private-lines:" in data:
+        if b"lines" in words and holds(b"private-lines:"):
             yield from putty_hits(text)
         if b"kty" in words:
             yield from jwk_hits(text, lowered)
@@ -250,8 +259,12 @@ class Redactor:
             yield from stdin_hits(text, lowered, data, words)
         yield from positional_hits(text, lowered, data, words)
         if b" -p" in data or b" -n" in data:
-            yield from flag_hits(text, lowered, data)
+            yield from flag_hits(text, lowered, data, words)
         yield from announced_hits(text, lowered, data, words)
+        if b"$ " in data:
+            yield from printed_hits(text, data)
+        if b"@tcp(" in data or b"@unix(" in data:
+            yield from dsn_hits(text, data)
         if b"login" in words or b"auth" in words or b" -t" in data:
             yield from login_argument_hits(text, lowered, data, words)
         if b"(" in data:
@@ -259,7 +272,7 @@ class Redactor:
         if b"cookie" in data or b" -b " in data:
             yield from cookie_hits(text, lowered, data, words)
         if data.count(b":") >= 4:
-            yield from pgpass_hits(text, lowered, data)
+            yield from pgpass_hits(text, lowered, data, words)
         for kind, pattern in self._custom:
             for match in pattern.finditer(text):
                 span = match.span("secret") if "secret" in pattern.groupindex else match.span()

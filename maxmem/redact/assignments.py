@@ -30,7 +30,7 @@ from .values import (
     value_is_secret,
 )
 
-__all__ = ["KEYWORDS", "bearer_hits", "command_hits", "keyword_positions", "named_hits"]
+__all__ = ["KEYWORDS", "bearer_hits", "command_hits", "keyword_positions", "named_hits", "plist_hits"]
 
 KEYWORDS = ("pass", "pwd", "secret", "token", "key", "auth", "cred", "sig", "_pat", "mnemonic", "psk", "priv",
             *FOREIGN_PASSWORDS)
@@ -42,7 +42,8 @@ _MAX_NAME = 64
 
 # After a name: its closing quote (JSON, dict keys, escaped in a transcript) or the ]
 # of os.environ["X"], then = : := => ?= (not == != :: ://).
-_SEP = re.compile(r"""(?P<close>\\{0,3}["'`])?\]?[ \t]{0,16}(?P<sep>:=|=>|\?=|=(?![=~])|:(?![:/=])|<-(?!-))[ \t]{0,16}""")
+_SEP = re.compile(r"""(?P<close>\\{0,3}["'`])?\]?[ \t]{0,16}(?P<sep>:=|=>|\?=|=(?![=~])|:(?![:/=])|<-(?!-)"""
+                  r"""|(?(close)(?<=[ \t])to(?=[ \t]{1,4}["'])|(?!)))[ \t]{0,16}""")  # Kotlin: "password" to "x"
 _SPACES = re.compile(r"[ \t]{1,16}")
 _CALL_END = re.compile(r"""\\{0,3}["'][ \t]{0,4}\)""")
 _ARGUMENTS = re.compile(r"""\\{0,3}["'][ \t]{0,4},[ \t]{0,8}(?=\\{0,3}["'])""")
@@ -66,7 +67,8 @@ _NETRC_BEFORE = re.compile(r"(?:^|\s)(?:machine\s+\S+|default)(?:\s+(?:login|acc
 _AFTER_NAME = frozenset("=:\"'`\\]> \t?")
 _WORD_EDGE = frozenset(" \t\n\"'(")
 _SPACE_ASSIGNMENT = re.compile(
-    r"(?:(?:^|\n)[ \t]*(?:ENV|ARG|setenv|set(?:[ \t]+-[gxUul]+)+)|\bconfig(?:ure)?[ \t]+set(?:[ \t]+--?\S+)*)[ \t]+\Z")
+    r"(?:(?:^|\n)[ \t]*(?:ENV|ARG|setenv|set(?:[ \t]+-[gxUul]+)+)|\bconfig(?:ure)?[ \t]+set(?:[ \t]+--?\S+)*"
+    r"|\benv:set|\bsecrets?[ \t]+set)[ \t]+\Z")  # netlify env:set NAME value, a CLI's secret set NAME value
 _LINE_START = frozenset("\n;&|`'\"([{ \t")
 
 
@@ -262,9 +264,11 @@ def _judge(text: str, lowered: str, name: str, start: int, end: int, secret_word
         return _value_at(text, name, strength, spaces.end(), True, f"{name} (ENV / setenv)")
     if _HEADER_DIRECTIVE.search(text, max(0, start - 40), start):  # nginx / Apache: a header and its value
         return _value_at(text, name, strength, spaces.end(), True, f"{name} in a header directive")
-    if strength is not Strength.PASSWORD:
-        return None
     config = _CONFIG_LINE.match(text, spaces.end())
+    if strength is not Strength.PASSWORD:
+        if config and before == "\n" and looks_random(config.group(0), 16) and _config_value(config.group(0)):
+            return Hit("secret", config.start(), config.end(), f"{name} in a space-separated config line")  # masterauth X
+        return None
     if config and before == "\n" and _config_value(config.group(0)):  # msmtprc, muttrc: password X
         return Hit("secret", config.start(), config.end(), f"{name} in a space-separated config line")
     if name.lower() == "password" and _NETRC_BEFORE.search(lowered, max(0, start - 300), start):
@@ -485,3 +489,19 @@ def _command_secret(value: str) -> bool:
     if value.startswith(("-", "$", "[REDACTED", "<")) or is_placeholder(value):
         return False
     return value_is_secret(value, Strength.PASSWORD, quoted=True, literal=True)
+
+
+# A property list (macOS, iOS): <key>APIKey</key> then <string>value</string>.
+_PLIST_PAIR = re.compile(r"<key>(?P<name>[^<>\n]{1,64})</key>\s{0,64}<string>(?P<value>[^<\n]{1,1024})</string>")
+
+
+def plist_hits(text: str) -> Iterator[Hit]:
+    """The string of a property list entry whose key names a secret."""
+    at = text.find("<key>")
+    while at >= 0:
+        pair = _PLIST_PAIR.match(text, at)
+        if pair:
+            strength = name_strength(pair.group("name"))
+            if strength and value_is_secret(pair.group("value"), strength, quoted=True, literal=True):
+                yield Hit("secret", pair.start("value"), pair.end("value"), f"<key>{pair.group('name')}</key> value")
+        at = text.find("<key>", at + 5)

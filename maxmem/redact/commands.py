@@ -17,9 +17,20 @@ import re
 from collections.abc import Iterator
 
 from .shapes import Hit
-from .values import Strength, char_offset, find_words, is_placeholder, looks_random, value_is_secret
+from .values import (
+    Strength,
+    char_offsets,
+    find_words,
+    is_placeholder,
+    looks_random,
+    may_hold,
+    scan,
+    text_words,
+    value_is_secret,
+)
 
-__all__ = ["announced_hits", "call_hits", "cookie_hits", "flag_hits", "login_argument_hits", "pgpass_hits", "positional_hits", "stdin_hits"]
+__all__ = ["announced_hits", "call_hits", "cookie_hits", "dsn_hits", "flag_hits", "login_argument_hits", "pgpass_hits", "positional_hits",
+           "printed_hits", "stdin_hits"]
 
 _WORD = r"""(?:\$?'[^'\n]{1,256}'|"[^"\n]{1,256}"|[^\s'"|;&]{1,256})"""
 
@@ -70,7 +81,8 @@ def _stdin_line(text: str, start: int, end: int) -> Iterator[Hit]:
 # The commands that take a password as a positional argument, and where: each pattern
 # is tried only where its command's word stands.
 _POSITIONAL = {word: re.compile(pattern, re.IGNORECASE) for word, pattern in {
-    "htpasswd": rf"""htpasswd[ \t]+(?:-\w*n\w*b\w*[ \t]+{_WORD}|-\w*b\w*[ \t]+(?:-\w+[ \t]+)*{_WORD}[ \t]+{_WORD})"""
+    # -b (batch: the password on the command line), not -B (bcrypt)
+    "htpasswd": rf"""htpasswd[ \t]+(?:-(?-i:[a-zA-Z]*n[a-zA-Z]*b[a-zA-Z]*)[ \t]+{_WORD}|-(?-i:[a-zA-Z]*b[a-zA-Z]*)[ \t]+(?:-\w+[ \t]+)*{_WORD}[ \t]+{_WORD})"""
                 rf"""[ \t]+(?P<secret>{_WORD})""",  # -nb user pw, -b file user pw
     "lftp": rf"""lftp\b[^\n|;]{{0,200}}?[ \t]-u[ \t]+[^\s,'"]{{1,64}},(?P<secret>{_WORD})""",  # -u user,pw
     "xfreerdp": rf"""xfreerdp\b[^\n|;]{{0,200}}?[ \t]/p:(?P<secret>{_WORD})""",
@@ -90,6 +102,9 @@ _POSITIONAL = {word: re.compile(pattern, re.IGNORECASE) for word, pattern in {
     "auth": rf"""(?<![\w.])(?-i:AUTH)[ \t]+(?:[\w-]{{1,64}}[ \t]+)?(?P<secret>{_WORD})[ \t]*(?:\r?\n|\Z)""",
     "set password": r"""set[ \t]+password[ \t]+(?:for[ \t]+\S{1,128}[ \t]*)?=[ \t]*(?:password\()?(?P<secret>'[^'\n]{1,256}')""",
     "ssh-keygen": rf"""ssh-keygen\b[^\n|;]{{0,200}}?[ \t]-[NP][ \t]+(?P<secret>{_WORD})""",  # new / old passphrase
+    "ldappasswd": rf"""ldappasswd\b[^\n|;]{{0,300}}?[ \t]-s[ \t]+(?P<secret>{_WORD})""",  # the new password
+    # macOS keychain: security add-generic-password … -w password
+    "-password": rf"""-password\b[^\n|;]{{0,200}}?[ \t]-w[ \t]+(?P<secret>{_WORD})""",
     # user/password@host:port/service (Oracle's EZConnect, in JDBC thin URLs and tools)
     "thin:": r"""thin:[\w$#]{1,64}/(?P<secret>[^\s@/"']{1,128})@""",
 }.items()}
@@ -101,7 +116,7 @@ _POSITIONAL_ANCHORS = {"htpasswd": b"htpasswd", "mosquitto_passwd": b"mosquitto"
                        "dp": b"expdp", "rman": b"rman", "conn": b"conn", "convertto-securestring": b"convertto",
                        "/pass": b"pass", "ssh-keygen": b"keygen", "thin:": b"thin",
                        "auth": b"auth", "set password": b"set", "lftp": b"lftp", "xfreerdp": b"xfreerdp",
-                       "rdesktop": b"rdesktop"}
+                       "rdesktop": b"rdesktop", "ldappasswd": b"ldappasswd", "-password": b"security"}
 
 
 _POSITIONAL_GATE = frozenset(_POSITIONAL_ANCHORS.values()) - {b"pass"} | {b"impdp", b"connect"}
@@ -130,7 +145,8 @@ def positional_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes
 _CALL_WORDS = {"login": ("login",), "logon": ("logon",), "signin": ("signin",), "authenticate": ("authenticate",),
                "bind": ("bind",), "basicauth": ("basicauth", "httpbasicauth"), "digestauth": ("httpdigestauth",),
                "networkcredential": ("networkcredential",), "passwordauthentication": ("passwordauthentication",),
-               "passwordcredentials": ("usernamepasswordcredentials",), "getconnection": ("getconnection",)}
+               "passwordcredentials": ("usernamepasswordcredentials",), "getconnection": ("getconnection",),
+               "pdo": ("pdo",)}  # new PDO($dsn, 'user', 'pw')
 _CALL_ANCHORS = frozenset(f.encode() for forms in _CALL_WORDS.values() for f in forms)
 _CALL_OPEN = re.compile(r"\w{0,24}\s{0,4}\(")
 _LITERAL = re.compile(r"""\s{0,8}(?:\w{1,32}\s{0,4}=\s{0,4})?(?P<q>["'])(?P<v>(?:\\.|(?!(?P=q))[^\\\n]){0,256})(?P=q)\s{0,8}"""
@@ -217,12 +233,16 @@ _PGPASS = re.compile(r"(?<![\w.*:-])[\w.*-]{1,253}:(?:\d{1,5}|\*):[\w.*-]{1,64}:
 _PORT_FIELD_BYTES = re.compile(_PORT_FIELD.pattern.replace(r"\w", "a-zA-Z0-9_").encode())
 
 
-def pgpass_hits(text: str, lowered: str, data: bytes | None = None) -> Iterator[Hit]:
+def pgpass_hits(text: str, lowered: str, data: bytes | None = None,
+                words: frozenset[bytes] | None = None) -> Iterator[Hit]:
     """The password field of .pgpass lines (the file named, or a line with a * field;
-    `data`: `lowered` in UTF-8, where the gate is looked for when given)."""
+    `data`: `lowered` in UTF-8, where the gate is looked for, and `words` its words, when given)."""
     if data is None:
         data = lowered.encode("utf-8", "surrogatepass")
-    if b"pgpass" not in data and b":*:" not in data and not _PORT_FIELD_BYTES.search(data):
+    if words is None:
+        words = text_words(data)
+    if (not (may_hold(words, b"pgpass") and b"pgpass" in data) and b":*:" not in data
+            and not _PORT_FIELD_BYTES.search(data)):
         return
     for match in _PGPASS.finditer(text):
         if _secret(match.group("secret")):
@@ -240,8 +260,11 @@ _PORTS = re.compile(r"[\d.:/a-z-]*\d:\d[\d:/a-z-]*")  # docker's -p 8080:80, -p 
 _PASSPHRASE_FLAG = re.compile(r"\s-[PN]\s{1,4}(?P<v>" + _WORD + ")")
 
 
-def flag_hits(text: str, lowered: str, data: bytes) -> Iterator[Hit]:
-    """-p after a user flag on one command line; ssh-keygen's -P / -N."""
+def flag_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes] | None = None) -> Iterator[Hit]:
+    """-p after a user flag on one command line; ssh-keygen's -P / -N (`words`: those
+    of `data`, when found already)."""
+    if words is None:
+        words = text_words(data)
     starts = _places(data, " -u", len(text)) + _places(data, "\t-u", len(text))
     for at in _places(data, "-user", len(text)):  # --user, --cluster-username
         space = max(text.rfind(" ", max(0, at - 24), at), text.rfind("\t", max(0, at - 24), at))
@@ -257,7 +280,7 @@ def flag_hits(text: str, lowered: str, data: bytes) -> Iterator[Hit]:
         if (match and not _PORTS.fullmatch(match.group("v")) and _flag_secret(match.group("v"))
                 and not _ATTACHED_P.search(lowered, user - _FLAG_WINDOW if user > _FLAG_WINDOW else 0, at)):
             yield Hit("password", *_span(match, "v"), "password flag after a user flag")
-    if b"ssh-keygen" in data:
+    if may_hold(words, b"ssh-keygen") and b"ssh-keygen" in data:
         for at in _places(data, " -n", len(text)) + _places(data, " -p", len(text)):
             match = _PASSPHRASE_FLAG.match(text, at)
             if match and "ssh-keygen" in lowered[max(0, at - 200):at] and _secret(match.group("v")):
@@ -274,12 +297,8 @@ def _flag_secret(value: str) -> bool:
 def _places(data: bytes, needle: str, length: int) -> list[int]:
     """Where `needle` (ASCII) stands in the text of `length` characters whose UTF-8 (lower
     case) is `data`: found in the bytes, in C, and given in characters."""
-    pattern, places = needle.encode(), []
-    at = data.find(pattern)
-    while at >= 0:
-        places.append(at)
-        at = data.find(pattern, at + 1)
-    return places if len(data) == length else [char_offset(data, at) for at in places]
+    places = scan(data, needle.encode())
+    return list(places) if len(data) == length else char_offsets(data, places)
 
 
 # A CLI's login: `wandb login TOKEN`, `snyk auth TOKEN`, `echo TOKEN | az devops login`,
@@ -326,7 +345,7 @@ _ANNOUNCED = re.compile(r"[^\n]{0,200}?(?::[ \t]{1,4}(?P<inline>[^\s]{8,256})[ \
 def announced_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
     """The value a command prints or a log line announces as a new password or key."""
     for word, gate in _PRINTS_SECRET.items():
-        if gate not in words or word.encode() not in data:
+        if gate not in words or not may_hold(words, word.encode()) or word.encode() not in data:
             continue
         for at in _places(data, word, len(text)):
             match = _ANNOUNCED.match(text, at + len(word))
@@ -336,6 +355,38 @@ def announced_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]
             value = match.group(group)
             if value and _announced_secret(value):
                 yield Hit("password", match.start(group), match.end(group), f"a secret printed after '{word}'")
+
+
+# A command run at a shell prompt whose words name a secret (terraform output -raw
+# db_password, kubectl get secret … '{.data.password}' | base64 -d, vault kv get -field=token),
+# and the one word it printed on the next line.
+_PROMPT_SECRET = re.compile(r"[^\n]{0,300}?(?:passw(?:or)?d|passphrase|secret|token|api[_-]?key|private[_-]?key|credential)"
+                            r"[^\n]{0,300}\n(?P<v>[^\s]{8,512})[ \t]*(?:\n|\Z)", re.IGNORECASE)
+
+
+def printed_hits(text: str, data: bytes) -> Iterator[Hit]:
+    """The lone word a shell command printed when the command names a secret."""
+    for at in scan(data, b"$ "):
+        if at and data[at - 1] not in (10, 32, 9):  # a prompt starts its line
+            continue
+        start = at if len(data) == len(text) else char_offsets(data, [at])[0]
+        match = _PROMPT_SECRET.match(text, start + 2)
+        if match and "\n" not in text[start:match.start("v") - 1] and _announced_secret(match.group("v")):
+            yield Hit("password", match.start("v"), match.end("v"), "a secret a command printed")
+
+
+# Go's MySQL driver: user:password@tcp(host:port)/db, user:password@unix(/path)/db.
+_GO_DSN_USER = re.compile(r"""(?:^|(?<=[\s"'`=(]))[\w.$-]{1,64}:(?P<secret>[^\s@"'`]{1,128})\Z""")
+
+
+def dsn_hits(text: str, data: bytes) -> Iterator[Hit]:
+    """The password of a `user:password@tcp(…)` data source name (Go's MySQL driver)."""
+    for needle in (b"@tcp(", b"@unix("):
+        places = scan(data, needle)
+        for at in places if len(data) == len(text) else char_offsets(data, places):
+            user = _GO_DSN_USER.search(text, max(0, at - 200), at)
+            if user and _secret(user.group("secret")):
+                yield Hit("url-password", user.start("secret"), user.end("secret"), "password in a user:password@tcp(…) DSN")
 
 
 def _announced_secret(value: str) -> bool:

@@ -45,7 +45,8 @@ _PASSWORD_WORDS = (
     "wifi", "wi-fi", "wlan", "mdp", "clave", "hasłem", "паролем", "пароль от", "暗証番号", "口令",  # mot de passe; es: clave = password
     "pw", "pwd", "pass",  # only as a label: "pw: …", "pass = …"
     "alarm code", "door code", "access code", "unlock code", "pin code", "gate code", "entry code", "safe code",
-    "pincode", "pin-code", "pin-kode", "puk", "пин", "пин-код", "暗証番号",
+    "pincode", "pin-code", "pin-kode", "puk", "пин", "пин-код", "暗証番号", "geheimzahl", "geheimnummer", "digicode",
+    "পিন", "पिन", "핀", "密碼鎖",
     "code", "combination",  # "the code to the safe is 4821": only digits, only when a lock is named
     *_ACCESS_CODES,
     "backup code", "recovery code", "2fa code", "one-time code", "backup codes", "recovery codes", "2fa codes",
@@ -67,12 +68,13 @@ _ENGLISH = frozenset({"password", "passphrase", "passcode", "passwd", "credentia
 _LOCKS = re.compile(r"(?i)[ \t](?:to|for|of)[ \t](?:the[ \t]|my[ \t]|our[ \t]|your[ \t])?(?:front[ \t]|back[ \t]|main[ \t])?"
                     r"(?:safe|door|gate|garage|alarm|lock|locker|padlock|keypad|building|house|office|storage|"
                     r"lockbox|key[ \t]?box|bike[ \t]?lock|suitcase)\b")
-_CODES = frozenset({"pincode", "pin-code", "pin-kode", "puk", "пин", "пин-код", "暗証番号",
+_CODES = frozenset({"pincode", "pin-code", "pin-kode", "puk", "пин", "пин-код", "暗証番号", "geheimzahl", "geheimnummer",
+                    "digicode", "পিন", "पिन", "핀", "密碼鎖",
                     "alarm code", "door code", "access code", "unlock code", "pin code", "gate code", "entry code",
                     "safe code", "pin", "passcode", "code", "combination", *_ACCESS_CODES})
 # Words that make what follows a key or token (the value must look random).
 _KEY_WORDS = ("key", "token", "secret", "clé", "chave", "schlüssel", "sleutel", "klucz", "ключ", "токен",
-              "密钥", "秘钥", "令牌", "キー", "トークン", "토큰", "nyckel", "nøgle", "avain", "seed", "pin", "chiave",
+              "密钥", "秘钥", "令牌", "金鑰", "密鑰", "私鑰", "秘鑰", "キー", "トークン", "토큰", "nyckel", "nøgle", "avain", "seed", "pin", "chiave",
               "anahtar", "키", "kulcs", "cheie", "kljuc", "ključ", "klíč", "raktas", "atslēga", "võti", "مفتاح",
               "מפתח", "κλειδί", "कुंजी", "khóa", "kunci", "cheia", "geheimnis", "secreto", "segreto", "sekret",
               "секрет", "秘密", "비밀", "gizli")
@@ -109,6 +111,7 @@ _FILE_LIKE = re.compile(r"[\w.-]+\.(?:[a-z]{1,5})")
 _TECH_TERM = re.compile(r"[a-z]{1,8}\d{1,4}[a-z_\d]{0,6}|[A-Z][A-Z\d]{1,10}(?:[-_/][A-Z\d]{1,10}){0,3}")
 _PATH_LINE = re.compile(r"\.[A-Za-z]{1,5}:\d")
 _PIN = re.compile(r"\d{4,12}(?:[- ]\d{2,8})?#?")
+_NUMERIC_PASSWORD = re.compile(r"\d{4,12}[*#]?")
 # Every value read here holds a digit, a symbol or a change of case (a plain word is no password).
 _VALUE_HINT = re.compile(r"[\d!@#$%^&*+?~]|[a-z][A-Z]|[A-Z]{2}[a-z]")  # or letters of random case (pwGGspFumtAX)
 _LABEL_IS = re.compile(r"[ \t]{1,3}(?:is|=|:)[ \t]")
@@ -163,6 +166,9 @@ def password_like(value: str, strong: bool = False) -> bool:
     return classes >= 3 and (digit or symbol) or (classes == 2 and digit and n >= 8) or mixed_case_random(value)
 
 
+_GLUED_AFTER = re.compile(r"([!-~]{4,})[^\x00-\x7f][^A-Za-z0-9]{0,40}$")
+
+
 def _candidate(token: str) -> tuple[str, int]:
     """The value a token may hold, and its offset in the token: quotes and the
     sentence's punctuation off, a CJK particle glued in front off."""
@@ -178,6 +184,10 @@ def _candidate(token: str) -> tuple[str, int]:
         if glued:
             start += glued.start()
             value = glued.group(0)
+    if value and not value[-1].isascii() and value[0].isascii():
+        glued = _GLUED_AFTER.match(value)
+        if glued:  # 783862だよ, 4416입니다: a particle glued behind
+            value = glued.group(1)
     return value, start
 
 
@@ -202,6 +212,9 @@ def _is_secret(value: str, word: str, connector: str, fillers: int) -> bool:
                                            and (connector != "context" or word == "key" and not fillers))
     if word in _CODES and _PIN.fullmatch(value):
         return True
+    if (word not in _KEY_WORDS and word not in _LABELS and word not in _LOGINS and connector in _PRIMARY
+            and _NUMERIC_PASSWORD.fullmatch(value) and len(set(value)) >= 3):
+        return True  # "WiFi密码：16150099", "senha do app: 149242": a password of digits only
     if word in _CODES and word != "passcode":
         return False
     if word == "seed":
@@ -335,6 +348,27 @@ def prose_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes],
             yield hit
 
 
+_MORE_FILLERS = 3  # "A senha do banco de dados de produção é X": more words, then "is"
+# Verbs after the value in languages that put them last (Persian, Korean, Japanese, Hindi, Turkish).
+_COPULA_AFTER = re.compile(r"است|هست|می‌باشد|입니다|이에요|예요|이다|です|だ|だよ|है|हैं|dir|dır|dur|dür|tir|tır|হয়")
+# "is" glued at the end of a word in scripts written without spaces (Thai, Chinese); not a
+# topic particle (Korean 은/는, Japanese は), which any noun takes.
+_GLUED_CONNECTORS = ("คือ", "是", "为", "為")
+_WORD_AFTER = re.compile(r"[ \t]{1,4}(\S{1,12})")
+
+
+def _glued_connector(low: str) -> str:
+    """The connector glued at the end of a word in a script written without spaces (คือ, 是, は)."""
+    if low.isascii() or len(low) < 2 or any(c.isascii() and c.isalnum() for c in low):
+        return ""  # KeCFVD1f7rwtです: a value with its particle, not a word
+    return next((c for c in _GLUED_CONNECTORS if low.endswith(c) and len(low) > len(c)), "")
+
+
+def _next_word(text: str, at: int, stop: int) -> str:
+    after = _WORD_AFTER.match(text, at, stop)
+    return after.group(1).rstrip(".,;!") if after else ""
+
+
 def _code_list(text: str, at: int, word: str) -> Iterator[Hit]:
     """The codes after 'backup codes:' (on its line and the lines below), each with a digit."""
     started = False
@@ -356,7 +390,7 @@ def _after(text: str, at: int, word: str, limit: int) -> Hit | None:
     connector = "context"  # the context word itself may be followed by the value
     fillers = 0
     for number, token in enumerate(_TOKEN.finditer(text, at, stop)):
-        if number >= _MAX_WORDS or fillers > _MAX_FILLERS.get(word, 5):
+        if number >= _MAX_WORDS or fillers > _MAX_FILLERS.get(word, 5) + _MORE_FILLERS:
             return None
         raw = token.group(0)
         if len(raw) > 600 or "[REDACTED" in raw:
@@ -370,9 +404,20 @@ def _after(text: str, at: int, word: str, limit: int) -> Hit | None:
         if low in _CONNECTORS or low.rstrip(":=") in _CONNECTORS and low[-1:] in ":=":
             connector = connector if connector == "id" else low.rstrip(":=") or low
             continue
+        glued = _glued_connector(low)
+        if glued and connector != "id":  # เข้าระบบคือ: a word of a script without spaces, "is" glued at its end
+            connector = glued
+            continue
         value, offset = _candidate(raw)
         if connector == "id" and (value != raw.rstrip(".,;") or not value.replace("-", "").replace("_", "").isalnum()):
             return None  # SHA256:…, (…): a fingerprint or a note, not a bare id
+        if not connector and value and _COPULA_AFTER.fullmatch(_next_word(text, token.end(), stop)):
+            connector = "is"  # "رمز عبور سرور X است", "X 입니다": the verb after the value
+        if (not connector and word in _CODES and word not in _ENGLISH and word not in ("code", "combination")
+                and fillers <= _FEW and _PIN.fullmatch(value)):
+            connector = "context"  # "пин-код от карты 9310": the digits after a few words
+        if fillers > _MAX_FILLERS.get(word, 5) and connector not in _PRIMARY:
+            connector = ""  # past the usual few words only "is" / ":" / "=" hands a value over
         if connector and value and not raw.endswith(":"):
             value2, offset2 = _user_password(value)
             for candidate, shift in ((value, 0), (value2, offset2)) if offset2 else ((value, 0),):
@@ -404,12 +449,28 @@ _SENTENCE_ENDS = frozenset(".,;!?)\n\r\"'`\\")  # what may end the sentence afte
 _BEFORE_HINT = re.compile(r"\s(?:is|was|as|=|als|ist|comme|est|como|es|come|è|jako|som|är|olarak)\s")
 
 
+_RUN = re.compile(r"\S+")
+
+
+def _before_match(text: str, line: int, start: int) -> re.Match[str] | None:
+    """`_BEFORE.search(text, line, start)` in linear time: its value ends where a run of
+    non-spaces ends, so only the first place each run's value may start is tried (a
+    search would try every character of a long JSON line, each to the run's end)."""
+    for run in _RUN.finditer(text, line, start):
+        first = max(run.start(), run.end() - 200)
+        if run.end() - first >= 6:
+            match = _BEFORE.match(text, first, start)
+            if match:
+                return match
+    return None
+
+
 def _before(text: str, start: int, word: str) -> Hit | None:
     """ab12…yz is the api key: a random value just before 'is the … key'."""
     if not _BEFORE_HINT.search(text, max(0, start - 60), start):
         return None
     line = max(text.rfind("\n", 0, start) + 1, start - 260)
-    match = _BEFORE.search(text, line, start)
+    match = _before_match(text, line, start)
     if not match:
         return None
     value, offset = _candidate(match.group(1))

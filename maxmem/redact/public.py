@@ -34,7 +34,19 @@ _JWK_NEAR = 400  # a JSON Web Key's "kty" stands this close to its members
 # The name just before a value that makes it an identifier, not a secret.
 _IDENTIFIER_BEFORE = re.compile(
     r"(?i)(?:\bcache\b[^\n]{0,30}\bkey|\bkey[ _-]?identifier|\bfingerprint|\busing [a-z0-9]{2,10} key|"
-    r"sec-websocket-key|data-sitekey|\bsite[ _-]?key)\W{0,4}\Z")
+    r"sec-websocket-key|data-sitekey|\bsite[ _-]?key|\bpublic[ _-]?key|\bchallenge|\bkid)\W{0,4}\Z")
+# A name that says the value is public by design (shipped to browsers, search-only) or an
+# identifier (…_ID, not a key's id: that is half of a credential).
+_PUBLIC_NAME = re.compile(
+    r"(?i)(?:^|[\s{,;(])[\"']?(?P<name>[\w.-]*(?:(?:public|publishable|search[_-]?only|client[_-]?token|anon[_-]?key)[\w.-]*|"
+    r"(?-i:(?<![Kk]ey)(?<!KEY)(?<![Ss]ecret)(?<!SECRET)(?:_id|_ID|-id)|(?<=[a-z])(?<![Kk]ey)(?<![Ss]ecret)Id)))[\"']?[ \t]{0,4}[:=][ \t]{0,4}[\"'`]?\Z")
+_TOKEN_START = re.compile(r"[\w.-]{1,12}\Z")
+_PAGE_TOKEN = re.compile(r"(?i)(?:(?:next|prev|previous|continuation|resume)[ _-]?(?:page[ _-]?)?|(?<![\w.-])page[ _-]?)"
+                         r"(?:token|cursor)"
+                         r"[\"']?[ \t]{0,4}[:=][ \t]{0,4}[\"']?\Z")
+# Encrypted and stored that way: Bitnami sealed secrets, SOPS, Ansible Vault.
+_ENCRYPTED_BEFORE = re.compile(r"(?i)encrypteddata:|\$ansible_vault|sops:")
+_YAML_TAG = re.compile(r"![A-Za-z][\w.-]{0,24}")  # password: !vault |, !secret db_pw, !Ref
 _JWK_PUBLIC = re.compile(r"""(?:^|[\s{,])\\?["']?(?:x|y|n|e|kid|x5t)\\?["']?[ \t]{0,4}:[ \t]{0,4}\\?["']?\Z""")
 _ARN_SECRET = re.compile(r"arn:aws[\w-]*:secretsmanager:[\w-]*:\d*:secret:\Z")
 _URL_USER = re.compile(r"://(?:([^\s:/?#@\"'<>\\]{1,256}):)?\Z")
@@ -46,9 +58,18 @@ _LABEL_WORDS = frozenset({"password", "passwort", "contraseña", "senha", "wacht
 def public_value(text: str, start: int, end: int) -> bool:
     """text[start:end], found by some rule, is public or a stand-in, not a secret."""
     value = text[start:end]
-    if "EXAMPLE" in value or value.startswith(_PUBLIC_PREFIXES):
+    if "EXAMPLE" in value or value.startswith(_PUBLIC_PREFIXES) or _YAML_TAG.fullmatch(value):
         return True
     before = text[max(0, start - _BEFORE):start]
+    token = _TOKEN_START.search(before)
+    if (token and (token.group(0) + value).startswith(_PUBLIC_PREFIXES)) or _PUBLIC_NAME.search(before):
+        return True  # pk.|eyJ… (a rule that took the JWT after the prefix), NEXT_PUBLIC_…, PROJECT_ID
+    if _PAGE_TOKEN.search(before):
+        return True  # nextPageToken: "…": where the next page of a listing starts
+    if value.startswith("AIza") and "firebase" in before.lower():
+        return True  # a Firebase web config's API key: public by design
+    if _ENCRYPTED_BEFORE.search(text, max(0, start - 400), start):
+        return True
     if _IDENTIFIER_BEFORE.search(before) or _ARN_SECRET.search(before):
         return True
     if _JWK_PUBLIC.search(before) and "kty" in text[max(0, start - _JWK_NEAR):start + _JWK_NEAR]:

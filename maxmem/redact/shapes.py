@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .values import char_offset, is_placeholder, looks_random, wallet_key
+from .values import char_offset, is_placeholder, looks_random, may_hold, wallet_key
 
 __all__ = ["PRIVATE", "Hit", "azure_hits", "key_block_hits", "pem_hits", "private_hits", "provider_hits", "url_hits",
            "webhook_hits"]
@@ -162,7 +162,8 @@ def _candidate_runs(text: str, data: bytes) -> Iterator[tuple[int, int]]:
                 or (before == 46 and end - pos >= 20 and not data[pos:end].translate(None, b"_-").isalpha())  # sl.…
                 or (end - pos >= 24 and first > 64 and (45 in data[pos + 2:pos + 14] or 95 in data[pos + 2:pos + 14])
                     and not (end - pos == 36 and data[pos + 8] == 45 and data[pos + 13] == 45)  # a UUID
-                    and not data[pos:end].translate(None, b"_-").isalpha())  # prefix-/prefix_ and a body with digits
+                    and not data[pos:end].translate(None, b"_-").isalpha()  # prefix-/prefix_ and a body with digits
+                    and data[pos:_first_break(data, pos)].lower() not in _ID_PREFIX_BYTES)  # msg_01…: an id
                 or (before == 92 and first in _ESCAPE_BYTES)):
             if same:
                 yield pos, end
@@ -170,6 +171,12 @@ def _candidate_runs(text: str, data: bytes) -> Iterator[tuple[int, int]]:
                 at = char_offset(data, pos)
                 yield at, at + end - pos  # a run is ASCII: as many characters as bytes
         pos = find(_NEEDLE, end)
+
+
+def _first_break(data: bytes, pos: int) -> int:
+    """Where the first - or _ from `pos` stands (there is one in its first 14 bytes)."""
+    dash, underscore = data.find(b"-", pos, pos + 14), data.find(b"_", pos, pos + 14)
+    return underscore if dash < 0 or 0 <= underscore < dash else dash
 
 
 def _placeholder_body(token: str, prefix: str) -> bool:
@@ -232,6 +239,7 @@ _ID_PREFIXES = frozenset({"sha1", "sha224", "sha256", "sha384", "sha512", "md5",
                           "batch", "file", "msgbatch", "run", "job", "thread", "asst", "call", "step", "cs", "evt",
                           "event", "id", "uuid", "nonce", "hash", "digest", "pk", "pub", "public", "org", "user",
                           "cus", "price", "prod", "sub", "pi", "pm", "ch", "in", "acct", "po", "data", "test", "img"})
+_ID_PREFIX_BYTES = frozenset(p.encode() for p in _ID_PREFIXES)
 _SECRET_PREFIX_WORDS = frozenset({"sk", "pat", "secret", "key", "token", "api", "auth", "access", "private", "priv",
                                   "pw", "pass", "apikey", "tkn", "pwd", "sec", "rk"})
 _TOKEN_TAIL = re.compile(r"[A-Za-z0-9+/=_-]*")
@@ -388,6 +396,7 @@ def _neighbours(text: str, start: int, end: int) -> Iterator[Hit]:
 
 # -- blocks ----------------------------------------------------------------------------
 _PEM_BODY = re.compile(r"[A-Za-z0-9+/=]{4}")
+_PEM_PLACEHOLDER = re.compile(r"(?:\\n|\s)*(?:<[^<>]{1,80}>|\[[^\]]{1,80}\]|\{\{?[^{}]{1,80}\}\}?|\.\.\.|…)(?:\\n|\s)*")
 # After an unterminated BEGIN: line breaks (real or escaped), RFC 1421 headers, base64.
 _PEM_TAIL = re.compile(r"(?:(?:\\r|\\n|\r|\n)+|[A-Za-z0-9+/=]{1,100}|[A-Za-z-]{1,40}: [^\n\\]{0,200})*")
 _PEM_BEGIN = re.compile(r"-----BEGIN ((?:[A-Z0-9]+ ){0,4})PRIVATE KEY( BLOCK)?-----")
@@ -417,7 +426,8 @@ def pem_hits(text: str) -> Iterator[Hit]:
             else:
                 at = text.find("-----BEGIN ", match.end())
             continue
-        if not _PEM_BODY.search(text, match.end(), close):  # the markers alone: no key
+        if (not _PEM_BODY.search(text, match.end(), close)  # the markers alone: no key
+                or _PEM_PLACEHOLDER.fullmatch(text, match.end(), close)):  # <contents of your private key>
             at = text.find("-----BEGIN ", close)
             continue
         stop = close + len(end_marker)
@@ -566,10 +576,14 @@ def _real_hook(path: str) -> bool:
     return len(path) >= 12 and not is_placeholder(re.split(_SEP, path)[-1])
 
 
-def webhook_hits(text: str, lowered: str, data: bytes | None = None) -> Iterator[Hit]:
+def webhook_hits(text: str, lowered: str, data: bytes | None = None,
+                 words: frozenset[bytes] | None = None) -> Iterator[Hit]:
     """Slack, Discord and Microsoft Teams incoming-webhook URLs: the path after the host
-    (`lowered`: the text lowercased, where the hosts are looked for; `data`: it in UTF-8)."""
+    (`lowered`: the text lowercased, where the hosts are looked for; `data`: it in UTF-8;
+    `words`: its words)."""
     for host, kind in _WEBHOOK_KINDS.items():
+        if words is not None and not may_hold(words, host.encode()):
+            continue  # slack, discord, office: a look at the text's words, not at the text
         if data is not None and host.encode() not in data:
             continue  # a scan of bytes, not of a text four bytes a character
         at = lowered.find(host)

@@ -52,9 +52,9 @@ _LOWER = b"abcdefghijklmnopqrstuvwxyz"
 _DIGITS = b"0123456789"
 
 
-def _classes(token: str) -> bool:
+def _classes(token: str | bytes) -> bool:
     """Three of each: capitals, small letters, digits (AC + 32 hex, a Twilio id, has two capitals)."""
-    data = token.encode("ascii", "ignore")
+    data = token if isinstance(token, bytes) else token.encode("ascii", "ignore")
     n = len(data)
     return (n - len(data.translate(None, _UPPER)) >= 3 and n - len(data.translate(None, _LOWER)) >= 3
             and n - len(data.translate(None, _DIGITS)) >= 3)
@@ -168,8 +168,8 @@ def random_run_hits(text: str, data: bytes | None = None) -> Iterator[Hit]:
         after = data[end] if end < n else 32
         start = pos + 1 if before == 92 and data[pos] in _ESCAPES else pos  # \n glued to the run
         if before not in _BASE64_SIDE and after not in _BASE64_SIDE and before != 47 and end - start >= _MIN_NOT_BASE58:
-            token = data[start:end].decode()
-            if _BECH32_SECRET.match(token) or _classes(token):
+            token = data[start:end]
+            if _classes(token) or _BECH32_SECRET.match(token.decode()):
                 at = start if same else char_offset(data, start)
                 hit = _judge(text, at, at + end - start, blocks)
                 if hit:

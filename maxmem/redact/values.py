@@ -31,9 +31,14 @@ __all__ = [
     "shannon",
     "value_is_secret",
     "char_offset",
+    "char_offsets",
     "find_words",
     "inside_words",
+    "may_hold",
     "present_words",
+    "scan",
+    "scan_apart",
+    "word_blob",
     "word_index",
     "text_words",
     "wallet_key",
@@ -148,6 +153,8 @@ def name_strength(name: str, flag: bool = False, query: bool = False) -> Strengt
         return None
     if len(words) > 1 and words[-1] == "private" and words[-2] in SECRET_HEADS:
         words.pop()  # MJ_APIKEY_PRIVATE: the private half of a key pair
+    if len(words) > 1 and words[-2] + words[-1] in ("passphrase", "password", "passwd"):
+        words[-2:] = [words[-2] + words[-1]]  # pass_phrase, pass-word: one word written apart
     head, qualifiers = words[-1], words[:-1]
     if head == "pat":  # a personal access token: GITHUB_PAT, ASANA_PAT (a bare "pat" is a name)
         return Strength.TOKEN if qualifiers else None
@@ -443,13 +450,67 @@ def text_words(data: bytes) -> frozenset[bytes]:
 
 
 _NOT_LETTERS = re.compile(r"[^a-z\x80-\U0010ffff]+")
+_last_blob: list[tuple[frozenset[bytes], bytes]] = []  # the word set looked at last, by identity
+
+
+def word_blob(words: frozenset[bytes]) -> bytes:
+    """The distinct `words` joined by spaces (made once per word set): a run of letters
+    stands in the text exactly when it stands in here, a scan of a few KB, not of the text."""
+    for seen, blob in _last_blob:
+        if seen is words:
+            return blob
+    blob = b" ".join(words)
+    _last_blob[:] = [(words, blob)]
+    return blob
+
+
+def may_hold(words: frozenset[bytes], needle: bytes) -> bool:
+    """Whether a text whose `words` these are may hold the lower-case ASCII `needle`:
+    each run of letters of it inside one of the words (a needle of no letter: yes)."""
+    blob = word_blob(words)
+    return all(part in blob for part in _LETTER_RUNS.findall(needle))
+
+
+_LETTER_RUNS = re.compile(rb"[a-z]+")
+_last_scans: list[tuple[bytes, dict[bytes, list[int]]]] = []  # the texts scanned last, by identity
+
+
+def scan(data: bytes, needle: bytes) -> list[int]:
+    """Every offset of `needle` in `data`, overlapping ones too, in order. Each needle is
+    looked for once per text: several rules start from the same word (auth, login)."""
+    found = next((known for seen, known in _last_scans if seen is data), None)
+    if found is None:
+        found = {}
+        _last_scans[:] = [*_last_scans[-1:], (data, found)]
+    places = found.get(needle)
+    if places is None:
+        places = []
+        at = data.find(needle)
+        while at >= 0:
+            places.append(at)
+            at = data.find(needle, at + 1)
+        found[needle] = places
+    return places
+
+
+def scan_apart(data: bytes, needle: bytes) -> list[int]:
+    """`scan`, each occurrence starting after the previous one ends (as repeated finds
+    from the end of the last one give them)."""
+    places = scan(data, needle)
+    if len(needle) < 2 or not any(needle.startswith(needle[-k:]) for k in range(1, len(needle))):
+        return places  # no occurrence can overlap another
+    out: list[int] = []
+    for at in places:
+        if not out or at >= out[-1] + len(needle):
+            out.append(at)
+    return out
 
 
 def inside_words(words: frozenset[bytes], needles: Iterable[str]) -> list[str]:
     """The lower-case `needles` that may occur in the text whose `words` these are: each
     run of letters of a needle inside one of the words (a scan of the distinct words,
     a few KB, instead of the whole text)."""
-    blob = b" ".join(words)
+    blob = word_blob(words)
     out = []
     for needle in needles:
         parts = [p.encode() for p in _NOT_LETTERS.split(needle) if p]
@@ -512,12 +573,25 @@ def present_words(words: frozenset[bytes], candidates: WordIndex) -> list[str]:
             continue
         if foreign:
             if scripts is None:
-                text = " ".join(w.decode("utf-8", "ignore") for w in words if not w.isascii())
+                text = _foreign_text(words)
                 scripts = set(pattern.findall(text)) if pattern and text else set()
             if not foreign <= scripts:
                 continue
         found.add(candidate)
     return sorted(found)
+
+
+_last_foreign: list[tuple[frozenset[bytes], str]] = []  # the word set looked at last, by identity
+
+
+def _foreign_text(words: frozenset[bytes]) -> str:
+    """The words outside ASCII, decoded and joined by spaces: made once per word set."""
+    for seen, text in _last_foreign:
+        if seen is words:
+            return text
+    text = " ".join(w.decode("utf-8", "ignore") for w in words if not w.isascii())
+    _last_foreign[:] = [(words, text)]
+    return text
 
 
 # Words a phrase is never found by: in any text they are everywhere ("ssh into" by "ssh").
@@ -544,16 +618,18 @@ def find_words(lowered: str, data: bytes, words: Iterable[str]) -> list[tuple[in
         by_anchor.setdefault(anchor, []).append((encoded, encoded.index(anchor), word))
     found = []
     for anchor, phrases in by_anchor.items():
-        at = data.find(anchor)
-        while at >= 0:
+        if len(phrases) == 1 and phrases[0][0] == anchor:
+            word = phrases[0][2]
+            found += [(at, word) for at in scan_apart(data, anchor)]
+            continue
+        for at in scan_apart(data, anchor):
             for encoded, offset, word in phrases:
                 if data.startswith(encoded, at - offset) and at >= offset:
                     found.append((at - offset, word))
-            at = data.find(anchor, at + len(anchor))
     found.sort(key=lambda f: (f[0], -len(f[1])))
     if len(data) == len(lowered):
         return found
-    return [(char_offset(data, at), word) for at, word in found]
+    return list(zip(char_offsets(data, [at for at, _ in found]), [word for _, word in found]))
 
 
 # UTF-8 continuation bytes (10xxxxxx) as "c", every other byte as ".".
@@ -579,6 +655,19 @@ def _continuations(data: bytes) -> tuple[list[int], list[int]]:
         at = marks.find(b"c", end)
     _last_runs[:] = [*_last_runs[-1:], (data, ends, counts)]  # the text and its UTF-8, lower-cased
     return ends, counts
+
+
+def char_offsets(data: bytes, places: list[int]) -> list[int]:
+    """`char_offset` of each of `places` (byte offsets in ascending order), in one walk."""
+    ends, counts = _continuations(data)
+    out = []
+    i, n, before = 0, len(ends), 0
+    for at in places:
+        while i < n and ends[i] <= at:
+            before = counts[i]
+            i += 1
+        out.append(at - before)
+    return out
 
 
 def char_offset(data: bytes, at: int) -> int:
