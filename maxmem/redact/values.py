@@ -16,9 +16,10 @@ import math
 import re
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from enum import IntEnum
 from functools import lru_cache
+from typing import Any
 
 __all__ = [
     "SECRET_HEADS",
@@ -450,18 +451,25 @@ def text_words(data: bytes) -> frozenset[bytes]:
 
 
 _NOT_LETTERS = re.compile(r"[^a-z\x80-\U0010ffff]+")
-_last_blob: list[tuple[frozenset[bytes], bytes]] = []  # the word set looked at last, by identity
+_last_blob: list[tuple[frozenset[bytes], Any]] = []  # the word set looked at last, by identity
+_last_foreign: list[tuple[frozenset[bytes], Any]] = []
+
+
+def _once_per(words: frozenset[bytes], last: list[tuple[frozenset[bytes], Any]],
+              make: Callable[[frozenset[bytes]], Any]) -> Any:
+    """make(words), made once per word set: `last` keeps the one made last."""
+    for seen, made in last:
+        if seen is words:
+            return made
+    made = make(words)
+    last[:] = [(words, made)]
+    return made
 
 
 def word_blob(words: frozenset[bytes]) -> bytes:
     """The distinct `words` joined by spaces (made once per word set): a run of letters
     stands in the text exactly when it stands in here, a scan of a few KB, not of the text."""
-    for seen, blob in _last_blob:
-        if seen is words:
-            return blob
-    blob = b" ".join(words)
-    _last_blob[:] = [(words, blob)]
-    return blob
+    return bytes(_once_per(words, _last_blob, b" ".join))
 
 
 def may_hold(words: frozenset[bytes], needle: bytes) -> bool:
@@ -581,17 +589,10 @@ def present_words(words: frozenset[bytes], candidates: WordIndex) -> list[str]:
     return sorted(found)
 
 
-_last_foreign: list[tuple[frozenset[bytes], str]] = []  # the word set looked at last, by identity
-
-
 def _foreign_text(words: frozenset[bytes]) -> str:
     """The words outside ASCII, decoded and joined by spaces: made once per word set."""
-    for seen, text in _last_foreign:
-        if seen is words:
-            return text
-    text = " ".join(w.decode("utf-8", "ignore") for w in words if not w.isascii())
-    _last_foreign[:] = [(words, text)]
-    return text
+    return str(_once_per(words, _last_foreign,
+                         lambda ws: " ".join(w.decode("utf-8", "ignore") for w in ws if not w.isascii())))
 
 
 # Words a phrase is never found by: in any text they are everywhere ("ssh into" by "ssh").
