@@ -50,7 +50,6 @@ from .terms import COLUMN_LABELS, Tokenizer, column_weights, query_payload
 if TYPE_CHECKING:  # pragma: no cover
     from ..brain import Brain
 
-JULIAN_EPOCH_DAY = 2440587.5  # julianday('1970-01-01')
 MEMORY_COLUMNS = (
     "local_id", "uid", "category", "kind", "title", "content", "tags", "importance", "status",
     "started_at", "resolved_at", "source", "agent", "session_id", "metadata", "content_hash",
@@ -416,9 +415,9 @@ def ranked(rows: Sequence[Mapping[str, Any]], wv: float, wk: float, limit: int,
 
 
 def _day_number(at: datetime) -> float:
-    """A time as a fractional day number, as SQLite's julianday counts (only differences
-    between them matter: recency)."""
-    return at.timestamp() / 86400.0 + JULIAN_EPOCH_DAY
+    """A time as a fractional number of days (only differences between them matter:
+    recency; SQLite's julianday differs by a constant)."""
+    return at.timestamp() / 86400.0
 
 
 def _centred_similarity(brain: Brain, query_vector: Any, distance: str, params: dict[str, Any]) -> str:
