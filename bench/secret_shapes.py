@@ -16,7 +16,8 @@ such set written later by another hand without reading the rules, their tests, t
 docs or the unseen files, scored blind once (recall 0.870, 26.7 FP lines / 1k); its
 misses were then read, so it is development data since. blind3.txt, with
 blind3_ordinary.txt, is a third, by yet another hand under the same rule (more vendors,
-config formats, commands, languages and key material), only scored.
+config formats, commands, languages and key material), only scored; blind4.txt, with
+blind4_ordinary.txt, a fourth, written the same way and only scored.
 
 Ordinary lines (`ordinary_lines`) are what a coding agent's transcript is full of and a
 redactor must leave: git SHAs, UUIDs, digests, lockfile hashes, base64 images, public
