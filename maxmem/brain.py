@@ -590,9 +590,9 @@ class Brain:
     def get(self, id_or_uid: int | str, *, track: bool = False) -> Memory:
         """A memory by integer id or uid; NotFound if there is none.
 
-        `track`: a fetch of yours (`maxmem get`, the MCP tool `get`): a memory fetched
-        within minutes of a search that returned it makes that search a question
-        `maxmem tune` asks (store/fetched.py; written later, in a batch)."""
+        `track`: a fetch of yours (`maxmem get`, the MCP tool `get` and resource
+        `memory://{id}`): a memory fetched within minutes of a search that returned it
+        makes that search a question `maxmem tune` asks (store/fetched.py; written later, in a batch)."""
         row = None
         if isinstance(id_or_uid, bool):  # True is 1 to int(): never memory #1 by accident
             pass
