@@ -17,6 +17,7 @@ from conftest import run_cli
 from maxmem import Brain, Config
 from maxmem.embeddings import identity
 from maxmem.memory import Filters
+from maxmem.search import hybrid
 from maxmem.search.hybrid import keyword_candidates
 from maxmem.settings import SearchSettings
 from maxmem.sync import pgsearch
@@ -480,6 +481,42 @@ def test_cross_agent_search_matches_local_search_on_the_same_data(tmp_path, loca
         both_agents, _ = pgsearch.search(laptop, pg_dsn, "backup disk full", limit=4,
                                          agents=["laptop", "server"])
     assert {h.memory.agent for h in both_agents} == {"laptop", "server"}
+
+
+KOREAN_TOPICS = [
+    "서버 백업", "데이터베이스 비밀번호", "회의 일정", "항공권 예약", "와이파이 끊김", "노트북 배터리",
+    "사진 보관함", "인증서 갱신", "모니터링 경보", "예산 검토", "장보기 목록", "커널 업데이트",
+]
+KOREAN_DEEDS = [
+    "문제를 해결했다", "다음 주로 미뤘다", "다시 확인해야 한다", "담당자에게 전달했다", "설정을 바꿨다",
+    "기록을 남겼다", "실패해서 재시도했다", "완료되었다", "비용이 늘었다",
+]
+KOREAN_QUERIES = ["서버 백업은 언제 실패했어?", "회의 일정을 바꿨나요", "인증서 갱신 담당자"]
+
+
+def test_a_question_in_hangul_ranks_around_its_neighbourhood_in_postgresql_as_locally(tmp_path, local_embedder,
+                                                                                    pg_dsn):
+    # More Korean memories than search.hybrid.NEIGHBOURHOOD, beside the English ones: a
+    # question in Hangul takes its cosines around the mean of its 100 nearest memories,
+    # in PostgreSQL as locally (around the brain's mean, the scores differ by far more
+    # than the tolerance). Each memory's number makes every text, and so every vector,
+    # its own: no two scores tie where a pool is cut.
+    local_embedder = Memo(local_embedder)
+    korean = [{"content": f"{topic}: {deed} (메모 {i})", "category": "project" if i % 3 else "core"}
+              for i, (topic, deed) in enumerate((t, d) for d in KOREAN_DEEDS for t in KOREAN_TOPICS)]
+    english = [{"content": text, "category": "daily"} for text in LAPTOP + SERVER]
+    everything = len(korean) + len(english)
+    assert len(korean) > hybrid.NEIGHBOURHOOD
+    with open_brain(tmp_path / "ko.db", local_embedder) as brain:
+        brain.remember_many(korean + english)
+        push(brain, pg_dsn)
+        for query in KOREAN_QUERIES:
+            assert hybrid.neighbourhood_centred(query, lambda: everything)
+            for f in ({}, {"category": "project"}):
+                local = brain.search(query, limit=everything, mode="vector", track=False, min_relevance=0, **f)
+                shared, _ = pgsearch.search(brain, pg_dsn, query, limit=everything, mode="vector", **f)
+                assert [h.memory.content for h in shared] == [h.memory.content for h in local], (query, f)
+                assert np.allclose([h.score for h in shared], [h.score for h in local], atol=1e-5), (query, f)
 
 
 def test_postgresql_search_takes_the_candidates_and_recency_of_the_querying_brain(tmp_path, hash_embedder,

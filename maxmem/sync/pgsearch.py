@@ -42,6 +42,7 @@ from ..errors import EmbeddingError, InvalidInput
 from ..memory import Filters, Memory
 from ..search import hybrid as search_mod
 from ..search.hybrid import MODES
+from ..search.vectors import Quantizer
 from ..store.db import check_identifier
 from .pgconnect import SyncError, connect, describe_error, psycopg_module, target_name
 from .pgschema import read_schema
@@ -112,13 +113,21 @@ NO_KEYWORD_CTES = """
 keyword AS (SELECT NULL::text AS instance_id, NULL::text AS uid, NULL::float8 AS bm25,
                    NULL::boolean AS has_vector WHERE false)"""
 
+# As locally: the pool and VECTOR_SPARE more drawn best first around the brain's mean
+# (HNSW, unfiltered: by the plain cosine), those failing the filters dropped (unfiltered,
+# the superseded: drawn among all, as local search's in-RAM index holds them), the best
+# `pool` by the similarity the search ranks by (around the neighbourhood, for a question
+# search.hybrid.neighbourhood_centred says so of).
 VECTOR_CTES = """
-vector_pool AS (
-    SELECT m.instance_id, m.uid, {similarity} AS sim
+vector_drawn AS (
+    SELECT m.instance_id, m.uid, {similarity} AS sim, {visible} AS visible
     FROM maxmem.memories m
     WHERE m.embedder = %(embedder)s AND m.embedding IS NOT NULL AND {where}
     ORDER BY {order}
-    LIMIT %(pool)s
+    LIMIT %(drawn)s
+),
+vector_pool AS (
+    SELECT instance_id, uid, sim FROM vector_drawn WHERE visible ORDER BY sim DESC LIMIT %(pool)s
 ),
 keyword_vectors AS (
     SELECT k.instance_id, k.uid, {similarity} AS sim
@@ -127,6 +136,15 @@ keyword_vectors AS (
       AND NOT EXISTS (SELECT 1 FROM vector_pool v WHERE v.instance_id = k.instance_id AND v.uid = k.uid)
 ),
 vectors AS (SELECT * FROM vector_pool UNION ALL SELECT * FROM keyword_vectors)"""
+
+# How many vectors a search can compare (search.hybrid.neighbourhood_centred), and the
+# nearest of them (plain cosine) whose mean a question in Hangul is ranked around.
+COMPARABLE_SQL = "SELECT count(*) FROM maxmem.memories m WHERE m.embedder = %(embedder)s AND m.embedding IS NOT NULL"
+NEIGHBOURHOOD_SQL = """
+SELECT m.embedding::real[] FROM maxmem.memories m
+WHERE m.embedder = %(embedder)s AND m.embedding IS NOT NULL AND {where}
+ORDER BY {order}
+LIMIT %(neighbourhood)s"""
 
 NO_VECTOR_CTES = """
 vectors AS (SELECT NULL::text AS instance_id, NULL::text AS uid, NULL::float8 AS sim WHERE false)"""
@@ -140,7 +158,7 @@ candidates AS (
     FROM vectors v FULL JOIN keyword k ON v.instance_id = k.instance_id AND v.uid = k.uid
 )
 SELECT c.sim, c.bm25, c.unembedded,
-       %(hybrid)s AND (rtrim(m.content) LIKE '%%?' OR rtrim(m.content) LIKE '%%？') AS asks,
+       %(hybrid)s AND {asks} AS asks,
        m.instance_id, {columns}
 FROM candidates c JOIN maxmem.memories m ON m.instance_id = c.instance_id AND m.uid = c.uid"""
 
@@ -292,15 +310,9 @@ def search(
         tokenizer = Tokenizer(brain.db)
         phrases = tokenizer.phrases(query) if mode != "vector" else []
         use_vectors = query_vector is not None
-        if mode == "keyword" or not use_vectors:
-            wv, wk = 0.0, 1.0
-        elif mode == "vector":
-            wv, wk = 1.0, 0.0
-        else:
-            total = brain.config.vector_weight + brain.config.keyword_weight
-            # a question in German, French or Spanish weighs its keywords less, as locally
-            wk = search_mod.keyword_share(query) * brain.config.keyword_weight / total
-            wv = 1.0 - wk
+        # a question in German, French or Spanish weighs its keywords less, as locally
+        wv, wk = search_mod.fusion_weights(query, mode, use_vectors, brain.config.vector_weight,
+                                           brain.config.keyword_weight)
 
         params: dict[str, Any] = {"pool": pool, "hybrid": use_vectors and mode == "hybrid"}
         ctes = []
@@ -355,31 +367,44 @@ def search(
             ))
         else:
             ctes.append(NO_KEYWORD_CTES)
+        around = None
         if use_vectors:
+            assert query_vector is not None
             params["embedder"] = identity(brain.embedder)  # type: ignore[arg-type]
+            params["drawn"] = pool + search_mod.VECTOR_SPARE
             vec_where, vec_params = _named(where, where_params, "vf")
             params.update(vec_params)
+            if unfiltered:  # drawn among all, the superseded dropped after, as locally
+                vec_where, visible = "true", "m.status <> 'superseded'"
+            else:
+                visible = "true"
             if schema.vector_type == "vector":
                 distance = "m.embedding <=> %(qv)s::vector"
                 # Unfiltered: the HNSW index; filtered: exact, as local search is.
-                order = distance if unfiltered else f"({distance}) + 0"
+                nearest = distance if unfiltered else f"({distance}) + 0"
                 # As text: float32 values print exactly, and no type lookup round trips.
-                params["qv"] = "[" + ",".join(repr(float(x)) for x in query_vector) + "]"  # type: ignore[union-attr]
+                params["qv"] = _vector_param(query_vector, as_text=True)
             else:
-                distance = "maxmem.cosine_distance(m.embedding, %(qv)s::real[])"
-                order = distance
-                params["qv"] = [float(x) for x in query_vector]  # type: ignore[union-attr]
-            similarity = _centred_similarity(brain, query_vector, distance, params)
-            if order != distance or schema.vector_type != "vector":
-                order = f"-({similarity})"  # exact candidates, as local search's are centred
-            ctes.append(VECTOR_CTES.format(similarity=similarity, order=order, where=vec_where))
+                distance = nearest = "maxmem.cosine_distance(m.embedding, %(qv)s::real[])"
+                params["qv"] = _vector_param(query_vector, as_text=False)
+            if search_mod.neighbourhood_centred(query, lambda: _comparable(conn, params)):
+                around = _neighbourhood_mean(conn, vec_where, nearest, params, schema.vector_type == "vector",
+                                             brain.vectors.quantizer())
+            drawn_by = _centred_similarity(_brain_centre(brain, query_vector), query_vector, distance, params, "c")
+            similarity = drawn_by if around is None else _centred_similarity(
+                around, query_vector, distance, params, "n")
+            # exact candidates, drawn as local search's are, around the brain's mean
+            order = nearest if unfiltered and schema.vector_type == "vector" else f"-({drawn_by})"
+            ctes.append(VECTOR_CTES.format(similarity=similarity, visible=visible, order=order, where=vec_where))
         else:
             ctes.append(NO_VECTOR_CTES)
         columns = ", ".join(f"m.{c}" for c in MEMORY_COLUMNS)
-        sql = "WITH " + ",".join(ctes) + "," + CANDIDATES_SQL.format(columns=columns)
+        # the question penalty's test, local search's own (escaped for psycopg)
+        asks = search_mod.ASKS_SQL.replace("%", "%%")
+        sql = "WITH " + ",".join(ctes) + "," + CANDIDATES_SQL.format(columns=columns, asks=asks)
         with conn.transaction():
             if use_vectors and schema.vector_type == "vector":
-                conn.execute(f"SET LOCAL hnsw.ef_search = {min(1000, max(40, 2 * pool)):d}")
+                _widen_hnsw(conn, 2 * pool)
             cur = conn.execute(sql, params)
             names = [d.name for d in cur.description or ()]
             rows = [dict(zip(names, r)) for r in cur.fetchall()]
@@ -420,19 +445,64 @@ def _day_number(at: datetime) -> float:
     return at.timestamp() / 86400.0
 
 
-def _centred_similarity(brain: Brain, query_vector: Any, distance: str, params: dict[str, Any]) -> str:
-    """SQL for search_mod.centred_cosine around the querying brain's centre (its quantizer's),
-    from a memory's cosine distances to the query and to the centre (vectors are unit)."""
+def _vector_param(vector: Any, as_text: bool) -> str | list[float]:
+    """A vector as a query parameter: pgvector's text (float32 values print exactly) or
+    a real[]'s list."""
+    values = [float(x) for x in vector]
+    return "[" + ",".join(map(repr, values)) + "]" if as_text else values
+
+
+def _comparable(conn: Any, params: Mapping[str, Any]) -> int:
+    """How many vectors of the querying brain's embedder the database holds (every
+    agent's, superseded or not: what local search's in-RAM index holds of a brain)."""
+    return int(conn.execute(COMPARABLE_SQL, params).fetchone()[0])
+
+
+def _widen_hnsw(conn: Any, width: int) -> None:
+    """Let HNSW look at `width` candidates (at least 40, pgvector's default; at most
+    1000), for the rest of the transaction: it returns no more rows than it looks at."""
+    conn.execute(f"SET LOCAL hnsw.ef_search = {min(1000, max(40, width)):d}")
+
+
+def _neighbourhood_mean(conn: Any, where: str, nearest: str, params: Mapping[str, Any], hnsw: bool,
+                        quantizer: Quantizer | None) -> np.ndarray | None:
+    """The mean of the search.hybrid.NEIGHBOURHOOD vectors nearest to the query (plain
+    cosine) among those `where` allows, as local search takes it (VectorIndex.neighbourhood_mean:
+    through the querying brain's int8 codes, `quantizer`); None when there is none."""
+    with conn.transaction():
+        if hnsw:
+            _widen_hnsw(conn, 2 * search_mod.NEIGHBOURHOOD)
+        rows = conn.execute(NEIGHBOURHOOD_SQL.format(where=where, order=nearest),
+                            {**params, "neighbourhood": search_mod.NEIGHBOURHOOD}).fetchall()
+    if not rows:
+        return None
+    vectors = np.array([r[0] for r in rows], np.float32)
+    if quantizer is None:
+        return np.asarray(vectors.mean(axis=0), np.float32)
+    return quantizer.mean(quantizer.codes(vectors))
+
+
+def _brain_centre(brain: Brain, query_vector: Any) -> np.ndarray:
+    """The querying brain's centre (its quantizer's), which local search takes its cosines
+    around; zeros (the plain cosine) before it has one."""
     quantizer = brain.vectors.quantizer()
-    center = np.zeros(len(query_vector), np.float32) if quantizer is None else quantizer.center
-    values = [float(x) for x in center]
-    params["cv"] = values if isinstance(params["qv"], list) else "[" + ",".join(map(repr, values)) + "]"
-    params["cc"], params["qc"] = float(center @ center), float(np.asarray(query_vector, np.float32) @ center)
-    norm = float(np.sqrt(params["cc"]))
-    to_center = distance.replace("%(qv)s", "%(cv)s")
+    return np.zeros(len(query_vector), np.float32) if quantizer is None else quantizer.center
+
+
+def _centred_similarity(center: np.ndarray, query_vector: Any, distance: str, params: dict[str, Any],
+                        name: str) -> str:
+    """SQL for search_mod.centred_cosine around `center` from a memory's cosine distances
+    to the query and to the centre (vectors are unit); the centre's parameters are
+    named after `name`."""
+    params[f"{name}v"] = _vector_param(center, as_text=not isinstance(params["qv"], list))
+    params[f"{name}c"] = float(center @ center)
+    params[f"q{name}"] = float(np.asarray(query_vector, np.float32) @ center)
+    norm = float(np.sqrt(params[f"{name}c"]))
+    to_center = distance.replace("%(qv)s", f"%({name}v)s")
+    cc, qc = f"%({name}c)s", f"%(q{name})s"
     center_dots = f"((1 - ({to_center})) * {norm!r})" if norm > 0 else "0"
-    return (f"((1 - ({distance})) - {center_dots} - %(qc)s + %(cc)s) / "
-            f"sqrt(greatest((1 - 2 * {center_dots} + %(cc)s) * (1 - 2 * %(qc)s + %(cc)s), 1e-12))")
+    return (f"((1 - ({distance})) - {center_dots} - {qc} + {cc}) / "
+            f"sqrt(greatest((1 - 2 * {center_dots} + {cc}) * (1 - 2 * {qc} + {cc}), 1e-12))")
 
 
 def _idf_columns(count: int) -> str:
