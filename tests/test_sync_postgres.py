@@ -519,6 +519,25 @@ def test_a_question_in_hangul_ranks_around_its_neighbourhood_in_postgresql_as_lo
                 assert np.allclose([h.score for h in shared], [h.score for h in local], atol=1e-5), (query, f)
 
 
+def test_postgresql_search_filters_as_brain_db_does(tmp_path, hash_embedder, pg_dsn):
+    # SQLite reads JSON true/false as 1/0, and `= NULL` matches nothing: PostgreSQL's
+    # filters mean what brain.db's do, value for value.
+    values = [True, False, 1, 0, 1.0, 2, None, "1", "yes"]
+    with open_brain(tmp_path / "a.db", hash_embedder) as brain:
+        brain.remember_many([{"content": f"filtered note {i} of the filter test", "kind": "note",
+                              "metadata": {"v": v}} for i, v in enumerate(values)])
+        push(brain, pg_dsn)
+        found = {}
+        for asked in [*values, float("nan"), "no\x00te"]:  # (a NUL: as brain.db binds it, U+FFFD)
+            for f in ({"metadata": {"v": asked}}, {"kind": asked} if isinstance(asked, str) else {}):
+                local = brain.search("filtered note", limit=20, mode="keyword", track=False, min_relevance=0, **f)
+                shared, _ = pgsearch.search(brain, pg_dsn, "filtered note", limit=20, mode="keyword", **f)
+                assert [h.memory.uid for h in shared] == [h.memory.uid for h in local], (asked, f)
+                found.setdefault(repr(asked), len(local))
+    assert found["True"] == found["1"] == found["1.0"] == 3  # true, 1 and 1.0
+    assert found["None"] == found["nan"] == found["'no\\x00te'"] == 0
+
+
 def test_postgresql_search_takes_the_candidates_and_recency_of_the_querying_brain(tmp_path, hash_embedder,
                                                                                    pg_dsn):
     # " ok" * i: no two reports of the same length, so no two tie at the pool's cut, where

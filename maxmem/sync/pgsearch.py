@@ -29,6 +29,7 @@ another model rank by keyword alone.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -39,7 +40,7 @@ import numpy as np
 from ..clock import iso, to_iso
 from ..embeddings import identity
 from ..errors import EmbeddingError, InvalidInput
-from ..memory import Filters, Memory
+from ..memory import Filters, Memory, clean_text
 from ..search import hybrid as search_mod
 from ..search.hybrid import MODES
 from ..search.vectors import Quantizer
@@ -239,14 +240,21 @@ def pg_where(filters: Filters, agents: Sequence[str] | None) -> tuple[str, list[
         params.append(filters.session_id)
     for key, value in (filters.metadata or {}).items():
         check_identifier(key, "metadata key")
-        if isinstance(value, bool):
-            # SQLite's json_extract gives 1/0 for true/false: match both spellings.
+        if value is None or (isinstance(value, float) and not math.isfinite(value)):
+            # SQLite's json_extract(…) = NULL (or a number JSON cannot write) is never true
+            clauses.append("false")
+        elif isinstance(value, (bool, int, float)) and value in (0, 1):
+            # SQLite's json_extract gives 1/0 for true/false, which equal the numbers 1/0
+            # whichever of them the filter says: match both spellings.
             clauses.append("m.metadata -> %s IN (%s::jsonb, %s::jsonb)")
-            params += [key, json.dumps(value), json.dumps(int(value))]
+            params += [key, json.dumps(bool(value)), json.dumps(int(value))]
         else:
             clauses.append("m.metadata -> %s = %s::jsonb")
-            params += [key, json.dumps(value)]
-    return " AND ".join(clauses) or "true", params
+            params += [key, json.dumps(clean_text(value) if isinstance(value, str) else value)]
+    # Text as brain.db's filters bind it (Filters.sql): a NUL or lone surrogate as U+FFFD.
+    cleaned = [[clean_text(v) for v in p] if isinstance(p, list) else clean_text(p) if isinstance(p, str) else p
+               for p in params]
+    return " AND ".join(clauses) or "true", cleaned
 
 
 def _named(sql: str, params: list[Any], prefix: str) -> tuple[str, dict[str, Any]]:
