@@ -8,11 +8,16 @@ The same steps as local search, over every pushing agent's memories:
   there, exact over real[] otherwise; exact as well when filters are given, as local
   search restricts its candidates to the filtered ids), and every keyword candidate
   gets its exact similarity too; as locally, the cosine is taken around a centre, the
-  querying brain's (search.centred_cosine), and HNSW picks its candidates by the plain
-  cosine;
-- fused by search.hybrid.fuse itself, the one rank score of local search: both scaled
-  min-max to 0–1 over their candidates, vector_weight × vector + keyword_weight ×
-  keyword, ties broken by the newer local id; a keyword candidate without a comparable
+  querying brain's (search.centred_cosine), or for a question in Hangul the mean of its
+  search.hybrid.NEIGHBOURHOOD nearest vectors (search.hybrid.neighbourhood_centred,
+  taken through the brain's int8 codes as locally: Quantizer.mean); the pool and
+  search.hybrid.VECTOR_SPARE more are drawn around the brain's centre (HNSW, unfiltered:
+  by the plain cosine; superseded ones dropped after), the pool kept from them;
+- fused by search.hybrid.fuse itself, the one rank score of local search, with the weights
+  of search.hybrid.fusion_weights (a question in German, French or Spanish weighs its
+  keywords less): both scaled min-max to 0–1 over their candidates, vector_weight ×
+  vector + keyword_weight × keyword, less search.hybrid.ASKING_PENALTY for a memory that
+  is a question (search.hybrid.ASKS_SQL), ties broken by the newer local id; a keyword candidate without a comparable
   vector lets its keyword score stand for both sides, as local search does for
   memories still waiting for their vector;
 - with the querying brain's settings: each side brings `[search] candidates`
@@ -21,7 +26,10 @@ The same steps as local search, over every pushing agent's memories:
 Local search estimates the cosine of its vector candidates from int8 codes and
 computes it exactly only for the head of the ranking; here every cosine is exact, so
 scores can differ from local ones by the estimate's error (about 0.005 of cosine)
-wherever local search used an estimate.
+wherever local search used an estimate (and which memories are a question's 100
+nearest, which local search picks by the estimate too). In scripts written without
+spaces (Korean included) one bm25 ranks the keyword side where brain.db sums two
+(sync/terms.py), so keyword scores there differ a little.
 Only vectors from the querying brain's embedder are compared; memories embedded by
 another model rank by keyword alone.
 """
