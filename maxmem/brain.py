@@ -652,7 +652,7 @@ class Brain:
         a `get` that fetches one of them (store/fetched.py); both written later, in a batch.
         """
         query = hybrid.checked_query(query)
-        threshold = self.config.min_relevance if min_relevance is None else _fraction(min_relevance, "min_relevance")
+        threshold = relevance.threshold(min_relevance, self.config.min_relevance)
         chosen = Filters.of(filters, **fields)
         limit = _positive(limit, "limit")
         # Ranked and judged to the same depth whatever `limit`: whether a search finds
@@ -958,16 +958,6 @@ def _whole(value: Any, what: str) -> int:
         raise InvalidInput(f"{what} must be a whole number, 0 or more, not {value!r}"[:200])
     if number >= 2**63:  # SQLite's integers end there
         raise InvalidInput(f"{what} must be below 2^63, not {str(value)[:40]}")
-    return number
-
-
-def _fraction(value: Any, what: str) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError, OverflowError):
-        raise InvalidInput(f"{what} must be a number from 0 to 1, not {value!r}"[:200]) from None
-    if isinstance(value, bool) or not 0.0 <= number <= 1.0:
-        raise InvalidInput(f"{what} must be a number from 0 to 1, not {value!r}"[:200])
     return number
 
 

@@ -84,6 +84,7 @@ import numpy as np
 
 from ..config import DEFAULT_MIN_RELEVANCE
 from ..embeddings import Embedder, identity
+from ..errors import InvalidInput
 from ..store.db import Database
 from .fts import Tokenizer
 from .hybrid import keyword_terms
@@ -170,7 +171,7 @@ __all__ = ["DEFAULT_MIN_RELEVANCE", "JUDGED_HITS", "Evidence", "QueryTerms", "Ve
            "document_frequencies", "evidence", "evidence_terms", "hubness", "idf", "judge", "keyword_weight",
            "lead", "matched_terms", "off_topic", "off_topic_bank", "off_topic_prompts", "prompts_digest",
            "query_terms", "relevance", "required_standout", "size", "shipped_vectors", "standing",
-           "terms_of", "typical", "verdict"]
+           "terms_of", "threshold", "typical", "verdict"]
 
 DF_SQL = "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?"
 # The keyword index's vocabulary, one row per token with the number of memories holding
@@ -324,6 +325,20 @@ def _evidence_of(terms: QueryTerms, matched: Mapping[int, set[str]], cosines: Ma
     return {i: Evidence(c, terms.cover(matched.get(i, set())), terms.unknown, terms.memories, lift(c),
                         hubs.get(i), None if c is None else off, ahead)
             for i, c in cosines.items()}
+
+
+def threshold(min_relevance: object, default: float) -> float:
+    """The relevance a search's hits must reach: `min_relevance`, a number from 0 to 1
+    (0: every hit listed), or `default` (config min_relevance) when it is None."""
+    if min_relevance is None:
+        return default
+    try:
+        number = float(min_relevance)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
+        raise InvalidInput(f"min_relevance must be a number from 0 to 1, not {min_relevance!r}"[:200]) from None
+    if isinstance(min_relevance, bool) or not 0.0 <= number <= 1.0:
+        raise InvalidInput(f"min_relevance must be a number from 0 to 1, not {min_relevance!r}"[:200])
+    return number
 
 
 def calibrated(embedder: Embedder | None) -> bool:

@@ -39,10 +39,11 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+import apsw
 import numpy as np
 
 from ..clock import iso, to_iso
@@ -50,12 +51,14 @@ from ..embeddings import identity
 from ..errors import EmbeddingError, InvalidInput
 from ..memory import Filters, Memory, clean_text
 from ..search import hybrid as search_mod
+from ..search import relevance
 from ..search.hybrid import MODES
+from ..search.spaced import SPACED_RUN
 from ..search.vectors import Quantizer
 from ..store.db import check_identifier
 from .pgconnect import SyncError, connect, describe_error, psycopg_module, target_name
 from .pgschema import read_schema
-from .terms import COLUMN_LABELS, Tokenizer, column_weights, query_payload
+from .terms import COLUMN_LABELS, Tokenizer, column_weights, phrase_query, query_payload, quote_lexeme
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..brain import Brain
@@ -129,22 +132,31 @@ keyword AS (SELECT NULL::text AS instance_id, NULL::text AS uid, NULL::float8 AS
 # search.hybrid.neighbourhood_centred says so of).
 VECTOR_CTES = """
 vector_drawn AS (
-    SELECT m.instance_id, m.uid, {similarity} AS sim, {visible} AS visible
+    SELECT m.instance_id, m.uid, {similarity} AS sim, 1 - ({distance}) AS plain, {visible} AS visible
     FROM maxmem.memories m
     WHERE m.embedder = %(embedder)s AND m.embedding IS NOT NULL AND {where}
     ORDER BY {order}
     LIMIT %(drawn)s
 ),
 vector_pool AS (
-    SELECT instance_id, uid, sim FROM vector_drawn WHERE visible ORDER BY sim DESC LIMIT %(pool)s
+    SELECT instance_id, uid, sim, plain FROM vector_drawn WHERE visible ORDER BY sim DESC LIMIT %(pool)s
 ),
 keyword_vectors AS (
-    SELECT k.instance_id, k.uid, {similarity} AS sim
+    SELECT k.instance_id, k.uid, {similarity} AS sim, 1 - ({distance}) AS plain
     FROM keyword k JOIN maxmem.memories m ON m.instance_id = k.instance_id AND m.uid = k.uid
     WHERE m.embedder = %(embedder)s AND m.embedding IS NOT NULL
       AND NOT EXISTS (SELECT 1 FROM vector_pool v WHERE v.instance_id = k.instance_id AND v.uid = k.uid)
 ),
 vectors AS (SELECT * FROM vector_pool UNION ALL SELECT * FROM keyword_vectors)"""
+
+# What relevance needs of the ranked hits (search.relevance.judge): the memories here, how
+# many hold each of the query's terms, and of each hit, which of them it holds and its vector.
+COUNTS_SQL = "SELECT (SELECT count(*) FROM maxmem.memories){counts}"
+HELD_SQL = """
+SELECT m.instance_id, m.uid, {vector}{held}
+FROM maxmem.memories m
+JOIN unnest(%(instances)s::text[], %(uids)s::text[]) AS h(instance_id, uid)
+  ON m.instance_id = h.instance_id AND m.uid = h.uid"""
 
 # How many vectors a search can compare (search.hybrid.neighbourhood_centred), and the
 # nearest of them (plain cosine) whose mean a question in Hangul is ranked around.
@@ -156,17 +168,18 @@ ORDER BY {order}
 LIMIT %(neighbourhood)s"""
 
 NO_VECTOR_CTES = """
-vectors AS (SELECT NULL::text AS instance_id, NULL::text AS uid, NULL::float8 AS sim WHERE false)"""
+vectors AS (SELECT NULL::text AS instance_id, NULL::text AS uid, NULL::float8 AS sim, NULL::float8 AS plain
+            WHERE false)"""
 
 # The candidates with what fusion needs; the rank score itself is search.hybrid.fuse's,
 # computed in Python as for local search (one scoring function).
 CANDIDATES_SQL = """
 candidates AS (
     SELECT coalesce(v.instance_id, k.instance_id) AS instance_id, coalesce(v.uid, k.uid) AS uid,
-           v.sim, k.bm25, (k.uid IS NOT NULL AND NOT k.has_vector AND %(hybrid)s) AS unembedded
+           v.sim, v.plain, k.bm25, (k.uid IS NOT NULL AND NOT k.has_vector AND %(hybrid)s) AS unembedded
     FROM vectors v FULL JOIN keyword k ON v.instance_id = k.instance_id AND v.uid = k.uid
 )
-SELECT c.sim, c.bm25, c.unembedded,
+SELECT c.sim, c.plain, c.bm25, c.unembedded,
        %(hybrid)s AND {asks} AS asks,
        m.instance_id, {columns}
 FROM candidates c JOIN maxmem.memories m ON m.instance_id = c.instance_id AND m.uid = c.uid"""
@@ -183,10 +196,15 @@ class SyncHit:
     keyword_score: float | None
     cosine: float | None = None
     bm25: float | None = None
+    # The plain cosine to the query (None without a comparable vector): relevance's evidence.
+    similarity: float | None = None
+    # As local search's: one scale for every query (search.relevance), None when not judged.
+    relevance: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "score": round(self.score, 6),
+            "relevance": None if self.relevance is None else round(self.relevance, 6),
             "vector_score": None if self.vector_score is None else round(self.vector_score, 6),
             "keyword_score": None if self.keyword_score is None else round(self.keyword_score, 6),
             "instance_id": self.instance_id,
@@ -199,6 +217,9 @@ class PgPlan:
     mode: str
     note: str | None
     vector_type: str | None
+    # The best hit's relevance and the threshold it was held to, as Brain.search's plan.
+    best_relevance: float | None = None
+    min_relevance: float | None = None
 
 
 def pg_where(filters: Filters, agents: Sequence[str] | None) -> tuple[str, list[Any]]:
@@ -284,20 +305,27 @@ def search(
     mode: str = "hybrid",
     pool: int | None = None,
     filters: Filters | None = None,
+    min_relevance: float | None = None,
     **fields: Any,
 ) -> tuple[list[SyncHit], PgPlan]:
     """The best `limit` memories of every agent in the database for `query`, ranked as
     local search ranks them with the querying brain's settings (the weights, `[search]`
-    candidates and recency); `pool`: the candidates each side brings (None: as locally)."""
+    candidates and recency) and judged as it judges them (search.relevance: only hits
+    reaching `min_relevance` are listed, None: config.min_relevance, 0: off; nothing when
+    none of the best JUDGED_HITS does); `pool`: the candidates each side brings (None: as
+    locally)."""
     if mode not in MODES:
         raise InvalidInput(f"search mode must be one of {', '.join(MODES)}")
     query = search_mod.checked_query(query)
     if not 1 <= int(limit) <= 100_000:
         raise InvalidInput("limit must be from 1 to 100000")
+    threshold = relevance.threshold(min_relevance, brain.config.min_relevance)
     filters = Filters.of(filters, **fields)
     where, where_params = pg_where(filters, agents)
     unfiltered = filters.is_empty() and not any(agents or ())
-    pool = pool or search_mod.pool_size(brain.config.search.candidates, int(limit))
+    # Ranked and judged to the same depth whatever `limit`, as locally.
+    depth = max(int(limit), relevance.JUDGED_HITS)
+    pool = pool or search_mod.pool_size(brain.config.search.candidates, depth)
     note = None
 
     psycopg = psycopg_module()
@@ -411,7 +439,8 @@ def search(
                 around, query_vector, distance, params, "n")
             # exact candidates, drawn as local search's are, around the brain's mean
             order = nearest if unfiltered and schema.vector_type == "vector" else f"-({drawn_by})"
-            ctes.append(VECTOR_CTES.format(similarity=similarity, visible=visible, order=order, where=vec_where))
+            ctes.append(VECTOR_CTES.format(similarity=similarity, distance=distance, visible=visible, order=order,
+                                           where=vec_where))
         else:
             ctes.append(NO_VECTOR_CTES)
         columns = ", ".join(f"m.{c}" for c in MEMORY_COLUMNS)
@@ -424,13 +453,65 @@ def search(
             cur = conn.execute(sql, params)
             names = [d.name for d in cur.description or ()]
             rows = [dict(zip(names, r)) for r in cur.fetchall()]
+        recency = search_mod.Recency(brain.config.search.recency_weight, brain.config.search.recency_half_life)
+        hits = ranked(rows, wv, wk, depth, recency)
+        # A vector search is judged on its cosines alone, which are calibrated for one
+        # model only: with another, its hits carry no relevance and nothing is cut.
+        judged = mode != "vector" or relevance.calibrated(brain.embedder)
+        if judged and hits:
+            found = _evidence(conn, brain, query, hits, query_vector, tokenizer)
+            hits = [replace(h, relevance=relevance.relevance(found[n], mode)) for n, h in enumerate(hits)]
     except psycopg.Error as exc:
         raise SyncError(f"search in {target_name(dsn)} failed: {describe_error(exc, dsn)}") from None
     finally:
         conn.close()
-    plan = PgPlan(mode, note, schema.vector_type)
-    recency = search_mod.Recency(brain.config.search.recency_weight, brain.config.search.recency_half_life)
-    return ranked(rows, wv, wk, int(limit), recency), plan
+    chosen = relevance.verdict([h.relevance for h in hits], judged, threshold, int(limit))
+    notes = "; ".join(filter(None, [note, *chosen.notes])) or None
+    return [hits[i] for i in chosen.listed], PgPlan(mode, notes, schema.vector_type, chosen.best, threshold)
+
+
+def _evidence(conn: Any, brain: Brain, query: str, hits: Sequence[SyncHit], query_vector: np.ndarray | None,
+              tokenizer: Tokenizer) -> dict[int, relevance.Evidence]:
+    """The relevance evidence of each ranked hit (by its place in `hits`), as Brain.search
+    takes it (search.relevance.judge) but read from this database: the query's terms'
+    document counts over every memory here, which of them each hit holds, and the stored
+    vectors of the hits for their hubness; the typical cosine is the querying brain's,
+    whose centre the cosines are taken around. Cosines count only from the calibrated
+    model (relevance.CALIBRATED_EMBEDDER)."""
+    calibrated = relevance.calibrated(brain.embedder)
+    cosines = {n: h.similarity if calibrated else None for n, h in enumerate(hits)}
+    terms = {t: list(t) if SPACED_RUN.fullmatch(t) else tokenizer.tokens(t, apsw.FTS5_TOKENIZE_QUERY)
+             for t in relevance.evidence_terms(query)}
+    asked = [(t, tokens) for t, tokens in terms.items() if tokens]
+    params: dict[str, Any] = {
+        "instances": [h.instance_id for h in hits], "uids": [h.memory.uid for h in hits],
+        # as brain.db counts them: a term of several tokens as a phrase (and a pair of
+        # characters of a spaceless script); as matched_terms finds them in a memory, its
+        # tokens anywhere in it (the pair side by side)
+        **{f"d{k}": phrase_query(tokens) for k, (_, tokens) in enumerate(asked)},
+        **{f"h{k}": phrase_query(tokens) if SPACED_RUN.fullmatch(t) else " & ".join(map(quote_lexeme, tokens))
+           for k, (t, tokens) in enumerate(asked)},
+    }
+    compared = any(c is not None for c in cosines.values())  # (calibrated)
+    total, *found = conn.execute(COUNTS_SQL.format(counts="".join(
+        f", (SELECT count(*) FROM maxmem.memories WHERE tsv @@ %(d{k})s::tsquery)" for k in range(len(asked))
+    )), params).fetchone()
+    counts = {t: 0 for t in terms} | {t: int(n) for (t, _), n in zip(asked, found)}
+    place = {(h.instance_id, h.memory.uid): n for n, h in enumerate(hits)}
+    matched: dict[int, set[str]] = {}
+    stored: dict[int, np.ndarray] = {}
+    held = conn.execute(HELD_SQL.format(
+        held="".join(f", m.tsv @@ %(h{k})s::tsquery" for k in range(len(asked))),
+        vector="m.embedding::real[]" if compared else "NULL::real[]"), params)
+    for instance_id, uid, vector, *holds in held.fetchall():
+        n = place[(instance_id, uid)]
+        matched[n] = {t for (t, _), holds_it in zip(asked, holds) if holds_it}
+        if vector is not None and cosines[n] is not None:
+            stored[n] = np.asarray(vector, np.float32)
+    bank = relevance.off_topic_bank(brain.vectors, brain.embedder) if compared and brain.embedder else None
+    mean = brain.vectors.mean() if query_vector is not None and calibrated else None
+    usual = None if mean is None or query_vector is None else relevance.typical(query_vector, mean)
+    return relevance.judge(relevance.terms_of(counts, int(total)), matched, cosines, stored, bank, usual, query_vector)
 
 
 def ranked(rows: Sequence[Mapping[str, Any]], wv: float, wk: float, limit: int,
@@ -546,4 +627,4 @@ def _hit(row: Mapping[str, Any], scored: search_mod.Scored) -> SyncHit:
     data["importance"] = float(data["importance"])
     memory = Memory(**data)
     return SyncHit(memory, row["instance_id"], scored.score, scored.vector_score, scored.keyword_score,
-                   scored.raw_vector, scored.raw_keyword)
+                   scored.raw_vector, scored.raw_keyword, None if row["plain"] is None else float(row["plain"]))
