@@ -22,7 +22,11 @@ The same steps as local search, over every pushing agent's memories:
   memories still waiting for their vector;
 - with the querying brain's settings: each side brings `[search] candidates`
   (search.hybrid.pool_size), and `[search] recency_weight` and `recency_half_life` rank
-  the fused candidates again by their dates (search.hybrid.recent_first), as locally.
+  the fused candidates again by their dates (search.hybrid.recent_first), as locally;
+- judged as locally (search.relevance.judge and verdict, JUDGED_HITS deep, min_relevance
+  cutting the list), from evidence read here: plain cosines, the hits' vectors (their
+  hubness), the query's terms' document counts over every memory here and which of them
+  each hit holds (the pushed tokens); the typical cosine is the querying brain's.
 Local search estimates the cosine of its vector candidates from int8 codes and
 computes it exactly only for the head of the ranking; here every cosine is exact, so
 scores can differ from local ones by the estimate's error (about 0.005 of cosine)
