@@ -740,7 +740,13 @@ def test_a_word_inside_a_run_of_cjk_characters_is_found_in_postgresql(tmp_path, 
                  for q in ("发票", "服务器", "서버", "invoices", "票的")}
         pgsearch.search(brain, pg_dsn, '"发票" OR NEAR(', limit=5, mode="keyword")  # quoted: no error
         local = [h.memory.uid for h in brain.search("invoices", limit=5, mode="keyword", track=False)]
+        # The script characters are tokens of their own, not of bm25's document length: a
+        # query without them scores as in brain.db (the Chinese memory is the longest there).
+        bm25 = keyword_candidates(brain.db, "Hetzner invoices", Filters(), 50)
+        shared = pgsearch.search(brain, pg_dsn, "Hetzner invoices", limit=5, mode="keyword", min_relevance=0)[0]
     assert found["发票"] == [chinese.uid] and found["服务器"] == [chinese.uid]
     assert found["서버"] == [korean.uid]
     assert found["invoices"] == local == [english.uid]
     assert found["票的"] == []  # the two characters are not side by side
+    assert len(shared) == len(bm25) == 2  # (the Chinese memory holds "Hetzner" in a longer token)
+    assert all(abs(h.bm25 - bm25[h.memory.id]) < 1e-9 for h in shared)
