@@ -17,9 +17,9 @@ The same steps as local search, over every pushing agent's memories:
   of search.hybrid.fusion_weights (a question in German, French or Spanish weighs its
   keywords less): both scaled min-max to 0–1 over their candidates, vector_weight ×
   vector + keyword_weight × keyword, less search.hybrid.ASKING_PENALTY for a memory that
-  is a question (search.hybrid.ASKS_SQL), ties broken by the newer local id; a keyword candidate without a comparable
-  vector lets its keyword score stand for both sides, as local search does for
-  memories still waiting for their vector;
+  is a question (search.hybrid.ASKS_SQL), ties broken by the newer local id; a keyword
+  candidate without a comparable vector lets its keyword score stand for both sides, as
+  local search does for memories still waiting for their vector;
 - with the querying brain's settings: each side brings `[search] candidates`
   (search.hybrid.pool_size), and `[search] recency_weight` and `recency_half_life` rank
   the fused candidates again by their dates (search.hybrid.recent_first), as locally;
