@@ -83,7 +83,7 @@ Target = tuple[Literal["memory", "item"], int]
 NEAR_CANDIDATES = 3
 # How deep a search ranks and judges its hits whatever its limit (search): whether it found
 # something relevant is decided on the best of these.
-JUDGED_HITS = 10
+JUDGED_HITS = relevance.JUDGED_HITS
 
 
 @dataclass(frozen=True)
@@ -590,9 +590,9 @@ class Brain:
     def get(self, id_or_uid: int | str, *, track: bool = False) -> Memory:
         """A memory by integer id or uid; NotFound if there is none.
 
-        `track`: a fetch of yours (`maxmem get`, the MCP tool `get`): a memory fetched
-        within minutes of a search that returned it makes that search a question
-        `maxmem tune` asks (store/fetched.py; written later, in a batch)."""
+        `track`: a fetch of yours (`maxmem get`, the MCP tool `get` and resource
+        `memory://{id}`): a memory fetched within minutes of a search that returned it
+        makes that search a question `maxmem tune` asks (store/fetched.py; written later, in a batch)."""
         row = None
         if isinstance(id_or_uid, bool):  # True is 1 to int(): never memory #1 by accident
             pass
@@ -652,7 +652,7 @@ class Brain:
         a `get` that fetches one of them (store/fetched.py); both written later, in a batch.
         """
         query = hybrid.checked_query(query)
-        threshold = self.config.min_relevance if min_relevance is None else _fraction(min_relevance, "min_relevance")
+        threshold = relevance.threshold(min_relevance, self.config.min_relevance)
         chosen = Filters.of(filters, **fields)
         limit = _positive(limit, "limit")
         # Ranked and judged to the same depth whatever `limit`: whether a search finds
@@ -683,7 +683,7 @@ class Brain:
         found = self._evidence(query, scored, counted, usual, query_vector)
         # A vector search is judged on its cosines alone, which are calibrated for one
         # model only: with another, its hits carry no relevance and nothing is cut.
-        judged = mode != "vector" or self._calibrated()
+        judged = mode != "vector" or relevance.calibrated(self.embedder)
         ranked = [Hit(memories[s.id], s.score, s.vector_score, s.keyword_score,
                       {**hybrid.explain_rows([s])[0], "cover": round(found[s.id].cover, 4),
                        "unknown": round(found[s.id].unknown, 4),
@@ -692,19 +692,11 @@ class Brain:
                        "lead": _rounded(found[s.id].lead)} if explain else {},
                       relevance.relevance(found[s.id], mode) if judged else None)
                   for s in scored if s.id in memories]
-        plan.best_relevance = max((h.relevance or 0.0 for h in ranked[:JUDGED_HITS]), default=None) if judged else None
-        plan.min_relevance = threshold
-        if threshold and not judged:
-            plan.note = "; ".join(filter(None, [plan.note, (
-                f"relevance is calibrated for {relevance.CALIBRATED_EMBEDDER} only: min_relevance is not "
-                f"applied to a vector search with another embedder")]))
-        if threshold and plan.best_relevance is not None and plan.best_relevance < threshold:
-            plan.note = "; ".join(filter(None, [plan.note, (
-                f"nothing relevant: the best hit's relevance {plan.best_relevance:.3f} is below "
-                f"min_relevance {threshold:g}")]))
-            ranked = []
-        # Only the hits that reach the threshold are listed (0 lists every one).
-        hits = Hits([h for h in ranked if h.relevance is None or h.relevance >= threshold][:limit], plan)
+        chosen_hits = relevance.verdict([h.relevance for h in ranked], judged, threshold, limit)
+        plan.best_relevance, plan.min_relevance = chosen_hits.best, threshold
+        if chosen_hits.notes:
+            plan.note = "; ".join(filter(None, [plan.note, *chosen_hits.notes]))
+        hits = Hits([ranked[i] for i in chosen_hits.listed], plan)
         if track and hits:
             at = iso(self.clock.now())
             self.usage.note([h.memory.id for h in hits], at)
@@ -722,35 +714,20 @@ class Brain:
     def _redacted(self, text: str) -> str:
         return self.redactor.redact(text)[0]
 
-    def _calibrated(self) -> bool:
-        """Whether relevance's cosine terms were fitted on this brain's embedder."""
-        return self.embedder is not None and (
-            f"{self.embedder.provider}:{self.embedder.model}" == relevance.CALIBRATED_EMBEDDER)
-
     def _evidence(self, query: str, scored: Sequence[hybrid.Scored], terms: relevance.QueryTerms | None,
                   usual: float | None, query_vector: np.ndarray | None) -> dict[int, relevance.Evidence]:
         """The relevance evidence of each scored memory (`usual`: the brain's typical
         cosine to the query). Cosines count only from the model the relevance was
         calibrated on (relevance.CALIBRATED_EMBEDDER); so do the memories' hubness, the
         query's closeness to the off-topic prompts and the best cosine's lead."""
-        calibrated = self._calibrated()
+        calibrated = relevance.calibrated(self.embedder)
         cosines = {s.id: s.cosine if calibrated else None for s in scored}
         ids = [i for i, c in cosines.items() if c is not None]
-        bank = self._off_topic_bank() if calibrated and ids else None
-        hubs = relevance.hubness(stored_vectors(self.db, ids), bank) if bank is not None else {}
-        off = relevance.off_topic(query_vector, bank) if bank is not None and query_vector is not None else None
-        # Over the ranked hits judged, whatever the limit (JUDGED_HITS).
-        ahead = relevance.lead(cosines[s.id] for s in scored[:JUDGED_HITS])
-        return relevance.evidence(self.db, query, cosines, self.keyword_tokenizer, terms,
-                                  usual if calibrated else None, hubs, off, ahead)
-
-    def _off_topic_bank(self) -> np.ndarray | None:
-        """The off-topic prompts' query vectors (relevance.hubness, relevance.off_topic):
-        shipped for the local model; another's come from the embeddings cache, embedded
-        the first time its brain.db searches."""
-        assert self.embedder is not None  # (calibrated)
-        bank = relevance.shipped_vectors(identity(self.embedder))
-        return self.vectors.query_vectors(relevance.off_topic_prompts()) if bank is None else bank
+        bank = relevance.off_topic_bank(self.vectors, self.embedder) if ids and self.embedder is not None else None
+        terms = terms or relevance.query_terms(self.db, query, self.keyword_tokenizer)
+        matched = relevance.matched_terms(self.db, terms.weights, list(cosines), self.keyword_tokenizer)
+        stored = stored_vectors(self.db, ids) if bank is not None else {}
+        return relevance.judge(terms, matched, cosines, stored, bank, usual if calibrated else None, query_vector)
 
     def _spare(self) -> Database | None:
         """The second connection a big search reads on beside its keyword query (opened
@@ -981,16 +958,6 @@ def _whole(value: Any, what: str) -> int:
         raise InvalidInput(f"{what} must be a whole number, 0 or more, not {value!r}"[:200])
     if number >= 2**63:  # SQLite's integers end there
         raise InvalidInput(f"{what} must be below 2^63, not {str(value)[:40]}")
-    return number
-
-
-def _fraction(value: Any, what: str) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError, OverflowError):
-        raise InvalidInput(f"{what} must be a number from 0 to 1, not {value!r}"[:200]) from None
-    if isinstance(value, bool) or not 0.0 <= number <= 1.0:
-        raise InvalidInput(f"{what} must be a number from 0 to 1, not {value!r}"[:200])
     return number
 
 

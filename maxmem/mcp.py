@@ -755,7 +755,8 @@ def add_resources(server: MCPServer, tools: Tools) -> None:
                      description="One memory by id or uid, every field.")
     @as_resource
     def one(id: str) -> str:
-        return json.dumps(memory_out(tools.brain.get(id), full=True), ensure_ascii=False, indent=1)
+        # a fetch of yours, as the get tool's: it answers a search that returned the memory (tune)
+        return json.dumps(memory_out(tools.brain.get(id, track=True), full=True), ensure_ascii=False, indent=1)
 
 
 def add_prompts(server: MCPServer, tools: Tools) -> None:

@@ -77,7 +77,10 @@ def test_the_neighbourhood_mean_is_the_mean_of_the_nearest_memories():
     assert mean is not None
     want = vectors[np.argsort(-(vectors @ query))[:40]].mean(axis=0)
     assert float(np.linalg.norm(mean - want)) < 0.25 * float(np.linalg.norm(want - vectors.mean(axis=0))) + 0.01
-    assert index.neighbourhood_mean(query, quantizer, 300) is None  # no more memories than asked
+    # A search takes it only in a brain of more memories than the neighbourhood holds.
+    assert hybrid.neighbourhood_centred("서버 백업", lambda: hybrid.NEIGHBOURHOOD + 1)
+    assert not hybrid.neighbourhood_centred("서버 백업", lambda: hybrid.NEIGHBOURHOOD)
+    assert not hybrid.neighbourhood_centred("server backup", lambda: hybrid.NEIGHBOURHOOD + 1)
 
 
 def test_a_question_in_hangul_is_ranked_around_its_neighbourhood(brain):

@@ -244,6 +244,23 @@ def test_a_search_then_a_get_of_its_hit_is_a_question_for_tune(tmp_path, maxmem_
     assert fetched in (ids["old"], ids["new"])
 
 
+def test_a_search_then_a_read_of_its_hit_as_a_resource_is_a_question_for_tune(tmp_path, maxmem_home):
+    db = tmp_path / "brain.db"
+    ids = seed(db)
+
+    async def steps(session):
+        hits = structured(await session.call_tool("search", {"query": "staging database port"}))["hits"]
+        await session.read_resource(f"memory://{ids['dark']}")  # not among the hits
+        one = await session.read_resource(f"memory://{hits[0]['uid']}")
+        return hits[0]["id"], json.loads(one.contents[0].text)["id"]
+
+    fetched, read = session_run(db, maxmem_home, steps)
+    with Brain.open(db, embedder="none") as brain:
+        (question,) = fetched_questions(brain)
+    assert read == fetched
+    assert (question.query, question.gold, question.source) == ("staging database port", {fetched}, "fetched")
+
+
 def test_resources(tmp_path, maxmem_home):
     db = tmp_path / "brain.db"
     ids = seed(db)

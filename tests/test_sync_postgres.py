@@ -17,6 +17,7 @@ from conftest import run_cli
 from maxmem import Brain, Config
 from maxmem.embeddings import identity
 from maxmem.memory import Filters
+from maxmem.search import hybrid
 from maxmem.search.hybrid import keyword_candidates
 from maxmem.settings import SearchSettings
 from maxmem.sync import pgsearch
@@ -351,7 +352,7 @@ def test_server_without_pgvector_stores_real_arrays_and_still_searches(tmp_path,
         assert any("no pgvector" in n for n in report.notices)
         # limit 20: local search then rescores all 20 exactly (see the cross-agent test)
         local = brain.search("deploy of service 3 failed", limit=20, track=False, min_relevance=0)
-        hits, plan = pgsearch.search(brain, pg_dsn_novector, "deploy of service 3 failed", limit=20)
+        hits, plan = pgsearch.search(brain, pg_dsn_novector, "deploy of service 3 failed", limit=20, min_relevance=0)
     column_type = pg_scalar(pg_dsn_novector, "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
                                              "WHERE attrelid = 'maxmem.memories'::regclass AND attname = 'embedding'")
     assert column_type == "real[]"
@@ -467,19 +468,93 @@ def test_cross_agent_search_matches_local_search_on_the_same_data(tmp_path, loca
         for query in QUERIES:
             for mode, f in cases:
                 local = both.search(query, limit=everything, mode=mode, track=False, min_relevance=0, **f)
-                shared, _ = pgsearch.search(both, pg_dsn, query, limit=everything, mode=mode, **f)
+                shared, _ = pgsearch.search(both, pg_dsn, query, limit=everything, mode=mode, min_relevance=0, **f)
                 assert [h.memory.content for h in shared] == [h.memory.content for h in local], (query, f, mode)
                 assert np.allclose([h.score for h in shared], [h.score for h in local], atol=1e-5)
+                # judged as locally: the same evidence, read from PostgreSQL
+                assert np.allclose([h.relevance for h in shared], [h.relevance for h in local], atol=1e-4)
                 compared += 1
             # --agent: one agent's memories, as local search with agent=
             local = both.search(query, limit=everything, agent="server", track=False, min_relevance=0)
-            shared, _ = pgsearch.search(both, pg_dsn, query, limit=everything, agents=["server"])
+            shared, _ = pgsearch.search(both, pg_dsn, query, limit=everything, agents=["server"], min_relevance=0)
             assert [h.memory.content for h in shared] == [h.memory.content for h in local]
             assert {h.memory.agent for h in shared} <= {"server"}
         assert compared == len(QUERIES) * len(cases)
+        # With the configured min_relevance, the same hits are listed, and a question about
+        # nothing the brains hold lists none, in both.
+        listed = set()
+        for query in [*QUERIES, "what is the best recipe for lemon cake"]:
+            for mode in ("hybrid", "vector"):
+                local = both.search(query, limit=5, mode=mode, track=False)
+                shared, plan = pgsearch.search(both, pg_dsn, query, limit=5, mode=mode)
+                assert [h.memory.content for h in shared] == [h.memory.content for h in local], (query, mode)
+                listed.update((query, len(local)) for _ in local[:1])
+                assert plan.best_relevance == pytest.approx(local.plan.best_relevance, abs=1e-4)
+                assert (plan.note is None) == (local.plan.note is None), (query, mode)
+                if query.endswith("lemon cake"):
+                    assert local == [] and plan.note and "nothing relevant" in plan.note
+        assert len(listed) > len(QUERIES) // 2  # most questions find something, some fewer than 5
+        assert {n for _, n in listed} != {5}
         both_agents, _ = pgsearch.search(laptop, pg_dsn, "backup disk full", limit=4,
                                          agents=["laptop", "server"])
     assert {h.memory.agent for h in both_agents} == {"laptop", "server"}
+
+
+KOREAN_TOPICS = [
+    "서버 백업", "데이터베이스 비밀번호", "회의 일정", "항공권 예약", "와이파이 끊김", "노트북 배터리",
+    "사진 보관함", "인증서 갱신", "모니터링 경보", "예산 검토", "장보기 목록", "커널 업데이트",
+]
+KOREAN_DEEDS = [
+    "문제를 해결했다", "다음 주로 미뤘다", "다시 확인해야 한다", "담당자에게 전달했다", "설정을 바꿨다",
+    "기록을 남겼다", "실패해서 재시도했다", "완료되었다", "비용이 늘었다",
+]
+KOREAN_QUERIES = ["서버 백업은 언제 실패했어?", "회의 일정을 바꿨나요", "인증서 갱신 담당자"]
+
+
+def test_a_question_in_hangul_ranks_around_its_neighbourhood_in_postgresql_as_locally(tmp_path, local_embedder,
+                                                                                    pg_dsn):
+    # More Korean memories than search.hybrid.NEIGHBOURHOOD, beside the English ones: a
+    # question in Hangul takes its cosines around the mean of its 100 nearest memories,
+    # in PostgreSQL as locally (around the brain's mean, the scores differ by far more
+    # than the tolerance). Each memory's number makes every text, and so every vector,
+    # its own: no two scores tie where a pool is cut.
+    local_embedder = Memo(local_embedder)
+    korean = [{"content": f"{topic}: {deed} (메모 {i})", "category": "project" if i % 3 else "core"}
+              for i, (topic, deed) in enumerate((t, d) for d in KOREAN_DEEDS for t in KOREAN_TOPICS)]
+    english = [{"content": text, "category": "daily"} for text in LAPTOP + SERVER]
+    everything = len(korean) + len(english)
+    assert len(korean) > hybrid.NEIGHBOURHOOD
+    with open_brain(tmp_path / "ko.db", local_embedder) as brain:
+        brain.remember_many(korean + english)
+        push(brain, pg_dsn)
+        for query in KOREAN_QUERIES:
+            assert hybrid.neighbourhood_centred(query, lambda: everything)
+            for f in ({}, {"category": "project"}):
+                local = brain.search(query, limit=everything, mode="vector", track=False, min_relevance=0, **f)
+                shared, _ = pgsearch.search(brain, pg_dsn, query, limit=everything, mode="vector", min_relevance=0,
+                                            **f)
+                assert [h.memory.content for h in shared] == [h.memory.content for h in local], (query, f)
+                assert np.allclose([h.score for h in shared], [h.score for h in local], atol=1e-5), (query, f)
+
+
+def test_postgresql_search_filters_as_brain_db_does(tmp_path, hash_embedder, pg_dsn):
+    # SQLite reads JSON true/false as 1/0, and `= NULL` matches nothing: PostgreSQL's
+    # filters mean what brain.db's do, value for value.
+    values = [True, False, 1, 0, 1.0, 2, None, "1", "yes"]
+    with open_brain(tmp_path / "a.db", hash_embedder) as brain:
+        brain.remember_many([{"content": f"filtered note {i} of the filter test", "kind": "note",
+                              "metadata": {"v": v}} for i, v in enumerate(values)])
+        push(brain, pg_dsn)
+        found = {}
+        for asked in [*values, float("nan"), "no\x00te"]:  # (a NUL: as brain.db binds it, U+FFFD)
+            for f in ({"metadata": {"v": asked}}, {"kind": asked} if isinstance(asked, str) else {}):
+                local = brain.search("filtered note", limit=20, mode="keyword", track=False, min_relevance=0, **f)
+                shared, _ = pgsearch.search(brain, pg_dsn, "filtered note", limit=20, mode="keyword", min_relevance=0,
+                                            **f)
+                assert [h.memory.uid for h in shared] == [h.memory.uid for h in local], (asked, f)
+                found.setdefault(repr(asked), len(local))
+    assert found["True"] == found["1"] == found["1.0"] == 3  # true, 1 and 1.0
+    assert found["None"] == found["nan"] == found["'no\\x00te'"] == 0
 
 
 def test_postgresql_search_takes_the_candidates_and_recency_of_the_querying_brain(tmp_path, hash_embedder,
@@ -498,16 +573,18 @@ def test_postgresql_search_takes_the_candidates_and_recency_of_the_querying_brai
             # Every hit asked: local search's cosines are all exact, as PostgreSQL's are.
             for mode, limit in (("hybrid", len(items)), ("keyword", len(items)), ("keyword", 5)):
                 local = brain.search(query, limit=limit, mode=mode, track=False, min_relevance=0)
-                shared, _ = pgsearch.search(brain, pg_dsn, query, limit=limit, mode=mode)
+                shared, _ = pgsearch.search(brain, pg_dsn, query, limit=limit, mode=mode, min_relevance=0)
                 assert [h.memory.content for h in shared] == [h.memory.content for h in local], (query, mode, limit)
                 assert np.allclose([h.score for h in shared], [h.score for h in local], atol=1e-5)
         # Both knobs change what PostgreSQL returns: ten keyword candidates, not fifty,
         # and the newer of them first.
         query = "backup report finished again"
-        tuned_hits = [h.memory.uid for h in pgsearch.search(brain, pg_dsn, query, limit=5, mode="keyword")[0]]
+        tuned_hits = [h.memory.uid for h in pgsearch.search(brain, pg_dsn, query, limit=5, mode="keyword",
+                                                            min_relevance=0)[0]]
     for other in (SearchSettings(candidates=10), SearchSettings(recency_weight=0.5, recency_half_life=20.0)):
         with Brain.open(tmp_path / "tuned.db", embedder=hash_embedder, config=Config().with_(search=other)) as brain:
-            hits = [h.memory.uid for h in pgsearch.search(brain, pg_dsn, query, limit=5, mode="keyword")[0]]
+            hits = [h.memory.uid for h in pgsearch.search(brain, pg_dsn, query, limit=5, mode="keyword",
+                                                          min_relevance=0)[0]]
             assert hits != tuned_hits, other
 
 
@@ -658,11 +735,18 @@ def test_a_word_inside_a_run_of_cjk_characters_is_found_in_postgresql(tmp_path, 
         korean = brain.remember("청구서는 Hetzner 서버에 보관하기로 했다", category="core")
         english = brain.remember("The invoices are kept on the Hetzner server", category="core")
         push(brain, pg_dsn)
-        found = {q: [h.memory.uid for h in pgsearch.search(brain, pg_dsn, q, limit=5, mode="keyword")[0]]
+        found = {q: [h.memory.uid for h in pgsearch.search(brain, pg_dsn, q, limit=5, mode="keyword",
+                                                             min_relevance=0)[0]]
                  for q in ("发票", "服务器", "서버", "invoices", "票的")}
         pgsearch.search(brain, pg_dsn, '"发票" OR NEAR(', limit=5, mode="keyword")  # quoted: no error
         local = [h.memory.uid for h in brain.search("invoices", limit=5, mode="keyword", track=False)]
+        # The script characters are tokens of their own, not of bm25's document length: a
+        # query without them scores as in brain.db (the Chinese memory is the longest there).
+        bm25 = keyword_candidates(brain.db, "Hetzner invoices", Filters(), 50)
+        shared = pgsearch.search(brain, pg_dsn, "Hetzner invoices", limit=5, mode="keyword", min_relevance=0)[0]
     assert found["发票"] == [chinese.uid] and found["服务器"] == [chinese.uid]
     assert found["서버"] == [korean.uid]
     assert found["invoices"] == local == [english.uid]
     assert found["票的"] == []  # the two characters are not side by side
+    assert len(shared) == len(bm25) == 2  # (the Chinese memory holds "Hetzner" in a longer token)
+    assert all(abs(h.bm25 - bm25[h.memory.id]) < 1e-9 for h in shared)

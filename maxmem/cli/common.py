@@ -113,6 +113,24 @@ def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")(f)
 
 
+def min_relevance_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """--min-relevance: search and sync search, which judge their hits alike (search.relevance)."""
+    return click.option(
+        "--min-relevance", type=float, default=None, metavar="X",
+        help="List only hits whose relevance (0-1, the same scale for every query) reaches X, "
+             "and say \"nothing relevant\" when none does [default: config min_relevance; "
+             "0: list every hit].")(f)
+
+
+def nothing_relevant(plan: Any) -> str | None:
+    """What a search that found nothing relevant prints instead of its hits (None: it did
+    find something, or was not judged)."""
+    if plan.best_relevance is None or not plan.min_relevance or plan.best_relevance >= plan.min_relevance:
+        return None
+    return (f"nothing relevant: the closest memory's relevance is {plan.best_relevance:.3f}, "
+            f"below {plan.min_relevance:g} (--min-relevance 0 shows it)")
+
+
 def parse_metadata(pairs: Iterable[str]) -> dict[str, Any] | None:
     """--meta key=value pairs (memory.parse_pairs)."""
     return parse_pairs(pairs, "--meta")

@@ -19,6 +19,8 @@ from .common import (
     json_option,
     memory_detail,
     memory_line,
+    min_relevance_option,
+    nothing_relevant,
     parse_metadata,
     pass_state,
     print_hits,
@@ -69,10 +71,7 @@ def remember(state: State, content: str | None, category: str, kind: str, title:
               show_default=True, help="Rank by both (default), or by one side only.")
 @click.option("--include-superseded", is_flag=True, help="Also return superseded memories.")
 @click.option("--explain", is_flag=True, help="Show each hit's vector and keyword components.")
-@click.option("--min-relevance", type=float, default=None, metavar="X",
-              help="List only hits whose relevance (0-1, the same scale for every query) reaches X, "
-                   "and say \"nothing relevant\" when none does [default: config min_relevance; "
-                   "0: list every hit].")
+@min_relevance_option
 @json_option
 @pass_state
 def search(state: State, query: str, limit: int, mode: str, include_superseded: bool,
@@ -84,10 +83,8 @@ def search(state: State, query: str, limit: int, mode: str, include_superseded: 
     hits = state.brain(create=False).search(query, limit=limit, mode=mode, explain=explain, min_relevance=min_relevance,
                                 filters=filters_from(state, include_superseded=include_superseded, **filters))
     plan = hits.plan
-    if not hits and not as_json and plan.best_relevance is not None and plan.min_relevance \
-            and plan.best_relevance < plan.min_relevance:
-        say(f"nothing relevant: the closest memory's relevance is {plan.best_relevance:.3f}, "
-                   f"below {plan.min_relevance:g} (--min-relevance 0 shows it)")
+    if not hits and not as_json and (nothing := nothing_relevant(plan)):
+        say(nothing)
         return
 
     def explain_line(hit: Any) -> str:

@@ -18,7 +18,18 @@ import click
 
 from ..config import default_config_path
 from ..sync import folder, pgconnect, pgpush, pgsearch, pgstatus
-from .common import State, emit, filter_options, filters_from, json_option, pass_state, print_hits, say
+from .common import (
+    State,
+    emit,
+    filter_options,
+    filters_from,
+    json_option,
+    min_relevance_option,
+    nothing_relevant,
+    pass_state,
+    print_hits,
+    say,
+)
 
 DSN_HELP = "libpq URL or key=value string (default: MAXMEM_PG_DSN, then [sync.postgres] dsn)."
 
@@ -147,17 +158,23 @@ def _status_lines(rows: list[dict[str, Any]], folder_synced: bool = False) -> It
 @click.option("--mode", type=click.Choice(["hybrid", "keyword", "vector"]), default="hybrid",
               show_default=True)
 @click.option("--include-superseded", is_flag=True, help="Also return superseded memories.")
+@min_relevance_option
 @json_option
 @pass_state
 def sync_search(state: State, query: str, dsn: str | None, limit: int, mode: str, include_superseded: bool,
-                as_json: bool, **filters: Any) -> None:
-    """Search every agent's memories in PostgreSQL, ranked as local search.
+                min_relevance: float | None, as_json: bool, **filters: Any) -> None:
+    """Search every agent's memories in PostgreSQL, ranked and judged as local search.
 
     The same rank score (0.7 vector + 0.3 keyword), candidate pool and recency, from your
-    config's weights and [search] table."""
+    config's weights and [search] table; each line starts with the hit's relevance, and
+    only relevant hits are listed, as in  maxmem search."""
     url = _dsn(state, dsn)
     chosen = filters_from(state, include_superseded=include_superseded, **filters)
-    hits, plan = pgsearch.search(state.brain(create=False), url, query, limit=limit, mode=mode, filters=chosen)
+    hits, plan = pgsearch.search(state.brain(create=False), url, query, limit=limit, mode=mode, filters=chosen,
+                                 min_relevance=min_relevance)
+    if not hits and not as_json and (nothing := nothing_relevant(plan)):
+        say(nothing)
+        return
     print_hits(query, hits, plan, as_json, show_agent=True)
 
 

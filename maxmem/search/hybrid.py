@@ -63,9 +63,18 @@ NEIGHBOURHOOD_SCRIPT = re.compile("[\u1100-\u11ff\u3130-\u318f\uac00-\ud7af]")
 
 
 def around_neighbourhood(query: str) -> bool:
-    """Whether a search for `query` takes its cosines around the mean of the memories
-    nearest to it (NEIGHBOURHOOD_SCRIPT) rather than the brain's."""
+    """Whether `query` is in a script whose searches take their cosines around the mean
+    of the memories nearest to it (NEIGHBOURHOOD_SCRIPT) rather than the brain's."""
     return NEIGHBOURHOOD_SCRIPT.search(query) is not None
+
+
+def neighbourhood_centred(query: str, stored: Callable[[], int]) -> bool:
+    """Whether a search for `query` takes its cosines around the mean of its NEIGHBOURHOOD
+    nearest memories (around_neighbourhood), `stored()` being how many vectors it could
+    compare (counted only for such a query): not when there are no more than
+    NEIGHBOURHOOD of them, whose mean is the brain's own. The one rule of local search and
+    PostgreSQL search (sync/pgsearch.py)."""
+    return around_neighbourhood(query) and stored() > NEIGHBOURHOOD
 
 
 # A question in German, French or Spanish (one whose stop words stopwords.stop_words_of
@@ -85,6 +94,23 @@ def keyword_share(query: str) -> float:
     (OTHER_LANGUAGE_KEYWORD_SHARE for a question in German, French or Spanish, else 1)."""
     words = [w.lower() for w in WORD.findall(query)]
     return OTHER_LANGUAGE_KEYWORD_SHARE if stop_words_of(words) != ENGLISH else 1.0
+
+
+def fusion_weights(query: str, mode: str, use_vectors: bool, vector_weight: float,
+                   keyword_weight: float) -> tuple[float, float]:
+    """The (vector, keyword) weights a search for `query` fuses with: one side alone in
+    mode keyword (or without vectors) and vector; in mode hybrid the configured ones,
+    the keyword side keeping keyword_share(query) of its share of them. Local search and
+    PostgreSQL search (sync/pgsearch.py) both weigh with this."""
+    if mode == "keyword" or not use_vectors:
+        return 0.0, 1.0
+    if mode == "vector":
+        return 1.0, 0.0
+    share, total = keyword_share(query), vector_weight + keyword_weight
+    if share == 1.0 or total <= 0:
+        return vector_weight, keyword_weight
+    keyword = share * keyword_weight / total
+    return 1.0 - keyword, keyword
 
 
 def keyword_terms(text: str) -> list[str]:
@@ -365,6 +391,12 @@ def beside(fn: Callable[..., T], *args: Any) -> Future[T]:
     return _WORKERS.submit(fn, *args)
 
 
+# The vector candidates drawn beyond the pool, best first around the brain's mean: room
+# for those the filters drop after (unfiltered, the superseded), and for a question ranked
+# around its neighbourhood (neighbourhood_centred) to reorder the draw before the pool is cut.
+VECTOR_SPARE = 8
+
+
 def pool_size(candidates: int, limit: int) -> int:
     """How many candidates each side of a search for `limit` hits brings: `candidates`
     for ten or fewer, as many more per hit beyond ([search] candidates)."""
@@ -424,10 +456,10 @@ def hybrid_search(
         aside = mode != "vector" and threaded(mode, index)
         job = _WORKERS.submit(_keyword_side, db, query, filters, pool, asked) if aside else None
         reader = spare if job else None
-        if around_neighbourhood(query):
+        if neighbourhood_centred(query, index.__len__):
             around = index.neighbourhood_mean(query_vector, quantizer, NEIGHBOURHOOD, allowed)
         try:
-            vector = index.candidates(query_vector, quantizer, pool + 8, allowed, centred=True)
+            vector = index.candidates(query_vector, quantizer, pool + VECTOR_SPARE, allowed, centred=True)
             if around is not None:  # drawn around the brain's mean, ranked around the neighbourhood's
                 vector = index.approximate(list(vector), query_vector, quantizer, centred=True, around=around)
             vector, early = _vector_pool(reader or db, vector, filters if allowed is None else None, asked, pool)
@@ -449,19 +481,16 @@ def hybrid_search(
         asking = questions(db, unread) | early.asking | said.asking
 
     recent = recency_of(db, set(vector) | set(keyword), recency.half_life_days) if recency.weight else None
-    share = keyword_share(query) if mode == "hybrid" else 1.0
-    if share != 1.0 and vector_weight + keyword_weight > 0:
-        keyword_weight = share * keyword_weight / (vector_weight + keyword_weight)
-        vector_weight = 1.0 - keyword_weight
+    wv, wk = fusion_weights(query, mode, use_vectors, vector_weight, keyword_weight)
 
     def ranked(top: int) -> list[Scored]:
         every = None if recent is not None else top  # recency reorders all the candidates
         if mode == "keyword" or not use_vectors:
-            fused = fuse({}, keyword, 0.0, 1.0, top=every)
+            fused = fuse({}, keyword, wv, wk, top=every)
         elif mode == "vector":
-            fused = fuse(vector, {}, 1.0, 0.0, top=every)
+            fused = fuse(vector, {}, wv, wk, top=every)
         else:
-            fused = fuse(vector, keyword, vector_weight, keyword_weight, unembedded, asking, every)
+            fused = fuse(vector, keyword, wv, wk, unembedded, asking, every)
         return fused if recent is None else recent_first(fused, recent, recency.weight)[:top]
 
     fused = ranked(limit + rescore)

@@ -74,8 +74,8 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 
@@ -83,13 +83,19 @@ import apsw
 import numpy as np
 
 from ..config import DEFAULT_MIN_RELEVANCE
+from ..embeddings import Embedder, identity
+from ..errors import InvalidInput
 from ..store.db import Database
 from .fts import Tokenizer
 from .hybrid import keyword_terms
 from .spaced import SPACED_RUN, spaced_terms
+from .vectors import VectorStore
 
 # "provider:model" whose cosines the cosine terms were fitted on.
 CALIBRATED_EMBEDDER = "local:multilingual-e5-small"
+# How deep a search ranks and judges its hits whatever its limit (Brain.search, PostgreSQL
+# search): whether it found something relevant is decided on the best of these.
+JUDGED_HITS = 10
 
 # Logistic coefficients (cosine, cover, unknown, size, intercept), from
 # `python bench/relevance_eval.py --data PATH/locomo10.json --fit`
@@ -161,10 +167,11 @@ OFF_TOPIC = "offtopic_prompts.txt"
 # (scripts/make_offtopic_vectors.py) with the digest of the prompts they were made from.
 OFF_TOPIC_VECTORS = "offtopic_prompts.e5.npz"
 
-__all__ = ["DEFAULT_MIN_RELEVANCE", "Evidence", "QueryTerms", "document_frequencies", "evidence", "evidence_terms",
-           "hubness", "idf", "keyword_weight", "lead", "matched_terms", "off_topic", "off_topic_prompts",
-           "prompts_digest", "query_terms", "relevance", "required_standout", "size",
-           "shipped_vectors", "standing", "typical"]
+__all__ = ["DEFAULT_MIN_RELEVANCE", "JUDGED_HITS", "Evidence", "QueryTerms", "Verdict", "calibrated",
+           "document_frequencies", "evidence", "evidence_terms", "hubness", "idf", "judge", "keyword_weight",
+           "lead", "matched_terms", "off_topic", "off_topic_bank", "off_topic_prompts", "prompts_digest",
+           "query_terms", "relevance", "required_standout", "size", "shipped_vectors", "standing",
+           "terms_of", "threshold", "typical", "verdict"]
 
 DF_SQL = "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?"
 # The keyword index's vocabulary, one row per token with the number of memories holding
@@ -262,7 +269,12 @@ def evidence_terms(query: str) -> list[str]:
 def query_terms(db: Database, query: str, tokenizer: Tokenizer | None = None) -> QueryTerms:
     """IDF of each keyword term of `query` over every memory, and the unknown share."""
     memories = int(db.scalar(SIZE_SQL) or 0)
-    counts = document_frequencies(db, evidence_terms(query), tokenizer or Tokenizer(db))
+    return terms_of(document_frequencies(db, evidence_terms(query), tokenizer or Tokenizer(db)), memories)
+
+
+def terms_of(counts: Mapping[str, int], memories: int) -> QueryTerms:
+    """The query's terms weighed by IDF, from how many of `memories` hold each (`counts`:
+    brain.db's keyword index, or PostgreSQL's for its search)."""
     weights = {t: idf(memories, n) for t, n in counts.items()}
     total = sum(weights.values())
     unknown = sum(weights[t] for t, n in counts.items() if n == 0) / total if total else 0.0
@@ -301,14 +313,89 @@ def evidence(db: Database, query: str, cosines: dict[int, float | None],
     rivals (lead), where known."""
     terms = query_terms(db, query, tokenizer) if terms is None else terms
     matched = matched_terms(db, terms.weights, list(cosines), tokenizer)
+    return _evidence_of(terms, matched, cosines, usual, hubs or {}, off, ahead)
 
+
+def _evidence_of(terms: QueryTerms, matched: Mapping[int, set[str]], cosines: Mapping[int, float | None],
+                 usual: float | None, hubs: Mapping[int, float], off: float | None,
+                 ahead: float | None) -> dict[int, Evidence]:
     def lift(cosine: float | None) -> float | None:
         return None if cosine is None or usual is None else cosine - usual
 
-    hubs = hubs or {}
-    return {i: Evidence(c, terms.cover(matched[i]), terms.unknown, terms.memories, lift(c), hubs.get(i),
-                        None if c is None else off, ahead)
+    return {i: Evidence(c, terms.cover(matched.get(i, set())), terms.unknown, terms.memories, lift(c),
+                        hubs.get(i), None if c is None else off, ahead)
             for i, c in cosines.items()}
+
+
+def threshold(min_relevance: object, default: float) -> float:
+    """The relevance a search's hits must reach: `min_relevance`, a number from 0 to 1
+    (0: every hit listed), or `default` (config min_relevance) when it is None."""
+    if min_relevance is None:
+        return default
+    try:
+        number = float(min_relevance)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
+        raise InvalidInput(f"min_relevance must be a number from 0 to 1, not {min_relevance!r}"[:200]) from None
+    if isinstance(min_relevance, bool) or not 0.0 <= number <= 1.0:
+        raise InvalidInput(f"min_relevance must be a number from 0 to 1, not {min_relevance!r}"[:200])
+    return number
+
+
+def calibrated(embedder: Embedder | None) -> bool:
+    """Whether relevance's cosine terms were fitted on `embedder`'s model (CALIBRATED_EMBEDDER)."""
+    return embedder is not None and f"{embedder.provider}:{embedder.model}" == CALIBRATED_EMBEDDER
+
+
+def off_topic_bank(vectors: VectorStore, embedder: Embedder) -> np.ndarray | None:
+    """The off-topic prompts' query vectors (hubness, off_topic): shipped for the local
+    model; another's come from the embeddings cache, embedded the first time its brain.db
+    searches."""
+    bank = shipped_vectors(identity(embedder))
+    return vectors.query_vectors(off_topic_prompts()) if bank is None else bank
+
+
+def judge(terms: QueryTerms, matched: Mapping[int, set[str]], cosines: Mapping[int, float | None],
+          stored: Mapping[int, np.ndarray], bank: np.ndarray | None, usual: float | None,
+          query_vector: np.ndarray | None) -> dict[int, Evidence]:
+    """The evidence of each ranked hit: `cosines`, best first, its plain cosine (None
+    where it has none or the model is not the calibrated one); `matched`, the query's
+    terms it holds (matched_terms); `stored`, the vectors of those with a cosine, for
+    their hubness against `bank` (off_topic_bank; None: not known); `usual`, the typical
+    cosine of the brain searched to the query (typical). The one judge of local search
+    (Brain.search) and PostgreSQL search (sync/pgsearch.py), which read these each from
+    their own store."""
+    hubs = hubness(dict(stored), bank) if bank is not None else {}
+    off = off_topic(query_vector, bank) if bank is not None and query_vector is not None else None
+    ahead = lead(list(cosines.values())[:JUDGED_HITS])  # over the hits judged, whatever the limit
+    return _evidence_of(terms, matched, cosines, usual, hubs, off, ahead)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Which of a search's ranked hits it lists (`listed`, their places in the ranking),
+    the best relevance among the first JUDGED_HITS (None: not judged) and what to tell
+    the user (`notes`)."""
+
+    listed: list[int]
+    best: float | None
+    notes: list[str] = field(default_factory=list)
+
+
+def verdict(relevances: Sequence[float | None], judged: bool, threshold: float, limit: int) -> Verdict:
+    """The hits of a ranking (`relevances`, best first; None: a hit not judged) that reach
+    `threshold`, at most `limit`; none when the best of the first JUDGED_HITS does not
+    (nothing relevant was found). `judged`: whether the search's hits carry a relevance
+    at all (a vector search with an uncalibrated model's cosines does not)."""
+    best = max((r or 0.0 for r in relevances[:JUDGED_HITS]), default=None) if judged else None
+    notes = []
+    if threshold and not judged:
+        notes.append(f"relevance is calibrated for {CALIBRATED_EMBEDDER} only: min_relevance is not "
+                     f"applied to a vector search with another embedder")
+    if threshold and best is not None and best < threshold:
+        notes.append(f"nothing relevant: the best hit's relevance {best:.3f} is below min_relevance {threshold:g}")
+        return Verdict([], best, notes)
+    # Only the hits that reach the threshold are listed (0 lists every one).
+    return Verdict([i for i, r in enumerate(relevances) if r is None or r >= threshold][:limit], best, notes)
 
 
 @cache

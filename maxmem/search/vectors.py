@@ -149,6 +149,13 @@ class Quantizer:
         np.clip(centred, -127, 127, out=centred)
         return bits, centred.astype(np.int8)
 
+    def mean(self, codes: np.ndarray) -> np.ndarray:
+        """The mean of the vectors whose int8 codes are `codes` (n ≥ 1, dim), as the
+        in-RAM index knows them: what local search takes a mean of, so PostgreSQL search
+        (sync/pgsearch.py) takes its neighbourhood's mean through it too."""
+        mean = self.center + np.asarray(codes).mean(axis=0, dtype=np.float32) * self.scale
+        return np.asarray(mean, dtype=np.float32)
+
     def to_meta(self) -> str:
         return np.concatenate([self.center, self.scale]).astype(np.float32).tobytes().hex()
 
@@ -210,8 +217,7 @@ class VectorIndex:
             return quantizer.center
         # kept while the codes and the quantizer are the same objects (any change replaces them)
         if self._mean is None or self._mean[0] is not self.codes or self._mean[1] is not quantizer:
-            mean = quantizer.center + self.codes.mean(axis=0, dtype=np.float32) * quantizer.scale
-            self._mean = (self.codes, quantizer, np.asarray(mean, dtype=np.float32))
+            self._mean = (self.codes, quantizer, quantizer.mean(self.codes))
         return self._mean[2]
 
     def add(self, ids: Sequence[int], bits: np.ndarray, codes: np.ndarray) -> None:
@@ -381,16 +387,13 @@ class VectorIndex:
 
     def neighbourhood_mean(self, query: np.ndarray, quantizer: Quantizer, count: int,
                            allowed: np.ndarray | None = None) -> np.ndarray | None:
-        """The mean of the `count` memories nearest to `query` (plain cosine, from their
-        int8 codes); None when the index holds no more than `count` of them."""
-        if len(self) <= count:
-            return None
+        """The mean of the `count` memories nearest to `query` among the `allowed` (plain
+        cosine, from their int8 codes); None when there is none. Whether a search takes
+        it is search.hybrid.neighbourhood_centred's to say."""
         nearest_ids = np.fromiter(self.candidates(query, quantizer, count, allowed), dtype=np.int64)
         if not len(nearest_ids):
             return None
-        rows = np.searchsorted(self.ids, nearest_ids)
-        mean = quantizer.center + self.codes[rows].mean(axis=0, dtype=np.float32) * quantizer.scale
-        return np.asarray(mean, dtype=np.float32)
+        return quantizer.mean(self.codes[np.searchsorted(self.ids, nearest_ids)])
 
 
 def hamming(bits: np.ndarray, query_bits: np.ndarray) -> np.ndarray:

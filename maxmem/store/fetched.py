@@ -1,9 +1,9 @@
 """Searches followed by a `get`: questions your own use of search answers.
 
 A search you ran (`maxmem search`, the MCP tool `search`, `Brain.search`) and a memory
-it returned that you fetched by id soon after (`maxmem get`, the MCP tool `get`, OpenClaw's
-`memory_get`) make one question and its answer: `maxmem tune` asks it (its source
-"fetched"). The prompt hook's recall is not a search of yours (it searches with
+it returned that you fetched by id soon after (`maxmem get`, the MCP tool `get` or
+resource `memory://{id}`, OpenClaw's `memory_get`) make one question and its answer:
+`maxmem tune` asks it (its source "fetched"). The prompt hook's recall is not a search of yours (it searches with
 `track=False`): it is never recorded.
 
 Nothing is written on the search path: like the recall counts, searches and fetches

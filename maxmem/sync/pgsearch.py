@@ -8,20 +8,32 @@ The same steps as local search, over every pushing agent's memories:
   there, exact over real[] otherwise; exact as well when filters are given, as local
   search restricts its candidates to the filtered ids), and every keyword candidate
   gets its exact similarity too; as locally, the cosine is taken around a centre, the
-  querying brain's (search.centred_cosine), and HNSW picks its candidates by the plain
-  cosine;
-- fused by search.hybrid.fuse itself, the one rank score of local search: both scaled
-  min-max to 0–1 over their candidates, vector_weight × vector + keyword_weight ×
-  keyword, ties broken by the newer local id; a keyword candidate without a comparable
-  vector lets its keyword score stand for both sides, as local search does for
-  memories still waiting for their vector;
+  querying brain's (search.centred_cosine), or for a question in Hangul the mean of its
+  search.hybrid.NEIGHBOURHOOD nearest vectors (search.hybrid.neighbourhood_centred,
+  taken through the brain's int8 codes as locally: Quantizer.mean); the pool and
+  search.hybrid.VECTOR_SPARE more are drawn around the brain's centre (HNSW, unfiltered:
+  by the plain cosine; superseded ones dropped after), the pool kept from them;
+- fused by search.hybrid.fuse itself, the one rank score of local search, with the weights
+  of search.hybrid.fusion_weights (a question in German, French or Spanish weighs its
+  keywords less): both scaled min-max to 0–1 over their candidates, vector_weight ×
+  vector + keyword_weight × keyword, less search.hybrid.ASKING_PENALTY for a memory that
+  is a question (search.hybrid.ASKS_SQL), ties broken by the newer local id; a keyword
+  candidate without a comparable vector lets its keyword score stand for both sides, as
+  local search does for memories still waiting for their vector;
 - with the querying brain's settings: each side brings `[search] candidates`
   (search.hybrid.pool_size), and `[search] recency_weight` and `recency_half_life` rank
-  the fused candidates again by their dates (search.hybrid.recent_first), as locally.
+  the fused candidates again by their dates (search.hybrid.recent_first), as locally;
+- judged as locally (search.relevance.judge and verdict, JUDGED_HITS deep, min_relevance
+  cutting the list), from evidence read here: plain cosines, the hits' vectors (their
+  hubness), the query's terms' document counts over every memory here and which of them
+  each hit holds (the pushed tokens); the typical cosine is the querying brain's.
 Local search estimates the cosine of its vector candidates from int8 codes and
 computes it exactly only for the head of the ranking; here every cosine is exact, so
 scores can differ from local ones by the estimate's error (about 0.005 of cosine)
-wherever local search used an estimate.
+wherever local search used an estimate (and which memories are a question's 100
+nearest, which local search picks by the estimate too). In scripts written without
+spaces (Korean included) one bm25 ranks the keyword side where brain.db sums two
+(sync/terms.py), so keyword scores there differ a little.
 Only vectors from the querying brain's embedder are compared; memories embedded by
 another model rank by keyword alone.
 """
@@ -29,23 +41,28 @@ another model rank by keyword alone.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+import apsw
 import numpy as np
 
 from ..clock import iso, to_iso
 from ..embeddings import identity
 from ..errors import EmbeddingError, InvalidInput
-from ..memory import Filters, Memory
+from ..memory import Filters, Memory, clean_text
 from ..search import hybrid as search_mod
+from ..search import relevance
 from ..search.hybrid import MODES
+from ..search.spaced import SPACED_RUN
+from ..search.vectors import Quantizer
 from ..store.db import check_identifier
 from .pgconnect import SyncError, connect, describe_error, psycopg_module, target_name
 from .pgschema import read_schema
-from .terms import COLUMN_LABELS, Tokenizer, column_weights, query_payload
+from .terms import COLUMN_LABELS, Tokenizer, column_weights, phrase_query, query_payload, quote_lexeme
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..brain import Brain
@@ -112,35 +129,62 @@ NO_KEYWORD_CTES = """
 keyword AS (SELECT NULL::text AS instance_id, NULL::text AS uid, NULL::float8 AS bm25,
                    NULL::boolean AS has_vector WHERE false)"""
 
+# As locally: the pool and VECTOR_SPARE more drawn best first around the brain's mean
+# (HNSW, unfiltered: by the plain cosine), those failing the filters dropped (unfiltered,
+# the superseded: drawn among all, as local search's in-RAM index holds them), the best
+# `pool` by the similarity the search ranks by (around the neighbourhood, for a question
+# search.hybrid.neighbourhood_centred says so of).
 VECTOR_CTES = """
-vector_pool AS (
-    SELECT m.instance_id, m.uid, {similarity} AS sim
+vector_drawn AS (
+    SELECT m.instance_id, m.uid, {similarity} AS sim, 1 - ({distance}) AS plain, {visible} AS visible
     FROM maxmem.memories m
     WHERE m.embedder = %(embedder)s AND m.embedding IS NOT NULL AND {where}
     ORDER BY {order}
-    LIMIT %(pool)s
+    LIMIT %(drawn)s
+),
+vector_pool AS (
+    SELECT instance_id, uid, sim, plain FROM vector_drawn WHERE visible ORDER BY sim DESC LIMIT %(pool)s
 ),
 keyword_vectors AS (
-    SELECT k.instance_id, k.uid, {similarity} AS sim
+    SELECT k.instance_id, k.uid, {similarity} AS sim, 1 - ({distance}) AS plain
     FROM keyword k JOIN maxmem.memories m ON m.instance_id = k.instance_id AND m.uid = k.uid
     WHERE m.embedder = %(embedder)s AND m.embedding IS NOT NULL
       AND NOT EXISTS (SELECT 1 FROM vector_pool v WHERE v.instance_id = k.instance_id AND v.uid = k.uid)
 ),
 vectors AS (SELECT * FROM vector_pool UNION ALL SELECT * FROM keyword_vectors)"""
 
+# What relevance needs of the ranked hits (search.relevance.judge): the memories here, how
+# many hold each of the query's terms, and of each hit, which of them it holds and its vector.
+COUNTS_SQL = "SELECT (SELECT count(*) FROM maxmem.memories){counts}"
+HELD_SQL = """
+SELECT m.instance_id, m.uid, {vector}{held}
+FROM maxmem.memories m
+JOIN unnest(%(instances)s::text[], %(uids)s::text[]) AS h(instance_id, uid)
+  ON m.instance_id = h.instance_id AND m.uid = h.uid"""
+
+# How many vectors a search can compare (search.hybrid.neighbourhood_centred), and the
+# nearest of them (plain cosine) whose mean a question in Hangul is ranked around.
+COMPARABLE_SQL = "SELECT count(*) FROM maxmem.memories m WHERE m.embedder = %(embedder)s AND m.embedding IS NOT NULL"
+NEIGHBOURHOOD_SQL = """
+SELECT m.embedding::real[] FROM maxmem.memories m
+WHERE m.embedder = %(embedder)s AND m.embedding IS NOT NULL AND {where}
+ORDER BY {order}
+LIMIT %(neighbourhood)s"""
+
 NO_VECTOR_CTES = """
-vectors AS (SELECT NULL::text AS instance_id, NULL::text AS uid, NULL::float8 AS sim WHERE false)"""
+vectors AS (SELECT NULL::text AS instance_id, NULL::text AS uid, NULL::float8 AS sim, NULL::float8 AS plain
+            WHERE false)"""
 
 # The candidates with what fusion needs; the rank score itself is search.hybrid.fuse's,
 # computed in Python as for local search (one scoring function).
 CANDIDATES_SQL = """
 candidates AS (
     SELECT coalesce(v.instance_id, k.instance_id) AS instance_id, coalesce(v.uid, k.uid) AS uid,
-           v.sim, k.bm25, (k.uid IS NOT NULL AND NOT k.has_vector AND %(hybrid)s) AS unembedded
+           v.sim, v.plain, k.bm25, (k.uid IS NOT NULL AND NOT k.has_vector AND %(hybrid)s) AS unembedded
     FROM vectors v FULL JOIN keyword k ON v.instance_id = k.instance_id AND v.uid = k.uid
 )
-SELECT c.sim, c.bm25, c.unembedded,
-       %(hybrid)s AND (rtrim(m.content) LIKE '%%?' OR rtrim(m.content) LIKE '%%？') AS asks,
+SELECT c.sim, c.plain, c.bm25, c.unembedded,
+       %(hybrid)s AND {asks} AS asks,
        m.instance_id, {columns}
 FROM candidates c JOIN maxmem.memories m ON m.instance_id = c.instance_id AND m.uid = c.uid"""
 
@@ -156,10 +200,15 @@ class SyncHit:
     keyword_score: float | None
     cosine: float | None = None
     bm25: float | None = None
+    # The plain cosine to the query (None without a comparable vector): relevance's evidence.
+    similarity: float | None = None
+    # As local search's: one scale for every query (search.relevance), None when not judged.
+    relevance: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "score": round(self.score, 6),
+            "relevance": None if self.relevance is None else round(self.relevance, 6),
             "vector_score": None if self.vector_score is None else round(self.vector_score, 6),
             "keyword_score": None if self.keyword_score is None else round(self.keyword_score, 6),
             "instance_id": self.instance_id,
@@ -172,6 +221,9 @@ class PgPlan:
     mode: str
     note: str | None
     vector_type: str | None
+    # The best hit's relevance and the threshold it was held to, as Brain.search's plan.
+    best_relevance: float | None = None
+    min_relevance: float | None = None
 
 
 def pg_where(filters: Filters, agents: Sequence[str] | None) -> tuple[str, list[Any]]:
@@ -221,14 +273,21 @@ def pg_where(filters: Filters, agents: Sequence[str] | None) -> tuple[str, list[
         params.append(filters.session_id)
     for key, value in (filters.metadata or {}).items():
         check_identifier(key, "metadata key")
-        if isinstance(value, bool):
-            # SQLite's json_extract gives 1/0 for true/false: match both spellings.
+        if value is None or (isinstance(value, float) and not math.isfinite(value)):
+            # SQLite's json_extract(…) = NULL (or a number JSON cannot write) is never true
+            clauses.append("false")
+        elif isinstance(value, (bool, int, float)) and value in (0, 1):
+            # SQLite's json_extract gives 1/0 for true/false, which equal the numbers 1/0
+            # whichever of them the filter says: match both spellings.
             clauses.append("m.metadata -> %s IN (%s::jsonb, %s::jsonb)")
-            params += [key, json.dumps(value), json.dumps(int(value))]
+            params += [key, json.dumps(bool(value)), json.dumps(int(value))]
         else:
             clauses.append("m.metadata -> %s = %s::jsonb")
-            params += [key, json.dumps(value)]
-    return " AND ".join(clauses) or "true", params
+            params += [key, json.dumps(clean_text(value) if isinstance(value, str) else value)]
+    # Text as brain.db's filters bind it (Filters.sql): a NUL or lone surrogate as U+FFFD.
+    cleaned = [[clean_text(v) for v in p] if isinstance(p, list) else clean_text(p) if isinstance(p, str) else p
+               for p in params]
+    return " AND ".join(clauses) or "true", cleaned
 
 
 def _named(sql: str, params: list[Any], prefix: str) -> tuple[str, dict[str, Any]]:
@@ -250,20 +309,27 @@ def search(
     mode: str = "hybrid",
     pool: int | None = None,
     filters: Filters | None = None,
+    min_relevance: float | None = None,
     **fields: Any,
 ) -> tuple[list[SyncHit], PgPlan]:
     """The best `limit` memories of every agent in the database for `query`, ranked as
     local search ranks them with the querying brain's settings (the weights, `[search]`
-    candidates and recency); `pool`: the candidates each side brings (None: as locally)."""
+    candidates and recency) and judged as it judges them (search.relevance: only hits
+    reaching `min_relevance` are listed, None: config.min_relevance, 0: off; nothing when
+    none of the best JUDGED_HITS does); `pool`: the candidates each side brings (None: as
+    locally)."""
     if mode not in MODES:
         raise InvalidInput(f"search mode must be one of {', '.join(MODES)}")
     query = search_mod.checked_query(query)
     if not 1 <= int(limit) <= 100_000:
         raise InvalidInput("limit must be from 1 to 100000")
+    threshold = relevance.threshold(min_relevance, brain.config.min_relevance)
     filters = Filters.of(filters, **fields)
     where, where_params = pg_where(filters, agents)
     unfiltered = filters.is_empty() and not any(agents or ())
-    pool = pool or search_mod.pool_size(brain.config.search.candidates, int(limit))
+    # Ranked and judged to the same depth whatever `limit`, as locally.
+    depth = max(int(limit), relevance.JUDGED_HITS)
+    pool = pool or search_mod.pool_size(brain.config.search.candidates, depth)
     note = None
 
     psycopg = psycopg_module()
@@ -292,15 +358,9 @@ def search(
         tokenizer = Tokenizer(brain.db)
         phrases = tokenizer.phrases(query) if mode != "vector" else []
         use_vectors = query_vector is not None
-        if mode == "keyword" or not use_vectors:
-            wv, wk = 0.0, 1.0
-        elif mode == "vector":
-            wv, wk = 1.0, 0.0
-        else:
-            total = brain.config.vector_weight + brain.config.keyword_weight
-            # a question in German, French or Spanish weighs its keywords less, as locally
-            wk = search_mod.keyword_share(query) * brain.config.keyword_weight / total
-            wv = 1.0 - wk
+        # a question in German, French or Spanish weighs its keywords less, as locally
+        wv, wk = search_mod.fusion_weights(query, mode, use_vectors, brain.config.vector_weight,
+                                           brain.config.keyword_weight)
 
         params: dict[str, Any] = {"pool": pool, "hybrid": use_vectors and mode == "hybrid"}
         ctes = []
@@ -355,41 +415,107 @@ def search(
             ))
         else:
             ctes.append(NO_KEYWORD_CTES)
+        around = None
         if use_vectors:
+            assert query_vector is not None
             params["embedder"] = identity(brain.embedder)  # type: ignore[arg-type]
+            params["drawn"] = pool + search_mod.VECTOR_SPARE
             vec_where, vec_params = _named(where, where_params, "vf")
             params.update(vec_params)
+            if unfiltered:  # drawn among all, the superseded dropped after, as locally
+                vec_where, visible = "true", "m.status <> 'superseded'"
+            else:
+                visible = "true"
             if schema.vector_type == "vector":
                 distance = "m.embedding <=> %(qv)s::vector"
                 # Unfiltered: the HNSW index; filtered: exact, as local search is.
-                order = distance if unfiltered else f"({distance}) + 0"
+                nearest = distance if unfiltered else f"({distance}) + 0"
                 # As text: float32 values print exactly, and no type lookup round trips.
-                params["qv"] = "[" + ",".join(repr(float(x)) for x in query_vector) + "]"  # type: ignore[union-attr]
+                params["qv"] = _vector_param(query_vector, as_text=True)
             else:
-                distance = "maxmem.cosine_distance(m.embedding, %(qv)s::real[])"
-                order = distance
-                params["qv"] = [float(x) for x in query_vector]  # type: ignore[union-attr]
-            similarity = _centred_similarity(brain, query_vector, distance, params)
-            if order != distance or schema.vector_type != "vector":
-                order = f"-({similarity})"  # exact candidates, as local search's are centred
-            ctes.append(VECTOR_CTES.format(similarity=similarity, order=order, where=vec_where))
+                distance = nearest = "maxmem.cosine_distance(m.embedding, %(qv)s::real[])"
+                params["qv"] = _vector_param(query_vector, as_text=False)
+            if search_mod.neighbourhood_centred(query, lambda: _comparable(conn, params)):
+                around = _neighbourhood_mean(conn, vec_where, nearest, params, schema.vector_type == "vector",
+                                             brain.vectors.quantizer())
+            drawn_by = _centred_similarity(_brain_centre(brain, query_vector), query_vector, distance, params, "c")
+            similarity = drawn_by if around is None else _centred_similarity(
+                around, query_vector, distance, params, "n")
+            # exact candidates, drawn as local search's are, around the brain's mean
+            order = nearest if unfiltered and schema.vector_type == "vector" else f"-({drawn_by})"
+            ctes.append(VECTOR_CTES.format(similarity=similarity, distance=distance, visible=visible, order=order,
+                                           where=vec_where))
         else:
             ctes.append(NO_VECTOR_CTES)
         columns = ", ".join(f"m.{c}" for c in MEMORY_COLUMNS)
-        sql = "WITH " + ",".join(ctes) + "," + CANDIDATES_SQL.format(columns=columns)
+        # the question penalty's test, local search's own (escaped for psycopg)
+        asks = search_mod.ASKS_SQL.replace("%", "%%")
+        sql = "WITH " + ",".join(ctes) + "," + CANDIDATES_SQL.format(columns=columns, asks=asks)
         with conn.transaction():
             if use_vectors and schema.vector_type == "vector":
-                conn.execute(f"SET LOCAL hnsw.ef_search = {min(1000, max(40, 2 * pool)):d}")
+                _widen_hnsw(conn, 2 * pool)
             cur = conn.execute(sql, params)
             names = [d.name for d in cur.description or ()]
             rows = [dict(zip(names, r)) for r in cur.fetchall()]
+        recency = search_mod.Recency(brain.config.search.recency_weight, brain.config.search.recency_half_life)
+        hits = ranked(rows, wv, wk, depth, recency)
+        # A vector search is judged on its cosines alone, which are calibrated for one
+        # model only: with another, its hits carry no relevance and nothing is cut.
+        judged = mode != "vector" or relevance.calibrated(brain.embedder)
+        if judged and hits:
+            found = _evidence(conn, brain, query, hits, query_vector, tokenizer)
+            hits = [replace(h, relevance=relevance.relevance(found[n], mode)) for n, h in enumerate(hits)]
     except psycopg.Error as exc:
         raise SyncError(f"search in {target_name(dsn)} failed: {describe_error(exc, dsn)}") from None
     finally:
         conn.close()
-    plan = PgPlan(mode, note, schema.vector_type)
-    recency = search_mod.Recency(brain.config.search.recency_weight, brain.config.search.recency_half_life)
-    return ranked(rows, wv, wk, int(limit), recency), plan
+    chosen = relevance.verdict([h.relevance for h in hits], judged, threshold, int(limit))
+    notes = "; ".join(filter(None, [note, *chosen.notes])) or None
+    return [hits[i] for i in chosen.listed], PgPlan(mode, notes, schema.vector_type, chosen.best, threshold)
+
+
+def _evidence(conn: Any, brain: Brain, query: str, hits: Sequence[SyncHit], query_vector: np.ndarray | None,
+              tokenizer: Tokenizer) -> dict[int, relevance.Evidence]:
+    """The relevance evidence of each ranked hit (by its place in `hits`), as Brain.search
+    takes it (search.relevance.judge) but read from this database: the query's terms'
+    document counts over every memory here, which of them each hit holds, and the stored
+    vectors of the hits for their hubness; the typical cosine is the querying brain's,
+    whose centre the cosines are taken around. Cosines count only from the calibrated
+    model (relevance.CALIBRATED_EMBEDDER)."""
+    calibrated = relevance.calibrated(brain.embedder)
+    cosines = {n: h.similarity if calibrated else None for n, h in enumerate(hits)}
+    terms = {t: list(t) if SPACED_RUN.fullmatch(t) else tokenizer.tokens(t, apsw.FTS5_TOKENIZE_QUERY)
+             for t in relevance.evidence_terms(query)}
+    asked = [(t, tokens) for t, tokens in terms.items() if tokens]
+    params: dict[str, Any] = {
+        "instances": [h.instance_id for h in hits], "uids": [h.memory.uid for h in hits],
+        # as brain.db counts them: a term of several tokens as a phrase (and a pair of
+        # characters of a spaceless script); as matched_terms finds them in a memory, its
+        # tokens anywhere in it (the pair side by side)
+        **{f"d{k}": phrase_query(tokens) for k, (_, tokens) in enumerate(asked)},
+        **{f"h{k}": phrase_query(tokens) if SPACED_RUN.fullmatch(t) else " & ".join(map(quote_lexeme, tokens))
+           for k, (t, tokens) in enumerate(asked)},
+    }
+    compared = any(c is not None for c in cosines.values())  # (calibrated)
+    total, *found = conn.execute(COUNTS_SQL.format(counts="".join(
+        f", (SELECT count(*) FROM maxmem.memories WHERE tsv @@ %(d{k})s::tsquery)" for k in range(len(asked))
+    )), params).fetchone()
+    counts = {t: 0 for t in terms} | {t: int(n) for (t, _), n in zip(asked, found)}
+    place = {(h.instance_id, h.memory.uid): n for n, h in enumerate(hits)}
+    matched: dict[int, set[str]] = {}
+    stored: dict[int, np.ndarray] = {}
+    held = conn.execute(HELD_SQL.format(
+        held="".join(f", m.tsv @@ %(h{k})s::tsquery" for k in range(len(asked))),
+        vector="m.embedding::real[]" if compared else "NULL::real[]"), params)
+    for instance_id, uid, vector, *holds in held.fetchall():
+        n = place[(instance_id, uid)]
+        matched[n] = {t for (t, _), holds_it in zip(asked, holds) if holds_it}
+        if vector is not None and cosines[n] is not None:
+            stored[n] = np.asarray(vector, np.float32)
+    bank = relevance.off_topic_bank(brain.vectors, brain.embedder) if compared and brain.embedder else None
+    mean = brain.vectors.mean() if query_vector is not None and calibrated else None
+    usual = None if mean is None or query_vector is None else relevance.typical(query_vector, mean)
+    return relevance.judge(relevance.terms_of(counts, int(total)), matched, cosines, stored, bank, usual, query_vector)
 
 
 def ranked(rows: Sequence[Mapping[str, Any]], wv: float, wk: float, limit: int,
@@ -420,19 +546,64 @@ def _day_number(at: datetime) -> float:
     return at.timestamp() / 86400.0
 
 
-def _centred_similarity(brain: Brain, query_vector: Any, distance: str, params: dict[str, Any]) -> str:
-    """SQL for search_mod.centred_cosine around the querying brain's centre (its quantizer's),
-    from a memory's cosine distances to the query and to the centre (vectors are unit)."""
+def _vector_param(vector: Any, as_text: bool) -> str | list[float]:
+    """A vector as a query parameter: pgvector's text (float32 values print exactly) or
+    a real[]'s list."""
+    values = [float(x) for x in vector]
+    return "[" + ",".join(map(repr, values)) + "]" if as_text else values
+
+
+def _comparable(conn: Any, params: Mapping[str, Any]) -> int:
+    """How many vectors of the querying brain's embedder the database holds (every
+    agent's, superseded or not: what local search's in-RAM index holds of a brain)."""
+    return int(conn.execute(COMPARABLE_SQL, params).fetchone()[0])
+
+
+def _widen_hnsw(conn: Any, width: int) -> None:
+    """Let HNSW look at `width` candidates (at least 40, pgvector's default; at most
+    1000), for the rest of the transaction: it returns no more rows than it looks at."""
+    conn.execute(f"SET LOCAL hnsw.ef_search = {min(1000, max(40, width)):d}")
+
+
+def _neighbourhood_mean(conn: Any, where: str, nearest: str, params: Mapping[str, Any], hnsw: bool,
+                        quantizer: Quantizer | None) -> np.ndarray | None:
+    """The mean of the search.hybrid.NEIGHBOURHOOD vectors nearest to the query (plain
+    cosine) among those `where` allows, as local search takes it (VectorIndex.neighbourhood_mean:
+    through the querying brain's int8 codes, `quantizer`); None when there is none."""
+    with conn.transaction():
+        if hnsw:
+            _widen_hnsw(conn, 2 * search_mod.NEIGHBOURHOOD)
+        rows = conn.execute(NEIGHBOURHOOD_SQL.format(where=where, order=nearest),
+                            {**params, "neighbourhood": search_mod.NEIGHBOURHOOD}).fetchall()
+    if not rows:
+        return None
+    vectors = np.array([r[0] for r in rows], np.float32)
+    if quantizer is None:
+        return np.asarray(vectors.mean(axis=0), np.float32)
+    return quantizer.mean(quantizer.codes(vectors))
+
+
+def _brain_centre(brain: Brain, query_vector: Any) -> np.ndarray:
+    """The querying brain's centre (its quantizer's), which local search takes its cosines
+    around; zeros (the plain cosine) before it has one."""
     quantizer = brain.vectors.quantizer()
-    center = np.zeros(len(query_vector), np.float32) if quantizer is None else quantizer.center
-    values = [float(x) for x in center]
-    params["cv"] = values if isinstance(params["qv"], list) else "[" + ",".join(map(repr, values)) + "]"
-    params["cc"], params["qc"] = float(center @ center), float(np.asarray(query_vector, np.float32) @ center)
-    norm = float(np.sqrt(params["cc"]))
-    to_center = distance.replace("%(qv)s", "%(cv)s")
+    return np.zeros(len(query_vector), np.float32) if quantizer is None else quantizer.center
+
+
+def _centred_similarity(center: np.ndarray, query_vector: Any, distance: str, params: dict[str, Any],
+                        name: str) -> str:
+    """SQL for search_mod.centred_cosine around `center` from a memory's cosine distances
+    to the query and to the centre (vectors are unit); the centre's parameters are
+    named after `name`."""
+    params[f"{name}v"] = _vector_param(center, as_text=not isinstance(params["qv"], list))
+    params[f"{name}c"] = float(center @ center)
+    params[f"q{name}"] = float(np.asarray(query_vector, np.float32) @ center)
+    norm = float(np.sqrt(params[f"{name}c"]))
+    to_center = distance.replace("%(qv)s", f"%({name}v)s")
+    cc, qc = f"%({name}c)s", f"%(q{name})s"
     center_dots = f"((1 - ({to_center})) * {norm!r})" if norm > 0 else "0"
-    return (f"((1 - ({distance})) - {center_dots} - %(qc)s + %(cc)s) / "
-            f"sqrt(greatest((1 - 2 * {center_dots} + %(cc)s) * (1 - 2 * %(qc)s + %(cc)s), 1e-12))")
+    return (f"((1 - ({distance})) - {center_dots} - {qc} + {cc}) / "
+            f"sqrt(greatest((1 - 2 * {center_dots} + {cc}) * (1 - 2 * {qc} + {cc}), 1e-12))")
 
 
 def _idf_columns(count: int) -> str:
@@ -460,4 +631,4 @@ def _hit(row: Mapping[str, Any], scored: search_mod.Scored) -> SyncHit:
     data["importance"] = float(data["importance"])
     memory = Memory(**data)
     return SyncHit(memory, row["instance_id"], scored.score, scored.vector_score, scored.keyword_score,
-                   scored.raw_vector, scored.raw_keyword)
+                   scored.raw_vector, scored.raw_keyword, None if row["plain"] is None else float(row["plain"]))

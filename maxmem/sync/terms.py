@@ -20,7 +20,11 @@ characters one a token (a '0' where other text stood), as brain.db's memories_sp
 holds them; a query asks for its pairs of such characters as two-token phrases. So a
 word inside a run of CJK characters is found in PostgreSQL too, ranked by one bm25 over
 both kinds of token (brain.db sums two), and English text is pushed as before. Memories
-pushed by an earlier maxmem carry those tokens from their next change on.
+pushed by an earlier maxmem carry those tokens from their next change on. `fts_length`
+counts FTS5's tokens only (bm25's document length, as in memories_fts): counting the
+script characters too made every English query's bm25 differ from brain.db's in a
+database holding such text (memories pushed by an earlier maxmem get it right at their
+next change).
 
 PostgreSQL limits: positions stop at 16383 and a lexeme keeps at most 256 of them,
 so in memories longer than ~16k tokens a phrase of several words can be undercounted
@@ -87,8 +91,9 @@ class Tokenizer(fts.Tokenizer):
         position = 0
         width = len(values)
         for column, (label, text) in enumerate(zip(COLUMN_LABELS, values)):
-            tokens = self.tokens(text)
-            length += len(tokens)
+            own = super().tokens(text)
+            length += len(own)  # FTS5's document length: its own tokens, not the script characters
+            tokens = own + spaced_tokens(text) if text else own
             for token in tokens:
                 counts.setdefault(token, [0] * width)[column] += 1
                 position += 1
