@@ -81,9 +81,6 @@ class EmbedRun:
 Target = tuple[Literal["memory", "item"], int]
 # The nearest stored memories a new text is compared with, as `remember` does.
 NEAR_CANDIDATES = 3
-# How deep a search ranks and judges its hits whatever its limit (search): whether it found
-# something relevant is decided on the best of these.
-JUDGED_HITS = relevance.JUDGED_HITS
 
 
 @dataclass(frozen=True)
@@ -645,7 +642,7 @@ class Brain:
         side only. With no embedder the search is keyword-only (see `Hits.plan.note`).
         Each hit also carries a `relevance` that means the same in every search
         (relevance.py); only hits reaching `min_relevance` (None: config.min_relevance,
-        0: off) are returned, and when none of the best JUDGED_HITS does, nothing relevant
+        0: off) are returned, and when none of the best relevance.JUDGED_HITS do, nothing relevant
         was found and the result is empty (`Hits.plan.note`). Neither depends on `limit`.
         `track`: a search of yours (the prompt hook's recall and tune's are not): its hits
         count in the recall statistics, and its query is kept for minutes, redacted, for
@@ -657,7 +654,7 @@ class Brain:
         limit = _positive(limit, "limit")
         # Ranked and judged to the same depth whatever `limit`: whether a search finds
         # something relevant, and which hits it lists, do not depend on how many are asked.
-        depth = max(limit, JUDGED_HITS)
+        depth = max(limit, relevance.JUDGED_HITS)
         index = self.vectors.index() if mode != "keyword" else None
         query_vector = self._query_vector(query, mode) if index is not None else None
         spare = self._spare() if query_vector is not None and hybrid.threaded(mode, index) else None
