@@ -2,16 +2,20 @@
 
 Every rule proposes spans; these checks then keep what is not a secret:
 
-- documented examples: a value holding the marker EXAMPLE (AKIAIOSFODNN7EXAMPLE), and a
-  URL whose password repeats its user (guest:guest, postgres:postgres: a default);
+- documented examples: a value holding the marker EXAMPLE (AKIAIOSFODNN7EXAMPLE), the
+  sample values vendors print in their docs for everyone to paste (Stripe's test key,
+  jwt.io's token), and a URL whose password repeats its user (guest:guest: a default);
 - keys public by design: Stripe publishable keys (pk_live_…, pk_test_…), PostHog project
   keys (phc_…), Mapbox public tokens (pk.eyJ…), extended public keys (xpub…, zpub…),
   reCAPTCHA site keys, the public key of a Sentry DSN;
 - data, not credentials: base64 that decodes to JSON with no secret-named member
   (a JWT header, a preferences cookie), a JSON Web Key's public members (x, y, n, e) in
   JSON or YAML, the name of a secret in an ARN (…:secret:prod/db/password-AbC123);
-- identifiers named as such before the value: a cache key, a key identifier, the key
-  gpg says it is using, Sec-WebSocket-Key;
+- identifiers: the id half of a key pair (an AWS access key id, AKIA…/ASIA…; a value
+  named …_KEY_ID or privateKeyId; an IBAN, by its mod-97 checksum), and what is named
+  as such before the value: a cache key, a key identifier, the key gpg says it is
+  using, Sec-WebSocket-Key, a CSRF token (it proves a form came from the page; it signs
+  no one in);
 - labels: a value that names the secret itself ("Password": "Mot de passe").
 """
 
@@ -30,16 +34,27 @@ __all__ = ["public_value"]
 _PUBLIC_PREFIXES = ("pk_live_", "pk_test_", "phc_", "pk.eyJ", "xpub", "ypub", "zpub", "tpub", "vpub", "upub", "Ltub",
                     "Mtub")
 _BEFORE = 80
+# Values vendors print in their docs for everyone to paste: public whatever names them.
+_DOCUMENTED = ("sk_test_4eC39HqLyjWDarjtT1zdp7dc",  # Stripe's API reference
+               "sk_test_BQokikJOvBiI2HlWgH4olfQ2",  # Stripe's older docs
+               "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",  # jwt.io's sample token (its signature)
+               "TJVA95OrM7E2cBab30RMHrHDcEfxjoYZgeFONFh7HgQ")  # jwt.io's older sample
+# The id half of an AWS key pair: it names the key (sts get-caller-identity prints it);
+# the secret access key beside it is what signs.
+_AWS_KEY_ID = re.compile(r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}")
+_IBAN = re.compile(r"[A-Z]{2}[0-9]{2}[A-Z0-9]{11,30}")
 _JWK_NEAR = 400  # a JSON Web Key's "kty" stands this close to its members
 # The name just before a value that makes it an identifier, not a secret.
 _IDENTIFIER_BEFORE = re.compile(
     r"(?i)(?:\bcache\b[^\n]{0,30}\bkey|\bkey[ _-]?identifier|\bfingerprint|\busing [a-z0-9]{2,10} key|"
-    r"sec-websocket-key|data-sitekey|\bsite[ _-]?key|\bpublic[ _-]?key|\bchallenge|\bkid)\W{0,4}\Z")
+    r"sec-websocket-key|data-sitekey|\bsite[ _-]?key|\bpublic[ _-]?key|\bchallenge|\bkid|"
+    r"[cx]srf[\w-]{0,12})\W{0,4}\Z")
 # A name that says the value is public by design (shipped to browsers, search-only) or an
-# identifier (…_ID, not a key's id: that is half of a credential).
+# identifier (…_ID, a key's id too: AWS_ACCESS_KEY_ID, private_key_id; not a secret id,
+# which is the secret itself: Vault's SECRET_ID).
 _PUBLIC_NAME = re.compile(
     r"(?i)(?:^|[\s{,;(])[\"']?(?P<name>[\w.-]*(?:(?:public|publishable|search[_-]?only|client[_-]?token|anon[_-]?key)[\w.-]*|"
-    r"(?-i:(?<![Kk]ey)(?<!KEY)(?<![Ss]ecret)(?<!SECRET)(?:_id|_ID|-id)|(?<=[a-z])(?<![Kk]ey)(?<![Ss]ecret)Id)))[\"']?[ \t]{0,4}[:=][ \t]{0,4}[\"'`]?\Z")
+    r"(?-i:(?<![Ss]ecret)(?<!SECRET)(?:_id|_ID|-id)|(?<=[a-z])(?<![Ss]ecret)Id)))[\"']?[ \t]{0,4}[:=][ \t]{0,4}[\"'`]?\Z")
 _TOKEN_START = re.compile(r"[\w.-]{1,12}\Z")
 _PAGE_TOKEN = re.compile(r"(?i)(?:(?:next|prev|previous|continuation|resume)[ _-]?(?:page[ _-]?)?|(?<![\w.-])page[ _-]?)"
                          r"(?:token|cursor)"
@@ -59,6 +74,8 @@ def public_value(text: str, start: int, end: int) -> bool:
     """text[start:end], found by some rule, is public or a stand-in, not a secret."""
     value = text[start:end]
     if "EXAMPLE" in value or value.startswith(_PUBLIC_PREFIXES) or _YAML_TAG.fullmatch(value):
+        return True
+    if _AWS_KEY_ID.fullmatch(value) or _iban(value) or _documented(text, start, end):
         return True
     before = text[max(0, start - _BEFORE):start]
     token = _TOKEN_START.search(before)
@@ -80,6 +97,30 @@ def public_value(text: str, start: int, end: int) -> bool:
     if value.startswith(("eyJ", "ewo")) and "." not in value and _plain_json(value):
         return True
     return len(value) <= 24 and _names_secret(value)
+
+
+_TOKEN_AROUND = re.compile(r"[\w.+/=-]{0,2000}")
+
+
+def _documented(text: str, start: int, end: int) -> bool:
+    """The whole token around text[start:end] holds a vendor's documented sample (a rule
+    may have taken a part of it: a JWT's first two parts)."""
+    left = start
+    while left > 0 and start - left < 2000 and (text[left - 1].isalnum() or text[left - 1] in "_.+/=-"):
+        left -= 1
+    tail = _TOKEN_AROUND.match(text, end)
+    token = text[left:tail.end() if tail else end]
+    return any(sample in token for sample in _DOCUMENTED)
+
+
+def _iban(value: str) -> bool:
+    """An IBAN (DE89 3704 0044 0532 0130 00): its country, its mod-97 check digits. An
+    account's address, given out on every invoice."""
+    compact = value.replace(" ", "")
+    if not _IBAN.fullmatch(compact):
+        return False
+    moved = compact[4:] + compact[:4]
+    return int("".join(str(int(c, 36)) for c in moved)) % 97 == 1
 
 
 def _plain_json(value: str) -> bool:

@@ -3,6 +3,7 @@
     AKCp5e3b…(73 characters, three character classes)      a long random run on its own
     access_token$production$k7…$9f…                        parts joined by `$`
     nsec1…, …secret…1…                                     bech32 whose prefix says secret
+    _shop_session=…--…, .AspNetCore.Cookies=…, SESSION=…    a long random value named a session
 
 The mechanism: a run of token characters ([A-Za-z0-9_-]) long enough that no word,
 identifier or name is that long and that random: 45 characters or more (32 when it
@@ -27,7 +28,7 @@ from collections.abc import Iterator
 from .shapes import Hit
 from .values import SECRET_HEADS, char_offset, looks_random, name_strength, value_is_secret
 
-__all__ = ["dollar_hits", "encoded_json_hits", "random_run_hits", "secret_json"]
+__all__ = ["dollar_hits", "encoded_json_hits", "random_run_hits", "secret_json", "session_hits"]
 
 _RUN_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 _CLASSES = bytes(ord("a") if i in _RUN_BYTES else ord(" ") for i in range(256))
@@ -236,3 +237,42 @@ def secret_json(encoded: bytes) -> bool:
         if strength and value_is_secret(member.group(2), strength, quoted=True, literal=True):
             return True  # {"auths": {…: {"auth": "…"}}}, {"private_key": "-----BEGIN …"}
     return False
+
+
+# A session handed over as a value, whatever the framework: the name says session or
+# cookie (_shop_session=, .AspNetCore.Cookies=, TELEGRAM_SESSION=, connect.sid=, a
+# Pyrogram session_string: "…") and the value is long and random. Whoever holds it is
+# signed in. A session's id in a log (a UUID, 32 hex) is no such value.
+_SESSION_WORDS = ("sess", "sid", "cookie")
+_SESSION_AFTER = re.compile(r"[\w.-]{0,24}\\?[\"']?\s{0,2}[=:]\s{0,2}\\?[\"']?(?P<value>[A-Za-z0-9+/_%.-]{32,8000}={0,2})")
+_SESSION_BEFORE = re.compile(r"[\w.-]{0,40}\Z")
+_SEPARATORS = str.maketrans("", "", "-_.%/+=")
+
+
+def session_hits(text: str, lowered: str, data: bytes) -> Iterator[Hit]:
+    """The value of a name that says session or cookie, when it is long and random."""
+    for word in _SESSION_WORDS:
+        if word.encode() not in data:
+            continue
+        at = lowered.find(word)
+        while at >= 0:
+            match = _SESSION_AFTER.match(text, at + len(word))
+            if match and _session_value(match.group("value")):
+                head = _SESSION_BEFORE.search(text, max(0, at - 40), at)
+                name = text[head.start() if head else at:match.start("value")].strip(" \t=:\"'\\")
+                yield Hit("session", match.start("value"), match.end("value"), f"session value ({name})")
+                at = lowered.find(word, match.end())
+            else:
+                at = lowered.find(word, at + len(word))
+
+
+def _session_value(value: str) -> bool:
+    flat = value.translate(_SEPARATORS)
+    if len(flat) < 32 or _UUID_LIKE.fullmatch(value) or value.startswith("[REDACTED"):
+        return False
+    if not _classes(flat) and len(flat) < 64:
+        return False  # 32 hex: a session's id in a log, a trace id
+    return looks_random(flat[:200], 32)
+
+
+_UUID_LIKE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
