@@ -42,6 +42,14 @@ _DOCUMENTED = ("sk_test_4eC39HqLyjWDarjtT1zdp7dc",  # Stripe's API reference
 # The id half of an AWS key pair: it names the key (sts get-caller-identity prints it);
 # the secret access key beside it is what signs.
 _AWS_KEY_ID = re.compile(r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}")
+# The id half of a key pair, beside the secret half under the same prefix: PUSHER_APP_KEY
+# beside PUSHER_APP_SECRET, key= beside token= (Trello), Client(key=…, secret=…). Such an
+# id is hex, or capitals and digits; a key of mixed case beside a secret is a secret too
+# (gradle.publish.key beside gradle.publish.secret).
+_PAIR_KEY = re.compile(r"(?i)(?:^|[\s{,;(&?])[\"']?(?P<prefix>[\w.-]{0,40}?)[_.-]?(?:api[_-]?|app[_-]?|access[_-]?)?key"
+                       r"[\"']?[ \t]{0,4}[:=][ \t]{0,4}[\"']?\Z")
+_ID_VALUE = re.compile(r"[0-9a-f]{8,32}|[0-9A-F]{8,32}|[A-Z0-9]{16,24}")
+_PAIR_NEAR = 300
 _IBAN = re.compile(r"[A-Z]{2}[0-9]{2}[A-Z0-9]{11,30}")
 _JWK_NEAR = 400  # a JSON Web Key's "kty" stands this close to its members
 # The name just before a value that makes it an identifier, not a secret.
@@ -81,6 +89,8 @@ def public_value(text: str, start: int, end: int) -> bool:
     token = _TOKEN_START.search(before)
     if (token and (token.group(0) + value).startswith(_PUBLIC_PREFIXES)) or _PUBLIC_NAME.search(before):
         return True  # pk.|eyJ… (a rule that took the JWT after the prefix), NEXT_PUBLIC_…, PROJECT_ID
+    if _ID_VALUE.fullmatch(value) and _pair_id(text, start, end, before):
+        return True
     if _PAGE_TOKEN.search(before):
         return True  # nextPageToken: "…": where the next page of a listing starts
     if value.startswith("AIza") and "firebase" in before.lower():
@@ -111,6 +121,17 @@ def _documented(text: str, start: int, end: int) -> bool:
     tail = _TOKEN_AROUND.match(text, end)
     token = text[left:tail.end() if tail else end]
     return any(sample in token for sample in _DOCUMENTED)
+
+
+def _pair_id(text: str, start: int, end: int, before: str) -> bool:
+    """The value is named a key and a secret or token of the same prefix stands near: the
+    key is the pair's id (the app, the account), the secret is what signs."""
+    key = _PAIR_KEY.search(before)
+    if not key:
+        return False
+    prefix = re.escape(key.group("prefix"))
+    sibling = re.compile(rf"(?i)(?:^|[^\w.-]){prefix}[_.-]?(?:api[_-]?|app[_-]?)?(?:secret|token)[\"']?[ \t]{{0,4}}[:=]")
+    return bool(sibling.search(text, max(0, start - _PAIR_NEAR), min(len(text), end + _PAIR_NEAR)))
 
 
 def _iban(value: str) -> bool:

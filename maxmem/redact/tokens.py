@@ -256,6 +256,9 @@ def session_hits(text: str, lowered: str, data: bytes) -> Iterator[Hit]:
             continue
         at = lowered.find(word)
         while at >= 0:
+            if word == "sid" and at and lowered[at - 1].isalpha():  # inside, consider: no session's id
+                at = lowered.find(word, at + 3)
+                continue
             match = _SESSION_AFTER.match(text, at + len(word))
             if match and _session_value(match.group("value")):
                 head = _SESSION_BEFORE.search(text, max(0, at - 40), at)
