@@ -11,9 +11,10 @@ Every rule proposes spans; these checks then keep what is not a secret:
 - data, not credentials: base64 that decodes to JSON with no secret-named member
   (a JWT header, a preferences cookie), a JSON Web Key's public members (x, y, n, e) in
   JSON or YAML, the name of a secret in an ARN (…:secret:prod/db/password-AbC123);
-- identifiers: the id half of a key pair (an AWS access key id, AKIA…/ASIA…; a value
-  named …_KEY_ID or privateKeyId; an IBAN, by its mod-97 checksum), and what is named
-  as such before the value: a cache key, a key identifier, the key gpg says it is
+- identifiers: a key's id alone (AWS_ACCESS_KEY_ID=…, "private_key_id": … with no secret
+  or private key near it), the id half of a key pair that is hex or capitals beside a
+  secret of the same prefix (PUSHER_APP_KEY beside PUSHER_APP_SECRET), an IBAN (by its
+  mod-97 checksum), and what is named as such before the value: a cache key, a key identifier, the key gpg says it is
   using, Sec-WebSocket-Key, a CSRF token (it proves a form came from the page; it signs
   no one in);
 - labels: a value that names the secret itself ("Password": "Mot de passe").
@@ -39,16 +40,18 @@ _DOCUMENTED = ("sk_test_4eC39HqLyjWDarjtT1zdp7dc",  # Stripe's API reference
                "sk_test_BQokikJOvBiI2HlWgH4olfQ2",  # Stripe's older docs
                "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",  # jwt.io's sample token (its signature)
                "TJVA95OrM7E2cBab30RMHrHDcEfxjoYZgeFONFh7HgQ")  # jwt.io's older sample
-# The id half of an AWS key pair: it names the key (sts get-caller-identity prints it);
-# the secret access key beside it is what signs.
-_AWS_KEY_ID = re.compile(r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}")
+# A key's id (AWS_ACCESS_KEY_ID, "AccessKeyId", private_key_id) names the key: alone it
+# is an identifier; beside the secret or private key it names, the pair goes.
+_KEY_ID_NAME = re.compile(r"(?i)key[_ -]?id[\"']?[ \t]{0,4}[:=][ \t]{0,4}[\"']?\Z")
+_KEY_ID_PAIR = re.compile(r"(?i)secret|private[_ -]?key")
+_KEY_ID_NEAR = 400
 # The id half of a key pair, beside the secret half under the same prefix: PUSHER_APP_KEY
 # beside PUSHER_APP_SECRET, key= beside token= (Trello), Client(key=…, secret=…). Such an
 # id is hex, or capitals and digits; a key of mixed case beside a secret is a secret too
 # (gradle.publish.key beside gradle.publish.secret).
 _PAIR_KEY = re.compile(r"(?i)(?:^|[\s{,;(&?])[\"']?(?P<prefix>[\w.-]{0,40}?)[_.-]?(?:api[_-]?|app[_-]?|access[_-]?)?key"
                        r"[\"']?[ \t]{0,4}[:=][ \t]{0,4}[\"']?\Z")
-_ID_VALUE = re.compile(r"[0-9a-f]{8,32}|[0-9A-F]{8,32}|[A-Z0-9]{16,24}")
+_ID_VALUE = re.compile(r"[0-9a-f]{8,40}|[0-9A-F]{8,40}|[A-Z0-9]{16,24}")
 _PAIR_NEAR = 300
 _IBAN = re.compile(r"[A-Z]{2}[0-9]{2}[A-Z0-9]{11,30}")
 _JWK_NEAR = 400  # a JSON Web Key's "kty" stands this close to its members
@@ -58,11 +61,11 @@ _IDENTIFIER_BEFORE = re.compile(
     r"sec-websocket-key|data-sitekey|\bsite[ _-]?key|\bpublic[ _-]?key|\bchallenge|\bkid|"
     r"[cx]srf[\w-]{0,12})\W{0,4}\Z")
 # A name that says the value is public by design (shipped to browsers, search-only) or an
-# identifier (…_ID, a key's id too: AWS_ACCESS_KEY_ID, private_key_id; not a secret id,
-# which is the secret itself: Vault's SECRET_ID).
+# identifier (…_ID; a key's id only alone, above; not a secret id, which is the secret
+# itself: Vault's SECRET_ID).
 _PUBLIC_NAME = re.compile(
     r"(?i)(?:^|[\s{,;(])[\"']?(?P<name>[\w.-]*(?:(?:public|publishable|search[_-]?only|client[_-]?token|anon[_-]?key)[\w.-]*|"
-    r"(?-i:(?<![Ss]ecret)(?<!SECRET)(?:_id|_ID|-id)|(?<=[a-z])(?<![Ss]ecret)Id)))[\"']?[ \t]{0,4}[:=][ \t]{0,4}[\"'`]?\Z")
+    r"(?-i:(?<![Kk]ey)(?<!KEY)(?<![Ss]ecret)(?<!SECRET)(?:_id|_ID|-id)|(?<=[a-z])(?<![Kk]ey)(?<![Ss]ecret)Id)))[\"']?[ \t]{0,4}[:=][ \t]{0,4}[\"'`]?\Z")
 _TOKEN_START = re.compile(r"[\w.-]{1,12}\Z")
 _PAGE_TOKEN = re.compile(r"(?i)(?:(?:next|prev|previous|continuation|resume)[ _-]?(?:page[ _-]?)?|(?<![\w.-])page[ _-]?)"
                          r"(?:token|cursor)"
@@ -83,8 +86,11 @@ def public_value(text: str, start: int, end: int) -> bool:
     value = text[start:end]
     if "EXAMPLE" in value or value.startswith(_PUBLIC_PREFIXES) or _YAML_TAG.fullmatch(value):
         return True
-    if _AWS_KEY_ID.fullmatch(value) or _iban(value) or _documented(text, start, end):
+    if _iban(value) or _documented(text, start, end):
         return True
+    if _ID_VALUE.fullmatch(value) and _KEY_ID_NAME.search(text, max(0, start - 40), start) and not _KEY_ID_PAIR.search(
+            text, max(0, start - _KEY_ID_NEAR), min(len(text), end + _KEY_ID_NEAR)):
+        return True  # a key id alone: the key it names is not here
     before = text[max(0, start - _BEFORE):start]
     token = _TOKEN_START.search(before)
     if (token and (token.group(0) + value).startswith(_PUBLIC_PREFIXES)) or _PUBLIC_NAME.search(before):

@@ -73,6 +73,7 @@ _SHAPES = [
     _shape("pypi", "pypi-AgE", r"pypi-AgE[A-Za-z0-9_-]{40,1000}"),
     _shape("npm", "npm_", r"npm_[A-Za-z0-9]{36}"),
     _shape("sendgrid", "SG.", r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}", lead=3),
+    _shape("twilio", "SK", r"SK[0-9a-fA-F]{32}"),
     _shape("digitalocean", "do", r"do[opr]_v1_[a-f0-9]{64}"),
     _shape("shopify", "shp", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"),
     _shape("mailgun", "key-", r"key-[0-9a-f]{32}"),
@@ -368,10 +369,13 @@ def _aws_secret(secret: str) -> bool:
 def _neighbours(text: str, start: int, end: int) -> Iterator[Hit]:
     aws = _AWS_ID.match(text, start)
     if aws:
-        # The key id names the key (an identifier, public.py keeps it): the secret beside it goes.
-        for match in _AWS_SECRET.finditer(text, max(0, start - _NEAR), min(len(text), end + _NEAR)):
-            if _aws_secret(match.group(0)):
-                yield Hit("aws", match.start(), match.end(), "aws secret access key near its key id")
+        # The key id names the key (an identifier); it goes only with the secret beside it.
+        secrets = [Hit("aws", match.start(), match.end(), "aws secret access key near its key id")
+                   for match in _AWS_SECRET.finditer(text, max(0, start - _NEAR), min(len(text), end + _NEAR))
+                   if _aws_secret(match.group(0))]
+        if secrets and not _placeholder_body(aws.group(0), aws.group(0)[:4]):
+            yield Hit("aws", aws.start(), aws.end(), "aws access key id (AKIA…) beside its secret")
+        yield from secrets
         return
     if _TWILIO_SID.match(text, start):
         sid = text[start + 2:start + 34]
