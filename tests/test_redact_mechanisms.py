@@ -274,6 +274,14 @@ KEY_MATERIAL = [
     ("backup passphrase 19901 01028 07038 53757 50649 61426", ["19901 01028 07038 53757 50649 61426"]),
     ("Authenticator secret: TH4F NPDJ JAHO SNO2 UM5L FCHB GMQF G5ZO", ["TH4F NPDJ JAHO SNO2 UM5L FCHB GMQF G5ZO"]),
     ("license key: Q7K2M-9XW4R-T8P3L-6VB5N-2HC8J", ["Q7K2M-9XW4R-T8P3L-6VB5N-2HC8J"]),
+    # a JSON key whose type says private; a key's name glued before its secret; a card word
+    # that starts a compound
+    ('{"priv_validator_key": {"type": "cometbft/PrivKeySecp256k1", '
+     '"value": "Zx9Pt4Wn8Rb3Vc6Hy1Jd5Fg0Ss2Aa7Xq9KpLm3Tz8Rw2"}}',
+     ["Zx9Pt4Wn8Rb3Vc6Hy1Jd5Fg0Ss2Aa7Xq9KpLm3Tz8Rw2"]),
+    ("realtime = AblyRealtime('xVLyHw.A-pwh7:Zq8Lm2Xk7Pt4Wn9Rb3Vc6Hy1Jd5Fg0Ss2Aa7')",
+     ["xVLyHw.A-pwh7", "Zq8Lm2Xk7Pt4Wn9"]),
+    ("Kartennummer 4539 1488 0343 6467, gültig bis 09/27", ["4539 1488 0343 6467"]),
     # a session value under a name that says session or cookie, whatever the framework
     ("PYROGRAM_SESSION_STRING=D40xon_m9DYANd-W6ZYbE4OkTR7LGDudJ_CrpqsRKEKraIZ3c-oNF0JZUy_8I2a-mC76z4X6Eguv5uzcAahvS6YU",
      ["D40xon_m9DYANd-W6ZYbE4OkTR7LGDudJ_CrpqsRKEKraIZ3c"]),
@@ -364,6 +372,9 @@ def test_each_mechanism_takes_out_a_value_it_was_not_written_from(text, secrets)
     "backup job 2024-05-01 finished: 1843 files, 2291 MB, 0 errors",
     "Recovery: restore the snapshot, then run the seed script and the migrations again",
     "the order ids 20240501 20240502 20240503 20240504 were refunded",
+    "discard 4539 1488 0343 6467 rows from the wildcard match",
+    '{"pub_key": {"type": "tendermint/PubKeyEd25519", '
+    '"value": "Zx9Pt4Wn8Rb3Vc6Hy1Jd5Fg0Ss2Aa7Xq9KpLm3Tz8Rw2="}}',
     "2FA setup: open the app, scan the code, then type the six digits it shows",
     "session_id: 3f2a9c1e-7b4d-4e8f-9a0c-1d2e3f4a5b6c (anonymous)",
     "trace sessionId=9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c took 31 ms",

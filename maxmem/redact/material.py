@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterator
 
 from .shapes import Hit
-from .values import char_offset, find_words, looks_random, present_words, word_index
+from .values import char_offset, find_words, looks_random, may_hold, present_words, word_index
 
 __all__ = ["card_hits", "der_hits", "grouped_key_hits", "jwk_hits", "key_material_hits", "numbered_phrase_hits", "phrase_hits", "putty_hits"]
 
@@ -215,11 +215,24 @@ def luhn(digits: str) -> bool:
     return total % 10 == 0
 
 
+# A word that starts with a card word is one too: Kartennummer, cardNumber, tarjetahabiente.
+_CARD_STEMS = ("card", "karte", "carte", "tarjeta", "karta", "kaart", "carta")
+
+
+def _card_words(words: frozenset[bytes]) -> list[str]:
+    present = [] if words.isdisjoint(_CARD_ANCHORS) else [
+        w for w, anchor in _CARD_WORDS.items() if anchor in words or anchor + b"s" in words]
+    stems = [stem for stem in _CARD_STEMS if stem not in present and may_hold(words, stem.encode())]
+    if stems:
+        present += [stem for stem in stems if any(w.startswith(stem.encode()) for w in words)]
+    return present
+
+
 def card_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
     """Card numbers (Luhn) near a card context, and the CVV beside one."""
-    if words.isdisjoint(_CARD_ANCHORS):
+    present = _card_words(words)
+    if not present:
         return
-    present = [w for w, anchor in _CARD_WORDS.items() if anchor in words or anchor + b"s" in words]
     windows = [[max(0, at - _NEAR_CARD), min(len(text), at + _NEAR_CARD)] for at, _ in find_words(lowered, data, present)]
     merged: list[list[int]] = []
     for window in windows:
@@ -286,6 +299,9 @@ def _csv_code(text: str, at: int) -> Iterator[Hit]:
 # key id; a line below an `untrusted comment:` that says secret goes too.
 _SIGN_KEY = re.compile(r"RWR(?:TY|CS)[A-Za-z0-9+/]{40,400}={0,2}")
 _UNTRUSTED = re.compile(r"untrusted comment:[^\n]{0,200}\b(?:secret|private)\b[^\n]{0,200}\r?\n[ \t]*([A-Za-z0-9+/]{40,400}={0,2})")
+# A JSON key whose type says private ({"type": "tendermint/PrivKeyEd25519", "value": "…"}).
+_TYPED_KEY = re.compile(r"\"type\"\s{0,4}:\s{0,4}\"[^\"\n]{0,60}(?:[Pp]riv|[Ss]ecret)[^\"\n]{0,60}\"\s{0,4},\s{0,4}"
+                        r"\"value\"\s{0,4}:\s{0,4}\"([A-Za-z0-9+/=_-]{32,4096})\"")
 # A 32-byte key in base64 (WireGuard, X25519, Ed25519 seeds) on the line of a word that
 # says private: `wg set wg0 private-key <(echo …)`, `PrivateKey: …`.
 _KEY32 = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=(?![A-Za-z0-9+/=])")
@@ -329,6 +345,9 @@ def key_material_hits(text: str, lowered: str, data: bytes, words: frozenset[byt
             yield Hit("private-key", match.start(1), match.end(1), "key below an untrusted comment that says secret")
     if b"private" in data:
         yield from _beside_private(text, lowered)
+    if b"\"value\"" in data and (b"priv" in data or b"secret" in data):
+        for match in _TYPED_KEY.finditer(text):
+            yield Hit("private-key", match.start(1), match.end(1), "the value of a key whose type says private")
     if not words.isdisjoint(_ARRAY_GATE) and b"[" in data:
         yield from _byte_arrays(text, lowered)
     if not words.isdisjoint(_KEY_CALL_GATE) and b"(" in data:

@@ -88,9 +88,8 @@ def public_value(text: str, start: int, end: int) -> bool:
         return True
     if _iban(value) or _documented(text, start, end):
         return True
-    if _ID_VALUE.fullmatch(value) and _KEY_ID_NAME.search(text, max(0, start - 40), start) and not _KEY_ID_PAIR.search(
-            text, max(0, start - _KEY_ID_NEAR), min(len(text), end + _KEY_ID_NEAR)):
-        return True  # a key id alone: the key it names is not here
+    if _ID_VALUE.fullmatch(value) and _key_id_alone(text, start, end):
+        return True
     before = text[max(0, start - _BEFORE):start]
     token = _TOKEN_START.search(before)
     if (token and (token.group(0) + value).startswith(_PUBLIC_PREFIXES)) or _PUBLIC_NAME.search(before):
@@ -127,6 +126,19 @@ def _documented(text: str, start: int, end: int) -> bool:
     tail = _TOKEN_AROUND.match(text, end)
     token = text[left:tail.end() if tail else end]
     return any(sample in token for sample in _DOCUMENTED)
+
+
+def _key_id_alone(text: str, start: int, end: int) -> bool:
+    """The value is named a key's id and no secret or private key stands near it (its own
+    name, private_key_id, aside)."""
+    name = _KEY_ID_NAME.search(text, max(0, start - 40), start)
+    if not name:
+        return False
+    begin = name.start()
+    while begin > 0 and start - begin < 80 and (text[begin - 1].isalnum() or text[begin - 1] in "_-."):
+        begin -= 1
+    return not (_KEY_ID_PAIR.search(text, max(0, begin - _KEY_ID_NEAR), begin)
+                or _KEY_ID_PAIR.search(text, end, min(len(text), end + _KEY_ID_NEAR)))
 
 
 def _pair_id(text: str, start: int, end: int, before: str) -> bool:

@@ -150,6 +150,10 @@ def _judge(text: str, start: int, end: int, blocks: tuple[list[int], list[int]])
     return Hit("token", start, end, "long random token (three character classes, no word)")
 
 
+# The key's own name glued before its secret: appId.keyId:secret (one string, one key).
+_KEY_NAME_GLUED = re.compile(r"(?<![\w.:/@-])[A-Za-z0-9_-]{3,24}\.[A-Za-z0-9_-]{3,24}:\Z")
+
+
 def random_run_hits(text: str, data: bytes | None = None) -> Iterator[Hit]:
     """Runs of 32+ token characters random enough to be a key, standing on their own
     (`data`: `text` in UTF-8, when encoded already)."""
@@ -174,7 +178,8 @@ def random_run_hits(text: str, data: bytes | None = None) -> Iterator[Hit]:
                 at = start if same else char_offset(data, start)
                 hit = _judge(text, at, at + end - start, blocks)
                 if hit:
-                    yield hit
+                    named = _KEY_NAME_GLUED.search(text, max(0, hit.start - 50), hit.start)
+                    yield Hit(hit.kind, named.start(), hit.end, hit.rule) if named else hit
         pos = find(_NEEDLE, end)
 
 
