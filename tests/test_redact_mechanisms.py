@@ -283,6 +283,7 @@ KEY_MATERIAL = [
      ["xVLyHw.A-pwh7", "Zq8Lm2Xk7Pt4Wn9"]),
     ("Kartennummer 4539 1488 0343 6467, gültig bis 09/27", ["4539 1488 0343 6467"]),
     # a session value under a name that says session or cookie, whatever the framework
+    ("PHPSESSID=kq7lm2zx9pt4wn8rb3vc6hy1Jd5Fg0Ss2Aa7 curl https://shop.example.dev/admin", ["kq7lm2zx9pt4wn8rb3vc6hy1"]),
     ("PYROGRAM_SESSION_STRING=D40xon_m9DYANd-W6ZYbE4OkTR7LGDudJ_CrpqsRKEKraIZ3c-oNF0JZUy_8I2a-mC76z4X6Eguv5uzcAahvS6YU",
      ["D40xon_m9DYANd-W6ZYbE4OkTR7LGDudJ_CrpqsRKEKraIZ3c"]),
     ("_shop_session=RDQweG9uX205RFlBTmQtVzZaWWJFNE9rVFI3TEdEdWRKX0NycHFzUktFS3JhSVozYw%3D%3D--54aa3bb"
@@ -373,6 +374,7 @@ def test_each_mechanism_takes_out_a_value_it_was_not_written_from(text, secrets)
     "Recovery: restore the snapshot, then run the seed script and the migrations again",
     "the order ids 20240501 20240502 20240503 20240504 were refunded",
     "discard 4539 1488 0343 6467 rows from the wildcard match",
+    "assessment_id=Kq7Lm2Zx9Pt4Wn8Rb3Vc6Hy1Jd5Fg0Ss2Aa7Xq9Kp",
     '{"pub_key": {"type": "tendermint/PubKeyEd25519", '
     '"value": "Zx9Pt4Wn8Rb3Vc6Hy1Jd5Fg0Ss2Aa7Xq9KpLm3Tz8Rw2="}}',
     "2FA setup: open the app, scan the code, then type the six digits it shows",

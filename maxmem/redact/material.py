@@ -306,6 +306,7 @@ _TYPED_KEY = re.compile(r"\"type\"\s{0,4}:\s{0,4}\"[^\"\n]{0,60}(?:[Pp]riv|[Ss]e
 # says private: `wg set wg0 private-key <(echo …)`, `PrivateKey: …`.
 _KEY32 = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=(?![A-Za-z0-9+/=])")
 _PRIVATE_NEAR = 80
+_DIGEST_BETWEEN = re.compile(r"(?i)sha\d|hash|digest|fingerprint|checksum|public|pub\b")
 # Bytes written as numbers: a Solana keypair file, a Uint8Array of a secret key.
 _BYTE_ARRAY = re.compile(r"\[\s{0,4}((?:\d{1,3}\s{0,4},\s{0,4}){31,63}\d{1,3})\s{0,4}\]")
 _ARRAY_CONTEXT = ("solana", "keypair", "secret", "private", "wallet", "seed", "signer", "secretkey", "privatekey")
@@ -329,7 +330,10 @@ _KEY_CALL_GATE = frozenset(w.encode() for w in ("fromhex", "unhexlify", "decodes
                                                 "fromsecretkey", "keypair", "fromseed", "seed", "stringsession",
                                                 "session", "ecpair", "privkey", "fromkey"))
 # What a decoded literal is for, said on its line before the call: a key, a secret, a cipher.
-_KEY_USE = re.compile(r"(?i)key|secret|cipher|aes|hmac|sign|priv|seed|master|kek|dek|passw|token|credential")
+_KEY_USE = frozenset({"key", "keys", "secret", "cipher", "aes", "hmac", "sign", "signing", "signer", "priv", "private",
+                      "privkey", "seckey", "seed", "master", "kek", "dek", "password", "passphrase", "token", "credential",
+                      "credentials", "encryption", "decrypt", "encrypt", "fernet", "nacl", "ed25519", "secp256k1"})
+_NAME_PARTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+[a-z]\w*")
 _NOT_KEY_USE = re.compile(r"(?i)(?:^|[^a-z])(?:iv|nonce|salt|digest|hash|checksum|expected|address|addr|pub\w*|tx\w*)"
                           r"\s{0,2}[=:(]\s{0,4}[\w.]{0,40}\s{0,2}\Z")
 
@@ -370,7 +374,7 @@ def _beside_private(text: str, lowered: str) -> Iterator[Hit]:
         line_end = text.find("\n", at, at + _PRIVATE_NEAR)
         end = line_end if line_end >= 0 else min(len(text), at + _PRIVATE_NEAR)
         for match in _KEY32.finditer(text, at, end):
-            if looks_random(match.group(0)[:-1], 32):
+            if looks_random(match.group(0)[:-1], 32) and not _DIGEST_BETWEEN.search(text, at, match.start()):
                 yield Hit("private-key", match.start(), match.end(), "32-byte key beside 'private'")
         at = lowered.find("private", at + 7)
 
@@ -416,8 +420,8 @@ def _key_call(text: str, match: re.Match[str]) -> Hit | None:
         return None
     line_start = text.rfind("\n", 0, match.start()) + 1
     before = text[max(line_start, match.start() - 80):match.start()]
-    if not _KEY_USE.search(before) or _NOT_KEY_USE.search(before):
-        return None
+    if _KEY_USE.isdisjoint(p.lower() for p in _NAME_PARTS.findall(before)) or _NOT_KEY_USE.search(before):
+        return None  # keyframe, tokenizer, monkey: no key named; an IV, a nonce, a digest
     return Hit("secret", match.start("value"), match.end("value"), f"key bytes decoded by {match.group('callee')}()")
 
 

@@ -261,8 +261,10 @@ def session_hits(text: str, lowered: str, data: bytes) -> Iterator[Hit]:
             continue
         at = lowered.find(word)
         while at >= 0:
-            if word == "sid" and at and lowered[at - 1].isalpha():  # inside, consider: no session's id
-                at = lowered.find(word, at + 3)
+            if ((word == "sid" and at and lowered[at - 1].isalpha())  # inside, consider: no session's id
+                    or (word == "sess" and lowered[at + 4:at + 5].isalpha()
+                        and not lowered.startswith(("ion", "id"), at + 4))):  # assessment, obsessed
+                at = lowered.find(word, at + len(word))
                 continue
             match = _SESSION_AFTER.match(text, at + len(word))
             if match and _session_value(match.group("value")):
