@@ -283,7 +283,8 @@ KEY_MATERIAL = [
      ["xVLyHw.A-pwh7", "Zq8Lm2Xk7Pt4Wn9"]),
     ("Kartennummer 4539 1488 0343 6467, gültig bis 09/27", ["4539 1488 0343 6467"]),
     # a session value under a name that says session or cookie, whatever the framework
-    ("PHPSESSID=kq7lm2zx9pt4wn8rb3vc6hy1Jd5Fg0Ss2Aa7 curl https://shop.example.dev/admin", ["kq7lm2zx9pt4wn8rb3vc6hy1"]),
+    ("PHPSESSID=kq7lm2zx9pt4wn8rb3vc6hy1Jd5Fg0Ss2Aa7 curl https://shop.example.dev/admin",
+     ["kq7lm2zx9pt4wn8rb3vc6hy1"]),
     ("PYROGRAM_SESSION_STRING=D40xon_m9DYANd-W6ZYbE4OkTR7LGDudJ_CrpqsRKEKraIZ3c-oNF0JZUy_8I2a-mC76z4X6Eguv5uzcAahvS6YU",
      ["D40xon_m9DYANd-W6ZYbE4OkTR7LGDudJ_CrpqsRKEKraIZ3c"]),
     ("_shop_session=RDQweG9uX205RFlBTmQtVzZaWWJFNE9rVFI3TEdEdWRKX0NycHFzUktFS3JhSVozYw%3D%3D--54aa3bb"
