@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterator
 
 from .shapes import Hit
-from .values import char_offset, find_words, looks_random, may_hold, present_words, word_index
+from .values import char_offset, find_words, looks_random, present_words, word_blob, word_index
 
 __all__ = ["card_hits", "der_hits", "grouped_key_hits", "jwk_hits", "key_material_hits", "numbered_phrase_hits", "phrase_hits", "putty_hits"]
 
@@ -216,15 +216,15 @@ def luhn(digits: str) -> bool:
 
 
 # A word that starts with a card word is one too: Kartennummer, cardNumber, tarjetahabiente.
-_CARD_STEMS = ("card", "karte", "carte", "tarjeta", "karta", "kaart", "carta")
+_CARD_STEM = re.compile(rb"(?:^| )(card|karte|carte|tarjeta|karta|kaart|carta)")
 
 
 def _card_words(words: frozenset[bytes]) -> list[str]:
     present = [] if words.isdisjoint(_CARD_ANCHORS) else [
         w for w, anchor in _CARD_WORDS.items() if anchor in words or anchor + b"s" in words]
-    stems = [stem for stem in _CARD_STEMS if stem not in present and may_hold(words, stem.encode())]
-    if stems:
-        present += [stem for stem in stems if any(w.startswith(stem.encode()) for w in words)]
+    if b"car" in word_blob(words) or b"kar" in word_blob(words) or b"tarjeta" in word_blob(words):
+        stems = {m.group(1).decode() for m in _CARD_STEM.finditer(word_blob(words))}
+        present += sorted(stems.difference(present))
     return present
 
 

@@ -249,7 +249,7 @@ def secret_json(encoded: bytes) -> bool:
 # Pyrogram session_string: "…") and the value is long and random. Whoever holds it is
 # signed in. A session's id in a log (a UUID, 32 hex) is no such value.
 _SESSION_WORDS = ("sess", "sid", "cookie")
-_SESSION_AFTER = re.compile(r"[\w.-]{0,24}\\?[\"']?\s{0,2}[=:]\s{0,2}\\?[\"']?(?P<value>[A-Za-z0-9+/_%.-]{32,8000}={0,2})")
+_SESSION_AFTER = re.compile(r"[\w.-]{0,24}\\?[\"']?\s{0,2}[=:]\s{0,2}\\?[\"']?(?![0-9a-fA-F]{8}-[0-9a-fA-F]{4}-)(?P<value>[A-Za-z0-9+/_%.-]{32,8000}={0,2})")
 _SESSION_BEFORE = re.compile(r"[\w.-]{0,40}\Z")
 _SEPARATORS = str.maketrans("", "", "-_.%/+=")
 
