@@ -274,6 +274,10 @@ KEY_MATERIAL = [
     ("backup passphrase 19901 01028 07038 53757 50649 61426", ["19901 01028 07038 53757 50649 61426"]),
     ("Authenticator secret: TH4F NPDJ JAHO SNO2 UM5L FCHB GMQF G5ZO", ["TH4F NPDJ JAHO SNO2 UM5L FCHB GMQF G5ZO"]),
     ("license key: Q7K2M-9XW4R-T8P3L-6VB5N-2HC8J", ["Q7K2M-9XW4R-T8P3L-6VB5N-2HC8J"]),
+    # an app password (four groups of four small letters), every code of a list of codes
+    ("smtp_password qxvt mzkr plwh bnsj", ["qxvt mzkr plwh bnsj"]),
+    ("GitLab recovery codes, keep them safe: 7a2c4e9b1d3f 0e8b6d4c2a91 5c3a1f9e7b2d", ["7a2c4e9b1d3f", "0e8b6d4c2a91",
+                                                                                   "5c3a1f9e7b2d"]),
     # a JSON key whose type says private; a key's name glued before its secret; a card word
     # that starts a compound
     ('{"priv_validator_key": {"type": "cometbft/PrivKeySecp256k1", '
@@ -376,6 +380,10 @@ def test_each_mechanism_takes_out_a_value_it_was_not_written_from(text, secrets)
     "the order ids 20240501 20240502 20240503 20240504 were refunded",
     "discard 4539 1488 0343 6467 rows from the wildcard match",
     "assessment_id=Kq7Lm2Zx9Pt4Wn8Rb3Vc6Hy1Jd5Fg0Ss2Aa7Xq9Kp",
+    "the password will work when sent by mail",
+    "backup ports 8080 8081 8082 and 8083",
+    "backup plan: 2024-05 2024-06 2024-07",
+    "recovery codes are shown once; store them in the vault",
     '{"pub_key": {"type": "tendermint/PubKeyEd25519", '
     '"value": "Zx9Pt4Wn8Rb3Vc6Hy1Jd5Fg0Ss2Aa7Xq9KpLm3Tz8Rw2="}}',
     "2FA setup: open the app, scan the code, then type the six digits it shows",

@@ -433,7 +433,8 @@ _GROUPS = re.compile(r"(?<![\w.:/+-])(?P<first>[A-Za-z0-9]{4,8})(?P<sep>[ -])[A-
                      r"(?:(?P=sep)[A-Za-z0-9]{2,8}){2,10}(?![\w.:/+-])")
 _GROUP_CONTEXT = ("recovery", "backup", "passphrase", "2fa", "totp", "otp", "mfa", "authenticator", "setup key",
                   "secret", "seed", "bitlocker", "license key", "licence key", "product key", "activation", "unlock",
-                  "emergency kit", "two-factor", "2-step", "verification code", "pin")
+                  "emergency kit", "two-factor", "2-step", "verification code", "pin", "password", "passwort",
+                  "codes")
 _GROUP_INDEX = word_index(_GROUP_CONTEXT)
 _GROUP_BACK = 60
 
@@ -445,19 +446,72 @@ def grouped_key_hits(text: str, lowered: str, data: bytes, words: frozenset[byte
         line_end = text.find("\n", at, at + _GROUP_BACK + 120)
         end = line_end if line_end >= 0 else min(len(text), at + _GROUP_BACK + 120)
         match = _GROUPS.search(text, max(done, at + len(word)), end)
-        if match and match.start() - (at + len(word)) <= _GROUP_BACK and _key_groups(match):
+        if match and match.start() - (at + len(word)) <= _GROUP_BACK and _key_groups(match, word):
             done = match.end()
             yield Hit("private-key", match.start(), match.end(), f"key in groups after '{word}'")
+        elif word in ("recovery", "backup", "codes"):
+            for code in _code_list(text, max(done, at + len(word)), end):
+                done = code.end()
+                yield Hit("password", code.start(), code.end(), f"one of a list of codes after '{word}'")
 
 
-def _key_groups(match: re.Match[str]) -> bool:
+# Recovery codes as services list them: tokens of one shape (length, dash at one place),
+# each with a digit, one after the other (b1fc9-10631 f1f76-9953b …; 4821 9307 …).
+_CODE = re.compile(r"(?<![\w-])[A-Za-z0-9]{3,16}(?:-[A-Za-z0-9]{3,16})?(?![\w-])")
+_CODE_GAP = re.compile(r"[ \t]*[,;]?[ \t]+|[ \t]*[,;][ \t]*")
+
+
+def _code_list(text: str, start: int, end: int) -> list[re.Match[str]]:
+    codes: list[re.Match[str]] = []
+    pos = start
+    for match in _CODE.finditer(text, start, end):
+        if codes and not _CODE_GAP.fullmatch(text, pos, match.start()):
+            break
+        if not codes and match.start() - start > _GROUP_BACK:
+            break
+        token = match.group(0)
+        if codes and _code_shape(token) != _code_shape(codes[0].group(0)):
+            break
+        if not codes and not any(c.isdigit() for c in token):
+            pos = match.end()
+            continue  # the words before the list: "in case I lose my phone:"
+        codes.append(match)
+        pos = match.end()
+    flat = [c.group(0).replace("-", "") for c in codes]
+    if len(codes) < 2 or not all(any(ch.isdigit() for ch in f) for f in flat) or len(flat[0]) < 6:
+        return []
+    if all(f.isdigit() for f in flat) and len(flat[0]) < 8:
+        return []  # 2024 2025, port numbers: not codes
+    return codes
+
+
+def _no_words(groups: list[str], allowed: int) -> bool:
+    """At most `allowed` groups a common short word ("will", "work", "sent")."""
+    return sum(g.lower() in _COMMON_SHORT for g in groups) <= allowed
+
+
+# Words of prose that could stand as groups of four after "password" or "secret".
+_COMMON_SHORT = _STOPWORDS | frozenset(
+    "must have will work when sent used only also just here make sure each user name code more some time like once "
+    "both does done same last next less very most over back down keep mode file line test true none null open read "
+    "save sign into long safe main root home data text send mail auth type form page link list show help find give "
+    "take look want need know good well even such much many what them your four five nine zero".split())
+
+
+def _code_shape(token: str) -> tuple[int, int]:
+    return len(token), token.find("-")
+
+
+def _key_groups(match: re.Match[str], word: str) -> bool:
     groups = match.group(0).split(match.group("sep"))
     width = len(groups[0])
     if any(len(g) != width for g in groups[:-1]) or len(groups[-1]) > width or len(groups) * width < 16:
         return False
     flat = "".join(groups)
+    if word in ("password", "passwort"):  # an app password: 4 × 4 small letters (kwcu ermw zogn kyvt)
+        return len(groups) == 4 and width == 4 and flat.isalpha() and flat.islower() and _no_words(groups, 0)
     if flat.isdigit():
         return len(set(flat)) >= 5
     if flat.isalpha():  # base32 letters in one case, six groups or more: no run of words
-        return (flat.islower() or flat.isupper()) and len(groups) >= 6 and sum(g.lower() in _STOPWORDS for g in groups) <= 1
+        return (flat.islower() or flat.isupper()) and len(groups) >= 6 and _no_words(groups, 1)
     return sum(c.isdigit() for c in flat) >= 2 and sum(c.isalpha() for c in flat) >= 2
