@@ -268,6 +268,11 @@ KEY_MATERIAL = [
     ('const payer = Keypair.fromSecretKey(bs58.decode("uvkg7iYqjxmPSfjVr8KvfVuRE8b1WLoi5NPDYq5ckpQUsi'
      '5faEGPv4NGUV6HEMBpEoExypgWnbwTQDzgTXzrTXe3"))',
      ["uvkg7iYqjxmPSfjVr8KvfVuRE8b1WLoi5NPDYq5ckpQ"]),
+    ('mac = hmac.new(b"e4c1b9a27d3f58062a9c4e7b1d0f3a5c8e2b6d91", payload, "sha256")',
+     ["e4c1b9a27d3f58062a9c4e7b1d0f3a5c8e2b6d91"]),
+    # a registry's credentials as base64 of {"auths": …, cut short so it no longer decodes
+    ("DOCKER_AUTH_CONFIG: " + base64.b64encode(b'{"auths": {"registry.gitlab.com": {"auth": "Y2k6').decode()[:60],
+     [base64.b64encode(b'{"auths": {"registry.gitlab.com": {"auth": "Y2k6').decode()[:60]]),
     # keys in groups after a recovery / backup / 2FA context
     ("Recovery key for the laptop: 186858-626852-567377-542896-702207-115390-907755-013615",
      ["186858-626852-567377-542896-702207-115390-907755-013615"]),

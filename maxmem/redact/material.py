@@ -322,13 +322,14 @@ _DECODERS = ("fromhex", "unhexlify", "decodestring", "decodehex", "hextobytes", 
              "urlsafe_b64decode", "buffer.from", "atob", "base64.decode", "parsehex", "hexdecode", "frombase64string")
 _KEY_MAKERS = ("wallet", "signer", "signingkey", "privatekey", "private_key", "fromkey", "from_key", "secretkey",
                "secret_key", "keypair", "fromseed", "from_seed", "stringsession", "session_string", "ecpair",
-               "privkey")
+               "privkey", "hmac", "aes.new", "fernet", "secretbox", "cipher")
 _KEY_CALL_GATE = frozenset(w.encode() for w in ("fromhex", "unhexlify", "decodestring", "decodehex", "hextobytes",
                                                 "hex", "decode", "buffer", "atob", "parsehex", "hexdecode",
                                                 "frombase", "wallet", "signer", "signingkey", "privatekey",
                                                 "fromprivatekey", "privatekeytoaccount", "key", "secretkey",
                                                 "fromsecretkey", "keypair", "fromseed", "seed", "stringsession",
-                                                "session", "ecpair", "privkey", "fromkey"))
+                                                "session", "ecpair", "privkey", "fromkey", "hmac", "aes", "fernet",
+                                                "secretbox", "cipher"))
 # What a decoded literal is for, said on its line before the call: a key, a secret, a cipher.
 _KEY_USE = frozenset({"key", "keys", "secret", "cipher", "aes", "hmac", "sign", "signing", "signer", "priv", "private",
                       "privkey", "seckey", "seed", "master", "kek", "dek", "password", "passphrase", "token", "credential",

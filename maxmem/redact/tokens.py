@@ -209,6 +209,9 @@ def dollar_hits(text: str) -> Iterator[Hit]:
 # .dockerconfigjson, GOOGLE_CREDENTIALS=ewogICJ0eXBlIjog…; a JWT's parts are dotted.
 _JSON_HEADS = (b"eyJ", b"ewo", b"ew0K")
 _ENCODED_JSON = re.compile(rb"(?:eyJ|ewo|ew0K)[A-Za-z0-9+/_-]{36,40000}={0,2}")
+# {"auths": … (a registry's credentials: .dockerconfigjson, DOCKER_AUTH_CONFIG), however
+# cut: its first member says what the rest holds.
+_DOCKER_AUTHS = (b"eyJhdXRocyI6", b"eyAiYXV0aHMiOi", b"ewogICJhdXRocyI6", b"ewoJImF1dGhzIjo")
 _MEMBER = re.compile(r'"([\w.-]{1,80})"\s{0,4}:\s{0,4}"([^"\\]{1,4096})"')
 
 
@@ -223,7 +226,8 @@ def encoded_json_hits(text: str, data: bytes | None = None) -> Iterator[Hit]:
         while at >= 0:
             match = _ENCODED_JSON.match(data, at) if not at or data[at - 1] not in _RUN_BYTES else None
             end = match.end() if match else at + len(head)
-            if match and data[end:end + 1] != b"." and secret_json(match.group(0)):
+            if match and data[end:end + 1] != b"." and (match.group(0).startswith(_DOCKER_AUTHS)
+                                                       or secret_json(match.group(0))):
                 start = at if same else char_offset(data, at)
                 yield Hit("secret", start, start + end - at, "base64 of JSON holding a secret-named member")
             at = data.find(head, end)
