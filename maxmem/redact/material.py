@@ -450,7 +450,7 @@ def grouped_key_hits(text: str, lowered: str, data: bytes, words: frozenset[byte
         if match and match.start() - (at + len(word)) <= _GROUP_BACK and _key_groups(match, word):
             done = match.end()
             yield Hit("private-key", match.start(), match.end(), f"key in groups after '{word}'")
-        elif word in ("recovery", "backup", "codes"):
+        elif word == "codes":  # recovery codes, backup codes, "codes:"
             for code in _code_list(text, max(done, at + len(word)), end):
                 done = code.end()
                 yield Hit("password", code.start(), code.end(), f"one of a list of codes after '{word}'")
@@ -481,8 +481,10 @@ def _code_list(text: str, start: int, end: int) -> list[re.Match[str]]:
     flat = [c.group(0).replace("-", "") for c in codes]
     if len(codes) < 2 or not all(any(ch.isdigit() for ch in f) for f in flat) or len(flat[0]) < 6:
         return []
-    if all(f.isdigit() for f in flat) and len(flat[0]) < 8:
-        return []  # 2024 2025, port numbers: not codes
+    if all(f.isdigit() for f in flat) and (len(flat[0]) < 8 or "-" in codes[0].group(0)):
+        return []  # 2024 2025, ports, 0100-0500 0600-0900: not codes
+    if len({f[:2] for f in flat}) == 1 or len({f[-2:] for f in flat}) == 1:
+        return []  # db1-2024 db2-2024, ERR-10021 ERR-10022: a series, not random codes
     return codes
 
 
