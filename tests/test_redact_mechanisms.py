@@ -270,6 +270,11 @@ KEY_MATERIAL = [
      ["uvkg7iYqjxmPSfjVr8KvfVuRE8b1WLoi5NPDYq5ckpQ"]),
     ('mac = hmac.new(b"e4c1b9a27d3f58062a9c4e7b1d0f3a5c8e2b6d91", payload, "sha256")',
      ["e4c1b9a27d3f58062a9c4e7b1d0f3a5c8e2b6d91"]),
+    # base64 of a file that says in its first bytes that it holds a secret key
+    ("ONION_KEY=" + base64.b64encode(b"== ed25519v1-secret: type0 ==\x00\x00\x00" + bytes(range(9, 73))).decode(),
+     [base64.b64encode(b"== ed25519v1-secret: type0 ==\x00\x00\x00" + bytes(range(9, 73))).decode()[:60]]),
+    ("keytab: " + base64.b64encode(b"\x05\x02\x00\x00\x00\x47\x00\x01\x00\x08CORP.LAN" + bytes(range(30, 90))).decode(),
+     [base64.b64encode(b"\x05\x02\x00\x00\x00\x47\x00\x01\x00\x08CORP.LAN" + bytes(range(30, 90))).decode()[:60]]),
     # a registry's credentials as base64 of {"auths": …, cut short so it no longer decodes
     ("DOCKER_AUTH_CONFIG: " + base64.b64encode(b'{"auths": {"registry.gitlab.com": {"auth": "Y2k6').decode()[:60],
      [base64.b64encode(b'{"auths": {"registry.gitlab.com": {"auth": "Y2k6').decode()[:60]]),

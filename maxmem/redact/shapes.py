@@ -110,6 +110,10 @@ _SHAPES = [
     _shape("aws", "FQoDYXdz", r"FQoDYXdz[A-Za-z0-9+/=]{80,4000}"),
     _shape("aws", "AgoJb3JpZ2lu", r"AgoJb3JpZ2lu[A-Za-z0-9+/=]{80,4000}"),
     _shape("private-key", "LS0tLS1CRUdJTi", r"LS0tLS1CRUdJTi[A-Za-z0-9+/=]{20,20000}"),
+    # base64 of files that hold secret keys and say so in their first bytes: a Tor onion
+    # service's "== ed25519v1-secret: type0 ==", a Kerberos keytab (05 02, then its entries)
+    _shape("private-key", "PT0gZWQyNTUxOXYxLXNlY3JldDog", r"PT0gZWQyNTUxOXYxLXNlY3JldDog[A-Za-z0-9+/=]{40,400}"),
+    _shape("private-key", "BQIAAA", r"BQIAAA[A-Za-z0-9+/=]{60,20000}"),
     _shape("jwt", "eyJ", r"eyJ[A-Za-z0-9_-]{8,2000}\.eyJ[A-Za-z0-9_-]{8,8000}\.[A-Za-z0-9_-]{8,2000}"),
 ]
 # Access keys only: AIDA…, AROA…, ANPA… name users, roles and policies (aws sts
@@ -337,7 +341,7 @@ def _usable(text: str, match: re.Match[str], shape: _Shape) -> bool:
     after = text[match.end():match.end() + 1]
     if after.isalnum() and shape.kind not in ("jwt", "private-key"):
         return False  # a longer word that merely starts like a key
-    if shape.kind == "private-key":
+    if shape.prefix == "LS0tLS1CRUdJTi":
         return _is_base64_private_key(token)
     return not _placeholder_body(token, shape.prefix)
 
