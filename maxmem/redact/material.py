@@ -323,13 +323,11 @@ _DECODERS = ("fromhex", "unhexlify", "decodestring", "decodehex", "hextobytes", 
 _KEY_MAKERS = ("wallet", "signer", "signingkey", "privatekey", "private_key", "fromkey", "from_key", "secretkey",
                "secret_key", "keypair", "fromseed", "from_seed", "stringsession", "session_string", "ecpair",
                "privkey", "hmac", "aes.new", "fernet", "secretbox", "cipher")
-_KEY_CALL_GATE = frozenset(w.encode() for w in ("fromhex", "unhexlify", "decodestring", "decodehex", "hextobytes",
-                                                "hex", "decode", "buffer", "atob", "parsehex", "hexdecode",
-                                                "frombase", "wallet", "signer", "signingkey", "privatekey",
-                                                "fromprivatekey", "privatekeytoaccount", "key", "secretkey",
-                                                "fromsecretkey", "keypair", "fromseed", "seed", "stringsession",
-                                                "session", "ecpair", "privkey", "fromkey", "hmac", "aes", "fernet",
-                                                "secretbox", "cipher"))
+_KEY_CALL_GATE = frozenset(w.encode() for w in (
+    "fromhex", "unhexlify", "decodestring", "decodehex", "hextobytes", "decode", "buffer", "atob", "parsehex",
+    "hexdecode", "frombase", "wallet", "signer", "signingkey", "privatekey", "fromprivatekey", "privatekeytoaccount",
+    "secretkey", "fromsecretkey", "keypair", "fromseed", "stringsession", "ecpair", "privkey", "fromkey", "account",
+    "hmac", "aes", "fernet", "secretbox", "cipher", "newcipher"))
 # What a decoded literal is for, said on its line before the call: a key, a secret, a cipher.
 _KEY_USE = frozenset({"key", "keys", "secret", "cipher", "aes", "hmac", "sign", "signing", "signer", "priv", "private",
                       "privkey", "seckey", "seed", "master", "kek", "dek", "password", "passphrase", "token", "credential",
@@ -382,18 +380,13 @@ def _beside_private(text: str, lowered: str) -> Iterator[Hit]:
 
 def _byte_arrays(text: str, lowered: str) -> Iterator[Hit]:
     """32 or 64 numbers 0-255 in brackets after a key context: a secret key's bytes."""
-    at = text.find("[")
-    while at >= 0:
-        match = _BYTE_ARRAY.match(text, at)
-        if match:
-            numbers = [int(n) for n in match.group(1).replace(" ", "").split(",")]
-            window = lowered[max(0, at - _ARRAY_BACK):at]
-            if (len(numbers) in (32, 64) and max(numbers) <= 255 and len(set(numbers)) >= 16
-                    and any(word in window for word in _ARRAY_CONTEXT)):
-                yield Hit("private-key", match.start(1), match.end(1), "a key's bytes as numbers after a key context")
-            at = text.find("[", match.end())
-        else:
-            at = text.find("[", at + 1)
+    for match in _BYTE_ARRAY.finditer(text):  # a C-speed scan for "[" and the numbers after it
+        at = match.start()
+        numbers = [int(n) for n in match.group(1).replace(" ", "").split(",")]
+        window = lowered[max(0, at - _ARRAY_BACK):at]
+        if (len(numbers) in (32, 64) and max(numbers) <= 255 and len(set(numbers)) >= 16
+                and any(word in window for word in _ARRAY_CONTEXT)):
+            yield Hit("private-key", match.start(1), match.end(1), "a key's bytes as numbers after a key context")
 
 
 def _key_calls(text: str) -> Iterator[Hit]:
@@ -432,18 +425,20 @@ def _key_call(text: str, match: re.Match[str]) -> Hit | None:
 # what it is.
 _GROUPS = re.compile(r"(?<![\w.:/+-])(?P<first>[A-Za-z0-9]{4,8})(?P<sep>[ -])[A-Za-z0-9]{4,8}"
                      r"(?:(?P=sep)[A-Za-z0-9]{2,8}){2,10}(?![\w.:/+-])")
-_GROUP_CONTEXT = ("recovery", "backup", "passphrase", "2fa", "totp", "otp", "mfa", "authenticator", "setup key",
-                  "secret", "seed", "bitlocker", "license key", "licence key", "product key", "activation", "unlock",
-                  "emergency kit", "two-factor", "2-step", "verification code", "pin", "password", "passwort",
-                  "codes")
-_GROUP_INDEX = word_index(_GROUP_CONTEXT)
+# The words (runs of letters) that name what follows: "2FA" is "fa", "setup key" "setup".
+_GROUP_CONTEXT = frozenset(
+    b"recovery backup passphrase fa totp otp mfa authenticator setup secret seed bitlocker license licence product "
+    b"activation unlock emergency factor verification pin password passwort codes".split())
 _GROUP_BACK = 60
 
 
 def grouped_key_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
     """A key written in equal groups after a recovery/backup/2FA context on its line."""
     done = 0
-    for at, word in find_words(lowered, data, present_words(words, _GROUP_INDEX)):
+    present = words & _GROUP_CONTEXT  # a set operation in C: most texts name none of them
+    if not present:
+        return
+    for at, word in find_words(lowered, data, [w.decode() for w in present]):
         line_end = text.find("\n", at, at + _GROUP_BACK + 120)
         end = line_end if line_end >= 0 else min(len(text), at + _GROUP_BACK + 120)
         match = _GROUPS.search(text, max(done, at + len(word)), end)
