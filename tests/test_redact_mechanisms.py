@@ -396,6 +396,7 @@ def test_each_mechanism_takes_out_a_value_it_was_not_written_from(text, secrets)
     "recovery codes are shown once; store them in the vault",
     "backup window codes: 0100-0500 0600-0900 for the nightly jobs",
     "backup commits 3f9a2c7 8b1e4d2 1c5d9e0 were pushed",
+    "product page ids: 4821 9307 5591 0284 1773 in the catalogue",
     '{"pub_key": {"type": "tendermint/PubKeyEd25519", '
     '"value": "Zx9Pt4Wn8Rb3Vc6Hy1Jd5Fg0Ss2Aa7Xq9KpLm3Tz8Rw2="}}',
     "2FA setup: open the app, scan the code, then type the six digits it shows",

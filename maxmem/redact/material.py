@@ -429,6 +429,12 @@ _GROUPS = re.compile(r"(?<![\w.:/+-])(?P<first>[A-Za-z0-9]{4,8})(?P<sep>[ -])[A-
 _GROUP_CONTEXT = frozenset(
     b"recovery backup passphrase fa totp otp mfa authenticator setup secret seed bitlocker license licence product "
     b"activation unlock emergency factor verification pin password passwort codes".split())
+# The words that count only inside their phrase.
+_PHRASE_WORDS = {
+    "setup": re.compile(r"setup[ -]key"), "license": re.compile(r"license[ -]key"),
+    "licence": re.compile(r"licence[ -]key"), "product": re.compile(r"product[ -]key"),
+    "emergency": re.compile(r"emergency kit"), "verification": re.compile(r"verification code"),
+    "factor": re.compile(r"factor(?:(?<=two-factor)|(?<=2-factor))"), "fa": re.compile(r"fa(?<=2fa)")}
 _GROUP_BACK = 60
 
 
@@ -439,6 +445,8 @@ def grouped_key_hits(text: str, lowered: str, data: bytes, words: frozenset[byte
     if not present:
         return
     for at, word in find_words(lowered, data, [w.decode() for w in present]):
+        if word in _PHRASE_WORDS and not _PHRASE_WORDS[word].match(lowered, at):
+            continue  # "setup" alone: only "setup key", "license key", "2FA", "two-factor" …
         line_end = text.find("\n", at, at + _GROUP_BACK + 120)
         end = line_end if line_end >= 0 else min(len(text), at + _GROUP_BACK + 120)
         match = _GROUPS.search(text, max(done, at + len(word)), end)
