@@ -14,9 +14,9 @@ Every rule proposes spans; these checks then keep what is not a secret:
 - identifiers: a key's id alone (AWS_ACCESS_KEY_ID=…, "private_key_id": … with no secret
   or private key near it), the id half of a key pair that is hex or capitals beside a
   secret of the same prefix (PUSHER_APP_KEY beside PUSHER_APP_SECRET), an IBAN (by its
-  mod-97 checksum), and what is named as such before the value: a cache key, a key identifier, the key gpg says it is
-  using, Sec-WebSocket-Key, a CSRF token (it proves a form came from the page; it signs
-  no one in);
+  mod-97 checksum), and what is named as such before the value: a cache key, a key
+  identifier, the key gpg says it is using, Sec-WebSocket-Key, a CSRF token (it proves a
+  form came from the page; it signs no one in);
 - labels: a value that names the secret itself ("Password": "Mot de passe").
 """
 
