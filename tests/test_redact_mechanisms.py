@@ -288,6 +288,9 @@ KEY_MATERIAL = [
     ("smtp_password qxvt mzkr plwh bnsj", ["qxvt mzkr plwh bnsj"]),
     ("GitLab recovery codes, keep them safe: 7a2c4e9b1d3f 0e8b6d4c2a91 5c3a1f9e7b2d", ["7a2c4e9b1d3f", "0e8b6d4c2a91",
                                                                                    "5c3a1f9e7b2d"]),
+    # a vendor prefix before a base64 body that runs on past + and /
+    ("pasted fm3_kPQEDAAAAAAAAQwbxBWn7L8tR+bCdE9fGhI1jKlMnO2pQrStU3vWxYz4bCdEfG5hIjKlMn6oPqRsTvW into the CI settings",
+     ["kPQEDAAAAAAAAQwbxBWn7L8tR", "bCdE9fGhI1jKlMnO2pQrStU3vWxYz4"]),
     # a JSON key whose type says private; a key's name glued before its secret; a card word
     # that starts a compound
     ('{"priv_validator_key": {"type": "cometbft/PrivKeySecp256k1", '

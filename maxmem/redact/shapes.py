@@ -269,6 +269,9 @@ def _prefixed(text: str, start: int, end: int, before: str) -> Hit | None:
         more = _PREFIX_WORD.match(body)
     segments = len(re.findall(r"[-_]", prefix))
     flat = body.replace("-", "").replace("_", "")
+    if text[end:end + 1] in ("+", "/"):  # fm2_lJPE…+…/…: a base64 body runs on past the run
+        tail = _TOKEN_TAIL.match(text, end)
+        flat += re.sub(r"[^A-Za-z0-9]", "", tail.group(0)) if tail else ""
     words = set(re.split(r"[-_]", prefix.lower()))
     if _is_uuid_body(body):  # pat-na1-<uuid>, sk-lf-<uuid>: a UUID is a secret only when the prefix says so
         if words.isdisjoint(_SECRET_PREFIX_WORDS):
