@@ -247,6 +247,7 @@ _ID_PREFIX_BYTES = frozenset(p.encode() for p in _ID_PREFIXES)
 _SECRET_PREFIX_WORDS = frozenset({"sk", "pat", "secret", "key", "token", "api", "auth", "access", "private", "priv",
                                   "pw", "pass", "apikey", "tkn", "pwd", "sec", "rk"})
 _TOKEN_TAIL = re.compile(r"[A-Za-z0-9+/=_-]*")
+_BASE64_TAIL = re.compile(r"[A-Za-z0-9+/=_-]{0,400}")  # bounded: a long base64 text holds many runs
 # One more word of a vendor prefix: a short lower-case word, or letters with a digit (na1, v1), then - or _.
 _PREFIX_WORD = re.compile(r"(?:[a-z]{1,5}|[a-z]{1,3}[0-9])[-_]")
 
@@ -270,7 +271,7 @@ def _prefixed(text: str, start: int, end: int, before: str) -> Hit | None:
     segments = len(re.findall(r"[-_]", prefix))
     flat = body.replace("-", "").replace("_", "")
     if text[end:end + 1] in ("+", "/"):  # fm2_lJPE…+…/…: a base64 body runs on past the run
-        tail = _TOKEN_TAIL.match(text, end)
+        tail = _BASE64_TAIL.match(text, end)
         flat += re.sub(r"[^A-Za-z0-9]", "", tail.group(0)) if tail else ""
     words = set(re.split(r"[-_]", prefix.lower()))
     if _is_uuid_body(body):  # pat-na1-<uuid>, sk-lf-<uuid>: a UUID is a secret only when the prefix says so
