@@ -104,7 +104,6 @@ FAMILY = [
     ("DSN=sqlserver://sa:Pa$$@w0rd/x@10.0.0.7:1433?database=app", ["Pa$$@w0rd/x"]),
     # the id of a key, half of the credential, and a secret id
     ("tencent:\n  SecretId: AKIDq8Lm3Zx7Wm2Rt9Pn4Vb6Yc1Hd5Jf0", ["AKIDq8Lm3Zx7Wm2Rt9Pn4Vb6Yc1Hd5Jf0"]),
-    ('"private_key_id": "9c1f2e3d4b5a69788796a5b4c3d2e1f00a1b2c3d"', ["9c1f2e3d4b5a69788796a5b4c3d2e1f00a1b2c3d"]),
     ("VAULT_SECRET_ID=3e9f1c2a-7b4d-4e8f-9a0c-1d2e3f4a5b6c", ["3e9f1c2a-7b4d-4e8f-9a0c-1d2e3f4a5b6c"]),
     # a random-looking value is no class name because capitals cut it into pieces
     ("SET SMTP_PASS=QwPzRtXuYvKbNm", ["QwPzRtXuYvKbNm"]),
@@ -231,8 +230,91 @@ FROM_BLIND = [
 ]
 
 
-@pytest.mark.parametrize(("text", "secrets"), CASES + FAMILY + GENERALISED + FROM_BLIND,
-                         ids=[c[0][:32] for c in CASES + FAMILY + GENERALISED + FROM_BLIND])
+# Key material by its structure or by the code that makes a key of it, keys in groups,
+# session values by their name: each with values and wordings of its own.
+KEY_MATERIAL = [
+    # signify / minisign secret keys: "Ed" and the secret key's KDF, whatever the comment says
+    ("untrusted comment: signify secret key\nRWRCS3lCvfIhBvCEd2Lw88tNdk3HByBRFZoPifLG2srjRLsxEkX9b4Tf"
+     "mtfFs9B2rA6PU6c1bIiRPyD29y2wItJNCpba1DwWF8GpjngSngMnNxBl0JWGTxWtoLhGwcDrxTSK3Hma",
+     ["RWRCS3lCvfIhBvCEd2Lw88tNdk3HByBRFZoPifLG2srjRLsxEkX9b4TfmtfFs9B2rA6PU6c1bIiRPyD29y2wItJNCpba1D"
+      "wWF8GpjngSngMnNxBl0JWGTxWtoLhGwcDrxTSK3Hma"]),
+    ("key.sec: RWRTYwAA34SbrQXUoQrARB6q7rS0jvoLHwq9gOmYo1q6XqC9h5nBNQ1DnnGJeqdf3jE0pKpy4FYorG/minM9EW"
+     "GhXY6uK7BC15WK7bHVlNbREtNPZgL03nEQ",
+     ["RWRTYwAA34SbrQXUoQrARB6q7rS0jvoLHwq9gOmYo1q6XqC9"]),
+    ("untrusted comment: rsign encrypted private key\nUm9vdDpWZXJ5TG9uZ0Jhc2U2NEJvZHlPZkFTZWNyZXRLZXl"
+     "IZXJlMTIzNDU2Nzg5MA==",
+     ["Um9vdDpWZXJ5TG9uZ0Jhc2U2NEJvZHlPZkFTZWNyZXRLZXlIZXJl"]),
+    # a 32-byte key in base64 on the line of "private"
+    ("wg set wg1 private-key /dev/stdin <<< P8A3ozQC8kl4xxYvMsBbDK4+DTr2kZktEno2Mx+mXCc=",
+     ["P8A3ozQC8kl4xxYvMsBbDK4+DTr2kZktEno2Mx+mXCc="]),
+    ("node private key (x25519): e1x/6MmBvMuz1irAeNNS1PdPzUxTMf734l9FiGVLoXY=", ["e1x/6MmBvMuz1irAeNN"
+     "S1PdPzUxTMf734l9FiGVLoXY="]),
+    # a key's bytes as 32 or 64 numbers after a key context
+    ("const signer = Keypair.fromSecretKey(Uint8Array.from([149,18,182,231,172,3,15,171,169,223,194,248,39,107,250,200,"
+     "64,163,61,140,39,221,57,224,128,49,191,188,230,151,135,54,173,58,252,180,30,150,93,76,91,189,232,63,55,72,169,"
+     "215,153,95,234,246,159,90,35,54,92,200,183,51,136,138,196,27]));", ["149,18,182,231,172,3,15,171"]),
+    ('seed = bytes([69, 21, 245, 138, 126, 181, 170, 206, 229, 35, 180, 254, 57, 77, 138, 51, 57, 57,'
+     ' 94, 96, 213, 200, '
+     '65, 74, 203, 99, 87, 91, 103, 128, 189, 150])', ["69, 21, 245, 138"]),
+    # literals decoded into key bytes, or given to what makes a key or a wallet of them
+    ('const key = Buffer.from("97d3886f9d0b89f5c36658b87aa4f749d6f569ef0ef625cc17ef7578236f827b", "hex");',
+     ["97d3886f9d0b89f5c36658b87aa4f749d6f569ef0ef625cc17ef7578236f827b"]),
+    ('cipher := aes.NewCipher(must(hex.DecodeString("6184465f12825617a05dd82e2b3c2f87")))', ["6184465"
+     "f12825617a05dd82e2b3c2f87"]),
+    ('hmac_secret = binascii.unhexlify(b"54aa3bb13f1a948cee99fa7f880facb0a22f1dde")', ["54aa3bb13f1a9"
+     "48cee99fa7f880facb0a22f1dde"]),
+    ("account = Account.from_key('0x97d3886f9d0b89f5c36658b87aa4f749d6f569ef0ef625cc17ef7578236f827b')",
+     ["97d3886f9d0b89f5c36658b87aa4f749d6f569ef0ef625cc17ef7578236f827b"]),
+    ('const payer = Keypair.fromSecretKey(bs58.decode("uvkg7iYqjxmPSfjVr8KvfVuRE8b1WLoi5NPDYq5ckpQUsi'
+     '5faEGPv4NGUV6HEMBpEoExypgWnbwTQDzgTXzrTXe3"))',
+     ["uvkg7iYqjxmPSfjVr8KvfVuRE8b1WLoi5NPDYq5ckpQ"]),
+    ('mac = hmac.new(b"e4c1b9a27d3f58062a9c4e7b1d0f3a5c8e2b6d91", payload, "sha256")',
+     ["e4c1b9a27d3f58062a9c4e7b1d0f3a5c8e2b6d91"]),
+    # base64 of a file that says in its first bytes that it holds a secret key
+    ("ONION_KEY=" + base64.b64encode(b"== ed25519v1-secret: type0 ==\x00\x00\x00" + bytes(range(9, 73))).decode(),
+     [base64.b64encode(b"== ed25519v1-secret: type0 ==\x00\x00\x00" + bytes(range(9, 73))).decode()[:60]]),
+    ("keytab: " + base64.b64encode(b"\x05\x02\x00\x00\x00\x47\x00\x01\x00\x08CORP.LAN" + bytes(range(30, 90))).decode(),
+     [base64.b64encode(b"\x05\x02\x00\x00\x00\x47\x00\x01\x00\x08CORP.LAN" + bytes(range(30, 90))).decode()[:60]]),
+    # a registry's credentials as base64 of {"auths": …, cut short so it no longer decodes
+    ("DOCKER_AUTH_CONFIG: " + base64.b64encode(b'{"auths": {"registry.gitlab.com": {"auth": "Y2k6').decode()[:60],
+     [base64.b64encode(b'{"auths": {"registry.gitlab.com": {"auth": "Y2k6').decode()[:60]]),
+    # keys in groups after a recovery / backup / 2FA context
+    ("Recovery key for the laptop: 186858-626852-567377-542896-702207-115390-907755-013615",
+     ["186858-626852-567377-542896-702207-115390-907755-013615"]),
+    ("backup passphrase 19901 01028 07038 53757 50649 61426", ["19901 01028 07038 53757 50649 61426"]),
+    ("Authenticator secret: TH4F NPDJ JAHO SNO2 UM5L FCHB GMQF G5ZO", ["TH4F NPDJ JAHO SNO2 UM5L FCHB GMQF G5ZO"]),
+    ("license key: Q7K2M-9XW4R-T8P3L-6VB5N-2HC8J", ["Q7K2M-9XW4R-T8P3L-6VB5N-2HC8J"]),
+    # an app password (four groups of four small letters), every code of a list of codes
+    ("smtp_password qxvt mzkr plwh bnsj", ["qxvt mzkr plwh bnsj"]),
+    ("GitLab recovery codes, keep them safe: 7a2c4e9b1d3f 0e8b6d4c2a91 5c3a1f9e7b2d", ["7a2c4e9b1d3f", "0e8b6d4c2a91",
+                                                                                   "5c3a1f9e7b2d"]),
+    # a vendor prefix before a base64 body that runs on past + and /
+    ("pasted fm3_kPQEDAAAAAAAAQwbxBWn7L8tR+bCdE9fGhI1jKlMnO2pQrStU3vWxYz4bCdEfG5hIjKlMn6oPqRsTvW into the CI settings",
+     ["kPQEDAAAAAAAAQwbxBWn7L8tR", "bCdE9fGhI1jKlMnO2pQrStU3vWxYz4"]),
+    # a JSON key whose type says private; a key's name glued before its secret; a card word
+    # that starts a compound
+    ('{"priv_validator_key": {"type": "cometbft/PrivKeySecp256k1", '
+     '"value": "Zx9Pt4Wn8Rb3Vc6Hy1Jd5Fg0Ss2Aa7Xq9KpLm3Tz8Rw2"}}',
+     ["Zx9Pt4Wn8Rb3Vc6Hy1Jd5Fg0Ss2Aa7Xq9KpLm3Tz8Rw2"]),
+    ("realtime = AblyRealtime('xVLyHw.A-pwh7:Zq8Lm2Xk7Pt4Wn9Rb3Vc6Hy1Jd5Fg0Ss2Aa7')",
+     ["xVLyHw.A-pwh7", "Zq8Lm2Xk7Pt4Wn9"]),
+    ("Kartennummer 4539 1488 0343 6467, gültig bis 09/27", ["4539 1488 0343 6467"]),
+    # a session value under a name that says session or cookie, whatever the framework
+    ("PHPSESSID=kq7lm2zx9pt4wn8rb3vc6hy1Jd5Fg0Ss2Aa7 curl https://shop.example.dev/admin",
+     ["kq7lm2zx9pt4wn8rb3vc6hy1"]),
+    ("PYROGRAM_SESSION_STRING=D40xon_m9DYANd-W6ZYbE4OkTR7LGDudJ_CrpqsRKEKraIZ3c-oNF0JZUy_8I2a-mC76z4X6Eguv5uzcAahvS6YU",
+     ["D40xon_m9DYANd-W6ZYbE4OkTR7LGDudJ_CrpqsRKEKraIZ3c"]),
+    ("_shop_session=RDQweG9uX205RFlBTmQtVzZaWWJFNE9rVFI3TEdEdWRKX0NycHFzUktFS3JhSVozYw%3D%3D--54aa3bb"
+     "13f1a948cee99fa7f880facb0a22f1dde",
+     ["RDQweG9uX205RFlBTmQtVzZaWWJFNE9rVFI3TEdEdWRKX0NycHFzUktFS3JhSVozYw", "54aa3bb13f1a948cee99fa7f"
+      "880facb0a22f1dde"]),
+    ('document.cookie = ".AspNetCore.Session=CfDJ8D40xon_m9DYANd-W6ZYbE4OkTR7LGDudJ_CrpqsRKEKraIZ3c-oNF0JZUy_8I2a";',
+     ["CfDJ8D40xon_m9DYANd-W6ZYbE4OkTR7LGDudJ_CrpqsRKEKraIZ3c"]),
+]
+
+
+@pytest.mark.parametrize(("text", "secrets"), CASES + FAMILY + GENERALISED + FROM_BLIND + KEY_MATERIAL,
+                         ids=[c[0][:32] for c in CASES + FAMILY + GENERALISED + FROM_BLIND + KEY_MATERIAL])
 def test_each_mechanism_takes_out_a_value_it_was_not_written_from(text, secrets):
     out, count = redact(text)
     assert count >= 1, explain(text)
@@ -294,6 +376,39 @@ def test_each_mechanism_takes_out_a_value_it_was_not_written_from(text, secrets)
     "credentials = (\"admin\", read_pw())",
     "for key, value in items.items():",
     "reserved words: select from where group order limit offset join inner outer left right",
+    # look-alikes of key material, keys in groups and sessions: public keys, digests, ids
+    "untrusted comment: minisign public key 9A3C5E7F1B2D4E6F\nRWSbuIdhqNs/QQHCKFsVv+vCFtwbvv6h19brCX1viiTZctpCDqa/hj7t",
+    "[Peer]\nPublicKey = e1x/6MmBvMuz1irAeNNS1PdPzUxTMf734l9FiGVLoXY=\nAllowedIPs = 10.9.0.2/32",
+    "$ wg pubkey < private.key\ne1x/6MmBvMuz1irAeNNS1PdPzUxTMf734l9FiGVLoXY=",
+    "digest = bytes.fromhex(\"97d3886f9d0b89f5c36658b87aa4f749d6f569ef0ef625cc17ef7578236f827b\")",
+    "iv = bytes.fromhex(\"6184465f12825617a05dd82e2b3c2f87\")  # the cipher's nonce, sent in the clear",
+    "tx = provider.getTransaction(\"0x97d3886f9d0b89f5c36658b87aa4f749d6f569ef0ef625cc17ef7578236f827b\")",
+    "sha256 = [149,18,182,231,172,3,15,171,169,223,194,248,39,107,250,200,64,163,61,140,39,221,57,224,128,49,191,188,"
+    "230,151,135,54]",
+    "weights: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, "
+    "28, 29, 30, 31] # the key order of the layers",
+    "ISBN 978-3-16-148410-0, call +49 30 1234 5678 or +1 415 555 0100 for the backup plan",
+    "backup job 2024-05-01 finished: 1843 files, 2291 MB, 0 errors",
+    "Recovery: restore the snapshot, then run the seed script and the migrations again",
+    "the order ids 20240501 20240502 20240503 20240504 were refunded",
+    "discard 4539 1488 0343 6467 rows from the wildcard match",
+    "assessment_id=Kq7Lm2Zx9Pt4Wn8Rb3Vc6Hy1Jd5Fg0Ss2Aa7Xq9Kp",
+    "the password will work when sent by mail",
+    "backup ports 8080 8081 8082 and 8083",
+    "backup plan: 2024-05 2024-06 2024-07",
+    "recovery codes are shown once; store them in the vault",
+    "backup window codes: 0100-0500 0600-0900 for the nightly jobs",
+    "backup commits 3f9a2c7 8b1e4d2 1c5d9e0 were pushed",
+    "product page ids: 4821 9307 5591 0284 1773 in the catalogue",
+    '{"pub_key": {"type": "tendermint/PubKeyEd25519", '
+    '"value": "Zx9Pt4Wn8Rb3Vc6Hy1Jd5Fg0Ss2Aa7Xq9KpLm3Tz8Rw2="}}',
+    "2FA setup: open the app, scan the code, then type the six digits it shows",
+    "session_id: 3f2a9c1e-7b4d-4e8f-9a0c-1d2e3f4a5b6c (anonymous)",
+    "trace sessionId=9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c took 31 ms",
+    "SESSION_COOKIE_NAME = \"sessionid\"",
+    "Set-Cookie: sessionid=; expires=Thu, 01 Jan 1970 00:00:00 GMT; Max-Age=0; Path=/",
+    "img src=\"data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhf"
+     "DwAChwGA60e6kgAAAABJRU5ErkJggg==\"",
 ])
 def test_ordinary_technical_text_stays(text):
     assert redact(text) == (text, 0), explain(text)
@@ -321,6 +436,18 @@ PUBLIC = [
     "restore-keys: cache key pnpm-store-5f2c9a1b3d4e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8",
     "X509v3 Authority Key Identifier: 8F:2C:9A:1B:3D:4E:6F:70:81:92:A3:B4:C5:D6:E7:F8:09:1A:2B:3C",
     "Sec-WebSocket-Key: x3JJHMbDL1EzLkh9GBhXDw==",
+    # the id half of a key pair: an access key id, a key's id, an app key beside its secret
+    "aws_access_key_id = AKIAZ7Q3XK2M9PLW4RTE",
+    '"private_key_id": "9c1f2e3d4b5a69788796a5b4c3d2e1f00a1b2c3d",',
+    "ABLY_APP_KEY=7e1c9a4f2b\nABLY_APP_SECRET=${ABLY_APP_SECRET}",
+    "client = Nexmo(key='5f3b9c1e', secret=os.environ['NEXMO_SECRET'])",
+    "Cookie: csrftoken=Kq7Lm2Zx9Pt4Wn8Rb3Vc6Hy1Jd5Fg0Ss",
+    # documented samples, public: Stripe's test key, jwt.io's token
+    'Stripe::StripeClient.new("sk_test_4eC39HqLyjWDarjtT1zdp7dc")',
+    "curl -H 'Authorization: Bearer eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwi"
+     "bmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c' localhost:8080",
+    # an IBAN (its mod-97 checksum holds): an account's address, on every invoice
+    "IBAN: GB82 WEST 1234 5698 7654 32, account_number=GB82WEST12345698765432",
     '"password": "Contraseña",',
     # what the new mechanisms must leave: a uid and a port, mysql's -p prompt, an image tag,
     # words after a password's name, a network that is down, a provider's name
@@ -374,7 +501,7 @@ def test_the_once_blind_split_keeps_its_recall_and_its_ordinary_lines():
     development data, and what its mechanisms gained must not slip back."""
     detect = redact_eval.maxmem_detector()
     items = redact_eval.load("shapes-unseen")
-    assert redact_eval.score(items, detect([i["text"] for i in items]))["recall"] >= 0.94
+    assert redact_eval.score(items, detect([i["text"] for i in items]))["recall"] >= 0.95
     ordinary = redact_eval.load("ordinary-unseen")
     touched = [i["text"] for i, found in zip(ordinary, detect([i["text"] for i in ordinary])) if found]
     assert touched == []
@@ -385,10 +512,10 @@ def test_the_second_blind_split_keeps_its_recall_and_its_ordinary_lines():
     development data, and what its mechanisms gained must not slip back."""
     detect = redact_eval.maxmem_detector()
     items = redact_eval.load("shapes-blind")
-    assert redact_eval.score(items, detect([i["text"] for i in items]))["recall"] >= 0.90
+    assert redact_eval.score(items, detect([i["text"] for i in items]))["recall"] >= 0.94
     ordinary = redact_eval.load("ordinary-blind")
     touched = [i["text"] for i, found in zip(ordinary, detect([i["text"] for i in ordinary])) if found]
-    assert len(touched) <= 5, touched  # two AWS key ids, jwt.io's token, Stripe's docs key twice
+    assert touched == []
 
 
 def test_a_secret_free_coding_transcript_loses_nothing():

@@ -52,7 +52,16 @@ from .commands import (
     printed_hits,
     stdin_hits,
 )
-from .material import card_hits, der_hits, jwk_hits, numbered_phrase_hits, phrase_hits, putty_hits
+from .material import (
+    card_hits,
+    der_hits,
+    grouped_key_hits,
+    jwk_hits,
+    key_material_hits,
+    numbered_phrase_hits,
+    phrase_hits,
+    putty_hits,
+)
 from .prose import prose_hits
 from .public import public_value
 from .shapes import (
@@ -66,7 +75,7 @@ from .shapes import (
     url_hits,
     webhook_hits,
 )
-from .tokens import dollar_hits, encoded_json_hits, random_run_hits
+from .tokens import dollar_hits, encoded_json_hits, random_run_hits, session_hits
 from .values import inside_words, may_hold, text_words
 
 __all__ = [
@@ -255,6 +264,8 @@ class Redactor:
         if b"12. " in data or b"12) " in data:
             yield from numbered_phrase_hits(text)
         yield from card_hits(text, lowered, data, words)
+        yield from key_material_hits(text, lowered, data, words)
+        yield from grouped_key_hits(text, lowered, data, words)
         if b"echo" in words or b"printf" in words:
             yield from stdin_hits(text, lowered, data, words)
         yield from positional_hits(text, lowered, data, words)
@@ -271,6 +282,8 @@ class Redactor:
             yield from call_hits(text, lowered, data, words)
         if b"cookie" in data or b" -b " in data:
             yield from cookie_hits(text, lowered, data, words)
+        if b"sess" in data or b"sid" in data or b"cookie" in data:
+            yield from session_hits(text, lowered, data)
         if data.count(b":") >= 4:
             yield from pgpass_hits(text, lowered, data, words)
         for kind, pattern in self._custom:

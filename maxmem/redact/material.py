@@ -24,9 +24,9 @@ import re
 from collections.abc import Iterator
 
 from .shapes import Hit
-from .values import char_offset, find_words, present_words, word_index
+from .values import char_offset, find_words, looks_random, present_words, word_blob, word_index
 
-__all__ = ["card_hits", "der_hits", "jwk_hits", "numbered_phrase_hits", "phrase_hits", "putty_hits"]
+__all__ = ["card_hits", "der_hits", "grouped_key_hits", "jwk_hits", "key_material_hits", "numbered_phrase_hits", "phrase_hits", "putty_hits"]
 
 # A body: its first line, then whole lines of base64 (real or JSON-escaped line breaks).
 _B64_BLOCK = re.compile(r"(?:M[A-Z]|b3Bl)[A-Za-z0-9+/]{38,}={0,2}"
@@ -215,11 +215,24 @@ def luhn(digits: str) -> bool:
     return total % 10 == 0
 
 
+# A word that starts with a card word is one too: Kartennummer, cardNumber, tarjetahabiente.
+_CARD_STEM = re.compile(rb"(?:^| )(card|karte|carte|tarjeta|karta|kaart|carta)")
+
+
+def _card_words(words: frozenset[bytes]) -> list[str]:
+    present = [] if words.isdisjoint(_CARD_ANCHORS) else [
+        w for w, anchor in _CARD_WORDS.items() if anchor in words or anchor + b"s" in words]
+    if b"car" in word_blob(words) or b"kar" in word_blob(words) or b"tarjeta" in word_blob(words):
+        stems = {m.group(1).decode() for m in _CARD_STEM.finditer(word_blob(words))}
+        present += sorted(stems.difference(present))
+    return present
+
+
 def card_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
     """Card numbers (Luhn) near a card context, and the CVV beside one."""
-    if words.isdisjoint(_CARD_ANCHORS):
+    present = _card_words(words)
+    if not present:
         return
-    present = [w for w, anchor in _CARD_WORDS.items() if anchor in words or anchor + b"s" in words]
     windows = [[max(0, at - _NEAR_CARD), min(len(text), at + _NEAR_CARD)] for at, _ in find_words(lowered, data, present)]
     merged: list[list[int]] = []
     for window in windows:
@@ -278,3 +291,233 @@ def _csv_code(text: str, at: int) -> Iterator[Hit]:
     start = row_start + sum(len(f) + 1 for f in fields[:column])
     start += len(fields[column]) - len(fields[column].lstrip())
     yield Hit("card", start, start + len(fields[column].strip()), "card security code in its CSV column")
+
+
+# -- key material by its structure or by the key beside it ------------------------------
+# minisign / signify secret keys: base64 of "Ed", then the secret key's KDF tag ("Sc" and
+# scrypt's "B2" or "\0\0": minisign; "BK", bcrypt: signify). A public key is "Ed" and its
+# key id; a line below an `untrusted comment:` that says secret goes too.
+_SIGN_KEY = re.compile(r"RWR(?:TY|CS)[A-Za-z0-9+/]{40,400}={0,2}")
+_UNTRUSTED = re.compile(r"untrusted comment:[^\n]{0,200}\b(?:secret|private)\b[^\n]{0,200}\r?\n[ \t]*([A-Za-z0-9+/]{40,400}={0,2})")
+# A JSON key whose type says private ({"type": "tendermint/PrivKeyEd25519", "value": "…"}).
+_TYPED_KEY = re.compile(r"\"type\"\s{0,4}:\s{0,4}\"[^\"\n]{0,60}(?:[Pp]riv|[Ss]ecret)[^\"\n]{0,60}\"\s{0,4},\s{0,4}"
+                        r"\"value\"\s{0,4}:\s{0,4}\"([A-Za-z0-9+/=_-]{32,4096})\"")
+# A 32-byte key in base64 (WireGuard, X25519, Ed25519 seeds) on the line of a word that
+# says private: `wg set wg0 private-key <(echo …)`, `PrivateKey: …`.
+_KEY32 = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=(?![A-Za-z0-9+/=])")
+_PRIVATE_NEAR = 80
+_DIGEST_BETWEEN = re.compile(r"(?i)sha\d|hash|digest|fingerprint|checksum|public|pub\b")
+# Bytes written as numbers: a Solana keypair file, a Uint8Array of a secret key.
+_BYTE_ARRAY = re.compile(r"\[\s{0,4}((?:\d{1,3}\s{0,4},\s{0,4}){31,63}\d{1,3})\s{0,4}\]")
+_ARRAY_CONTEXT = ("solana", "keypair", "secret", "private", "wallet", "seed", "signer", "secretkey", "privatekey")
+_ARRAY_GATE = frozenset(w.encode() for w in _ARRAY_CONTEXT)
+_ARRAY_BACK = 300
+# A literal given to a call that decodes it into key bytes, or to one that makes a key or
+# a wallet of it: bytes.fromhex("…"), Buffer.from("…", "hex"), hex.DecodeString("…"),
+# new ethers.Wallet("0x…"), privateKeyToAccount('0x…'), Keypair.fromSecretKey(…).
+_KEY_CALL = re.compile(r"(?P<callee>[A-Za-z_][\w.:]{0,60})\s{0,2}\(\s{0,4}[bB]?(?P<q>[\"'`])"
+                       r"(?P<value>(?:0x)?[A-Za-z0-9+/_=-]{32,400})(?P=q)")
+_OPEN_LITERAL = re.compile(r"\(\s{0,4}[bB]?[\"'`](?:0x)?[A-Za-z0-9+/_=-]{32}")
+_DECODERS = ("fromhex", "unhexlify", "decodestring", "decodehex", "hextobytes", "hex::decode", "b64decode",
+             "urlsafe_b64decode", "buffer.from", "atob", "base64.decode", "parsehex", "hexdecode", "frombase64string")
+_KEY_MAKERS = ("wallet", "signer", "signingkey", "privatekey", "private_key", "fromkey", "from_key", "secretkey",
+               "secret_key", "keypair", "fromseed", "from_seed", "stringsession", "session_string", "ecpair",
+               "privkey", "hmac", "aes.new", "fernet", "secretbox", "cipher")
+_KEY_CALL_GATE = frozenset(w.encode() for w in (
+    "fromhex", "unhexlify", "decodestring", "decodehex", "hextobytes", "decode", "buffer", "atob", "parsehex",
+    "hexdecode", "frombase", "wallet", "signer", "signingkey", "privatekey", "fromprivatekey", "privatekeytoaccount",
+    "secretkey", "fromsecretkey", "keypair", "fromseed", "stringsession", "ecpair", "privkey", "fromkey", "account",
+    "hmac", "aes", "fernet", "secretbox", "cipher", "newcipher"))
+# What a decoded literal is for, said on its line before the call: a key, a secret, a cipher.
+_KEY_USE = frozenset({"key", "keys", "secret", "cipher", "aes", "hmac", "sign", "signing", "signer", "priv", "private",
+                      "privkey", "seckey", "seed", "master", "kek", "dek", "password", "passphrase", "token", "credential",
+                      "credentials", "encryption", "decrypt", "encrypt", "fernet", "nacl", "ed25519", "secp256k1"})
+_NAME_PARTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+[a-z]\w*")
+_NOT_KEY_USE = re.compile(r"(?i)(?:^|[^a-z])(?:iv|nonce|salt|digest|hash|checksum|expected|address|addr|pub\w*|tx\w*)"
+                          r"\s{0,2}[=:(]\s{0,4}[\w.]{0,40}\s{0,2}\Z")
+
+
+def key_material_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
+    """Key material known by its structure or by the key-making code around it."""
+    if b"rwr" in data:
+        for match in _SIGN_KEY.finditer(text):
+            if _sign_secret(match.group(0)):
+                yield Hit("private-key", match.start(), match.end(), "minisign / signify secret key (Ed + its KDF)")
+    if b"untrusted" in words:
+        for match in _UNTRUSTED.finditer(text):
+            yield Hit("private-key", match.start(1), match.end(1), "key below an untrusted comment that says secret")
+    if b"private" in data:
+        yield from _beside_private(text, lowered)
+    if b"\"value\"" in data and (b"priv" in data or b"secret" in data):
+        for match in _TYPED_KEY.finditer(text):
+            yield Hit("private-key", match.start(1), match.end(1), "the value of a key whose type says private")
+    if not words.isdisjoint(_ARRAY_GATE) and b"[" in data:
+        yield from _byte_arrays(text, lowered)
+    if not words.isdisjoint(_KEY_CALL_GATE) and b"(" in data:
+        yield from _key_calls(text)
+
+
+def _sign_secret(body: str) -> bool:
+    head = body[:12]
+    try:
+        decoded = base64.b64decode(head[: len(head) // 4 * 4], validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return decoded[:2] == b"Ed" and decoded[2:4] in (b"Sc", b"BK")
+
+
+def _beside_private(text: str, lowered: str) -> Iterator[Hit]:
+    """A 32-byte base64 key on the line of "private", after it."""
+    at = lowered.find("private")
+    while at >= 0:
+        line_end = text.find("\n", at, at + _PRIVATE_NEAR)
+        end = line_end if line_end >= 0 else min(len(text), at + _PRIVATE_NEAR)
+        for match in _KEY32.finditer(text, at, end):
+            if looks_random(match.group(0)[:-1], 32) and not _DIGEST_BETWEEN.search(text, at, match.start()):
+                yield Hit("private-key", match.start(), match.end(), "32-byte key beside 'private'")
+        at = lowered.find("private", at + 7)
+
+
+def _byte_arrays(text: str, lowered: str) -> Iterator[Hit]:
+    """32 or 64 numbers 0-255 in brackets after a key context: a secret key's bytes."""
+    for match in _BYTE_ARRAY.finditer(text):  # a C-speed scan for "[" and the numbers after it
+        at = match.start()
+        numbers = [int(n) for n in match.group(1).replace(" ", "").split(",")]
+        window = lowered[max(0, at - _ARRAY_BACK):at]
+        if (len(numbers) in (32, 64) and max(numbers) <= 255 and len(set(numbers)) >= 16
+                and any(word in window for word in _ARRAY_CONTEXT)):
+            yield Hit("private-key", match.start(1), match.end(1), "a key's bytes as numbers after a key context")
+
+
+def _key_calls(text: str) -> Iterator[Hit]:
+    for literal in _OPEN_LITERAL.finditer(text):  # a C-speed scan for `("` and a long literal
+        at = literal.start()
+        start = at
+        while start > 0 and at - start < 61 and (text[start - 1].isalnum() or text[start - 1] in "_.:"):
+            start -= 1
+        match = _KEY_CALL.match(text, start) if start < at else None
+        if match:
+            hit = _key_call(text, match)
+            if hit:
+                yield hit
+
+
+def _key_call(text: str, match: re.Match[str]) -> Hit | None:
+    callee = match.group("callee").lower()
+    value = match.group("value")
+    body = value[2:] if value.startswith("0x") else value
+    if not looks_random(body.replace("-", "").replace("_", ""), 32):
+        return None
+    if any(maker in callee for maker in _KEY_MAKERS):
+        return Hit("private-key", match.start("value"), match.end("value"), f"key material given to {match.group('callee')}()")
+    if not any(decoder in callee for decoder in _DECODERS):
+        return None
+    line_start = text.rfind("\n", 0, match.start()) + 1
+    before = text[max(line_start, match.start() - 80):match.start()]
+    if _KEY_USE.isdisjoint(p.lower() for p in _NAME_PARTS.findall(before)) or _NOT_KEY_USE.search(before):
+        return None  # keyframe, tokenizer, monkey: no key named; an IV, a nonce, a digest
+    return Hit("secret", match.start("value"), match.end("value"), f"key bytes decoded by {match.group('callee')}()")
+
+
+# A key shown in groups for people to copy: BitLocker's 8 × 6 digits, Signal's 6 × 5, a
+# TOTP seed in groups of four base32 letters, a product or recovery key: four groups or
+# more of one length (the last may be shorter), one separator, after a word that says
+# what it is.
+_GROUPS = re.compile(r"(?<![\w.:/+-])(?P<first>[A-Za-z0-9]{4,8})(?P<sep>[ -])[A-Za-z0-9]{4,8}"
+                     r"(?:(?P=sep)[A-Za-z0-9]{2,8}){2,10}(?![\w.:/+-])")
+# The words (runs of letters) that name what follows: "2FA" is "fa", "setup key" "setup".
+_GROUP_CONTEXT = frozenset(
+    b"recovery backup passphrase fa totp otp mfa authenticator setup secret seed bitlocker license licence product "
+    b"activation unlock emergency factor verification pin password passwort codes".split())
+# The words that count only inside their phrase.
+_PHRASE_WORDS = {
+    "setup": re.compile(r"setup[ -]key"), "license": re.compile(r"license[ -]key"),
+    "licence": re.compile(r"licence[ -]key"), "product": re.compile(r"product[ -]key"),
+    "emergency": re.compile(r"emergency kit"), "verification": re.compile(r"verification code"),
+    "factor": re.compile(r"factor(?:(?<=two-factor)|(?<=2-factor))"), "fa": re.compile(r"fa(?<=2fa)")}
+_GROUP_BACK = 60
+
+
+def grouped_key_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
+    """A key written in equal groups after a recovery/backup/2FA context on its line."""
+    done = 0
+    present = words & _GROUP_CONTEXT  # a set operation in C: most texts name none of them
+    if not present:
+        return
+    for at, word in find_words(lowered, data, [w.decode() for w in present]):
+        if word in _PHRASE_WORDS and not _PHRASE_WORDS[word].match(lowered, at):
+            continue  # "setup" alone: only "setup key", "license key", "2FA", "two-factor" …
+        line_end = text.find("\n", at, at + _GROUP_BACK + 120)
+        end = line_end if line_end >= 0 else min(len(text), at + _GROUP_BACK + 120)
+        match = _GROUPS.search(text, max(done, at + len(word)), end)
+        if match and match.start() - (at + len(word)) <= _GROUP_BACK and _key_groups(match, word):
+            done = match.end()
+            yield Hit("private-key", match.start(), match.end(), f"key in groups after '{word}'")
+        elif word == "codes":  # recovery codes, backup codes, "codes:"
+            for code in _code_list(text, max(done, at + len(word)), end):
+                done = code.end()
+                yield Hit("password", code.start(), code.end(), f"one of a list of codes after '{word}'")
+
+
+# Recovery codes as services list them: tokens of one shape (length, dash at one place),
+# each with a digit, one after the other (b1fc9-10631 f1f76-9953b …; 4821 9307 …).
+_CODE = re.compile(r"(?<![\w-])[A-Za-z0-9]{3,16}(?:-[A-Za-z0-9]{3,16})?(?![\w-])")
+_CODE_GAP = re.compile(r"[ \t]*[,;]?[ \t]+|[ \t]*[,;][ \t]*")
+
+
+def _code_list(text: str, start: int, end: int) -> list[re.Match[str]]:
+    codes: list[re.Match[str]] = []
+    pos = start
+    for match in _CODE.finditer(text, start, end):
+        if codes and not _CODE_GAP.fullmatch(text, pos, match.start()):
+            break
+        if not codes and match.start() - start > _GROUP_BACK:
+            break
+        token = match.group(0)
+        if codes and _code_shape(token) != _code_shape(codes[0].group(0)):
+            break
+        if not codes and not any(c.isdigit() for c in token):
+            pos = match.end()
+            continue  # the words before the list: "in case I lose my phone:"
+        codes.append(match)
+        pos = match.end()
+    flat = [c.group(0).replace("-", "") for c in codes]
+    if len(codes) < 2 or not all(any(ch.isdigit() for ch in f) for f in flat) or len(flat[0]) < 6:
+        return []
+    if all(f.isdigit() for f in flat) and (len(flat[0]) < 8 or "-" in codes[0].group(0)):
+        return []  # 2024 2025, ports, 0100-0500 0600-0900: not codes
+    if len({f[:2] for f in flat}) == 1 or len({f[-2:] for f in flat}) == 1:
+        return []  # db1-2024 db2-2024, ERR-10021 ERR-10022: a series, not random codes
+    return codes
+
+
+def _no_words(groups: list[str], allowed: int) -> bool:
+    """At most `allowed` groups a common short word ("will", "work", "sent")."""
+    return sum(g.lower() in _COMMON_SHORT for g in groups) <= allowed
+
+
+# Words of prose that could stand as groups of four after "password" or "secret".
+_COMMON_SHORT = _STOPWORDS | frozenset(
+    "must have will work when sent used only also just here make sure each user name code more some time like once "
+    "both does done same last next less very most over back down keep mode file line test true none null open read "
+    "save sign into long safe main root home data text send mail auth type form page link list show help find give "
+    "take look want need know good well even such much many what them your four five nine zero".split())
+
+
+def _code_shape(token: str) -> tuple[int, int]:
+    return len(token), token.find("-")
+
+
+def _key_groups(match: re.Match[str], word: str) -> bool:
+    groups = match.group(0).split(match.group("sep"))
+    width = len(groups[0])
+    if any(len(g) != width for g in groups[:-1]) or len(groups[-1]) > width or len(groups) * width < 16:
+        return False
+    flat = "".join(groups)
+    if word in ("password", "passwort"):  # an app password: 4 × 4 small letters (kwcu ermw zogn kyvt)
+        return len(groups) == 4 and width == 4 and flat.isalpha() and flat.islower() and _no_words(groups, 0)
+    if flat.isdigit():
+        return len(set(flat)) >= 5
+    if flat.isalpha():  # base32 letters in one case, six groups or more: no run of words
+        return (flat.islower() or flat.isupper()) and len(groups) >= 6 and _no_words(groups, 1)
+    return sum(c.isdigit() for c in flat) >= 2 and sum(c.isalpha() for c in flat) >= 2

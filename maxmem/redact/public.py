@@ -2,16 +2,21 @@
 
 Every rule proposes spans; these checks then keep what is not a secret:
 
-- documented examples: a value holding the marker EXAMPLE (AKIAIOSFODNN7EXAMPLE), and a
-  URL whose password repeats its user (guest:guest, postgres:postgres: a default);
+- documented examples: a value holding the marker EXAMPLE (AKIAIOSFODNN7EXAMPLE), the
+  sample values vendors print in their docs for everyone to paste (Stripe's test key,
+  jwt.io's token), and a URL whose password repeats its user (guest:guest: a default);
 - keys public by design: Stripe publishable keys (pk_live_…, pk_test_…), PostHog project
   keys (phc_…), Mapbox public tokens (pk.eyJ…), extended public keys (xpub…, zpub…),
   reCAPTCHA site keys, the public key of a Sentry DSN;
 - data, not credentials: base64 that decodes to JSON with no secret-named member
   (a JWT header, a preferences cookie), a JSON Web Key's public members (x, y, n, e) in
   JSON or YAML, the name of a secret in an ARN (…:secret:prod/db/password-AbC123);
-- identifiers named as such before the value: a cache key, a key identifier, the key
-  gpg says it is using, Sec-WebSocket-Key;
+- identifiers: a key's id alone (AWS_ACCESS_KEY_ID=…, "private_key_id": … with no secret
+  or private key near it), the id half of a key pair that is hex or capitals beside a
+  secret of the same prefix (PUSHER_APP_KEY beside PUSHER_APP_SECRET), an IBAN (by its
+  mod-97 checksum), and what is named as such before the value: a cache key, a key
+  identifier, the key gpg says it is using, Sec-WebSocket-Key, a CSRF token (it proves a
+  form came from the page; it signs no one in);
 - labels: a value that names the secret itself ("Password": "Mot de passe").
 """
 
@@ -30,13 +35,34 @@ __all__ = ["public_value"]
 _PUBLIC_PREFIXES = ("pk_live_", "pk_test_", "phc_", "pk.eyJ", "xpub", "ypub", "zpub", "tpub", "vpub", "upub", "Ltub",
                     "Mtub")
 _BEFORE = 80
+# Values vendors print in their docs for everyone to paste: public whatever names them.
+_DOCUMENTED = ("sk_test_4eC39HqLyjWDarjtT1zdp7dc",  # Stripe's API reference
+               "sk_test_BQokikJOvBiI2HlWgH4olfQ2",  # Stripe's older docs
+               "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",  # jwt.io's sample token (its signature)
+               "TJVA95OrM7E2cBab30RMHrHDcEfxjoYZgeFONFh7HgQ")  # jwt.io's older sample
+# A key's id (AWS_ACCESS_KEY_ID, "AccessKeyId", private_key_id) names the key: alone it
+# is an identifier; beside the secret or private key it names, the pair goes.
+_KEY_ID_NAME = re.compile(r"(?i)key[_ -]?id[\"']?[ \t]{0,4}[:=][ \t]{0,4}[\"']?\Z")
+_KEY_ID_PAIR = re.compile(r"(?i)secret|private[_ -]?key")
+_KEY_ID_NEAR = 400
+# The id half of a key pair, beside the secret half under the same prefix: PUSHER_APP_KEY
+# beside PUSHER_APP_SECRET, key= beside token= (Trello), Client(key=…, secret=…). Such an
+# id is hex, or capitals and digits; a key of mixed case beside a secret is a secret too
+# (gradle.publish.key beside gradle.publish.secret).
+_PAIR_KEY = re.compile(r"(?i)(?:^|[\s{,;(&?])[\"']?(?P<prefix>[\w.-]{0,40}?)[_.-]?(?:api[_-]?|app[_-]?|access[_-]?)?key"
+                       r"[\"']?[ \t]{0,4}[:=][ \t]{0,4}[\"']?\Z")
+_ID_VALUE = re.compile(r"[0-9a-f]{8,40}|[0-9A-F]{8,40}|[A-Z0-9]{16,24}")
+_PAIR_NEAR = 300
+_IBAN = re.compile(r"[A-Z]{2}[0-9]{2}[A-Z0-9]{11,30}")
 _JWK_NEAR = 400  # a JSON Web Key's "kty" stands this close to its members
 # The name just before a value that makes it an identifier, not a secret.
 _IDENTIFIER_BEFORE = re.compile(
     r"(?i)(?:\bcache\b[^\n]{0,30}\bkey|\bkey[ _-]?identifier|\bfingerprint|\busing [a-z0-9]{2,10} key|"
-    r"sec-websocket-key|data-sitekey|\bsite[ _-]?key|\bpublic[ _-]?key|\bchallenge|\bkid)\W{0,4}\Z")
+    r"sec-websocket-key|data-sitekey|\bsite[ _-]?key|\bpublic[ _-]?key|\bchallenge|\bkid|"
+    r"[cx]srf[\w-]{0,12})\W{0,4}\Z")
 # A name that says the value is public by design (shipped to browsers, search-only) or an
-# identifier (…_ID, not a key's id: that is half of a credential).
+# identifier (…_ID; a key's id only alone, above; not a secret id, which is the secret
+# itself: Vault's SECRET_ID).
 _PUBLIC_NAME = re.compile(
     r"(?i)(?:^|[\s{,;(])[\"']?(?P<name>[\w.-]*(?:(?:public|publishable|search[_-]?only|client[_-]?token|anon[_-]?key)[\w.-]*|"
     r"(?-i:(?<![Kk]ey)(?<!KEY)(?<![Ss]ecret)(?<!SECRET)(?:_id|_ID|-id)|(?<=[a-z])(?<![Kk]ey)(?<![Ss]ecret)Id)))[\"']?[ \t]{0,4}[:=][ \t]{0,4}[\"'`]?\Z")
@@ -60,10 +86,16 @@ def public_value(text: str, start: int, end: int) -> bool:
     value = text[start:end]
     if "EXAMPLE" in value or value.startswith(_PUBLIC_PREFIXES) or _YAML_TAG.fullmatch(value):
         return True
+    if _iban(value) or _documented(text, start, end):
+        return True
+    if _ID_VALUE.fullmatch(value) and _key_id_alone(text, start, end):
+        return True
     before = text[max(0, start - _BEFORE):start]
     token = _TOKEN_START.search(before)
     if (token and (token.group(0) + value).startswith(_PUBLIC_PREFIXES)) or _PUBLIC_NAME.search(before):
         return True  # pk.|eyJ… (a rule that took the JWT after the prefix), NEXT_PUBLIC_…, PROJECT_ID
+    if _ID_VALUE.fullmatch(value) and _pair_id(text, start, end, before):
+        return True
     if _PAGE_TOKEN.search(before):
         return True  # nextPageToken: "…": where the next page of a listing starts
     if value.startswith("AIza") and "firebase" in before.lower():
@@ -80,6 +112,54 @@ def public_value(text: str, start: int, end: int) -> bool:
     if value.startswith(("eyJ", "ewo")) and "." not in value and _plain_json(value):
         return True
     return len(value) <= 24 and _names_secret(value)
+
+
+_TOKEN_AROUND = re.compile(r"[\w.+/=-]{0,2000}")
+
+
+def _documented(text: str, start: int, end: int) -> bool:
+    """The whole token around text[start:end] holds a vendor's documented sample (a rule
+    may have taken a part of it: a JWT's first two parts)."""
+    left = start
+    while left > 0 and start - left < 2000 and (text[left - 1].isalnum() or text[left - 1] in "_.+/=-"):
+        left -= 1
+    tail = _TOKEN_AROUND.match(text, end)
+    token = text[left:tail.end() if tail else end]
+    return any(sample in token for sample in _DOCUMENTED)
+
+
+def _key_id_alone(text: str, start: int, end: int) -> bool:
+    """The value is named a key's id and no secret or private key stands near it (its own
+    name, private_key_id, aside)."""
+    name = _KEY_ID_NAME.search(text, max(0, start - 40), start)
+    if not name:
+        return False
+    begin = name.start()
+    while begin > 0 and start - begin < 80 and (text[begin - 1].isalnum() or text[begin - 1] in "_-."):
+        begin -= 1
+    return not (_KEY_ID_PAIR.search(text, max(0, begin - _KEY_ID_NEAR), begin)
+                or _KEY_ID_PAIR.search(text, end, min(len(text), end + _KEY_ID_NEAR)))
+
+
+def _pair_id(text: str, start: int, end: int, before: str) -> bool:
+    """The value is named a key and a secret or token of the same prefix stands near: the
+    key is the pair's id (the app, the account), the secret is what signs."""
+    key = _PAIR_KEY.search(before)
+    if not key:
+        return False
+    prefix = re.escape(key.group("prefix"))
+    sibling = re.compile(rf"(?i)(?:^|[^\w.-]){prefix}[_.-]?(?:api[_-]?|app[_-]?)?(?:secret|token)[\"']?[ \t]{{0,4}}[:=]")
+    return bool(sibling.search(text, max(0, start - _PAIR_NEAR), min(len(text), end + _PAIR_NEAR)))
+
+
+def _iban(value: str) -> bool:
+    """An IBAN (DE89 3704 0044 0532 0130 00): its country, its mod-97 check digits. An
+    account's address, given out on every invoice."""
+    compact = value.replace(" ", "")
+    if not _IBAN.fullmatch(compact):
+        return False
+    moved = compact[4:] + compact[:4]
+    return int("".join(str(int(c, 36)) for c in moved)) % 97 == 1
 
 
 def _plain_json(value: str) -> bool:

@@ -110,6 +110,10 @@ _SHAPES = [
     _shape("aws", "FQoDYXdz", r"FQoDYXdz[A-Za-z0-9+/=]{80,4000}"),
     _shape("aws", "AgoJb3JpZ2lu", r"AgoJb3JpZ2lu[A-Za-z0-9+/=]{80,4000}"),
     _shape("private-key", "LS0tLS1CRUdJTi", r"LS0tLS1CRUdJTi[A-Za-z0-9+/=]{20,20000}"),
+    # base64 of files that hold secret keys and say so in their first bytes: a Tor onion
+    # service's "== ed25519v1-secret: type0 ==", a Kerberos keytab (05 02, then its entries)
+    _shape("private-key", "PT0gZWQyNTUxOXYxLXNlY3JldDog", r"PT0gZWQyNTUxOXYxLXNlY3JldDog[A-Za-z0-9+/=]{40,400}"),
+    _shape("private-key", "BQIAAA", r"BQIAAA[A-Za-z0-9+/=]{60,20000}"),
     _shape("jwt", "eyJ", r"eyJ[A-Za-z0-9_-]{8,2000}\.eyJ[A-Za-z0-9_-]{8,8000}\.[A-Za-z0-9_-]{8,2000}"),
 ]
 # Access keys only: AIDA…, AROA…, ANPA… name users, roles and policies (aws sts
@@ -243,6 +247,7 @@ _ID_PREFIX_BYTES = frozenset(p.encode() for p in _ID_PREFIXES)
 _SECRET_PREFIX_WORDS = frozenset({"sk", "pat", "secret", "key", "token", "api", "auth", "access", "private", "priv",
                                   "pw", "pass", "apikey", "tkn", "pwd", "sec", "rk"})
 _TOKEN_TAIL = re.compile(r"[A-Za-z0-9+/=_-]*")
+_BASE64_TAIL = re.compile(r"[A-Za-z0-9+/=_-]{0,400}")  # bounded: a long base64 text holds many runs
 # One more word of a vendor prefix: a short lower-case word, or letters with a digit (na1, v1), then - or _.
 _PREFIX_WORD = re.compile(r"(?:[a-z]{1,5}|[a-z]{1,3}[0-9])[-_]")
 
@@ -265,6 +270,9 @@ def _prefixed(text: str, start: int, end: int, before: str) -> Hit | None:
         more = _PREFIX_WORD.match(body)
     segments = len(re.findall(r"[-_]", prefix))
     flat = body.replace("-", "").replace("_", "")
+    if text[end:end + 1] in ("+", "/"):  # fm2_lJPE…+…/…: a base64 body runs on past the run
+        tail = _BASE64_TAIL.match(text, end)
+        flat += re.sub(r"[^A-Za-z0-9]", "", tail.group(0)) if tail else ""
     words = set(re.split(r"[-_]", prefix.lower()))
     if _is_uuid_body(body):  # pat-na1-<uuid>, sk-lf-<uuid>: a UUID is a secret only when the prefix says so
         if words.isdisjoint(_SECRET_PREFIX_WORDS):
@@ -337,7 +345,7 @@ def _usable(text: str, match: re.Match[str], shape: _Shape) -> bool:
     after = text[match.end():match.end() + 1]
     if after.isalnum() and shape.kind not in ("jwt", "private-key"):
         return False  # a longer word that merely starts like a key
-    if shape.kind == "private-key":
+    if shape.prefix == "LS0tLS1CRUdJTi":
         return _is_base64_private_key(token)
     return not _placeholder_body(token, shape.prefix)
 

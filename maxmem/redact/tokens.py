@@ -3,6 +3,7 @@
     AKCp5e3b…(73 characters, three character classes)      a long random run on its own
     access_token$production$k7…$9f…                        parts joined by `$`
     nsec1…, …secret…1…                                     bech32 whose prefix says secret
+    _shop_session=…--…, .AspNetCore.Cookies=…, SESSION=…    a long random value named a session
 
 The mechanism: a run of token characters ([A-Za-z0-9_-]) long enough that no word,
 identifier or name is that long and that random: 45 characters or more (32 when it
@@ -27,7 +28,7 @@ from collections.abc import Iterator
 from .shapes import Hit
 from .values import SECRET_HEADS, char_offset, looks_random, name_strength, value_is_secret
 
-__all__ = ["dollar_hits", "encoded_json_hits", "random_run_hits", "secret_json"]
+__all__ = ["dollar_hits", "encoded_json_hits", "random_run_hits", "secret_json", "session_hits"]
 
 _RUN_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 _CLASSES = bytes(ord("a") if i in _RUN_BYTES else ord(" ") for i in range(256))
@@ -149,6 +150,10 @@ def _judge(text: str, start: int, end: int, blocks: tuple[list[int], list[int]])
     return Hit("token", start, end, "long random token (three character classes, no word)")
 
 
+# The key's own name glued before its secret: appId.keyId:secret (one string, one key).
+_KEY_NAME_GLUED = re.compile(r"(?<![\w.:/@-])[A-Za-z0-9_-]{3,24}\.[A-Za-z0-9_-]{3,24}:\Z")
+
+
 def random_run_hits(text: str, data: bytes | None = None) -> Iterator[Hit]:
     """Runs of 32+ token characters random enough to be a key, standing on their own
     (`data`: `text` in UTF-8, when encoded already)."""
@@ -173,7 +178,8 @@ def random_run_hits(text: str, data: bytes | None = None) -> Iterator[Hit]:
                 at = start if same else char_offset(data, start)
                 hit = _judge(text, at, at + end - start, blocks)
                 if hit:
-                    yield hit
+                    named = _KEY_NAME_GLUED.search(text, max(0, hit.start - 50), hit.start)
+                    yield Hit(hit.kind, named.start(), hit.end, hit.rule) if named else hit
         pos = find(_NEEDLE, end)
 
 
@@ -203,6 +209,9 @@ def dollar_hits(text: str) -> Iterator[Hit]:
 # .dockerconfigjson, GOOGLE_CREDENTIALS=ewogICJ0eXBlIjog…; a JWT's parts are dotted.
 _JSON_HEADS = (b"eyJ", b"ewo", b"ew0K")
 _ENCODED_JSON = re.compile(rb"(?:eyJ|ewo|ew0K)[A-Za-z0-9+/_-]{36,40000}={0,2}")
+# {"auths": … (a registry's credentials: .dockerconfigjson, DOCKER_AUTH_CONFIG), however
+# cut: its first member says what the rest holds.
+_DOCKER_AUTHS = (b"eyJhdXRocyI6", b"eyAiYXV0aHMiOi", b"ewogICJhdXRocyI6", b"ewoJImF1dGhzIjo")
 _MEMBER = re.compile(r'"([\w.-]{1,80})"\s{0,4}:\s{0,4}"([^"\\]{1,4096})"')
 
 
@@ -217,7 +226,8 @@ def encoded_json_hits(text: str, data: bytes | None = None) -> Iterator[Hit]:
         while at >= 0:
             match = _ENCODED_JSON.match(data, at) if not at or data[at - 1] not in _RUN_BYTES else None
             end = match.end() if match else at + len(head)
-            if match and data[end:end + 1] != b"." and secret_json(match.group(0)):
+            if match and data[end:end + 1] != b"." and (match.group(0).startswith(_DOCKER_AUTHS)
+                                                       or secret_json(match.group(0))):
                 start = at if same else char_offset(data, at)
                 yield Hit("secret", start, start + end - at, "base64 of JSON holding a secret-named member")
             at = data.find(head, end)
@@ -236,3 +246,47 @@ def secret_json(encoded: bytes) -> bool:
         if strength and value_is_secret(member.group(2), strength, quoted=True, literal=True):
             return True  # {"auths": {…: {"auth": "…"}}}, {"private_key": "-----BEGIN …"}
     return False
+
+
+# A session handed over as a value, whatever the framework: the name says session or
+# cookie (_shop_session=, .AspNetCore.Cookies=, TELEGRAM_SESSION=, connect.sid=, a
+# Pyrogram session_string: "…") and the value is long and random. Whoever holds it is
+# signed in. A session's id in a log (a UUID, 32 hex) is no such value.
+_SESSION_WORDS = ("sess", "sid", "cookie")
+_SESSION_AFTER = re.compile(r"[\w.-]{0,24}\\?[\"']?\s{0,2}[=:]\s{0,2}\\?[\"']?(?![0-9a-fA-F]{8}-[0-9a-fA-F]{4}-)(?P<value>[A-Za-z0-9+/_%.-]{32,8000}={0,2})")
+_SESSION_BEFORE = re.compile(r"[\w.-]{0,40}\Z")
+_SEPARATORS = str.maketrans("", "", "-_.%/+=")
+
+
+def session_hits(text: str, lowered: str, data: bytes) -> Iterator[Hit]:
+    """The value of a name that says session or cookie, when it is long and random."""
+    for word in _SESSION_WORDS:
+        if word.encode() not in data:
+            continue
+        at = lowered.find(word)
+        while at >= 0:
+            if ((word == "sid" and at and lowered[at - 1].isalpha())  # inside, consider: no session's id
+                    or (word == "sess" and lowered[at + 4:at + 5].isalpha()
+                        and not lowered.startswith(("ion", "id"), at + 4))):  # assessment, obsessed
+                at = lowered.find(word, at + len(word))
+                continue
+            match = _SESSION_AFTER.match(text, at + len(word))
+            if match and _session_value(match.group("value")):
+                head = _SESSION_BEFORE.search(text, max(0, at - 40), at)
+                name = text[head.start() if head else at:match.start("value")].strip(" \t=:\"'\\")
+                yield Hit("session", match.start("value"), match.end("value"), f"session value ({name})")
+                at = lowered.find(word, match.end())
+            else:
+                at = lowered.find(word, at + len(word))
+
+
+def _session_value(value: str) -> bool:
+    flat = value.translate(_SEPARATORS)
+    if len(flat) < 32 or _UUID_LIKE.fullmatch(value) or value.startswith("[REDACTED"):
+        return False
+    if not _classes(flat) and len(flat) < 64:
+        return False  # 32 hex: a session's id in a log, a trace id
+    return looks_random(flat[:200], 32)
+
+
+_UUID_LIKE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
