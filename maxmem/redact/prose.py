@@ -20,7 +20,16 @@ import re
 from collections.abc import Iterator
 
 from .shapes import Hit
-from .values import find_words, is_placeholder, looks_random, mixed_case_random, present_words, word_index, wordy
+from .values import (
+    camel_words,
+    find_words,
+    is_placeholder,
+    looks_random,
+    mixed_case_random,
+    present_words,
+    word_index,
+    wordy,
+)
 
 __all__ = ["prose_hits", "password_like"]
 
@@ -29,6 +38,9 @@ _LOGINS = ("log in", "login", "logon", "sign in", "signin", "anmelden", "connexi
            "logged in", "sign into", "ssh in", "ssh into", "connect as", "authenticate as", "authenticate with",
            "einloggen", "se connecter", "iniciar sesión", "inicia sesión", "accedi", "logga in", "inloggen",
            "zaloguj", "войти", "ログイン", "登录", "登入", "로그인", "giriş yap", "kirjaudu", "přihlásit")
+# "code" in other languages: what follows counts only when a lock is named (see _LOCKS).
+_LOCK_CODES = ("code", "combination", "codice", "código", "codigo", "kod", "код", "koodi", "kode", "kód", "combinazione",
+               "combinación", "combinaison", "kombination", "combinatie", "kombinacja", "комбинация", "шифр")
 # "access code" in other languages: what follows is a PIN.
 _ACCESS_CODES = ("zugangscode", "türcode", "torcode", "código de acceso", "codice di accesso", "toegangscode",
                  "kod dostępu", "код доступа", "accesskod", "pääsykoodi", "código de acesso")
@@ -48,6 +60,7 @@ _PASSWORD_WORDS = (
     "pincode", "pin-code", "pin-kode", "puk", "пин", "пин-код", "暗証番号", "geheimzahl", "geheimnummer", "digicode",
     "পিন", "पिन", "핀", "密碼鎖",
     "code", "combination",  # "the code to the safe is 4821": only digits, only when a lock is named
+    *_LOCK_CODES[2:],
     *_ACCESS_CODES,
     "backup code", "recovery code", "2fa code", "one-time code", "backup codes", "recovery codes", "2fa codes",
 )
@@ -67,11 +80,20 @@ _ENGLISH = frozenset({"password", "passphrase", "passcode", "passwd", "credentia
 # What a bare "code" or "combination" must name before its digits count (not source code).
 _LOCKS = re.compile(r"(?i)[ \t](?:to|for|of)[ \t](?:the[ \t]|my[ \t]|our[ \t]|your[ \t])?(?:front[ \t]|back[ \t]|main[ \t])?"
                     r"(?:safe|door|gate|garage|alarm|lock|locker|padlock|keypad|building|house|office|storage|"
-                    r"lockbox|key[ \t]?box|bike[ \t]?lock|suitcase)\b")
+                    r"lockbox|key[ \t]?box|bike[ \t]?lock|suitcase)\b"
+                    # the same in other languages: "il codice del cancello", "el código de la puerta",
+                    # "le code de la porte", "der Code für die Tür", "код от двери", "kod do drzwi"
+                    r"|[ \t](?:del|della|dello|dell'|di|de|du|des|da|do|dos|das|für|fuer|zum|zur|van|voor|от|для|к|do|till|til|"
+                    r"på|af|för)[ \t]?(?:la[ \t]|le[ \t]|l'|el[ \t]|die[ \t]|der[ \t]|das[ \t]|den[ \t]|het[ \t]|de[ \t])?"
+                    r"(?:cancello|portone|porta|cassaforte|allarme|lucchetto|garage|garaje|box|puerta|portón|porton|portal|"
+                    r"alarma|caja[ \t]fuerte|candado|porte|portail|alarme|coffre|coffre-fort|cadenas|immeuble|bâtiment|"
+                    r"tür|tuer|haustür|tor|tresor|safe|alarmanlage|schloss|deur|poort|kluis|alarm|slot|drzwi|bramy|sejfu|"
+                    r"alarmu|kłódki|двери|ворот|сейфа|сигнализации|домофона|подъезда|замка|portão|portao|cofre|cadeado|"
+                    r"dörren|porten|kassaskåpet|larmet|døren|porten|oven|ovi|portti|kassakaappi|hälytin)(?![^\W\d_])")
 _CODES = frozenset({"pincode", "pin-code", "pin-kode", "puk", "пин", "пин-код", "暗証番号", "geheimzahl", "geheimnummer",
                     "digicode", "পিন", "पिन", "핀", "密碼鎖",
                     "alarm code", "door code", "access code", "unlock code", "pin code", "gate code", "entry code",
-                    "safe code", "pin", "passcode", "code", "combination", *_ACCESS_CODES})
+                    "safe code", "pin", "passcode", *_LOCK_CODES, *_ACCESS_CODES})
 # Words that make what follows a key or token (the value must look random).
 _KEY_WORDS = ("key", "token", "secret", "clé", "chave", "schlüssel", "sleutel", "klucz", "ключ", "токен",
               "密钥", "秘钥", "令牌", "金鑰", "密鑰", "私鑰", "秘鑰", "キー", "トークン", "토큰", "nyckel", "nøgle", "avain", "seed", "pin", "chiave",
@@ -79,9 +101,8 @@ _KEY_WORDS = ("key", "token", "secret", "clé", "chave", "schlüssel", "sleutel"
               "מפתח", "κλειδί", "कुंजी", "khóa", "kunci", "cheia", "geheimnis", "secreto", "segreto", "sekret",
               "секрет", "秘密", "비밀", "gizli")
 # English words that only count whole: "keyboard", "tokens per second", "spinner".
-_WHOLE = frozenset({"key", "token", "secret", "pin", "seed", "login", "logon", "signin", "creds", "parola", "code",
-                    "mdp", "puk", "пин", "clave", "wifi", "wlan",
-                    "combination",
+_WHOLE = frozenset({"key", "token", "secret", "pin", "seed", "login", "logon", "signin", "creds", "parola",
+                    "mdp", "puk", "пин", "clave", "wifi", "wlan", *_LOCK_CODES,
                     "parole", "heslo", "geslo"})
 _CONTEXT_WORDS = tuple(sorted((*_PASSWORD_WORDS, *_KEY_WORDS), key=len, reverse=True))
 # Short words between a key word and its value; past _FEW of them ("my key for the weather
@@ -99,7 +120,7 @@ _CONNECTORS = frozenset({
 _PRIMARY = frozenset({"c'est", "c’est", "is", ":", "=", "context", "was", "are", "ist", "lautet", "est", "es", "é", "è", "är", "er",
                       "on", "jest", "je", "adalah", "là", "ialah", "este", "és", "είναι", "是", "は", "는", "은", "ni", "คือ"})
 # Connectors after which only a strong password counts ("hashing with argon2id" is none).
-_WEAK_CONNECTORS = frozenset({"type", "enter", "with", "using", "use", "mit", "avec", "con", "com", "met", "per", "to", "als", "e", "med",
+_WEAK_CONNECTORS = frozenset({"after", "type", "enter", "with", "using", "use", "mit", "avec", "con", "com", "met", "per", "to", "als", "e", "med",
                               "mittels", "auf", "zu", "naar", "till"})
 _TOKEN = re.compile(r"\S+")
 _STRIP = "\"'`“”„«»‚‘’()[]<>{}"
@@ -110,7 +131,7 @@ _FILE_LIKE = re.compile(r"[\w.-]+\.(?:[a-z]{1,5})")
 # x86_64) or capitals, digits and dashes (HKDF-SHA256, AES-256-GCM, PBKDF2), short.
 _TECH_TERM = re.compile(r"[a-z]{1,8}\d{1,4}[a-z_\d]{0,6}|[A-Z][A-Z\d]{1,10}(?:[-_/][A-Z\d]{1,10}){0,3}")
 _PATH_LINE = re.compile(r"\.[A-Za-z]{1,5}:\d")
-_PIN = re.compile(r"\d{4,12}(?:[- ]\d{2,8})?#?")
+_PIN = re.compile(r"(?:\d{4,12}(?:[- ]\d{2,8})?|[A-Z]\d{4,8}|\d{4,8}[A-Z])#?")  # a door code may carry a letter (8508B)
 _NUMERIC_PASSWORD = re.compile(r"\d{4,12}[*#]?")
 # Every value read here holds a digit, a symbol or a change of case (a plain word is no password).
 _VALUE_HINT = re.compile(r"[\d!@#$%^&*+?~]|[a-z][A-Z]|[A-Z]{2}[a-z]")  # or letters of random case (pwGGspFumtAX)
@@ -124,7 +145,7 @@ _CODE_BEFORE = frozenset("_.$-/\\@#")
 _CODE_AFTER = frozenset("=),.]}\\;|<>")
 # A context word glued to digits or symbols starts a value (Pw4!Tz8#Qm, Key9…), not a sentence.
 _IN_VALUE = re.compile(r"[^\W_]{0,12}[\d!@#$%^&*+?~]")
-_PIN_COMPOUND = re.compile(r"-(?:code|koden?|kod|kodu|nummer|number|numero|número|nr)\b")
+_PIN_COMPOUND = re.compile(r"-(?:code|koden?|kod|kodu|nummer|number|numero|número|nr|код[а-я]{0,2})(?![^\W\d_])")
 _AHEAD = re.compile(r"[ \t]{0,4}(.)")
 # A key word followed by one of these names something else: "key fingerprint", "token count".
 _NOT_VALUES = frozenset({"fingerprint", "fingerprints", "id", "ids", "type", "types", "size", "length", "name", "names",
@@ -156,14 +177,25 @@ def password_like(value: str, strong: bool = False) -> bool:
     symbol = any(not c.isalnum() for c in value)
     if not (upper or lower) or _VERSION.fullmatch(value) or "@" in value and "." in value.split("@")[-1]:
         return False
-    if (_FILE_LIKE.fullmatch(value) and not digit) or wordy(value) or _TECH_TERM.fullmatch(value):
+    if (_FILE_LIKE.fullmatch(value) and not digit) or wordy(value) and not _random_letters(value) \
+            or _TECH_TERM.fullmatch(value):
         return False  # config.yaml, created_at, argon2id, HKDF-SHA256
     if value.count("/") >= 2 or _PATH_LINE.search(value):
         return False  # web/src/api/auth.ts:103: a path, a grep hit
     classes = upper + lower + digit + symbol
     if strong:
-        return classes >= 3 and (digit or symbol) and n >= 8 or mixed_case_random(value)
-    return classes >= 3 and (digit or symbol) or (classes == 2 and digit and n >= 8) or mixed_case_random(value)
+        return classes >= 3 and (digit or symbol) and n >= 8 or mixed_case_random(value) or _random_letters(value)
+    return (classes >= 3 and (digit or symbol) or (classes == 2 and digit and n >= 8) or mixed_case_random(value)
+            or _random_letters(value))
+
+
+def _random_letters(value: str) -> bool:
+    """Letters only, capitals scattered through them the way no name has them: LqLfnNYDSKfv
+    (not JavaScript, OpenStreetMap, HTTPServer)."""
+    if len(value) < 10 or not value.isalpha() or not value.isascii() or camel_words(value[0].upper() + value[1:]):
+        return False
+    changes = sum(a.isupper() != b.isupper() for a, b in zip(value, value[1:]))
+    return changes >= 5 and sum(c.isupper() for c in value) >= 3 and sum(c.islower() for c in value) >= 3
 
 
 _GLUED_AFTER = re.compile(r"([!-~]{4,})[^\x00-\x7f][^A-Za-z0-9]{0,40}$")
@@ -298,12 +330,14 @@ def prose_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes],
             continue  # a public key is no secret
         tail = (_WORD_TAIL if word.isascii() else _GLUED_TAIL).match(lowered, end, end + 20)
         rest = tail.group(0) if tail else ""
-        compound = _PIN_COMPOUND.match(lowered, end) if word == "pin" and not rest else None
+        compound = _PIN_COMPOUND.match(lowered, end) if word in ("pin", "пин") and not rest else None
         if compound:  # PIN-Code, PIN-koden, PIN-Nummer: one word
             word, rest = "pin code", compound.group(0)
+        elif rest and not word.isascii() and _glued_connector(_GLUED_RUN.match(lowered, end).group(0)):
+            rest = _GLUED_RUN.match(lowered, end).group(0)  # รหัสผ่านเข้าระบบคือ: "password to log in is", one run
         elif rest and (word in _WHOLE or (rest != "s" if word in _ENGLISH else len(rest) > 4)):
             continue  # keyboard, tokenizer, passwordless; passordet, hasła are the word itself
-        if word in ("code", "combination") and not _LOCKS.match(text, end + len(rest)):
+        if word in _LOCK_CODES and not _LOCKS.match(text, end + len(rest)):
             continue  # source code, a status code: a code counts when it opens a lock
         after = text[end + len(rest):end + len(rest) + 1]
         if after in "\"'" and word in _LABELS and text.startswith(":", end + len(rest) + 1):
@@ -348,12 +382,14 @@ def prose_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes],
             yield hit
 
 
+_ENDS_CLAUSE = re.compile(r"[.,;!)]?[ \t]*(?:\r?\n|\\n|\Z)|[,;][ \t]")
 _MORE_FILLERS = 3  # "A senha do banco de dados de produção é X": more words, then "is"
 # Verbs after the value in languages that put them last (Persian, Korean, Japanese, Hindi, Turkish).
 _COPULA_AFTER = re.compile(r"است|هست|می‌باشد|입니다|이에요|예요|이다|です|だ|だよ|है|हैं|dir|dır|dur|dür|tir|tır|হয়")
 # "is" glued at the end of a word in scripts written without spaces (Thai, Chinese); not a
 # topic particle (Korean 은/는, Japanese は), which any noun takes.
 _GLUED_CONNECTORS = ("คือ", "是", "为", "為")
+_GLUED_RUN = re.compile(r"[^\s!-~]{0,24}")
 _WORD_AFTER = re.compile(r"[ \t]{1,4}(\S{1,12})")
 
 
@@ -399,6 +435,9 @@ def _after(text: str, at: int, word: str, limit: int) -> Hit | None:
         if low.rstrip(":=") == "id" and word in _KEY_WORDS and connector:
             connector = "id"  # "AccessKey ID LTAI…": a key's id, half of the credential
             continue
+        if number == 0 and low == "type" and word not in _KEY_WORDS:
+            connector = "type"  # "…the sudo password type X": the verb, not a kind of password
+            continue
         if number == 0 and low.strip(":=,.") in _NOT_VALUES:
             return None
         if low in _CONNECTORS or low.rstrip(":=") in _CONNECTORS and low[-1:] in ":=":
@@ -418,6 +457,10 @@ def _after(text: str, at: int, word: str, limit: int) -> Hit | None:
             connector = "context"  # "пин-код от карты 9310": the digits after a few words
         if fillers > _MAX_FILLERS.get(word, 5) and connector not in _PRIMARY:
             connector = ""  # past the usual few words only "is" / ":" / "=" hands a value over
+        if (not connector and fillers and fillers <= _FEW and value and word not in _KEY_WORDS and word not in _CODES
+                and _ENDS_CLAUSE.match(text, token.end()) and "@" not in value and "/" not in value
+                and (password_like(value, strong=True) or looks_random(value, 12))):
+            connector = "after"  # "пароль от вайфая X", "password for the NAS X": the value ends the clause
         if connector and value and not raw.endswith(":"):
             value2, offset2 = _user_password(value)
             for candidate, shift in ((value, 0), (value2, offset2)) if offset2 else ((value, 0),):
