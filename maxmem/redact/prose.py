@@ -249,6 +249,9 @@ def _is_secret(value: str, word: str, connector: str, fillers: int) -> bool:
         return True  # "WiFi密码：16150099", "senha do app: 149242": a password of digits only
     if word in _CODES and word != "passcode":
         return False
+    if (word in _NETWORKS and connector in _PRIMARY and not fillers and len(value) >= 8 and value.isalnum() and not value.isdigit()
+            and not value.isalpha() and not _VERSION.fullmatch(value) and not is_placeholder(value)):
+        return True  # "the wifi key is sunny2024home": a network's password, letters and digits
     if word == "seed":
         return looks_random(value, 16)
     if word in _LOGINS:
@@ -328,6 +331,12 @@ def prose_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes],
             continue  # self.key, api_key, $TOKEN: code
         if word in _KEY_WORDS and lowered[max(0, start - 14):start].rstrip(" -").endswith(_PUBLIC):
             continue  # a public key is no secret
+        if word in _LOGINS:  # "admin / X でログイン", "admin/X ile giriş yap": the pair before the verb
+            pair = _PAIR_BEFORE.search(text, max(0, start - 200), start)
+            if pair and "\n" not in pair.group(0) and password_like(pair.group("v"), strong=True):
+                yield Hit("password", pair.start("v"), pair.end("v"), f"password of the user / password pair before '{word}'")
+        if word == "key" and _NETWORK_BEFORE.search(lowered, max(0, lowered.rfind("\n", 0, start) + 1, start - 120), start):
+            word = "wifi"  # "the wifi at the cabin is X and the key is Y": a network's key is its password
         tail = (_WORD_TAIL if word.isascii() else _GLUED_TAIL).match(lowered, end, end + 20)
         rest = tail.group(0) if tail else ""
         compound = _PIN_COMPOUND.match(lowered, end) if word in ("pin", "пин") and not rest else None
@@ -389,6 +398,10 @@ _COPULA_AFTER = re.compile(r"است|هست|می‌باشد|입니다|이에요|�
 # "is" glued at the end of a word in scripts written without spaces (Thai, Chinese); not a
 # topic particle (Korean 은/는, Japanese は), which any noun takes.
 _GLUED_CONNECTORS = ("คือ", "是", "为", "為")
+# user / password, then a particle or a short verb: "admin / X でログイン", "admin/X로 로그인"
+_PAIR_BEFORE = re.compile(r"(?<![^\s(\"'])[\w.@-]{1,64}[ \t]{0,2}/[ \t]{0,2}(?P<v>[^\s/]{6,128}?)[\"')]?[ \t]{0,3}"
+                          r"(?:で|에서|로|으로|ile|と|with|to|を使って|使って|用)?[ \t]{0,3}\Z")
+_NETWORK_BEFORE = re.compile(r"(?<![\w-])(?:wi-?fi|wlan|wpa2?|wpa3|ssid|wireless|hotspot)(?![\w-])")
 _GLUED_RUN = re.compile(r"[^\s!-~]{0,24}")
 _WORD_AFTER = re.compile(r"[ \t]{1,4}(\S{1,12})")
 
