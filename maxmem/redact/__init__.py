@@ -44,12 +44,14 @@ from .commands import (
     announced_hits,
     call_hits,
     cookie_hits,
+    credential_flag_hits,
     dsn_hits,
     flag_hits,
     login_argument_hits,
     pgpass_hits,
     positional_hits,
     printed_hits,
+    secret_set_hits,
     stdin_hits,
 )
 from .material import card_hits, der_hits, jwk_hits, numbered_phrase_hits, phrase_hits, putty_hits
@@ -261,6 +263,10 @@ class Redactor:
         if b" -p" in data or b" -n" in data:
             yield from flag_hits(text, lowered, data, words)
         yield from announced_hits(text, lowered, data, words)
+        if b" -" in data and b":" in data:
+            yield from credential_flag_hits(text, data)
+        if b"set" in words or b"add" in words or b"put" in words:
+            yield from secret_set_hits(text, lowered, data, words)
         if b"$ " in data:
             yield from printed_hits(text, data)
         if b"@tcp(" in data or b"@unix(" in data:

@@ -24,13 +24,17 @@ from .values import (
     is_placeholder,
     looks_random,
     may_hold,
+    mixed_case_random,
+    name_strength,
     scan,
     text_words,
     value_is_secret,
+    wordy,
 )
 
-__all__ = ["announced_hits", "call_hits", "cookie_hits", "dsn_hits", "flag_hits", "login_argument_hits", "pgpass_hits", "positional_hits",
-           "printed_hits", "stdin_hits"]
+__all__ = ["announced_hits", "call_hits", "cookie_hits", "credential_flag_hits", "dsn_hits", "flag_hits",
+           "login_argument_hits", "pgpass_hits", "positional_hits",
+           "printed_hits", "secret_set_hits", "stdin_hits"]
 
 _WORD = r"""(?:\$?'[^'\n]{1,256}'|"[^"\n]{1,256}"|[^\s'"|;&]{1,256})"""
 
@@ -60,10 +64,37 @@ _STDIN = re.compile(rf"""\b(?:echo|printf)(?:[ \t]+-[neE]{{1,3}})*(?:[ \t]+(?:'%
 _STDIN_WORDS = ("stdin", "sudo", "passwd", "chpasswd", "kinit")
 
 
+# echo X | vercel env add DB_PASSWORD, printf X | gh secret set NAME, | wrangler secret put NAME,
+# | docker secret create NAME -: a value piped into a command that stores it as a secret.
+_STDIN_STORED = re.compile(rf"""(?:echo|printf)(?:[ \t]+-[neE]{{1,3}})*(?:[ \t]+(?:'%s(?:\\n)?'|"%s(?:\\n)?"))?[ \t]+"""
+                           rf"""(?P<secret>{_WORD})[ \t]*\|[ \t]*(?P<command>[^\n|;&]{{1,200}})""")
+_STORES = re.compile(r"(?<![\w-])(?:set|add|put|create|insert|store|import)(?![\w-])")
+_NAMED_ARGUMENT = re.compile(r"[A-Za-z_][\w.:-]{1,127}")
+
+
+def _stores_secret(command: str) -> bool:
+    """The command stores what it reads under a secret's name (or as a secret)."""
+    if not _STORES.search(command):
+        return False
+    for word in command.split():
+        word = word.strip("'\"")
+        if word in ("secret", "secrets") or word.endswith((":secrets:set", ":secret:set")):
+            return True
+        if _NAMED_ARGUMENT.fullmatch(word) and name_strength(re.split(r"[:]", word)[-1]) in (Strength.PASSWORD,
+                                                                                           Strength.TOKEN):
+            return True
+    return False
+
+
 def stdin_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
-    """A value echoed into a command that reads a password from standard input."""
+    """A value echoed into a command that reads a password from standard input, or that
+    stores it as a secret."""
     if b"echo" not in words and b"printf" not in words:
         return
+    for at, _word in find_words(lowered, data, [w for w in ("echo", "printf") if w.encode() in words]):
+        stored = _STDIN_STORED.match(text, at)
+        if stored and _stores_secret(stored.group("command")) and _secret(stored.group("secret")):
+            yield Hit("password", *_span(stored, "secret"), "a value piped into a command that stores a secret")
     done = 0
     for at, word in find_words(lowered, data, [w for w in _STDIN_WORDS if w.encode() in words]):
         yield from _stdin_line(text, max(done, at - 400), at + len(word) + 20)
@@ -99,7 +130,16 @@ _POSITIONAL = {word: re.compile(pattern, re.IGNORECASE) for word, pattern in {
     "convertto-securestring": r"""convertto-securestring[ \t]+(?:-String[ \t]+)?(?P<secret>'[^'\n]{1,256}'|"[^"\n]{1,256}")""",
     "/pass": rf"""/(?:pass|password|pwd):(?P<secret>{_WORD})""",
     # Redis AUTH [user] password, MySQL SET PASSWORD [FOR u] = 'x'
-    "auth": rf"""(?<![\w.])(?-i:AUTH)[ \t]+(?:[\w-]{{1,64}}[ \t]+)?(?P<secret>{_WORD})[ \t]*(?:\r?\n|\Z)""",
+    # (MONITOR and the slow log print each word quoted: "AUTH" "default" "pw")
+    "auth": rf"""(?<![\w.])(?:(?-i:AUTH)|auth(?=")|AUTH(?="))"?[ \t]+(?:"?[\w-]{{1,64}}"?[ \t]+)?(?P<secret>{_WORD})[ \t]*(?:\r?\n|\Z)""",
+    "wpa_passphrase": rf"""wpa_passphrase[ \t]+{_WORD}[ \t]+(?P<secret>{_WORD})""",  # SSID, then its passphrase
+    # composer config http-basic.HOST user password, github-oauth.github.com TOKEN, gitlab-token.HOST TOKEN
+    "http-basic.": rf"""http-basic\.[\w.-]{{1,253}}[ \t]+{_WORD}[ \t]+(?P<secret>{_WORD})""",
+    "-oauth.": rf"""(?<=github|gitlab)-oauth\.[\w.-]{{1,253}}[ \t]+(?P<secret>{_WORD})""",
+    "-token.": rf"""(?<=gitlab)-token\.[\w.-]{{1,253}}[ \t]+(?P<secret>{_WORD})""",
+    # MinIO's mc alias set NAME URL ACCESS_KEY SECRET_KEY (and its older config host add)
+    "alias set": rf"""alias[ \t]+set[ \t]+{_WORD}[ \t]+\S{{1,256}}[ \t]+{_WORD}[ \t]+(?P<secret>{_WORD})""",
+    "host add": rf"""host[ \t]+add[ \t]+{_WORD}[ \t]+\S{{1,256}}[ \t]+{_WORD}[ \t]+(?P<secret>{_WORD})""",
     "set password": r"""set[ \t]+password[ \t]+(?:for[ \t]+\S{1,128}[ \t]*)?=[ \t]*(?:password\()?(?P<secret>'[^'\n]{1,256}')""",
     "ssh-keygen": rf"""ssh-keygen\b[^\n|;]{{0,200}}?[ \t]-[NP][ \t]+(?P<secret>{_WORD})""",  # new / old passphrase
     "ldappasswd": rf"""ldappasswd\b[^\n|;]{{0,300}}?[ \t]-s[ \t]+(?P<secret>{_WORD})""",  # the new password
@@ -116,7 +156,9 @@ _POSITIONAL_ANCHORS = {"htpasswd": b"htpasswd", "mosquitto_passwd": b"mosquitto"
                        "dp": b"expdp", "rman": b"rman", "conn": b"conn", "convertto-securestring": b"convertto",
                        "/pass": b"pass", "ssh-keygen": b"keygen", "thin:": b"thin",
                        "auth": b"auth", "set password": b"set", "lftp": b"lftp", "xfreerdp": b"xfreerdp",
-                       "rdesktop": b"rdesktop", "ldappasswd": b"ldappasswd", "-password": b"security"}
+                       "rdesktop": b"rdesktop", "ldappasswd": b"ldappasswd", "-password": b"security",
+                       "wpa_passphrase": b"wpa", "http-basic.": b"basic", "-oauth.": b"oauth", "-token.": b"token",
+                       "alias set": b"alias", "host add": b"add"}
 
 
 _POSITIONAL_GATE = frozenset(_POSITIONAL_ANCHORS.values()) - {b"pass"} | {b"impdp", b"connect"}
@@ -227,7 +269,7 @@ def cookie_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -
 # ~/.pgpass: hostname:port:database:username:password, one entry a line.
 _PORT_FIELD = re.compile(r":\d{1,5}:[\w.*-]{1,64}:[\w.@*-]{1,64}:[^\s:]")  # host:port:db:user:pw
 _PGPASS = re.compile(r"(?<![\w.*:-])[\w.*-]{1,253}:(?:\d{1,5}|\*):[\w.*-]{1,64}:[\w.@*-]{1,64}:"
-                     r"(?P<secret>[^\s:\"'\\]{1,256})(?=[\s\"'\\]|\Z)")
+                     r"(?P<secret>(?:\\[:\\]|[^\s:\"'\\]){1,256})(?=[\s\"']|\\[nrt\"']|\Z)")  # \: and \\ escaped
 
 
 _PORT_FIELD_BYTES = re.compile(_PORT_FIELD.pattern.replace(r"\w", "a-zA-Z0-9_").encode())
@@ -360,8 +402,10 @@ def announced_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]
 # A command run at a shell prompt whose words name a secret (terraform output -raw
 # db_password, kubectl get secret … '{.data.password}' | base64 -d, vault kv get -field=token),
 # and the one word it printed on the next line.
-_PROMPT_SECRET = re.compile(r"[^\n]{0,300}?(?:passw(?:or)?d|passphrase|secret|token|api[_-]?key|private[_-]?key|credential)"
-                            r"[^\n]{0,300}\n(?P<v>[^\s]{8,512})[ \t]*(?:\n|\Z)", re.IGNORECASE)
+# An auth file (OpenVPN's auth-user-pass, a .netrc-like creds file) printed: a user, then the password.
+_PROMPT_SECRET = re.compile(r"[^\n]{0,300}?(?:passw(?:or)?d|passphrase|secret|token|api[_-]?key|private[_-]?key|credential"
+                            r"|(?<![a-z])(?:auth|creds?)(?=[._-]|\s|\Z))"
+                            r"[^\n]{0,300}\n(?:[^\s]{1,64}[ \t]*\n)??(?P<v>[^\s]{8,512})[ \t]*(?:\n|\Z)", re.IGNORECASE)
 
 
 def printed_hits(text: str, data: bytes) -> Iterator[Hit]:
@@ -371,7 +415,7 @@ def printed_hits(text: str, data: bytes) -> Iterator[Hit]:
             continue
         start = at if len(data) == len(text) else char_offsets(data, [at])[0]
         match = _PROMPT_SECRET.match(text, start + 2)
-        if match and "\n" not in text[start:match.start("v") - 1] and _announced_secret(match.group("v")):
+        if match and text.count("\n", start, match.start("v")) <= 2 and _announced_secret(match.group("v")):
             yield Hit("password", match.start("v"), match.end("v"), "a secret a command printed")
 
 
@@ -394,3 +438,62 @@ def _announced_secret(value: str) -> bool:
         return False
     return looks_random(value, 12) or value_is_secret(value, Strength.PASSWORD, quoted=False, literal=False) \
         and any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+
+
+# user:password after a flag that takes credentials, in any tool: --auth, --basic-auth,
+# --credentials, --user, -u (httpie's -a, ab's -A, curl's combined -su on their lines).
+# A random user with an empty or one-letter password is an API key (curl -u KEY:X).
+_CREDENTIAL_FLAG = re.compile(r"""(?<!\S)(?P<flag>--(?:basic-|http-|proxy-)?(?:auth|basic|user|credentials?|creds)|-u|-[a-zA-Z]{1,3}u|-[aA])"""
+                              r"""(?:[ \t]{1,4}|=)(?P<q>['"]?)(?P<user>[^\s:'"/@$]{1,128}):(?P<v>[^\s'"]{0,256})(?P=q)(?=[\s;|&)]|\Z)""")
+_CREDENTIAL_GATE = re.compile(rb"\s-[a-z]{0,3}[ua][ \t=]|\s-A[ \t=]|\s--(?:basic-|http-|proxy-)?(?:auth|basic|user|credentials?|creds)[ \t=]")
+_HTTP_CLIENTS = re.compile(r"(?<![\w-])(?:https?|xh|ab|curlie|httpie)[ \t]")
+_CURLS = re.compile(r"(?<![\w-])(?:curl|curlie|xh)[ \t]")
+
+
+def credential_flag_hits(text: str, data: bytes) -> Iterator[Hit]:
+    """The password (or the API key given as the user) of user:password after a
+    credentials flag."""
+    for found in _CREDENTIAL_GATE.finditer(data):
+        at = found.start() + 1 if len(data) == len(text) else char_offsets(data, [found.start() + 1])[0]
+        match = _CREDENTIAL_FLAG.match(text, at)
+        if match is None:
+            continue
+        flag = match.group("flag")
+        line = text[max(text.rfind("\n", 0, at) + 1, at - 300):at]
+        if flag in ("-a", "-A") and not _HTTP_CLIENTS.search(line) or (
+                len(flag) > 2 and not flag.startswith("--") and not _CURLS.search(line)):
+            continue  # rsync -a host:dir, tar -cu: not credentials
+        user, value = match.group("user"), match.group("v")
+        if len(value) <= 1 and looks_random(user, 16) and not is_placeholder(user):
+            yield Hit("token", match.start("user"), match.end("user"), f"API key given as the user of {flag}")
+        elif _pair_password(value):
+            yield Hit("password", match.start("v"), match.end("v"), f"password of user:password after {flag}")
+
+
+def _pair_password(value: str) -> bool:
+    """A password's shape: digits or symbols with letters, or random; not a port, a group
+    (www-data), a path or a number."""
+    if not _secret(value) or _PORTS.fullmatch(value) or value.isdigit() or wordy(value) or "/" in value:
+        return False
+    return (looks_random(value, 12) or mixed_case_random(value)
+            or any(c.isdigit() for c in value) and any(c.isalpha() for c in value))
+
+
+# A CLI's secret store given NAME then the value: dotnet user-secrets set "Smtp:Password" X,
+# gh secret set NAME --body X, a vault's kv put NAME X; the name (its last part after a
+# ':' or '__') says secret.
+_SECRET_SET = re.compile(rf"""(?<![\w-])(?:secrets?|user-secrets|env|config|vars?|kv|parameter|param)[ \t]+(?:set|add|put)"""
+                         rf"""(?:[ \t]+--?[\w-]{{1,32}}(?:=\S{{1,64}})?)*[ \t]+(?P<name>"[^"\n]{{1,128}}"|'[^'\n]{{1,128}}'|[^\s'"=]{{1,128}})"""
+                         rf"""[ \t]+(?:(?:--body|-b|--value)(?:[ \t]+|=))?(?P<secret>{_WORD})""")
+
+
+def secret_set_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
+    """The value a CLI stores under a secret's name."""
+    present = [w for w in ("set", "add", "put") if w.encode() in words]
+    for at, _word in find_words(lowered, data, present):
+        match = _SECRET_SET.search(text, max(0, at - 14), min(len(text), at + 400))
+        if match is None or match.start() > at:
+            continue
+        name = re.split(r":|__", match.group("name").strip("'\""))[-1]
+        if name_strength(name) in (Strength.PASSWORD, Strength.TOKEN) and _secret(match.group("secret")):
+            yield Hit("password", *_span(match, "secret"), f"value stored as {name}")
