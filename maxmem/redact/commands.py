@@ -195,37 +195,68 @@ _LITERAL = re.compile(r"""\s{0,8}(?:\w{1,32}\s{0,4}=\s{0,4})?(?P<q>["'])(?P<v>(?
                       r"""|\s{0,8}[\w.\[\]"'()]{1,128}\s{0,8}""")
 
 
+# Any other call whose name ends in one of these takes credentials too: smtp.PlainAuth,
+# PasswordAuthenticator, CRAMMD5Auth, client.auth, UserCredential, doLogin.
+_AUTH_ENDINGS = (b"auth", b"authenticator", b"authenticate", b"login", b"logon", b"signin", b"credential",
+                 b"credentials")
+_NOT_CALLS = frozenset({b"oauth", b"author", b"auth"})  # auth alone: only as a method (below)
+_HOST = re.compile(r"[\w-]{1,63}(?:\.[\w-]{1,63}){1,8}(?::\d{1,5})?|\d{1,5}|:\d{1,5}")
+
+
 def call_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
-    """The last string literal of a login/bind call given two literals or more."""
-    if words.isdisjoint(_CALL_ANCHORS):
-        return
+    """The password literal of a call that logs in, binds or authenticates: the last string
+    literal of two arguments or more (a host or port after it left aside), or the one literal
+    of a method named auth (redis.auth("pw"), red:auth("pw"))."""
     present = [name for name, forms in _CALL_WORDS.items() if not words.isdisjoint(f.encode() for f in forms)]
-    for at, word in find_words(lowered, data, present):
+    present += [w.decode() for w in words if w.endswith(_AUTH_ENDINGS) and w not in _NOT_CALLS and len(w) <= 40]
+    if b"auth" in words:
+        present.append("auth")
+    for at, word in find_words(lowered, data, list(dict.fromkeys(present))):
+        if word == "auth":  # a method (redis.auth, red:auth) or a name's end (CRAMMD5Auth)
+            if at and (text[at - 1] in ".:" or text[at - 1].isalnum()) and text.startswith("(", at + 4):
+                yield from _call_at(text, at + 5, single=text[at - 1] in ".:", wordy_ok=False)
+            continue
         opened = _CALL_OPEN.match(text, at + len(word))
-        if opened:
-            yield from _call_at(text, opened.end())
+        if opened and not (at and (text[at - 1].isalnum() and word not in _CALL_WORDS)):
+            yield from _call_at(text, opened.end(), wordy_ok=word in _CALL_WORDS and word != "authenticate")
 
 
-def _call_at(text: str, pos: int) -> Iterator[Hit]:
-    """The call's arguments from `pos`: the last, a string literal, of two arguments or more."""
-    last: tuple[int, int] | None = None
-    count = 0
+def _call_at(text: str, pos: int, single: bool = False, wordy_ok: bool = True) -> Iterator[Hit]:
+    """The call's arguments from `pos`: the last string literal of two arguments or more,
+    a host or a port after it left aside (smtp.PlainAuth("", user, pw, host)); with
+    `single`, a call of one literal that looks like a password. Unless `wordy_ok` (a name
+    that surely logs in: login, bind), a plain lower-case word is no password."""
+    args: list[tuple[int, int] | None] = []
     for _ in range(6):
         arg = _LITERAL.match(text, pos)
         if not arg:
             break
-        count += 1
-        last = (arg.start("v"), arg.end("v")) if arg.group("q") else None
+        args.append((arg.start("v"), arg.end("v")) if arg.group("q") else None)
         pos = arg.end()
         if not text.startswith(",", pos):
             break
         pos += 1
-    if not text.startswith(")", pos) or count < 2 or last is None:
+    if not text.startswith(")", pos) or not args:
+        return
+    if single and len(args) == 1:
+        if args[0] is not None and _pair_password(text[args[0][0]:args[0][1]]):
+            yield Hit("password", *args[0], "password passed to an auth call")
+        return
+    while len(args) > 2 and args[-1] is not None and _HOST.fullmatch(text[args[-1][0]:args[-1][1]]):
+        args.pop()  # the server named after the password
+    last = args[-1]
+    if len(args) < 2 or last is None:
         return
     start, end = last
     value = text[start:end]
-    if _secret(value) and "://" not in value:
+    if _secret(value) and "://" not in value and (wordy_ok or not _plain_word(value)):
         yield Hit("password", start, end, "password passed to a login call")
+
+
+def _plain_word(value: str) -> bool:
+    """A lower-case word as prose spells it (session, local): letters with a word's share
+    of vowels; fzivkdldhwwnuwzv has too few."""
+    return value.isalpha() and value.islower() and 10 * sum(c in "aeiou" for c in value) >= 3 * len(value)
 
 
 _COOKIE = re.compile(r"(?i)(?:set-)?cookie[\"']?\s{0,4}[:=]\s{0,4}[\"']?|(?:\s-b|--cookie)\s{1,4}[\"']?")
