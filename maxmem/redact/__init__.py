@@ -41,12 +41,14 @@ from ..errors import InvalidInput
 from ..settings import CustomPattern, RedactSettings, check_pattern, compile_patterns
 from .assignments import KEYWORDS, bearer_hits, command_hits, keyword_positions, named_hits, plist_hits, sql_hits
 from .commands import (
+    annotation_hits,
     announced_hits,
     call_hits,
     cookie_hits,
     credential_flag_hits,
     dsn_hits,
     flag_hits,
+    hmac_hits,
     login_argument_hits,
     pgpass_hits,
     positional_hits,
@@ -275,6 +277,10 @@ class Redactor:
             yield from login_argument_hits(text, lowered, data, words)
         if b"(" in data:
             yield from call_hits(text, lowered, data, words)
+            if may_hold(words, b"hmac") or b"secretkeyspec" in words:
+                yield from hmac_hits(text, lowered, data)
+            if b'@' in data and b'")' in data:
+                yield from annotation_hits(text)
         if b"cookie" in data or b" -b " in data:
             yield from cookie_hits(text, lowered, data, words)
         if data.count(b":") >= 4:

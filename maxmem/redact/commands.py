@@ -32,8 +32,8 @@ from .values import (
     wordy,
 )
 
-__all__ = ["announced_hits", "call_hits", "cookie_hits", "credential_flag_hits", "dsn_hits", "flag_hits",
-           "login_argument_hits", "pgpass_hits", "positional_hits",
+__all__ = ["annotation_hits", "announced_hits", "call_hits", "cookie_hits", "credential_flag_hits", "dsn_hits", "flag_hits",
+           "hmac_hits", "login_argument_hits", "pgpass_hits", "positional_hits",
            "printed_hits", "secret_set_hits", "stdin_hits"]
 
 _WORD = r"""(?:\$?'[^'\n]{1,256}'|"[^"\n]{1,256}"|[^\s'"|;&]{1,256})"""
@@ -528,3 +528,40 @@ def secret_set_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes
         name = re.split(r":|__", match.group("name").strip("'\""))[-1]
         if name_strength(name) in (Strength.PASSWORD, Strength.TOKEN) and _secret(match.group("secret")):
             yield Hit("password", *_span(match, "secret"), f"value stored as {name}")
+
+
+# The key of an HMAC is a secret wherever it is written: hmac.new(b"k", …), createHmac('sha256', 'k'),
+# hash_hmac('sha256', $body, 'k'), hmac.New(sha256.New, []byte("k")), new SecretKeySpec("k".getBytes(), …).
+_HMAC_LITERAL = re.compile(r"""(?<![\w"'])[bB]?(?P<q>["'])(?P<v>[^"'\\\n]{8,256})(?P=q)""")
+_COMPARES = re.compile(r"compare|equal|verify")
+_ALGORITHM = re.compile(r"(?i)(?:hmac[-_]?)?(?:sha[-_]?\d{1,3}(?:[-_/]\d{1,3})?|md5|sha3[-_]\d{3}|blake2[bs]?|sm3|ripemd\d{3})")
+
+
+def hmac_hits(text: str, lowered: str, data: bytes) -> Iterator[Hit]:
+    """String literals that look like keys in the arguments of an HMAC call."""
+    for needle in ("hmac", "secretkeyspec"):
+        for at in _places(data, needle, len(text)):
+            end = text.find("\n", at, at + 300)
+            end = end if end >= 0 else min(len(text), at + 300)
+            if "(" not in text[at:end] or _COMPARES.search(lowered, at, min(end, at + 40)):
+                continue  # hmac.compare_digest(sig, "…"): a signature compared, not the key
+            for literal in _HMAC_LITERAL.finditer(text, at, end):
+                value = literal.group("v")
+                if (not _ALGORITHM.fullmatch(value) and _secret(value) and " " not in value
+                        and (looks_random(value, 12) or _pair_password(value))):
+                    yield Hit("secret", literal.start("v"), literal.end("v"), "the key of an HMAC")
+
+
+# @Value("x") private String adminPassword; (Spring, Micronaut, Quarkus): a literal given to the
+# annotation of a field whose name says secret.
+_ANNOTATED = re.compile(r"""@[A-Za-z_][\w.]{0,40}\(\s{0,4}(?:value\s{0,4}=\s{0,4})?"(?P<v>[^"\\\n]{1,256})"\s{0,4}\)\s{1,8}"""
+                        r"""(?:(?:private|public|protected|internal|static|final|readonly|lateinit|val|var)\s{1,8}){0,4}"""
+                        r"""(?:[\w<>\[\].?,]{1,64}\s{1,8})?(?P<name>[A-Za-z_]\w{0,63})\s{0,4}[;:=]""")
+
+
+def annotation_hits(text: str) -> Iterator[Hit]:
+    """The literal of an annotation on a secret-named field."""
+    for match in _ANNOTATED.finditer(text):
+        value = match.group("v")
+        if name_strength(match.group("name")) in (Strength.PASSWORD, Strength.TOKEN) and _secret(value):
+            yield Hit("secret", match.start("v"), match.end("v"), f"annotated value of {match.group('name')}")
