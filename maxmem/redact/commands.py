@@ -543,9 +543,10 @@ def hmac_hits(text: str, lowered: str, data: bytes) -> Iterator[Hit]:
         for at in _places(data, needle, len(text)):
             end = text.find("\n", at, at + 300)
             end = end if end >= 0 else min(len(text), at + 300)
-            if "(" not in text[at:end] or _COMPARES.search(lowered, at, min(end, at + 40)):
+            opened = text.find("(", at, end)
+            if opened < 0 or _COMPARES.search(lowered, at, min(end, at + 40)):
                 continue  # hmac.compare_digest(sig, "…"): a signature compared, not the key
-            for literal in _HMAC_LITERAL.finditer(text, at, end):
+            for literal in _HMAC_LITERAL.finditer(text, opened, _closing(text, opened, end)):
                 value = literal.group("v")
                 if (not _ALGORITHM.fullmatch(value) and _secret(value) and " " not in value
                         and (looks_random(value, 12) or _pair_password(value))):
@@ -559,9 +560,32 @@ _ANNOTATED = re.compile(r"""@[A-Za-z_][\w.]{0,40}\(\s{0,4}(?:value\s{0,4}=\s{0,4
                         r"""(?:[\w<>\[\].?,]{1,64}\s{1,8})?(?P<name>[A-Za-z_]\w{0,63})\s{0,4}[;:=]""")
 
 
+def _closing(text: str, opened: int, end: int) -> int:
+    """Where the call opened at `opened` closes (its arguments only: not a digest compared
+    after it), or `end`."""
+    depth, quote = 0, ""
+    for at in range(opened, end):
+        c = text[at]
+        if quote:
+            quote = "" if c == quote else quote
+        elif c in "\"'":
+            quote = c
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return at
+    return end
+
+
+_PATTERN_LIKE = re.compile(r"[\s\[\]{}^\\]|\$\{")  # @Pattern("^[A-Za-z0-9]{8,}$"), @Description("the admin password")
+
+
 def annotation_hits(text: str) -> Iterator[Hit]:
     """The literal of an annotation on a secret-named field."""
     for match in _ANNOTATED.finditer(text):
         value = match.group("v")
-        if name_strength(match.group("name")) in (Strength.PASSWORD, Strength.TOKEN) and _secret(value):
+        if (name_strength(match.group("name")) in (Strength.PASSWORD, Strength.TOKEN) and _secret(value)
+                and not _PATTERN_LIKE.search(value) and (_pair_password(value) or looks_random(value, 12))):
             yield Hit("secret", match.start("v"), match.end("v"), f"annotated value of {match.group('name')}")
