@@ -30,7 +30,7 @@ from .values import (
     value_is_secret,
 )
 
-__all__ = ["KEYWORDS", "bearer_hits", "command_hits", "keyword_positions", "named_hits", "plist_hits"]
+__all__ = ["KEYWORDS", "bearer_hits", "command_hits", "grouped_password", "keyword_positions", "named_hits", "plist_hits"]
 
 KEYWORDS = ("pass", "pwd", "secret", "token", "key", "auth", "cred", "sig", "_pat", "mnemonic", "psk", "priv",
             *FOREIGN_PASSWORDS)
@@ -46,13 +46,14 @@ _SEP = re.compile(r"""(?P<close>\\{0,3}["'`])?\]?[ \t]{0,16}(?P<sep>:=|=>|\?=|=(
                   r"""|(?(close)(?<=[ \t])to(?=[ \t]{1,4}["'])|(?!)))[ \t]{0,16}""")  # Kotlin: "password" to "x"
 _SPACES = re.compile(r"[ \t]{1,16}")
 _CALL_END = re.compile(r"""\\{0,3}["'][ \t]{0,4}\)""")
-_ARGUMENTS = re.compile(r"""\\{0,3}["'][ \t]{0,4},[ \t]{0,8}(?=\\{0,3}["'])""")
+_ARGUMENTS = re.compile(r"""\\{0,3}["'][ \t]{0,4},[ \t]{0,24}(?=\\{0,3}["'])""")  # wp-config aligns its values
 _PROSE = re.compile(r"[ \t]{1,4}(?:is|was|are)[ \t]{1,4}", re.IGNORECASE)
 _QUOTE = re.compile(r"(\\{0,3})([\"'`])")
 # An unquoted value ends at a space, a quote, , ; | < > ( ) { } [ ], an escape (\n in a
 # JSON-escaped transcript) or & starting the next query parameter.
 _UNQUOTED = re.compile(
-    r"""(?:[^\s"'`,;&|<>(){}\[\]\\]|&(?![A-Za-z0-9_.-]{1,64}=)|\\(?![nrt"'\\/u]))(?:[^\s"'`,;&|<>(){}\[\]\\]|&(?![A-Za-z0-9_.-]{1,64}=)|\\(?![nrt"'\\/u])){0,511}"""
+    r"""(?:[^\s"'`,;&|<>(){}\[\]\\]|&(?![A-Za-z0-9_.-]{1,64}=)|\\(?![nrt"'\\/u]))(?:[^\s"'`,;&|<>(){}\[\]\\]|&(?![A-Za-z0-9_.-]{1,64}=)|\\(?![nrt"'\\/u])"""
+    r"""|\|(?=[A-Za-z0-9+/_-]{8})){0,511}"""  # prod:acme|3hIq…: a | glued inside a value joins its parts
 )
 _MAX_QUOTED = 1024
 _BRACED = re.compile(r"""\{(?![{$])([^{}\n"' ]{1,256})\}(?=[;"'\n\r]|\Z)""")
@@ -271,6 +272,9 @@ def _judge(text: str, lowered: str, name: str, start: int, end: int, secret_word
         return None
     if config and before == "\n" and _config_value(config.group(0)):  # msmtprc, muttrc: password X
         return Hit("secret", config.start(), config.end(), f"{name} in a space-separated config line")
+    grouped = grouped_password(text, spaces.end())
+    if grouped and before in "\n \t":  # password kwcu ermw zogn kyvt
+        return Hit("secret", *grouped, f"{name} followed by an app password in groups")
     if name.lower() == "password" and _NETRC_BEFORE.search(lowered, max(0, start - 300), start):
         return _value_at(text, name, strength, spaces.end(), True, ".netrc password")
     quote = _QUOTE.match(text, spaces.end())
@@ -286,6 +290,20 @@ def _judge(text: str, lowered: str, name: str, start: int, end: int, secret_word
 _HEADER_DIRECTIVE = re.compile(r"(?i)(?:(?:proxy_set|add|more_set_input|grpc_set)_headers?|(?:request)?header[ \t]{1,8}"
                                r"(?:set|append|add|merge)|--header|-H)[ \t]{1,8}[\"']?\Z")
 _CONFIG_LINE = re.compile(r"[^\s\"'`]{8,128}(?=[ \t]*(?:\r?\n|\Z))")
+
+
+# An app password as Google and Apple show it: groups of four letters or digits.
+_GROUPED = re.compile(r"""(?<!\S)[a-z0-9]{4}(?:[ -][a-z0-9]{4}){3,5}(?=[ \t]*(?:\r?\n|\Z|[.,;"'\\]))""")
+
+
+def grouped_password(text: str, at: int) -> tuple[int, int] | None:
+    """The span of an app password written in groups at `at` (kwcu ermw zogn kyvt): random
+    letters, too few vowels for words."""
+    grouped = _GROUPED.match(text, at)
+    if grouped is None:
+        return None
+    letters = [c for c in grouped.group(0) if c.isalpha()]
+    return grouped.span() if letters and 10 * sum(c in "aeiou" for c in letters) <= 3 * len(letters) else None
 
 
 def _config_value(value: str) -> bool:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from .assignments import grouped_password
 from .shapes import Hit
 from .values import (
     camel_words,
@@ -367,7 +368,8 @@ def prose_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes],
                 and not (word in _LABELS and ahead.group(1) == "=" and not text.startswith("==", ahead.start(1)))):
             continue  # (pw = …, a label given a value, reads on: code is no password's shape)  # token = …, key.get(…), key, value: code (assignments are named_hits')
         # The window ends where the next context word starts: that one reads its own value.
-        hint = _VALUE_HINT.search(text, end + len(rest), end + len(rest) + _HINT_WINDOW)
+        hint = (_VALUE_HINT.search(text, end + len(rest), end + len(rest) + _HINT_WINDOW)
+                or _GROUPS_HINT.search(text, end + len(rest), end + len(rest) + _HINT_WINDOW))
         following = len(text)
         if hint:
             following = next((c for c, w in contexts[number + 1:number + 4]
@@ -401,6 +403,7 @@ _GLUED_CONNECTORS = ("คือ", "是", "为", "為")
 # user / password, then a particle or a short verb: "admin / X でログイン", "admin/X로 로그인"
 _PAIR_BEFORE = re.compile(r"(?<![^\s(\"'])[\w.@-]{1,64}[ \t]{0,2}/[ \t]{0,2}(?P<v>[^\s/]{6,128}?)[\"')]?[ \t]{0,3}"
                           r"(?:で|에서|로|으로|ile|と|with|to|を使って|使って|用)?[ \t]{0,3}\Z")
+_GROUPS_HINT = re.compile(r"[a-z]{4} [a-z]{4} [a-z]{4} [a-z]{4}")  # an app password in groups
 _NETWORK_BEFORE = re.compile(r"(?<![\w-])(?:wi-?fi|wlan|wpa2?|wpa3|ssid|wireless|hotspot)(?![\w-])")
 _GLUED_RUN = re.compile(r"[^\s!-~]{0,24}")
 _WORD_AFTER = re.compile(r"[ \t]{1,4}(\S{1,12})")
@@ -474,6 +477,9 @@ def _after(text: str, at: int, word: str, limit: int) -> Hit | None:
                 and _ENDS_CLAUSE.match(text, token.end()) and "@" not in value and "/" not in value
                 and (password_like(value, strong=True) or looks_random(value, 12))):
             connector = "after"  # "пароль от вайфая X", "password for the NAS X": the value ends the clause
+        grouped = grouped_password(text, token.start()) if connector in _PRIMARY and word not in _KEY_WORDS else None
+        if grouped:  # "the app password is kwcu ermw zogn kyvt": one password in groups
+            return Hit("password", *grouped, f"app password after '{word}' in prose")
         if connector and value and not raw.endswith(":"):
             value2, offset2 = _user_password(value)
             for candidate, shift in ((value, 0), (value2, offset2)) if offset2 else ((value, 0),):

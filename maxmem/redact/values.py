@@ -119,7 +119,10 @@ _FILE_EXTENSIONS = frozenset({
 })
 # storepass, keypass (keytool), sshpass, rootpass: a password; bypass, compass: no.
 _PASS_QUALIFIERS = frozenset({"store", "key", "ssh", "root", "admin", "db", "user", "src", "dest", "new", "old", "mail",
-                              "smtp", "ftp", "sudo", "trust", "login", "web", "vnc", "rpc", "bind", "ldap"})
+                              "smtp", "ftp", "sudo", "trust", "login", "web", "vnc", "rpc", "bind", "ldap", "require",
+                              "master"})
+# masterauth (Redis), proxyauth, smtpauth: "auth" glued to what it authenticates.
+_AUTH_QUALIFIERS = frozenset({"master", "proxy", "smtp", "basic", "http", "ldap", "db", "admin", "root", "upstream"})
 _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 
@@ -132,6 +135,8 @@ def _split_compound(word: str) -> list[str]:
         return [word[:-4], "pass"]
     if word.endswith("key") and word[:-3] in _KEY_QUALIFIERS:
         return [word[:-3], "key"]
+    if word.endswith("auth") and word[:-4] in _AUTH_QUALIFIERS:
+        return [word[:-4], "auth"]
     return [word]
 
 
@@ -287,12 +292,15 @@ def mixed_case_random(value: str) -> bool:
         and not value.isupper() and not value.islower()
 
 
+_DIGIT_RUNS = re.compile(r"\d+")
+
+
 def camel_words(value: str) -> bool:
     """Ed25519PrivateKey, PKCS7PrivateKeyTypes, SecretStr: a type or class name, made of
     capitalised words (digits allowed between them), not a random token."""
     value = value.lstrip("_")
-    if not _IDENTIFIER.fullmatch(value) or not value[0].isupper():
-        return False
+    if not _IDENTIFIER.fullmatch(value) or not value[0].isupper() or len(_DIGIT_RUNS.findall(value)) > 1:
+        return False  # Xeb08NwgumCq6Gqo: digits scattered through it, no type's name
     chunks = _CHUNKS.findall(value)
     words = [c for c in chunks if len(c) >= 3 and c[0].isupper() and c[1:].islower() and _VOWELS & set(c)]
     letters = sum(c.isalpha() for c in value)
