@@ -111,7 +111,8 @@ def named_hits(text: str, lowered: str, secret_words: frozenset[str] = frozenset
             # further on (key = value) can make it a name.
             ahead = _SPACES.match(text, end)
             if (ahead and text[ahead.end():ahead.end() + 1] not in ("=", ":") and not lowered.startswith("pass", at)
-                    and not _SPACE_ASSIGNMENT.search(text, max(0, at - 24), at)):
+                    and not _SPACE_ASSIGNMENT.search(text, max(0, at - 24), at)
+                    and not _HEADER_DIRECTIVE.search(text, max(0, at - 40), at)):
                 skip = end
                 continue
         start = at

@@ -343,8 +343,8 @@ def prose_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes],
         compound = _PIN_COMPOUND.match(lowered, end) if word in ("pin", "пин") and not rest else None
         if compound:  # PIN-Code, PIN-koden, PIN-Nummer: one word
             word, rest = "pin code", compound.group(0)
-        elif rest and not word.isascii() and _glued_connector(_GLUED_RUN.match(lowered, end).group(0)):
-            rest = _GLUED_RUN.match(lowered, end).group(0)  # รหัสผ่านเข้าระบบคือ: "password to log in is", one run
+        elif rest and not word.isascii() and _glued_connector(_glued_run(lowered, end)):
+            rest = _glued_run(lowered, end)  # รหัสผ่านเข้าระบบคือ: "password to log in is", one run
         elif rest and (word in _WHOLE or (rest != "s" if word in _ENGLISH else len(rest) > 4)):
             continue  # keyboard, tokenizer, passwordless; passordet, hasła are the word itself
         if word in _LOCK_CODES and not _LOCKS.match(text, end + len(rest)):
@@ -407,6 +407,12 @@ _GROUPS_HINT = re.compile(r"[a-z]{4} [a-z]{4} [a-z]{4} [a-z]{4}")  # an app pass
 _NETWORK_BEFORE = re.compile(r"(?<![\w-])(?:wi-?fi|wlan|wpa2?|wpa3|ssid|wireless|hotspot)(?![\w-])")
 _GLUED_RUN = re.compile(r"[^\s!-~]{0,24}")
 _WORD_AFTER = re.compile(r"[ \t]{1,4}(\S{1,12})")
+
+
+def _glued_run(lowered: str, at: int) -> str:
+    """The letters glued after a context word in a script written without spaces."""
+    run = _GLUED_RUN.match(lowered, at)
+    return run.group(0) if run else ""
 
 
 def _glued_connector(low: str) -> str:
