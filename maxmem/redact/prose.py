@@ -430,6 +430,9 @@ def _next_word(text: str, at: int, stop: int) -> str:
 def _code_list(text: str, at: int, word: str) -> Iterator[Hit]:
     """The codes after 'backup codes:' (on its line and the lines below), each with a digit."""
     started = False
+    colon = text.find(":", at, _line_end(text, at))
+    if 0 <= colon - at <= 80:  # "recovery codes in case I lose my phone: …": the list follows the colon
+        at = colon + 1
     for number, token in enumerate(_TOKEN.finditer(text, at, min(len(text), at + 800))):
         raw = token.group(0).strip(",;")
         if _ONE_CODE.fullmatch(raw) and any(c.isdigit() for c in raw) and len(raw) >= 6:

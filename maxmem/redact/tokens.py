@@ -203,6 +203,7 @@ def dollar_hits(text: str) -> Iterator[Hit]:
 # .dockerconfigjson, GOOGLE_CREDENTIALS=ewogICJ0eXBlIjog…; a JWT's parts are dotted.
 _JSON_HEADS = (b"eyJ", b"ewo", b"ew0K")
 _ENCODED_JSON = re.compile(rb"(?:eyJ|ewo|ew0K)[A-Za-z0-9+/_-]{36,40000}={0,2}")
+_FIRST_MEMBER = re.compile(r'\{\s{0,8}"([\w.-]{1,80})"\s{0,4}:')
 _MEMBER = re.compile(r'"([\w.-]{1,80})"\s{0,4}:\s{0,4}"([^"\\]{1,4096})"')
 
 
@@ -231,8 +232,12 @@ def secret_json(encoded: bytes) -> bool:
                                    else None)
     except (binascii.Error, ValueError):
         return False
-    for member in _MEMBER.finditer(decoded.decode("utf-8", "replace")):
+    readable = decoded.decode("utf-8", "replace")
+    for member in _MEMBER.finditer(readable):
         strength = name_strength(member.group(1))
         if strength and value_is_secret(member.group(2), strength, quoted=True, literal=True):
             return True  # {"auths": {…: {"auth": "…"}}}, {"private_key": "-----BEGIN …"}
+    first = _FIRST_MEMBER.match(readable)
+    if first and (first.group(1) == "auths" or name_strength(first.group(1))) and "\ufffd" in readable:
+        return True  # {"auths":{"… then bytes no JSON holds: a credential that is not text (or cut off)
     return False
