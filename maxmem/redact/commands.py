@@ -476,7 +476,7 @@ def _announced_secret(value: str) -> bool:
 # A random user with an empty or one-letter password is an API key (curl -u KEY:X).
 _CREDENTIAL_FLAG = re.compile(r"""(?<!\S)(?P<flag>--(?:basic-|http-|proxy-)?(?:auth|basic|user|credentials?|creds)|-u|-[a-zA-Z]{1,3}u|-[aA])"""
                               r"""(?:[ \t]{1,4}|=)(?P<q>['"]?)(?P<user>[^\s:'"/@$]{1,128}):(?P<v>[^\s'"]{0,256})(?P=q)(?=[\s;|&)]|\Z)""")
-_CREDENTIAL_GATE = re.compile(rb"\s-[a-z]{0,3}[ua][ \t=]|\s-A[ \t=]|\s--(?:basic-|http-|proxy-)?(?:auth|basic|user|credentials?|creds)[ \t=]")
+_CREDENTIAL_GATE = re.compile(rb"-(?:[a-z]{0,3}[ua]|A|-(?:basic-|http-|proxy-)?(?:auth|basic|user|credentials?|creds))[ \t=]")
 _HTTP_CLIENTS = re.compile(r"(?<![\w-])(?:https?|xh|ab|curlie|httpie)[ \t]")
 _CURLS = re.compile(r"(?<![\w-])(?:curl|curlie|xh)[ \t]")
 
@@ -485,7 +485,9 @@ def credential_flag_hits(text: str, data: bytes) -> Iterator[Hit]:
     """The password (or the API key given as the user) of user:password after a
     credentials flag."""
     for found in _CREDENTIAL_GATE.finditer(data):
-        at = found.start() + 1 if len(data) == len(text) else char_offsets(data, [found.start() + 1])[0]
+        if not found.start() or data[found.start() - 1] not in b" \t\n":
+            continue
+        at = found.start() if len(data) == len(text) else char_offsets(data, [found.start()])[0]
         match = _CREDENTIAL_FLAG.match(text, at)
         if match is None:
             continue
@@ -518,10 +520,15 @@ _SECRET_SET = re.compile(rf"""(?<![\w-])(?:secrets?|user-secrets|env|config|vars
                          rf"""[ \t]+(?:(?:--body|-b|--value)(?:[ \t]+|=))?(?P<secret>{_WORD})""")
 
 
+_STORE_VERBS = (b" set ", b" add ", b" put ", b" set\t", b" add\t", b" put\t")
+_STORE_BEFORE = re.compile(rb"(?<![\w-])(?:secrets?|user-secrets|env|config|vars?|kv|parameter|param)[ \t]{1,4}\Z")
+
+
 def secret_set_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
     """The value a CLI stores under a secret's name."""
-    present = [w for w in ("set", "add", "put") if w.encode() in words]
-    for at, _word in find_words(lowered, data, present):
+    places = [at for verb in _STORE_VERBS if verb[1:4] in words for at in scan(data, verb)
+              if _STORE_BEFORE.search(data, max(0, at - 16), at + 1)]
+    for at in places if len(data) == len(text) else char_offsets(data, places):
         match = _SECRET_SET.search(text, max(0, at - 14), min(len(text), at + 400))
         if match is None or match.start() > at:
             continue
