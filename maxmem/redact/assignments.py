@@ -261,6 +261,8 @@ def _judge(text: str, lowered: str, name: str, start: int, end: int, secret_word
     if not spaces:
         return None
     if flag:
+        if _FLAG_IN_PROSE.match(text, spaces.end()):
+            return Hit("", spaces.end(), spaces.end(), "")  # "Using --password via the CLI is insecure": prose
         return _value_at(text, name, strength, spaces.end(), True, f"flag {'-' * dashes}{name}")
     if _SPACE_ASSIGNMENT.search(text, max(0, start - 24), start):  # ENV NAME value, setenv NAME value
         return _value_at(text, name, strength, spaces.end(), True, f"{name} (ENV / setenv)")
@@ -288,6 +290,9 @@ def _judge(text: str, lowered: str, name: str, start: int, end: int, secret_word
     return None
 
 
+# A flag named in a sentence: a lower-case word after it, then the sentence goes on.
+_FLAG_IN_PROSE = re.compile(r"(?:via|on|in|is|as|from|with|flag|option|argument|parameter|instead|or|and|and/or)[ \t]+"
+                            r"(?:the|a|an|is|are|was|be|to|of|on|in|for|with|instead|command|cli|line|shell|it|this)\b")
 _HEADER_DIRECTIVE = re.compile(r"(?i)(?:(?:proxy_set|add|more_set_input|grpc_set)_headers?|(?:request)?header[ \t]{1,8}"
                                r"(?:set|append|add|merge)|--header|-H)[ \t]{1,8}[\"']?\Z")
 _CONFIG_LINE = re.compile(r"[^\s\"'`]{8,128}(?=[ \t]*(?:\r?\n|\Z))")

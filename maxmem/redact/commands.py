@@ -533,8 +533,9 @@ def secret_set_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes
         if match is None or match.start() > at:
             continue
         name = re.split(r":|__", match.group("name").strip("'\""))[-1]
-        if name_strength(name) in (Strength.PASSWORD, Strength.TOKEN) and _secret(match.group("secret")):
-            yield Hit("password", *_span(match, "secret"), f"value stored as {name}")
+        value = match.group("secret").strip("'\"")
+        if name_strength(name) in (Strength.PASSWORD, Strength.TOKEN) and _secret(value) and not _plain_word(value):
+            yield Hit("password", *_span(match, "secret"), f"value stored as {name}")  # not: env add NAME production
 
 
 # The key of an HMAC is a secret wherever it is written: hmac.new(b"k", …), createHmac('sha256', 'k'),
