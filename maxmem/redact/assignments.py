@@ -32,7 +32,7 @@ from .values import (
 
 __all__ = ["KEYWORDS", "bearer_hits", "command_hits", "grouped_password", "keyword_positions", "named_hits", "plist_hits"]
 
-KEYWORDS = ("pass", "pwd", "secret", "token", "key", "auth", "cred", "sig", "_pat", "mnemonic", "psk", "priv",
+KEYWORDS = ("pass", "pwd", "secret", "token", "key", "auth", "cred", "sig", "_pat", "pw", "mnemonic", "psk", "priv",
             *FOREIGN_PASSWORDS)
 
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
@@ -112,7 +112,8 @@ def named_hits(text: str, lowered: str, secret_words: frozenset[str] = frozenset
             ahead = _SPACES.match(text, end)
             if (ahead and text[ahead.end():ahead.end() + 1] not in ("=", ":") and not lowered.startswith("pass", at)
                     and not _SPACE_ASSIGNMENT.search(text, max(0, at - 24), at)
-                    and not _HEADER_DIRECTIVE.search(text, max(0, at - 40), at)):
+                    and not _HEADER_DIRECTIVE.search(text, max(0, at - 40), at)
+                    and not (_INDENT.search(text, max(0, at - 16), at) and "_" in text[at:end])):  # auth_pass X
                 skip = end
                 continue
         start = at
@@ -269,11 +270,13 @@ def _judge(text: str, lowered: str, name: str, start: int, end: int, secret_word
     if _HEADER_DIRECTIVE.search(text, max(0, start - 40), start):  # nginx / Apache: a header and its value
         return _value_at(text, name, strength, spaces.end(), True, f"{name} in a header directive")
     config = _CONFIG_LINE.match(text, spaces.end())
+    directive = before == "\n" or _INDENT.search(text, max(0, start - 16), start) is not None  # the line's first word
     if strength is not Strength.PASSWORD:
-        if config and before == "\n" and looks_random(config.group(0), 16) and _config_value(config.group(0)):
+        if config and directive and _config_value(config.group(0)) and (
+                looks_random(config.group(0), 16) or _strong(config.group(0))):
             return Hit("secret", config.start(), config.end(), f"{name} in a space-separated config line")  # masterauth X
         return None
-    if config and before == "\n" and _config_value(config.group(0)):  # msmtprc, muttrc: password X
+    if config and directive and _config_value(config.group(0)):  # msmtprc, muttrc: password X
         return Hit("secret", config.start(), config.end(), f"{name} in a space-separated config line")
     grouped = grouped_password(text, spaces.end())
     if grouped and before in "\n \t":  # password kwcu ermw zogn kyvt
@@ -310,6 +313,15 @@ def grouped_password(text: str, at: int) -> tuple[int, int] | None:
         return None
     letters = [c for c in grouped.group(0) if c.isalpha()]
     return grouped.span() if letters and 10 * sum(c in "aeiou" for c in letters) <= 3 * len(letters) else None
+
+
+_INDENT = re.compile(r"(?:^|\n)[ \t]{1,12}\Z")
+
+
+def _strong(value: str) -> bool:
+    """Upper and lower case letters and digits, ten characters or more: a password's shape."""
+    return (len(value) >= 10 and any(c.isupper() for c in value) and any(c.islower() for c in value)
+            and any(c.isdigit() for c in value))
 
 
 def _config_value(value: str) -> bool:

@@ -69,7 +69,7 @@ FOREIGN_PASSWORDS = ("contrasena", "motdepasse", "kennwort", "wachtwoord", "paro
 _PASSWORD_HEADS = frozenset({"password", "passwd", "passphrase", "passcode", "passwort", "pword", "mnemonic", "psk",
                              "passkey", *FOREIGN_PASSWORDS})
 _TOKEN_HEADS = frozenset({"token", "secret", "apikey", "credential", "credentials", "creds", "cred", "priv", "privkey",
-                          "seckey", "secretkey"})
+                          "seckey", "secretkey", "authtok"})
 SECRET_HEADS = _PASSWORD_HEADS | _TOKEN_HEADS | {"key", "auth", "authorization", "pwd", "pass", "pw"}
 
 # Words before "key" that make it a secret (api_key, secret_key, private_key) ...
@@ -133,6 +133,8 @@ def _split_compound(word: str) -> list[str]:
             return [word[: -len(head)], head]
     if word.endswith("pass") and word[:-4] in _PASS_QUALIFIERS:
         return [word[:-4], "pass"]
+    if word.endswith("pw") and word[:-2] in _PASS_QUALIFIERS:  # rootpw, bindpw (slapd, nslcd)
+        return [word[:-2], "pw"]
     if word.endswith("key") and word[:-3] in _KEY_QUALIFIERS:
         return [word[:-3], "key"]
     if word.endswith("auth") and word[:-4] in _AUTH_QUALIFIERS:
