@@ -41,6 +41,7 @@ from ..errors import InvalidInput
 from ..settings import CustomPattern, RedactSettings, check_pattern, compile_patterns
 from .assignments import KEYWORDS, bearer_hits, command_hits, keyword_positions, named_hits, plist_hits, sql_hits
 from .commands import (
+    KEYED_CALL_WORDS,
     annotation_hits,
     announced_hits,
     call_hits,
@@ -48,7 +49,7 @@ from .commands import (
     credential_flag_hits,
     dsn_hits,
     flag_hits,
-    hmac_hits,
+    key_call_hits,
     login_argument_hits,
     pgpass_hits,
     positional_hits,
@@ -277,8 +278,8 @@ class Redactor:
             yield from login_argument_hits(text, lowered, data, words)
         if b"(" in data:
             yield from call_hits(text, lowered, data, words)
-            if may_hold(words, b"hmac") or b"secretkeyspec" in words:
-                yield from hmac_hits(text, lowered, data)
+            if may_hold(words, b"hmac") or not words.isdisjoint(KEYED_CALL_WORDS):
+                yield from key_call_hits(text, lowered, data)
             if b'@' in data and b'")' in data:
                 yield from annotation_hits(text)
         if b"cookie" in data or b" -b " in data:

@@ -103,6 +103,12 @@ def named_hits(text: str, lowered: str, secret_words: frozenset[str] = frozenset
         tail = _NAME_TAIL.match(text, at + length)
         end = tail.end() if tail else at + length
         after = text[end] if end < n else ""
+        if after == "(":  # ds.setPassword("x"), builder.withApiKey("x"), .password("x"): a setter given a literal
+            hit = _setter(text, at, end)
+            if hit is not None:
+                skip = hit.end
+                yield hit
+                continue
         if after not in _AFTER_NAME and after not in _PAIR_ENDS:
             skip = end  # token), key.method(: no value can follow
             continue
@@ -147,6 +153,31 @@ def named_hits(text: str, lowered: str, secret_words: frozenset[str] = frozenset
         skip = max(name_end, hit.end)
         if hit.kind:
             yield hit
+
+
+_SETTER_LITERAL = re.compile(r"""\([ \t]{0,4}(?P<q>["'])(?P<v>[^"'\\\n]{1,256})(?P=q)[ \t]{0,4}\)""")
+_SETTER_VERB = re.compile(r"(?:set|with|use|put|store|save|update|change)_?(?=[A-Z_])", re.IGNORECASE)
+
+
+def _setter(text: str, at: int, end: int) -> Hit | None:
+    """The literal given to a method that sets a secret: setPassword("x"), withApiKey("x"),
+    set_token("x"), or a builder's .password("x")."""
+    start = at
+    while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_") and at - start <= _MAX_NAME:
+        start -= 1
+    name = text[start:end]
+    verb = _SETTER_VERB.match(name)
+    if verb is None and not (start and text[start - 1] == "." and name.lower() in ("password", "passwd", "secret",
+                                                                                  "token", "apikey", "passphrase")):
+        return None  # getPassword("user"), checkToken("x"): a lookup or a check, not a setting
+    strength = name_strength(name[verb.end():] if verb else name)
+    literal = _SETTER_LITERAL.match(text, end)
+    if strength not in (Strength.PASSWORD, Strength.TOKEN) or literal is None:
+        return None
+    value = literal.group("v")
+    if not value_is_secret(value, strength, quoted=True, literal=True) or is_placeholder(value):
+        return None
+    return Hit("secret", literal.start("v"), literal.end("v"), f"literal given to {name}(…)")
 
 
 # - name: DB_PASSWORD / value: x (Kubernetes env), {"name": "API_KEY", "value": "x"},

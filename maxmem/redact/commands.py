@@ -32,8 +32,8 @@ from .values import (
     wordy,
 )
 
-__all__ = ["annotation_hits", "announced_hits", "call_hits", "cookie_hits", "credential_flag_hits", "dsn_hits", "flag_hits",
-           "hmac_hits", "login_argument_hits", "pgpass_hits", "positional_hits",
+__all__ = ["KEYED_CALL_WORDS", "annotation_hits", "announced_hits", "call_hits", "cookie_hits", "credential_flag_hits",
+           "dsn_hits", "flag_hits", "key_call_hits", "login_argument_hits", "pgpass_hits", "positional_hits",
            "printed_hits", "secret_set_hits", "stdin_hits"]
 
 _WORD = r"""(?:\$?'[^'\n]{1,256}'|"[^"\n]{1,256}"|[^\s'"|;&]{1,256})"""
@@ -132,6 +132,10 @@ _POSITIONAL = {word: re.compile(pattern, re.IGNORECASE) for word, pattern in {
     # Redis AUTH [user] password, MySQL SET PASSWORD [FOR u] = 'x'
     # (MONITOR and the slow log print each word quoted: "AUTH" "default" "pw")
     "auth": rf"""(?<![\w.])(?:(?-i:AUTH)|auth(?=")|AUTH(?="))"?[ \t]+(?:"?[\w-]{{1,64}}"?[ \t]+)?(?P<secret>{_WORD})[ \t]*(?:\r?\n|\Z)""",
+    # FTP's and POP3's PASS, as a session log or a protocol trace shows it (upper case only)
+    "pass": rf"""(?<![\w.])(?-i:PASS)[ \t]+(?P<secret>{_WORD})[ \t]*(?:\r?\n|\Z)""",
+    # mc admin user add ALIAS USER SECRET
+    "user add": rf"""user[ \t]+add[ \t]+{_WORD}[ \t]+{_WORD}[ \t]+(?P<secret>{_WORD})[ \t]*(?:\r?\n|\Z)""",
     "wpa_passphrase": rf"""wpa_passphrase[ \t]+{_WORD}[ \t]+(?P<secret>{_WORD})""",  # SSID, then its passphrase
     # composer config http-basic.HOST user password, github-oauth.github.com TOKEN, gitlab-token.HOST TOKEN
     "http-basic.": rf"""http-basic\.[\w.-]{{1,253}}[ \t]+{_WORD}[ \t]+(?P<secret>{_WORD})""",
@@ -158,7 +162,7 @@ _POSITIONAL_ANCHORS = {"htpasswd": b"htpasswd", "mosquitto_passwd": b"mosquitto"
                        "auth": b"auth", "set password": b"set", "lftp": b"lftp", "xfreerdp": b"xfreerdp",
                        "rdesktop": b"rdesktop", "ldappasswd": b"ldappasswd", "-password": b"security",
                        "wpa_passphrase": b"wpa", "http-basic.": b"basic", "-oauth.": b"oauth", "-token.": b"token",
-                       "alias set": b"alias", "host add": b"add"}
+                       "alias set": b"alias", "host add": b"add", "pass": b"pass", "user add": b"add"}
 
 
 _POSITIONAL_GATE = frozenset(_POSITIONAL_ANCHORS.values()) - {b"pass"} | {b"impdp", b"connect"}
@@ -167,11 +171,13 @@ _POSITIONAL_GATE = frozenset(_POSITIONAL_ANCHORS.values()) - {b"pass"} | {b"impd
 def positional_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
     """Passwords in the place a command documents for them: htpasswd -b, net user, sqlplus u/p@db …"""
     windows = "/pass" in lowered or "/pwd:" in lowered
-    if words.isdisjoint(_POSITIONAL_GATE) and not windows:
+    protocol = b"pass" in words and "PASS " in text  # FTP's PASS, upper case
+    if words.isdisjoint(_POSITIONAL_GATE) and not windows and not protocol:
         return
     present = [word for word, anchor in _POSITIONAL_ANCHORS.items()
-               if anchor in words or (word == "dp" and b"impdp" in words) or (word == "conn" and b"connect" in words)
-               or (word == "/pass" and windows)]
+               if anchor in words and anchor != b"pass" or (word == "dp" and b"impdp" in words)
+               or (word == "conn" and b"connect" in words) or (word == "/pass" and windows)
+               or (word == "pass" and protocol)]
     for at, word in find_words(lowered, data, present):
         pattern = _POSITIONAL[word]
         begin = max(0, at - _BACK.get(word, 0))
@@ -542,13 +548,25 @@ def secret_set_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes
 # hash_hmac('sha256', $body, 'k'), hmac.New(sha256.New, []byte("k")), new SecretKeySpec("k".getBytes(), …).
 _HMAC_LITERAL = re.compile(r"""(?<![\w"'])[bB]?(?P<q>["'])(?P<v>[^"'\\\n]{8,256})(?P=q)""")
 _COMPARES = re.compile(r"compare|equal|verify")
-_ALGORITHM = re.compile(r"(?i)(?:hmac[-_]?)?(?:sha[-_]?\d{1,3}(?:[-_/]\d{1,3})?|md5|sha3[-_]\d{3}|blake2[bs]?|sm3|ripemd\d{3})")
+_ALGORITHM = re.compile(r"(?i)(?:hmac[-_]?)?(?:sha[-_]?\d{1,3}(?:[-_/]\d{1,3})?|md5|sha3[-_]\d{3}|blake2[bs]?|sm3|ripemd\d{3})"
+                        r"|[HREP]S\d{3}|aes-?\d{3}(?:-[a-z]{2,4})?|chacha20(?:-poly1305)?|des-ede3(?:-cbc)?|utf-?8|hex|base64|latin-?1|ascii")
 
 
-def hmac_hits(text: str, lowered: str, data: bytes) -> Iterator[Hit]:
-    """String literals that look like keys in the arguments of an HMAC call."""
-    for needle in ("hmac", "secretkeyspec"):
-        for at in _places(data, needle, len(text)):
+# Calls whose literal arguments are keys or passwords: HMACs, JWT signing and checking,
+# ciphers, password hashing and key derivation.
+_KEYED_CALLS = ("hmac", "secretkeyspec", "jwt.encode(", "jwt.sign(", "jwt.decode(", "jwt.verify(", "fernet(",
+                "aes.new(", "cipheriv(", "pbekeyspec(", "hashpw(", "checkpw(")
+KEYED_CALL_WORDS = frozenset({b"jwt", b"fernet", b"aes", b"createcipheriv", b"createdecipheriv", b"pbekeyspec",
+                              b"hashpw", b"checkpw", b"tochararray", b"secretkeyspec"})
+_CHARS = re.compile(r"""(?P<q>["'])(?P<v>[^"'\\\n]{3,256})(?P=q)\.tochararray\(\)""", re.IGNORECASE)
+
+
+def key_call_hits(text: str, lowered: str, data: bytes) -> Iterator[Hit]:
+    """String literals that look like keys in the arguments of a keyed call (an HMAC, a
+    JWT's signing, a cipher, password hashing), and a literal made a char[] (Java hands
+    passwords over that way: "x".toCharArray())."""
+    for needle in _KEYED_CALLS:
+        for at in _places(data, needle, len(text)) if needle.encode() in data else ():
             end = text.find("\n", at, at + 300)
             end = end if end >= 0 else min(len(text), at + 300)
             opened = text.find("(", at, end)
@@ -558,7 +576,12 @@ def hmac_hits(text: str, lowered: str, data: bytes) -> Iterator[Hit]:
                 value = literal.group("v")
                 if (not _ALGORITHM.fullmatch(value) and _secret(value) and " " not in value
                         and (looks_random(value, 12) or _pair_password(value))):
-                    yield Hit("secret", literal.start("v"), literal.end("v"), "the key of an HMAC")
+                    yield Hit("secret", literal.start("v"), literal.end("v"), f"key given to {needle.rstrip('(')}")
+    if b".tochararray()" in data:
+        for at in _places(data, ".tochararray()", len(text)):
+            literal = _CHARS.search(text, max(0, at - 260), at + 14)
+            if literal and literal.end() == at + 14 and _secret(literal.group("v")) and not _plain_word(literal.group("v")):
+                yield Hit("password", literal.start("v"), literal.end("v"), "a literal made a char[] password")
 
 
 # @Value("x") private String adminPassword; (Spring, Micronaut, Quarkus): a literal given to the
