@@ -48,6 +48,7 @@ from .commands import (
     cookie_hits,
     credential_flag_hits,
     dsn_hits,
+    fed_hits,
     flag_hits,
     key_call_hits,
     login_argument_hits,
@@ -268,6 +269,8 @@ class Redactor:
         yield from announced_hits(text, lowered, data, words)
         if b" -" in data and b":" in data:
             yield from credential_flag_hits(text, data)
+        if b"<<<" in data or b"<(" in data:
+            yield from fed_hits(text, data)
         if b"set" in words or b"add" in words or b"put" in words:
             yield from secret_set_hits(text, lowered, data, words)
         if b"$ " in data:

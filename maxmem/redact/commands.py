@@ -33,7 +33,7 @@ from .values import (
 )
 
 __all__ = ["KEYED_CALL_WORDS", "annotation_hits", "announced_hits", "call_hits", "cookie_hits", "credential_flag_hits",
-           "dsn_hits", "flag_hits", "key_call_hits", "login_argument_hits", "pgpass_hits", "positional_hits",
+           "dsn_hits", "fed_hits", "flag_hits", "key_call_hits", "login_argument_hits", "pgpass_hits", "positional_hits",
            "printed_hits", "secret_set_hits", "stdin_hits"]
 
 _WORD = r"""(?:\$?'[^'\n]{1,256}'|"[^"\n]{1,256}"|[^\s'"|;&]{1,256})"""
@@ -620,3 +620,25 @@ def annotation_hits(text: str) -> Iterator[Hit]:
         if (name_strength(match.group("name")) in (Strength.PASSWORD, Strength.TOKEN) and _secret(value)
                 and not _PATTERN_LIKE.search(value) and (_pair_password(value) or looks_random(value, 12))):
             yield Hit("secret", match.start("v"), match.end("v"), f"annotated value of {match.group('name')}")
+
+
+# A here-string or a process substitution hands a value over as a file or standard input:
+# `gh secret set NAME <<< X`, `passwd --stdin bob <<< X`, `--vault-password-file=<(echo X)`.
+_HERE_STRING = re.compile(rf"""<<<[ \t]*(?P<secret>{_WORD})""")
+_SUBSTITUTED = re.compile(rf"""--?[\w-]{{0,40}}(?:pass|secret|token|key|cred)[\w-]{{0,40}}(?:=|[ \t]{{1,4}})<\([ \t]{{0,4}}"""
+                          rf"""(?:echo|printf)(?:[ \t]+-[neE]{{1,3}})?[ \t]+(?P<secret>{_WORD})[ \t]*\)""", re.IGNORECASE)
+_READS_SECRET = re.compile(r"(?i)--?password-stdin|--stdin\b|\bchpasswd\b|\bpasswd\b|\bkinit\b|--pass(?:word)?-stdin")
+
+
+def fed_hits(text: str, data: bytes) -> Iterator[Hit]:
+    """A value given by here-string to a command that reads or stores a secret, or by a
+    process substitution to a flag that names one."""
+    for at in _places(data, "<<<", len(text)) if b"<<<" in data else ():
+        match = _HERE_STRING.match(text, at)
+        command = text[max(text.rfind("\n", 0, at) + 1, at - 300):at]
+        if match and (_READS_SECRET.search(command) or _stores_secret(command)) and _secret(match.group("secret")):
+            yield Hit("password", *_span(match, "secret"), "a secret given by here-string")
+    for at in _places(data, "<(", len(text)) if b"<(" in data else ():
+        match = _SUBSTITUTED.search(text, max(0, at - 90), at + 300)
+        if match and match.start() <= at < match.end() and _secret(match.group("secret")):
+            yield Hit("password", *_span(match, "secret"), "a secret given by process substitution")
