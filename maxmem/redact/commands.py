@@ -131,7 +131,8 @@ _POSITIONAL = {word: re.compile(pattern, re.IGNORECASE) for word, pattern in {
     "/pass": rf"""/(?:pass|password|pwd):(?P<secret>{_WORD})""",
     # Redis AUTH [user] password, MySQL SET PASSWORD [FOR u] = 'x'
     # (MONITOR and the slow log print each word quoted: "AUTH" "default" "pw")
-    "auth": rf"""(?<![\w.])(?:(?-i:AUTH)|auth(?=")|AUTH(?="))"?[ \t]+(?:"?[\w-]{{1,64}}"?[ \t]+)?(?P<secret>{_WORD})[ \t]*(?:\r?\n|\Z)""",
+    "auth": rf"""(?<![\w.])(?:(?-i:AUTH)[ \t]+(?:[\w-]{{1,64}}[ \t]+)?|(?-i:AUTH|auth)"[ \t]+(?:"[\w-]{{1,64}}"[ \t]+)?(?="))"""
+            rf"""(?P<secret>{_WORD})[ \t]*(?:\r?\n|\Z)""",
     # FTP's and POP3's PASS, as a session log or a protocol trace shows it (upper case only)
     "pass": rf"""(?<![\w.])(?-i:PASS)[ \t]+(?P<secret>{_WORD})[ \t]*(?:\r?\n|\Z)""",
     # mc admin user add ALIAS USER SECRET

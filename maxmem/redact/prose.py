@@ -154,7 +154,7 @@ _NOT_VALUES = frozenset({"fingerprint", "fingerprints", "id", "ids", "type", "ty
                          "ring", "count", "limit", "limits", "budget", "budgets", "bucket", "expiry", "expires",
                          "policy", "manager", "field", "column", "prefix", "reset", "hashing", "strength", "length:"})
 _HASHED = re.compile(r"(?i)(?:sha\d*|md5|blake\w*|h1|xxh\w*)[:=-]")
-_CODE = re.compile(r"[A-Za-z_][\w.]*\(|\w\.\w+\.|^\w+\.[a-z_]+$")
+_CODE = re.compile(r"[A-Za-z_][\w.]*\(|\w\.\w+\.|^\w+\.[a-z_]+$|^[a-z_]\w{0,30}=[\[{\"']")  # …, algorithms=["HS256"]
 _WINDOW = 160
 _HINT_WINDOW = 100  # the value starts this close to its word
 _MAX_WORDS = 9
