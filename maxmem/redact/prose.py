@@ -402,7 +402,8 @@ _COPULA_AFTER = re.compile(r"است|هست|می‌باشد|입니다|이에요|�
 _GLUED_CONNECTORS = ("คือ", "是", "为", "為")
 # user / password, then a particle or a short verb: "admin / X でログイン", "admin/X로 로그인"
 _PAIR_BEFORE = re.compile(r"(?<![^\s(\"'])[\w.@-]{1,64}[ \t]{0,2}/[ \t]{0,2}(?P<v>[^\s/]{6,128}?)[\"')]?[ \t]{0,3}"
-                          r"(?:で|에서|로|으로|ile|と|with|to|を使って|使って|用)?[ \t]{0,3}\Z")
+                          r"(?:で|에서|로|으로|ile|と|with|to|を使って|使って|用)?"
+                          r"[ \t]{0,3}(?:[^\x00-\x7f\s]{1,12}[ \t]{0,2})?\Z")  # でサーバーにログイン: a place glued between
 _GROUPS_HINT = re.compile(r"[a-z]{4} [a-z]{4} [a-z]{4} [a-z]{4}")  # an app password in groups
 _NETWORK_BEFORE = re.compile(r"(?<![\w-])(?:wi-?fi|wlan|wpa2?|wpa3|ssid|wireless|hotspot)(?![\w-])")
 _GLUED_RUN = re.compile(r"[^\s!-~]{0,24}")
