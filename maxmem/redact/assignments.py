@@ -42,7 +42,7 @@ _MAX_NAME = 64
 
 # After a name: its closing quote (JSON, dict keys, escaped in a transcript) or the ]
 # of os.environ["X"], then = : := => ?= (not == != :: ://).
-_SEP = re.compile(r"""(?P<close>\\{0,3}["'`])?\]?[ \t]{0,16}(?P<sep>:=|=>|\?=|=(?![=~])|:(?![:/=])|<-(?!-)"""
+_SEP = re.compile(r"""(?P<close>\\{0,3}["'`])?\]?[ \t]{0,16}(?P<sep>:=|=>|\?=|\|\|=|\?\?=|=(?![=~])|:(?![:/=])|<-(?!-)"""
                   r"""|(?(close)(?<=[ \t])to(?=[ \t]{1,4}["'])|(?!)))[ \t]{0,16}""")  # Kotlin: "password" to "x"
 _SPACES = re.compile(r"[ \t]{1,16}")
 _CALL_END = re.compile(r"""\\{0,3}["'][ \t]{0,4}\)""")
@@ -119,7 +119,8 @@ def named_hits(text: str, lowered: str, secret_words: frozenset[str] = frozenset
             if (ahead and text[ahead.end():ahead.end() + 1] not in ("=", ":") and not lowered.startswith("pass", at)
                     and not _SPACE_ASSIGNMENT.search(text, max(0, at - 24), at)
                     and not _HEADER_DIRECTIVE.search(text, max(0, at - 40), at)
-                    and not (_INDENT.search(text, max(0, at - 16), at) and "_" in text[at:end])):  # auth_pass X
+                    and not _STRUCTURED.search(text, max(0, at - 64), end)  # secret_access_key X: a name, not a word
+                    and not _DIRECTIVE_BEFORE.search(text, max(0, at - 120), at)):  # enable secret X
                 skip = end
                 continue
         start = at
@@ -265,8 +266,12 @@ def _judge(text: str, lowered: str, name: str, start: int, end: int, secret_word
     query = before in "?&"
     # ;Pwd=… in a connection string is as plain a password as --pwd
     strength = _strength(text, name, start, flag or before == ";", query, secret_words)
-    if strength is None and name.lower() in ("pwd", "pw") and _QUOTED_SET.match(text, end):
-        strength = Strength.TOKEN  # pwd = "x", "pw": "x": a literal given to it is no working directory
+    if strength is None and name.lower() in ("pwd", "pw", "pass") and _QUOTED_SET.match(text, end):
+        strength = Strength.TOKEN  # pwd = "x", "pw": "x", $pass = "x": a literal given to it is no working directory
+    if strength is None and name.lower() in ("pwd", "pw", "pass"):
+        bare = _BARE_VALUE.match(text, end)  # a log's user=bob pass=Hv4…: only a password's shape counts
+        return Hit("secret", bare.start("v"), bare.end("v"), f"{name}= with a password's shape") \
+            if bare and _strong(bare.group("v")) and not is_placeholder(bare.group("v")) else None
     if strength is None:
         return None
     if before == "<" and text.startswith(">", end):  # <password>x</password>
@@ -301,7 +306,13 @@ def _judge(text: str, lowered: str, name: str, start: int, end: int, secret_word
     if _HEADER_DIRECTIVE.search(text, max(0, start - 40), start):  # nginx / Apache: a header and its value
         return _value_at(text, name, strength, spaces.end(), True, f"{name} in a header directive")
     config = _CONFIG_LINE.match(text, spaces.end())
-    directive = before == "\n" or _INDENT.search(text, max(0, start - 16), start) is not None  # the line's first word
+    directive = (before == "\n" or _INDENT.search(text, max(0, start - 16), start) is not None  # the line's first word
+                 or config is not None and _DIRECTIVE_BEFORE.search(text, max(0, start - 120), start) is not None)
+    word = _NEXT_WORD.match(text, spaces.end())
+    if word and _STRUCTURED.search(name) and not _PAIR_LIKE.search(word.group(0)) \
+            and (_strong(word.group(0)) or looks_random(word.group(0), 16)) \
+            and _config_value(word.group(0)):  # nmcli … wifi-sec.psk X, rclone … secret_access_key X
+        return Hit("secret", word.start(), word.end(), f"{name} then its value on a command line")
     if strength is not Strength.PASSWORD:
         if config and directive and _config_value(config.group(0)) and (
                 looks_random(config.group(0), 16) or _strong(config.group(0))):
@@ -346,7 +357,14 @@ def grouped_password(text: str, at: int) -> tuple[int, int] | None:
     return grouped.span() if letters and 10 * sum(c in "aeiou" for c in letters) <= 3 * len(letters) else None
 
 
+_PAIR_LIKE = re.compile(r"[=:/@]|^[\d.]+$")  # the next key=value, a path, an address: not this name's value
+_STRUCTURED = re.compile(r"[a-z0-9][._-][a-z]|[a-z][A-Z]")  # db_password, wifi-sec.psk, apiKey: no prose word
 _INDENT = re.compile(r"(?:^|\n)[ \t]{1,12}\Z")
+# A device's or a daemon's directive: lower-case words from the line's start (enable secret X,
+# ppp chap-secret X, tacacs-server key X).
+_DIRECTIVE_BEFORE = re.compile(r"(?:^|\n)[ \t]{0,12}(?:[a-z][a-z0-9-]{1,30}[ \t]{1,4}){1,3}\Z")
+_BARE_VALUE = re.compile(r"""[ \t]{0,2}[=:][ \t]{0,2}(?P<v>[^\s"'`,;&|<>(){}\[\]]{10,128})(?=[\s,;&)\]}]|\Z)""")
+_NEXT_WORD = re.compile(r"""[^\s"'`]{8,128}(?=[ \t]|\r?\n|\Z)""")
 
 
 def _strong(value: str) -> bool:
