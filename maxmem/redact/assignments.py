@@ -289,7 +289,8 @@ def _judge(text: str, lowered: str, name: str, start: int, end: int, secret_word
                        and before not in "(,"))
         return _value_at(text, name, strength, sep.end(), literal, f"{name}{form}", short_ok=query)
     pair = (_ARGUMENTS.match(text, end)
-            if before in "\"'" and text[max(0, start - 6):start - 1].rstrip(" \t").endswith("(") else None)
+            if before in "\"'" and (text[max(0, start - 6):start - 1].rstrip(" \t").endswith("(")
+                                    or _SECTION_BEFORE.search(text, max(0, start - 80), start)) else None)
     if pair:  # define('DB_PASSWORD', 'x'), os.Setenv("API_KEY", "x"), props.put("password", "x")
         hit = _value_at(text, name, strength, pair.end(), True, f"({name!r}, …)", quoted_only=True)
         closing = _CALL_END.match(text, hit.end) if hit else None
@@ -357,6 +358,8 @@ def grouped_password(text: str, at: int) -> tuple[int, int] | None:
     return grouped.span() if letters and 10 * sum(c in "aeiou" for c in letters) <= 3 * len(letters) else None
 
 
+# config.set('auth', 'password', 'x'), Configure::write('Smtp', 'password', 'x'): a section first
+_SECTION_BEFORE = re.compile(r"""\([ \t]{0,4}["'][\w.:-]{1,64}["'][ \t]{0,4},[ \t]{0,4}["']\Z""")
 _PAIR_LIKE = re.compile(r"[=:/@]|^[\d.]+$")  # the next key=value, a path, an address: not this name's value
 _STRUCTURED = re.compile(r"[a-z0-9][._-][a-z]|[a-z][A-Z]")  # db_password, wifi-sec.psk, apiKey: no prose word
 _INDENT = re.compile(r"(?:^|\n)[ \t]{1,12}\Z")

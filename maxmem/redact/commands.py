@@ -218,6 +218,7 @@ def call_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> 
     present += [w.decode() for w in words if w.endswith(_AUTH_ENDINGS) and w not in _NOT_CALLS and len(w) <= 40]
     if b"auth" in words:
         present.append("auth")
+    connects = [w.decode() for w in _CONNECTS if w in words]
     for at, word in find_words(lowered, data, list(dict.fromkeys(present))):
         if word == "auth":  # a method (redis.auth, red:auth) or a name's end (CRAMMD5Auth)
             if at and (text[at - 1] in ".:" or text[at - 1].isalnum()) and text.startswith("(", at + 4):
@@ -226,6 +227,31 @@ def call_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> 
         opened = _CALL_OPEN.match(text, at + len(word))
         if opened and not (at and (text[at - 1].isalnum() and word not in _CALL_WORDS)):
             yield from _call_at(text, opened.end(), wordy_ok=word in _CALL_WORDS and word != "authenticate")
+    for at, word in find_words(lowered, data, connects) if connects else ():
+        if text.startswith("(", at + len(word)) and not (at and text[at - 1].isalnum()):
+            yield from _connect_at(text, at + len(word) + 1)
+
+
+# pymysql.connect('h', 'u', 'pw', 'db'), FTP('h', 'u', 'pw'), SMTP_SSL(…): a connection's
+# arguments by position; the one literal with a password's shape among three or more.
+_ANY_LITERAL = re.compile(r"""(?<![\w"'])[bB]?(?P<q>["'])(?P<v>[^"'\\\n]{0,256})(?P=q)""")
+_CONNECTS = (b"connect", b"ftp", b"ftp_tls", b"smtp", b"smtp_ssl", b"imap4", b"imap4_ssl", b"pop3", b"pop3_ssl")
+
+
+def _connect_at(text: str, pos: int) -> Iterator[Hit]:
+    literals = list(_ANY_LITERAL.finditer(text, pos, _closing(text, pos - 1, min(len(text), pos + 400))))
+    if len(literals) < 3:
+        return
+    for literal in literals:
+        value = literal.group("v")
+        if (not _HOST.fullmatch(value) and "/" not in value and _secret(value) and " " not in value
+                and (_strong(value) or looks_random(value, 16))):
+            yield Hit("password", literal.start("v"), literal.end("v"), "password passed to a connection by position")
+
+
+def _strong(value: str) -> bool:
+    return (len(value) >= 10 and any(c.isupper() for c in value) and any(c.islower() for c in value)
+            and any(c.isdigit() for c in value))
 
 
 def _call_at(text: str, pos: int, single: bool = False, wordy_ok: bool = True) -> Iterator[Hit]:

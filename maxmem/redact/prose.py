@@ -53,7 +53,7 @@ _PASSWORD_WORDS = (
     "jelszo", "şifre", "sifre", "parola", "kata sandi", "mật khẩu", "mat khau", "كلمة المرور", "كلمة السر", "סיסמה",
     "κωδικός", "पासवर्ड", "лозинка", "geslo", "lozinka", "slaptažodis", "parole", "credentials", "creds",
     "contrasenya", "pasahitza", "parool", "lykilorð", "kata laluan", "nenosiri", "รหัสผ่าน", "رمز عبور", "رمز",
-    "گذرواژه", "পাসওয়ার্ড", "கடவுச்சொல்", "salasõna", "jelszava", "hasła", "пароля",
+    "گذرواژه", "পাসওয়ার্ড", "கடவுச்சொல்", "salasõna", "jelszava", "hasła", "пароля", "비번", "סיסמת",
     *_LOGINS,
     "wifi", "wi-fi", "wlan", "mdp", "clave", "hasłem", "паролем", "пароль от", "暗証番号", "口令",  # mot de passe; es: clave = password
     "pw", "pwd", "pass",  # only as a label: "pw: …", "pass = …"
@@ -327,7 +327,8 @@ def prose_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes],
         if (before.isalpha() and word.isascii() and not (text[start].isupper() and before.islower())
                 and not _compound(lowered, start, word)):
             continue  # monkey, bypassword: inside another word (AccessKey is two, Datenbankpasswort one)
-        if (before in _CODE_BEFORE and not (before == "-" and word not in _ENGLISH)
+        if (before in _CODE_BEFORE and not (before == "-" and (word not in _ENGLISH or word == "pin" and start >= 2
+                                                               and text[start - 2].isalpha()))
                 and not (before == "." and word == "key" and text.startswith(":", end))):  # jwt.key: … is a label
             continue  # self.key, api_key, $TOKEN: code
         if word in _KEY_WORDS and lowered[max(0, start - 14):start].rstrip(" -").endswith(_PUBLIC):
@@ -347,7 +348,8 @@ def prose_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes],
             rest = _glued_run(lowered, end)  # รหัสผ่านเข้าระบบคือ: "password to log in is", one run
         elif rest and (word in _WHOLE or (rest != "s" if word in _ENGLISH else len(rest) > 4)):
             continue  # keyboard, tokenizer, passwordless; passordet, hasła are the word itself
-        if word in _LOCK_CODES and not _LOCKS.match(text, end + len(rest)):
+        if word in _LOCK_CODES and not _LOCKS.match(text, end + len(rest)) \
+                and not _LOCK_BEFORE.search(lowered, max(0, start - 30), start):
             continue  # source code, a status code: a code counts when it opens a lock
         after = text[end + len(rest):end + len(rest) + 1]
         if after in "\"'" and word in _LABELS and text.startswith(":", end + len(rest) + 1):
@@ -404,6 +406,9 @@ _GLUED_CONNECTORS = ("คือ", "是", "为", "為")
 _PAIR_BEFORE = re.compile(r"(?<![^\s(\"'])[\w.@-]{1,64}[ \t]{0,2}/[ \t]{0,2}(?P<v>[^\s/]{6,128}?)[\"')]?[ \t]{0,3}"
                           r"(?:で|에서|로|으로|ile|と|with|to|を使って|使って|用)?"
                           r"[ \t]{0,3}(?:[^\x00-\x7f\s]{1,12}[ \t]{0,2})?\Z")  # でサーバーにログイン: a place glued between
+_LOCK_BEFORE = re.compile(r"(?<![\w-])(?:safe|door|gate|garage|alarm|lock|locker|padlock|keypad|lockbox|suitcase|"
+                          r"cancello|porta|portone|cassaforte|puerta|caja fuerte|candado|porte|portail|coffre|cadenas|"
+                          r"tür|tor|tresor|deur|kluis|sejf|drzwi)[ \t]{1,3}\Z")
 _GROUPS_HINT = re.compile(r"[a-z]{4} [a-z]{4} [a-z]{4} [a-z]{4}")  # an app password in groups
 _NETWORK_BEFORE = re.compile(r"(?<![\w-])(?:wi-?fi|wlan|wpa2?|wpa3|ssid|wireless|hotspot)(?![\w-])")
 _GLUED_RUN = re.compile(r"[^\s!-~]{0,24}")
