@@ -40,7 +40,7 @@ _LOGINS = ("log in", "login", "logon", "sign in", "signin", "anmelden", "connexi
            "einloggen", "se connecter", "iniciar sesión", "inicia sesión", "accedi", "logga in", "inloggen",
            "zaloguj", "войти", "ログイン", "登录", "登入", "로그인", "giriş yap", "kirjaudu", "přihlásit")
 # "code" in other languages: what follows counts only when a lock is named (see _LOCKS).
-_LOCK_CODES = ("code", "combination", "codice", "código", "codigo", "kod", "код", "koodi", "kode", "kód", "combinazione",
+_LOCK_CODES = ("code", "combination", "codice", "código", "codigo", "kod", "koden", "код", "koodi", "kode", "kód", "combinazione",
                "combinación", "combinaison", "kombination", "combinatie", "kombinacja", "комбинация", "шифр")
 # "access code" in other languages: what follows is a PIN.
 _ACCESS_CODES = ("zugangscode", "türcode", "torcode", "código de acceso", "codice di accesso", "toegangscode",
@@ -85,12 +85,19 @@ _LOCKS = re.compile(r"(?i)[ \t](?:to|for|of)[ \t](?:the[ \t]|my[ \t]|our[ \t]|yo
                     # the same in other languages: "il codice del cancello", "el código de la puerta",
                     # "le code de la porte", "der Code für die Tür", "код от двери", "kod do drzwi"
                     r"|[ \t](?:del|della|dello|dell'|di|de|du|des|da|do|dos|das|für|fuer|zum|zur|van|voor|от|для|к|do|till|til|"
-                    r"på|af|för)[ \t]?(?:la[ \t]|le[ \t]|l'|el[ \t]|die[ \t]|der[ \t]|das[ \t]|den[ \t]|het[ \t]|de[ \t])?"
+                    r"på|af|för|der|vom)[ \t]?(?:la[ \t]|le[ \t]|l'|el[ \t]|die[ \t]|der[ \t]|das[ \t]|den[ \t]|het[ \t]|de[ \t])?"
+                    r"(?:ma[ \t]|mon[ \t]|mi[ \t]|mia[ \t]|mio[ \t]|minha[ \t]|meu[ \t]|meiner[ \t]|meine[ \t]|mijn[ \t]|"
+                    r"mojej[ \t]|моей[ \t]|моего[ \t])?"
                     r"(?:cancello|portone|porta|cassaforte|allarme|lucchetto|garage|garaje|box|puerta|portón|porton|portal|"
                     r"alarma|caja[ \t]fuerte|candado|porte|portail|alarme|coffre|coffre-fort|cadenas|immeuble|bâtiment|"
                     r"tür|tuer|haustür|tor|tresor|safe|alarmanlage|schloss|deur|poort|kluis|alarm|slot|drzwi|bramy|sejfu|"
                     r"alarmu|kłódki|двери|ворот|сейфа|сигнализации|домофона|подъезда|замка|portão|portao|cofre|cadeado|"
-                    r"dörren|porten|kassaskåpet|larmet|døren|porten|oven|ovi|portti|kassakaappi|hälytin)(?![^\W\d_])")
+                    r"dörren|porten|kassaskåpet|larmet|døren|porten|oven|ovi|portti|kassakaappi|hälytin|"
+                    # a card: its code is its PIN; Russian's genitive needs no preposition (код карты)
+                    r"carte|carta|tarjeta|cartão|cartao|karte|bankkarte|kaart|karty|карты|карточки|kortet|kortin|bancomat)"
+                    r"(?![^\W\d_])(?![ \t]{1,3}(?:gr[aá]fic|graphi|m[eè]re|madre|madri|r[eé]seau|de[ \t]red|de[ \t]rede|"
+                    r"vid[eé]o|sd\b|son\b|sonido|audio|rete|di[ \t]rete))"  # a graphics or network card
+                    r"|[ \t](?:карты|двери|ворот|сейфа|домофона|подъезда|сигнализации|замка)(?![^\W\d_])")
 _CODES = frozenset({"pincode", "pin-code", "pin-kode", "puk", "пин", "пин-код", "暗証番号", "geheimzahl", "geheimnummer",
                     "digicode", "পিন", "पिन", "핀", "密碼鎖",
                     "alarm code", "door code", "access code", "unlock code", "pin code", "gate code", "entry code",
@@ -146,7 +153,7 @@ _CODE_BEFORE = frozenset("_.$-/\\@#")
 _CODE_AFTER = frozenset("=),.]}\\;|<>")
 # A context word glued to digits or symbols starts a value (Pw4!Tz8#Qm, Key9…), not a sentence.
 _IN_VALUE = re.compile(r"[^\W_]{0,12}[\d!@#$%^&*+?~]")
-_PIN_COMPOUND = re.compile(r"-(?:code|koden?|kod|kodu|nummer|number|numero|número|nr|код[а-я]{0,2})(?![^\W\d_])")
+_PIN_COMPOUND = re.compile(r"-(?:code|koden?|kod|kodu|koodi|nummer|number|numero|número|nr|код[а-я]{0,2})(?![^\W\d_])")
 _AHEAD = re.compile(r"[ \t]{0,4}(.)")
 # A key word followed by one of these names something else: "key fingerprint", "token count".
 _NOT_VALUES = frozenset({"fingerprint", "fingerprints", "id", "ids", "type", "types", "size", "length", "name", "names",
@@ -376,6 +383,7 @@ def prose_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes],
         if hint:
             following = next((c for c, w in contexts[number + 1:number + 4]
                               if c >= end and text[c - 1] in " \t\n" and not _IN_VALUE.match(text, c + len(w))
+                              and not (w in _WHOLE and lowered[c + len(w):c + len(w) + 1].isalpha())  # keypad
                               and w not in _NETWORKS),
                              following)
             hint = hint if hint.start() < following else None
