@@ -522,14 +522,17 @@ _COMMANDS: dict[str, re.Pattern[str]] = {
         "openssl": r"\s-(?:k|pass|passin|passout)\s{1,4}(?:pass:)?" + _VALUE,
         "zip": r"\s-P\s{1,4}" + _VALUE,
         "7z": r"\s-p" + _VALUE,
+        "rar": r"\s-h?p(?!\s)" + _VALUE,  # rar a -hpPASS, unrar x -pPASS: attached
+        "valkey-cli": r"\s-a\s{1,4}" + _VALUE,  # Redis's forks take its -a
+        "keydb-cli": r"\s-a\s{1,4}" + _VALUE,
         "smbclient": r"""\s(?:-U|--user)[\s=]{0,4}['"]?[^\s%'"]{1,128}%""" + _VALUE,
         "curl": r"\s(?:-u|--user|-U|--proxy-user)" + _USER + _VALUE,
         "wget": r"\s(?:--user|--http-user)" + _USER + _VALUE,
     }.items()
 }
-_FLAG = re.compile(r" -(?:[pPuUawk]|-(?:http-|proxy-)?user)")
+_FLAG = re.compile(r" -(?:[pPuUawk]|hp|-(?:http-|proxy-)?user)")
 _COMMAND_WORD = re.compile(r"(?:(?<![a-z0-9])|(?<=\\[nrt]))(mysql|mariadb|sshpass|login|redis-cli|mongo|sqlcmd|ldap|openssl|"
-                           r"(?:un)?zip|7z|smbclient|curl|wget)")
+                           r"(?:un)?zip|7z|(?:un)?rar|valkey-cli|keydb-cli|smbclient|curl|wget)")
 # `<tool> login -u USER -p PASSWORD`: docker, podman, helm registry, oc, az, cf, argocd …
 # (any tool word before "login"; login(1) itself, run alone or by sudo, takes no password).
 _LOGIN_TOOLS = re.compile(r"(?<![\w-])(?!sudo\b|exec\b|su\b|doas\b)[a-z][a-z0-9_.-]{0,30}(?: registry| auth)?\s+$")

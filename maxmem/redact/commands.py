@@ -86,6 +86,9 @@ def _stores_secret(command: str) -> bool:
     return False
 
 
+_PIPED_INTO = re.compile(rf"""(?:echo|printf)(?:[ \t]+-[neE]{{1,3}})*[ \t]+(?P<secret>{_WORD})[ \t]*\|(?P<command>[^\n|;&]{{1,200}})""")
+
+
 def stdin_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
     """A value echoed into a command that reads a password from standard input, or that
     stores it as a secret."""
@@ -95,6 +98,10 @@ def stdin_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) ->
         stored = _STDIN_STORED.match(text, at)
         if stored and _stores_secret(stored.group("command")) and _secret(stored.group("secret")):
             yield Hit("password", *_span(stored, "secret"), "a value piped into a command that stores a secret")
+        piped = _PIPED_INTO.match(text, at) if not (stored and _stores_secret(stored.group("command"))) else None
+        if (piped and _SECRET_COMMAND.search(piped.group("command")) and not _NOT_READERS.match(piped.group("command"))
+                and _secret(piped.group("secret")) and _pair_password(piped.group("secret").strip("'\""))):
+            yield Hit("password", *_span(piped, "secret"), "a value piped into a command that takes a secret")
     done = 0
     for at, word in find_words(lowered, data, [w for w in _STDIN_WORDS if w.encode() in words]):
         yield from _stdin_line(text, max(done, at - 400), at + len(word) + 20)
@@ -137,6 +144,7 @@ _POSITIONAL = {word: re.compile(pattern, re.IGNORECASE) for word, pattern in {
     "pass": rf"""(?<![\w.])(?-i:PASS)[ \t]+(?P<secret>{_WORD})[ \t]*(?:\r?\n|\Z)""",
     # mc admin user add ALIAS USER SECRET
     "user add": rf"""user[ \t]+add[ \t]+{_WORD}[ \t]+{_WORD}[ \t]+(?P<secret>{_WORD})[ \t]*(?:\r?\n|\Z)""",
+    "using": rf"""(?<=[ \t])user[ \t]+{_WORD}[ \t]+using[ \t]+(?P<secret>{_WORD})""",  # db2 connect to DB user U using PW
     "wpa_passphrase": rf"""wpa_passphrase[ \t]+{_WORD}[ \t]+(?P<secret>{_WORD})""",  # SSID, then its passphrase
     # composer config http-basic.HOST user password, github-oauth.github.com TOKEN, gitlab-token.HOST TOKEN
     "http-basic.": rf"""http-basic\.[\w.-]{{1,253}}[ \t]+{_WORD}[ \t]+(?P<secret>{_WORD})""",
@@ -153,7 +161,7 @@ _POSITIONAL = {word: re.compile(pattern, re.IGNORECASE) for word, pattern in {
     # user/password@host:port/service (Oracle's EZConnect, in JDBC thin URLs and tools)
     "thin:": r"""thin:[\w$#]{1,64}/(?P<secret>[^\s@/"']{1,128})@""",
 }.items()}
-_BACK = {"plus": 3, "dp": 3}  # sqlplus, expdp: the word is found inside the command's name
+_BACK = {"plus": 3, "dp": 3, "using": 140}  # sqlplus, expdp: the word is found inside the command's name
 
 
 _POSITIONAL_ANCHORS = {"htpasswd": b"htpasswd", "mosquitto_passwd": b"mosquitto", "rabbitmqctl": b"rabbitmqctl",
@@ -163,7 +171,7 @@ _POSITIONAL_ANCHORS = {"htpasswd": b"htpasswd", "mosquitto_passwd": b"mosquitto"
                        "auth": b"auth", "set password": b"set", "lftp": b"lftp", "xfreerdp": b"xfreerdp",
                        "rdesktop": b"rdesktop", "ldappasswd": b"ldappasswd", "-password": b"security",
                        "wpa_passphrase": b"wpa", "http-basic.": b"basic", "-oauth.": b"oauth", "-token.": b"token",
-                       "alias set": b"alias", "host add": b"add", "pass": b"pass", "user add": b"add"}
+                       "alias set": b"alias", "host add": b"add", "pass": b"pass", "user add": b"add", "using": b"using"}
 
 
 _POSITIONAL_GATE = frozenset(_POSITIONAL_ANCHORS.values()) - {b"pass"} | {b"impdp", b"connect"}
@@ -654,7 +662,14 @@ def annotation_hits(text: str) -> Iterator[Hit]:
 _HERE_STRING = re.compile(rf"""<<<[ \t]*(?P<secret>{_WORD})""")
 _SUBSTITUTED = re.compile(rf"""--?[\w-]{{0,40}}(?:pass|secret|token|key|cred)[\w-]{{0,40}}(?:=|[ \t]{{1,4}})<\([ \t]{{0,4}}"""
                           rf"""(?:echo|printf)(?:[ \t]+-[neE]{{1,3}})?[ \t]+(?P<secret>{_WORD})[ \t]*\)""", re.IGNORECASE)
+_ECHOED = re.compile(rf"""<\([ \t]{{0,4}}(?:echo|printf)(?:[ \t]+-[neE]{{1,3}})?[ \t]+(?P<secret>{_WORD})[ \t]*\)""")
 _READS_SECRET = re.compile(r"(?i)--?password-stdin|--stdin\b|\bchpasswd\b|\bpasswd\b|\bkinit\b|--pass(?:word)?-stdin")
+# A command whose own words say it takes a secret (smbpasswd, pass insert, keyring set, gh auth
+# login --with-token, cryptsetup luksOpen, age -p): a word of it, not a path's part.
+_SECRET_COMMAND = re.compile(r"(?i)(?<![\w/.$-])(?:\w*passw(?:or)?d\w*|pass|\w*secrets?\w*|\w*token\w*|\w*crypt\w*|keyring|"
+                             r"keychain|login|auth|creds?|credentials?|age[ \t]+-p)(?![\w/.-])")
+_NOT_READERS = re.compile(r"[ \t]*(?:grep|egrep|rg|sed|awk|tee|cat|jq|yq|xargs|wc|sort|uniq|head|tail|less|more|base64|"
+                          r"cut|tr|od|xxd|hexdump|sha\d*sum|md5sum|python3?|node|ruby|perl)\b")
 
 
 def fed_hits(text: str, data: bytes) -> Iterator[Hit]:
@@ -663,9 +678,22 @@ def fed_hits(text: str, data: bytes) -> Iterator[Hit]:
     for at in _places(data, "<<<", len(text)) if b"<<<" in data else ():
         match = _HERE_STRING.match(text, at)
         command = text[max(text.rfind("\n", 0, at) + 1, at - 300):at]
-        if match and (_READS_SECRET.search(command) or _stores_secret(command)) and _secret(match.group("secret")):
-            yield Hit("password", *_span(match, "secret"), "a secret given by here-string")
+        if match and _secret(match.group("secret")) and (
+                _READS_SECRET.search(command) or _stores_secret(command)
+                or _SECRET_COMMAND.search(command) and not _NOT_READERS.match(command)
+                and _pair_password(match.group("secret").strip("'\"").split()[-1])):
+            secret = _span(match, "secret")
+            value = text[secret[0]:secret[1]]
+            if " " in value and "user" in value.lower():  # ftp's 'user bob PW'
+                secret = (secret[0] + value.rindex(" ") + 1, secret[1])
+            yield Hit("password", *secret, "a secret given by here-string")
     for at in _places(data, "<(", len(text)) if b"<(" in data else ():
         match = _SUBSTITUTED.search(text, max(0, at - 90), at + 300)
         if match and match.start() <= at < match.end() and _secret(match.group("secret")):
             yield Hit("password", *_span(match, "secret"), "a secret given by process substitution")
+            continue
+        echoed = _ECHOED.match(text, at)
+        command = text[max(text.rfind("\n", 0, at) + 1, at - 300):at]
+        if (echoed and _SECRET_COMMAND.search(command) and _secret(echoed.group("secret"))
+                and _pair_password(echoed.group("secret").strip("'\""))):  # gcloud secrets … --data-file=<(echo X)
+            yield Hit("password", *_span(echoed, "secret"), "a secret given by process substitution")
