@@ -57,6 +57,7 @@ from .commands import (
     printed_hits,
     secret_set_hits,
     stdin_hits,
+    store_flag_hits,
 )
 from .material import card_hits, der_hits, jwk_hits, numbered_phrase_hits, phrase_hits, putty_hits
 from .prose import prose_hits
@@ -271,6 +272,8 @@ class Redactor:
             yield from credential_flag_hits(text, data)
         if b"<<<" in data or b"<(" in data:
             yield from fed_hits(text, data)
+        if b"--value" in data or b"--secret-" in data or b"--data" in data or b" /p" in data:
+            yield from store_flag_hits(text, data)
         if b"set" in words or b"add" in words or b"put" in words:
             yield from secret_set_hits(text, lowered, data, words)
         if b"$ " in data:

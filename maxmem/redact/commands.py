@@ -34,7 +34,7 @@ from .values import (
 
 __all__ = ["KEYED_CALL_WORDS", "annotation_hits", "announced_hits", "call_hits", "cookie_hits", "credential_flag_hits",
            "dsn_hits", "fed_hits", "flag_hits", "key_call_hits", "login_argument_hits", "pgpass_hits", "positional_hits",
-           "printed_hits", "secret_set_hits", "stdin_hits"]
+           "printed_hits", "secret_set_hits", "stdin_hits", "store_flag_hits"]
 
 _WORD = r"""(?:\$?'[^'\n]{1,256}'|"[^"\n]{1,256}"|[^\s'"|;&]{1,256})"""
 
@@ -697,3 +697,28 @@ def fed_hits(text: str, data: bytes) -> Iterator[Hit]:
         if (echoed and _SECRET_COMMAND.search(command) and _secret(echoed.group("secret"))
                 and _pair_password(echoed.group("secret").strip("'\""))):  # gcloud secrets … --data-file=<(echo X)
             yield Hit("password", *_span(echoed, "secret"), "a secret given by process substitution")
+
+
+# A secret store's value flag (az keyvault secret set --value X, aws ssm put-parameter --value X,
+# vault kv put … --value X) and Windows tools' /p: after a /u: (mstsc, net, runas-likes).
+_VALUE_FLAG = re.compile(rf"""--(?:value|secret-value|secret-string|data)(?:=|[ \t]{{1,4}})(?P<secret>{_WORD})""")
+_STORE_WORDS = re.compile(r"(?i)(?<![\w/.-])(?:secrets?|keyvault|ssm|put-parameter|parameter|vault|credentials?)(?![\w/.-])")
+_SLASH_P = re.compile(rf"""/p(?:ass(?:word)?)?:(?P<secret>{_WORD})""", re.IGNORECASE)
+_SLASH_USER = re.compile(r"(?i)(?<!\S)/u(?:ser)?:\S")
+
+
+def store_flag_hits(text: str, data: bytes) -> Iterator[Hit]:
+    """The value flag of a command that stores a secret; /p: after /u: on a command line."""
+    for needle in ("--value", "--secret-value", "--secret-string", "--data"):
+        for at in _places(data, needle, len(text)) if needle.encode() in data else ():
+            match = _VALUE_FLAG.match(text, at)
+            line = text[max(text.rfind("\n", 0, at) + 1, at - 300):at]
+            if (match and _STORE_WORDS.search(line) and _secret(match.group("secret"))
+                    and (_pair_password(match.group("secret").strip("'\"")) or looks_random(match.group("secret"), 16))):
+                yield Hit("password", *_span(match, "secret"), f"the value of {needle} of a secret store")
+    for at in _places(data, " /p", len(text)) if b" /p" in data else ():
+        match = _SLASH_P.match(text, at + 1)
+        line = text[max(text.rfind("\n", 0, at) + 1, at - 300):at]
+        if (match and _SLASH_USER.search(line) and _secret(match.group("secret"))
+                and not match.group("secret").strip("'\"").isdigit()):  # robocopy's /p:8080 is no password
+            yield Hit("password", *_span(match, "secret"), "/p: after /u: on a command line")
