@@ -614,9 +614,9 @@ def key_call_hits(text: str, lowered: str, data: bytes) -> Iterator[Hit]:
                     yield Hit("secret", literal.start("v"), literal.end("v"), f"key given to {needle.rstrip('(')}")
     if b".tochararray()" in data:
         for at in _places(data, ".tochararray()", len(text)):
-            literal = _CHARS.search(text, max(0, at - 260), at + 14)
-            if literal and literal.end() == at + 14 and _secret(literal.group("v")) and not _plain_word(literal.group("v")):
-                yield Hit("password", literal.start("v"), literal.end("v"), "a literal made a char[] password")
+            chars = _CHARS.search(text, max(0, at - 260), at + 14)
+            if chars and chars.end() == at + 14 and _secret(chars.group("v")) and not _plain_word(chars.group("v")):
+                yield Hit("password", chars.start("v"), chars.end("v"), "a literal made a char[] password")
 
 
 # @Value("x") private String adminPassword; (Spring, Micronaut, Quarkus): a literal given to the
