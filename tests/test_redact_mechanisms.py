@@ -281,6 +281,28 @@ CONTEXT = [
     # logs: redis MONITOR, an FTP session
     ('1714650000.5 [0 10.0.0.9:40112] "auth" "Vz8mQ2kXp7Lw"', ["Vz8mQ2kXp7Lw"]),
     ("220 ftp.corp.dev ready\nUSER ana\nPASS Kq8vZ2mXp7Lw\n230 Login successful", ["Kq8vZ2mXp7Lw"]),
+    # more of each family: device directives, structured names on a command line, setters,
+    # connections by position, here-strings into secret-taking commands, store flags, /p:
+    ("enable secret Rk7vQ2mZp9Lx", ["Rk7vQ2mZp9Lx"]),
+    ("nmcli connection modify home wifi-sec.psk Vz8mQ2kXp7Lw", ["Vz8mQ2kXp7Lw"]),
+    ("2025-03-01 DEBUG connect host=db user=ana pass=Kq8vZ2mXp7Lw", ["Kq8vZ2mXp7Lw"]),
+    ("$pass = 'Pz7mQ2xkLv9';", ["Pz7mQ2xkLv9"]),
+    ("ENV['SMTP_PASSWORD'] ||= 'Tq4mZ8xLp2Rv'", ["Tq4mZ8xLp2Rv"]),
+    ("config.set('mail', 'password', 'Wq7vZ2mKx9Lp')", ["Wq7vZ2mKx9Lp"]),
+    ("ftp = ftplib.FTP_TLS('ftp.corp.dev', 'ana', 'Lx8kQ2vZp7Mt')", ["Lx8kQ2vZp7Mt"]),
+    ("db = pymysql.connect('db.corp.dev', 'ana', 'Mx8kQ2vZp7Lt', 'shop')", ["Mx8kQ2vZp7Lt"]),
+    ("echo -n 'Zq7vK2mXp9Lw' | cryptsetup luksOpen /dev/sdc1 vault -", ["Zq7vK2mXp9Lw"]),
+    ("smbpasswd -a ana <<< 'Tz8vQ2mKx7Lp'", ["Tz8vQ2mKx7Lp"]),
+    ("gcloud secrets versions add api --data-file=<(echo -n Rz8vQ2mKx7Lp)", ["Rz8vQ2mKx7Lp"]),
+    ("az keyvault secret set --vault-name corp --name smtp --value Vx8mQ2kZp7Lw", ["Vx8mQ2kZp7Lw"]),
+    ("mstsc /v:ts01 /u:ana /p:Kx7mQ2vZp9Lw", ["Kx7mQ2vZp9Lw"]),
+    ("rar a -hpLq8vZ2mKx7Tp backup.rar docs", ["Lq8vZ2mKx7Tp"]),
+    ("db2 connect to shop user ana using Pw7mZ2xKq9Lv", ["Pw7mZ2xKq9Lv"]),
+    ("il codice della mia carta è 5529", ["5529"]),
+    ("код карты 7731", ["7731"]),
+    ("the safe combination is 3318", ["3318"]),
+    ("SIM-PIN: 9912", ["9912"]),
+    ("비번은 Qz7vK2mXp9Lw", ["Qz7vK2mXp9Lw"]),
 ]
 
 
@@ -329,6 +351,15 @@ def test_secret_bearing_context_takes_out_its_value(text, secrets):
     'grep foo <<< "$x"',
     "diff <(echo a) <(echo b)",
     "proxy_set_header Authorization $http_authorization;",
+    "reason=bad_password ip=198.51.100.23",
+    "el código de la tarjeta gráfica es 3080",
+    "robocopy /u:x /p:8080 a b",
+    "echo test123 | grep token",
+    "vault kv put secret/db --value=$DB_PW",
+    "conn = connect(\"Server1\", \"AppUser\", \"Database2\")",
+    "the db_password column stores bcrypt hashes",
+    "код ошибки 5000",
+    "the gate code changed",
 ])
 def test_context_near_misses_stay(text):
     assert redact(text) == (text, 0), explain(text)

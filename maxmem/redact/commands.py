@@ -236,14 +236,16 @@ def call_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> 
         if opened and not (at and (text[at - 1].isalnum() and word not in _CALL_WORDS)):
             yield from _call_at(text, opened.end(), wordy_ok=word in _CALL_WORDS and word != "authenticate")
     for at, word in find_words(lowered, data, connects) if connects else ():
-        if text.startswith("(", at + len(word)) and not (at and text[at - 1].isalnum()):
-            yield from _connect_at(text, at + len(word) + 1)
+        opened = _CONNECT_OPEN.match(text, at + len(word))
+        if opened and not (at and text[at - 1].isalnum()):
+            yield from _connect_at(text, opened.end())
 
 
 # pymysql.connect('h', 'u', 'pw', 'db'), FTP('h', 'u', 'pw'), SMTP_SSL(…): a connection's
 # arguments by position; the one literal with a password's shape among three or more.
 _ANY_LITERAL = re.compile(r"""(?<![\w"'])[bB]?(?P<q>["'])(?P<v>[^"'\\\n]{0,256})(?P=q)""")
-_CONNECTS = (b"connect", b"ftp", b"ftp_tls", b"smtp", b"smtp_ssl", b"imap4", b"imap4_ssl", b"pop3", b"pop3_ssl")
+_CONNECT_OPEN = re.compile(r"\d?(?:_[A-Za-z0-9]{1,8})?\(")  # FTP_TLS(, SMTP_SSL(, IMAP4_SSL(
+_CONNECTS = (b"connect", b"ftp", b"smtp", b"imap", b"pop")
 
 
 def _connect_at(text: str, pos: int) -> Iterator[Hit]:
