@@ -39,6 +39,9 @@ _LOGINS = ("log in", "login", "logon", "sign in", "signin", "anmelden", "connexi
            "logged in", "sign into", "ssh in", "ssh into", "connect as", "authenticate as", "authenticate with",
            "einloggen", "se connecter", "iniciar sesión", "inicia sesión", "accedi", "logga in", "inloggen",
            "zaloguj", "войти", "ログイン", "登录", "登入", "로그인", "giriş yap", "kirjaudu", "přihlásit")
+# One-time codes: digits that sign in for the next minutes.
+_ONE_TIME = ("verification code", "otp", "login code", "mfa code", "auth code", "authentication code",
+             "confirmation code", "sign-in code", "2fa-code", "totp code")
 # "code" in other languages: what follows counts only when a lock is named (see _LOCKS).
 _LOCK_CODES = ("code", "combination", "codice", "código", "codigo", "kod", "koden", "код", "koodi", "kode", "kód", "combinazione",
                "combinación", "combinaison", "kombination", "combinatie", "kombinacja", "комбинация", "шифр")
@@ -64,6 +67,7 @@ _PASSWORD_WORDS = (
     *_LOCK_CODES[2:],
     *_ACCESS_CODES,
     "backup code", "recovery code", "2fa code", "one-time code", "backup codes", "recovery codes", "2fa codes",
+    *_ONE_TIME,
 )
 # A network named where its password is meant ("the guest wifi is …"); it does not end the
 # window of a password word before it ("Lösenordet till wifi:t är …").
@@ -101,7 +105,7 @@ _LOCKS = re.compile(r"(?i)[ \t](?:to|for|of)[ \t](?:the[ \t]|my[ \t]|our[ \t]|yo
 _CODES = frozenset({"pincode", "pin-code", "pin-kode", "puk", "пин", "пин-код", "暗証番号", "geheimzahl", "geheimnummer",
                     "digicode", "পিন", "पिन", "핀", "密碼鎖",
                     "alarm code", "door code", "access code", "unlock code", "pin code", "gate code", "entry code",
-                    "safe code", "pin", "passcode", *_LOCK_CODES, *_ACCESS_CODES})
+                    "safe code", "pin", "passcode", *_LOCK_CODES, *_ACCESS_CODES, *_ONE_TIME})
 # Words that make what follows a key or token (the value must look random).
 _KEY_WORDS = ("key", "token", "secret", "clé", "chave", "schlüssel", "sleutel", "klucz", "ключ", "токен",
               "密钥", "秘钥", "令牌", "金鑰", "密鑰", "私鑰", "秘鑰", "キー", "トークン", "토큰", "nyckel", "nøgle", "avain", "seed", "pin", "chiave",
@@ -109,7 +113,7 @@ _KEY_WORDS = ("key", "token", "secret", "clé", "chave", "schlüssel", "sleutel"
               "מפתח", "κλειδί", "कुंजी", "khóa", "kunci", "cheia", "geheimnis", "secreto", "segreto", "sekret",
               "секрет", "秘密", "비밀", "gizli")
 # English words that only count whole: "keyboard", "tokens per second", "spinner".
-_WHOLE = frozenset({"key", "token", "secret", "pin", "seed", "login", "logon", "signin", "creds", "parola",
+_WHOLE = frozenset({"key", "token", "secret", "pin", "seed", "login", "logon", "signin", "creds", "parola", "otp",
                     "mdp", "puk", "пин", "clave", "wifi", "wlan", *_LOCK_CODES,
                     "parole", "heslo", "geslo"})
 _CONTEXT_WORDS = tuple(sorted((*_PASSWORD_WORDS, *_KEY_WORDS), key=len, reverse=True))
@@ -364,8 +368,9 @@ def prose_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes],
         if word in _LABELS and not (after in ":=" or _LABEL_IS.match(lowered, end + len(rest))):
             continue  # "pass the test", "pwd" the command: a label only when a value is given
         # "here's the token, X": a comma and a space hand a random value over as well
-        comma = after == "," and word in _KEY_WORDS and text[end + len(rest) + 1:end + len(rest) + 2] == " "
-        if after and not (after in " \t:" or not after.isascii() or not word.isascii()):
+        comma = (after == "," and (word in _KEY_WORDS or word in _BEFORE_PASSWORDS)
+                 and text[end + len(rest) + 1:end + len(rest) + 2] == " ")
+        if after and not (after in " \t:\n" or not after.isascii() or not word.isascii()):
             if word in _BEFORE_WORDS and after in _SENTENCE_ENDS and not rest:  # "use ab12… as the token."
                 earlier = _before(text, start, word)
                 if earlier is not None:
@@ -456,9 +461,18 @@ def _code_list(text: str, at: int, word: str) -> Iterator[Hit]:
             return
 
 
+# A label line: the context word with a word or two before it and nothing else ("Access token").
+_LABEL_LINE = re.compile(r"[ \t#*>-]{0,6}(?:[^\W\d_]{1,16}[ \t]){0,2}[^\W\d_][^\s]{0,30}[ \t]*", re.UNICODE)
+
+
+def _line_start(text: str, at: int) -> int:
+    return max(text.rfind("\n", 0, at) + 1, at - 80, 0)
+
+
 def _after(text: str, at: int, word: str, limit: int) -> Hit | None:
     stop = min(_line_end(text, at), limit)
-    if text[at:stop].strip(" \t") in (":", "=") and stop < limit and word not in _KEY_WORDS:  # "Password:" alone
+    alone = not text[at:stop].strip(" \t") and stop < limit and _LABEL_LINE.fullmatch(text, _line_start(text, at), at)
+    if alone or text[at:stop].strip(" \t") in (":", "=") and stop < limit and word not in _KEY_WORDS:  # "Password:" alone
         below = stop + (2 if text.startswith("\\n", stop) else 1)
         stop = min(_line_end(text, below), limit)
         at = below
