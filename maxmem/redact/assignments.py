@@ -48,6 +48,7 @@ _SPACES = re.compile(r"[ \t]{1,16}")
 _CALL_END = re.compile(r"""\\{0,3}["'][ \t]{0,4}\)""")
 _ARGUMENTS = re.compile(r"""\\{0,3}["'][ \t]{0,4},[ \t]{0,24}(?=\\{0,3}["'])""")  # wp-config aligns its values
 _PROSE = re.compile(r"[ \t]{1,4}(?:is|was|are)[ \t]{1,4}", re.IGNORECASE)
+_TO = re.compile(r"[ \t]{1,4}(?:to|with|as)[ \t]{1,4}", re.IGNORECASE)
 _QUOTE = re.compile(r"(\\{0,3})([\"'`])")
 # An unquoted value ends at a space, a quote, , ; | < > ( ) { } [ ], an escape (\n in a
 # JSON-escaped transcript) or & starting the next query parameter.
@@ -318,6 +319,11 @@ def _judge(text: str, lowered: str, name: str, start: int, end: int, secret_word
         if config and directive and _config_value(config.group(0)) and (
                 looks_random(config.group(0), 16) or _strong(config.group(0))):
             return Hit("secret", config.start(), config.end(), f"{name} in a space-separated config line")  # masterauth X
+        told = _TO.match(text, end) or _PROSE.match(text, end)
+        word = _NEXT_WORD.match(text, told.end()) if told and _STRUCTURED.search(name) else None
+        if word and looks_random(word.group(0).rstrip(".,;:!?)"), 16) and not _PAIR_LIKE.search(word.group(0)):
+            value = word.group(0).rstrip(".,;:!?)")  # set GITHUB_TOKEN to X, the api_key is X
+            return Hit("secret", word.start(), word.start() + len(value), f"{name} given a value in a sentence")
         return None
     if config and directive and _config_value(config.group(0)):  # msmtprc, muttrc: password X
         return Hit("secret", config.start(), config.end(), f"{name} in a space-separated config line")
@@ -330,8 +336,8 @@ def _judge(text: str, lowered: str, name: str, start: int, end: int, secret_word
     if quote and quote.group(2) != "`" and _head(name) in ("password", "passwd", "passphrase"):
         # PASSWORD 'x' (SQL), password "x" (prose)
         return _value_at(text, name, strength, spaces.end(), True, f"{name} 'quoted'", quoted_only=True)
-    prose = _PROSE.match(text, end)
-    if prose:
+    prose = _PROSE.match(text, end) or (_TO.match(text, end) if _STRUCTURED.search(name) or "_" in name else None)
+    if prose:  # the token is X; set GITHUB_TOKEN to X
         return _value_at(text, name, strength, prose.end(), False, f"{name} is …", strict=True)
     return None
 
@@ -361,7 +367,7 @@ def grouped_password(text: str, at: int) -> tuple[int, int] | None:
 # config.set('auth', 'password', 'x'), Configure::write('Smtp', 'password', 'x'): a section first
 _SECTION_BEFORE = re.compile(r"""\([ \t]{0,4}["'][\w.:-]{1,64}["'][ \t]{0,4},[ \t]{0,4}["']\Z""")
 _PAIR_LIKE = re.compile(r"[=:/@]|^[\d.]+$")  # the next key=value, a path, an address: not this name's value
-_STRUCTURED = re.compile(r"[a-z0-9][._-][a-z]|[a-z][A-Z]")  # db_password, wifi-sec.psk, apiKey: no prose word
+_STRUCTURED = re.compile(r"[A-Za-z0-9][._-][A-Za-z]|[a-z][A-Z]")  # db_password, wifi-sec.psk, apiKey: no prose word
 _INDENT = re.compile(r"(?:^|\n)[ \t]{1,12}\Z")
 # A device's or a daemon's directive: lower-case words from the line's start (enable secret X,
 # ppp chap-secret X, tacacs-server key X).
