@@ -307,7 +307,8 @@ def _judge(text: str, lowered: str, name: str, start: int, end: int, secret_word
         return _value_at(text, name, strength, spaces.end(), True, f"{name} (ENV / setenv)")
     if _HEADER_DIRECTIVE.search(text, max(0, start - 40), start):  # nginx / Apache: a header and its value
         return _value_at(text, name, strength, spaces.end(), True, f"{name} in a header directive")
-    config = _CONFIG_LINE.match(text, spaces.end())
+    config = _CONFIG_LINE.match(text, spaces.end()) or (  # requirepass "X": quoted alone on its line
+        _QUOTED_CONFIG.match(text, spaces.end() + 1) if text[spaces.end():spaces.end() + 1] in ("'", '"') else None)
     directive = (before == "\n" or _INDENT.search(text, max(0, start - 16), start) is not None  # the line's first word
                  or config is not None and _DIRECTIVE_BEFORE.search(text, max(0, start - 120), start) is not None)
     word = _NEXT_WORD.match(text, spaces.end())
@@ -348,6 +349,7 @@ _FLAG_IN_PROSE = re.compile(r"(?:via|on|in|is|as|from|with|flag|option|argument|
 _HEADER_DIRECTIVE = re.compile(r"(?i)(?:(?:proxy_set|add|more_set_input|grpc_set)_headers?|(?:request)?header[ \t]{1,8}"
                                r"(?:set|append|add|merge)|--header|-H)[ \t]{1,8}[\"']?\Z")
 _CONFIG_LINE = re.compile(r"[^\s\"'`]{8,128}(?=[ \t]*(?:\r?\n|\Z))")
+_QUOTED_CONFIG = re.compile(r"[^\s\"'`]{8,128}(?=[\"'][ \t]*(?:\r?\n|\Z))")
 
 
 # An app password as Google and Apple show it: groups of four letters or digits.

@@ -145,6 +145,14 @@ _POSITIONAL = {word: re.compile(pattern, re.IGNORECASE) for word, pattern in {
     # mc admin user add ALIAS USER SECRET
     "user add": rf"""user[ \t]+add[ \t]+{_WORD}[ \t]+{_WORD}[ \t]+(?P<secret>{_WORD})[ \t]*(?:\r?\n|\Z)""",
     "using": rf"""(?<=[ \t])user[ \t]+{_WORD}[ \t]+using[ \t]+(?P<secret>{_WORD})""",  # db2 connect to DB user U using PW
+    # SNMP communities (Cisco's snmp-server community X RO, net-snmp's rocommunity X)
+    "community": rf"""(?:(?<=snmp-server[ ])|(?<=ro)|(?<=rw))community[ \t]+(?P<secret>{_WORD})(?=[ \t]+(?:RO|RW|ro|rw|view|\d)\b|[ \t]*(?:\r?\n|\Z)|[ \t]+[\d.:/]+)""",
+    # strongSwan's ipsec.secrets: [ids] : PSK "X" (EAP, XAUTH, NTLM the same)
+    "psk": r"""(?<=:)[ \t]{0,4}(?-i:PSK|EAP|XAUTH|NTLM)[ \t]+(?P<secret>"[^"\n]{1,256}"|'[^'\n]{1,256}'|0[xs][^\s]{1,256})""",
+    # OpenVPN's inline <auth-user-pass> block: a user, then the password
+    "<auth-user-pass>": r"""<auth-user-pass>[ \t]*\r?\n[^\n]{1,128}\r?\n(?P<secret>[^\s]{1,256})[ \t]*\r?\n[ \t]*</auth-user-pass>""",
+    # Postfix's sasl_passwd: [host]:port user:password
+    "]:": r"""(?:^|(?<=\n))\[[\w.-]{1,253}\](?::\d{1,5})?[ \t]+[^\s:]{1,128}:(?P<secret>[^\s]{1,256})(?=[ \t]*(?:\r?\n|\Z))""",
     "wpa_passphrase": rf"""wpa_passphrase[ \t]+{_WORD}[ \t]+(?P<secret>{_WORD})""",  # SSID, then its passphrase
     # composer config http-basic.HOST user password, github-oauth.github.com TOKEN, gitlab-token.HOST TOKEN
     "http-basic.": rf"""http-basic\.[\w.-]{{1,253}}[ \t]+{_WORD}[ \t]+(?P<secret>{_WORD})""",
@@ -161,7 +169,7 @@ _POSITIONAL = {word: re.compile(pattern, re.IGNORECASE) for word, pattern in {
     # user/password@host:port/service (Oracle's EZConnect, in JDBC thin URLs and tools)
     "thin:": r"""thin:[\w$#]{1,64}/(?P<secret>[^\s@/"']{1,128})@""",
 }.items()}
-_BACK = {"plus": 3, "dp": 3, "using": 140}  # sqlplus, expdp: the word is found inside the command's name
+_BACK = {"plus": 3, "dp": 3, "using": 140, "psk": 8, "]:": 260}  # sqlplus, expdp: the word is found inside the command's name
 
 
 _POSITIONAL_ANCHORS = {"htpasswd": b"htpasswd", "mosquitto_passwd": b"mosquitto", "rabbitmqctl": b"rabbitmqctl",
@@ -171,7 +179,8 @@ _POSITIONAL_ANCHORS = {"htpasswd": b"htpasswd", "mosquitto_passwd": b"mosquitto"
                        "auth": b"auth", "set password": b"set", "lftp": b"lftp", "xfreerdp": b"xfreerdp",
                        "rdesktop": b"rdesktop", "ldappasswd": b"ldappasswd", "-password": b"security",
                        "wpa_passphrase": b"wpa", "http-basic.": b"basic", "-oauth.": b"oauth", "-token.": b"token",
-                       "alias set": b"alias", "host add": b"add", "pass": b"pass", "user add": b"add", "using": b"using"}
+                       "alias set": b"alias", "host add": b"add", "pass": b"pass", "user add": b"add", "using": b"using",
+                       "community": b"community", "psk": b"psk", "<auth-user-pass>": b"user", "]:": b"]:"}
 
 
 _POSITIONAL_GATE = frozenset(_POSITIONAL_ANCHORS.values()) - {b"pass"} | {b"impdp", b"connect"}
@@ -181,12 +190,13 @@ def positional_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes
     """Passwords in the place a command documents for them: htpasswd -b, net user, sqlplus u/p@db …"""
     windows = "/pass" in lowered or "/pwd:" in lowered
     protocol = b"pass" in words and "PASS " in text  # FTP's PASS, upper case
-    if words.isdisjoint(_POSITIONAL_GATE) and not windows and not protocol:
+    relay = "]:" in text  # Postfix's [host]:port user:password
+    if words.isdisjoint(_POSITIONAL_GATE) and not windows and not protocol and not relay:
         return
     present = [word for word, anchor in _POSITIONAL_ANCHORS.items()
                if anchor in words and anchor != b"pass" or (word == "dp" and b"impdp" in words)
                or (word == "conn" and b"connect" in words) or (word == "/pass" and windows)
-               or (word == "pass" and protocol)]
+               or (word == "pass" and protocol) or (word == "]:" and relay)]
     for at, word in find_words(lowered, data, present):
         pattern = _POSITIONAL[word]
         begin = max(0, at - _BACK.get(word, 0))

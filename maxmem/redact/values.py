@@ -120,7 +120,8 @@ _FILE_EXTENSIONS = frozenset({
 # storepass, keypass (keytool), sshpass, rootpass: a password; bypass, compass: no.
 _PASS_QUALIFIERS = frozenset({"store", "key", "ssh", "root", "admin", "db", "user", "src", "dest", "new", "old", "mail",
                               "smtp", "ftp", "sudo", "trust", "login", "web", "vnc", "rpc", "bind", "ldap", "require",
-                              "master"})
+                              "master", "remote", "local", "imap", "pop", "proxy", "sasl", "vpn", "wifi", "server",
+                              "client", "app", "api", "auth", "sftp", "ssl", "tls", "wpa", "radius"})
 # masterauth (Redis), proxyauth, smtpauth: "auth" glued to what it authenticates.
 _AUTH_QUALIFIERS = frozenset({"master", "proxy", "smtp", "basic", "http", "ldap", "db", "admin", "root", "upstream"})
 _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
