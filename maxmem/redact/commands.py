@@ -183,7 +183,8 @@ _POSITIONAL_ANCHORS = {"htpasswd": b"htpasswd", "mosquitto_passwd": b"mosquitto"
                        "community": b"community", "psk": b"psk", "<auth-user-pass>": b"user", "]:": b"]:"}
 
 
-_POSITIONAL_GATE = frozenset(_POSITIONAL_ANCHORS.values()) - {b"pass"} | {b"impdp", b"connect"}
+_COMMUNITIES = frozenset({b"rocommunity", b"rwcommunity"})  # net-snmp's snmpd.conf
+_POSITIONAL_GATE = frozenset(_POSITIONAL_ANCHORS.values()) - {b"pass"} | {b"impdp", b"connect"} | _COMMUNITIES
 
 
 def positional_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
@@ -196,7 +197,8 @@ def positional_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes
     present = [word for word, anchor in _POSITIONAL_ANCHORS.items()
                if anchor in words and anchor != b"pass" or (word == "dp" and b"impdp" in words)
                or (word == "conn" and b"connect" in words) or (word == "/pass" and windows)
-               or (word == "pass" and protocol) or (word == "]:" and relay)]
+               or (word == "pass" and protocol) or (word == "]:" and relay)
+               or (word == "community" and not words.isdisjoint(_COMMUNITIES))]
     for at, word in find_words(lowered, data, present):
         pattern = _POSITIONAL[word]
         begin = max(0, at - _BACK.get(word, 0))
