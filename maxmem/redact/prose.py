@@ -368,8 +368,10 @@ def prose_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes],
         if word in _LABELS and not (after in ":=" or _LABEL_IS.match(lowered, end + len(rest))):
             continue  # "pass the test", "pwd" the command: a label only when a value is given
         # "here's the token, X": a comma and a space hand a random value over as well
-        comma = (after == "," and (word in _KEY_WORDS or word in _BEFORE_PASSWORDS)
-                 and text[end + len(rest) + 1:end + len(rest) + 2] == " ")
+        comma = (after == "," and text[end + len(rest) + 1:end + len(rest) + 2] == " "
+                 and (word in _KEY_WORDS or word in _BEFORE_PASSWORDS  # "the vault password, X, is …": X itself
+                      and password_like(_candidate(_next_word(text, end + len(rest) + 1, end + len(rest) + 140))[0],
+                                        strong=True)))
         if after and not (after in " \t:\n" or not after.isascii() or not word.isascii()):
             if word in _BEFORE_WORDS and after in _SENTENCE_ENDS and not rest:  # "use ab12… as the token."
                 earlier = _before(text, start, word)
