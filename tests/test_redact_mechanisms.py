@@ -303,6 +303,16 @@ CONTEXT = [
     ("the safe combination is 3318", ["3318"]),
     ("SIM-PIN: 9912", ["9912"]),
     ("비번은 Qz7vK2mXp9Lw", ["Qz7vK2mXp9Lw"]),
+    ("snmp-server community Vx8mQ2kZp7Lw RO", ["Vx8mQ2kZp7Lw"]),
+    ('vpn.corp.dev : PSK "Kx7mQ2vZp9Lw"', ["Kx7mQ2vZp9Lw"]),
+    ("<auth-user-pass>\nana\nLq8vZ2mKx7Tp\n</auth-user-pass>", ["Lq8vZ2mKx7Tp"]),
+    ("[smtp.corp.dev]:587 ana@corp.dev:Pw7mZ2xKq9Lv", ["Pw7mZ2xKq9Lv"]),
+    ('requirepass "Rz8vQ2mKx7Lp"', ["Rz8vQ2mKx7Lp"]),
+    ("remotepass = Tz8vQ2mKx7Lp", ["Tz8vQ2mKx7Lp"]),
+    ("your verification code: 482913", ["482913"]),
+    ("Access token\n7c1e4a9b2d8f3e6a0b5c7d9e1f2a3b4c", ["7c1e4a9b2d8f3e6a0b5c7d9e1f2a3b4c"]),
+    ("set STRIPE_SECRET_KEY to 9c1e4a7b2d8f3e6a0b5c7d9e1f2a3b4c", ["9c1e4a7b2d8f3e6a0b5c7d9e1f2a3b4c"]),
+    ("the vault password, Qz7vK2mXp9Lw, is in the safe", ["Qz7vK2mXp9Lw"]),
 ]
 
 
@@ -360,6 +370,12 @@ def test_secret_bearing_context_takes_out_its_value(text, secrets):
     "the db_password column stores bcrypt hashes",
     "код ошибки 5000",
     "the gate code changed",
+    "community edition 2024",
+    "rwcommunity public",
+    "Anything else is a passphrase, stretched with Argon2id on every open",
+    "the OTP is sent by SMS",
+    "Access token\nsee the vault",
+    "rename API_KEY to OPENAI_API_KEY",
 ])
 def test_context_near_misses_stay(text):
     assert redact(text) == (text, 0), explain(text)
