@@ -39,9 +39,14 @@ __all__ = ["KEYED_CALL_WORDS", "annotation_hits", "announced_hits", "call_hits",
 _WORD = r"""(?:\$?'[^'\n]{1,256}'|"[^"\n]{1,256}"|[^\s'"|;&]{1,256})"""
 
 
+_STAND_INS = frozenset({"password", "passwd", "passphrase", "secret", "key", "pass", "token", "mypassword",
+                        "yourpassword", "my-password", "your-password", "mysecret", "apikey", "api_key"})
+
+
 def _secret(value: str) -> bool:
     value = value.removeprefix("$").strip("'\"")
-    if not value or value.startswith(("-", "$", "[REDACTED", "<", "%")) or is_placeholder(value):
+    if (not value or value.startswith(("-", "$", "[REDACTED", "<", "%")) or is_placeholder(value)
+            or value.lower() in _STAND_INS):  # PRAGMA key = 'passphrase': the docs' stand-in
         return False
     return value_is_secret(value, Strength.PASSWORD, quoted=True, literal=True)
 
@@ -153,6 +158,9 @@ _POSITIONAL = {word: re.compile(pattern, re.IGNORECASE) for word, pattern in {
     "<auth-user-pass>": r"""<auth-user-pass>[ \t]*\r?\n[^\n]{1,128}\r?\n(?P<secret>[^\s]{1,256})[ \t]*\r?\n[ \t]*</auth-user-pass>""",
     # Postfix's sasl_passwd: [host]:port user:password
     "]:": r"""(?:^|(?<=\n))\[[\w.-]{1,253}\](?::\d{1,5})?[ \t]+[^\s:]{1,128}:(?P<secret>[^\s]{1,256})(?=[ \t]*(?:\r?\n|\Z))""",
+    # SQLCipher: PRAGMA [db.]key = 'x' / rekey, ATTACH … KEY 'x'
+    "pragma": r"""pragma[ \t]+(?:\w{1,64}\.)?(?:re)?key[ \t]*=[ \t]*(?P<secret>'[^'\n]{1,256}'|"[^"\n]{1,256}")""",
+    "attach": r"""attach[ \t]+(?:database[ \t]+)?'[^'\n]{1,256}'[ \t]+as[ \t]+\w{1,64}[ \t]+key[ \t]+(?P<secret>'[^'\n]{1,256}')""",
     "wpa_passphrase": rf"""wpa_passphrase[ \t]+{_WORD}[ \t]+(?P<secret>{_WORD})""",  # SSID, then its passphrase
     # composer config http-basic.HOST user password, github-oauth.github.com TOKEN, gitlab-token.HOST TOKEN
     "http-basic.": rf"""http-basic\.[\w.-]{{1,253}}[ \t]+{_WORD}[ \t]+(?P<secret>{_WORD})""",
@@ -180,7 +188,7 @@ _POSITIONAL_ANCHORS = {"htpasswd": b"htpasswd", "mosquitto_passwd": b"mosquitto"
                        "rdesktop": b"rdesktop", "ldappasswd": b"ldappasswd", "-password": b"security",
                        "wpa_passphrase": b"wpa", "http-basic.": b"basic", "-oauth.": b"oauth", "-token.": b"token",
                        "alias set": b"alias", "host add": b"add", "pass": b"pass", "user add": b"add", "using": b"using",
-                       "community": b"community", "psk": b"psk", "<auth-user-pass>": b"user", "]:": b"]:"}
+                       "community": b"community", "psk": b"psk", "pragma": b"pragma", "attach": b"attach", "<auth-user-pass>": b"user", "]:": b"]:"}
 
 
 _COMMUNITIES = frozenset({b"rocommunity", b"rwcommunity"})  # net-snmp's snmpd.conf
@@ -257,7 +265,7 @@ def call_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> 
 # arguments by position; the one literal with a password's shape among three or more.
 _ANY_LITERAL = re.compile(r"""(?<![\w"'])[bB]?(?P<q>["'])(?P<v>[^"'\\\n]{0,256})(?P=q)""")
 _CONNECT_OPEN = re.compile(r"\d?(?:_[A-Za-z0-9]{1,8})?\(")  # FTP_TLS(, SMTP_SSL(, IMAP4_SSL(
-_CONNECTS = (b"connect", b"ftp", b"smtp", b"imap", b"pop")
+_CONNECTS = (b"connect", b"ftp", b"smtp", b"imap", b"pop", b"sequelize")
 
 
 def _connect_at(text: str, pos: int) -> Iterator[Hit]:
