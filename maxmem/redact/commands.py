@@ -161,6 +161,7 @@ _POSITIONAL = {word: re.compile(pattern, re.IGNORECASE) for word, pattern in {
     # SQLCipher: PRAGMA [db.]key = 'x' / rekey, ATTACH … KEY 'x'
     "pragma": r"""pragma[ \t]+(?:\w{1,64}\.)?(?:re)?key[ \t]*=[ \t]*(?P<secret>'[^'\n]{1,256}'|"[^"\n]{1,256}")""",
     "attach": r"""attach[ \t]+(?:database[ \t]+)?'[^'\n]{1,256}'[ \t]+as[ \t]+\w{1,64}[ \t]+key[ \t]+(?P<secret>'[^'\n]{1,256}')""",
+    "authorize-account": rf"""authorize-account[ \t]+{_WORD}[ \t]+(?P<secret>{_WORD})""",  # b2 authorize-account ID KEY
     "wpa_passphrase": rf"""wpa_passphrase[ \t]+{_WORD}[ \t]+(?P<secret>{_WORD})""",  # SSID, then its passphrase
     # composer config http-basic.HOST user password, github-oauth.github.com TOKEN, gitlab-token.HOST TOKEN
     "http-basic.": rf"""http-basic\.[\w.-]{{1,253}}[ \t]+{_WORD}[ \t]+(?P<secret>{_WORD})""",
@@ -188,7 +189,8 @@ _POSITIONAL_ANCHORS = {"htpasswd": b"htpasswd", "mosquitto_passwd": b"mosquitto"
                        "rdesktop": b"rdesktop", "ldappasswd": b"ldappasswd", "-password": b"security",
                        "wpa_passphrase": b"wpa", "http-basic.": b"basic", "-oauth.": b"oauth", "-token.": b"token",
                        "alias set": b"alias", "host add": b"add", "pass": b"pass", "user add": b"add", "using": b"using",
-                       "community": b"community", "psk": b"psk", "pragma": b"pragma", "attach": b"attach", "<auth-user-pass>": b"user", "]:": b"]:"}
+                       "community": b"community", "psk": b"psk", "pragma": b"pragma", "attach": b"attach",
+                       "authorize-account": b"authorize", "<auth-user-pass>": b"user", "]:": b"]:"}
 
 
 _COMMUNITIES = frozenset({b"rocommunity", b"rwcommunity"})  # net-snmp's snmpd.conf

@@ -108,6 +108,7 @@ _KEY_ONLY_QUALIFIERS = frozenset({
     "index", "cluster", "shard", "order", "sequence", "natural", "surrogate", "join", "entry", "item", "record",
     "dedupe", "dedup", "lock", "mutex", "event", "message", "cursor", "page", "next", "prev", "previous",
     "continuation", "pagination", "sync", "registry", "music", "answer", "color", "colour", "theme", "design",
+    "text",  # ClearTextPassword (NuGet): a text key is no secret, a clear-text password is one
 })
 _FILE_EXTENSIONS = frozenset({
     "py", "pyi", "js", "mjs", "cjs", "ts", "tsx", "jsx", "json", "yaml", "yml", "toml", "ini", "cfg", "conf",
