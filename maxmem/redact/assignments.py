@@ -69,7 +69,7 @@ _NETRC_BEFORE = re.compile(r"(?:^|\s)(?:machine\s+\S+|default)(?:\s+(?:login|acc
 _AFTER_NAME = frozenset("=:\"'`\\]> \t?")
 _WORD_EDGE = frozenset(" \t\n\"'(")
 _SPACE_ASSIGNMENT = re.compile(
-    r"(?:(?:^|\n)[ \t]*(?:ENV|ARG|setenv|set(?:[ \t]+-[gxUul]+)+)|\bconfig(?:ure)?[ \t]+set(?:[ \t]+--?\S+)*"
+    r"(?:(?:^|\n)[ \t]*(?:ENV|ARG|setenv|set(?:[ \t]+-[gxUul]+)+)|\b(?i:config(?:ure)?)[ \t]+(?i:set)(?:[ \t]+--?\S+)*"
     r"|\benv:set|\bsecrets?[ \t]+set)[ \t]+\Z")  # netlify env:set NAME value, a CLI's secret set NAME value
 _LINE_START = frozenset("\n;&|`'\"([{ \t")
 
