@@ -313,6 +313,15 @@ CONTEXT = [
     ("Access token\n7c1e4a9b2d8f3e6a0b5c7d9e1f2a3b4c", ["7c1e4a9b2d8f3e6a0b5c7d9e1f2a3b4c"]),
     ("set STRIPE_SECRET_KEY to 9c1e4a7b2d8f3e6a0b5c7d9e1f2a3b4c", ["9c1e4a7b2d8f3e6a0b5c7d9e1f2a3b4c"]),
     ("the vault password, Qz7vK2mXp9Lw, is in the safe", ["Qz7vK2mXp9Lw"]),
+    # a user literal, then a password literal, on a line about getting in; base64 of user:password
+    ('d := gomail.NewDialer("smtp.corp.dev", 587, "ana@corp.dev", "Wq7mZ2xKp9Lv")', ["Wq7mZ2xKp9Lv"]),
+    ("my $dbh = DBI->connect($dsn, 'ana', 'Lq8vZ2mKx7Tp');", ["Lq8vZ2mKx7Tp"]),
+    ('let c = Credentials::new("ana", "Pz7mQ2xkLv9R");', ["Pz7mQ2xkLv9R"]),
+    ("headers = {'Authorization': 'Basic ' + btoa('ana:Tq4mZ8xLp2Rv')}", ["Tq4mZ8xLp2Rv"]),
+    ("PRAGMA key = 'Kq8vZ2mXp7Lw';", ["Kq8vZ2mXp7Lw"]),
+    ("b2 authorize-account 0012ab34cd 7c1e4a9b2d8f3e6a0b5c7d9e1f2a3b4c", ["7c1e4a9b2d8f3e6a0b5c7d9e1f2a3b4c"]),
+    ('<add key="ClearTextPassword" value="Rz8vQ2mKx7Lp" />', ["Rz8vQ2mKx7Lp"]),
+    ("DEBUG Using API key 9c1e4a7b2d8f3e6a0b5c7d9e1f2a3b4c", ["9c1e4a7b2d8f3e6a0b5c7d9e1f2a3b4c"]),
 ]
 
 
@@ -376,6 +385,10 @@ def test_secret_bearing_context_takes_out_its_value(text, secrets):
     "the OTP is sent by SMS",
     "Access token\nsee the vault",
     "rename API_KEY to OPENAI_API_KEY",
+    'translate("auth.login", "LoginButton2")',
+    "PRAGMA key = 'passphrase';",
+    "PRAGMA foreign_keys = ON",
+    "gpg: using RSA key 3BBB940FF33E2652A1B2C3D4E5F60718",
 ])
 def test_context_near_misses_stay(text):
     assert redact(text) == (text, 0), explain(text)

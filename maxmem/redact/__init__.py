@@ -52,6 +52,7 @@ from .commands import (
     flag_hits,
     key_call_hits,
     login_argument_hits,
+    pair_literal_hits,
     pgpass_hits,
     positional_hits,
     printed_hits,
@@ -288,6 +289,7 @@ class Redactor:
                 yield from key_call_hits(text, lowered, data)
             if b'@' in data and b'")' in data:
                 yield from annotation_hits(text)
+            yield from pair_literal_hits(text, data)
         if b"cookie" in data or b" -b " in data:
             yield from cookie_hits(text, lowered, data, words)
         if data.count(b":") >= 4:

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from .shapes import Hit
 from .values import (
     Strength,
+    camel_words,
     char_offsets,
     find_words,
     is_placeholder,
@@ -33,8 +34,8 @@ from .values import (
 )
 
 __all__ = ["KEYED_CALL_WORDS", "annotation_hits", "announced_hits", "call_hits", "cookie_hits", "credential_flag_hits",
-           "dsn_hits", "fed_hits", "flag_hits", "key_call_hits", "login_argument_hits", "pgpass_hits", "positional_hits",
-           "printed_hits", "secret_set_hits", "stdin_hits", "store_flag_hits"]
+           "dsn_hits", "fed_hits", "flag_hits", "key_call_hits", "login_argument_hits", "pair_literal_hits", "pgpass_hits",
+           "positional_hits", "printed_hits", "secret_set_hits", "stdin_hits", "store_flag_hits"]
 
 _WORD = r"""(?:\$?'[^'\n]{1,256}'|"[^"\n]{1,256}"|[^\s'"|;&]{1,256})"""
 
@@ -746,3 +747,36 @@ def store_flag_hits(text: str, data: bytes) -> Iterator[Hit]:
         if (match and _SLASH_USER.search(line) and _secret(match.group("secret"))
                 and not match.group("secret").strip("'\"").isdigit()):  # robocopy's /p:8080 is no password
             yield Hit("password", *_span(match, "secret"), "/p: after /u: on a command line")
+
+
+# A user literal, then a password literal, as a call's adjacent arguments on a line that
+# speaks of getting in: Client::new("bob", "pw"), NewDialer(h, 587, "u", "pw"),
+# new mysqli('h', 'u', 'pw', 'db'), yagmail.SMTP('u@x', 'pw'), basic_auth("u", Some("pw")).
+_USER_THEN_PASSWORD = re.compile(r"""(?P<q>["'])(?P<user>[\w.@+-]{1,64})(?P=q)[ \t]{0,4},[ \t]{0,4}(?:Some\()?"""
+                                 r"""(?P<q2>["'])(?P<v>[^"'\\\s]{8,128})(?P=q2)""")
+_GETTING_IN = re.compile(r"(?i)auth|cred|login|logon|passw|connect|dial|smtp|ftp|imap|pop3|mail|sql|mysql|pdo|dbi|"
+                         r"client|session|ssh|ldap|bind|account")
+# base64 of "user:password" written in code: btoa('u:pw'), b64encode(b'u:pw')
+_ENCODED_PAIR = re.compile(r"""(?:btoa|b64encode|encodebase64|base64_encode|strict_encode64|encode64|tobase64string)"""
+                           r"""\([ \t]{0,4}[bB]?(["'])[\w.@+-]{1,64}:(?P<v>[^"'\\\s]{6,128})\1""", re.IGNORECASE)
+
+
+def pair_literal_hits(text: str, data: bytes) -> Iterator[Hit]:
+    """The password of a user and password given side by side as literals."""
+    for needle in ('",', "',"):
+        for at in _places(data, needle, len(text)) if needle.encode() in data else ():
+            start = max(text.rfind("\n", 0, at) + 1, at - 70)
+            match = next((m for m in _USER_THEN_PASSWORD.finditer(text, start, min(len(text), at + 140))
+                          if m.end("user") == at), None)
+            if match is None:
+                continue
+            user, value = match.group("user"), match.group("v")
+            line = text[max(text.rfind("\n", 0, at) + 1, at - 160):at]
+            if (_GETTING_IN.search(line) and not _strong(user) and not looks_random(user, 12)
+                    and (_strong(value) or looks_random(value, 16)) and _secret(value) and not wordy(value)
+                    and not camel_words(value[0].upper() + value[1:]) and not _HOST.fullmatch(value) and "/" not in value):
+                yield Hit("password", match.start("v"), match.end("v"), "password literal after its user")
+    lowered_gate = b"btoa" in data or b"64" in data
+    for match in _ENCODED_PAIR.finditer(text) if lowered_gate else ():
+        if _secret(match.group("v")) and (_pair_password(match.group("v")) or looks_random(match.group("v"), 12)):
+            yield Hit("password", match.start("v"), match.end("v"), "password in base64 of user:password")
