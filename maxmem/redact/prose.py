@@ -47,7 +47,11 @@ _LOCK_CODES = ("code", "combination", "codice", "código", "codigo", "kod", "kod
                "combinación", "combinaison", "kombination", "combinatie", "kombinacja", "комбинация", "шифр")
 # "access code" in other languages: what follows is a PIN.
 _ACCESS_CODES = ("zugangscode", "türcode", "torcode", "código de acceso", "codice di accesso", "toegangscode",
-                 "kod dostępu", "код доступа", "accesskod", "pääsykoodi", "código de acesso")
+                 "kod dostępu", "код доступа", "accesskod", "pääsykoodi", "código de acesso",
+                 # unlock codes, door codes
+                 "codice di sblocco", "codice d'accesso", "código de desbloqueo", "code de déverrouillage", "entsperrcode",
+                 "ontgrendelcode", "kod odblokowania", "upplåsningskod", "код разблокировки", "解锁码", "ロック解除コード",
+                 "รหัสประตู", "รหัสเข้าบ้าน", "รหัสปลดล็อก", "门禁密码", "도어락 비밀번호")
 # Words that make what follows a password (the value needs a password's shape).
 _PASSWORD_WORDS = (
     "password", "passwort", "kennwort", "passphrase", "passcode", "pass phrase", "passwd", "mot de passe",
@@ -56,7 +60,7 @@ _PASSWORD_WORDS = (
     "jelszo", "şifre", "sifre", "parola", "kata sandi", "mật khẩu", "mat khau", "كلمة المرور", "كلمة السر", "סיסמה",
     "κωδικός", "पासवर्ड", "лозинка", "geslo", "lozinka", "slaptažodis", "parole", "credentials", "creds",
     "contrasenya", "pasahitza", "parool", "lykilorð", "kata laluan", "nenosiri", "รหัสผ่าน", "رمز عبور", "رمز",
-    "گذرواژه", "পাসওয়ার্ড", "கடவுச்சொல்", "salasõna", "jelszava", "hasła", "пароля", "비번", "סיסמת",
+    "گذرواژه", "পাসওয়ার্ড", "கடவுச்சொல்", "salasõna", "jelszava", "hasła", "пароля", "비번", "סיסמת", "พาสเวิร์ด",
     *_LOGINS,
     "wifi", "wi-fi", "wlan", "mdp", "clave", "hasłem", "паролем", "пароль от", "暗証番号", "口令",  # mot de passe; es: clave = password
     "pw", "pwd", "pass",  # only as a label: "pw: …", "pass = …"
@@ -350,14 +354,19 @@ def prose_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes],
                 yield Hit("password", pair.start("v"), pair.end("v"), f"password of the user / password pair before '{word}'")
         if word == "key" and _NETWORK_BEFORE.search(lowered, max(0, lowered.rfind("\n", 0, start) + 1, start - 120), start):
             word = "wifi"  # "the wifi at the cabin is X and the key is Y": a network's key is its password
-        tail = (_WORD_TAIL if word.isascii() else _GLUED_TAIL).match(lowered, end, end + 20)
+        glued = word.isascii() and end < len(lowered) and not lowered[end].isascii() and lowered[end].isalpha()
+        tail = (_WORD_TAIL if word.isascii() and not glued else _GLUED_TAIL).match(lowered, end, end + 20)
         rest = tail.group(0) if tail else ""
+        if glued and rest and len(rest) <= 4 and _PARTICLE.fullmatch(rest):
+            rest, glued = rest, True  # PINは3917です, PIN은: a particle of the sentence's language, not a longer word
+        else:
+            glued = False
         compound = _PIN_COMPOUND.match(lowered, end) if word in ("pin", "пин") and not rest else None
         if compound:  # PIN-Code, PIN-koden, PIN-Nummer: one word
             word, rest = "pin code", compound.group(0)
         elif rest and not word.isascii() and _glued_connector(_glued_run(lowered, end)):
             rest = _glued_run(lowered, end)  # รหัสผ่านเข้าระบบคือ: "password to log in is", one run
-        elif rest and (word in _WHOLE or (rest != "s" if word in _ENGLISH else len(rest) > 4)):
+        elif rest and not glued and (word in _WHOLE or (rest != "s" if word in _ENGLISH else len(rest) > 4)):
             continue  # keyboard, tokenizer, passwordless; passordet, hasła are the word itself
         if word in _LOCK_CODES and not _LOCKS.match(text, end + len(rest)) \
                 and not _LOCK_BEFORE.search(lowered, max(0, start - 30), start):
@@ -372,7 +381,7 @@ def prose_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes],
                  and (word in _KEY_WORDS or word in _BEFORE_PASSWORDS  # "the vault password, X, is …": X itself
                       and password_like(_candidate(_next_word(text, end + len(rest) + 1, end + len(rest) + 140))[0],
                                         strong=True)))
-        if after and not (after in " \t:\n" or not after.isascii() or not word.isascii()):
+        if after and not (after in " \t:\n" or not after.isascii() or not word.isascii() or glued):
             if word in _BEFORE_WORDS and after in _SENTENCE_ENDS and not rest:  # "use ab12… as the token."
                 earlier = _before(text, start, word)
                 if earlier is not None:
@@ -426,6 +435,7 @@ _LOCK_BEFORE = re.compile(r"(?<![\w-])(?:safe|door|gate|garage|alarm|lock|locker
                           r"tür|tor|tresor|deur|kluis|sejf|drzwi)[ \t]{1,3}\Z")
 _GROUPS_HINT = re.compile(r"[a-z]{4} [a-z]{4} [a-z]{4} [a-z]{4}")  # an app password in groups
 _NETWORK_BEFORE = re.compile(r"(?<![\w-])(?:wi-?fi|wlan|wpa2?|wpa3|ssid|wireless|hotspot)(?![\w-])")
+_PARTICLE = re.compile(r"は|が|を|の|で|는|은|이|가|를|을|의|코드|码|碼|是|为|為|คือ|：")
 _GLUED_RUN = re.compile(r"[^\s!-~]{0,24}")
 _WORD_AFTER = re.compile(r"[ \t]{1,4}(\S{1,12})")
 
