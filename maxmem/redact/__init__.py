@@ -286,10 +286,10 @@ class Redactor:
         if b"(" in data:
             yield from call_hits(text, lowered, data, words)
             if may_hold(words, b"hmac") or not words.isdisjoint(KEYED_CALL_WORDS):
-                yield from key_call_hits(text, lowered, data)
+                yield from key_call_hits(text, lowered, data, words)
             if b'@' in data and b'")' in data:
                 yield from annotation_hits(text)
-            yield from pair_literal_hits(text, data)
+            yield from pair_literal_hits(text, lowered, data, words)
         if b"cookie" in data or b" -b " in data:
             yield from cookie_hits(text, lowered, data, words)
         if data.count(b":") >= 4:

@@ -104,7 +104,7 @@ def named_hits(text: str, lowered: str, secret_words: frozenset[str] = frozenset
         tail = _NAME_TAIL.match(text, at + length)
         end = tail.end() if tail else at + length
         after = text[end] if end < n else ""
-        if after == "(":  # ds.setPassword("x"), builder.withApiKey("x"), .password("x"): a setter given a literal
+        if after == "(" and text[end + 1:end + 2] in ("'", '"'):  # ds.setPassword("x"), .withApiKey("x"), .password("x")
             hit = _setter(text, at, end)
             if hit is not None:
                 skip = hit.end
@@ -121,7 +121,7 @@ def named_hits(text: str, lowered: str, secret_words: frozenset[str] = frozenset
                     and not _SPACE_ASSIGNMENT.search(text, max(0, at - 24), at)
                     and not _HEADER_DIRECTIVE.search(text, max(0, at - 40), at)
                     and not _STRUCTURED.search(text, max(0, at - 64), end)  # secret_access_key X: a name, not a word
-                    and not _DIRECTIVE_BEFORE.search(text, max(0, at - 120), at)):  # enable secret X
+                    and not _directive_at(text, at)):  # enable secret X
                 skip = end
                 continue
         start = at
@@ -376,6 +376,12 @@ _INDENT = re.compile(r"(?:^|\n)[ \t]{1,12}\Z")
 _DIRECTIVE_BEFORE = re.compile(r"(?:^|\n)[ \t]{0,12}(?:[a-z][a-z0-9-]{1,30}[ \t]{1,4}){1,3}\Z")
 _BARE_VALUE = re.compile(r"""[ \t]{0,2}[=:][ \t]{0,2}(?P<v>[^\s"'`,;&|<>(){}\[\]]{10,128})(?=[\s,;&)\]}]|\Z)""")
 _NEXT_WORD = re.compile(r"""[^\s"'`]{8,128}(?=[ \t]|\r?\n|\Z)""")
+
+
+def _directive_at(text: str, at: int) -> bool:
+    """text[at] follows a device's or a daemon's lower-case directive words from its line's start."""
+    near = at < 48 or text.rfind("\n", at - 48, at) >= 0
+    return near and _DIRECTIVE_BEFORE.search(text, max(0, at - 120), at) is not None
 
 
 def _strong(value: str) -> bool:

@@ -22,6 +22,7 @@ from .values import (
     camel_words,
     char_offsets,
     find_words,
+    inside_words,
     is_placeholder,
     looks_random,
     may_hold,
@@ -150,7 +151,7 @@ _POSITIONAL = {word: re.compile(pattern, re.IGNORECASE) for word, pattern in {
     "pass": rf"""(?<![\w.])(?-i:PASS)[ \t]+(?P<secret>{_WORD})[ \t]*(?:\r?\n|\Z)""",
     # mc admin user add ALIAS USER SECRET
     "user add": rf"""user[ \t]+add[ \t]+{_WORD}[ \t]+{_WORD}[ \t]+(?P<secret>{_WORD})[ \t]*(?:\r?\n|\Z)""",
-    "using": rf"""(?<=[ \t])user[ \t]+{_WORD}[ \t]+using[ \t]+(?P<secret>{_WORD})""",  # db2 connect to DB user U using PW
+    "using": rf"""using[ \t]+(?P<secret>{_WORD})""",  # db2 connect to DB user U using PW (the user: _USER_BEFORE)
     # SNMP communities (Cisco's snmp-server community X RO, net-snmp's rocommunity X)
     "community": rf"""(?:(?<=snmp-server[ ])|(?<=ro)|(?<=rw))community[ \t]+(?P<secret>{_WORD})(?=[ \t]+(?:RO|RW|ro|rw|view|\d)\b|[ \t]*(?:\r?\n|\Z)|[ \t]+[\d.:/]+)""",
     # strongSwan's ipsec.secrets: [ids] : PSK "X" (EAP, XAUTH, NTLM the same)
@@ -179,7 +180,8 @@ _POSITIONAL = {word: re.compile(pattern, re.IGNORECASE) for word, pattern in {
     # user/password@host:port/service (Oracle's EZConnect, in JDBC thin URLs and tools)
     "thin:": r"""thin:[\w$#]{1,64}/(?P<secret>[^\s@/"']{1,128})@""",
 }.items()}
-_BACK = {"plus": 3, "dp": 3, "using": 140, "psk": 8, "]:": 260}  # sqlplus, expdp: the word is found inside the command's name
+_BACK = {"plus": 3, "dp": 3, "psk": 8}
+_USER_BEFORE = re.compile(r"(?<![\w-])user[ \t]+[^\s'\"]{1,64}[ \t]+\Z", re.IGNORECASE)  # sqlplus, expdp: the word is found inside the command's name
 
 
 _POSITIONAL_ANCHORS = {"htpasswd": b"htpasswd", "mosquitto_passwd": b"mosquitto", "rabbitmqctl": b"rabbitmqctl",
@@ -208,12 +210,26 @@ def positional_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes
     present = [word for word, anchor in _POSITIONAL_ANCHORS.items()
                if anchor in words and anchor != b"pass" or (word == "dp" and b"impdp" in words)
                or (word == "conn" and b"connect" in words) or (word == "/pass" and windows)
-               or (word == "pass" and protocol) or (word == "]:" and relay)
+               or (word == "]:" and relay)
                or (word == "community" and not words.isdisjoint(_COMMUNITIES))]
-    for at, word in find_words(lowered, data, present):
+    places = find_words(lowered, data, present)
+    if protocol:  # only where it stands in upper case
+        at = text.find("PASS ")
+        while at >= 0:
+            places.append((at, "pass"))
+            at = text.find("PASS ", at + 5)
+    for at, word in places:
         pattern = _POSITIONAL[word]
         begin = max(0, at - _BACK.get(word, 0))
-        match = pattern.search(text, begin, min(len(text), at + 600)) if word in _BACK else pattern.match(text, at)
+        if word == "]:":  # [host]:port user:password starts its line
+            begin = text.rfind("\n", max(0, at - 260), at) + 1 if at else 0
+            if not text.startswith("[", begin) or (begin == 0 and at > 260):
+                continue
+            match = pattern.match(text, begin)
+        else:
+            match = pattern.search(text, begin, min(len(text), at + 600)) if word in _BACK else pattern.match(text, at)
+        if word == "using" and not _USER_BEFORE.search(text, max(0, at - 80), at):
+            continue
         if match and match.start() <= at and _secret(match.group("secret")):
             start, end = _span(match, "secret")
             yield Hit("password", start, end, "password given to a command by position")
@@ -614,19 +630,22 @@ _ALGORITHM = re.compile(r"(?i)(?:hmac[-_]?)?(?:sha[-_]?\d{1,3}(?:[-_/]\d{1,3})?|
 
 # Calls whose literal arguments are keys or passwords: HMACs, JWT signing and checking,
 # ciphers, password hashing and key derivation.
-_KEYED_CALLS = ("hmac", "secretkeyspec", "jwt.encode(", "jwt.sign(", "jwt.decode(", "jwt.verify(", "fernet(",
-                "aes.new(", "cipheriv(", "pbekeyspec(", "hashpw(", "checkpw(")
+_KEYED_CALLS = {"hmac": b"hmac", "secretkeyspec": b"secretkeyspec", "jwt.encode(": b"jwt", "jwt.sign(": b"jwt",
+                "jwt.decode(": b"jwt", "jwt.verify(": b"jwt", "fernet(": b"fernet", "aes.new(": b"aes",
+                "cipheriv(": b"cipheriv", "pbekeyspec(": b"pbekeyspec", "hashpw(": b"hashpw", "checkpw(": b"checkpw"}
 KEYED_CALL_WORDS = frozenset({b"jwt", b"fernet", b"aes", b"createcipheriv", b"createdecipheriv", b"pbekeyspec",
                               b"hashpw", b"checkpw", b"tochararray", b"secretkeyspec"})
 _CHARS = re.compile(r"""(?P<q>["'])(?P<v>[^"'\\\n]{3,256})(?P=q)\.tochararray\(\)""", re.IGNORECASE)
 
 
-def key_call_hits(text: str, lowered: str, data: bytes) -> Iterator[Hit]:
+def key_call_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
     """String literals that look like keys in the arguments of a keyed call (an HMAC, a
     JWT's signing, a cipher, password hashing), and a literal made a char[] (Java hands
     passwords over that way: "x".toCharArray())."""
-    for needle in _KEYED_CALLS:
-        for at in _places(data, needle, len(text)) if needle.encode() in data else ():
+    for needle, gate in _KEYED_CALLS.items():
+        if not may_hold(words, gate) or needle.encode() not in data:
+            continue
+        for at in _places(data, needle, len(text)):
             end = text.find("\n", at, at + 300)
             end = end if end >= 0 else min(len(text), at + 300)
             opened = text.find("(", at, end)
@@ -754,29 +773,35 @@ def store_flag_hits(text: str, data: bytes) -> Iterator[Hit]:
 # new mysqli('h', 'u', 'pw', 'db'), yagmail.SMTP('u@x', 'pw'), basic_auth("u", Some("pw")).
 _USER_THEN_PASSWORD = re.compile(r"""(?P<q>["'])(?P<user>[\w.@+-]{1,64})(?P=q)[ \t]{0,4},[ \t]{0,4}(?:Some\()?"""
                                  r"""(?P<q2>["'])(?P<v>[^"'\\\s]{8,128})(?P=q2)""")
-_GETTING_IN = re.compile(r"(?i)auth|cred|login|logon|passw|connect|dial|smtp|ftp|imap|pop3|mail|sql|mysql|pdo|dbi|"
-                         r"client|session|ssh|ldap|bind|account")
 # base64 of "user:password" written in code: btoa('u:pw'), b64encode(b'u:pw')
+_ENCODERS = ("btoa(", "b64encode(", "encodebase64(", "base64_encode(", "strict_encode64(", "encode64(", "tobase64string(")
 _ENCODED_PAIR = re.compile(r"""(?:btoa|b64encode|encodebase64|base64_encode|strict_encode64|encode64|tobase64string)"""
                            r"""\([ \t]{0,4}[bB]?(["'])[\w.@+-]{1,64}:(?P<v>[^"'\\\s]{6,128})\1""", re.IGNORECASE)
 
 
-def pair_literal_hits(text: str, data: bytes) -> Iterator[Hit]:
-    """The password of a user and password given side by side as literals."""
-    for needle in ('",', "',"):
+_GETTING_IN_WORDS = ("auth", "cred", "login", "logon", "connect", "dial", "smtp", "ftp", "imap", "pop3", "mysql", "pdo",
+                     "dbi", "ssh", "ldap", "client")
+
+
+def pair_literal_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
+    """The password of a user and password given side by side as literals, just after a word
+    about getting in on its line (only those places are read)."""
+    for needle in _ENCODERS:
         for at in _places(data, needle, len(text)) if needle.encode() in data else ():
-            start = max(text.rfind("\n", 0, at) + 1, at - 70)
-            match = next((m for m in _USER_THEN_PASSWORD.finditer(text, start, min(len(text), at + 140))
-                          if m.end("user") == at), None)
-            if match is None:
-                continue
-            user, value = match.group("user"), match.group("v")
-            line = text[max(text.rfind("\n", 0, at) + 1, at - 160):at]
-            if (_GETTING_IN.search(line) and not _strong(user) and not looks_random(user, 12)
-                    and (_strong(value) or looks_random(value, 16)) and _secret(value) and not wordy(value)
+            encoded = _ENCODED_PAIR.match(text, at)
+            if encoded and _secret(encoded.group("v")) and (_pair_password(encoded.group("v"))
+                                                             or looks_random(encoded.group("v"), 12)):
+                yield Hit("password", encoded.start("v"), encoded.end("v"), "password in base64 of user:password")
+    done = 0
+    for at, _word in find_words(lowered, data, inside_words(words, _GETTING_IN_WORDS)):
+        if at < done:
+            continue
+        end = text.find("\n", at, at + 240)
+        end = end if end >= 0 else min(len(text), at + 240)
+        for match in _USER_THEN_PASSWORD.finditer(text, max(done, at - 40), end):
+            value = match.group("v")
+            if ((_strong(value) or looks_random(value, 16)) and not _strong(match.group("user"))
+                    and not looks_random(match.group("user"), 12) and _secret(value) and not wordy(value)
                     and not camel_words(value[0].upper() + value[1:]) and not _HOST.fullmatch(value) and "/" not in value):
                 yield Hit("password", match.start("v"), match.end("v"), "password literal after its user")
-    lowered_gate = b"btoa" in data or b"64" in data
-    for match in _ENCODED_PAIR.finditer(text) if lowered_gate else ():
-        if _secret(match.group("v")) and (_pair_password(match.group("v")) or looks_random(match.group("v"), 12)):
-            yield Hit("password", match.start("v"), match.end("v"), "password in base64 of user:password")
+        done = end

@@ -381,6 +381,8 @@ def prose_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes],
                  and (word in _KEY_WORDS or word in _BEFORE_PASSWORDS  # "the vault password, X, is …": X itself
                       and password_like(_candidate(_next_word(text, end + len(rest) + 1, end + len(rest) + 140))[0],
                                         strong=True)))
+        if after == "\n" and not _LABEL_LINE.fullmatch(text, _line_start(text, start), end + len(rest)):
+            continue  # a word at a line's end is a label only when the line holds nothing else
         if after and not (after in " \t:\n" or not after.isascii() or not word.isascii() or glued):
             if word in _BEFORE_WORDS and after in _SENTENCE_ENDS and not rest:  # "use ab12… as the token."
                 earlier = _before(text, start, word)
@@ -433,7 +435,7 @@ _PAIR_BEFORE = re.compile(r"(?<![^\s(\"'])[\w.@-]{1,64}[ \t]{0,2}/[ \t]{0,2}(?P<
 _LOCK_BEFORE = re.compile(r"(?<![\w-])(?:safe|door|gate|garage|alarm|lock|locker|padlock|keypad|lockbox|suitcase|"
                           r"cancello|porta|portone|cassaforte|puerta|caja fuerte|candado|porte|portail|coffre|cadenas|"
                           r"tür|tor|tresor|deur|kluis|sejf|drzwi)[ \t]{1,3}\Z")
-_GROUPS_HINT = re.compile(r"[a-z]{4} [a-z]{4} [a-z]{4} [a-z]{4}")  # an app password in groups
+_GROUPS_HINT = re.compile(r"(?<![a-z])[a-z]{4} [a-z]{4} [a-z]{4} [a-z]{4}(?![a-z])")  # an app password in groups
 _NETWORK_BEFORE = re.compile(r"(?<![\w-])(?:wi-?fi|wlan|wpa2?|wpa3|ssid|wireless|hotspot)(?![\w-])")
 _PARTICLE = re.compile(r"は|が|を|の|で|는|은|이|가|를|을|의|코드|码|碼|是|为|為|คือ|：")
 _GLUED_RUN = re.compile(r"[^\s!-~]{0,24}")
