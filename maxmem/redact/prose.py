@@ -381,9 +381,9 @@ def prose_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes],
                  and (word in _KEY_WORDS or word in _BEFORE_PASSWORDS  # "the vault password, X, is …": X itself
                       and password_like(_candidate(_next_word(text, end + len(rest) + 1, end + len(rest) + 140))[0],
                                         strong=True)))
-        if after == "\n" and not _LABEL_LINE.fullmatch(text, _line_start(text, start), end + len(rest)):
-            continue  # a word at a line's end is a label only when the line holds nothing else
-        if after and not (after in " \t:\n" or not after.isascii() or not word.isascii() or glued):
+        # a word at a line's end is a label (its value below) only when the line holds nothing else
+        label = after == "\n" and _LABEL_LINE.fullmatch(text, _line_start(text, start), end + len(rest)) is not None
+        if after and not (after in " \t:" or label or not after.isascii() or not word.isascii() or glued):
             if word in _BEFORE_WORDS and after in _SENTENCE_ENDS and not rest:  # "use ab12… as the token."
                 earlier = _before(text, start, word)
                 if earlier is not None:
