@@ -157,14 +157,16 @@ def named_hits(text: str, lowered: str, secret_words: frozenset[str] = frozenset
             yield hit
 
 
-_SETTER_LITERAL = re.compile(r"""\([ \t]{0,4}(?P<q>["'])(?P<v>[^"'\\\n]{1,256})(?P=q)[ \t]{0,4}\)""")
+# the last of a setter's literals (keyring.set_password(service, user, pw))
+_SETTER_LITERAL = re.compile(r"""\([ \t]{0,4}(?:["'][^"'\\\n]{0,128}["'][ \t]{0,4},[ \t]{0,4}){0,3}"""
+                             r"""(?P<q>["'])(?P<v>[^"'\\\n]{1,256})(?P=q)[ \t]{0,4}\)""")
 _SETTER_VERB = re.compile(r"(?:set|with|use|put|store|save|update|change)_?(?=[A-Z_])", re.IGNORECASE)
 
 
 def _setter(text: str, at: int, end: int) -> Hit | None:
     """The literal given to a method that sets a secret: setPassword("x"), withApiKey("x"),
     set_token("x"), or a builder's .password("x")."""
-    start = at
+    start = max(text.rfind(".", at, end) + 1, at)  # keyring.set_password: the method's own name
     while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_") and at - start <= _MAX_NAME:
         start -= 1
     name = text[start:end]
