@@ -50,6 +50,7 @@ from .commands import (
     dsn_hits,
     fed_hits,
     flag_hits,
+    host_map_hits,
     key_call_hits,
     login_argument_hits,
     pair_literal_hits,
@@ -271,6 +272,8 @@ class Redactor:
         yield from announced_hits(text, lowered, data, words)
         if b" -" in data and b":" in data:
             yield from credential_flag_hits(text, data)
+        if b'": {' in data or b'":{' in data:
+            yield from host_map_hits(text, data)
         if b"<<<" in data or b"<(" in data:
             yield from fed_hits(text, data)
         if b"--value" in data or b"--secret-" in data or b"--data" in data or b" /p" in data:

@@ -35,7 +35,7 @@ from .values import (
 )
 
 __all__ = ["KEYED_CALL_WORDS", "annotation_hits", "announced_hits", "call_hits", "cookie_hits", "credential_flag_hits",
-           "dsn_hits", "fed_hits", "flag_hits", "key_call_hits", "login_argument_hits", "pair_literal_hits", "pgpass_hits",
+           "dsn_hits", "fed_hits", "flag_hits", "host_map_hits", "key_call_hits", "login_argument_hits", "pair_literal_hits", "pgpass_hits",
            "positional_hits", "printed_hits", "secret_set_hits", "stdin_hits", "store_flag_hits"]
 
 _WORD = r"""(?:\$?'[^'\n]{1,256}'|"[^"\n]{1,256}"|[^\s'"|;&]{1,256})"""
@@ -805,3 +805,23 @@ def pair_literal_hits(text: str, lowered: str, data: bytes, words: frozenset[byt
                     and not camel_words(value[0].upper() + value[1:]) and not _HOST.fullmatch(value) and "/" not in value):
                 yield Hit("password", match.start("v"), match.end("v"), "password literal after its user")
         done = end
+
+
+# composer's auth.json: a secret-named object whose members are hosts, each given its token
+# ("github-oauth": {"github.com": "…"}, "gitlab-token": {…}, "bearer": {…}).
+_HOST_MAP = re.compile(r"""(?P<name>[\w-]{0,24}(?:oauth|token|bearer|auth))\\?"[ \t]{0,4}:[ \t]{0,4}\{[ \t\r\n]{0,40}"""
+                       r"""\\?"[\w-]{1,63}(?:\.[\w-]{1,63}){1,6}(?::\d{1,5})?\\?"[ \t]{0,4}:[ \t]{0,4}\\?"(?P<v>[^"\\\s]{8,256})\\?\"""",
+                       re.IGNORECASE)
+_HOST_MAP_NEEDLES = ("oauth\"", "token\"", "bearer\"", "auth\"")
+
+
+def host_map_hits(text: str, data: bytes) -> Iterator[Hit]:
+    """The token of each host under a secret-named object (composer's auth.json)."""
+    for needle in _HOST_MAP_NEEDLES:
+        for at in _places(data, needle, len(text)) if needle.encode() in data else ():
+            begin = at
+            while begin > 0 and at - begin < 24 and (text[begin - 1].isalnum() or text[begin - 1] in "_-"):
+                begin -= 1
+            match = _HOST_MAP.match(text, begin)
+            if match and (looks_random(match.group("v"), 16) or _pair_password(match.group("v"))) and _secret(match.group("v")):
+                yield Hit("token", match.start("v"), match.end("v"), f"token of a host under {match.group('name')}")
