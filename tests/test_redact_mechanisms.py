@@ -322,6 +322,9 @@ CONTEXT = [
     ("b2 authorize-account 0012ab34cd 7c1e4a9b2d8f3e6a0b5c7d9e1f2a3b4c", ["7c1e4a9b2d8f3e6a0b5c7d9e1f2a3b4c"]),
     ('<add key="ClearTextPassword" value="Rz8vQ2mKx7Lp" />', ["Rz8vQ2mKx7Lp"]),
     ("DEBUG Using API key 9c1e4a7b2d8f3e6a0b5c7d9e1f2a3b4c", ["9c1e4a7b2d8f3e6a0b5c7d9e1f2a3b4c"]),
+    ('keyring.set_password("mail", "ana", "Vz8mQ2kXp7Lw")', ["Vz8mQ2kXp7Lw"]),
+    ('{"gitlab-token": {"gitlab.corp.dev": "7c1e4a9b2d8f3e6a0b5c7d9e1f2a3b4c"}}', ["7c1e4a9b2d8f3e6a0b5c7d9e1f2a3b4c"]),
+    ("127.0.0.1:6379> CONFIG SET requirepass Kq8vZ2mXp7Lw", ["Kq8vZ2mXp7Lw"]),
 ]
 
 
@@ -389,6 +392,9 @@ def test_secret_bearing_context_takes_out_its_value(text, secrets):
     "PRAGMA key = 'passphrase';",
     "PRAGMA foreign_keys = ON",
     "gpg: using RSA key 3BBB940FF33E2652A1B2C3D4E5F60718",
+    'keyring.get_password("mail", "ana")',
+    '{"oauth": {"provider.com": "google"}}',
+    'client.hset("user", "name", "Alice2024Smith")',
 ])
 def test_context_near_misses_stay(text):
     assert redact(text) == (text, 0), explain(text)
