@@ -313,6 +313,175 @@ KEY_MATERIAL = [
 ]
 
 
+# Secret-bearing context as a family: a config directive, a flag, a call or a sentence that
+# names a secret in any language, each with a tool, a wording and a value of its own.
+CONTEXT = [
+    # prose: the value ends the clause after a few words; Thai "is" glued; the pair before a
+    # login verb; a code of a lock named in another language; a network's key
+    ("пароль от роутера Wq4zN8kLp2Rt", ["Wq4zN8kLp2Rt"]),
+    ("รหัสผ่านของเราเตอร์คือ Vb7xQ2mLk9Pz นะ", ["Vb7xQ2mLk9Pz"]),
+    ("ops / Tz9qW4mNx7Lk でサーバーにログインして", ["Tz9qW4mNx7Lk"]),
+    ("el código de la puerta del garaje es 55821", ["55821"]),
+    ("der Code für die Haustür ist 7310", ["7310"]),
+    ("код от домофона 2749", ["2749"]),
+    ("PIN-код от телефона 8842", ["8842"]),
+    ("le digicode du bâtiment : 4417A", ["4417A"]),
+    ("the hotspot is 'cafe_guest' and the key is sunny7741", ["sunny7741"]),
+    ("가게 와이파이 비밀번호는 QmXpLrTzVnKw 입니다", ["QmXpLrTzVnKw"]),
+    ("when sudo asks, the password type Hq8vKz2mWp", ["Hq8vKz2mWp"]),
+    ("my icloud app password is hpwz qkrt mvxn bsdl", ["hpwz qkrt mvxn bsdl"]),
+    ("backup codes for the vault (keep offline): 7f3a2-9b1c4 0e5d8-a2f61", ["7f3a2-9b1c4", "0e5d8-a2f61"]),
+    # config directives: glued names, indented, a password in groups, an address as a URL's user
+    ("slaveof 10.1.1.4 6379\nmasterauth Rk8vQ2mZp9Lx", ["Rk8vQ2mZp9Lx"]),
+    ("rootpw Xm3kQ8vLz2Pw", ["Xm3kQ8vLz2Pw"]),
+    ("vrrp_instance VI_1 {\n    authentication {\n        auth_pass Pz7mQ2xk\n    }\n}", ["Pz7mQ2xk"]),
+    ("account work\nfrom ana@corp.dev\npassword tqzv mhkw prdx ycfn", ["tqzv mhkw prdx ycfn"]),
+    ('set imap_url = "imaps://ana@corp.dev:Lq9vZ2mKx7@imap.corp.dev/"', ["Lq9vZ2mKx7"]),
+    ('    add_header Authorization "Basic Qm9vOnRvcDp3ZXJ6dXQ4OXo=";', ["Qm9vOnRvcDp3ZXJ6dXQ4OXo="]),
+    ("standby:5432:*:repl:sec\\:Rt8vQ2m", ["sec\\:Rt8vQ2m"]),
+    ("$ cat /etc/openvpn/creds.txt\nana\nWq7vZ2mKx9Lp", ["Wq7vZ2mKx9Lp"]),
+    # command lines: credentials flags in any tool, values stored into a CLI's secret store
+    ("xh --auth ana:Pq8vZ3mKx7 https://api.corp.dev/me", ["Pq8vZ3mKx7"]),
+    ("curl -ku 7fKq2mZx9vLp4wRt8nBc:X https://corp.zendesk.com/api/v2/users.json", ["7fKq2mZx9vLp4wRt8nBc"]),
+    ("printf '%s' 'Vx8mQ2kZp7Lw' | gh secret set DEPLOY_TOKEN --repo corp/api", ["Vx8mQ2kZp7Lw"]),
+    ('dotnet user-secrets set "Stripe:ApiKey" "Kq7mZ2xLp9Rt4Wn8"', ["Kq7mZ2xLp9Rt4Wn8"]),
+    ("wpa_passphrase Office-5G Lz8kQ2mVx7", ["Lz8kQ2mVx7"]),
+    ("composer config http-basic.nova.laravel.com ana@corp.dev Rq7mZ2xKp9Lv", ["Rq7mZ2xKp9Lv"]),
+    ("mc alias set backup https://s3.corp.dev AKIAEXAMPLEKEY Wq7vZ2mKx9LpTz4R", ["Wq7vZ2mKx9LpTz4R"]),
+    ("influx setup --username ana --password Tq4mZ8xLp2Rv --force", ["Tq4mZ8xLp2Rv"]),
+    ("gh secret set NPM_TOKEN <<< Zq7vK2mXp9Lw", ["Zq7vK2mXp9Lw"]),
+    ("ansible-playbook site.yml --vault-password-file <(echo Mx8kQ2vZp7Lt)", ["Mx8kQ2vZp7Lt"]),
+    # code: calls named for authentication, setters, keyed calls, annotations
+    ('a := smtp.PlainAuth("", "ana@corp.dev", "Kx7mQ2vZp9Lw", "smtp.corp.dev:587")', ["Kx7mQ2vZp9Lw"]),
+    ('conn.auth("Rz8vQ2mKx7Lp")', ["Rz8vQ2mKx7Lp"]),
+    ('cluster.authenticate(new PasswordAuthenticator("ana", "Wq7mZ2xKp9Lv"))', ["Wq7mZ2xKp9Lv"]),
+    ('factory.setPassword("Lq8vZ2mKx7Tp");', ["Lq8vZ2mKx7Tp"]),
+    ('OpenSSL::HMAC.hexdigest("SHA256", "9c1e4a7b2d8f3e6a0b5c", payload)', ["9c1e4a7b2d8f3e6a0b5c"]),
+    ("token = jwt.encode(claims, 'Tz8vQ2mKx7Lp4Wn9', algorithm='HS256')", ["Tz8vQ2mKx7Lp4Wn9"]),
+    ('KeyStore ks = load(in, "Pw7mZ2xKq9Lv".toCharArray());', ["Pw7mZ2xKq9Lv"]),
+    ('@Value("Qz7vK2mXp9Lw") String apiToken;', ["Qz7vK2mXp9Lw"]),
+    # logs: redis MONITOR, an FTP session
+    ('1714650000.5 [0 10.0.0.9:40112] "auth" "Vz8mQ2kXp7Lw"', ["Vz8mQ2kXp7Lw"]),
+    ("220 ftp.corp.dev ready\nUSER ana\nPASS Kq8vZ2mXp7Lw\n230 Login successful", ["Kq8vZ2mXp7Lw"]),
+    # more of each family: device directives, structured names on a command line, setters,
+    # connections by position, here-strings into secret-taking commands, store flags, /p:
+    ("enable secret Rk7vQ2mZp9Lx", ["Rk7vQ2mZp9Lx"]),
+    ("nmcli connection modify home wifi-sec.psk Vz8mQ2kXp7Lw", ["Vz8mQ2kXp7Lw"]),
+    ("2025-03-01 DEBUG connect host=db user=ana pass=Kq8vZ2mXp7Lw", ["Kq8vZ2mXp7Lw"]),
+    ("$pass = 'Pz7mQ2xkLv9';", ["Pz7mQ2xkLv9"]),
+    ("ENV['SMTP_PASSWORD'] ||= 'Tq4mZ8xLp2Rv'", ["Tq4mZ8xLp2Rv"]),
+    ("config.set('mail', 'password', 'Wq7vZ2mKx9Lp')", ["Wq7vZ2mKx9Lp"]),
+    ("ftp = ftplib.FTP_TLS('ftp.corp.dev', 'ana', 'Lx8kQ2vZp7Mt')", ["Lx8kQ2vZp7Mt"]),
+    ("db = pymysql.connect('db.corp.dev', 'ana', 'Mx8kQ2vZp7Lt', 'shop')", ["Mx8kQ2vZp7Lt"]),
+    ("echo -n 'Zq7vK2mXp9Lw' | cryptsetup luksOpen /dev/sdc1 vault -", ["Zq7vK2mXp9Lw"]),
+    ("smbpasswd -a ana <<< 'Tz8vQ2mKx7Lp'", ["Tz8vQ2mKx7Lp"]),
+    ("gcloud secrets versions add api --data-file=<(echo -n Rz8vQ2mKx7Lp)", ["Rz8vQ2mKx7Lp"]),
+    ("az keyvault secret set --vault-name corp --name smtp --value Vx8mQ2kZp7Lw", ["Vx8mQ2kZp7Lw"]),
+    ("mstsc /v:ts01 /u:ana /p:Kx7mQ2vZp9Lw", ["Kx7mQ2vZp9Lw"]),
+    ("rar a -hpLq8vZ2mKx7Tp backup.rar docs", ["Lq8vZ2mKx7Tp"]),
+    ("db2 connect to shop user ana using Pw7mZ2xKq9Lv", ["Pw7mZ2xKq9Lv"]),
+    ("il codice della mia carta è 5529", ["5529"]),
+    ("код карты 7731", ["7731"]),
+    ("the safe combination is 3318", ["3318"]),
+    ("SIM-PIN: 9912", ["9912"]),
+    ("비번은 Qz7vK2mXp9Lw", ["Qz7vK2mXp9Lw"]),
+    ("snmp-server community Vx8mQ2kZp7Lw RO", ["Vx8mQ2kZp7Lw"]),
+    ('vpn.corp.dev : PSK "Kx7mQ2vZp9Lw"', ["Kx7mQ2vZp9Lw"]),
+    ("<auth-user-pass>\nana\nLq8vZ2mKx7Tp\n</auth-user-pass>", ["Lq8vZ2mKx7Tp"]),
+    ("[smtp.corp.dev]:587 ana@corp.dev:Pw7mZ2xKq9Lv", ["Pw7mZ2xKq9Lv"]),
+    ('requirepass "Rz8vQ2mKx7Lp"', ["Rz8vQ2mKx7Lp"]),
+    ("remotepass = Tz8vQ2mKx7Lp", ["Tz8vQ2mKx7Lp"]),
+    ("your verification code: 482913", ["482913"]),
+    ("Access token\n7c1e4a9b2d8f3e6a0b5c7d9e1f2a3b4c", ["7c1e4a9b2d8f3e6a0b5c7d9e1f2a3b4c"]),
+    ("set STRIPE_SECRET_KEY to 9c1e4a7b2d8f3e6a0b5c7d9e1f2a3b4c", ["9c1e4a7b2d8f3e6a0b5c7d9e1f2a3b4c"]),
+    ("the vault password, Qz7vK2mXp9Lw, is in the safe", ["Qz7vK2mXp9Lw"]),
+    # a user literal, then a password literal, on a line about getting in; base64 of user:password
+    ('d := gomail.NewDialer("smtp.corp.dev", 587, "ana@corp.dev", "Wq7mZ2xKp9Lv")', ["Wq7mZ2xKp9Lv"]),
+    ("my $dbh = DBI->connect($dsn, 'ana', 'Lq8vZ2mKx7Tp');", ["Lq8vZ2mKx7Tp"]),
+    ('let c = Credentials::new("ana", "Pz7mQ2xkLv9R");', ["Pz7mQ2xkLv9R"]),
+    ("headers = {'Authorization': 'Basic ' + btoa('ana:Tq4mZ8xLp2Rv')}", ["Tq4mZ8xLp2Rv"]),
+    ("PRAGMA key = 'Kq8vZ2mXp7Lw';", ["Kq8vZ2mXp7Lw"]),
+    ("b2 authorize-account 0012ab34cd 7c1e4a9b2d8f3e6a0b5c7d9e1f2a3b4c", ["7c1e4a9b2d8f3e6a0b5c7d9e1f2a3b4c"]),
+    ('<add key="ClearTextPassword" value="Rz8vQ2mKx7Lp" />', ["Rz8vQ2mKx7Lp"]),
+    ("DEBUG Using API key 9c1e4a7b2d8f3e6a0b5c7d9e1f2a3b4c", ["9c1e4a7b2d8f3e6a0b5c7d9e1f2a3b4c"]),
+    ('keyring.set_password("mail", "ana", "Vz8mQ2kXp7Lw")', ["Vz8mQ2kXp7Lw"]),
+    ('{"gitlab-token": {"gitlab.corp.dev": "7c1e4a9b2d8f3e6a0b5c7d9e1f2a3b4c"}}', ["7c1e4a9b2d8f3e6a0b5c7d9e1f2a3b4c"]),
+    ("127.0.0.1:6379> CONFIG SET requirepass Kq8vZ2mXp7Lw", ["Kq8vZ2mXp7Lw"]),
+]
+
+
+@pytest.mark.parametrize(("text", "secrets"), CONTEXT, ids=[c[0][:32] for c in CONTEXT])
+def test_secret_bearing_context_takes_out_its_value(text, secrets):
+    out, _ = redact(text)
+    for secret in secrets:
+        assert secret not in out, (secret, out, explain(text))
+
+
+@pytest.mark.parametrize("text", [
+    # near misses of the context rules: about a secret, a reference, a placeholder, not one
+    "пароль от сервера хранится в vault",
+    "the password for root@db01 is in the vault",
+    "il codice del progetto è su GitHub",
+    "el código de error es 4040",
+    "the wifi chip is bcm43602a",
+    "the key is to restart the service first",
+    "when it asks for the password type it twice",
+    "admin / settings でログインしてください",
+    "PIN-код придёт в SMS",
+    "회사 VPN 비밀번호는 관리자에게 문의하세요",
+    "WebGLRenderingContext and getElementById are the names to look for",
+    "password must be four words like correct horse battery staple",
+    "docker run -u 1000:1000 -u www-data:www-data img",
+    "rsync -a backup01:data2024 .",
+    "curl -u $USER:$TOKEN https://api.corp.dev",
+    "echo test | grep token",
+    "echo ok | vercel env add API_KEY production",
+    'gh secret set API_TOKEN --body "$TOKEN"',
+    "mc alias set local http://localhost:9000 $MINIO_USER $MINIO_PASS",
+    "all tests PASS",
+    'redis says: "AUTH" failed',
+    "$ cat auth.log\nline one\nabc",
+    'passport.authenticate("local", "session")',
+    'getPassword("admin")',
+    'setPassword("${DB_PASS}")',
+    "assert hmac.new(k, m, 'sha256').hexdigest() == '5bdcc146bf60754e6d042a2b7c5e8f9a'",
+    'jwt.decode(token, key, algorithms=["HS256"])',
+    "crypto.createCipheriv('aes-256-gcm', key, iv)",
+    '@Pattern("^[a-zA-Z0-9]{8,}$") private String password;',
+    "WARNING! Using --password via the CLI is insecure. Use --password-stdin.",
+    "masterauth <your-master-password>",
+    "auth_pass $VRRP_PASS",
+    "pip install git+ssh://git@github.com:org/repo.git@v1.0",
+    'grep foo <<< "$x"',
+    "diff <(echo a) <(echo b)",
+    "proxy_set_header Authorization $http_authorization;",
+    "reason=bad_password ip=198.51.100.23",
+    "el código de la tarjeta gráfica es 3080",
+    "robocopy /u:x /p:8080 a b",
+    "echo test123 | grep token",
+    "vault kv put secret/db --value=$DB_PW",
+    "conn = connect(\"Server1\", \"AppUser\", \"Database2\")",
+    "the db_password column stores bcrypt hashes",
+    "код ошибки 5000",
+    "the gate code changed",
+    "community edition 2024",
+    "rwcommunity public",
+    "Anything else is a passphrase, stretched with Argon2id on every open",
+    "the OTP is sent by SMS",
+    "Access token\nsee the vault",
+    "rename API_KEY to OPENAI_API_KEY",
+    'translate("auth.login", "LoginButton2")',
+    "PRAGMA key = 'passphrase';",
+    "PRAGMA foreign_keys = ON",
+    "gpg: using RSA key 3BBB940FF33E2652A1B2C3D4E5F60718",
+    'keyring.get_password("mail", "ana")',
+    '{"oauth": {"provider.com": "google"}}',
+    'client.hset("user", "name", "Alice2024Smith")',
+])
+def test_context_near_misses_stay(text):
+    assert redact(text) == (text, 0), explain(text)
+
+
 @pytest.mark.parametrize(("text", "secrets"), CASES + FAMILY + GENERALISED + FROM_BLIND + KEY_MATERIAL,
                          ids=[c[0][:32] for c in CASES + FAMILY + GENERALISED + FROM_BLIND + KEY_MATERIAL])
 def test_each_mechanism_takes_out_a_value_it_was_not_written_from(text, secrets):
@@ -501,7 +670,7 @@ def test_the_once_blind_split_keeps_its_recall_and_its_ordinary_lines():
     development data, and what its mechanisms gained must not slip back."""
     detect = redact_eval.maxmem_detector()
     items = redact_eval.load("shapes-unseen")
-    assert redact_eval.score(items, detect([i["text"] for i in items]))["recall"] >= 0.95
+    assert redact_eval.score(items, detect([i["text"] for i in items]))["recall"] >= 0.97
     ordinary = redact_eval.load("ordinary-unseen")
     touched = [i["text"] for i, found in zip(ordinary, detect([i["text"] for i in ordinary])) if found]
     assert touched == []
@@ -512,7 +681,7 @@ def test_the_second_blind_split_keeps_its_recall_and_its_ordinary_lines():
     development data, and what its mechanisms gained must not slip back."""
     detect = redact_eval.maxmem_detector()
     items = redact_eval.load("shapes-blind")
-    assert redact_eval.score(items, detect([i["text"] for i in items]))["recall"] >= 0.94
+    assert redact_eval.score(items, detect([i["text"] for i in items]))["recall"] >= 0.97
     ordinary = redact_eval.load("ordinary-blind")
     touched = [i["text"] for i, found in zip(ordinary, detect([i["text"] for i in ordinary])) if found]
     assert touched == []

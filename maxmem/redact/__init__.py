@@ -41,16 +41,25 @@ from ..errors import InvalidInput
 from ..settings import CustomPattern, RedactSettings, check_pattern, compile_patterns
 from .assignments import KEYWORDS, bearer_hits, command_hits, keyword_positions, named_hits, plist_hits, sql_hits
 from .commands import (
+    KEYED_CALL_WORDS,
+    annotation_hits,
     announced_hits,
     call_hits,
     cookie_hits,
+    credential_flag_hits,
     dsn_hits,
+    fed_hits,
     flag_hits,
+    host_map_hits,
+    key_call_hits,
     login_argument_hits,
+    pair_literal_hits,
     pgpass_hits,
     positional_hits,
     printed_hits,
+    secret_set_hits,
     stdin_hits,
+    store_flag_hits,
 )
 from .material import (
     card_hits,
@@ -272,6 +281,16 @@ class Redactor:
         if b" -p" in data or b" -n" in data:
             yield from flag_hits(text, lowered, data, words)
         yield from announced_hits(text, lowered, data, words)
+        if b" -" in data and b":" in data:
+            yield from credential_flag_hits(text, data)
+        if b'": {' in data or b'":{' in data:
+            yield from host_map_hits(text, data)
+        if b"<<<" in data or b"<(" in data:
+            yield from fed_hits(text, data)
+        if b"--value" in data or b"--secret-" in data or b"--data" in data or b" /p" in data:
+            yield from store_flag_hits(text, data)
+        if b"set" in words or b"add" in words or b"put" in words:
+            yield from secret_set_hits(text, lowered, data, words)
         if b"$ " in data:
             yield from printed_hits(text, data)
         if b"@tcp(" in data or b"@unix(" in data:
@@ -280,6 +299,11 @@ class Redactor:
             yield from login_argument_hits(text, lowered, data, words)
         if b"(" in data:
             yield from call_hits(text, lowered, data, words)
+            if may_hold(words, b"hmac") or not words.isdisjoint(KEYED_CALL_WORDS):
+                yield from key_call_hits(text, lowered, data, words)
+            if b'@' in data and b'")' in data:
+                yield from annotation_hits(text)
+            yield from pair_literal_hits(text, lowered, data, words)
         if b"cookie" in data or b" -b " in data:
             yield from cookie_hits(text, lowered, data, words)
         if b"sess" in data or b"sid" in data or b"cookie" in data:

@@ -30,9 +30,9 @@ from .values import (
     value_is_secret,
 )
 
-__all__ = ["KEYWORDS", "bearer_hits", "command_hits", "keyword_positions", "named_hits", "plist_hits"]
+__all__ = ["KEYWORDS", "bearer_hits", "command_hits", "grouped_password", "keyword_positions", "named_hits", "plist_hits"]
 
-KEYWORDS = ("pass", "pwd", "secret", "token", "key", "auth", "cred", "sig", "_pat", "mnemonic", "psk", "priv",
+KEYWORDS = ("pass", "pwd", "secret", "token", "key", "auth", "cred", "sig", "_pat", "pw", "mnemonic", "psk", "priv",
             *FOREIGN_PASSWORDS)
 
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
@@ -42,17 +42,19 @@ _MAX_NAME = 64
 
 # After a name: its closing quote (JSON, dict keys, escaped in a transcript) or the ]
 # of os.environ["X"], then = : := => ?= (not == != :: ://).
-_SEP = re.compile(r"""(?P<close>\\{0,3}["'`])?\]?[ \t]{0,16}(?P<sep>:=|=>|\?=|=(?![=~])|:(?![:/=])|<-(?!-)"""
+_SEP = re.compile(r"""(?P<close>\\{0,3}["'`])?\]?[ \t]{0,16}(?P<sep>:=|=>|\?=|\|\|=|\?\?=|=(?![=~])|:(?![:/=])|<-(?!-)"""
                   r"""|(?(close)(?<=[ \t])to(?=[ \t]{1,4}["'])|(?!)))[ \t]{0,16}""")  # Kotlin: "password" to "x"
 _SPACES = re.compile(r"[ \t]{1,16}")
 _CALL_END = re.compile(r"""\\{0,3}["'][ \t]{0,4}\)""")
-_ARGUMENTS = re.compile(r"""\\{0,3}["'][ \t]{0,4},[ \t]{0,8}(?=\\{0,3}["'])""")
+_ARGUMENTS = re.compile(r"""\\{0,3}["'][ \t]{0,4},[ \t]{0,24}(?=\\{0,3}["'])""")  # wp-config aligns its values
 _PROSE = re.compile(r"[ \t]{1,4}(?:is|was|are)[ \t]{1,4}", re.IGNORECASE)
+_TO = re.compile(r"[ \t]{1,4}(?:to|with|as)[ \t]{1,4}", re.IGNORECASE)
 _QUOTE = re.compile(r"(\\{0,3})([\"'`])")
 # An unquoted value ends at a space, a quote, , ; | < > ( ) { } [ ], an escape (\n in a
 # JSON-escaped transcript) or & starting the next query parameter.
 _UNQUOTED = re.compile(
-    r"""(?:[^\s"'`,;&|<>(){}\[\]\\]|&(?![A-Za-z0-9_.-]{1,64}=)|\\(?![nrt"'\\/u]))(?:[^\s"'`,;&|<>(){}\[\]\\]|&(?![A-Za-z0-9_.-]{1,64}=)|\\(?![nrt"'\\/u])){0,511}"""
+    r"""(?:[^\s"'`,;&|<>(){}\[\]\\]|&(?![A-Za-z0-9_.-]{1,64}=)|\\(?![nrt"'\\/u]))(?:[^\s"'`,;&|<>(){}\[\]\\]|&(?![A-Za-z0-9_.-]{1,64}=)|\\(?![nrt"'\\/u])"""
+    r"""|\|(?=[A-Za-z0-9+/_-]{8})){0,511}"""  # prod:acme|3hIq…: a | glued inside a value joins its parts
 )
 _MAX_QUOTED = 1024
 _BRACED = re.compile(r"""\{(?![{$])([^{}\n"' ]{1,256})\}(?=[;"'\n\r]|\Z)""")
@@ -67,7 +69,7 @@ _NETRC_BEFORE = re.compile(r"(?:^|\s)(?:machine\s+\S+|default)(?:\s+(?:login|acc
 _AFTER_NAME = frozenset("=:\"'`\\]> \t?")
 _WORD_EDGE = frozenset(" \t\n\"'(")
 _SPACE_ASSIGNMENT = re.compile(
-    r"(?:(?:^|\n)[ \t]*(?:ENV|ARG|setenv|set(?:[ \t]+-[gxUul]+)+)|\bconfig(?:ure)?[ \t]+set(?:[ \t]+--?\S+)*"
+    r"(?:(?:^|\n)[ \t]*(?:ENV|ARG|setenv|set(?:[ \t]+-[gxUul]+)+)|\b(?i:config(?:ure)?)[ \t]+(?i:set)(?:[ \t]+--?\S+)*"
     r"|\benv:set|\bsecrets?[ \t]+set)[ \t]+\Z")  # netlify env:set NAME value, a CLI's secret set NAME value
 _LINE_START = frozenset("\n;&|`'\"([{ \t")
 
@@ -102,6 +104,12 @@ def named_hits(text: str, lowered: str, secret_words: frozenset[str] = frozenset
         tail = _NAME_TAIL.match(text, at + length)
         end = tail.end() if tail else at + length
         after = text[end] if end < n else ""
+        if after == "(" and text[end + 1:end + 2] in ("'", '"'):  # ds.setPassword("x"), .withApiKey("x"), .password("x")
+            hit = _setter(text, at, end)
+            if hit is not None:
+                skip = hit.end
+                yield hit
+                continue
         if after not in _AFTER_NAME and after not in _PAIR_ENDS:
             skip = end  # token), key.method(: no value can follow
             continue
@@ -110,7 +118,10 @@ def named_hits(text: str, lowered: str, secret_words: frozenset[str] = frozenset
             # further on (key = value) can make it a name.
             ahead = _SPACES.match(text, end)
             if (ahead and text[ahead.end():ahead.end() + 1] not in ("=", ":") and not lowered.startswith("pass", at)
-                    and not _SPACE_ASSIGNMENT.search(text, max(0, at - 24), at)):
+                    and not _SPACE_ASSIGNMENT.search(text, max(0, at - 24), at)
+                    and not _HEADER_DIRECTIVE.search(text, max(0, at - 40), at)
+                    and not _STRUCTURED.search(text, max(0, at - 64), end)  # secret_access_key X: a name, not a word
+                    and not _directive_at(text, at)):  # enable secret X
                 skip = end
                 continue
         start = at
@@ -144,6 +155,33 @@ def named_hits(text: str, lowered: str, secret_words: frozenset[str] = frozenset
         skip = max(name_end, hit.end)
         if hit.kind:
             yield hit
+
+
+# the last of a setter's literals (keyring.set_password(service, user, pw))
+_SETTER_LITERAL = re.compile(r"""\([ \t]{0,4}(?:["'][^"'\\\n]{0,128}["'][ \t]{0,4},[ \t]{0,4}){0,3}"""
+                             r"""(?P<q>["'])(?P<v>[^"'\\\n]{1,256})(?P=q)[ \t]{0,4}\)""")
+_SETTER_VERB = re.compile(r"(?:set|with|use|put|store|save|update|change)_?(?=[A-Z_])", re.IGNORECASE)
+
+
+def _setter(text: str, at: int, end: int) -> Hit | None:
+    """The literal given to a method that sets a secret: setPassword("x"), withApiKey("x"),
+    set_token("x"), or a builder's .password("x")."""
+    start = max(text.rfind(".", at, end) + 1, at)  # keyring.set_password: the method's own name
+    while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_") and at - start <= _MAX_NAME:
+        start -= 1
+    name = text[start:end]
+    verb = _SETTER_VERB.match(name)
+    if verb is None and not (start and text[start - 1] == "." and name.lower() in ("password", "passwd", "secret",
+                                                                                  "token", "apikey", "passphrase")):
+        return None  # getPassword("user"), checkToken("x"): a lookup or a check, not a setting
+    strength = name_strength(name[verb.end():] if verb else name)
+    literal = _SETTER_LITERAL.match(text, end)
+    if strength not in (Strength.PASSWORD, Strength.TOKEN) or literal is None:
+        return None
+    value = literal.group("v")
+    if not value_is_secret(value, strength, quoted=True, literal=True) or is_placeholder(value):
+        return None
+    return Hit("secret", literal.start("v"), literal.end("v"), f"literal given to {name}(…)")
 
 
 # - name: DB_PASSWORD / value: x (Kubernetes env), {"name": "API_KEY", "value": "x"},
@@ -231,8 +269,12 @@ def _judge(text: str, lowered: str, name: str, start: int, end: int, secret_word
     query = before in "?&"
     # ;Pwd=… in a connection string is as plain a password as --pwd
     strength = _strength(text, name, start, flag or before == ";", query, secret_words)
-    if strength is None and name.lower() in ("pwd", "pw") and _QUOTED_SET.match(text, end):
-        strength = Strength.TOKEN  # pwd = "x", "pw": "x": a literal given to it is no working directory
+    if strength is None and name.lower() in ("pwd", "pw", "pass") and _QUOTED_SET.match(text, end):
+        strength = Strength.TOKEN  # pwd = "x", "pw": "x", $pass = "x": a literal given to it is no working directory
+    if strength is None and name.lower() in ("pwd", "pw", "pass"):
+        bare = _BARE_VALUE.match(text, end)  # a log's user=bob pass=Hv4…: only a password's shape counts
+        return Hit("secret", bare.start("v"), bare.end("v"), f"{name}= with a password's shape") \
+            if bare and _strong(bare.group("v")) and not is_placeholder(bare.group("v")) else None
     if strength is None:
         return None
     if before == "<" and text.startswith(">", end):  # <password>x</password>
@@ -250,7 +292,8 @@ def _judge(text: str, lowered: str, name: str, start: int, end: int, secret_word
                        and before not in "(,"))
         return _value_at(text, name, strength, sep.end(), literal, f"{name}{form}", short_ok=query)
     pair = (_ARGUMENTS.match(text, end)
-            if before in "\"'" and text[max(0, start - 6):start - 1].rstrip(" \t").endswith("(") else None)
+            if before in "\"'" and (text[max(0, start - 6):start - 1].rstrip(" \t").endswith("(")
+                                    or _SECTION_BEFORE.search(text, max(0, start - 80), start)) else None)
     if pair:  # define('DB_PASSWORD', 'x'), os.Setenv("API_KEY", "x"), props.put("password", "x")
         hit = _value_at(text, name, strength, pair.end(), True, f"({name!r}, …)", quoted_only=True)
         closing = _CALL_END.match(text, hit.end) if hit else None
@@ -259,33 +302,94 @@ def _judge(text: str, lowered: str, name: str, start: int, end: int, secret_word
     if not spaces:
         return None
     if flag:
+        if _FLAG_IN_PROSE.match(text, spaces.end()):
+            return Hit("", spaces.end(), spaces.end(), "")  # "Using --password via the CLI is insecure": prose
         return _value_at(text, name, strength, spaces.end(), True, f"flag {'-' * dashes}{name}")
     if _SPACE_ASSIGNMENT.search(text, max(0, start - 24), start):  # ENV NAME value, setenv NAME value
         return _value_at(text, name, strength, spaces.end(), True, f"{name} (ENV / setenv)")
     if _HEADER_DIRECTIVE.search(text, max(0, start - 40), start):  # nginx / Apache: a header and its value
         return _value_at(text, name, strength, spaces.end(), True, f"{name} in a header directive")
-    config = _CONFIG_LINE.match(text, spaces.end())
+    config = _CONFIG_LINE.match(text, spaces.end()) or (  # requirepass "X": quoted alone on its line
+        _QUOTED_CONFIG.match(text, spaces.end() + 1) if text[spaces.end():spaces.end() + 1] in ("'", '"') else None)
+    directive = (before == "\n" or _INDENT.search(text, max(0, start - 16), start) is not None  # the line's first word
+                 or config is not None and _DIRECTIVE_BEFORE.search(text, max(0, start - 120), start) is not None)
+    word = _NEXT_WORD.match(text, spaces.end())
+    if word and _STRUCTURED.search(name) and not _PAIR_LIKE.search(word.group(0)) \
+            and (_strong(word.group(0)) or looks_random(word.group(0), 16)) \
+            and _config_value(word.group(0)):  # nmcli … wifi-sec.psk X, rclone … secret_access_key X
+        return Hit("secret", word.start(), word.end(), f"{name} then its value on a command line")
     if strength is not Strength.PASSWORD:
-        if config and before == "\n" and looks_random(config.group(0), 16) and _config_value(config.group(0)):
+        if config and directive and _config_value(config.group(0)) and (
+                looks_random(config.group(0), 16) or _strong(config.group(0))):
             return Hit("secret", config.start(), config.end(), f"{name} in a space-separated config line")  # masterauth X
+        told = _TO.match(text, end) or _PROSE.match(text, end)
+        word = _NEXT_WORD.match(text, told.end()) if told and _STRUCTURED.search(name) else None
+        if word and looks_random(word.group(0).rstrip(".,;:!?)"), 16) and not _PAIR_LIKE.search(word.group(0)):
+            value = word.group(0).rstrip(".,;:!?)")  # set GITHUB_TOKEN to X, the api_key is X
+            return Hit("secret", word.start(), word.start() + len(value), f"{name} given a value in a sentence")
         return None
-    if config and before == "\n" and _config_value(config.group(0)):  # msmtprc, muttrc: password X
+    if config and directive and _config_value(config.group(0)):  # msmtprc, muttrc: password X
         return Hit("secret", config.start(), config.end(), f"{name} in a space-separated config line")
+    grouped = grouped_password(text, spaces.end())
+    if grouped and before in "\n \t":  # password kwcu ermw zogn kyvt
+        return Hit("secret", *grouped, f"{name} followed by an app password in groups")
     if name.lower() == "password" and _NETRC_BEFORE.search(lowered, max(0, start - 300), start):
         return _value_at(text, name, strength, spaces.end(), True, ".netrc password")
     quote = _QUOTE.match(text, spaces.end())
     if quote and quote.group(2) != "`" and _head(name) in ("password", "passwd", "passphrase"):
         # PASSWORD 'x' (SQL), password "x" (prose)
         return _value_at(text, name, strength, spaces.end(), True, f"{name} 'quoted'", quoted_only=True)
-    prose = _PROSE.match(text, end)
-    if prose:
+    prose = _PROSE.match(text, end) or (_TO.match(text, end) if _STRUCTURED.search(name) or "_" in name else None)
+    if prose:  # the token is X; set GITHUB_TOKEN to X
         return _value_at(text, name, strength, prose.end(), False, f"{name} is …", strict=True)
     return None
 
 
+# A flag named in a sentence: a lower-case word after it, then the sentence goes on.
+_FLAG_IN_PROSE = re.compile(r"(?:via|on|in|is|as|from|with|flag|option|argument|parameter|instead|or|and|and/or)[ \t]+"
+                            r"(?:the|a|an|is|are|was|be|to|of|on|in|for|with|instead|command|cli|line|shell|it|this)\b")
 _HEADER_DIRECTIVE = re.compile(r"(?i)(?:(?:proxy_set|add|more_set_input|grpc_set)_headers?|(?:request)?header[ \t]{1,8}"
                                r"(?:set|append|add|merge)|--header|-H)[ \t]{1,8}[\"']?\Z")
 _CONFIG_LINE = re.compile(r"[^\s\"'`]{8,128}(?=[ \t]*(?:\r?\n|\Z))")
+_QUOTED_CONFIG = re.compile(r"[^\s\"'`]{8,128}(?=[\"'][ \t]*(?:\r?\n|\Z))")
+
+
+# An app password as Google and Apple show it: groups of four letters or digits.
+_GROUPED = re.compile(r"""(?<!\S)[a-z0-9]{4}(?:[ -][a-z0-9]{4}){3,5}(?=[ \t]*(?:\r?\n|\Z|[.,;"'\\]))""")
+
+
+def grouped_password(text: str, at: int) -> tuple[int, int] | None:
+    """The span of an app password written in groups at `at` (kwcu ermw zogn kyvt): random
+    letters, too few vowels for words."""
+    grouped = _GROUPED.match(text, at)
+    if grouped is None:
+        return None
+    letters = [c for c in grouped.group(0) if c.isalpha()]
+    return grouped.span() if letters and 10 * sum(c in "aeiou" for c in letters) <= 3 * len(letters) else None
+
+
+# config.set('auth', 'password', 'x'), Configure::write('Smtp', 'password', 'x'): a section first
+_SECTION_BEFORE = re.compile(r"""\([ \t]{0,4}["'][\w.:-]{1,64}["'][ \t]{0,4},[ \t]{0,4}["']\Z""")
+_PAIR_LIKE = re.compile(r"[=:/@]|^[\d.]+$")  # the next key=value, a path, an address: not this name's value
+_STRUCTURED = re.compile(r"[A-Za-z0-9][._-][A-Za-z]|[a-z][A-Z]")  # db_password, wifi-sec.psk, apiKey: no prose word
+_INDENT = re.compile(r"(?:^|\n)[ \t]{1,12}\Z")
+# A device's or a daemon's directive: lower-case words from the line's start (enable secret X,
+# ppp chap-secret X, tacacs-server key X).
+_DIRECTIVE_BEFORE = re.compile(r"(?:^|\n)[ \t]{0,12}(?:[a-z][a-z0-9-]{1,30}[ \t]{1,4}){1,3}\Z")
+_BARE_VALUE = re.compile(r"""[ \t]{0,2}[=:][ \t]{0,2}(?P<v>[^\s"'`,;&|<>(){}\[\]]{10,128})(?=[\s,;&)\]}]|\Z)""")
+_NEXT_WORD = re.compile(r"""[^\s"'`]{8,128}(?=[ \t]|\r?\n|\Z)""")
+
+
+def _directive_at(text: str, at: int) -> bool:
+    """text[at] follows a device's or a daemon's lower-case directive words from its line's start."""
+    near = at < 48 or text.rfind("\n", at - 48, at) >= 0
+    return near and _DIRECTIVE_BEFORE.search(text, max(0, at - 120), at) is not None
+
+
+def _strong(value: str) -> bool:
+    """Upper and lower case letters and digits, ten characters or more: a password's shape."""
+    return (len(value) >= 10 and any(c.isupper() for c in value) and any(c.islower() for c in value)
+            and any(c.isdigit() for c in value))
 
 
 def _config_value(value: str) -> bool:
@@ -434,14 +538,17 @@ _COMMANDS: dict[str, re.Pattern[str]] = {
         "openssl": r"\s-(?:k|pass|passin|passout)\s{1,4}(?:pass:)?" + _VALUE,
         "zip": r"\s-P\s{1,4}" + _VALUE,
         "7z": r"\s-p" + _VALUE,
+        "rar": r"\s-h?p(?!\s)" + _VALUE,  # rar a -hpPASS, unrar x -pPASS: attached
+        "valkey-cli": r"\s-a\s{1,4}" + _VALUE,  # Redis's forks take its -a
+        "keydb-cli": r"\s-a\s{1,4}" + _VALUE,
         "smbclient": r"""\s(?:-U|--user)[\s=]{0,4}['"]?[^\s%'"]{1,128}%""" + _VALUE,
         "curl": r"\s(?:-u|--user|-U|--proxy-user)" + _USER + _VALUE,
         "wget": r"\s(?:--user|--http-user)" + _USER + _VALUE,
     }.items()
 }
-_FLAG = re.compile(r" -(?:[pPuUawk]|-(?:http-|proxy-)?user)")
+_FLAG = re.compile(r" -(?:[pPuUawk]|hp|-(?:http-|proxy-)?user)")
 _COMMAND_WORD = re.compile(r"(?:(?<![a-z0-9])|(?<=\\[nrt]))(mysql|mariadb|sshpass|login|redis-cli|mongo|sqlcmd|ldap|openssl|"
-                           r"(?:un)?zip|7z|smbclient|curl|wget)")
+                           r"(?:un)?zip|7z|(?:un)?rar|valkey-cli|keydb-cli|smbclient|curl|wget)")
 # `<tool> login -u USER -p PASSWORD`: docker, podman, helm registry, oc, az, cf, argocd …
 # (any tool word before "login"; login(1) itself, run alone or by sudo, takes no password).
 _LOGIN_TOOLS = re.compile(r"(?<![\w-])(?!sudo\b|exec\b|su\b|doas\b)[a-z][a-z0-9_.-]{0,30}(?: registry| auth)?\s+$")

@@ -19,25 +19,36 @@ from collections.abc import Iterator
 from .shapes import Hit
 from .values import (
     Strength,
+    camel_words,
     char_offsets,
     find_words,
+    inside_words,
     is_placeholder,
     looks_random,
     may_hold,
+    mixed_case_random,
+    name_strength,
     scan,
     text_words,
     value_is_secret,
+    wordy,
 )
 
-__all__ = ["announced_hits", "call_hits", "cookie_hits", "dsn_hits", "flag_hits", "login_argument_hits", "pgpass_hits", "positional_hits",
-           "printed_hits", "stdin_hits"]
+__all__ = ["KEYED_CALL_WORDS", "annotation_hits", "announced_hits", "call_hits", "cookie_hits", "credential_flag_hits",
+           "dsn_hits", "fed_hits", "flag_hits", "host_map_hits", "key_call_hits", "login_argument_hits", "pair_literal_hits", "pgpass_hits",
+           "positional_hits", "printed_hits", "secret_set_hits", "stdin_hits", "store_flag_hits"]
 
 _WORD = r"""(?:\$?'[^'\n]{1,256}'|"[^"\n]{1,256}"|[^\s'"|;&]{1,256})"""
 
 
+_STAND_INS = frozenset({"password", "passwd", "passphrase", "secret", "key", "pass", "token", "mypassword",
+                        "yourpassword", "my-password", "your-password", "mysecret", "apikey", "api_key"})
+
+
 def _secret(value: str) -> bool:
     value = value.removeprefix("$").strip("'\"")
-    if not value or value.startswith(("-", "$", "[REDACTED", "<", "%")) or is_placeholder(value):
+    if (not value or value.startswith(("-", "$", "[REDACTED", "<", "%")) or is_placeholder(value)
+            or value.lower() in _STAND_INS):  # PRAGMA key = 'passphrase': the docs' stand-in
         return False
     return value_is_secret(value, Strength.PASSWORD, quoted=True, literal=True)
 
@@ -60,10 +71,44 @@ _STDIN = re.compile(rf"""\b(?:echo|printf)(?:[ \t]+-[neE]{{1,3}})*(?:[ \t]+(?:'%
 _STDIN_WORDS = ("stdin", "sudo", "passwd", "chpasswd", "kinit")
 
 
+# echo X | vercel env add DB_PASSWORD, printf X | gh secret set NAME, | wrangler secret put NAME,
+# | docker secret create NAME -: a value piped into a command that stores it as a secret.
+_STDIN_STORED = re.compile(rf"""(?:echo|printf)(?:[ \t]+-[neE]{{1,3}})*(?:[ \t]+(?:'%s(?:\\n)?'|"%s(?:\\n)?"))?[ \t]+"""
+                           rf"""(?P<secret>{_WORD})[ \t]*\|[ \t]*(?P<command>[^\n|;&]{{1,200}})""")
+_STORES = re.compile(r"(?<![\w-])(?:set|add|put|create|insert|store|import)(?![\w-])")
+_NAMED_ARGUMENT = re.compile(r"[A-Za-z_][\w.:-]{1,127}")
+
+
+def _stores_secret(command: str) -> bool:
+    """The command stores what it reads under a secret's name (or as a secret)."""
+    if not _STORES.search(command):
+        return False
+    for word in command.split():
+        word = word.strip("'\"")
+        if word in ("secret", "secrets") or word.endswith((":secrets:set", ":secret:set")):
+            return True
+        if _NAMED_ARGUMENT.fullmatch(word) and name_strength(re.split(r"[:]", word)[-1]) in (Strength.PASSWORD,
+                                                                                           Strength.TOKEN):
+            return True
+    return False
+
+
+_PIPED_INTO = re.compile(rf"""(?:echo|printf)(?:[ \t]+-[neE]{{1,3}})*[ \t]+(?P<secret>{_WORD})[ \t]*\|(?P<command>[^\n|;&]{{1,200}})""")
+
+
 def stdin_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
-    """A value echoed into a command that reads a password from standard input."""
+    """A value echoed into a command that reads a password from standard input, or that
+    stores it as a secret."""
     if b"echo" not in words and b"printf" not in words:
         return
+    for at, _word in find_words(lowered, data, [w for w in ("echo", "printf") if w.encode() in words]):
+        stored = _STDIN_STORED.match(text, at)
+        if stored and _stores_secret(stored.group("command")) and _secret(stored.group("secret")):
+            yield Hit("password", *_span(stored, "secret"), "a value piped into a command that stores a secret")
+        piped = _PIPED_INTO.match(text, at) if not (stored and _stores_secret(stored.group("command"))) else None
+        if (piped and _SECRET_COMMAND.search(piped.group("command")) and not _NOT_READERS.match(piped.group("command"))
+                and _secret(piped.group("secret")) and _pair_password(piped.group("secret").strip("'\""))):
+            yield Hit("password", *_span(piped, "secret"), "a value piped into a command that takes a secret")
     done = 0
     for at, word in find_words(lowered, data, [w for w in _STDIN_WORDS if w.encode() in words]):
         yield from _stdin_line(text, max(done, at - 400), at + len(word) + 20)
@@ -99,7 +144,34 @@ _POSITIONAL = {word: re.compile(pattern, re.IGNORECASE) for word, pattern in {
     "convertto-securestring": r"""convertto-securestring[ \t]+(?:-String[ \t]+)?(?P<secret>'[^'\n]{1,256}'|"[^"\n]{1,256}")""",
     "/pass": rf"""/(?:pass|password|pwd):(?P<secret>{_WORD})""",
     # Redis AUTH [user] password, MySQL SET PASSWORD [FOR u] = 'x'
-    "auth": rf"""(?<![\w.])(?-i:AUTH)[ \t]+(?:[\w-]{{1,64}}[ \t]+)?(?P<secret>{_WORD})[ \t]*(?:\r?\n|\Z)""",
+    # (MONITOR and the slow log print each word quoted: "AUTH" "default" "pw")
+    "auth": rf"""(?<![\w.])(?:(?-i:AUTH)[ \t]+(?:[\w-]{{1,64}}[ \t]+)?|(?-i:AUTH|auth)"[ \t]+(?:"[\w-]{{1,64}}"[ \t]+)?(?="))"""
+            rf"""(?P<secret>{_WORD})[ \t]*(?:\r?\n|\Z)""",
+    # FTP's and POP3's PASS, as a session log or a protocol trace shows it (upper case only)
+    "pass": rf"""(?<![\w.])(?-i:PASS)[ \t]+(?P<secret>{_WORD})[ \t]*(?:\r?\n|\Z)""",
+    # mc admin user add ALIAS USER SECRET
+    "user add": rf"""user[ \t]+add[ \t]+{_WORD}[ \t]+{_WORD}[ \t]+(?P<secret>{_WORD})[ \t]*(?:\r?\n|\Z)""",
+    "using": rf"""using[ \t]+(?P<secret>{_WORD})""",  # db2 connect to DB user U using PW (the user: _USER_BEFORE)
+    # SNMP communities (Cisco's snmp-server community X RO, net-snmp's rocommunity X)
+    "community": rf"""(?:(?<=snmp-server[ ])|(?<=ro)|(?<=rw))community[ \t]+(?P<secret>{_WORD})(?=[ \t]+(?:RO|RW|ro|rw|view|\d)\b|[ \t]*(?:\r?\n|\Z)|[ \t]+[\d.:/]+)""",
+    # strongSwan's ipsec.secrets: [ids] : PSK "X" (EAP, XAUTH, NTLM the same)
+    "psk": r"""(?<=:)[ \t]{0,4}(?-i:PSK|EAP|XAUTH|NTLM)[ \t]+(?P<secret>"[^"\n]{1,256}"|'[^'\n]{1,256}'|0[xs][^\s]{1,256})""",
+    # OpenVPN's inline <auth-user-pass> block: a user, then the password
+    "<auth-user-pass>": r"""<auth-user-pass>[ \t]*\r?\n[^\n]{1,128}\r?\n(?P<secret>[^\s]{1,256})[ \t]*\r?\n[ \t]*</auth-user-pass>""",
+    # Postfix's sasl_passwd: [host]:port user:password
+    "]:": r"""(?:^|(?<=\n))\[[\w.-]{1,253}\](?::\d{1,5})?[ \t]+[^\s:]{1,128}:(?P<secret>[^\s]{1,256})(?=[ \t]*(?:\r?\n|\Z))""",
+    # SQLCipher: PRAGMA [db.]key = 'x' / rekey, ATTACH … KEY 'x'
+    "pragma": r"""pragma[ \t]+(?:\w{1,64}\.)?(?:re)?key[ \t]*=[ \t]*(?P<secret>'[^'\n]{1,256}'|"[^"\n]{1,256}")""",
+    "attach": r"""attach[ \t]+(?:database[ \t]+)?'[^'\n]{1,256}'[ \t]+as[ \t]+\w{1,64}[ \t]+key[ \t]+(?P<secret>'[^'\n]{1,256}')""",
+    "authorize-account": rf"""authorize-account[ \t]+{_WORD}[ \t]+(?P<secret>{_WORD})""",  # b2 authorize-account ID KEY
+    "wpa_passphrase": rf"""wpa_passphrase[ \t]+{_WORD}[ \t]+(?P<secret>{_WORD})""",  # SSID, then its passphrase
+    # composer config http-basic.HOST user password, github-oauth.github.com TOKEN, gitlab-token.HOST TOKEN
+    "http-basic.": rf"""http-basic\.[\w.-]{{1,253}}[ \t]+{_WORD}[ \t]+(?P<secret>{_WORD})""",
+    "-oauth.": rf"""(?<=github|gitlab)-oauth\.[\w.-]{{1,253}}[ \t]+(?P<secret>{_WORD})""",
+    "-token.": rf"""(?<=gitlab)-token\.[\w.-]{{1,253}}[ \t]+(?P<secret>{_WORD})""",
+    # MinIO's mc alias set NAME URL ACCESS_KEY SECRET_KEY (and its older config host add)
+    "alias set": rf"""alias[ \t]+set[ \t]+{_WORD}[ \t]+\S{{1,256}}[ \t]+{_WORD}[ \t]+(?P<secret>{_WORD})""",
+    "host add": rf"""host[ \t]+add[ \t]+{_WORD}[ \t]+\S{{1,256}}[ \t]+{_WORD}[ \t]+(?P<secret>{_WORD})""",
     "set password": r"""set[ \t]+password[ \t]+(?:for[ \t]+\S{1,128}[ \t]*)?=[ \t]*(?:password\()?(?P<secret>'[^'\n]{1,256}')""",
     "ssh-keygen": rf"""ssh-keygen\b[^\n|;]{{0,200}}?[ \t]-[NP][ \t]+(?P<secret>{_WORD})""",  # new / old passphrase
     "ldappasswd": rf"""ldappasswd\b[^\n|;]{{0,300}}?[ \t]-s[ \t]+(?P<secret>{_WORD})""",  # the new password
@@ -108,7 +180,8 @@ _POSITIONAL = {word: re.compile(pattern, re.IGNORECASE) for word, pattern in {
     # user/password@host:port/service (Oracle's EZConnect, in JDBC thin URLs and tools)
     "thin:": r"""thin:[\w$#]{1,64}/(?P<secret>[^\s@/"']{1,128})@""",
 }.items()}
-_BACK = {"plus": 3, "dp": 3}  # sqlplus, expdp: the word is found inside the command's name
+_BACK = {"plus": 3, "dp": 3, "psk": 8}
+_USER_BEFORE = re.compile(r"(?<![\w-])user[ \t]+[^\s'\"]{1,64}[ \t]+\Z", re.IGNORECASE)  # sqlplus, expdp: the word is found inside the command's name
 
 
 _POSITIONAL_ANCHORS = {"htpasswd": b"htpasswd", "mosquitto_passwd": b"mosquitto", "rabbitmqctl": b"rabbitmqctl",
@@ -116,24 +189,47 @@ _POSITIONAL_ANCHORS = {"htpasswd": b"htpasswd", "mosquitto_passwd": b"mosquitto"
                        "dp": b"expdp", "rman": b"rman", "conn": b"conn", "convertto-securestring": b"convertto",
                        "/pass": b"pass", "ssh-keygen": b"keygen", "thin:": b"thin",
                        "auth": b"auth", "set password": b"set", "lftp": b"lftp", "xfreerdp": b"xfreerdp",
-                       "rdesktop": b"rdesktop", "ldappasswd": b"ldappasswd", "-password": b"security"}
+                       "rdesktop": b"rdesktop", "ldappasswd": b"ldappasswd", "-password": b"security",
+                       "wpa_passphrase": b"wpa", "http-basic.": b"basic", "-oauth.": b"oauth", "-token.": b"token",
+                       "alias set": b"alias", "host add": b"add", "pass": b"pass", "user add": b"add", "using": b"using",
+                       "community": b"community", "psk": b"psk", "pragma": b"pragma", "attach": b"attach",
+                       "authorize-account": b"authorize", "<auth-user-pass>": b"user", "]:": b"]:"}
 
 
-_POSITIONAL_GATE = frozenset(_POSITIONAL_ANCHORS.values()) - {b"pass"} | {b"impdp", b"connect"}
+_COMMUNITIES = frozenset({b"rocommunity", b"rwcommunity"})  # net-snmp's snmpd.conf
+_POSITIONAL_GATE = frozenset(_POSITIONAL_ANCHORS.values()) - {b"pass"} | {b"impdp", b"connect"} | _COMMUNITIES
 
 
 def positional_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
     """Passwords in the place a command documents for them: htpasswd -b, net user, sqlplus u/p@db …"""
     windows = "/pass" in lowered or "/pwd:" in lowered
-    if words.isdisjoint(_POSITIONAL_GATE) and not windows:
+    protocol = b"pass" in words and "PASS " in text  # FTP's PASS, upper case
+    relay = "]:" in text  # Postfix's [host]:port user:password
+    if words.isdisjoint(_POSITIONAL_GATE) and not windows and not protocol and not relay:
         return
     present = [word for word, anchor in _POSITIONAL_ANCHORS.items()
-               if anchor in words or (word == "dp" and b"impdp" in words) or (word == "conn" and b"connect" in words)
-               or (word == "/pass" and windows)]
-    for at, word in find_words(lowered, data, present):
+               if anchor in words and anchor != b"pass" or (word == "dp" and b"impdp" in words)
+               or (word == "conn" and b"connect" in words) or (word == "/pass" and windows)
+               or (word == "]:" and relay)
+               or (word == "community" and not words.isdisjoint(_COMMUNITIES))]
+    places = find_words(lowered, data, present)
+    if protocol:  # only where it stands in upper case
+        at = text.find("PASS ")
+        while at >= 0:
+            places.append((at, "pass"))
+            at = text.find("PASS ", at + 5)
+    for at, word in places:
         pattern = _POSITIONAL[word]
         begin = max(0, at - _BACK.get(word, 0))
-        match = pattern.search(text, begin, min(len(text), at + 600)) if word in _BACK else pattern.match(text, at)
+        if word == "]:":  # [host]:port user:password starts its line
+            begin = text.rfind("\n", max(0, at - 260), at) + 1 if at else 0
+            if not text.startswith("[", begin) or (begin == 0 and at > 260):
+                continue
+            match = pattern.match(text, begin)
+        else:
+            match = pattern.search(text, begin, min(len(text), at + 600)) if word in _BACK else pattern.match(text, at)
+        if word == "using" and not _USER_BEFORE.search(text, max(0, at - 80), at):
+            continue
         if match and match.start() <= at and _secret(match.group("secret")):
             start, end = _span(match, "secret")
             yield Hit("password", start, end, "password given to a command by position")
@@ -153,37 +249,96 @@ _LITERAL = re.compile(r"""\s{0,8}(?:\w{1,32}\s{0,4}=\s{0,4})?(?P<q>["'])(?P<v>(?
                       r"""|\s{0,8}[\w.\[\]"'()]{1,128}\s{0,8}""")
 
 
+# Any other call whose name ends in one of these takes credentials too: smtp.PlainAuth,
+# PasswordAuthenticator, CRAMMD5Auth, client.auth, UserCredential, doLogin.
+_AUTH_ENDINGS = (b"auth", b"authenticator", b"authenticate", b"login", b"logon", b"signin", b"credential",
+                 b"credentials")
+_NOT_CALLS = frozenset({b"oauth", b"author", b"auth"})  # auth alone: only as a method (below)
+_HOST = re.compile(r"[\w-]{1,63}(?:\.[\w-]{1,63}){1,8}(?::\d{1,5})?|\d{1,5}|:\d{1,5}")
+
+
 def call_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
-    """The last string literal of a login/bind call given two literals or more."""
-    if words.isdisjoint(_CALL_ANCHORS):
-        return
+    """The password literal of a call that logs in, binds or authenticates: the last string
+    literal of two arguments or more (a host or port after it left aside), or the one literal
+    of a method named auth (redis.auth("pw"), red:auth("pw"))."""
     present = [name for name, forms in _CALL_WORDS.items() if not words.isdisjoint(f.encode() for f in forms)]
-    for at, word in find_words(lowered, data, present):
+    present += [w.decode() for w in words if w.endswith(_AUTH_ENDINGS) and w not in _NOT_CALLS and len(w) <= 40]
+    if b"auth" in words:
+        present.append("auth")
+    connects = [w.decode() for w in _CONNECTS if w in words]
+    for at, word in find_words(lowered, data, list(dict.fromkeys(present))):
+        if word == "auth":  # a method (redis.auth, red:auth) or a name's end (CRAMMD5Auth)
+            if at and (text[at - 1] in ".:" or text[at - 1].isalnum()) and text.startswith("(", at + 4):
+                yield from _call_at(text, at + 5, single=text[at - 1] in ".:", wordy_ok=False)
+            continue
         opened = _CALL_OPEN.match(text, at + len(word))
-        if opened:
-            yield from _call_at(text, opened.end())
+        if opened and not (at and (text[at - 1].isalnum() and word not in _CALL_WORDS)):
+            yield from _call_at(text, opened.end(), wordy_ok=word in _CALL_WORDS and word != "authenticate")
+    for at, word in find_words(lowered, data, connects) if connects else ():
+        opened = _CONNECT_OPEN.match(text, at + len(word))
+        if opened and not (at and text[at - 1].isalnum()):
+            yield from _connect_at(text, opened.end())
 
 
-def _call_at(text: str, pos: int) -> Iterator[Hit]:
-    """The call's arguments from `pos`: the last, a string literal, of two arguments or more."""
-    last: tuple[int, int] | None = None
-    count = 0
+# pymysql.connect('h', 'u', 'pw', 'db'), FTP('h', 'u', 'pw'), SMTP_SSL(…): a connection's
+# arguments by position; the one literal with a password's shape among three or more.
+_ANY_LITERAL = re.compile(r"""(?<![\w"'])[bB]?(?P<q>["'])(?P<v>[^"'\\\n]{0,256})(?P=q)""")
+_CONNECT_OPEN = re.compile(r"\d?(?:_[A-Za-z0-9]{1,8})?\(")  # FTP_TLS(, SMTP_SSL(, IMAP4_SSL(
+_CONNECTS = (b"connect", b"ftp", b"smtp", b"imap", b"pop", b"sequelize")
+
+
+def _connect_at(text: str, pos: int) -> Iterator[Hit]:
+    literals = list(_ANY_LITERAL.finditer(text, pos, _closing(text, pos - 1, min(len(text), pos + 400))))
+    if len(literals) < 3:
+        return
+    for literal in literals:
+        value = literal.group("v")
+        if (not _HOST.fullmatch(value) and "/" not in value and _secret(value) and " " not in value
+                and (_strong(value) or looks_random(value, 16))):
+            yield Hit("password", literal.start("v"), literal.end("v"), "password passed to a connection by position")
+
+
+def _strong(value: str) -> bool:
+    return (len(value) >= 10 and any(c.isupper() for c in value) and any(c.islower() for c in value)
+            and any(c.isdigit() for c in value))
+
+
+def _call_at(text: str, pos: int, single: bool = False, wordy_ok: bool = True) -> Iterator[Hit]:
+    """The call's arguments from `pos`: the last string literal of two arguments or more,
+    a host or a port after it left aside (smtp.PlainAuth("", user, pw, host)); with
+    `single`, a call of one literal that looks like a password. Unless `wordy_ok` (a name
+    that surely logs in: login, bind), a plain lower-case word is no password."""
+    args: list[tuple[int, int] | None] = []
     for _ in range(6):
         arg = _LITERAL.match(text, pos)
         if not arg:
             break
-        count += 1
-        last = (arg.start("v"), arg.end("v")) if arg.group("q") else None
+        args.append((arg.start("v"), arg.end("v")) if arg.group("q") else None)
         pos = arg.end()
         if not text.startswith(",", pos):
             break
         pos += 1
-    if not text.startswith(")", pos) or count < 2 or last is None:
+    if not text.startswith(")", pos) or not args:
+        return
+    if single and len(args) == 1:
+        if args[0] is not None and _pair_password(text[args[0][0]:args[0][1]]):
+            yield Hit("password", *args[0], "password passed to an auth call")
+        return
+    while len(args) > 2 and args[-1] is not None and _HOST.fullmatch(text[args[-1][0]:args[-1][1]]):
+        args.pop()  # the server named after the password
+    last = args[-1]
+    if len(args) < 2 or last is None:
         return
     start, end = last
     value = text[start:end]
-    if _secret(value) and "://" not in value:
+    if _secret(value) and "://" not in value and (wordy_ok or not _plain_word(value)):
         yield Hit("password", start, end, "password passed to a login call")
+
+
+def _plain_word(value: str) -> bool:
+    """A lower-case word as prose spells it (session, local): letters with a word's share
+    of vowels; fzivkdldhwwnuwzv has too few."""
+    return value.isalpha() and value.islower() and 10 * sum(c in "aeiou" for c in value) >= 3 * len(value)
 
 
 _COOKIE = re.compile(r"(?i)(?:set-)?cookie[\"']?\s{0,4}[:=]\s{0,4}[\"']?|(?:\s-b|--cookie)\s{1,4}[\"']?")
@@ -227,7 +382,7 @@ def cookie_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -
 # ~/.pgpass: hostname:port:database:username:password, one entry a line.
 _PORT_FIELD = re.compile(r":\d{1,5}:[\w.*-]{1,64}:[\w.@*-]{1,64}:[^\s:]")  # host:port:db:user:pw
 _PGPASS = re.compile(r"(?<![\w.*:-])[\w.*-]{1,253}:(?:\d{1,5}|\*):[\w.*-]{1,64}:[\w.@*-]{1,64}:"
-                     r"(?P<secret>[^\s:\"'\\]{1,256})(?=[\s\"'\\]|\Z)")
+                     r"(?P<secret>(?:\\[:\\]|[^\s:\"'\\]){1,256})(?=[\s\"']|\\[nrt\"']|\Z)")  # \: and \\ escaped
 
 
 _PORT_FIELD_BYTES = re.compile(_PORT_FIELD.pattern.replace(r"\w", "a-zA-Z0-9_").encode())
@@ -360,8 +515,10 @@ def announced_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]
 # A command run at a shell prompt whose words name a secret (terraform output -raw
 # db_password, kubectl get secret … '{.data.password}' | base64 -d, vault kv get -field=token),
 # and the one word it printed on the next line.
-_PROMPT_SECRET = re.compile(r"[^\n]{0,300}?(?:passw(?:or)?d|passphrase|secret|token|api[_-]?key|private[_-]?key|credential)"
-                            r"[^\n]{0,300}\n(?P<v>[^\s]{8,512})[ \t]*(?:\n|\Z)", re.IGNORECASE)
+# An auth file (OpenVPN's auth-user-pass, a .netrc-like creds file) printed: a user, then the password.
+_PROMPT_SECRET = re.compile(r"[^\n]{0,300}?(?:passw(?:or)?d|passphrase|secret|token|api[_-]?key|private[_-]?key|credential"
+                            r"|(?<![a-z])(?:auth|creds?)(?=[._-]|\s|\Z))"
+                            r"[^\n]{0,300}\n(?:[^\s]{1,64}[ \t]*\n)??(?P<v>[^\s]{8,512})[ \t]*(?:\n|\Z)", re.IGNORECASE)
 
 
 def printed_hits(text: str, data: bytes) -> Iterator[Hit]:
@@ -371,7 +528,7 @@ def printed_hits(text: str, data: bytes) -> Iterator[Hit]:
             continue
         start = at if len(data) == len(text) else char_offsets(data, [at])[0]
         match = _PROMPT_SECRET.match(text, start + 2)
-        if match and "\n" not in text[start:match.start("v") - 1] and _announced_secret(match.group("v")):
+        if match and text.count("\n", start, match.start("v")) <= 2 and _announced_secret(match.group("v")):
             yield Hit("password", match.start("v"), match.end("v"), "a secret a command printed")
 
 
@@ -394,3 +551,277 @@ def _announced_secret(value: str) -> bool:
         return False
     return looks_random(value, 12) or value_is_secret(value, Strength.PASSWORD, quoted=False, literal=False) \
         and any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+
+
+# user:password after a flag that takes credentials, in any tool: --auth, --basic-auth,
+# --credentials, --user, -u (httpie's -a, ab's -A, curl's combined -su on their lines).
+# A random user with an empty or one-letter password is an API key (curl -u KEY:X).
+_CREDENTIAL_FLAG = re.compile(r"""(?<!\S)(?P<flag>--(?:basic-|http-|proxy-)?(?:auth|basic|user|credentials?|creds)|-u|-[a-zA-Z]{1,3}u|-[aA])"""
+                              r"""(?:[ \t]{1,4}|=)(?P<q>['"]?)(?P<user>[^\s:'"/@$]{1,128}):(?P<v>[^\s'"]{0,256})(?P=q)(?=[\s;|&)]|\Z)""")
+_CREDENTIAL_GATE = re.compile(rb"-(?:[a-z]{0,3}[ua]|A|-(?:basic-|http-|proxy-)?(?:auth|basic|user|credentials?|creds))[ \t=]")
+_HTTP_CLIENTS = re.compile(r"(?<![\w-])(?:https?|xh|ab|curlie|httpie)[ \t]")
+_CURLS = re.compile(r"(?<![\w-])(?:curl|curlie|xh)[ \t]")
+
+
+def credential_flag_hits(text: str, data: bytes) -> Iterator[Hit]:
+    """The password (or the API key given as the user) of user:password after a
+    credentials flag."""
+    for found in _CREDENTIAL_GATE.finditer(data):
+        if not found.start() or data[found.start() - 1] not in b" \t\n":
+            continue
+        at = found.start() if len(data) == len(text) else char_offsets(data, [found.start()])[0]
+        match = _CREDENTIAL_FLAG.match(text, at)
+        if match is None:
+            continue
+        flag = match.group("flag")
+        line = text[max(text.rfind("\n", 0, at) + 1, at - 300):at]
+        if flag in ("-a", "-A") and not _HTTP_CLIENTS.search(line) or (
+                len(flag) > 2 and not flag.startswith("--") and not _CURLS.search(line)):
+            continue  # rsync -a host:dir, tar -cu: not credentials
+        user, value = match.group("user"), match.group("v")
+        if len(value) <= 1 and looks_random(user, 16) and not is_placeholder(user):
+            yield Hit("token", match.start("user"), match.end("user"), f"API key given as the user of {flag}")
+        elif _pair_password(value):
+            yield Hit("password", match.start("v"), match.end("v"), f"password of user:password after {flag}")
+
+
+def _pair_password(value: str) -> bool:
+    """A password's shape: digits or symbols with letters, or random; not a port, a group
+    (www-data), a path or a number."""
+    if not _secret(value) or _PORTS.fullmatch(value) or value.isdigit() or wordy(value) or "/" in value:
+        return False
+    return (looks_random(value, 12) or mixed_case_random(value)
+            or any(c.isdigit() for c in value) and any(c.isalpha() for c in value))
+
+
+# A CLI's secret store given NAME then the value: dotnet user-secrets set "Smtp:Password" X,
+# gh secret set NAME --body X, a vault's kv put NAME X; the name (its last part after a
+# ':' or '__') says secret.
+_SECRET_SET = re.compile(rf"""(?<![\w-])(?:secrets?|user-secrets|env|config|vars?|kv|parameter|param)[ \t]+(?:set|add|put)"""
+                         rf"""(?:[ \t]+--?[\w-]{{1,32}}(?:=\S{{1,64}})?)*[ \t]+(?P<name>"[^"\n]{{1,128}}"|'[^'\n]{{1,128}}'|[^\s'"=]{{1,128}})"""
+                         rf"""[ \t]+(?:(?:--body|-b|--value)(?:[ \t]+|=))?(?P<secret>{_WORD})""")
+
+
+_STORE_VERBS = (b" set ", b" add ", b" put ", b" set\t", b" add\t", b" put\t")
+_STORE_BEFORE = re.compile(rb"(?<![\w-])(?:secrets?|user-secrets|env|config|vars?|kv|parameter|param)[ \t]{1,4}\Z")
+
+
+def secret_set_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
+    """The value a CLI stores under a secret's name."""
+    places = [at for verb in _STORE_VERBS if verb[1:4] in words for at in scan(data, verb)
+              if _STORE_BEFORE.search(data, max(0, at - 16), at + 1)]
+    for at in places if len(data) == len(text) else char_offsets(data, places):
+        match = _SECRET_SET.search(text, max(0, at - 14), min(len(text), at + 400))
+        if match is None or match.start() > at:
+            continue
+        name = re.split(r":|__", match.group("name").strip("'\""))[-1]
+        value = match.group("secret").strip("'\"")
+        if name_strength(name) in (Strength.PASSWORD, Strength.TOKEN) and _secret(value) and not _plain_word(value):
+            yield Hit("password", *_span(match, "secret"), f"value stored as {name}")  # not: env add NAME production
+
+
+# The key of an HMAC is a secret wherever it is written: hmac.new(b"k", …), createHmac('sha256', 'k'),
+# hash_hmac('sha256', $body, 'k'), hmac.New(sha256.New, []byte("k")), new SecretKeySpec("k".getBytes(), …).
+_HMAC_LITERAL = re.compile(r"""(?<![\w"'])[bB]?(?P<q>["'])(?P<v>[^"'\\\n]{8,256})(?P=q)""")
+_COMPARES = re.compile(r"compare|equal|verify")
+_ALGORITHM = re.compile(r"(?i)(?:hmac[-_]?)?(?:sha[-_]?\d{1,3}(?:[-_/]\d{1,3})?|md5|sha3[-_]\d{3}|blake2[bs]?|sm3|ripemd\d{3})"
+                        r"|[HREP]S\d{3}|aes-?\d{3}(?:-[a-z]{2,4})?|chacha20(?:-poly1305)?|des-ede3(?:-cbc)?|utf-?8|hex|base64|latin-?1|ascii")
+
+
+# Calls whose literal arguments are keys or passwords: HMACs, JWT signing and checking,
+# ciphers, password hashing and key derivation.
+_KEYED_CALLS = {"hmac": b"hmac", "secretkeyspec": b"secretkeyspec", "jwt.encode(": b"jwt", "jwt.sign(": b"jwt",
+                "jwt.decode(": b"jwt", "jwt.verify(": b"jwt", "fernet(": b"fernet", "aes.new(": b"aes",
+                "cipheriv(": b"cipheriv", "pbekeyspec(": b"pbekeyspec", "hashpw(": b"hashpw", "checkpw(": b"checkpw"}
+KEYED_CALL_WORDS = frozenset({b"jwt", b"fernet", b"aes", b"createcipheriv", b"createdecipheriv", b"pbekeyspec",
+                              b"hashpw", b"checkpw", b"tochararray", b"secretkeyspec"})
+_CHARS = re.compile(r"""(?P<q>["'])(?P<v>[^"'\\\n]{3,256})(?P=q)\.tochararray\(\)""", re.IGNORECASE)
+
+
+def key_call_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
+    """String literals that look like keys in the arguments of a keyed call (an HMAC, a
+    JWT's signing, a cipher, password hashing), and a literal made a char[] (Java hands
+    passwords over that way: "x".toCharArray())."""
+    for needle, gate in _KEYED_CALLS.items():
+        if not may_hold(words, gate) or needle.encode() not in data:
+            continue
+        for at in _places(data, needle, len(text)):
+            end = text.find("\n", at, at + 300)
+            end = end if end >= 0 else min(len(text), at + 300)
+            opened = text.find("(", at, end)
+            if opened < 0 or _COMPARES.search(lowered, at, min(end, at + 40)):
+                continue  # hmac.compare_digest(sig, "…"): a signature compared, not the key
+            for literal in _HMAC_LITERAL.finditer(text, opened, _closing(text, opened, end)):
+                value = literal.group("v")
+                if (not _ALGORITHM.fullmatch(value) and _secret(value) and " " not in value
+                        and (looks_random(value, 12) or _pair_password(value))):
+                    yield Hit("secret", literal.start("v"), literal.end("v"), f"key given to {needle.rstrip('(')}")
+    if b".tochararray()" in data:
+        for at in _places(data, ".tochararray()", len(text)):
+            chars = _CHARS.search(text, max(0, at - 260), at + 14)
+            if chars and chars.end() == at + 14 and _secret(chars.group("v")) and not _plain_word(chars.group("v")):
+                yield Hit("password", chars.start("v"), chars.end("v"), "a literal made a char[] password")
+
+
+# @Value("x") private String adminPassword; (Spring, Micronaut, Quarkus): a literal given to the
+# annotation of a field whose name says secret.
+_ANNOTATED = re.compile(r"""@[A-Za-z_][\w.]{0,40}\(\s{0,4}(?:value\s{0,4}=\s{0,4})?"(?P<v>[^"\\\n]{1,256})"\s{0,4}\)\s{1,8}"""
+                        r"""(?:(?:private|public|protected|internal|static|final|readonly|lateinit|val|var)\s{1,8}){0,4}"""
+                        r"""(?:[\w<>\[\].?,]{1,64}\s{1,8})?(?P<name>[A-Za-z_]\w{0,63})\s{0,4}[;:=]""")
+
+
+def _closing(text: str, opened: int, end: int) -> int:
+    """Where the call opened at `opened` closes (its arguments only: not a digest compared
+    after it), or `end`."""
+    depth, quote = 0, ""
+    for at in range(opened, end):
+        c = text[at]
+        if quote:
+            quote = "" if c == quote else quote
+        elif c in "\"'":
+            quote = c
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return at
+    return end
+
+
+_PATTERN_LIKE = re.compile(r"[\s\[\]{}^\\]|\$\{")  # @Pattern("^[A-Za-z0-9]{8,}$"), @Description("the admin password")
+
+
+def annotation_hits(text: str) -> Iterator[Hit]:
+    """The literal of an annotation on a secret-named field."""
+    for match in _ANNOTATED.finditer(text):
+        value = match.group("v")
+        if (name_strength(match.group("name")) in (Strength.PASSWORD, Strength.TOKEN) and _secret(value)
+                and not _PATTERN_LIKE.search(value) and (_pair_password(value) or looks_random(value, 12))):
+            yield Hit("secret", match.start("v"), match.end("v"), f"annotated value of {match.group('name')}")
+
+
+# A here-string or a process substitution hands a value over as a file or standard input:
+# `gh secret set NAME <<< X`, `passwd --stdin bob <<< X`, `--vault-password-file=<(echo X)`.
+_HERE_STRING = re.compile(rf"""<<<[ \t]*(?P<secret>{_WORD})""")
+_SUBSTITUTED = re.compile(rf"""--?[\w-]{{0,40}}(?:pass|secret|token|key|cred)[\w-]{{0,40}}(?:=|[ \t]{{1,4}})<\([ \t]{{0,4}}"""
+                          rf"""(?:echo|printf)(?:[ \t]+-[neE]{{1,3}})?[ \t]+(?P<secret>{_WORD})[ \t]*\)""", re.IGNORECASE)
+_ECHOED = re.compile(rf"""<\([ \t]{{0,4}}(?:echo|printf)(?:[ \t]+-[neE]{{1,3}})?[ \t]+(?P<secret>{_WORD})[ \t]*\)""")
+_READS_SECRET = re.compile(r"(?i)--?password-stdin|--stdin\b|\bchpasswd\b|\bpasswd\b|\bkinit\b|--pass(?:word)?-stdin")
+# A command whose own words say it takes a secret (smbpasswd, pass insert, keyring set, gh auth
+# login --with-token, cryptsetup luksOpen, age -p): a word of it, not a path's part.
+_SECRET_COMMAND = re.compile(r"(?i)(?<![\w/.$-])(?:\w*passw(?:or)?d\w*|pass|\w*secrets?\w*|\w*token\w*|\w*crypt\w*|keyring|"
+                             r"keychain|login|auth|creds?|credentials?|age[ \t]+-p)(?![\w/.-])")
+_NOT_READERS = re.compile(r"[ \t]*(?:grep|egrep|rg|sed|awk|tee|cat|jq|yq|xargs|wc|sort|uniq|head|tail|less|more|base64|"
+                          r"cut|tr|od|xxd|hexdump|sha\d*sum|md5sum|python3?|node|ruby|perl)\b")
+
+
+def fed_hits(text: str, data: bytes) -> Iterator[Hit]:
+    """A value given by here-string to a command that reads or stores a secret, or by a
+    process substitution to a flag that names one."""
+    for at in _places(data, "<<<", len(text)) if b"<<<" in data else ():
+        match = _HERE_STRING.match(text, at)
+        command = text[max(text.rfind("\n", 0, at) + 1, at - 300):at]
+        if match and _secret(match.group("secret")) and (
+                _READS_SECRET.search(command) or _stores_secret(command)
+                or _SECRET_COMMAND.search(command) and not _NOT_READERS.match(command)
+                and _pair_password(match.group("secret").strip("'\"").split()[-1])):
+            secret = _span(match, "secret")
+            value = text[secret[0]:secret[1]]
+            if " " in value and "user" in value.lower():  # ftp's 'user bob PW'
+                secret = (secret[0] + value.rindex(" ") + 1, secret[1])
+            yield Hit("password", *secret, "a secret given by here-string")
+    for at in _places(data, "<(", len(text)) if b"<(" in data else ():
+        match = _SUBSTITUTED.search(text, max(0, at - 90), at + 300)
+        if match and match.start() <= at < match.end() and _secret(match.group("secret")):
+            yield Hit("password", *_span(match, "secret"), "a secret given by process substitution")
+            continue
+        echoed = _ECHOED.match(text, at)
+        command = text[max(text.rfind("\n", 0, at) + 1, at - 300):at]
+        if (echoed and _SECRET_COMMAND.search(command) and _secret(echoed.group("secret"))
+                and _pair_password(echoed.group("secret").strip("'\""))):  # gcloud secrets … --data-file=<(echo X)
+            yield Hit("password", *_span(echoed, "secret"), "a secret given by process substitution")
+
+
+# A secret store's value flag (az keyvault secret set --value X, aws ssm put-parameter --value X,
+# vault kv put … --value X) and Windows tools' /p: after a /u: (mstsc, net, runas-likes).
+_VALUE_FLAG = re.compile(rf"""--(?:value|secret-value|secret-string|data)(?:=|[ \t]{{1,4}})(?P<secret>{_WORD})""")
+_STORE_WORDS = re.compile(r"(?i)(?<![\w/.-])(?:secrets?|keyvault|ssm|put-parameter|parameter|vault|credentials?)(?![\w/.-])")
+_SLASH_P = re.compile(rf"""/p(?:ass(?:word)?)?:(?P<secret>{_WORD})""", re.IGNORECASE)
+_SLASH_USER = re.compile(r"(?i)(?<!\S)/u(?:ser)?:\S")
+
+
+def store_flag_hits(text: str, data: bytes) -> Iterator[Hit]:
+    """The value flag of a command that stores a secret; /p: after /u: on a command line."""
+    for needle in ("--value", "--secret-value", "--secret-string", "--data"):
+        for at in _places(data, needle, len(text)) if needle.encode() in data else ():
+            match = _VALUE_FLAG.match(text, at)
+            line = text[max(text.rfind("\n", 0, at) + 1, at - 300):at]
+            if (match and _STORE_WORDS.search(line) and _secret(match.group("secret"))
+                    and (_pair_password(match.group("secret").strip("'\"")) or looks_random(match.group("secret"), 16))):
+                yield Hit("password", *_span(match, "secret"), f"the value of {needle} of a secret store")
+    for at in _places(data, " /p", len(text)) if b" /p" in data else ():
+        match = _SLASH_P.match(text, at + 1)
+        line = text[max(text.rfind("\n", 0, at) + 1, at - 300):at]
+        if (match and _SLASH_USER.search(line) and _secret(match.group("secret"))
+                and not match.group("secret").strip("'\"").isdigit()):  # robocopy's /p:8080 is no password
+            yield Hit("password", *_span(match, "secret"), "/p: after /u: on a command line")
+
+
+# A user literal, then a password literal, as a call's adjacent arguments on a line that
+# speaks of getting in: Client::new("bob", "pw"), NewDialer(h, 587, "u", "pw"),
+# new mysqli('h', 'u', 'pw', 'db'), yagmail.SMTP('u@x', 'pw'), basic_auth("u", Some("pw")).
+_USER_THEN_PASSWORD = re.compile(r"""(?P<q>["'])(?P<user>[\w.@+-]{1,64})(?P=q)[ \t]{0,4},[ \t]{0,4}(?:Some\()?"""
+                                 r"""(?P<q2>["'])(?P<v>[^"'\\\s]{8,128})(?P=q2)""")
+# base64 of "user:password" written in code: btoa('u:pw'), b64encode(b'u:pw')
+_ENCODERS = ("btoa(", "b64encode(", "encodebase64(", "base64_encode(", "strict_encode64(", "encode64(", "tobase64string(")
+_ENCODED_PAIR = re.compile(r"""(?:btoa|b64encode|encodebase64|base64_encode|strict_encode64|encode64|tobase64string)"""
+                           r"""\([ \t]{0,4}[bB]?(["'])[\w.@+-]{1,64}:(?P<v>[^"'\\\s]{6,128})\1""", re.IGNORECASE)
+
+
+_GETTING_IN_WORDS = ("auth", "cred", "login", "logon", "connect", "dial", "smtp", "ftp", "imap", "pop3", "mysql", "pdo",
+                     "dbi", "ssh", "ldap", "client")
+
+
+def pair_literal_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
+    """The password of a user and password given side by side as literals, just after a word
+    about getting in on its line (only those places are read)."""
+    for needle in _ENCODERS:
+        for at in _places(data, needle, len(text)) if needle.encode() in data else ():
+            encoded = _ENCODED_PAIR.match(text, at)
+            if encoded and _secret(encoded.group("v")) and (_pair_password(encoded.group("v"))
+                                                             or looks_random(encoded.group("v"), 12)):
+                yield Hit("password", encoded.start("v"), encoded.end("v"), "password in base64 of user:password")
+    done = 0
+    for at, _word in find_words(lowered, data, inside_words(words, _GETTING_IN_WORDS)):
+        if at < done:
+            continue
+        end = text.find("\n", at, at + 240)
+        end = end if end >= 0 else min(len(text), at + 240)
+        for match in _USER_THEN_PASSWORD.finditer(text, max(done, at - 40), end):
+            value = match.group("v")
+            if ((_strong(value) or looks_random(value, 16)) and not _strong(match.group("user"))
+                    and not looks_random(match.group("user"), 12) and _secret(value) and not wordy(value)
+                    and not camel_words(value[0].upper() + value[1:]) and not _HOST.fullmatch(value) and "/" not in value):
+                yield Hit("password", match.start("v"), match.end("v"), "password literal after its user")
+        done = end
+
+
+# composer's auth.json: a secret-named object whose members are hosts, each given its token
+# ("github-oauth": {"github.com": "…"}, "gitlab-token": {…}, "bearer": {…}).
+_HOST_MAP = re.compile(r"""(?P<name>[\w-]{0,24}(?:oauth|token|bearer|auth))\\?"[ \t]{0,4}:[ \t]{0,4}\{[ \t\r\n]{0,40}"""
+                       r"""\\?"[\w-]{1,63}(?:\.[\w-]{1,63}){1,6}(?::\d{1,5})?\\?"[ \t]{0,4}:[ \t]{0,4}\\?"(?P<v>[^"\\\s]{8,256})\\?\"""",
+                       re.IGNORECASE)
+_HOST_MAP_NEEDLES = ("oauth\"", "token\"", "bearer\"", "auth\"")
+
+
+def host_map_hits(text: str, data: bytes) -> Iterator[Hit]:
+    """The token of each host under a secret-named object (composer's auth.json)."""
+    for needle in _HOST_MAP_NEEDLES:
+        for at in _places(data, needle, len(text)) if needle.encode() in data else ():
+            begin = at
+            while begin > 0 and at - begin < 24 and (text[begin - 1].isalnum() or text[begin - 1] in "_-"):
+                begin -= 1
+            match = _HOST_MAP.match(text, begin)
+            if match and (looks_random(match.group("v"), 16) or _pair_password(match.group("v"))) and _secret(match.group("v")):
+                yield Hit("token", match.start("v"), match.end("v"), f"token of a host under {match.group('name')}")

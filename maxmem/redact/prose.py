@@ -19,8 +19,18 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from .assignments import grouped_password
 from .shapes import Hit
-from .values import find_words, is_placeholder, looks_random, mixed_case_random, present_words, word_index, wordy
+from .values import (
+    camel_words,
+    find_words,
+    is_placeholder,
+    looks_random,
+    mixed_case_random,
+    present_words,
+    word_index,
+    wordy,
+)
 
 __all__ = ["prose_hits", "password_like"]
 
@@ -29,9 +39,19 @@ _LOGINS = ("log in", "login", "logon", "sign in", "signin", "anmelden", "connexi
            "logged in", "sign into", "ssh in", "ssh into", "connect as", "authenticate as", "authenticate with",
            "einloggen", "se connecter", "iniciar sesión", "inicia sesión", "accedi", "logga in", "inloggen",
            "zaloguj", "войти", "ログイン", "登录", "登入", "로그인", "giriş yap", "kirjaudu", "přihlásit")
+# One-time codes: digits that sign in for the next minutes.
+_ONE_TIME = ("verification code", "otp", "login code", "mfa code", "auth code", "authentication code",
+             "confirmation code", "sign-in code", "2fa-code", "totp code")
+# "code" in other languages: what follows counts only when a lock is named (see _LOCKS).
+_LOCK_CODES = ("code", "combination", "codice", "código", "codigo", "kod", "koden", "код", "koodi", "kode", "kód", "combinazione",
+               "combinación", "combinaison", "kombination", "combinatie", "kombinacja", "комбинация", "шифр")
 # "access code" in other languages: what follows is a PIN.
 _ACCESS_CODES = ("zugangscode", "türcode", "torcode", "código de acceso", "codice di accesso", "toegangscode",
-                 "kod dostępu", "код доступа", "accesskod", "pääsykoodi", "código de acesso")
+                 "kod dostępu", "код доступа", "accesskod", "pääsykoodi", "código de acesso",
+                 # unlock codes, door codes
+                 "codice di sblocco", "codice d'accesso", "código de desbloqueo", "code de déverrouillage", "entsperrcode",
+                 "ontgrendelcode", "kod odblokowania", "upplåsningskod", "код разблокировки", "解锁码", "ロック解除コード",
+                 "รหัสประตู", "รหัสเข้าบ้าน", "รหัสปลดล็อก", "门禁密码", "도어락 비밀번호")
 # Words that make what follows a password (the value needs a password's shape).
 _PASSWORD_WORDS = (
     "password", "passwort", "kennwort", "passphrase", "passcode", "pass phrase", "passwd", "mot de passe",
@@ -40,7 +60,7 @@ _PASSWORD_WORDS = (
     "jelszo", "şifre", "sifre", "parola", "kata sandi", "mật khẩu", "mat khau", "كلمة المرور", "كلمة السر", "סיסמה",
     "κωδικός", "पासवर्ड", "лозинка", "geslo", "lozinka", "slaptažodis", "parole", "credentials", "creds",
     "contrasenya", "pasahitza", "parool", "lykilorð", "kata laluan", "nenosiri", "รหัสผ่าน", "رمز عبور", "رمز",
-    "گذرواژه", "পাসওয়ার্ড", "கடவுச்சொல்", "salasõna", "jelszava", "hasła", "пароля",
+    "گذرواژه", "পাসওয়ার্ড", "கடவுச்சொல்", "salasõna", "jelszava", "hasła", "пароля", "비번", "סיסמת", "พาสเวิร์ด",
     *_LOGINS,
     "wifi", "wi-fi", "wlan", "mdp", "clave", "hasłem", "паролем", "пароль от", "暗証番号", "口令",  # mot de passe; es: clave = password
     "pw", "pwd", "pass",  # only as a label: "pw: …", "pass = …"
@@ -48,8 +68,10 @@ _PASSWORD_WORDS = (
     "pincode", "pin-code", "pin-kode", "puk", "пин", "пин-код", "暗証番号", "geheimzahl", "geheimnummer", "digicode",
     "পিন", "पिन", "핀", "密碼鎖",
     "code", "combination",  # "the code to the safe is 4821": only digits, only when a lock is named
+    *_LOCK_CODES[2:],
     *_ACCESS_CODES,
     "backup code", "recovery code", "2fa code", "one-time code", "backup codes", "recovery codes", "2fa codes",
+    *_ONE_TIME,
 )
 # A network named where its password is meant ("the guest wifi is …"); it does not end the
 # window of a password word before it ("Lösenordet till wifi:t är …").
@@ -67,11 +89,27 @@ _ENGLISH = frozenset({"password", "passphrase", "passcode", "passwd", "credentia
 # What a bare "code" or "combination" must name before its digits count (not source code).
 _LOCKS = re.compile(r"(?i)[ \t](?:to|for|of)[ \t](?:the[ \t]|my[ \t]|our[ \t]|your[ \t])?(?:front[ \t]|back[ \t]|main[ \t])?"
                     r"(?:safe|door|gate|garage|alarm|lock|locker|padlock|keypad|building|house|office|storage|"
-                    r"lockbox|key[ \t]?box|bike[ \t]?lock|suitcase)\b")
+                    r"lockbox|key[ \t]?box|bike[ \t]?lock|suitcase)\b"
+                    # the same in other languages: "il codice del cancello", "el código de la puerta",
+                    # "le code de la porte", "der Code für die Tür", "код от двери", "kod do drzwi"
+                    r"|[ \t](?:del|della|dello|dell'|di|de|du|des|da|do|dos|das|für|fuer|zum|zur|van|voor|от|для|к|do|till|til|"
+                    r"på|af|för|der|vom)[ \t]?(?:la[ \t]|le[ \t]|l'|el[ \t]|die[ \t]|der[ \t]|das[ \t]|den[ \t]|het[ \t]|de[ \t])?"
+                    r"(?:ma[ \t]|mon[ \t]|mi[ \t]|mia[ \t]|mio[ \t]|minha[ \t]|meu[ \t]|meiner[ \t]|meine[ \t]|mijn[ \t]|"
+                    r"mojej[ \t]|моей[ \t]|моего[ \t])?"
+                    r"(?:cancello|portone|porta|cassaforte|allarme|lucchetto|garage|garaje|box|puerta|portón|porton|portal|"
+                    r"alarma|caja[ \t]fuerte|candado|porte|portail|alarme|coffre|coffre-fort|cadenas|immeuble|bâtiment|"
+                    r"tür|tuer|haustür|tor|tresor|safe|alarmanlage|schloss|deur|poort|kluis|alarm|slot|drzwi|bramy|sejfu|"
+                    r"alarmu|kłódki|двери|ворот|сейфа|сигнализации|домофона|подъезда|замка|portão|portao|cofre|cadeado|"
+                    r"dörren|porten|kassaskåpet|larmet|døren|porten|oven|ovi|portti|kassakaappi|hälytin|"
+                    # a card: its code is its PIN; Russian's genitive needs no preposition (код карты)
+                    r"carte|carta|tarjeta|cartão|cartao|karte|bankkarte|kaart|karty|карты|карточки|kortet|kortin|bancomat)"
+                    r"(?![^\W\d_])(?![ \t]{1,3}(?:gr[aá]fic|graphi|m[eè]re|madre|madri|r[eé]seau|de[ \t]red|de[ \t]rede|"
+                    r"vid[eé]o|sd\b|son\b|sonido|audio|rete|di[ \t]rete))"  # a graphics or network card
+                    r"|[ \t](?:карты|двери|ворот|сейфа|домофона|подъезда|сигнализации|замка)(?![^\W\d_])")
 _CODES = frozenset({"pincode", "pin-code", "pin-kode", "puk", "пин", "пин-код", "暗証番号", "geheimzahl", "geheimnummer",
                     "digicode", "পিন", "पिन", "핀", "密碼鎖",
                     "alarm code", "door code", "access code", "unlock code", "pin code", "gate code", "entry code",
-                    "safe code", "pin", "passcode", "code", "combination", *_ACCESS_CODES})
+                    "safe code", "pin", "passcode", *_LOCK_CODES, *_ACCESS_CODES, *_ONE_TIME})
 # Words that make what follows a key or token (the value must look random).
 _KEY_WORDS = ("key", "token", "secret", "clé", "chave", "schlüssel", "sleutel", "klucz", "ключ", "токен",
               "密钥", "秘钥", "令牌", "金鑰", "密鑰", "私鑰", "秘鑰", "キー", "トークン", "토큰", "nyckel", "nøgle", "avain", "seed", "pin", "chiave",
@@ -79,9 +117,8 @@ _KEY_WORDS = ("key", "token", "secret", "clé", "chave", "schlüssel", "sleutel"
               "מפתח", "κλειδί", "कुंजी", "khóa", "kunci", "cheia", "geheimnis", "secreto", "segreto", "sekret",
               "секрет", "秘密", "비밀", "gizli")
 # English words that only count whole: "keyboard", "tokens per second", "spinner".
-_WHOLE = frozenset({"key", "token", "secret", "pin", "seed", "login", "logon", "signin", "creds", "parola", "code",
-                    "mdp", "puk", "пин", "clave", "wifi", "wlan",
-                    "combination",
+_WHOLE = frozenset({"key", "token", "secret", "pin", "seed", "login", "logon", "signin", "creds", "parola", "otp",
+                    "mdp", "puk", "пин", "clave", "wifi", "wlan", *_LOCK_CODES,
                     "parole", "heslo", "geslo"})
 _CONTEXT_WORDS = tuple(sorted((*_PASSWORD_WORDS, *_KEY_WORDS), key=len, reverse=True))
 # Short words between a key word and its value; past _FEW of them ("my key for the weather
@@ -99,7 +136,7 @@ _CONNECTORS = frozenset({
 _PRIMARY = frozenset({"c'est", "c’est", "is", ":", "=", "context", "was", "are", "ist", "lautet", "est", "es", "é", "è", "är", "er",
                       "on", "jest", "je", "adalah", "là", "ialah", "este", "és", "είναι", "是", "は", "는", "은", "ni", "คือ"})
 # Connectors after which only a strong password counts ("hashing with argon2id" is none).
-_WEAK_CONNECTORS = frozenset({"type", "enter", "with", "using", "use", "mit", "avec", "con", "com", "met", "per", "to", "als", "e", "med",
+_WEAK_CONNECTORS = frozenset({"after", "type", "enter", "with", "using", "use", "mit", "avec", "con", "com", "met", "per", "to", "als", "e", "med",
                               "mittels", "auf", "zu", "naar", "till"})
 _TOKEN = re.compile(r"\S+")
 _STRIP = "\"'`“”„«»‚‘’()[]<>{}"
@@ -110,7 +147,7 @@ _FILE_LIKE = re.compile(r"[\w.-]+\.(?:[a-z]{1,5})")
 # x86_64) or capitals, digits and dashes (HKDF-SHA256, AES-256-GCM, PBKDF2), short.
 _TECH_TERM = re.compile(r"[a-z]{1,8}\d{1,4}[a-z_\d]{0,6}|[A-Z][A-Z\d]{1,10}(?:[-_/][A-Z\d]{1,10}){0,3}")
 _PATH_LINE = re.compile(r"\.[A-Za-z]{1,5}:\d")
-_PIN = re.compile(r"\d{4,12}(?:[- ]\d{2,8})?#?")
+_PIN = re.compile(r"(?:\d{4,12}(?:[- ]\d{2,8})?|[A-Z]\d{4,8}|\d{4,8}[A-Z])#?")  # a door code may carry a letter (8508B)
 _NUMERIC_PASSWORD = re.compile(r"\d{4,12}[*#]?")
 # Every value read here holds a digit, a symbol or a change of case (a plain word is no password).
 _VALUE_HINT = re.compile(r"[\d!@#$%^&*+?~]|[a-z][A-Z]|[A-Z]{2}[a-z]")  # or letters of random case (pwGGspFumtAX)
@@ -124,7 +161,7 @@ _CODE_BEFORE = frozenset("_.$-/\\@#")
 _CODE_AFTER = frozenset("=),.]}\\;|<>")
 # A context word glued to digits or symbols starts a value (Pw4!Tz8#Qm, Key9…), not a sentence.
 _IN_VALUE = re.compile(r"[^\W_]{0,12}[\d!@#$%^&*+?~]")
-_PIN_COMPOUND = re.compile(r"-(?:code|koden?|kod|kodu|nummer|number|numero|número|nr)\b")
+_PIN_COMPOUND = re.compile(r"-(?:code|koden?|kod|kodu|koodi|nummer|number|numero|número|nr|код[а-я]{0,2})(?![^\W\d_])")
 _AHEAD = re.compile(r"[ \t]{0,4}(.)")
 # A key word followed by one of these names something else: "key fingerprint", "token count".
 _NOT_VALUES = frozenset({"fingerprint", "fingerprints", "id", "ids", "type", "types", "size", "length", "name", "names",
@@ -132,7 +169,7 @@ _NOT_VALUES = frozenset({"fingerprint", "fingerprints", "id", "ids", "type", "ty
                          "ring", "count", "limit", "limits", "budget", "budgets", "bucket", "expiry", "expires",
                          "policy", "manager", "field", "column", "prefix", "reset", "hashing", "strength", "length:"})
 _HASHED = re.compile(r"(?i)(?:sha\d*|md5|blake\w*|h1|xxh\w*)[:=-]")
-_CODE = re.compile(r"[A-Za-z_][\w.]*\(|\w\.\w+\.|^\w+\.[a-z_]+$")
+_CODE = re.compile(r"[A-Za-z_][\w.]*\(|\w\.\w+\.|^\w+\.[a-z_]+$|^[a-z_]\w{0,30}=[\[{\"']")  # …, algorithms=["HS256"]
 _WINDOW = 160
 _HINT_WINDOW = 100  # the value starts this close to its word
 _MAX_WORDS = 9
@@ -156,14 +193,25 @@ def password_like(value: str, strong: bool = False) -> bool:
     symbol = any(not c.isalnum() for c in value)
     if not (upper or lower) or _VERSION.fullmatch(value) or "@" in value and "." in value.split("@")[-1]:
         return False
-    if (_FILE_LIKE.fullmatch(value) and not digit) or wordy(value) or _TECH_TERM.fullmatch(value):
+    if (_FILE_LIKE.fullmatch(value) and not digit) or wordy(value) and not _random_letters(value) \
+            or _TECH_TERM.fullmatch(value):
         return False  # config.yaml, created_at, argon2id, HKDF-SHA256
     if value.count("/") >= 2 or _PATH_LINE.search(value):
         return False  # web/src/api/auth.ts:103: a path, a grep hit
     classes = upper + lower + digit + symbol
     if strong:
-        return classes >= 3 and (digit or symbol) and n >= 8 or mixed_case_random(value)
-    return classes >= 3 and (digit or symbol) or (classes == 2 and digit and n >= 8) or mixed_case_random(value)
+        return classes >= 3 and (digit or symbol) and n >= 8 or mixed_case_random(value) or _random_letters(value)
+    return (classes >= 3 and (digit or symbol) or (classes == 2 and digit and n >= 8) or mixed_case_random(value)
+            or _random_letters(value))
+
+
+def _random_letters(value: str) -> bool:
+    """Letters only, capitals scattered through them the way no name has them: LqLfnNYDSKfv
+    (not JavaScript, OpenStreetMap, HTTPServer)."""
+    if len(value) < 10 or not value.isalpha() or not value.isascii() or camel_words(value[0].upper() + value[1:]):
+        return False
+    changes = sum(a.isupper() != b.isupper() for a, b in zip(value, value[1:]))
+    return changes >= 5 and sum(c.isupper() for c in value) >= 3 and sum(c.islower() for c in value) >= 3
 
 
 _GLUED_AFTER = re.compile(r"([!-~]{4,})[^\x00-\x7f][^A-Za-z0-9]{0,40}$")
@@ -217,6 +265,9 @@ def _is_secret(value: str, word: str, connector: str, fillers: int) -> bool:
         return True  # "WiFi密码：16150099", "senha do app: 149242": a password of digits only
     if word in _CODES and word != "passcode":
         return False
+    if (word in _NETWORKS and connector in _PRIMARY and not fillers and len(value) >= 8 and value.isalnum() and not value.isdigit()
+            and not value.isalpha() and not _VERSION.fullmatch(value) and not is_placeholder(value)):
+        return True  # "the wifi key is sunny2024home": a network's password, letters and digits
     if word == "seed":
         return looks_random(value, 16)
     if word in _LOGINS:
@@ -291,19 +342,34 @@ def prose_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes],
         if (before.isalpha() and word.isascii() and not (text[start].isupper() and before.islower())
                 and not _compound(lowered, start, word)):
             continue  # monkey, bypassword: inside another word (AccessKey is two, Datenbankpasswort one)
-        if (before in _CODE_BEFORE and not (before == "-" and word not in _ENGLISH)
+        if (before in _CODE_BEFORE and not (before == "-" and (word not in _ENGLISH or word == "pin" and start >= 2
+                                                               and text[start - 2].isalpha()))
                 and not (before == "." and word == "key" and text.startswith(":", end))):  # jwt.key: … is a label
             continue  # self.key, api_key, $TOKEN: code
         if word in _KEY_WORDS and lowered[max(0, start - 14):start].rstrip(" -").endswith(_PUBLIC):
             continue  # a public key is no secret
-        tail = (_WORD_TAIL if word.isascii() else _GLUED_TAIL).match(lowered, end, end + 20)
+        if word in _LOGINS:  # "admin / X でログイン", "admin/X ile giriş yap": the pair before the verb
+            pair = _PAIR_BEFORE.search(text, max(0, start - 200), start)
+            if pair and "\n" not in pair.group(0) and password_like(pair.group("v"), strong=True):
+                yield Hit("password", pair.start("v"), pair.end("v"), f"password of the user / password pair before '{word}'")
+        if word == "key" and _NETWORK_BEFORE.search(lowered, max(0, lowered.rfind("\n", 0, start) + 1, start - 120), start):
+            word = "wifi"  # "the wifi at the cabin is X and the key is Y": a network's key is its password
+        glued = word.isascii() and end < len(lowered) and not lowered[end].isascii() and lowered[end].isalpha()
+        tail = (_WORD_TAIL if word.isascii() and not glued else _GLUED_TAIL).match(lowered, end, end + 20)
         rest = tail.group(0) if tail else ""
-        compound = _PIN_COMPOUND.match(lowered, end) if word == "pin" and not rest else None
+        if glued and rest and len(rest) <= 4 and _PARTICLE.fullmatch(rest):
+            rest, glued = rest, True  # PINは3917です, PIN은: a particle of the sentence's language, not a longer word
+        else:
+            glued = False
+        compound = _PIN_COMPOUND.match(lowered, end) if word in ("pin", "пин") and not rest else None
         if compound:  # PIN-Code, PIN-koden, PIN-Nummer: one word
             word, rest = "pin code", compound.group(0)
-        elif rest and (word in _WHOLE or (rest != "s" if word in _ENGLISH else len(rest) > 4)):
+        elif rest and not word.isascii() and _glued_connector(_glued_run(lowered, end)):
+            rest = _glued_run(lowered, end)  # รหัสผ่านเข้าระบบคือ: "password to log in is", one run
+        elif rest and not glued and (word in _WHOLE or (rest != "s" if word in _ENGLISH else len(rest) > 4)):
             continue  # keyboard, tokenizer, passwordless; passordet, hasła are the word itself
-        if word in ("code", "combination") and not _LOCKS.match(text, end + len(rest)):
+        if word in _LOCK_CODES and not _LOCKS.match(text, end + len(rest)) \
+                and not _LOCK_BEFORE.search(lowered, max(0, start - 30), start):
             continue  # source code, a status code: a code counts when it opens a lock
         after = text[end + len(rest):end + len(rest) + 1]
         if after in "\"'" and word in _LABELS and text.startswith(":", end + len(rest) + 1):
@@ -311,8 +377,13 @@ def prose_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes],
         if word in _LABELS and not (after in ":=" or _LABEL_IS.match(lowered, end + len(rest))):
             continue  # "pass the test", "pwd" the command: a label only when a value is given
         # "here's the token, X": a comma and a space hand a random value over as well
-        comma = after == "," and word in _KEY_WORDS and text[end + len(rest) + 1:end + len(rest) + 2] == " "
-        if after and not (after in " \t:" or not after.isascii() or not word.isascii()):
+        comma = (after == "," and text[end + len(rest) + 1:end + len(rest) + 2] == " "
+                 and (word in _KEY_WORDS or word in _BEFORE_PASSWORDS  # "the vault password, X, is …": X itself
+                      and password_like(_candidate(_next_word(text, end + len(rest) + 1, end + len(rest) + 140))[0],
+                                        strong=True)))
+        # a word at a line's end is a label (its value below) only when the line holds nothing else
+        label = after == "\n" and _LABEL_LINE.fullmatch(text, _line_start(text, start), end + len(rest)) is not None
+        if after and not (after in " \t:" or label or not after.isascii() or not word.isascii() or glued):
             if word in _BEFORE_WORDS and after in _SENTENCE_ENDS and not rest:  # "use ab12… as the token."
                 earlier = _before(text, start, word)
                 if earlier is not None:
@@ -324,11 +395,13 @@ def prose_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes],
                 and not (word in _LABELS and ahead.group(1) == "=" and not text.startswith("==", ahead.start(1)))):
             continue  # (pw = …, a label given a value, reads on: code is no password's shape)  # token = …, key.get(…), key, value: code (assignments are named_hits')
         # The window ends where the next context word starts: that one reads its own value.
-        hint = _VALUE_HINT.search(text, end + len(rest), end + len(rest) + _HINT_WINDOW)
+        hint = (_VALUE_HINT.search(text, end + len(rest), end + len(rest) + _HINT_WINDOW)
+                or _GROUPS_HINT.search(text, end + len(rest), end + len(rest) + _HINT_WINDOW))
         following = len(text)
         if hint:
             following = next((c for c, w in contexts[number + 1:number + 4]
                               if c >= end and text[c - 1] in " \t\n" and not _IN_VALUE.match(text, c + len(w))
+                              and not (w in _WHOLE and lowered[c + len(w):c + len(w) + 1].isalpha())  # keypad
                               and w not in _NETWORKS),
                              following)
             hint = hint if hint.start() < following else None
@@ -348,13 +421,31 @@ def prose_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes],
             yield hit
 
 
+_ENDS_CLAUSE = re.compile(r"[.,;!)]?[ \t]*(?:\r?\n|\\n|\Z)|[,;][ \t]")
 _MORE_FILLERS = 3  # "A senha do banco de dados de produção é X": more words, then "is"
 # Verbs after the value in languages that put them last (Persian, Korean, Japanese, Hindi, Turkish).
 _COPULA_AFTER = re.compile(r"است|هست|می‌باشد|입니다|이에요|예요|이다|です|だ|だよ|है|हैं|dir|dır|dur|dür|tir|tır|হয়")
 # "is" glued at the end of a word in scripts written without spaces (Thai, Chinese); not a
 # topic particle (Korean 은/는, Japanese は), which any noun takes.
 _GLUED_CONNECTORS = ("คือ", "是", "为", "為")
+# user / password, then a particle or a short verb: "admin / X でログイン", "admin/X로 로그인"
+_PAIR_BEFORE = re.compile(r"(?<![^\s(\"'])[\w.@-]{1,64}[ \t]{0,2}/[ \t]{0,2}(?P<v>[^\s/]{6,128}?)[\"')]?[ \t]{0,3}"
+                          r"(?:で|에서|로|으로|ile|と|with|to|を使って|使って|用)?"
+                          r"[ \t]{0,3}(?:[^\x00-\x7f\s]{1,12}[ \t]{0,2})?\Z")  # でサーバーにログイン: a place glued between
+_LOCK_BEFORE = re.compile(r"(?<![\w-])(?:safe|door|gate|garage|alarm|lock|locker|padlock|keypad|lockbox|suitcase|"
+                          r"cancello|porta|portone|cassaforte|puerta|caja fuerte|candado|porte|portail|coffre|cadenas|"
+                          r"tür|tor|tresor|deur|kluis|sejf|drzwi)[ \t]{1,3}\Z")
+_GROUPS_HINT = re.compile(r"(?<![a-z])[a-z]{4} [a-z]{4} [a-z]{4} [a-z]{4}(?![a-z])")  # an app password in groups
+_NETWORK_BEFORE = re.compile(r"(?<![\w-])(?:wi-?fi|wlan|wpa2?|wpa3|ssid|wireless|hotspot)(?![\w-])")
+_PARTICLE = re.compile(r"は|が|を|の|で|는|은|이|가|를|을|의|코드|码|碼|是|为|為|คือ|：")
+_GLUED_RUN = re.compile(r"[^\s!-~]{0,24}")
 _WORD_AFTER = re.compile(r"[ \t]{1,4}(\S{1,12})")
+
+
+def _glued_run(lowered: str, at: int) -> str:
+    """The letters glued after a context word in a script written without spaces."""
+    run = _GLUED_RUN.match(lowered, at)
+    return run.group(0) if run else ""
 
 
 def _glued_connector(low: str) -> str:
@@ -372,6 +463,9 @@ def _next_word(text: str, at: int, stop: int) -> str:
 def _code_list(text: str, at: int, word: str) -> Iterator[Hit]:
     """The codes after 'backup codes:' (on its line and the lines below), each with a digit."""
     started = False
+    colon = text.find(":", at, _line_end(text, at))
+    if 0 <= colon - at <= 80:  # "recovery codes in case I lose my phone: …": the list follows the colon
+        at = colon + 1
     for number, token in enumerate(_TOKEN.finditer(text, at, min(len(text), at + 800))):
         raw = token.group(0).strip(",;")
         if _ONE_CODE.fullmatch(raw) and any(c.isdigit() for c in raw) and len(raw) >= 6:
@@ -381,9 +475,18 @@ def _code_list(text: str, at: int, word: str) -> Iterator[Hit]:
             return
 
 
+# A label line: the context word with a word or two before it and nothing else ("Access token").
+_LABEL_LINE = re.compile(r"[ \t#*>-]{0,6}(?:[^\W\d_]{1,16}[ \t]){0,2}[^\W\d_][^\s]{0,30}[ \t]*", re.UNICODE)
+
+
+def _line_start(text: str, at: int) -> int:
+    return max(text.rfind("\n", 0, at) + 1, at - 80, 0)
+
+
 def _after(text: str, at: int, word: str, limit: int) -> Hit | None:
     stop = min(_line_end(text, at), limit)
-    if text[at:stop].strip(" \t") in (":", "=") and stop < limit and word not in _KEY_WORDS:  # "Password:" alone
+    alone = not text[at:stop].strip(" \t") and stop < limit and _LABEL_LINE.fullmatch(text, _line_start(text, at), at)
+    if alone or text[at:stop].strip(" \t") in (":", "=") and stop < limit and word not in _KEY_WORDS:  # "Password:" alone
         below = stop + (2 if text.startswith("\\n", stop) else 1)
         stop = min(_line_end(text, below), limit)
         at = below
@@ -398,6 +501,9 @@ def _after(text: str, at: int, word: str, limit: int) -> Hit | None:
         low = raw.lower()
         if low.rstrip(":=") == "id" and word in _KEY_WORDS and connector:
             connector = "id"  # "AccessKey ID LTAI…": a key's id, half of the credential
+            continue
+        if number == 0 and low == "type" and word not in _KEY_WORDS:
+            connector = "type"  # "…the sudo password type X": the verb, not a kind of password
             continue
         if number == 0 and low.strip(":=,.") in _NOT_VALUES:
             return None
@@ -418,6 +524,13 @@ def _after(text: str, at: int, word: str, limit: int) -> Hit | None:
             connector = "context"  # "пин-код от карты 9310": the digits after a few words
         if fillers > _MAX_FILLERS.get(word, 5) and connector not in _PRIMARY:
             connector = ""  # past the usual few words only "is" / ":" / "=" hands a value over
+        if (not connector and fillers and fillers <= _FEW and value and word not in _KEY_WORDS and word not in _CODES
+                and _ENDS_CLAUSE.match(text, token.end()) and "@" not in value and "/" not in value
+                and (password_like(value, strong=True) or looks_random(value, 12))):
+            connector = "after"  # "пароль от вайфая X", "password for the NAS X": the value ends the clause
+        grouped = grouped_password(text, token.start()) if connector in _PRIMARY and word not in _KEY_WORDS else None
+        if grouped:  # "the app password is kwcu ermw zogn kyvt": one password in groups
+            return Hit("password", *grouped, f"app password after '{word}' in prose")
         if connector and value and not raw.endswith(":"):
             value2, offset2 = _user_password(value)
             for candidate, shift in ((value, 0), (value2, offset2)) if offset2 else ((value, 0),):

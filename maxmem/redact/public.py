@@ -57,7 +57,7 @@ _IBAN = re.compile(r"[A-Z]{2}[0-9]{2}[A-Z0-9]{11,30}")
 _JWK_NEAR = 400  # a JSON Web Key's "kty" stands this close to its members
 # The name just before a value that makes it an identifier, not a secret.
 _IDENTIFIER_BEFORE = re.compile(
-    r"(?i)(?:\bcache\b[^\n]{0,30}\bkey|\bkey[ _-]?identifier|\bfingerprint|\busing [a-z0-9]{2,10} key|"
+    r"(?i)(?:\bcache\b[^\n]{0,30}\bkey|\bkey[ _-]?identifier|\bfingerprint|\busing (?:rsa|dsa|ecdsa|eddsa|ed25519|ed448|cv25519|elg|elgamal|pgp|gpg|openpgp|ssh|signing|sub|nist\w{0,8}|brainpool\w{0,8}) ?key|"
     r"sec-websocket-key|data-sitekey|\bsite[ _-]?key|\bpublic[ _-]?key|\bchallenge|\bkid|"
     r"[cx]srf[\w-]{0,12})\W{0,4}\Z")
 # A name that says the value is public by design (shipped to browsers, search-only) or an

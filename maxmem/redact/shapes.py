@@ -507,6 +507,10 @@ def private_hits(text: str, lowered: str) -> Iterator[Hit]:
 # may hold / @ ? # (unencoded): it runs to the last @ that a host follows.
 _URL_CREDENTIALS = re.compile(r"://(?P<user>[^\s:/?#@\"'<>\\]{0,256}):(?P<secret>[^\s\"'<>\\]{1,256}?)@"
                               r"(?P<host>[A-Za-z0-9\[][A-Za-z0-9.\-\[\]:%]{0,255})(?=[/?#\s\"'<>\\;,)]|\Z)")
+# smtps://me@example.com:pw@smtp.example.com (muttrc, msmtp, some SMTP URLs): an address as the user.
+_URL_EMAIL_USER = re.compile(r"://(?P<user>[\w.+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){0,6}\.[A-Za-z]{2,24})"
+                             r":(?P<secret>[^\s\"'<>\\/@]{1,256})@(?P<host>[A-Za-z0-9\[][A-Za-z0-9.\-\[\]:%]{0,255})"
+                             r"(?=[/?#\s\"'<>\\;,)]|\Z)")
 _URL_CREDENTIALS_WIDE = re.compile(_URL_CREDENTIALS.pattern.replace("{1,256}?)@", "{1,256})@"))
 # https://<token>@github.com/…: a random user with no password is a token (git, npm, pip).
 _URL_TOKEN_USER = re.compile(r"://(?P<secret>[A-Za-z0-9_.~%-]{20,256})@[A-Za-z0-9\[]")
@@ -547,7 +551,7 @@ def url_hits(text: str, data: bytes | None = None) -> Iterator[Hit]:
     lower-cased or not)."""
     for at in _places(text, "://", data):
         at_sign = text.find("@", at, at + 600)
-        match = _URL_CREDENTIALS.match(text, at) if at_sign >= 0 else None
+        match = _URL_CREDENTIALS.match(text, at) or _URL_EMAIL_USER.match(text, at) if at_sign >= 0 else None
         if match:
             match = _last_at(text, match)
             secret = match.group("secret")

@@ -212,6 +212,7 @@ _ENCODED_JSON = re.compile(rb"(?:eyJ|ewo|ew0K)[A-Za-z0-9+/_-]{36,40000}={0,2}")
 # {"auths": … (a registry's credentials: .dockerconfigjson, DOCKER_AUTH_CONFIG), however
 # cut: its first member says what the rest holds.
 _DOCKER_AUTHS = (b"eyJhdXRocyI6", b"eyAiYXV0aHMiOi", b"ewogICJhdXRocyI6", b"ewoJImF1dGhzIjo")
+_FIRST_MEMBER = re.compile(r'\{\s{0,8}"([\w.-]{1,80})"\s{0,4}:')
 _MEMBER = re.compile(r'"([\w.-]{1,80})"\s{0,4}:\s{0,4}"([^"\\]{1,4096})"')
 
 
@@ -241,10 +242,14 @@ def secret_json(encoded: bytes) -> bool:
                                    else None)
     except (binascii.Error, ValueError):
         return False
-    for member in _MEMBER.finditer(decoded.decode("utf-8", "replace")):
+    readable = decoded.decode("utf-8", "replace")
+    for member in _MEMBER.finditer(readable):
         strength = name_strength(member.group(1))
         if strength and value_is_secret(member.group(2), strength, quoted=True, literal=True):
             return True  # {"auths": {…: {"auth": "…"}}}, {"private_key": "-----BEGIN …"}
+    first = _FIRST_MEMBER.match(readable)
+    if first and (first.group(1) == "auths" or name_strength(first.group(1))) and "\ufffd" in readable:
+        return True  # {"auths":{"… then bytes no JSON holds: a credential that is not text (or cut off)
     return False
 
 

@@ -69,7 +69,7 @@ FOREIGN_PASSWORDS = ("contrasena", "motdepasse", "kennwort", "wachtwoord", "paro
 _PASSWORD_HEADS = frozenset({"password", "passwd", "passphrase", "passcode", "passwort", "pword", "mnemonic", "psk",
                              "passkey", *FOREIGN_PASSWORDS})
 _TOKEN_HEADS = frozenset({"token", "secret", "apikey", "credential", "credentials", "creds", "cred", "priv", "privkey",
-                          "seckey", "secretkey"})
+                          "seckey", "secretkey", "authtok"})
 SECRET_HEADS = _PASSWORD_HEADS | _TOKEN_HEADS | {"key", "auth", "authorization", "pwd", "pass", "pw"}
 
 # Words before "key" that make it a secret (api_key, secret_key, private_key) ...
@@ -108,6 +108,7 @@ _KEY_ONLY_QUALIFIERS = frozenset({
     "index", "cluster", "shard", "order", "sequence", "natural", "surrogate", "join", "entry", "item", "record",
     "dedupe", "dedup", "lock", "mutex", "event", "message", "cursor", "page", "next", "prev", "previous",
     "continuation", "pagination", "sync", "registry", "music", "answer", "color", "colour", "theme", "design",
+    "text",  # ClearTextPassword (NuGet): a text key is no secret, a clear-text password is one
 })
 _FILE_EXTENSIONS = frozenset({
     "py", "pyi", "js", "mjs", "cjs", "ts", "tsx", "jsx", "json", "yaml", "yml", "toml", "ini", "cfg", "conf",
@@ -119,7 +120,11 @@ _FILE_EXTENSIONS = frozenset({
 })
 # storepass, keypass (keytool), sshpass, rootpass: a password; bypass, compass: no.
 _PASS_QUALIFIERS = frozenset({"store", "key", "ssh", "root", "admin", "db", "user", "src", "dest", "new", "old", "mail",
-                              "smtp", "ftp", "sudo", "trust", "login", "web", "vnc", "rpc", "bind", "ldap"})
+                              "smtp", "ftp", "sudo", "trust", "login", "web", "vnc", "rpc", "bind", "ldap", "require",
+                              "master", "remote", "local", "imap", "pop", "proxy", "sasl", "vpn", "wifi", "server",
+                              "client", "app", "api", "auth", "sftp", "ssl", "tls", "wpa", "radius"})
+# masterauth (Redis), proxyauth, smtpauth: "auth" glued to what it authenticates.
+_AUTH_QUALIFIERS = frozenset({"master", "proxy", "smtp", "basic", "http", "ldap", "db", "admin", "root", "upstream"})
 _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 
@@ -130,8 +135,12 @@ def _split_compound(word: str) -> list[str]:
             return [word[: -len(head)], head]
     if word.endswith("pass") and word[:-4] in _PASS_QUALIFIERS:
         return [word[:-4], "pass"]
+    if word.endswith("pw") and word[:-2] in _PASS_QUALIFIERS:  # rootpw, bindpw (slapd, nslcd)
+        return [word[:-2], "pw"]
     if word.endswith("key") and word[:-3] in _KEY_QUALIFIERS:
         return [word[:-3], "key"]
+    if word.endswith("auth") and word[:-4] in _AUTH_QUALIFIERS:
+        return [word[:-4], "auth"]
     return [word]
 
 
@@ -287,12 +296,15 @@ def mixed_case_random(value: str) -> bool:
         and not value.isupper() and not value.islower()
 
 
+_DIGIT_RUNS = re.compile(r"\d+")
+
+
 def camel_words(value: str) -> bool:
     """Ed25519PrivateKey, PKCS7PrivateKeyTypes, SecretStr: a type or class name, made of
     capitalised words (digits allowed between them), not a random token."""
     value = value.lstrip("_")
-    if not _IDENTIFIER.fullmatch(value) or not value[0].isupper():
-        return False
+    if not _IDENTIFIER.fullmatch(value) or not value[0].isupper() or len(_DIGIT_RUNS.findall(value)) > 1:
+        return False  # Xeb08NwgumCq6Gqo: digits scattered through it, no type's name
     chunks = _CHUNKS.findall(value)
     words = [c for c in chunks if len(c) >= 3 and c[0].isupper() and c[1:].islower() and _VOWELS & set(c)]
     letters = sum(c.isalpha() for c in value)
