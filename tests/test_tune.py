@@ -337,6 +337,34 @@ def test_cli_tune_json_apply_and_revert(chat_brain, capsys, maxmem_home, monkeyp
     assert config.read_text(encoding="utf-8") == CONFIG
 
 
+def test_cli_asks_a_model_and_says_one_line_when_it_cannot(chat_brain, capsys, maxmem_home, monkeypatch):
+    import socket
+    import zlib
+
+    from chat_server import ChatServer
+
+    args = ["--db", str(chat_brain.path), "--embedder", "local", "tune", "--json", "--ask-model", "tiny-chat",
+            "--model-questions", "3"]
+
+    def reply(body: dict) -> str:  # one question per note, none quoting it
+        return f"Which of my notes is number {zlib.crc32(body['messages'][-1]['content'].encode())}?"
+
+    with ChatServer(reply) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", f"{server.url}/v1")
+        code, out, err = run_cli(args, capsys)
+        assert code == 0, err
+        assert len(server.model_requests()) == 3
+        assert json.loads(out)["sources"].get("model") == 3
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{port}/v1")
+    code, out, err = run_cli(args, capsys)
+    assert code == 1 and out == "", err
+    assert err.startswith(f"maxmem: error: could not ask tiny-chat at http://127.0.0.1:{port}/v1 "), err
+    assert err.count("\n") == 1 and "Traceback" not in err and "nothing was tuned" in err
+
+
 def test_tune_killed_midway_leaves_the_config_as_it_was(chat_brain, maxmem_home):
     config = maxmem_home / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)

@@ -9,8 +9,10 @@ from typing import Any
 
 import click
 
+from ..brain import Brain
 from ..config import default_config_path
-from ..tune import SEED, benchmark, model_questions, report_lines, revert_settings, tune, write_settings
+from ..errors import MaxmemError
+from ..tune import SEED, Question, benchmark, model_questions, report_lines, revert_settings, tune, write_settings
 from .common import State, emit, json_option, pass_state
 
 
@@ -49,13 +51,26 @@ def tune_(state: State, apply_: bool, revert: bool, ask_model: str | None, model
     brain = state.brain(create=False)
     extra = []
     if ask_model:
-        extra = model_questions(brain, _client(state), ask_model, model_questions_, seed)
+        extra = _asked(state, brain, ask_model, model_questions_, seed)
     progress = None if as_json else (lambda text: click.echo(f"tune: {text}", err=True))
     result = tune(brain, benchmark(brain, extra, seed=seed), seed=seed, progress=progress)
     data: dict[str, Any] = result.to_dict()
     if apply_ and result.changed:
         data["applied"] = write_settings(config_path, result.after, result.before)
     emit(data, as_json, lambda d: report_lines(result, applied="applied" in d))
+
+
+def _asked(state: State, brain: Brain, model: str, count: int, seed: int) -> list[Question]:
+    """The questions `model` writes, or one line saying why the endpoint could not be asked
+    (nothing is tuned then)."""
+    import openai  # heavy: only when a model is asked
+
+    try:
+        return model_questions(brain, _client(state), model, count, seed)
+    except openai.OpenAIError as exc:
+        where = state.config.openai_base_url or "the OpenAI API"
+        raise MaxmemError(f"could not ask {model} at {where} ({type(exc).__name__}: {exc}); "
+                          f"nothing was tuned") from exc
 
 
 def _client(state: State) -> Any:
