@@ -251,7 +251,6 @@ def run(place: dict[str, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.
     (["brief", "--budget-tokens", "9" * 400], b"", "not in the range"),
     (["history", "99999999999999999999"], b"", "too large"),
     (["search", "router", "--min-importance", "nan"], b"", "must be a number from 0 to 1"),
-    (["hook", "user-prompt", "--budget", "nan"], b"", "not a finite number"),
     (["save-context"], b"[" * 200_000 + b"]" * 200_000, "nested too deeply"),
     (["redact-test", "/dev/zero"], b"", "holds more than 64 MiB"),
     (["sync", "folder", ""], b"", "is empty: give a path"),
