@@ -183,7 +183,8 @@ function searchTool(cfg) {
       const query = String(params?.query ?? "").trim();
       if (!query) return jsonResult({ results: [], provider: "maxmem", error: "query is empty" });
       const limit = Number.isInteger(params?.maxResults) && params.maxResults > 0 ? params.maxResults : 6;
-      const done = await run(cfg, ["search", query, "--limit", String(limit), "--json"]);
+      // After "--" the query is words, never an option, whatever it starts with.
+      const done = await run(cfg, ["search", "--limit", String(limit), "--json", "--", query]);
       const data = done.ok ? parse(done.stdout) : null;
       if (!data) return unavailable((done.stderr || "no answer").trim().split("\n").pop());
       const floor = typeof params?.minScore === "number" ? params.minScore : null;
