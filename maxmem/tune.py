@@ -53,7 +53,7 @@ from .clock import iso, parse_time
 from .config import Config
 from .embeddings import Embedder
 from .errors import ConfigError, InvalidInput, MaxmemError
-from .files import write_private
+from .files import write_kept, write_private
 from .store import fetched
 
 log = logging.getLogger("maxmem")
@@ -594,7 +594,7 @@ def write_settings(config_path: Path, settings: Settings, before: Settings | Non
     old = {key: _plain(_get(document, key)) for key in new}
     _set(document, new)
     write_private(previous_path(config_path), lambda f: f.write(json.dumps(old, indent=1) + "\n"))
-    write_private(config_path, lambda f: f.write(tomlkit.dumps(document)))
+    write_kept(config_path, tomlkit.dumps(document))
     return {"config": str(config_path), "written": new, "previous": old}
 
 
@@ -612,7 +612,7 @@ def revert_settings(config_path: Path) -> dict[str, Any]:
         raise InvalidInput(f"{saved} is not what maxmem tune --apply wrote: fix or delete it")
     document = _read(config_path)
     _set(document, old)
-    write_private(config_path, lambda f: f.write(tomlkit.dumps(document)))
+    write_kept(config_path, tomlkit.dumps(document))
     saved.unlink()
     return {"config": str(config_path), "restored": old}
 

@@ -17,7 +17,7 @@ from conftest import run_cli
 from maxmem import Brain, Clock
 from maxmem.capture import CaptureSettings, run_capture
 from maxmem.config import Config, load_config
-from maxmem.errors import DatabaseError
+from maxmem.errors import DatabaseError, InvalidInput
 from maxmem.tune import (
     CHECK_META,
     NothingToLearn,
@@ -315,6 +315,28 @@ def test_apply_keeps_comments_and_revert_takes_it_back(tmp_path):
     assert tomllib.loads(config.read_text(encoding="utf-8")) == tomllib.loads(CONFIG)
     with pytest.raises(Exception, match="nothing to revert"):
         revert_settings(config)
+
+
+def test_apply_and_revert_write_through_a_symlinked_config_and_refuse_a_read_only_one(tmp_path):
+    import tomllib
+
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    kept = dotfiles / "maxmem.toml"
+    kept.write_text(CONFIG, encoding="utf-8")
+    config = tmp_path / "config.toml"
+    config.symlink_to(kept)
+    before = Settings.of(Config())
+    write_settings(config, Settings(0.5, 0.5, 0.02, candidates=100, recency_weight=0.05), before)
+    assert config.is_symlink() and "candidates = 100" in kept.read_text(encoding="utf-8")
+    revert_settings(config)
+    assert config.is_symlink() and tomllib.loads(kept.read_text(encoding="utf-8")) == tomllib.loads(CONFIG)
+
+    kept.write_text(CONFIG, encoding="utf-8")
+    kept.chmod(0o444)
+    with pytest.raises(InvalidInput, match="read-only"):
+        write_settings(config, Settings(0.5, 0.5, 0.02, candidates=100, recency_weight=0.05), before)
+    assert kept.read_text(encoding="utf-8") == CONFIG and kept.stat().st_mode & 0o777 == 0o444
 
 
 def test_cli_tune_json_apply_and_revert(chat_brain, capsys, maxmem_home, monkeypatch):
