@@ -641,14 +641,16 @@ def _get(document: tomlkit.TOMLDocument, key: str) -> Any:
 
 def _set(document: tomlkit.TOMLDocument, values: Mapping[str, Any]) -> None:
     """Set (None: remove) keys, "table.key" in that table (made when missing, removed
-    when its last key is)."""
+    when its last key is; an inline table, `search = {…}`, is set in place)."""
     _set_top(document, {k: v for k, v in values.items() if "." not in k})
     for key, value in values.items():
         table_name, _, name = key.rpartition(".")
         if not table_name:
             continue
         table = document.get(table_name)
-        if not isinstance(table, tomlkit.items.Table):
+        if table is not None and not isinstance(table, (tomlkit.items.Table, tomlkit.items.InlineTable)):
+            raise ConfigError(f"{table_name} in the config is not a table: make it [{table_name}]")
+        if table is None:
             if value is None:
                 continue
             table = tomlkit.table()

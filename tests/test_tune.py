@@ -9,6 +9,7 @@ import re
 import signal
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -337,6 +338,20 @@ def test_apply_and_revert_write_through_a_symlinked_config_and_refuse_a_read_onl
     with pytest.raises(InvalidInput, match="read-only"):
         write_settings(config, Settings(0.5, 0.5, 0.02, candidates=100, recency_weight=0.05), before)
     assert kept.read_text(encoding="utf-8") == CONFIG and kept.stat().st_mode & 0o777 == 0o444
+
+
+def test_apply_and_revert_set_an_inline_table_in_place(tmp_path):
+    import tomllib
+
+    config = tmp_path / "config.toml"
+    written = 'search = { candidates = 50, recency_weight = 0.0 }  # inline\n'
+    config.write_text(written, encoding="utf-8")
+    before = Settings.of(load_config(env={}, path=config))
+    write_settings(config, replace(before, candidates=100, recency_weight=0.05), before)
+    assert tomllib.loads(config.read_text(encoding="utf-8")) == {"search": {"candidates": 100, "recency_weight": 0.05}}
+    assert Settings.of(load_config(env={}, path=config)).candidates == 100
+    revert_settings(config)
+    assert tomllib.loads(config.read_text(encoding="utf-8")) == tomllib.loads(written)
 
 
 def test_cli_tune_json_apply_and_revert(chat_brain, capsys, maxmem_home, monkeypatch):
