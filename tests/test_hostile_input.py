@@ -253,6 +253,7 @@ def run(place: dict[str, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.
     (["search", "router", "--min-importance", "nan"], b"", "must be a number from 0 to 1"),
     (["save-context"], b"[" * 200_000 + b"]" * 200_000, "nested too deeply"),
     (["redact-test", "/dev/zero"], b"", "holds more than 64 MiB"),
+    (["--config", "/dev/zero", "list"], b"", "holds more than 1 MiB"),
     (["sync", "folder", ""], b"", "is empty: give a path"),
     (["pin", "\udcff"], b"", "not UTF-8"),
 ])
