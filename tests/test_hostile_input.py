@@ -40,6 +40,7 @@ SETTINGS = settings(max_examples=int(os.environ.get("MAXMEM_FUZZ_EXAMPLES", "60"
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 SKIPPED = {"browse", "daemon", "mcp", "setup", "encrypt", "decrypt", "sync postgres", "sync search"}
 SKIPPED_OPTIONS = {"dsn", "in_keyring", "encrypted", "open_browser"}
+GLOBAL_OPTIONS = ("--config", "--db", "--log-file")  # each given one time in six
 
 NUMBERS = ["1e20", "-1", "0", "99999999999999999999", "-99999999999999999999", "nan", "-nan", "inf", "-inf",
            "1e308", "1e-320", "0x10", " 5", "", "1_000", "9" * 400]
@@ -103,7 +104,11 @@ def paths(place: dict[str, Path]) -> list[str]:
 def invocation(draw: st.DrawFn, place: dict[str, Path]) -> tuple[list[str], bytes]:
     """An argv for one command: each of its parameters given or not, hostile when given."""
     path, command = draw(st.sampled_from(COMMANDS))
-    argv = path.split()
+    argv = []
+    for option in GLOBAL_OPTIONS:  # maxmem's own options, before the command
+        if draw(st.integers(0, 5)) == 0:
+            argv += [option, draw(st.sampled_from(paths(place)))]
+    argv += path.split()
     for param in command.params:
         if param.name in SKIPPED_OPTIONS:
             continue
