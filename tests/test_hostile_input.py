@@ -259,6 +259,7 @@ def run(place: dict[str, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.
     (["save-context"], b"[" * 200_000 + b"]" * 200_000, "nested too deeply"),
     (["redact-test", "/dev/zero"], b"", "holds more than 64 MiB"),
     (["--config", "/dev/zero", "list"], b"", "holds more than 1 MiB"),
+    (["export", "--format", "markdown", "not-made", "--keep", "0"], b"", "not in the range x>=1"),
     (["sync", "folder", ""], b"", "is empty: give a path"),
     (["pin", "\udcff"], b"", "not UTF-8"),
 ])
