@@ -54,7 +54,7 @@ DEFAULT_MIN_RELEVANCE = 0.055
 # start: with the watchdog's half second, below half the 10 s timeout setup gives it, so
 # that a machine slowed down twice over still sees it stop, and log why, in time.
 PROMPT_HOOK_BUDGET_SECONDS = 4.0
-MAX_HOOK_BUDGET_SECONDS = 600.0  # the most `maxmem hook --budget` takes
+MAX_HOOK_BUDGET_SECONDS = 600  # the most `maxmem hook --budget` takes
 MAX_CONFIG_BYTES = 1 << 20  # the most of a config file read
 
 
