@@ -20,6 +20,7 @@ from .model import Record
 log = logging.getLogger("maxmem")
 
 BLOCK = 1 << 20
+MAX_LINE_BYTES = 64 << 20  # a longer line is no transcript record: skipped, never held whole
 
 
 @dataclass
@@ -54,10 +55,15 @@ class LineReader:
                 yield Record(offset, self.end, value)
 
     def raw_lines(self) -> Iterator[tuple[int, bytes]]:
-        """Yield (offset, bytes without the newline) for each complete line."""
+        """Yield (offset, bytes without the newline) for each complete line. A line longer
+        than MAX_LINE_BYTES is skipped (counted as malformed) without being held: a broken
+        transcript of one endless line costs one pass over it, in little memory."""
         self.stream.seek(self.start)
-        position = self.start
-        pending = b""
+        position = self.start  # where the line being read starts
+        read_to = self.start  # where the next block starts
+        pending: list[bytes] = []  # the line so far, before the current block
+        held = 0
+        over_long = False
         remaining = None if self.limit is None else max(0, self.limit - self.start)
         while remaining is None or remaining > 0:
             size = BLOCK if remaining is None else min(BLOCK, remaining)
@@ -66,19 +72,27 @@ class LineReader:
                 break
             if remaining is not None:
                 remaining -= len(block)
-            data = pending + block if pending else block
             begin = 0
             while True:
-                newline = data.find(b"\n", begin)
+                newline = block.find(b"\n", begin)
                 if newline < 0:
                     break
-                line_offset = position + begin
-                self.end = position + newline + 1
+                self.end = read_to + newline + 1
                 self.stats.lines += 1
-                yield line_offset, data[begin:newline]
+                if over_long:
+                    self.stats.malformed += 1
+                    log.warning("capture: skipping a line of more than %d bytes at byte %d of %s",
+                                MAX_LINE_BYTES, position, self.name or "<stream>")
+                else:
+                    yield position, b"".join([*pending, block[begin:newline]])
+                position, pending, held, over_long = self.end, [], 0, False
                 begin = newline + 1
-            position += begin
-            pending = data[begin:]
+            if not over_long:
+                pending.append(block[begin:])
+                held += len(block) - begin
+                if held > MAX_LINE_BYTES:
+                    pending, held, over_long = [], 0, True
+            read_to += len(block)
 
     def _decode(self, offset: int, raw: bytes) -> dict | None:
         if raw.endswith(b"\r"):
