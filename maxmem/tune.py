@@ -608,13 +608,19 @@ def revert_settings(config_path: Path) -> dict[str, Any]:
         old = json.loads(saved.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise InvalidInput(f"cannot read {saved}: {exc}") from None
-    if not isinstance(old, dict) or set(old) - set(KEYS.values()):
+    if not isinstance(old, dict) or set(old) - set(KEYS.values()) or not all(map(_saved_value, old.values())):
         raise InvalidInput(f"{saved} is not what maxmem tune --apply wrote: fix or delete it")
     document = _read(config_path)
     _set(document, old)
     write_kept(config_path, tomlkit.dumps(document))
     saved.unlink()
     return {"config": str(config_path), "restored": old}
+
+
+def _saved_value(value: Any) -> bool:
+    """A value --apply saves: a setting's number, or None for one that was not set."""
+    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)
+                             and math.isfinite(value))
 
 
 def _read(config_path: Path) -> tomlkit.TOMLDocument:

@@ -354,6 +354,17 @@ def test_apply_and_revert_set_an_inline_table_in_place(tmp_path):
     assert tomllib.loads(config.read_text(encoding="utf-8")) == tomllib.loads(written)
 
 
+@pytest.mark.parametrize("saved", ['{"search.candidates": "lots"}', '{"vector_weight": [1, {"a": null}]}',
+                                   '{"min_relevance": true}', '{"keyword_weight": NaN}'])
+def test_revert_refuses_saved_values_apply_never_writes(tmp_path, saved):
+    config = tmp_path / "config.toml"
+    config.write_text(CONFIG, encoding="utf-8")
+    (tmp_path / "tune-previous.json").write_text(saved, encoding="utf-8")
+    with pytest.raises(InvalidInput, match="is not what maxmem tune --apply wrote"):
+        revert_settings(config)
+    assert config.read_text(encoding="utf-8") == CONFIG
+
+
 def test_cli_tune_json_apply_and_revert(chat_brain, capsys, maxmem_home, monkeypatch):
     import maxmem.tune as tune_module
 
