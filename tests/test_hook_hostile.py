@@ -56,3 +56,20 @@ def test_a_transcript_path_with_escape_sequences_reaches_hook_log_inert(tmp_path
     assert len(text.splitlines()) == 2
     assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text
     assert "x\\x1b]0;pwned\\x07\\x1b[2J\\u202e.jsonl" in text  # shown, escaped
+
+
+def test_a_transcript_of_one_endless_line_stops_the_capture_hook_at_its_deadline(tmp_path):
+    """32 GB with no newline (sparse: no disk used): the capture stops at the hook's own
+    deadline, saying so, instead of being cut off by the backstop alarm a second later
+    (and the next run reads it again: nothing of it was consumed)."""
+    transcript = tmp_path / "endless.jsonl"
+    with open(transcript, "wb") as handle:
+        handle.truncate(32 << 30)
+    for _ in range(2):
+        done = run(tmp_path, "stop", "--harness", "claude-code", "--budget", "0.5",
+                   stdin=json.dumps({"transcript_path": str(transcript), "session_id": "s"}).encode())
+        assert done.returncode == 0 and done.stdout == b""
+    lines = log_lines(tmp_path)
+    assert len(lines) == 2
+    for line in lines:
+        assert " ok hook stop" in line and "stopped at its time budget" in line and "failed" not in line, line

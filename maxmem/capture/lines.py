@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
@@ -29,6 +30,7 @@ class LineStats:
     malformed: int = 0  # complete lines that are not a JSON object
     invalid_utf8: int = 0  # lines with bytes that are not UTF-8 (decoded with U+FFFD)
     nul_bytes: int = 0  # lines that contained NUL bytes (removed before parsing)
+    stopped: bool = False  # the deadline came inside the first line: nothing read
 
 
 class LineReader:
@@ -39,9 +41,11 @@ class LineReader:
     """
 
     def __init__(
-        self, stream: BinaryIO, offset: int = 0, limit: int | None = None, name: str = ""
+        self, stream: BinaryIO, offset: int = 0, limit: int | None = None, name: str = "",
+        deadline: float | None = None,
     ) -> None:
         self.stream = stream
+        self.deadline = deadline  # time.monotonic(): still in the first line then, stop (it is read again next time)
         self.start = offset
         self.limit = limit
         self.name = name
@@ -93,6 +97,9 @@ class LineReader:
                 if held > MAX_LINE_BYTES:
                     pending, held, over_long = [], 0, True
             read_to += len(block)
+            if self.deadline is not None and self.end == self.start and time.monotonic() >= self.deadline:
+                self.stats.stopped = True  # one endless first line: the time is up, nothing consumed
+                break
 
     def _decode(self, offset: int, raw: bytes) -> dict | None:
         if raw.endswith(b"\r"):
