@@ -22,7 +22,7 @@ from . import mcp_start
 from .agents import DEFAULT
 from .config import MAX_HOOK_BUDGET_SECONDS, PROMPT_HOOK_BUDGET_SECONDS, brain_path, load_config, state_dir
 from .errors import MaxmemError
-from .hooks import harness_named
+from .hooks import harness_named, read_input
 from .hooks.log import append_hook_log, process_seconds
 from .hooks.warm import ask, code_stamp, socket_path, start_server
 
@@ -90,12 +90,6 @@ def _pairs(words: Sequence[str]) -> list[tuple[str, str]] | None:
             return None
         pairs.append((key, value))
     return pairs
-
-
-def read_stdin() -> str:
-    if sys.stdin is None or sys.stdin.isatty():
-        return ""
-    return sys.stdin.buffer.read().decode("utf-8", "replace")
 
 
 def warm(hook: PromptHook, text: str, started: float) -> bool:
@@ -213,7 +207,7 @@ def main() -> None:
         return
     started = time.monotonic() - (process_seconds() or 0.0)  # the harness has waited since the fork
     watchdog(hook)
-    text = read_stdin()
+    text = read_input()
     if not warm(hook, text, started):
         cold(hook, text, started)
     sys.exit(0)

@@ -73,3 +73,21 @@ def test_a_transcript_of_one_endless_line_stops_the_capture_hook_at_its_deadline
     assert len(lines) == 2
     for line in lines:
         assert " ok hook stop" in line and "stopped at its time budget" in line and "failed" not in line, line
+
+
+def _small_memory() -> None:  # the hook under a 4 GB address space: an endless read fails in it
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+
+@pytest.mark.parametrize("event", ["user-prompt", "stop", "session-start"])
+def test_an_endless_stdin_is_read_no_further_than_a_harness_could_send(tmp_path, event):
+    with open("/dev/zero", "rb") as zeros:
+        done = subprocess.run(["env", "-i", f"HOME={tmp_path}", "TZ=Pacific/Kiritimati", str(MAXMEM),
+                               "--db", str(tmp_path / "brain.db"), "hook", event, "--budget", "30"],
+                              stdin=zeros, capture_output=True, timeout=120, preexec_fn=_small_memory)
+    assert done.returncode == 0 and done.stdout == b"", done.stderr[-500:]
+    assert b"Traceback" not in done.stderr
+    (line,) = log_lines(tmp_path)
+    assert " ok hook " in line

@@ -17,7 +17,7 @@ import click
 
 from ..agents import DEFAULT, listed
 from ..config import MAX_HOOK_BUDGET_SECONDS, state_dir
-from ..hooks import harness_named
+from ..hooks import harness_named, read_input
 from ..hooks.events import HookResult, after_answer, budget_from, run_hook
 from ..hooks.log import append_hook_log
 from ..redact import redact
@@ -73,7 +73,7 @@ def hook(state: State, event: str, harness: str, budget_seconds: float | None, b
     if previous is not None:
         signal.setitimer(signal.ITIMER_REAL, budget + 1.0)
     try:
-        text = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.buffer.read().decode("utf-8", "replace")
+        text = read_input()
         if state.config_error is not None:
             line = f"hook {event} --harness {harness}: failed: {state.config_error}"
             ok, stdout = False, ""
