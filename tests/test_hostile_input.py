@@ -269,6 +269,24 @@ def test_each_probe_gets_one_line(place, monkeypatch, capsys, argv, stdin, said)
     assert not (place["root"] / "config.toml").exists()  # sync folder "" recorded nothing
 
 
+def _small_memory() -> None:  # a 4 GB address space: an endless read fails in it
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+
+@pytest.mark.parametrize("argv", [["remember"], ["save-context"], ["triggers", "detect"]])
+def test_an_endless_stdin_is_one_line(place, argv):
+    import subprocess
+
+    env = {**os.environ, "MAXMEM_HOME": str(place["home"]), "MAXMEM_DB": str(place["db"]), "MAXMEM_EMBEDDER": "none"}
+    with open("/dev/zero", "rb") as zeros:
+        done = subprocess.run([sys.executable, "-m", "maxmem", *argv], stdin=zeros, env=env, capture_output=True,
+                              timeout=120, preexec_fn=_small_memory)
+    err = done.stderr.decode("utf-8", "replace")
+    assert done.returncode == 2 and err.count("\n") == 1 and "holds more than 256 MiB" in err, err[-500:]
+
+
 def test_import_of_json_nested_5000_deep_is_one_line(place, monkeypatch, capsys):
     code, _, err = run(place, monkeypatch, capsys, ["import", str(place["deep"])])
     assert code in (1, 2) and err.count("\n") == 1 and "nested too deeply" in err, err

@@ -78,11 +78,17 @@ MAX_COUNT = 1_000_000_000  # the largest count an option takes (budgets)
 COUNT = click.IntRange(max=MAX_COUNT)
 
 
+MAX_STDIN_BYTES = 256 << 20  # what a command reads of its standard input: /dev/zero is refused, not read on
+
+
 def read_stdin() -> str:
     """Standard input as UTF-8 text, or one line saying where it is not (whatever the
-    locale: a strict decoder raises mid-read, a lenient one changes the text quietly)."""
-    raw = (sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer")
-           else sys.stdin.read().encode("utf-8", "surrogateescape"))  # undecodable bytes back as they came
+    locale: a strict decoder raises mid-read, a lenient one changes the text quietly)
+    or that it holds more than MAX_STDIN_BYTES."""
+    raw = (sys.stdin.buffer.read(MAX_STDIN_BYTES + 1) if hasattr(sys.stdin, "buffer")
+           else sys.stdin.read(MAX_STDIN_BYTES + 1).encode("utf-8", "surrogateescape"))  # undecodable bytes as given
+    if len(raw) > MAX_STDIN_BYTES:
+        raise InvalidInput(f"standard input holds more than {MAX_STDIN_BYTES >> 20} MiB: give less")
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
