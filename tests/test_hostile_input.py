@@ -275,7 +275,8 @@ def _small_memory() -> None:  # a 4 GB address space: an endless read fails in i
     resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
 
 
-@pytest.mark.parametrize("argv", [["remember"], ["save-context"], ["triggers", "detect"]])
+@pytest.mark.parametrize("argv", [["remember"], ["save-context"], ["triggers", "detect"],
+                                  ["save-context", "--file", "/dev/zero"]])
 def test_an_endless_stdin_is_one_line(place, argv):
     import subprocess
 
