@@ -366,7 +366,8 @@ def test_the_openclaw_bench_times_the_plugin_beside_the_floor(tmp_path):
 @pytest.mark.skipif(not NODE.exists(), reason="node is not installed: the plugin runs in node")
 def test_memory_search_takes_a_query_that_starts_with_a_dash_as_words(home, tmp_path):
     """A query is words, never an option of `maxmem search`: "-h …" or "--limit=…" (as a
-    model may phrase one) searches for what it says."""
+    model may phrase one) searches for what it says; a maxResults past what maxmem gives
+    is what it gives."""
     db = home / ".openclaw" / "workspace" / "memory" / "brain.db"
     env = {"HOME": str(home), "PATH": "/usr/bin:/bin"}
     config = {"bin": [str(MAXMEM)], "db": str(db), "brief": False, "capture": False, "import": False}
@@ -376,5 +377,7 @@ def test_memory_search_takes_a_query_that_starts_with_a_dash_as_words(home, tmp_
             found = plugin.call("memory_search", {"query": query, "maxResults": 3})
             assert "unavailable" not in found, (query, found)
             assert any(MARK in hit["snippet"] for hit in found["results"]), (query, found)
+        many = plugin.call("memory_search", {"query": SEARCH_QUERY, "maxResults": 10**12})  # as a model may ask
+        assert "unavailable" not in many and many["results"], many
     finally:
         plugin.close()
