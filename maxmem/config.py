@@ -54,6 +54,8 @@ DEFAULT_MIN_RELEVANCE = 0.055
 # start: with the watchdog's half second, below half the 10 s timeout setup gives it, so
 # that a machine slowed down twice over still sees it stop, and log why, in time.
 PROMPT_HOOK_BUDGET_SECONDS = 4.0
+MAX_HOOK_BUDGET_SECONDS = 600  # the most `maxmem hook --budget` takes
+MAX_CONFIG_BYTES = 1 << 20  # the most of a config file read
 
 
 def _settings() -> ModuleType:
@@ -345,6 +347,11 @@ def _read(config_path: Path, given: bool) -> dict[str, Any]:
             raise ConfigError(f"config file {config_path} does not exist: run  maxmem init")
         return {}
     try:
-        return tomllib.loads(config_path.read_text(encoding="utf-8"))
+        with open(config_path, "rb") as handle:
+            data = handle.read(MAX_CONFIG_BYTES + 1)  # a device (/dev/zero) is not read on forever
+        if len(data) > MAX_CONFIG_BYTES:
+            raise ConfigError(f"{config_path} holds more than {MAX_CONFIG_BYTES >> 20} MiB: "
+                              "give the path of a config.toml")
+        return tomllib.loads(data.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
         raise ConfigError(f"cannot read {config_path}: {exc}") from None

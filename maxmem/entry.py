@@ -20,9 +20,9 @@ from pathlib import Path
 
 from . import mcp_start
 from .agents import DEFAULT
-from .config import PROMPT_HOOK_BUDGET_SECONDS, brain_path, load_config, state_dir
+from .config import MAX_HOOK_BUDGET_SECONDS, PROMPT_HOOK_BUDGET_SECONDS, brain_path, load_config, state_dir
 from .errors import MaxmemError
-from .hooks import harness_named
+from .hooks import harness_named, read_input
 from .hooks.log import append_hook_log, process_seconds
 from .hooks.warm import ask, code_stamp, socket_path, start_server
 
@@ -63,14 +63,18 @@ def prompt_hook_args(argv: Sequence[str]) -> PromptHook | None:
             return None
         values.update({options[key]: value for key, value in pairs})
     try:
-        return PromptHook(
+        budget = float(values["budget_seconds"]) if "budget_seconds" in values else None
+        hook = PromptHook(
             db=Path(values["db"]) if "db" in values else None,
             config=Path(values["config"]) if "config" in values else None,
             embedder=values.get("embedder"), harness=harness_named(values.get("harness", DEFAULT)),
-            budget_seconds=float(values["budget_seconds"]) if "budget_seconds" in values else None,
+            budget_seconds=budget,
             budget_tokens=int(values["budget_tokens"]) if "budget_tokens" in values else None)
     except ValueError:
-        return None  # the CLI says what is wrong with the option
+        return None  # the CLI logs what is wrong with the option
+    if budget is not None and not 0 < budget <= MAX_HOOK_BUDGET_SECONDS:  # nan and inf too
+        return None
+    return hook
 
 
 def _pairs(words: Sequence[str]) -> list[tuple[str, str]] | None:
@@ -86,12 +90,6 @@ def _pairs(words: Sequence[str]) -> list[tuple[str, str]] | None:
             return None
         pairs.append((key, value))
     return pairs
-
-
-def read_stdin() -> str:
-    if sys.stdin is None or sys.stdin.isatty():
-        return ""
-    return sys.stdin.buffer.read().decode("utf-8", "replace")
 
 
 def warm(hook: PromptHook, text: str, started: float) -> bool:
@@ -209,7 +207,7 @@ def main() -> None:
         return
     started = time.monotonic() - (process_seconds() or 0.0)  # the harness has waited since the fork
     watchdog(hook)
-    text = read_stdin()
+    text = read_input()
     if not warm(hook, text, started):
         cold(hook, text, started)
     sys.exit(0)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TypeVar
@@ -44,6 +45,18 @@ def write_private(path: Path, write: Callable[[IO[str]], T]) -> T:
         return result
 
     return _replace(path, fill)
+
+
+def write_kept(path: Path, text: str) -> Path:
+    """Rewrite a file the user keeps and edits (config.toml) whole or not at all, as
+    write_private does: through a symlink (a config kept with one's dotfiles stays
+    linked, its target rewritten), and never one the user made read-only. The path
+    written."""
+    target = path.resolve() if path.is_symlink() else path
+    if target.is_file() and not target.stat().st_mode & stat.S_IWUSR:
+        raise InvalidInput(f"{path} is read-only: make it writable (chmod u+w) to change it")
+    write_private(target, lambda handle: handle.write(text))
+    return target
 
 
 def write_durable(path: Path, data: bytes) -> os.stat_result:

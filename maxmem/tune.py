@@ -53,7 +53,7 @@ from .clock import iso, parse_time
 from .config import Config
 from .embeddings import Embedder
 from .errors import ConfigError, InvalidInput, MaxmemError
-from .files import write_private
+from .files import write_kept, write_private
 from .store import fetched
 
 log = logging.getLogger("maxmem")
@@ -594,7 +594,7 @@ def write_settings(config_path: Path, settings: Settings, before: Settings | Non
     old = {key: _plain(_get(document, key)) for key in new}
     _set(document, new)
     write_private(previous_path(config_path), lambda f: f.write(json.dumps(old, indent=1) + "\n"))
-    write_private(config_path, lambda f: f.write(tomlkit.dumps(document)))
+    write_kept(config_path, tomlkit.dumps(document))
     return {"config": str(config_path), "written": new, "previous": old}
 
 
@@ -608,13 +608,19 @@ def revert_settings(config_path: Path) -> dict[str, Any]:
         old = json.loads(saved.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise InvalidInput(f"cannot read {saved}: {exc}") from None
-    if not isinstance(old, dict) or set(old) - set(KEYS.values()):
+    if not isinstance(old, dict) or set(old) - set(KEYS.values()) or not all(map(_saved_value, old.values())):
         raise InvalidInput(f"{saved} is not what maxmem tune --apply wrote: fix or delete it")
     document = _read(config_path)
     _set(document, old)
-    write_private(config_path, lambda f: f.write(tomlkit.dumps(document)))
+    write_kept(config_path, tomlkit.dumps(document))
     saved.unlink()
     return {"config": str(config_path), "restored": old}
+
+
+def _saved_value(value: Any) -> bool:
+    """A value --apply saves: a setting's number, or None for one that was not set."""
+    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)
+                             and math.isfinite(value))
 
 
 def _read(config_path: Path) -> tomlkit.TOMLDocument:
@@ -641,14 +647,16 @@ def _get(document: tomlkit.TOMLDocument, key: str) -> Any:
 
 def _set(document: tomlkit.TOMLDocument, values: Mapping[str, Any]) -> None:
     """Set (None: remove) keys, "table.key" in that table (made when missing, removed
-    when its last key is)."""
+    when its last key is; an inline table, `search = {…}`, is set in place)."""
     _set_top(document, {k: v for k, v in values.items() if "." not in k})
     for key, value in values.items():
         table_name, _, name = key.rpartition(".")
         if not table_name:
             continue
         table = document.get(table_name)
-        if not isinstance(table, tomlkit.items.Table):
+        if table is not None and not isinstance(table, (tomlkit.items.Table, tomlkit.items.InlineTable)):
+            raise ConfigError(f"{table_name} in the config is not a table: make it [{table_name}]")
+        if table is None:
             if value is None:
                 continue
             table = tomlkit.table()

@@ -79,3 +79,29 @@ def test_head_hash_ignores_appends_but_sees_rewrites():
     grown = io.BytesIO(b'{"type": "session", "id": "a"}\n{"x": 1}\n{"x": 2}\n')
     other = io.BytesIO(b'{"type": "session", "id": "b"}\n{"x": 1}\n')
     assert head_hash(one) == head_hash(grown) != head_hash(other)
+
+
+def test_a_line_of_100_mb_is_skipped_in_one_pass_without_being_held(tmp_path):
+    """A broken transcript (one endless line, as a crash or a stray binary write leaves)
+    is read once, holding no more than a line may be: the next line is read, the long
+    one counted."""
+    import tracemalloc
+
+    from maxmem.capture.lines import MAX_LINE_BYTES
+
+    path = tmp_path / "broken.jsonl"
+    with open(path, "wb") as handle:
+        handle.truncate(MAX_LINE_BYTES + (36 << 20))  # zeros, no newline
+        handle.seek(0, 2)
+        handle.write(b'\n{"type": "user", "n": 1}\n')
+    tracemalloc.start()
+    try:
+        with open(path, "rb") as stream:
+            reader = LineReader(stream, name=str(path))
+            records = list(reader)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert [r.value for r in records] == [{"type": "user", "n": 1}]
+    assert reader.stats.malformed == 1 and reader.end == path.stat().st_size
+    assert peak < MAX_LINE_BYTES + (8 << 20), peak  # what a line may hold, never the whole 100 MB

@@ -40,6 +40,7 @@ SETTINGS = settings(max_examples=int(os.environ.get("MAXMEM_FUZZ_EXAMPLES", "60"
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 SKIPPED = {"browse", "daemon", "mcp", "setup", "encrypt", "decrypt", "sync postgres", "sync search"}
 SKIPPED_OPTIONS = {"dsn", "in_keyring", "encrypted", "open_browser"}
+GLOBAL_OPTIONS = ("--config", "--db", "--log-file")  # each given one time in six
 
 NUMBERS = ["1e20", "-1", "0", "99999999999999999999", "-99999999999999999999", "nan", "-nan", "inf", "-inf",
            "1e308", "1e-320", "0x10", " 5", "", "1_000", "9" * 400]
@@ -103,7 +104,11 @@ def paths(place: dict[str, Path]) -> list[str]:
 def invocation(draw: st.DrawFn, place: dict[str, Path]) -> tuple[list[str], bytes]:
     """An argv for one command: each of its parameters given or not, hostile when given."""
     path, command = draw(st.sampled_from(COMMANDS))
-    argv = path.split()
+    argv = []
+    for option in GLOBAL_OPTIONS:  # maxmem's own options, before the command
+        if draw(st.integers(0, 5)) == 0:
+            argv += [option, draw(st.sampled_from(paths(place)))]
+    argv += path.split()
     for param in command.params:
         if param.name in SKIPPED_OPTIONS:
             continue
@@ -251,9 +256,10 @@ def run(place: dict[str, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.
     (["brief", "--budget-tokens", "9" * 400], b"", "not in the range"),
     (["history", "99999999999999999999"], b"", "too large"),
     (["search", "router", "--min-importance", "nan"], b"", "must be a number from 0 to 1"),
-    (["hook", "user-prompt", "--budget", "nan"], b"", "not a finite number"),
     (["save-context"], b"[" * 200_000 + b"]" * 200_000, "nested too deeply"),
     (["redact-test", "/dev/zero"], b"", "holds more than 64 MiB"),
+    (["--config", "/dev/zero", "list"], b"", "holds more than 1 MiB"),
+    (["export", "--format", "markdown", "not-made", "--keep", "0"], b"", "not in the range x>=1"),
     (["sync", "folder", ""], b"", "is empty: give a path"),
     (["pin", "\udcff"], b"", "not UTF-8"),
 ])
@@ -261,6 +267,25 @@ def test_each_probe_gets_one_line(place, monkeypatch, capsys, argv, stdin, said)
     code, _, err = run(place, monkeypatch, capsys, argv, stdin)
     assert code in (1, 2) and err.count("\n") == 1 and err.startswith("maxmem: error: ") and said in err, err
     assert not (place["root"] / "config.toml").exists()  # sync folder "" recorded nothing
+
+
+def _small_memory() -> None:  # a 4 GB address space: an endless read fails in it
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+
+@pytest.mark.parametrize("argv", [["remember"], ["save-context"], ["triggers", "detect"],
+                                  ["save-context", "--file", "/dev/zero"]])
+def test_an_endless_stdin_is_one_line(place, argv):
+    import subprocess
+
+    env = {**os.environ, "MAXMEM_HOME": str(place["home"]), "MAXMEM_DB": str(place["db"]), "MAXMEM_EMBEDDER": "none"}
+    with open("/dev/zero", "rb") as zeros:
+        done = subprocess.run([sys.executable, "-m", "maxmem", *argv], stdin=zeros, env=env, capture_output=True,
+                              timeout=120, preexec_fn=_small_memory)
+    err = done.stderr.decode("utf-8", "replace")
+    assert done.returncode == 2 and err.count("\n") == 1 and "holds more than 256 MiB" in err, err[-500:]
 
 
 def test_import_of_json_nested_5000_deep_is_one_line(place, monkeypatch, capsys):

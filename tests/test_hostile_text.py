@@ -182,3 +182,17 @@ def test_every_command_prints_the_hostile_memory_escaped(tmp_path, args, capsys)
 def test_an_error_line_quoting_stored_text_is_escaped(tmp_path, capsys):
     code, _, err = run_cli(["--db", str(tmp_path / "b.db"), "get", "evil\x1b]52;c;eA==\x07"], capsys)
     assert code != 0 and "\x1b" not in err and "\x07" not in err
+
+
+def test_the_log_file_shows_a_hostile_transcript_name_escaped(tmp_path, capsys):
+    """--log-file (cron's log, read with tail in a terminal) gets what stderr gets."""
+    transcript = tmp_path / "chat\x1b]52;c;eA==\x07\u202e.jsonl"
+    transcript.write_text("not json\n", encoding="utf-8")
+    log = tmp_path / "cron.log"
+    code, _, err = run_cli(["--db", str(tmp_path / "b.db"), "--embedder", "none", "--log-file", str(log),
+                            "capture", "--format", "claude-code", "--path", str(transcript)], capsys)
+    assert code == 0, err
+    text = log.read_text(encoding="utf-8")
+    assert "skipping a line" in text and "chat\\x1b]52;c;eA==\\x07\\u202e.jsonl" in text
+    for char in RAW:
+        assert char not in text, f"the log file holds {char!r} raw"

@@ -361,3 +361,23 @@ def test_the_openclaw_bench_times_the_plugin_beside_the_floor(tmp_path):
     (figures,) = json.loads(out.read_text())
     assert figures["printed"]["socket"] == 2  # the warm server answered the plugin over its socket
     assert all(figures[f"{kind}_p50"] > 0 for kind in ("floor", "socket", "command", "cold", "memory_search"))
+
+
+@pytest.mark.skipif(not NODE.exists(), reason="node is not installed: the plugin runs in node")
+def test_memory_search_takes_a_query_that_starts_with_a_dash_as_words(home, tmp_path):
+    """A query is words, never an option of `maxmem search`: "-h …" or "--limit=…" (as a
+    model may phrase one) searches for what it says; a maxResults past what maxmem gives
+    is what it gives."""
+    db = home / ".openclaw" / "workspace" / "memory" / "brain.db"
+    env = {"HOME": str(home), "PATH": "/usr/bin:/bin"}
+    config = {"bin": [str(MAXMEM)], "db": str(db), "brief": False, "capture": False, "import": False}
+    plugin = Plugin(tmp_path / "driver", config, env)
+    try:
+        for query in ("--Hetzner invoice storage", "-h Hetzner invoices", "--limit=1 invoice storage decision"):
+            found = plugin.call("memory_search", {"query": query, "maxResults": 3})
+            assert "unavailable" not in found, (query, found)
+            assert any(MARK in hit["snippet"] for hit in found["results"]), (query, found)
+        many = plugin.call("memory_search", {"query": SEARCH_QUERY, "maxResults": 10**12})  # as a model may ask
+        assert "unavailable" not in many and many["results"], many
+    finally:
+        plugin.close()

@@ -724,3 +724,14 @@ def test_json5_edits_keep_everything_else_as_written():
             load(bad)
     with pytest.raises(ValueError, match="a is not an object"):
         set_path("{a: 1}", ("a", "b"), 2)
+
+
+@pytest.mark.parametrize("scheduler", ["cron", "systemd"])
+def test_a_path_holding_a_line_break_is_refused_not_written_into_a_schedulers_line(home, scheduler):
+    """A line break in a path would end the crontab line (or the unit's ExecStart) there and
+    make the rest a line of its own: a command cron or systemd runs."""
+    folder = home / "a\n* * * * * touch injected\nb"
+    folder.mkdir()
+    done = maxmem(home, "--db", str(folder / "brain.db"), "setup", scheduler, "--dry-run")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "holds a line break" in done.stderr, done.stderr

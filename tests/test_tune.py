@@ -9,6 +9,7 @@ import re
 import signal
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from conftest import run_cli
 from maxmem import Brain, Clock
 from maxmem.capture import CaptureSettings, run_capture
 from maxmem.config import Config, load_config
-from maxmem.errors import DatabaseError
+from maxmem.errors import DatabaseError, InvalidInput
 from maxmem.tune import (
     CHECK_META,
     NothingToLearn,
@@ -315,6 +316,53 @@ def test_apply_keeps_comments_and_revert_takes_it_back(tmp_path):
     assert tomllib.loads(config.read_text(encoding="utf-8")) == tomllib.loads(CONFIG)
     with pytest.raises(Exception, match="nothing to revert"):
         revert_settings(config)
+
+
+def test_apply_and_revert_write_through_a_symlinked_config_and_refuse_a_read_only_one(tmp_path):
+    import tomllib
+
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    kept = dotfiles / "maxmem.toml"
+    kept.write_text(CONFIG, encoding="utf-8")
+    config = tmp_path / "config.toml"
+    config.symlink_to(kept)
+    before = Settings.of(Config())
+    write_settings(config, Settings(0.5, 0.5, 0.02, candidates=100, recency_weight=0.05), before)
+    assert config.is_symlink() and "candidates = 100" in kept.read_text(encoding="utf-8")
+    revert_settings(config)
+    assert config.is_symlink() and tomllib.loads(kept.read_text(encoding="utf-8")) == tomllib.loads(CONFIG)
+
+    kept.write_text(CONFIG, encoding="utf-8")
+    kept.chmod(0o444)
+    with pytest.raises(InvalidInput, match="read-only"):
+        write_settings(config, Settings(0.5, 0.5, 0.02, candidates=100, recency_weight=0.05), before)
+    assert kept.read_text(encoding="utf-8") == CONFIG and kept.stat().st_mode & 0o777 == 0o444
+
+
+def test_apply_and_revert_set_an_inline_table_in_place(tmp_path):
+    import tomllib
+
+    config = tmp_path / "config.toml"
+    written = 'search = { candidates = 50, recency_weight = 0.0 }  # inline\n'
+    config.write_text(written, encoding="utf-8")
+    before = Settings.of(load_config(env={}, path=config))
+    write_settings(config, replace(before, candidates=100, recency_weight=0.05), before)
+    assert tomllib.loads(config.read_text(encoding="utf-8")) == {"search": {"candidates": 100, "recency_weight": 0.05}}
+    assert Settings.of(load_config(env={}, path=config)).candidates == 100
+    revert_settings(config)
+    assert tomllib.loads(config.read_text(encoding="utf-8")) == tomllib.loads(written)
+
+
+@pytest.mark.parametrize("saved", ['{"search.candidates": "lots"}', '{"vector_weight": [1, {"a": null}]}',
+                                   '{"min_relevance": true}', '{"keyword_weight": NaN}'])
+def test_revert_refuses_saved_values_apply_never_writes(tmp_path, saved):
+    config = tmp_path / "config.toml"
+    config.write_text(CONFIG, encoding="utf-8")
+    (tmp_path / "tune-previous.json").write_text(saved, encoding="utf-8")
+    with pytest.raises(InvalidInput, match="is not what maxmem tune --apply wrote"):
+        revert_settings(config)
+    assert config.read_text(encoding="utf-8") == CONFIG
 
 
 def test_cli_tune_json_apply_and_revert(chat_brain, capsys, maxmem_home, monkeypatch):

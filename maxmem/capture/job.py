@@ -371,6 +371,8 @@ class _Job:
             if result.end <= before and limit < st.st_size:  # a line (or response) longer than a window
                 limit = st.st_size
                 result = self._read(path, fmt, offset, state, mtime_iso, limit, idle)
+            if result.stats.stopped:  # the time ran out inside the line: not seen to its end
+                limit = before
             parsed = result.parsed
             new_cursor = store.Cursor(
                 path=path, format=fmt, device=st.st_dev, inode=st.st_ino, size=limit,
@@ -381,6 +383,9 @@ class _Job:
             renamed_from = None
             offset, state = result.end, _copy(parsed.state)
             if limit >= st.st_size or offset <= before:
+                if result.stats.stopped:
+                    self.stopped = True
+                    detail.note = "stopped at the time budget inside one long line; read again next run"
                 break
             if self.out_of_time():  # the cursor is saved at `offset`: the next run goes on
                 self.stopped = True
@@ -444,7 +449,8 @@ class _Job:
 
     def _read(self, path: str, fmt: str, offset: int, state: dict[str, Any], mtime_iso: str,
               limit: int, final: bool) -> readers.ReadResult:
-        ctx = ReadContext(path, mtime_iso, final=final, tool_result_chars=self.settings.tool_result_chars)
+        ctx = ReadContext(path, mtime_iso, final=final, tool_result_chars=self.settings.tool_result_chars,
+                          deadline=self.deadline)
         try:
             return readers.read(path, fmt, offset, state, ctx, limit)
         except CaptureFormatError:

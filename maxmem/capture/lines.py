@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
@@ -20,6 +21,7 @@ from .model import Record
 log = logging.getLogger("maxmem")
 
 BLOCK = 1 << 20
+MAX_LINE_BYTES = 64 << 20  # a longer line is no transcript record: skipped, never held whole
 
 
 @dataclass
@@ -28,6 +30,7 @@ class LineStats:
     malformed: int = 0  # complete lines that are not a JSON object
     invalid_utf8: int = 0  # lines with bytes that are not UTF-8 (decoded with U+FFFD)
     nul_bytes: int = 0  # lines that contained NUL bytes (removed before parsing)
+    stopped: bool = False  # the deadline came inside the first line: nothing read
 
 
 class LineReader:
@@ -38,9 +41,11 @@ class LineReader:
     """
 
     def __init__(
-        self, stream: BinaryIO, offset: int = 0, limit: int | None = None, name: str = ""
+        self, stream: BinaryIO, offset: int = 0, limit: int | None = None, name: str = "",
+        deadline: float | None = None,
     ) -> None:
         self.stream = stream
+        self.deadline = deadline  # time.monotonic(): still in the first line then, stop (it is read again next time)
         self.start = offset
         self.limit = limit
         self.name = name
@@ -54,10 +59,15 @@ class LineReader:
                 yield Record(offset, self.end, value)
 
     def raw_lines(self) -> Iterator[tuple[int, bytes]]:
-        """Yield (offset, bytes without the newline) for each complete line."""
+        """Yield (offset, bytes without the newline) for each complete line. A line longer
+        than MAX_LINE_BYTES is skipped (counted as malformed) without being held: a broken
+        transcript of one endless line costs one pass over it, in little memory."""
         self.stream.seek(self.start)
-        position = self.start
-        pending = b""
+        position = self.start  # where the line being read starts
+        read_to = self.start  # where the next block starts
+        pending: list[bytes] = []  # the line so far, before the current block
+        held = 0
+        over_long = False
         remaining = None if self.limit is None else max(0, self.limit - self.start)
         while remaining is None or remaining > 0:
             size = BLOCK if remaining is None else min(BLOCK, remaining)
@@ -66,19 +76,30 @@ class LineReader:
                 break
             if remaining is not None:
                 remaining -= len(block)
-            data = pending + block if pending else block
             begin = 0
             while True:
-                newline = data.find(b"\n", begin)
+                newline = block.find(b"\n", begin)
                 if newline < 0:
                     break
-                line_offset = position + begin
-                self.end = position + newline + 1
+                self.end = read_to + newline + 1
                 self.stats.lines += 1
-                yield line_offset, data[begin:newline]
+                if over_long:
+                    self.stats.malformed += 1
+                    log.warning("capture: skipping a line of more than %d bytes at byte %d of %s",
+                                MAX_LINE_BYTES, position, self.name or "<stream>")
+                else:
+                    yield position, b"".join([*pending, block[begin:newline]])
+                position, pending, held, over_long = self.end, [], 0, False
                 begin = newline + 1
-            position += begin
-            pending = data[begin:]
+            if not over_long:
+                pending.append(block[begin:])
+                held += len(block) - begin
+                if held > MAX_LINE_BYTES:
+                    pending, held, over_long = [], 0, True
+            read_to += len(block)
+            if self.deadline is not None and self.end == self.start and time.monotonic() >= self.deadline:
+                self.stats.stopped = True  # one endless first line: the time is up, nothing consumed
+                break
 
     def _decode(self, offset: int, raw: bytes) -> dict | None:
         if raw.endswith(b"\r"):

@@ -157,3 +157,4 @@ class ReadContext:
     default_time: str  # used when a record carries no time (the file's mtime)
     final: bool = True  # the file is idle: flush anything held back for more lines
     tool_result_chars: int = 2000
+    deadline: float | None = None  # time.monotonic(): a read that has found no line by then stops there

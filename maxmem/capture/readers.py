@@ -134,7 +134,7 @@ def read(path: str | Path, fmt: str, offset: int, state: dict[str, Any], ctx: Re
     else:
         stream = open(path, "rb")
     with stream:
-        reader = LineReader(stream, offset, limit, name=str(path))
+        reader = LineReader(stream, offset, limit, name=str(path), deadline=ctx.deadline)
         records = list(reader)
     parsed = LINE_FORMATS[fmt](records, state, ctx)
     end = reader.end if parsed.consumed is None else parsed.consumed

@@ -146,7 +146,7 @@ def _configure_logging(verbose: int, log_file: Path | None) -> None:
     if log_file:
         file_handler = logging.FileHandler(log_file, encoding="utf-8")
         file_handler.setLevel(logging.INFO)
-        file_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+        file_handler.setFormatter(_InertFormatter("%(asctime)s %(levelname)s %(message)s"))  # read in a terminal too
         file_handler.set_name(HANDLER_NAME)
         logger.addHandler(file_handler)
 

@@ -24,6 +24,7 @@ from .common import (
     json_option,
     memory_line,
     pass_state,
+    read_file,
     read_stdin,
     say,
     session_option,
@@ -151,10 +152,7 @@ def save_context(state: State, path: Path | None, as_json: bool) -> None:
     from standard input or --file; saving the same document twice stores nothing twice.
     """
     if path is not None:
-        try:
-            raw = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InvalidInput(f"cannot read {path}: {exc}") from None
+        raw = read_file(path)
     else:
         if sys.stdin.isatty():
             raise InvalidInput("pipe the JSON document on standard input, or pass --file")

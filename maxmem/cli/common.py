@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import tzinfo
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -78,11 +79,30 @@ MAX_COUNT = 1_000_000_000  # the largest count an option takes (budgets)
 COUNT = click.IntRange(max=MAX_COUNT)
 
 
+MAX_INPUT_BYTES = 256 << 20  # what a command reads of its standard input or a --file: /dev/zero is refused
+
+
+def read_file(path: Path) -> str:
+    """A file the user named, as UTF-8 text, at most MAX_INPUT_BYTES of it (one line
+    saying why not, else)."""
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_INPUT_BYTES + 1)
+        if len(raw) > MAX_INPUT_BYTES:
+            raise InvalidInput(f"{path} holds more than {MAX_INPUT_BYTES >> 20} MiB: give less")
+        return raw.decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"cannot read {path}: {exc}") from None
+
+
 def read_stdin() -> str:
     """Standard input as UTF-8 text, or one line saying where it is not (whatever the
-    locale: a strict decoder raises mid-read, a lenient one changes the text quietly)."""
-    raw = (sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer")
-           else sys.stdin.read().encode("utf-8", "surrogateescape"))  # undecodable bytes back as they came
+    locale: a strict decoder raises mid-read, a lenient one changes the text quietly)
+    or that it holds more than MAX_INPUT_BYTES."""
+    raw = (sys.stdin.buffer.read(MAX_INPUT_BYTES + 1) if hasattr(sys.stdin, "buffer")
+           else sys.stdin.read(MAX_INPUT_BYTES + 1).encode("utf-8", "surrogateescape"))  # undecodable bytes as given
+    if len(raw) > MAX_INPUT_BYTES:
+        raise InvalidInput(f"standard input holds more than {MAX_INPUT_BYTES >> 20} MiB: give less")
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:

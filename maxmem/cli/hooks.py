@@ -16,8 +16,8 @@ from typing import Any
 import click
 
 from ..agents import DEFAULT, listed
-from ..config import state_dir
-from ..hooks import harness_named
+from ..config import MAX_HOOK_BUDGET_SECONDS, state_dir
+from ..hooks import harness_named, read_input
 from ..hooks.events import HookResult, after_answer, budget_from, run_hook
 from ..hooks.log import append_hook_log
 from ..redact import redact
@@ -29,10 +29,24 @@ class _OverBudget(Exception):
         return "over its time budget: stopped (the next hook or capture goes on from the cursor)"
 
 
-@click.command(context_settings={"ignore_unknown_options": True})
+class _HookCommand(click.Command):
+    """A hook's command line is written into the agent's settings: one it cannot read (a
+    hand-edited --budget, an unknown option) is a FAIL line in hook.log and exit 0, never
+    exit 2, which would block the user's prompt or the compaction."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:
+            line = f"hook {' '.join(args)}: failed: {exc.format_message()}"
+            append_hook_log(state_dir(os.environ), redact(line)[0], False)
+            ctx.exit(0)
+
+
+@click.command(cls=_HookCommand, context_settings={"ignore_unknown_options": True})
 @click.argument("event")
 @click.option("--harness", default=DEFAULT, show_default=True, help=f"The agent running the hook: {listed()}.")
-@click.option("--budget", "budget_seconds", type=FiniteFloat(0, 600, min_open=True), default=None,
+@click.option("--budget", "budget_seconds", type=FiniteFloat(0, MAX_HOOK_BUDGET_SECONDS, min_open=True), default=None,
               help="Seconds it may take ([hook] budget_seconds, default 10).")
 @click.option("--budget-tokens", type=COUNT, default=None,
               help="Size of what is printed: the session-start brief ([context] budget_tokens, default 2000) "
@@ -59,7 +73,7 @@ def hook(state: State, event: str, harness: str, budget_seconds: float | None, b
     if previous is not None:
         signal.setitimer(signal.ITIMER_REAL, budget + 1.0)
     try:
-        text = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.buffer.read().decode("utf-8", "replace")
+        text = read_input()
         if state.config_error is not None:
             line = f"hook {event} --harness {harness}: failed: {state.config_error}"
             ok, stdout = False, ""

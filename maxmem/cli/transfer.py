@@ -152,7 +152,7 @@ def _import_from(state: State, agent: str, paths: tuple[Path, ...], fmt: str, de
 @click.argument("dest", required=False, type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "markdown"]), default="jsonl",
               show_default=True, help="markdown: MEMORY.md + memory/YYYY-MM-DD.md under DEST.")
-@click.option("--keep", type=int, help="markdown: write DEST/YYYY-MM-DD/, keep the newest N.")
+@click.option("--keep", type=click.IntRange(min=1), help="markdown: write DEST/YYYY-MM-DD/, keep the newest N.")
 @click.option("--include-conversations", is_flag=True, help="markdown: also raw exchanges.")
 @click.option("--force", is_flag=True, help="markdown: overwrite files maxmem did not write.")
 @pass_state
@@ -170,7 +170,7 @@ def export(state: State, dest: Path | None, fmt: str, keep: int | None,
         if dest is None:
             raise InvalidInput("give the directory to write MEMORY.md and memory/ into")
         if not dest.exists():
-            click.echo(f"maxmem: {dest} did not exist: created it", err=True)
+            say(f"maxmem: {dest} did not exist: created it", err=True)
         if keep is not None:
             report = backup_markdown(brain, dest, keep, tz=state.local_timezone(),
                                      include_conversations=include_conversations)

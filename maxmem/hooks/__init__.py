@@ -10,7 +10,11 @@ loads `warm` and `log` alone before it knows whether the CLI is needed at all. T
 harnesses' names are here, for the hooks and for `maxmem setup`'s wiring alike.
 """
 
+import sys
+
 from ..agents import AGENTS, agent_named
+
+MAX_INPUT_BYTES = 64 << 20  # a hook's stdin read at most: a harness sends one JSON object
 
 # The programs agents run in, that a hook says it runs in (`--harness`): the agents'
 # names, as `maxmem setup`, `import --from` and `capture --format` spell them.
@@ -28,3 +32,13 @@ def spellings(harness: str) -> frozenset[str]:
     """Every word that names `harness` on a hook's command line, older spellings included."""
     found = agent_named(harness)
     return frozenset({harness, *(found.aliases if found is not None else ())})
+
+
+def read_input() -> str:
+    """The event's JSON a harness gives on stdin, as text ("" from a terminal, and for
+    more than MAX_INPUT_BYTES: /dev/zero or an endless pipe is not read on until memory
+    runs out)."""
+    if sys.stdin is None or sys.stdin.isatty():
+        return ""
+    data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
+    return "" if len(data) > MAX_INPUT_BYTES else data.decode("utf-8", "replace")

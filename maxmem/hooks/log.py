@@ -1,7 +1,8 @@
 """hook.log: one line per hook run, in maxmem's state folder (0600).
 
-Lines are written as given: whoever writes one has redacted it first (cli/hooks.py
-and the warm recall server do). Each ends with the hook process's wall time so far,
+Whoever writes a line has redacted it first (cli/hooks.py and the warm recall server
+do); it is written on one line, inert (a path or id a harness gave may hold escape
+sequences, and the log is read in a terminal). Each ends with the hook process's wall time so far,
 from the moment it was started (what the harness waits for, interpreter start and
 imports included), where the system tells it (/proc on Linux).
 """
@@ -13,6 +14,7 @@ from pathlib import Path
 
 from ..clock import Clock, iso
 from ..files import secure_create
+from ..inert import inert
 
 HOOK_LOG = "hook.log"
 
@@ -38,6 +40,6 @@ def append_hook_log(folder: Path, line: str, ok: bool) -> None:
     try:
         secure_create(path)
         with open(path, "a", encoding="utf-8", errors="backslashreplace") as handle:  # an argv's stray byte too
-            handle.write(f"{iso(Clock().now())} {'ok' if ok else 'FAIL'} {' '.join(line.split())}{tail}\n")
+            handle.write(f"{iso(Clock().now())} {'ok' if ok else 'FAIL'} {inert(' '.join(line.split()))}{tail}\n")
     except OSError:
         pass

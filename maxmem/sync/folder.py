@@ -63,7 +63,7 @@ from ..brain import Brain
 from ..config import Config, config_dir
 from ..embeddings import identity
 from ..errors import EmbeddingError, InvalidInput, MaxmemError
-from ..files import write_durable, write_private
+from ..files import write_durable, write_kept, write_private
 from ..jobs.runs import record_run
 from ..settings import SyncFolderSettings
 from ..store.conflicts import MACHINE_META, quarantined, set_quarantined
@@ -158,7 +158,7 @@ def record_folder(config_path: Path, folder: Path) -> bool:
     if table.get("dir") == str(folder):
         return False
     table["dir"] = str(folder)
-    write_private(config_path, lambda handle: handle.write(tomlkit.dumps(doc)))
+    write_kept(config_path, tomlkit.dumps(doc))
     return True
 
 

@@ -30,6 +30,7 @@ import shlex
 import subprocess
 from pathlib import Path
 
+from ..errors import InvalidInput
 from ..jobs.table import TICK_MINUTES
 from .files import CRONTAB, Change, Plan, package_data, read_bytes, read_crontab, which
 from .install import Install, is_maxmem_command, split_command, strip_assignments
@@ -111,18 +112,29 @@ def script_path(ctx: Install) -> Path:
     return ctx.data_dir() / "bin" / SCRIPT
 
 
+def one_line(word: str) -> str:
+    """`word` (a path, an option) for a scheduler's line: one holding a line break would
+    end the line there and start one of its own, a command cron or systemd runs."""
+    if "\n" in word or "\r" in word:
+        raise InvalidInput(f"{word!r} holds a line break, which a scheduler's line cannot carry: "
+                           "give a path without one")
+    return word
+
+
 def cron_line(ctx: Install) -> str:
     if len(ctx.maxmem) == 1:
-        words = [f"MAXMEM_BIN={shlex.quote(ctx.executable)}", f"MAXMEM_LOG_DIR={shlex.quote(str(ctx.state))}",
-                 shlex.quote(str(script_path(ctx))), *map(shlex.quote, ctx.globals())]
+        words = [f"MAXMEM_BIN={shlex.quote(one_line(ctx.executable))}",
+                 f"MAXMEM_LOG_DIR={shlex.quote(one_line(str(ctx.state)))}",
+                 shlex.quote(one_line(str(script_path(ctx)))), *(shlex.quote(one_line(w)) for w in ctx.globals())]
     else:  # `python -m maxmem` (no entry point): the command itself, its output into the log
-        words = [shlex.join(tick_args(ctx)), ">>", shlex.quote(str(ctx.log("jobs"))), "2>&1"]
+        words = [shlex.join(map(one_line, tick_args(ctx))), ">>", shlex.quote(one_line(str(ctx.log("jobs")))), "2>&1"]
     command = " ".join(words).replace("%", "\\%")  # cron turns a bare % into a newline
     return f"*/{TICK_MINUTES} * * * * {command}"
 
 
 def block(ctx: Install) -> str:
-    return (f"{BEGIN}\n# every {TICK_MINUTES} min: the maxmem jobs that are due (log: {ctx.log('jobs')})\n"
+    log = one_line(str(ctx.log("jobs")))
+    return (f"{BEGIN}\n# every {TICK_MINUTES} min: the maxmem jobs that are due (log: {log})\n"
             f"{cron_line(ctx)}\n{END}\n")
 
 
@@ -226,7 +238,7 @@ def unit_dir(ctx: Install) -> Path:
 
 
 def _systemd_quote(word: str) -> str:
-    word = word.replace("%", "%%").replace("$", "$$")
+    word = one_line(word).replace("%", "%%").replace("$", "$$")
     if re.search(r'[\s"\'\\;]', word):
         return '"' + word.replace("\\", "\\\\").replace('"', '\\"') + '"'
     return word

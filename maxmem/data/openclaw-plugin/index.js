@@ -182,8 +182,11 @@ function searchTool(cfg) {
     async execute(_id, params) {
       const query = String(params?.query ?? "").trim();
       if (!query) return jsonResult({ results: [], provider: "maxmem", error: "query is empty" });
-      const limit = Number.isInteger(params?.maxResults) && params.maxResults > 0 ? params.maxResults : 6;
-      const done = await run(cfg, ["search", query, "--limit", String(limit), "--json"]);
+      // maxmem search takes at most 100000 hits: more asked is that many, not an error.
+      const limit = Number.isInteger(params?.maxResults) && params.maxResults > 0
+        ? Math.min(params.maxResults, 100000) : 6;
+      // After "--" the query is words, never an option, whatever it starts with.
+      const done = await run(cfg, ["search", "--limit", String(limit), "--json", "--", query]);
       const data = done.ok ? parse(done.stdout) : null;
       if (!data) return unavailable((done.stderr || "no answer").trim().split("\n").pop());
       const floor = typeof params?.minScore === "number" ? params.minScore : null;
