@@ -166,13 +166,17 @@ def _not_a_value(text: str, start: int, end: int, before: str) -> bool:
 def _named_identifier(value: str, before: str) -> bool:
     """Named an id, an address or a public key just before, or a key id where a signature
     is spoken of, or a resource's ARN."""
-    if value.startswith("arn:") or (_HEX_VALUE.fullmatch(value) and _HEX_GROUPS_BEFORE.search(before)):
-        return True  # a resource's name; the last group of 92B0:32775:4A656D:… (a request id, IPv6)
+    word = _WORD_BEFORE.search(before)
+    if (word.group(0) + value if word else value).startswith("arn:"):
+        return True  # a resource's name, or a part of it (…:secret:shop/api-Kq7Lm2 after "secret")
+    if _HEX_VALUE.fullmatch(value) and _HEX_GROUPS_BEFORE.search(before):
+        return True  # the last group of 92B0:32775:4A656D:…: a request id, an IPv6 address
     if _NAMED_ID_BEFORE.search(before):
         return True
     return bool(_KEY_ID_HEX.fullmatch(value) and _SIGNATURE_WORDS.search(before))
 
 
+_WORD_BEFORE = re.compile(r"[^\s\"'`=(,]{1,200}\Z")
 _HEX_VALUE = re.compile(r"[0-9A-Fa-f]{1,16}")
 _HEX_GROUPS_BEFORE = re.compile(r"(?<![\w.:-])(?:[0-9A-Fa-f]{1,8}:){3,}\Z")
 _IDENTIFIER_VALUE = re.compile(r"[A-Za-z_][\w:<>]{0,80}")
