@@ -484,7 +484,7 @@ PUBLIC = [
     "PIN: 1111 until the first sign-in",
     "Authorization: Basic " + base64.b64encode(b"user:password").decode() + "  # from the tutorial",
     '{"msg":"rejected secret key shape","secret_prefix":"whsec_","len":9}',
-    "the test uses password=hunter2 as its sample",
+    'expect(scrub("token=Zk9mQ2xLp7Rt4Wn8")).toBe("token=***");',
     "Das Passwort liegt in Bitwarden.",
 ]
 

@@ -23,8 +23,8 @@ Every rule proposes spans; these checks then keep what is not a secret:
   signature is spoken of (gpg's long key id), what follows a key called public,
   publishable or search-only, a resource's ARN, a C++ mangled symbol (_ZN4acme6crypto…),
   a file name with a content hash (main.ab2507ee….js);
-- stand-ins: one character repeated (0000, ****), the internet's example password
-  (hunter2), a password manager's name (the password is in 1Password), a Basic credential
+- stand-ins: one character repeated (0000, ****), a value shown with its own redaction
+  as the expected result (redact("password=x") == "password=[REDACTED]"), a password manager's name (the password is in 1Password), a Basic credential
   that decodes to placeholder words (username:password), a type in a signature
   (key: &SecretKey), a span across JSON members (a rule that read past a closing quote);
 - labels: a value that names the secret itself ("Password": "Mot de passe").
@@ -45,6 +45,7 @@ __all__ = ["public_value"]
 _PUBLIC_PREFIXES = ("pk_live_", "pk_test_", "phc_", "pk.eyJ", "xpub", "ypub", "zpub", "tpub", "vpub", "upub", "Ltub",
                     "Mtub")
 _BEFORE = 80
+_AFTER = 160
 # Values vendors print in their docs for everyone to paste: public whatever names them.
 _DOCUMENTED = ("sk_test_4eC39HqLyjWDarjtT1zdp7dc",  # Stripe's API reference
                "sk_test_BQokikJOvBiI2HlWgH4olfQ2",  # Stripe's older docs
@@ -99,8 +100,8 @@ _SIGNATURE_WORDS = re.compile(r"(?i)\b(?:signer|signed|signature|signing|gpg|pgp
 _MANGLED_NAME = re.compile(r"(\d{1,2})")
 _FILE_AFTER = re.compile(r"\.(?:js|mjs|css|map|wasm|chunk|bundle|min|png|svg|woff2?)\b")
 _JSON_MEMBERS = re.compile(r"[\"'],[\"'\s]|[\"']:[\"'\s]")
-# The internet's example password and the names of the places passwords are kept.
-_EXAMPLE_PASSWORDS = frozenset({"hunter2"})
+# The names of the places passwords are kept: a password manager is no password.
+_NAME_BEFORE = re.compile(r"([A-Za-z_][\w.-]{0,40})[\"']?[ \t]{0,4}[:=][ \t]{0,4}[\"']?\Z")
 _PASSWORD_STORES = frozenset({"1password", "lastpass", "bitwarden", "keepass", "keepassxc", "dashlane", "keychain",
                               "vaultwarden", "enpass", "nordpass", "protonpass"})
 _PLACEHOLDER_USERS = frozenset({"user", "username", "login", "name", "your_username", "youruser", "admin"})
@@ -150,8 +151,12 @@ def _not_a_value(text: str, start: int, end: int, before: str) -> bool:
     lowered = value.lower()
     if len(value) >= 4 and len(set(value)) == 1:
         return True  # 0000, ****: a mask or a factory default
-    if lowered in _EXAMPLE_PASSWORDS or lowered in _PASSWORD_STORES:
+    if lowered in _PASSWORD_STORES:
         return True
+    name = _NAME_BEFORE.search(before)
+    if name and re.search(r"(?:==|->|=>|→|\.to(?:Be|Equal)\()[^\n]{0,40}?" + re.escape(name.group(1))
+                          + r"[\"']?\s{0,4}[:=]\s{0,4}[\"']?(?:\[REDACTED|\*{3})", text[end:end + _AFTER]):
+        return True  # redact("password=x") == "password=[REDACTED]": an example, shown with its result
     if value[0] in "&*" and _IDENTIFIER_VALUE.fullmatch(value.lstrip("&*").removeprefix("mut ")):
         return True  # key: &SecretKey, *Config: a type in a signature
     if _JSON_MEMBERS.search(value):

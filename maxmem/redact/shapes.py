@@ -322,7 +322,8 @@ def _random_pair(text: str, start: int, end: int) -> Hit | None:
         return None
     if not looks_random(first, 12) or not looks_random(body.replace("-", "").replace("_", ""), 32):
         return None
-    return Hit("token", head.start(), end, "token of a random id and a random secret (…….……)")
+    tail = _DOTTED_TAIL.match(text, end)  # a third part: header.payload.signature
+    return Hit("token", head.start(), tail.end() if tail else end, "token of a random id and a random secret (…….……)")
 
 
 def _is_uuid_body(body: str) -> bool:
