@@ -548,12 +548,31 @@ def test_what_names_a_value_public_spares_the_secrets_beside_it(text, secret):
     assert secret not in redact(text)[0], explain(text)
 
 
+@pytest.mark.parametrize(("text", "secret"), [
+    ("Authenticator setup key: qmvz trkd hwpn jxlc", "qmvz trkd hwpn jxlc"),
+    ("2FA backup codes: 4817 2093, 7735 1068, 2290 4416", "7735 1068"),
+    ("ed25519 private key: 0x" + "7c1e9a4f2b3d5e6f8a9b0c1d2e3f4a5b" * 2, "7c1e9a4f2b3d5e6f8a9b0c1d2e3f4a5b"),
+    ("the private key:\n" + "4f2b3d5e6f8a9b0c1d2e3f4a5b7c1e9a" + "\n" + "9b0c1d2e3f4a5b7c1e9a4f2b3d5e6f8a",
+     "9b0c1d2e3f4a5b7c1e9a4f2b3d5e6f8a"),
+    ('networks: { sepolia: { url: RPC, accounts: ["0x' + "a5b7c1e9a4f2b3d5e6f8a9b0c1d2e3f4" * 2 + '"] } }',
+     "a5b7c1e9a4f2b3d5e6f8a9b0c1d2e3f4"),
+    ("seed:\nwitch collapse practice feed\nshame open despair creek\nroad again ice least", "despair creek"),
+    ("the recovery phrase is pilot dune orbit lava crane moss tide ember quilt fossil ranch vivid so keep it",
+     "pilot dune orbit"),
+    ("Karte 4539 1577 0284 3616, gültig bis 03/29, Code 518", "518"),
+    ("raw=eyJhbGciOiJFUzI1NiJ9.Qm9keUtxN0xtMlp4OVB0NFduOFJiM1ZjNkh5MUpkNUZnMFNz.Zk9mQ2xLp7Rt4Wn8Vb3Hc6Jd1Fg5Ss0Aa2",
+     "Zk9mQ2xLp7Rt4Wn8Vb3Hc6Jd1Fg5Ss0Aa2"),
+])
+def test_keys_in_groups_hex_keys_phrases_and_codes_go(text, secret):
+    assert secret not in redact(text)[0], explain(text)
+
+
 def test_the_third_blind_split_keeps_its_recall_and_its_ordinary_lines():
     """The blind3 split was scored blind once (0.886, 20.0 FP lines / 1k), then read: it is
     development data, and what its mechanisms gained must not slip back."""
     detect = redact_eval.maxmem_detector()
     items = redact_eval.load("shapes-blind3")
-    assert redact_eval.score(items, detect([i["text"] for i in items]))["recall"] >= 0.88
+    assert redact_eval.score(items, detect([i["text"] for i in items]))["recall"] >= 0.90
     ordinary = redact_eval.load("ordinary-blind3")
     touched = [i["text"] for i, found in zip(ordinary, detect([i["text"] for i in ordinary])) if found]
     assert touched == []

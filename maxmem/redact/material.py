@@ -130,7 +130,7 @@ _STOPWORDS = frozenset("the and you for are was with this that have not but from
 
 def _phrase_after(text: str, at: int) -> Hit | None:
     """The 12-24 words that start among the first few tokens after `at`, on its line."""
-    if text.count(" ", at, at + 400) < 11:
+    if text.count(" ", at, at + 400) + text.count("\n", at, at + 400) < 11:
         return None
     tokens = [m for m in _LINE_TOKENS.finditer(text, at, min(len(text), at + 400))]
     newline = text.find("\n", at, at + 400)
