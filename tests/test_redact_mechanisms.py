@@ -562,6 +562,8 @@ def test_what_names_a_value_public_spares_the_secrets_beside_it(text, secret):
     ("Karte 4539 1577 0284 3616, gültig bis 03/29, Code 518", "518"),
     ("raw=eyJhbGciOiJFUzI1NiJ9.Qm9keUtxN0xtMlp4OVB0NFduOFJiM1ZjNkh5MUpkNUZnMFNz.Zk9mQ2xLp7Rt4Wn8Vb3Hc6Jd1Fg5Ss0Aa2",
      "Zk9mQ2xLp7Rt4Wn8Vb3Hc6Jd1Fg5Ss0Aa2"),
+    ("scan this: otpauth%3A%2F%2Ftotp%2FShop%3Aana%3Fsecret%3DK7QXM2ZLP9RT4WN8%26issuer%3DShop", "K7QXM2ZLP9RT4WN8"),
+    ('totp = pyotp.TOTP("N4WQ7ZKX2MPL9RT3")', "N4WQ7ZKX2MPL9RT3"),
 ])
 def test_keys_in_groups_hex_keys_phrases_and_codes_go(text, secret):
     assert secret not in redact(text)[0], explain(text)

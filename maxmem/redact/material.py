@@ -26,7 +26,8 @@ from collections.abc import Iterator
 from .shapes import Hit
 from .values import char_offset, find_words, looks_random, present_words, word_blob, word_index
 
-__all__ = ["card_hits", "der_hits", "grouped_key_hits", "jwk_hits", "key_material_hits", "numbered_phrase_hits", "phrase_hits", "putty_hits"]
+__all__ = ["card_hits", "der_hits", "grouped_key_hits", "jwk_hits", "key_material_hits", "numbered_phrase_hits",
+           "phrase_hits", "putty_hits", "totp_hits"]
 
 # A body: its first line, then whole lines of base64 (real or JSON-escaped line breaks).
 _B64_BLOCK = re.compile(r"(?:M[A-Z]|b3Bl)[A-Za-z0-9+/]{38,}={0,2}"
@@ -434,6 +435,28 @@ def _key_call(text: str, match: re.Match[str]) -> Hit | None:
     if _KEY_USE.isdisjoint(p.lower() for p in _NAME_PARTS.findall(before)) or _NOT_KEY_USE.search(before):
         return None  # keyframe, tokenizer, monkey: no key named; an IV, a nonce, a digest
     return Hit("secret", match.start("value"), match.end("value"), f"key bytes decoded by {match.group('callee')}()")
+
+
+# A TOTP seed where only a TOTP seed goes: an otpauth:// URI's secret (percent-encoded too,
+# as a QR code's link carries it), the literal given to a TOTP or HOTP maker
+# (pyotp.TOTP("…"), new OTPAuth.TOTP({secret: …}) aside: a name, found by the name rules).
+_OTPAUTH_SECRET = re.compile(r"(?i)(?:[?&]|%3F|%26)secret(?:=|%3D)(?P<v>[A-Z0-9]{16,128})(?:={0,6}|(?:%3D){0,6})"
+                             r"(?![A-Za-z0-9])")
+_OTP_CALL = re.compile(r"\b[HT]OTP\(\s{0,4}[bB]?[\"'](?P<v>[A-Za-z0-9]{16,128}={0,6})[\"']")
+_OTPAUTH_NEAR = 400
+
+
+def totp_hits(text: str, lowered: str) -> Iterator[Hit]:
+    """The seed in an otpauth:// URI (or its percent-encoded form) and in a TOTP(…) call."""
+    at = lowered.find("otpauth")
+    while at >= 0:
+        for match in _OTPAUTH_SECRET.finditer(text, at, min(len(text), at + _OTPAUTH_NEAR)):
+            yield Hit("secret", match.start("v"), match.end("v"), "TOTP seed in an otpauth URI")
+        at = lowered.find("otpauth", at + 7)
+    if "otp(" in lowered:
+        for match in _OTP_CALL.finditer(text):
+            if looks_random(match.group("v").rstrip("="), 16):
+                yield Hit("secret", match.start("v"), match.end("v"), "TOTP seed given to a TOTP maker")
 
 
 # A key shown in groups for people to copy: BitLocker's 8 × 6 digits, Signal's 6 × 5, a
