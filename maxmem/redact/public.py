@@ -153,9 +153,10 @@ def _not_a_value(text: str, start: int, end: int, before: str) -> bool:
         return True  # 0000, ****: a mask or a factory default
     if lowered in _PASSWORD_STORES:
         return True
-    name = _NAME_BEFORE.search(before)
+    after = text[end:end + _AFTER]
+    name = _NAME_BEFORE.search(before[-48:]) if "[REDACTED" in after or "***" in after else None
     if name and re.search(r"(?:==|->|=>|→|\.to(?:Be|Equal)\()[^\n]{0,40}?" + re.escape(name.group(1))
-                          + r"[\"']?\s{0,4}[:=]\s{0,4}[\"']?(?:\[REDACTED|\*{3})", text[end:end + _AFTER]):
+                          + r"[\"']?\s{0,4}[:=]\s{0,4}[\"']?(?:\[REDACTED|\*{3})", after):
         return True  # redact("password=x") == "password=[REDACTED]": an example, shown with its result
     if value[0] in "&*" and _IDENTIFIER_VALUE.fullmatch(value.lstrip("&*").removeprefix("mut ")):
         return True  # key: &SecretKey, *Config: a type in a signature
@@ -171,12 +172,14 @@ def _not_a_value(text: str, start: int, end: int, before: str) -> bool:
 def _named_identifier(value: str, before: str) -> bool:
     """Named an id, an address or a public key just before, or a key id where a signature
     is spoken of, or a resource's ARN."""
-    word = _WORD_BEFORE.search(before)
+    word = _WORD_BEFORE.search(before) if "arn:" in before else None
     if (word.group(0) + value if word else value).startswith("arn:"):
         return True  # a resource's name, or a part of it (…:secret:shop/api-Kq7Lm2 after "secret")
     if _HEX_VALUE.fullmatch(value) and _HEX_GROUPS_BEFORE.search(before):
         return True  # the last group of 92B0:32775:4A656D:…: a request id, an IPv6 address
-    if _NAMED_ID_BEFORE.search(before):
+    near = before[-64:]
+    lowered = near.lower()
+    if ("id" in lowered or "address" in lowered or "key" in lowered) and _NAMED_ID_BEFORE.search(near):
         return True
     return bool(_KEY_ID_HEX.fullmatch(value) and _SIGNATURE_WORDS.search(before))
 
