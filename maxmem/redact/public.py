@@ -24,9 +24,10 @@ Every rule proposes spans; these checks then keep what is not a secret:
   publishable or search-only, a resource's ARN, a C++ mangled symbol (_ZN4acme6crypto…),
   a file name with a content hash (main.ab2507ee….js);
 - stand-ins: one character repeated (0000, ****), a value shown with its own redaction
-  as the expected result (redact("password=x") == "password=[REDACTED]"), a password manager's name (the password is in 1Password), a Basic credential
-  that decodes to placeholder words (username:password), a type in a signature
-  (key: &SecretKey), a span across JSON members (a rule that read past a closing quote);
+  as the expected result (redact("password=x") == "password=[REDACTED]"), a password
+  manager's name (the password is in 1Password), a Basic credential that decodes to
+  placeholder words (username:password), a type in a signature (key: &SecretKey), a span
+  across JSON members (a rule that read past a closing quote);
 - labels: a value that names the secret itself ("Password": "Mot de passe").
 """
 
@@ -100,11 +101,12 @@ _SIGNATURE_WORDS = re.compile(r"(?i)\b(?:signer|signed|signature|signing|gpg|pgp
 _MANGLED_NAME = re.compile(r"(\d{1,2})")
 _FILE_AFTER = re.compile(r"\.(?:js|mjs|css|map|wasm|chunk|bundle|min|png|svg|woff2?)\b")
 _JSON_MEMBERS = re.compile(r"[\"'],[\"'\s]|[\"']:[\"'\s]")
-# The names of the places passwords are kept: a password manager is no password.
+# The name before a value (password= , "token": ), to find it again beside a redaction.
 _NAME_BEFORE = re.compile(r"([A-Za-z_][\w.-]{0,40})[\"']?[ \t]{0,4}[:=][ \t]{0,4}[\"']?\Z")
+# The names of the places passwords are kept: a password manager is no password.
 _PASSWORD_STORES = frozenset({"1password", "lastpass", "bitwarden", "keepass", "keepassxc", "dashlane", "keychain",
                               "vaultwarden", "enpass", "nordpass", "protonpass"})
-_PLACEHOLDER_USERS = frozenset({"user", "username", "login", "name", "your_username", "youruser", "admin"})
+_PLACEHOLDER_USERS = frozenset({"user", "username", "login", "name", "your_username", "youruser"})
 _PLACEHOLDER_PASSWORDS = frozenset({"password", "pass", "passwd", "pwd", "secret", "your_password", "yourpassword"})
 _LABEL_WORDS = frozenset({"password", "passwort", "contraseña", "senha", "wachtwoord", "hasło", "пароль", "mot de passe",
                           "kennwort", "parola", "clave", "clé", "secret", "token"})
