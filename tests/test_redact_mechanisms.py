@@ -639,6 +639,22 @@ PUBLIC = [
     "Use the test card 4242 4000 0000 0008 to trigger 3-D Secure.",
     "-----BEGIN RSA PRIVATE KEY-----\n...\n-----END RSA PRIVATE KEY-----",
     "htpasswd -B -c /etc/nginx/.htpasswd alice",
+    # ids and addresses named as such in prose, a key id where a signature is spoken of,
+    # a resource's name, a symbol, a file named by its hash, stand-ins
+    "Notion page id 7Hq2ZkP9xLm4Tn8Wb3Rc6Vd1Jf5Gs0Qa2Ye7Uo",
+    "X-Request-ID: 7F3A:1C9E:2B4D5A:8E6F7C1:A9B8C7D6",
+    "Zcash address t1Kq7Lm2Zx9Pt4Wn8Rb3Vc6Hy1Jd5Fg0Ss2Aa7XqK9pLmZ3",
+    'docs search: public api key for the site search is "9f3e2d1c0b4a59687f6e5d4c3b2a1f0e"',
+    "gpg: Good signature, using RSA key 3AA5C34371567BD2",
+    "the secret is now arn:aws:secretsmanager:us-east-1:123456789012:secret:shop/api-Kq7Lm2",
+    "_ZN5tokio7runtime6Runtime8block_on17h9f3e2d1c0b4a5968E",
+    "<script src=\"/assets/app.7c1e9a4f2b3d5e6f8a9b.js\"></script>",
+    "fn open(key: &MasterKey, sealed: &[u8]) -> Vec<u8>",
+    "PIN: 1111 until the first sign-in",
+    "Authorization: Basic " + base64.b64encode(b"user:password").decode() + "  # from the tutorial",
+    '{"msg":"rejected secret key shape","secret_prefix":"whsec_","len":9}',
+    'expect(scrub("token=Zk9mQ2xLp7Rt4Wn8")).toBe("token=***");',
+    "Das Passwort liegt in Bitwarden.",
 ]
 
 
@@ -683,6 +699,52 @@ def test_the_second_blind_split_keeps_its_recall_and_its_ordinary_lines():
     items = redact_eval.load("shapes-blind")
     assert redact_eval.score(items, detect([i["text"] for i in items]))["recall"] >= 0.97
     ordinary = redact_eval.load("ordinary-blind")
+    touched = [i["text"] for i, found in zip(ordinary, detect([i["text"] for i in ordinary])) if found]
+    assert touched == []
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    # an id word, an address word or a public key named before a value spare what is not
+    # theirs: a session's id, a secret's id, a private key, a Basic credential of real words
+    ("session id Kq7Lm2Zx9Pt4Wn8Rb3Vc6Hy1Jd5Fg0Ss", "Kq7Lm2Zx9Pt4Wn8Rb3Vc6Hy1Jd5Fg0Ss"),
+    ("VAULT_SECRET_ID=4b1c9e7a-2f3d-4e5f-8a9b-0c1d2e3f4a5b", "4b1c9e7a-2f3d-4e5f-8a9b-0c1d2e3f4a5b"),
+    ("Authorization: Basic " + base64.b64encode(b"deploy:Vq7#mZ2xLp9").decode(),
+     base64.b64encode(b"deploy:Vq7#mZ2xLp9").decode()),
+    ("card 4539 1577 0284 3616, CVC 444", "444"),  # three repeated digits: a code, not a mask
+    ("password: Kq7Lm2Zx9Pt4 (see the signature above)", "Kq7Lm2Zx9Pt4"),
+])
+def test_what_names_a_value_public_spares_the_secrets_beside_it(text, secret):
+    assert secret not in redact(text)[0], explain(text)
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    ("Authenticator setup key: qmvz trkd hwpn jxlc", "qmvz trkd hwpn jxlc"),
+    ("2FA backup codes: 4817 2093, 7735 1068, 2290 4416", "7735 1068"),
+    ("ed25519 private key: 0x" + "7c1e9a4f2b3d5e6f8a9b0c1d2e3f4a5b" * 2, "7c1e9a4f2b3d5e6f8a9b0c1d2e3f4a5b"),
+    ("the private key:\n" + "4f2b3d5e6f8a9b0c1d2e3f4a5b7c1e9a" + "\n" + "9b0c1d2e3f4a5b7c1e9a4f2b3d5e6f8a",
+     "9b0c1d2e3f4a5b7c1e9a4f2b3d5e6f8a"),
+    ('networks: { sepolia: { url: RPC, accounts: ["0x' + "a5b7c1e9a4f2b3d5e6f8a9b0c1d2e3f4" * 2 + '"] } }',
+     "a5b7c1e9a4f2b3d5e6f8a9b0c1d2e3f4"),
+    ("seed:\nwitch collapse practice feed\nshame open despair creek\nroad again ice least", "despair creek"),
+    ("the recovery phrase is pilot dune orbit lava crane moss tide ember quilt fossil ranch vivid so keep it",
+     "pilot dune orbit"),
+    ("Karte 4539 1577 0284 3616, gültig bis 03/29, Code 518", "518"),
+    ("raw=eyJhbGciOiJFUzI1NiJ9.Qm9keUtxN0xtMlp4OVB0NFduOFJiM1ZjNkh5MUpkNUZnMFNz.Zk9mQ2xLp7Rt4Wn8Vb3Hc6Jd1Fg5Ss0Aa2",
+     "Zk9mQ2xLp7Rt4Wn8Vb3Hc6Jd1Fg5Ss0Aa2"),
+    ("scan this: otpauth%3A%2F%2Ftotp%2FShop%3Aana%3Fsecret%3DK7QXM2ZLP9RT4WN8%26issuer%3DShop", "K7QXM2ZLP9RT4WN8"),
+    ('totp = pyotp.TOTP("N4WQ7ZKX2MPL9RT3")', "N4WQ7ZKX2MPL9RT3"),
+])
+def test_keys_in_groups_hex_keys_phrases_and_codes_go(text, secret):
+    assert secret not in redact(text)[0], explain(text)
+
+
+def test_the_third_blind_split_keeps_its_recall_and_its_ordinary_lines():
+    """The blind3 split was scored blind once (0.886, 20.0 FP lines / 1k), then read: it is
+    development data, and what its mechanisms gained must not slip back."""
+    detect = redact_eval.maxmem_detector()
+    items = redact_eval.load("shapes-blind3")
+    assert redact_eval.score(items, detect([i["text"] for i in items]))["recall"] >= 0.90
+    ordinary = redact_eval.load("ordinary-blind3")
     touched = [i["text"] for i, found in zip(ordinary, detect([i["text"] for i in ordinary])) if found]
     assert touched == []
 

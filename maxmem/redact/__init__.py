@@ -70,6 +70,7 @@ from .material import (
     numbered_phrase_hits,
     phrase_hits,
     putty_hits,
+    totp_hits,
 )
 from .prose import prose_hits
 from .public import public_value
@@ -275,6 +276,8 @@ class Redactor:
         yield from card_hits(text, lowered, data, words)
         yield from key_material_hits(text, lowered, data, words)
         yield from grouped_key_hits(text, lowered, data, words)
+        if b"otp" in data:
+            yield from totp_hits(text, lowered)
         if b"echo" in words or b"printf" in words:
             yield from stdin_hits(text, lowered, data, words)
         yield from positional_hits(text, lowered, data, words)

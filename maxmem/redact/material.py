@@ -26,7 +26,8 @@ from collections.abc import Iterator
 from .shapes import Hit
 from .values import char_offset, find_words, looks_random, present_words, word_blob, word_index
 
-__all__ = ["card_hits", "der_hits", "grouped_key_hits", "jwk_hits", "key_material_hits", "numbered_phrase_hits", "phrase_hits", "putty_hits"]
+__all__ = ["card_hits", "der_hits", "grouped_key_hits", "jwk_hits", "key_material_hits", "numbered_phrase_hits",
+           "phrase_hits", "putty_hits", "totp_hits"]
 
 # A body: its first line, then whole lines of base64 (real or JSON-escaped line breaks).
 _B64_BLOCK = re.compile(r"(?:M[A-Z]|b3Bl)[A-Za-z0-9+/]{38,}={0,2}"
@@ -122,21 +123,24 @@ _PHRASE_INDEX = word_index(_PHRASE_CONTEXT)
 _PHRASE_WORD = re.compile(r"[a-z]{3,8}")
 _LINE_TOKENS = re.compile(r"[^\s\\]+")
 _PHRASE_STRIP = "\"'`,.;:()[]：，"  # ASCII and full-width punctuation around a word
+_WORD_LINES = re.compile(r"(?:[ \t]*[a-z]{3,8}(?:[ \t]+[a-z]{3,8}){1,23}[ \t]*(?:\r?\n|\Z)){1,12}")
+_COPULAS = frozenset({"is", "are", "was", "were", "is:", "are:", "ist", "est", "es", "é", "是"})
 _STOPWORDS = frozenset("the and you for are was with this that have not but from they will your our its his her "
                        "then when what which there their them been were has had can may into onto than".split())
 
 
 def _phrase_after(text: str, at: int) -> Hit | None:
     """The 12-24 words that start among the first few tokens after `at`, on its line."""
-    if text.count(" ", at, at + 400) < 11:
+    if text.count(" ", at, at + 400) + text.count("\n", at, at + 400) < 11:
         return None
     tokens = [m for m in _LINE_TOKENS.finditer(text, at, min(len(text), at + 400))]
     newline = text.find("\n", at, at + 400)
     if newline >= 0 and text[at:newline].strip(" \t:=\"'"):  # "seed:" alone on its line: the words are below
         newline2 = text.find("\n", newline + 1, at + 400)
         tokens = [m for m in tokens if m.start() < (newline if newline2 < 0 else newline)]
-    elif newline >= 0:
-        second = text.find("\n", newline + 1, at + 400)
+    elif newline >= 0:  # the words below, on one line or on several lines of words alone
+        lines = _WORD_LINES.match(text, newline + 1)
+        second = lines.end() if lines else text.find("\n", newline + 1, at + 400)
         tokens = [m for m in tokens if second < 0 or m.start() < second]
     for first in range(min(8, len(tokens))):
         run = 0
@@ -145,6 +149,8 @@ def _phrase_after(text: str, at: int) -> Hit | None:
             if not _PHRASE_WORD.fullmatch(word):
                 break
             run += 1
+        if run > 12 and first and tokens[first - 1].group(0).lower() in _COPULAS:
+            run = max(n for n in (12, 15, 18, 21, 24) if n <= run)  # "is enact … annual keep it safe"
         if run in (12, 15, 18, 21, 24) and run == len(tokens[first:first + run]):
             words = [m.group(0).strip(_PHRASE_STRIP) for m in tokens[first:first + run]]
             if sum(w in _STOPWORDS for w in words) <= 1:
@@ -198,6 +204,7 @@ _CARD_WORDS = {"card": b"card", "visa": b"visa", "mastercard": b"mastercard", "a
 _CARD_ANCHORS = frozenset(a + e for a in _CARD_WORDS.values() for e in (b"", b"s"))
 _NEAR_CARD = 150
 _CVV = re.compile(r"(?i)(?:cvv2?|cvc2?|cid|csc|security code|prüfnummer|cryptogramme|código de seguridad|"
+                  r"\b(?:c[óo]digo|codice|kod|code)\b|"
                   r"código de segurança|codice di sicurezza|kod zabezpieczający|код безопасности|セキュリティコード|安全码)"
                   r"(?:[_-]?(?:code|number|no))?[\"']?[\s:=#.-]{0,4}[\"']?(?:value=[\"']?)?(?:is[ \t]{1,3})?(\d{3,4})(?!\d)")
 # A CSV header naming the code's column: the field at that place in the card's row.
@@ -306,6 +313,10 @@ _TYPED_KEY = re.compile(r"\"type\"\s{0,4}:\s{0,4}\"[^\"\n]{0,60}(?:[Pp]riv|[Ss]e
 # says private: `wg set wg0 private-key <(echo …)`, `PrivateKey: …`.
 _KEY32 = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=(?![A-Za-z0-9+/=])")
 _PRIVATE_NEAR = 80
+_HEX_KEY_AFTER = re.compile(r"(?i)[ _-]?key\b[^\n\w]{0,6}\s{0,4}[\"'\[]{0,2}"
+                            r"(?P<v>(?:0x)?[0-9a-f]{64}|[0-9a-f]{32}\r?\n[0-9a-f]{32})(?![0-9a-f])")
+# A Hardhat or Truffle network's accounts: the private keys it signs with.
+_ACCOUNTS = re.compile(r"\baccounts[\"']?\s{0,4}:\s{0,4}\[\s{0,4}[\"'](0x[0-9a-fA-F]{64})[\"']")
 _DIGEST_BETWEEN = re.compile(r"(?i)sha\d|hash|digest|fingerprint|checksum|public|pub\b")
 # Bytes written as numbers: a Solana keypair file, a Uint8Array of a secret key.
 _BYTE_ARRAY = re.compile(r"\[\s{0,4}((?:\d{1,3}\s{0,4},\s{0,4}){31,63}\d{1,3})\s{0,4}\]")
@@ -348,6 +359,9 @@ def key_material_hits(text: str, lowered: str, data: bytes, words: frozenset[byt
             yield Hit("private-key", match.start(1), match.end(1), "key below an untrusted comment that says secret")
     if b"private" in data:
         yield from _beside_private(text, lowered)
+    if b"accounts" in words and b"0x" in data:
+        for match in _ACCOUNTS.finditer(text):
+            yield Hit("private-key", match.start(1), match.end(1), "a private key in a network's accounts list")
     if b"\"value\"" in data and (b"priv" in data or b"secret" in data):
         for match in _TYPED_KEY.finditer(text):
             yield Hit("private-key", match.start(1), match.end(1), "the value of a key whose type says private")
@@ -367,9 +381,13 @@ def _sign_secret(body: str) -> bool:
 
 
 def _beside_private(text: str, lowered: str) -> Iterator[Hit]:
-    """A 32-byte base64 key on the line of "private", after it."""
+    """A 32-byte base64 key on the line of "private", after it; a 32-byte hex key just
+    after "private key" (on its line or the lines below, one or two halves)."""
     at = lowered.find("private")
     while at >= 0:
+        hexed = _HEX_KEY_AFTER.match(text, at + 7)
+        if hexed and not _DIGEST_BETWEEN.search(text, at, hexed.start("v")):
+            yield Hit("private-key", hexed.start("v"), hexed.end("v"), "32-byte hex key after 'private key'")
         line_end = text.find("\n", at, at + _PRIVATE_NEAR)
         end = line_end if line_end >= 0 else min(len(text), at + _PRIVATE_NEAR)
         for match in _KEY32.finditer(text, at, end):
@@ -419,6 +437,28 @@ def _key_call(text: str, match: re.Match[str]) -> Hit | None:
     return Hit("secret", match.start("value"), match.end("value"), f"key bytes decoded by {match.group('callee')}()")
 
 
+# A TOTP seed where only a TOTP seed goes: an otpauth:// URI's secret (percent-encoded too,
+# as a QR code's link carries it), the literal given to a TOTP or HOTP maker
+# (pyotp.TOTP("…"), new OTPAuth.TOTP({secret: …}) aside: a name, found by the name rules).
+_OTPAUTH_SECRET = re.compile(r"(?i)(?:[?&]|%3F|%26)secret(?:=|%3D)(?P<v>[A-Z0-9]{16,128})(?:={0,6}|(?:%3D){0,6})"
+                             r"(?![A-Za-z0-9])")
+_OTP_CALL = re.compile(r"\b[HT]OTP\(\s{0,4}[bB]?[\"'](?P<v>[A-Za-z0-9]{16,128}={0,6})[\"']")
+_OTPAUTH_NEAR = 400
+
+
+def totp_hits(text: str, lowered: str) -> Iterator[Hit]:
+    """The seed in an otpauth:// URI (or its percent-encoded form) and in a TOTP(…) call."""
+    at = lowered.find("otpauth")
+    while at >= 0:
+        for match in _OTPAUTH_SECRET.finditer(text, at, min(len(text), at + _OTPAUTH_NEAR)):
+            yield Hit("secret", match.start("v"), match.end("v"), "TOTP seed in an otpauth URI")
+        at = lowered.find("otpauth", at + 7)
+    if "otp(" in lowered:
+        for match in _OTP_CALL.finditer(text):
+            if looks_random(match.group("v").rstrip("="), 16):
+                yield Hit("secret", match.start("v"), match.end("v"), "TOTP seed given to a TOTP maker")
+
+
 # A key shown in groups for people to copy: BitLocker's 8 × 6 digits, Signal's 6 × 5, a
 # TOTP seed in groups of four base32 letters, a product or recovery key: four groups or
 # more of one length (the last may be shorter), one separator, after a word that says
@@ -436,6 +476,7 @@ _PHRASE_WORDS = {
     "emergency": re.compile(r"emergency kit"), "verification": re.compile(r"verification code"),
     "factor": re.compile(r"factor(?:(?<=two-factor)|(?<=2-factor))"), "fa": re.compile(r"fa(?<=2fa)")}
 _GROUP_BACK = 60
+_SEED_WORDS = ("setup", "authenticator", "totp", "otp", "mfa", "fa", "factor")  # what shows a TOTP seed in groups
 
 
 def grouped_key_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
@@ -460,8 +501,9 @@ def grouped_key_hits(text: str, lowered: str, data: bytes, words: frozenset[byte
 
 
 # Recovery codes as services list them: tokens of one shape (length, dash at one place),
-# each with a digit, one after the other (b1fc9-10631 f1f76-9953b …; 4821 9307 …).
-_CODE = re.compile(r"(?<![\w-])[A-Za-z0-9]{3,16}(?:-[A-Za-z0-9]{3,16})?(?![\w-])")
+# each with a digit, one after the other (b1fc9-10631 f1f76-9953b …; 4821 9307 …; Google's
+# two groups of four digits, a comma between codes: 6511 9791, 3663 3331).
+_CODE = re.compile(r"(?<![\w-])(?:\d{4} \d{4}(?=[,;]|\s*\Z)|[A-Za-z0-9]{3,16}(?:-[A-Za-z0-9]{3,16})?)(?![\w-])")
 _CODE_GAP = re.compile(r"[ \t]*[,;]?[ \t]+|[ \t]*[,;][ \t]*")
 
 
@@ -481,7 +523,7 @@ def _code_list(text: str, start: int, end: int) -> list[re.Match[str]]:
             continue  # the words before the list: "in case I lose my phone:"
         codes.append(match)
         pos = match.end()
-    flat = [c.group(0).replace("-", "") for c in codes]
+    flat = [c.group(0).replace("-", "").replace(" ", "") for c in codes]
     if len(codes) < 2 or not all(any(ch.isdigit() for ch in f) for f in flat) or len(flat[0]) < 6:
         return []
     if all(f.isdigit() for f in flat) and (len(flat[0]) < 8 or "-" in codes[0].group(0)):
@@ -514,8 +556,11 @@ def _key_groups(match: re.Match[str], word: str) -> bool:
     if any(len(g) != width for g in groups[:-1]) or len(groups[-1]) > width or len(groups) * width < 16:
         return False
     flat = "".join(groups)
+    four_by_four = len(groups) == 4 and width == 4 and flat.isalpha() and _no_words(groups, 0)
     if word in ("password", "passwort"):  # an app password: 4 × 4 small letters (kwcu ermw zogn kyvt)
-        return len(groups) == 4 and width == 4 and flat.isalpha() and flat.islower() and _no_words(groups, 0)
+        return four_by_four and flat.islower()
+    if word in _SEED_WORDS and four_by_four and (flat.islower() or flat.isupper()):
+        return True  # a TOTP seed of 80 bits as an authenticator's setup shows it
     if flat.isdigit():
         return len(set(flat)) >= 5
     if flat.isalpha():  # base32 letters in one case, six groups or more: no run of words

@@ -17,6 +17,17 @@ Every rule proposes spans; these checks then keep what is not a secret:
   mod-97 checksum), and what is named as such before the value: a cache key, a key
   identifier, the key gpg says it is using, Sec-WebSocket-Key, a CSRF token (it proves a
   form came from the page; it signs no one in);
+- identifiers named in prose: what follows an id word (Google Doc id …, Tenant ID: …;
+  not a session's, a secret's, a key's or a token's id) or an address word (a Monero
+  address, a wallet address), a key id or fingerprint of 8, 16 or 40 hex digits where a
+  signature is spoken of (gpg's long key id), what follows a key called public,
+  publishable or search-only, a resource's ARN, a C++ mangled symbol (_ZN4acme6crypto…),
+  a file name with a content hash (main.ab2507ee….js);
+- stand-ins: one character repeated (0000, ****), a value shown with its own redaction
+  as the expected result (redact("password=x") == "password=[REDACTED]"), a password
+  manager's name (the password is in 1Password), a Basic credential that decodes to
+  placeholder words (username:password), a type in a signature (key: &SecretKey), a span
+  across JSON members (a rule that read past a closing quote);
 - labels: a value that names the secret itself ("Password": "Mot de passe").
 """
 
@@ -35,6 +46,7 @@ __all__ = ["public_value"]
 _PUBLIC_PREFIXES = ("pk_live_", "pk_test_", "phc_", "pk.eyJ", "xpub", "ypub", "zpub", "tpub", "vpub", "upub", "Ltub",
                     "Mtub")
 _BEFORE = 80
+_AFTER = 160
 # Values vendors print in their docs for everyone to paste: public whatever names them.
 _DOCUMENTED = ("sk_test_4eC39HqLyjWDarjtT1zdp7dc",  # Stripe's API reference
                "sk_test_BQokikJOvBiI2HlWgH4olfQ2",  # Stripe's older docs
@@ -77,6 +89,25 @@ _JWK_PUBLIC = re.compile(r"""(?:^|[\s{,])\\?["']?(?:x|y|n|e|kid|x5t)\\?["']?[ \t
 _ARN_SECRET = re.compile(r"arn:aws[\w-]*:secretsmanager:[\w-]*:\d*:secret:\Z")
 _URL_USER = re.compile(r"://(?:([^\s:/?#@\"'<>\\]{1,256}):)?\Z")
 _SENTRY_AFTER = re.compile(r"@[\w.-]{0,64}(?:sentry\.io|ingest\.[\w.-]{1,64})/")
+# What names the value an identifier in prose: an id word (not a session's, secret's, key's
+# or token's id, which is the secret), an address word (wallet and mail addresses are
+# given out), a key called public, publishable or search-only.
+_NAMED_ID_BEFORE = re.compile(
+    r"(?i)(?:(?<![\w-])(?<!session )(?<!secret )(?<!key )(?<!token )ids?|\baddress(?:es)?|"
+    r"\b(?:public|publishable|search[ _-]only)[ _-](?:api[ _-])?key\b[^\n\"'`=]{0,40}?)\W{0,4}\Z")
+# A key id or fingerprint (gpg's 8, 16 or 40 hex digits) where a signature is spoken of.
+_KEY_ID_HEX = re.compile(r"[0-9A-F]{8}|[0-9A-F]{16}|[0-9A-F]{40}|[0-9a-f]{16}|[0-9a-f]{40}")
+_SIGNATURE_WORDS = re.compile(r"(?i)\b(?:signer|signed|signature|signing|gpg|pgp|verif\w*)\b")
+_MANGLED_NAME = re.compile(r"(\d{1,2})")
+_FILE_AFTER = re.compile(r"\.(?:js|mjs|css|map|wasm|chunk|bundle|min|png|svg|woff2?)\b")
+_JSON_MEMBERS = re.compile(r"[\"'],[\"'\s]|[\"']:[\"'\s]")
+# The name before a value (password= , "token": ), to find it again beside a redaction.
+_NAME_BEFORE = re.compile(r"([A-Za-z_][\w.-]{0,40})[\"']?[ \t]{0,4}[:=][ \t]{0,4}[\"']?\Z")
+# The names of the places passwords are kept: a password manager is no password.
+_PASSWORD_STORES = frozenset({"1password", "lastpass", "bitwarden", "keepass", "keepassxc", "dashlane", "keychain",
+                              "vaultwarden", "enpass", "nordpass", "protonpass"})
+_PLACEHOLDER_USERS = frozenset({"user", "username", "login", "name", "your_username", "youruser"})
+_PLACEHOLDER_PASSWORDS = frozenset({"password", "pass", "passwd", "pwd", "secret", "your_password", "yourpassword"})
 _LABEL_WORDS = frozenset({"password", "passwort", "contraseña", "senha", "wachtwoord", "hasło", "пароль", "mot de passe",
                           "kennwort", "parola", "clave", "clé", "secret", "token"})
 
@@ -106,12 +137,89 @@ def public_value(text: str, start: int, end: int) -> bool:
         return True
     if _JWK_PUBLIC.search(before) and "kty" in text[max(0, start - _JWK_NEAR):start + _JWK_NEAR]:
         return True
+    if _not_a_value(text, start, end, before) or _named_identifier(value, before):
+        return True
     url_user = _URL_USER.search(before)
     if url_user and (url_user.group(1) == value or _SENTRY_AFTER.match(text, end)):
         return True
     if value.startswith(("eyJ", "ewo")) and "." not in value and _plain_json(value):
         return True
     return len(value) <= 24 and _names_secret(value)
+
+
+def _not_a_value(text: str, start: int, end: int, before: str) -> bool:
+    """A stand-in, a name or a piece of code where a rule expected a value."""
+    value = text[start:end]
+    lowered = value.lower()
+    if len(value) >= 4 and len(set(value)) == 1:
+        return True  # 0000, ****: a mask or a factory default
+    if lowered in _PASSWORD_STORES:
+        return True
+    after = text[end:end + _AFTER]
+    name = _NAME_BEFORE.search(before[-48:]) if "[REDACTED" in after or "***" in after else None
+    if name and re.search(r"(?:==|->|=>|→|\.to(?:Be|Equal)\()[^\n]{0,40}?" + re.escape(name.group(1))
+                          + r"[\"']?\s{0,4}[:=]\s{0,4}[\"']?(?:\[REDACTED|\*{3})", after):
+        return True  # redact("password=x") == "password=[REDACTED]": an example, shown with its result
+    if value[0] in "&*" and _IDENTIFIER_VALUE.fullmatch(value.lstrip("&*").removeprefix("mut ")):
+        return True  # key: &SecretKey, *Config: a type in a signature
+    if _JSON_MEMBERS.search(value):
+        return True  # format","key_prefix":"sk-: a span across JSON members is no one value
+    if value.startswith("_Z") and _mangled(value):
+        return True
+    if _FILE_AFTER.match(text, end) and (start == 0 or text[start - 1] in "/ \t\"'=(" or "." in value):
+        return True  # main.ab2507ee8791fad6b414.js: a file named with its content's hash
+    return "basic" in before[-24:].lower() and _placeholder_basic(value)
+
+
+def _named_identifier(value: str, before: str) -> bool:
+    """Named an id, an address or a public key just before, or a key id where a signature
+    is spoken of, or a resource's ARN."""
+    word = _WORD_BEFORE.search(before) if "arn:" in before else None
+    if (word.group(0) + value if word else value).startswith("arn:"):
+        return True  # a resource's name, or a part of it (…:secret:shop/api-Kq7Lm2 after "secret")
+    if _HEX_VALUE.fullmatch(value) and _HEX_GROUPS_BEFORE.search(before):
+        return True  # the last group of 92B0:32775:4A656D:…: a request id, an IPv6 address
+    near = before[-64:]
+    lowered = near.lower()
+    if ("id" in lowered or "address" in lowered or "key" in lowered) and _NAMED_ID_BEFORE.search(near):
+        return True
+    return bool(_KEY_ID_HEX.fullmatch(value) and _SIGNATURE_WORDS.search(before))
+
+
+_WORD_BEFORE = re.compile(r"[^\s\"'`=(,]{1,200}\Z")
+_HEX_VALUE = re.compile(r"[0-9A-Fa-f]{1,16}")
+_HEX_GROUPS_BEFORE = re.compile(r"(?<![\w.:-])(?:[0-9A-Fa-f]{1,8}:){3,}\Z")
+_IDENTIFIER_VALUE = re.compile(r"[A-Za-z_][\w:<>]{0,80}")
+
+
+def _mangled(value: str) -> bool:
+    """A C++ mangled symbol: _Z, then names each led by its length (_ZN4acme6crypto…)."""
+    names, at = 0, 2
+    while names < 3:
+        length = _MANGLED_NAME.search(value, at)
+        if not length:
+            return False
+        size = int(length.group(1))
+        name = value[length.end():length.end() + size]
+        if len(name) == size and name.replace("_", "").isalpha():
+            names += 1
+            at = length.end() + size
+        else:
+            at = length.start() + 1
+    return True
+
+
+def _placeholder_basic(value: str) -> bool:
+    """A Basic credential that decodes to placeholder words (username:password) or repeats
+    its user as its password (guest:guest)."""
+    try:
+        decoded = base64.b64decode(value, validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return False
+    user, colon, password = decoded.partition(":")
+    lowered = password.lower()
+    return bool(colon) and (lowered == user.lower() or (user.lower() in _PLACEHOLDER_USERS
+                                                         and lowered in _PLACEHOLDER_PASSWORDS))
 
 
 _TOKEN_AROUND = re.compile(r"[\w.+/=-]{0,2000}")

@@ -238,7 +238,7 @@ def provider_hits(text: str, data: bytes | None = None) -> Iterator[Hit]:
 # has neither.
 _PREFIXED = re.compile(r"(?P<prefix>(?:[a-z]{2,10}[0-9]{0,2}|[a-z][0-9]{1,2}|[A-Z]{4,10}[0-9]{0,2})(?:[-_][a-zA-Z0-9]{1,12}){0,3}?[-_])"
                        r"(?P<body>[A-Za-z0-9][A-Za-z0-9_-]{19,})")
-_ID_PREFIXES = frozenset({"sha1", "sha224", "sha256", "sha384", "sha512", "md5", "blake2b", "blake3", "commit", "git", "rev",
+_ID_PREFIXES = frozenset({"dpl", "prj", "sha1", "sha224", "sha256", "sha384", "sha512", "md5", "blake2b", "blake3", "commit", "git", "rev",
                           "build", "tx", "block", "trace", "span", "req", "request", "msg", "toolu", "chatcmpl", "resp",
                           "batch", "file", "msgbatch", "run", "job", "thread", "asst", "call", "step", "cs", "evt",
                           "event", "id", "uuid", "nonce", "hash", "digest", "pk", "pub", "public", "org", "user",
@@ -322,7 +322,8 @@ def _random_pair(text: str, start: int, end: int) -> Hit | None:
         return None
     if not looks_random(first, 12) or not looks_random(body.replace("-", "").replace("_", ""), 32):
         return None
-    return Hit("token", head.start(), end, "token of a random id and a random secret (…….……)")
+    tail = _DOTTED_TAIL.match(text, end)  # a third part: header.payload.signature
+    return Hit("token", head.start(), tail.end() if tail else end, "token of a random id and a random secret (…….……)")
 
 
 def _is_uuid_body(body: str) -> bool:
