@@ -16,7 +16,7 @@ import bisect
 import re
 from collections.abc import Iterator
 
-from .shapes import Hit
+from .shapes import Hit, scan_within, words_within
 from .values import (
     Strength,
     camel_words,
@@ -253,6 +253,8 @@ _LITERAL = re.compile(r"""\s{0,8}(?:\w{1,32}\s{0,4}=\s{0,4})?(?P<q>["'])(?P<v>(?
 # PasswordAuthenticator, CRAMMD5Auth, client.auth, UserCredential, doLogin.
 _AUTH_ENDINGS = (b"auth", b"authenticator", b"authenticate", b"login", b"logon", b"signin", b"credential",
                  b"credentials")
+# Parts of those names the rules find anyway: a name is read off their offsets.
+_CALL_BASES = ("auth", "cred", "login", "log", "sign", "connect")
 _NOT_CALLS = frozenset({b"oauth", b"author", b"auth"})  # auth alone: only as a method (below)
 _HOST = re.compile(r"[\w-]{1,63}(?:\.[\w-]{1,63}){1,8}(?::\d{1,5})?|\d{1,5}|:\d{1,5}")
 
@@ -266,7 +268,9 @@ def call_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> 
     if b"auth" in words:
         present.append("auth")
     connects = [w.decode() for w in _CONNECTS if w in words]
-    for at, word in find_words(lowered, data, list(dict.fromkeys(present))):
+    present = list(dict.fromkeys(present))
+    bases = {w: next(b for b in _CALL_BASES if b in w) for w in present if any(b in w for b in _CALL_BASES)}
+    for at, word in words_within(lowered, data, present, bases):
         if word == "auth":  # a method (redis.auth, red:auth) or a name's end (CRAMMD5Auth)
             if at and (text[at - 1] in ".:" or text[at - 1].isalnum()) and text.startswith("(", at + 4):
                 yield from _call_at(text, at + 5, single=text[at - 1] in ".:", wordy_ok=False)
@@ -420,8 +424,8 @@ def flag_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes] | No
     of `data`, when found already)."""
     if words is None:
         words = text_words(data)
-    starts = _places(data, " -u", len(text)) + _places(data, "\t-u", len(text))
-    for at in _places(data, "-user", len(text)):  # --user, --cluster-username
+    starts = _places(data, " -u", len(text), "-u") + _places(data, "\t-u", len(text), "-u")
+    for at in _places(data, "-user", len(text), "-u"):  # --user, --cluster-username
         space = max(text.rfind(" ", max(0, at - 24), at), text.rfind("\t", max(0, at - 24), at))
         if space >= 0:
             starts.append(space)
@@ -449,10 +453,11 @@ def _flag_secret(value: str) -> bool:
     return _secret(value) and value_is_secret(value, Strength.PASSWORD, quoted=False, literal=False)
 
 
-def _places(data: bytes, needle: str, length: int) -> list[int]:
+def _places(data: bytes, needle: str, length: int, base: str = "") -> list[int]:
     """Where `needle` (ASCII) stands in the text of `length` characters whose UTF-8 (lower
-    case) is `data`: found in the bytes, in C, and given in characters."""
-    places = scan(data, needle.encode())
+    case) is `data`: found in the bytes, in C, and given in characters (read off the
+    offsets of `base`, a part of it, when given: `scan_within`)."""
+    places = scan_within(data, needle.encode(), base.encode()) if base else scan(data, needle.encode())
     return list(places) if len(data) == length else char_offsets(data, places)
 
 
@@ -608,7 +613,7 @@ _STORE_BEFORE = re.compile(rb"(?<![\w-])(?:secrets?|user-secrets|env|config|vars
 
 def secret_set_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
     """The value a CLI stores under a secret's name."""
-    places = [at for verb in _STORE_VERBS if verb[1:4] in words for at in scan(data, verb)
+    places = [at for verb in _STORE_VERBS if verb[1:4] in words for at in scan_within(data, verb, verb[1:4])
               if _STORE_BEFORE.search(data, max(0, at - 16), at + 1)]
     for at in places if len(data) == len(text) else char_offsets(data, places):
         match = _SECRET_SET.search(text, max(0, at - 14), min(len(text), at + 400))
@@ -779,6 +784,7 @@ _ENCODED_PAIR = re.compile(r"""(?:btoa|b64encode|encodebase64|base64_encode|stri
                            r"""\([ \t]{0,4}[bB]?(["'])[\w.@+-]{1,64}:(?P<v>[^"'\\\s]{6,128})\1""", re.IGNORECASE)
 
 
+_GETTING_IN_BASES = {"logon": "log", "pop3": "pop"}  # found anyway (prose, call_hits)
 _GETTING_IN_WORDS = ("auth", "cred", "login", "logon", "connect", "dial", "smtp", "ftp", "imap", "pop3", "mysql", "pdo",
                      "dbi", "ssh", "ldap", "client")
 
@@ -793,7 +799,7 @@ def pair_literal_hits(text: str, lowered: str, data: bytes, words: frozenset[byt
                                                              or looks_random(encoded.group("v"), 12)):
                 yield Hit("password", encoded.start("v"), encoded.end("v"), "password in base64 of user:password")
     done = 0
-    for at, _word in find_words(lowered, data, inside_words(words, _GETTING_IN_WORDS)):
+    for at, _word in words_within(lowered, data, inside_words(words, _GETTING_IN_WORDS), _GETTING_IN_BASES):
         if at < done:
             continue
         end = text.find("\n", at, at + 240)
@@ -812,13 +818,13 @@ def pair_literal_hits(text: str, lowered: str, data: bytes, words: frozenset[byt
 _HOST_MAP = re.compile(r"""(?P<name>[\w-]{0,24}(?:oauth|token|bearer|auth))\\?"[ \t]{0,4}:[ \t]{0,4}\{[ \t\r\n]{0,40}"""
                        r"""\\?"[\w-]{1,63}(?:\.[\w-]{1,63}){1,6}(?::\d{1,5})?\\?"[ \t]{0,4}:[ \t]{0,4}\\?"(?P<v>[^"\\\s]{8,256})\\?\"""",
                        re.IGNORECASE)
-_HOST_MAP_NEEDLES = ("oauth\"", "token\"", "bearer\"", "auth\"")
+_HOST_MAP_NEEDLES = (("oauth\"", "auth"), ("token\"", "token"), ("bearer\"", "bearer"), ("auth\"", "auth"))
 
 
 def host_map_hits(text: str, data: bytes) -> Iterator[Hit]:
     """The token of each host under a secret-named object (composer's auth.json)."""
-    for needle in _HOST_MAP_NEEDLES:
-        for at in _places(data, needle, len(text)) if needle.encode() in data else ():
+    for needle, base in _HOST_MAP_NEEDLES:  # read off the offsets of auth and token, found anyway
+        for at in _places(data, needle, len(text), base) if base.encode() in data else ():
             begin = at
             while begin > 0 and at - begin < 24 and (text[begin - 1].isalnum() or text[begin - 1] in "_-"):
                 begin -= 1
