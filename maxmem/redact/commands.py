@@ -195,6 +195,9 @@ _POSITIONAL_ANCHORS = {"htpasswd": b"htpasswd", "mosquitto_passwd": b"mosquitto"
                        "community": b"community", "psk": b"psk", "pragma": b"pragma", "attach": b"attach",
                        "authorize-account": b"authorize", "<auth-user-pass>": b"user", "]:": b"]:"}
 
+_POSITIONAL_BASES = {"-token.": "token", "-oauth.": "auth", "<auth-user-pass>": "auth", "/pass": "pass",
+                     "authorize-account": "auth", "mosquitto_passwd": "pass", "ldappasswd": "pass", "htpasswd": "pass",
+                     "-password": "pass", "wpa_passphrase": "pass"}
 
 _COMMUNITIES = frozenset({b"rocommunity", b"rwcommunity"})  # net-snmp's snmpd.conf
 _POSITIONAL_GATE = frozenset(_POSITIONAL_ANCHORS.values()) - {b"pass"} | {b"impdp", b"connect"} | _COMMUNITIES
@@ -212,7 +215,11 @@ def positional_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes
                or (word == "conn" and b"connect" in words) or (word == "/pass" and windows)
                or (word == "]:" and relay)
                or (word == "community" and not words.isdisjoint(_COMMUNITIES))]
-    places = find_words(lowered, data, present)
+    # the single words read off the offsets of a part found anyway (token, auth, pass), in
+    # the order find_words gives: by offset, the longer word first
+    places = find_words(lowered, data, [w for w in present if " " in w]) + words_within(
+        lowered, data, [w for w in present if " " not in w], _POSITIONAL_BASES)
+    places.sort(key=lambda f: (f[0], -len(f[1])))
     if protocol:  # only where it stands in upper case
         at = text.find("PASS ")
         while at >= 0:
