@@ -551,7 +551,7 @@ _GO_DSN_USER = re.compile(r"""(?:^|(?<=[\s"'`=(]))[\w.$-]{1,64}:(?P<secret>[^\s@
 def dsn_hits(text: str, data: bytes) -> Iterator[Hit]:
     """The password of a `user:password@tcp(…)` data source name (Go's MySQL driver)."""
     for needle in (b"@tcp(", b"@unix("):
-        places = scan(data, needle)
+        places = scan_within(data, needle, b"@")  # both read off the offsets of "@"
         for at in places if len(data) == len(text) else char_offsets(data, places):
             user = _GO_DSN_USER.search(text, max(0, at - 200), at)
             if user and _secret(user.group("secret")):
@@ -731,7 +731,8 @@ _NOT_READERS = re.compile(r"[ \t]*(?:grep|egrep|rg|sed|awk|tee|cat|jq|yq|xargs|w
 def fed_hits(text: str, data: bytes) -> Iterator[Hit]:
     """A value given by here-string to a command that reads or stores a secret, or by a
     process substitution to a flag that names one."""
-    for at in _places(data, "<<<", len(text)) if b"<<<" in data else ():
+    # both read off the offsets of "<" (one pass over the text, where two checks were)
+    for at in _places(data, "<<<", len(text), "<"):
         match = _HERE_STRING.match(text, at)
         command = text[max(text.rfind("\n", 0, at) + 1, at - 300):at]
         if match and _secret(match.group("secret")) and (
@@ -743,7 +744,7 @@ def fed_hits(text: str, data: bytes) -> Iterator[Hit]:
             if " " in value and "user" in value.lower():  # ftp's 'user bob PW'
                 secret = (secret[0] + value.rindex(" ") + 1, secret[1])
             yield Hit("password", *secret, "a secret given by here-string")
-    for at in _places(data, "<(", len(text)) if b"<(" in data else ():
+    for at in _places(data, "<(", len(text), "<"):
         match = _SUBSTITUTED.search(text, max(0, at - 90), at + 300)
         if match and match.start() <= at < match.end() and _secret(match.group("secret")):
             yield Hit("password", *_span(match, "secret"), "a secret given by process substitution")
@@ -765,8 +766,8 @@ _SLASH_USER = re.compile(r"(?i)(?<!\S)/u(?:ser)?:\S")
 
 def store_flag_hits(text: str, data: bytes) -> Iterator[Hit]:
     """The value flag of a command that stores a secret; /p: after /u: on a command line."""
-    for needle in ("--value", "--secret-value", "--secret-string", "--data"):
-        for at in _places(data, needle, len(text)) if needle.encode() in data else ():
+    for needle in ("--value", "--secret-value", "--secret-string", "--data"):  # read off the offsets of "--"
+        for at in _places(data, needle, len(text), "--") if b"--" in data else ():
             match = _VALUE_FLAG.match(text, at)
             line = text[max(text.rfind("\n", 0, at) + 1, at - 300):at]
             if (match and _STORE_WORDS.search(line) and _secret(match.group("secret"))
