@@ -81,6 +81,7 @@ from .shapes import (
     pem_hits,
     private_hits,
     provider_hits,
+    scan_within,
     url_hits,
     webhook_hits,
 )
@@ -234,7 +235,7 @@ class Redactor:
         def holds(needle: bytes) -> bool:
             return may_hold(words, needle) and needle in data
 
-        if holds(b"<private"):
+        if may_hold(words, b"<private") and scan_within(data, b"<private", b"<"):  # "<" found anyway (fed_hits)
             yield from private_hits(text, lowered)
         if b"begin" in words:
             if holds(b"-----begin "):

@@ -668,7 +668,7 @@ def key_call_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes])
                 if (not _ALGORITHM.fullmatch(value) and _secret(value) and " " not in value
                         and (looks_random(value, 12) or _pair_password(value))):
                     yield Hit("secret", literal.start("v"), literal.end("v"), f"key given to {needle.rstrip('(')}")
-    if b".tochararray()" in data:
+    if may_hold(words, b"tochararray") and b".tochararray()" in data:
         for at in _places(data, ".tochararray()", len(text)):
             chars = _CHARS.search(text, max(0, at - 260), at + 14)
             if chars and chars.end() == at + 14 and _secret(chars.group("v")) and not _plain_word(chars.group("v")):
@@ -801,7 +801,8 @@ def pair_literal_hits(text: str, lowered: str, data: bytes, words: frozenset[byt
     """The password of a user and password given side by side as literals, just after a word
     about getting in on its line (only those places are read)."""
     for needle in _ENCODERS:
-        for at in _places(data, needle, len(text)) if needle.encode() in data else ():
+        # its words looked up first: most texts call no encoder, and a check of an absent needle reads the whole text
+        for at in _places(data, needle, len(text)) if may_hold(words, needle.encode()) and needle.encode() in data else ():
             encoded = _ENCODED_PAIR.match(text, at)
             if encoded and _secret(encoded.group("v")) and (_pair_password(encoded.group("v"))
                                                              or looks_random(encoded.group("v"), 12)):
