@@ -482,8 +482,8 @@ _LOGIN_PLACES = (("login", _LOGIN_ARGUMENT), ("auth", _LOGIN_ARGUMENT), ("echo",
 def login_argument_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
     """The token given to a CLI's login / auth subcommand, its -t flag, or piped to its login."""
     for word, pattern in _LOGIN_PLACES:
-        if word.strip(" -").encode() not in words if word != " -t" else word.encode() not in data:
-            continue
+        if word != " -t" and word.strip(" -").encode() not in words:
+            continue  # " -t": scanned for at once (a check first would read the text twice)
         for at in _places(data, word, len(text)):
             if word != " -t" and at and (lowered[at - 1].isalnum() or lowered[at - 1] in "_-"):
                 continue  # a word's end (oauth), not the subcommand
@@ -512,9 +512,11 @@ _ANNOUNCED = re.compile(r"[^\n]{0,200}?(?::[ \t]{1,4}(?P<inline>[^\s]{8,256})[ \
 def announced_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
     """The value a command prints or a log line announces as a new password or key."""
     for word, gate in _PRINTS_SECRET.items():
-        if gate not in words or not may_hold(words, word.encode()) or word.encode() not in data:
+        # read off the offsets of pass and token (found anyway) where the phrase holds them
+        base = "pass" if "password" in word else "token" if "token" in word else ""
+        if gate not in words or not may_hold(words, word.encode()) or not base and word.encode() not in data:
             continue
-        for at in _places(data, word, len(text)):
+        for at in _places(data, word, len(text), base):
             match = _ANNOUNCED.match(text, at + len(word))
             if match is None:
                 continue
@@ -655,9 +657,10 @@ def key_call_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes])
     JWT's signing, a cipher, password hashing), and a literal made a char[] (Java hands
     passwords over that way: "x".toCharArray())."""
     for needle, gate in _KEYED_CALLS.items():
-        if not may_hold(words, gate) or needle.encode() not in data:
+        base = "jwt." if needle.startswith("jwt.") else ""  # the four jwt calls: one pass over the text, not four
+        if not may_hold(words, gate) or not base and needle.encode() not in data:
             continue
-        for at in _places(data, needle, len(text)):
+        for at in _places(data, needle, len(text), base):
             end = text.find("\n", at, at + 300)
             end = end if end >= 0 else min(len(text), at + 300)
             opened = text.find("(", at, end)
@@ -802,7 +805,9 @@ def pair_literal_hits(text: str, lowered: str, data: bytes, words: frozenset[byt
     about getting in on its line (only those places are read)."""
     for needle in _ENCODERS:
         # its words looked up first: most texts call no encoder, and a check of an absent needle reads the whole text
-        for at in _places(data, needle, len(text)) if may_hold(words, needle.encode()) and needle.encode() in data else ():
+        base = "encode" if "encode" in needle else ""  # five of them: one pass over the text for all
+        for at in (_places(data, needle, len(text), base) if may_hold(words, needle.encode())
+                   and (base or needle.encode() in data) else ()):
             encoded = _ENCODED_PAIR.match(text, at)
             if encoded and _secret(encoded.group("v")) and (_pair_password(encoded.group("v"))
                                                              or looks_random(encoded.group("v"), 12)):
