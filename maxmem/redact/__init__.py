@@ -81,7 +81,6 @@ from .shapes import (
     pem_hits,
     private_hits,
     provider_hits,
-    scan_within,
     url_hits,
     webhook_hits,
 )
@@ -235,7 +234,7 @@ class Redactor:
         def holds(needle: bytes) -> bool:
             return may_hold(words, needle) and needle in data
 
-        if may_hold(words, b"<private") and scan_within(data, b"<private", b"<"):  # "<" found anyway (fed_hits)
+        if holds(b"<private"):
             yield from private_hits(text, lowered)
         if b"begin" in words:
             if holds(b"-----begin "):
@@ -286,15 +285,15 @@ class Redactor:
             yield from credential_flag_hits(text, data)
         if b'": {' in data or b'":{' in data:
             yield from host_map_hits(text, data)
-        if b"<" in data:  # "<<<", "<(": one check, fed_hits reads both off the offsets of "<"
+        if b"<" in data:  # "<<<", "<(": one check, fed_hits finds both in one pass
             yield from fed_hits(text, data)
-        if b"--" in data or b" /p" in data:  # --value, --secret-…, --data: read off the offsets of "--"
+        if b"--" in data or b" /p" in data:  # --value, --secret-…, --data: found in one pass
             yield from store_flag_hits(text, data)
         if b"set" in words or b"add" in words or b"put" in words:
             yield from secret_set_hits(text, lowered, data, words)
         if b"$ " in data:
             yield from printed_hits(text, data)
-        if b"@" in data:  # @tcp(, @unix(: read off the offsets of "@"
+        if b"@" in data:  # @tcp(, @unix(: found in one pass
             yield from dsn_hits(text, data)
         if b"login" in words or b"auth" in words or b" -t" in data:
             yield from login_argument_hits(text, lowered, data, words)

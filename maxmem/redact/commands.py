@@ -468,6 +468,19 @@ def _places(data: bytes, needle: str, length: int, base: str = "") -> list[int]:
     return list(places) if len(data) == length else char_offsets(data, places)
 
 
+def _starts(data: bytes, starts: re.Pattern[bytes]) -> list[int]:
+    """The offsets `starts` finds in `data`: a first byte and a lookahead for several needles,
+    one pass over the text for all of them, in C (a check for each reads the text once a needle)."""
+    return [m.start() for m in starts.finditer(data)]
+
+
+def _among(data: bytes, starts: list[int], needle: str, length: int) -> list[int]:
+    """`_places` of `needle`, read off `starts` (`_starts` of a pattern that finds it)."""
+    encoded = needle.encode()
+    places = [at for at in starts if data.startswith(encoded, at)]
+    return places if len(data) == length else char_offsets(data, places)
+
+
 # A CLI's login: `wandb login TOKEN`, `snyk auth TOKEN`, `echo TOKEN | az devops login`,
 # `codecovcli upload-process -t TOKEN`: a random-looking argument (or a UUID) where the
 # tool takes its token. A word, a path, an option or an image tag is none.
@@ -550,10 +563,14 @@ def printed_hits(text: str, data: bytes) -> Iterator[Hit]:
 _GO_DSN_USER = re.compile(r"""(?:^|(?<=[\s"'`=(]))[\w.$-]{1,64}:(?P<secret>[^\s@"'`]{1,128})\Z""")
 
 
+_DSN_STARTS = re.compile(rb"@(?=tcp\(|unix\()")
+
+
 def dsn_hits(text: str, data: bytes) -> Iterator[Hit]:
     """The password of a `user:password@tcp(…)` data source name (Go's MySQL driver)."""
+    starts = _starts(data, _DSN_STARTS)
     for needle in (b"@tcp(", b"@unix("):
-        places = scan_within(data, needle, b"@")  # both read off the offsets of "@"
+        places = [at for at in starts if data.startswith(needle, at)]
         for at in places if len(data) == len(text) else char_offsets(data, places):
             user = _GO_DSN_USER.search(text, max(0, at - 200), at)
             if user and _secret(user.group("secret")):
@@ -731,11 +748,14 @@ _NOT_READERS = re.compile(r"[ \t]*(?:grep|egrep|rg|sed|awk|tee|cat|jq|yq|xargs|w
                           r"cut|tr|od|xxd|hexdump|sha\d*sum|md5sum|python3?|node|ruby|perl)\b")
 
 
+_FED_STARTS = re.compile(rb"<(?=<<|\()")
+
+
 def fed_hits(text: str, data: bytes) -> Iterator[Hit]:
     """A value given by here-string to a command that reads or stores a secret, or by a
     process substitution to a flag that names one."""
-    # both read off the offsets of "<" (one pass over the text, where two checks were)
-    for at in _places(data, "<<<", len(text), "<"):
+    starts = _starts(data, _FED_STARTS)
+    for at in _among(data, starts, "<<<", len(text)):
         match = _HERE_STRING.match(text, at)
         command = text[max(text.rfind("\n", 0, at) + 1, at - 300):at]
         if match and _secret(match.group("secret")) and (
@@ -747,7 +767,7 @@ def fed_hits(text: str, data: bytes) -> Iterator[Hit]:
             if " " in value and "user" in value.lower():  # ftp's 'user bob PW'
                 secret = (secret[0] + value.rindex(" ") + 1, secret[1])
             yield Hit("password", *secret, "a secret given by here-string")
-    for at in _places(data, "<(", len(text), "<"):
+    for at in _among(data, starts, "<(", len(text)):
         match = _SUBSTITUTED.search(text, max(0, at - 90), at + 300)
         if match and match.start() <= at < match.end() and _secret(match.group("secret")):
             yield Hit("password", *_span(match, "secret"), "a secret given by process substitution")
@@ -767,10 +787,14 @@ _SLASH_P = re.compile(rf"""/p(?:ass(?:word)?)?:(?P<secret>{_WORD})""", re.IGNORE
 _SLASH_USER = re.compile(r"(?i)(?<!\S)/u(?:ser)?:\S")
 
 
+_VALUE_FLAG_STARTS = re.compile(rb"--(?=value|secret-value|secret-string|data)")
+
+
 def store_flag_hits(text: str, data: bytes) -> Iterator[Hit]:
     """The value flag of a command that stores a secret; /p: after /u: on a command line."""
-    for needle in ("--value", "--secret-value", "--secret-string", "--data"):  # read off the offsets of "--"
-        for at in _places(data, needle, len(text), "--") if b"--" in data else ():
+    starts = _starts(data, _VALUE_FLAG_STARTS)
+    for needle in ("--value", "--secret-value", "--secret-string", "--data"):
+        for at in _among(data, starts, needle, len(text)):
             match = _VALUE_FLAG.match(text, at)
             line = text[max(text.rfind("\n", 0, at) + 1, at - 300):at]
             if (match and _STORE_WORDS.search(line) and _secret(match.group("secret"))

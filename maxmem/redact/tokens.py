@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterator
 
 from .shapes import Hit
-from .values import SECRET_HEADS, char_offset, char_offsets, looks_random, name_strength, scan, value_is_secret
+from .values import SECRET_HEADS, char_offset, looks_random, name_strength, value_is_secret
 
 __all__ = ["dollar_hits", "encoded_json_hits", "random_run_hits", "secret_json", "session_hits"]
 
@@ -266,33 +266,23 @@ _SEPARATORS = str.maketrans("", "", "-_.%/+=")
 def session_hits(text: str, lowered: str, data: bytes) -> Iterator[Hit]:
     """The value of a name that says session or cookie, when it is long and random."""
     for word in _SESSION_WORDS:
-        # every offset of the word, found in the bytes (cookie's shared with cookie_hits)
-        places = scan(data, word.encode())
-        if not places:
+        if word.encode() not in data:
             continue
-        if len(data) != len(text):
-            places = char_offsets(data, places)
-        at = places[0]
+        at = lowered.find(word)
         while at >= 0:
             if ((word == "sid" and at and lowered[at - 1].isalpha())  # inside, consider: no session's id
                     or (word == "sess" and lowered[at + 4:at + 5].isalpha()
                         and not lowered.startswith(("ion", "id"), at + 4))):  # assessment, obsessed
-                at = _first_from(places, at + len(word))
+                at = lowered.find(word, at + len(word))
                 continue
             match = _SESSION_AFTER.match(text, at + len(word))
             if match and _session_value(match.group("value")):
                 head = _SESSION_BEFORE.search(text, max(0, at - 40), at)
                 name = text[head.start() if head else at:match.start("value")].strip(" \t=:\"'\\")
                 yield Hit("session", match.start("value"), match.end("value"), f"session value ({name})")
-                at = _first_from(places, match.end())
+                at = lowered.find(word, match.end())
             else:
-                at = _first_from(places, at + len(word))
-
-
-def _first_from(places: list[int], start: int) -> int:
-    """The first of `places` (in order) at or after `start`, else -1: str.find from `start`."""
-    i = bisect.bisect_left(places, start)
-    return places[i] if i < len(places) else -1
+                at = lowered.find(word, at + len(word))
 
 
 def _session_value(value: str) -> bool:
