@@ -16,7 +16,7 @@ import bisect
 import re
 from collections.abc import Iterator
 
-from .shapes import Hit
+from .shapes import Hit, scan_within, words_within
 from .values import (
     Strength,
     camel_words,
@@ -195,6 +195,9 @@ _POSITIONAL_ANCHORS = {"htpasswd": b"htpasswd", "mosquitto_passwd": b"mosquitto"
                        "community": b"community", "psk": b"psk", "pragma": b"pragma", "attach": b"attach",
                        "authorize-account": b"authorize", "<auth-user-pass>": b"user", "]:": b"]:"}
 
+_POSITIONAL_BASES = {"-token.": "token", "-oauth.": "auth", "<auth-user-pass>": "auth", "/pass": "pass",
+                     "authorize-account": "auth", "mosquitto_passwd": "pass", "ldappasswd": "pass", "htpasswd": "pass",
+                     "-password": "pass", "wpa_passphrase": "pass"}
 
 _COMMUNITIES = frozenset({b"rocommunity", b"rwcommunity"})  # net-snmp's snmpd.conf
 _POSITIONAL_GATE = frozenset(_POSITIONAL_ANCHORS.values()) - {b"pass"} | {b"impdp", b"connect"} | _COMMUNITIES
@@ -212,7 +215,11 @@ def positional_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes
                or (word == "conn" and b"connect" in words) or (word == "/pass" and windows)
                or (word == "]:" and relay)
                or (word == "community" and not words.isdisjoint(_COMMUNITIES))]
-    places = find_words(lowered, data, present)
+    # the single words read off the offsets of a part found anyway (token, auth, pass), in
+    # the order find_words gives: by offset, the longer word first
+    places = find_words(lowered, data, [w for w in present if " " in w]) + words_within(
+        lowered, data, [w for w in present if " " not in w], _POSITIONAL_BASES)
+    places.sort(key=lambda f: (f[0], -len(f[1])))
     if protocol:  # only where it stands in upper case
         at = text.find("PASS ")
         while at >= 0:
@@ -253,6 +260,8 @@ _LITERAL = re.compile(r"""\s{0,8}(?:\w{1,32}\s{0,4}=\s{0,4})?(?P<q>["'])(?P<v>(?
 # PasswordAuthenticator, CRAMMD5Auth, client.auth, UserCredential, doLogin.
 _AUTH_ENDINGS = (b"auth", b"authenticator", b"authenticate", b"login", b"logon", b"signin", b"credential",
                  b"credentials")
+# Parts of those names the rules find anyway: a name is read off their offsets.
+_CALL_BASES = ("auth", "cred", "login", "log", "sign", "connect")
 _NOT_CALLS = frozenset({b"oauth", b"author", b"auth"})  # auth alone: only as a method (below)
 _HOST = re.compile(r"[\w-]{1,63}(?:\.[\w-]{1,63}){1,8}(?::\d{1,5})?|\d{1,5}|:\d{1,5}")
 
@@ -266,7 +275,9 @@ def call_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> 
     if b"auth" in words:
         present.append("auth")
     connects = [w.decode() for w in _CONNECTS if w in words]
-    for at, word in find_words(lowered, data, list(dict.fromkeys(present))):
+    present = list(dict.fromkeys(present))
+    bases = {w: next(b for b in _CALL_BASES if b in w) for w in present if any(b in w for b in _CALL_BASES)}
+    for at, word in words_within(lowered, data, present, bases):
         if word == "auth":  # a method (redis.auth, red:auth) or a name's end (CRAMMD5Auth)
             if at and (text[at - 1] in ".:" or text[at - 1].isalnum()) and text.startswith("(", at + 4):
                 yield from _call_at(text, at + 5, single=text[at - 1] in ".:", wordy_ok=False)
@@ -420,8 +431,8 @@ def flag_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes] | No
     of `data`, when found already)."""
     if words is None:
         words = text_words(data)
-    starts = _places(data, " -u", len(text)) + _places(data, "\t-u", len(text))
-    for at in _places(data, "-user", len(text)):  # --user, --cluster-username
+    starts = _places(data, " -u", len(text), "-u") + _places(data, "\t-u", len(text), "-u")
+    for at in _places(data, "-user", len(text), "-u"):  # --user, --cluster-username
         space = max(text.rfind(" ", max(0, at - 24), at), text.rfind("\t", max(0, at - 24), at))
         if space >= 0:
             starts.append(space)
@@ -449,11 +460,25 @@ def _flag_secret(value: str) -> bool:
     return _secret(value) and value_is_secret(value, Strength.PASSWORD, quoted=False, literal=False)
 
 
-def _places(data: bytes, needle: str, length: int) -> list[int]:
+def _places(data: bytes, needle: str, length: int, base: str = "") -> list[int]:
     """Where `needle` (ASCII) stands in the text of `length` characters whose UTF-8 (lower
-    case) is `data`: found in the bytes, in C, and given in characters."""
-    places = scan(data, needle.encode())
+    case) is `data`: found in the bytes, in C, and given in characters (read off the
+    offsets of `base`, a part of it, when given: `scan_within`)."""
+    places = scan_within(data, needle.encode(), base.encode()) if base else scan(data, needle.encode())
     return list(places) if len(data) == length else char_offsets(data, places)
+
+
+def _starts(data: bytes, starts: re.Pattern[bytes]) -> list[int]:
+    """The offsets `starts` finds in `data`: a first byte and a lookahead for several needles,
+    one pass over the text for all of them, in C (a check for each reads the text once a needle)."""
+    return [m.start() for m in starts.finditer(data)]
+
+
+def _among(data: bytes, starts: list[int], needle: str, length: int) -> list[int]:
+    """`_places` of `needle`, read off `starts` (`_starts` of a pattern that finds it)."""
+    encoded = needle.encode()
+    places = [at for at in starts if data.startswith(encoded, at)]
+    return places if len(data) == length else char_offsets(data, places)
 
 
 # A CLI's login: `wandb login TOKEN`, `snyk auth TOKEN`, `echo TOKEN | az devops login`,
@@ -470,8 +495,8 @@ _LOGIN_PLACES = (("login", _LOGIN_ARGUMENT), ("auth", _LOGIN_ARGUMENT), ("echo",
 def login_argument_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
     """The token given to a CLI's login / auth subcommand, its -t flag, or piped to its login."""
     for word, pattern in _LOGIN_PLACES:
-        if word.strip(" -").encode() not in words if word != " -t" else word.encode() not in data:
-            continue
+        if word != " -t" and word.strip(" -").encode() not in words:
+            continue  # " -t": scanned for at once (a check first would read the text twice)
         for at in _places(data, word, len(text)):
             if word != " -t" and at and (lowered[at - 1].isalnum() or lowered[at - 1] in "_-"):
                 continue  # a word's end (oauth), not the subcommand
@@ -500,9 +525,11 @@ _ANNOUNCED = re.compile(r"[^\n]{0,200}?(?::[ \t]{1,4}(?P<inline>[^\s]{8,256})[ \
 def announced_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
     """The value a command prints or a log line announces as a new password or key."""
     for word, gate in _PRINTS_SECRET.items():
-        if gate not in words or not may_hold(words, word.encode()) or word.encode() not in data:
+        # read off the offsets of pass and token (found anyway) where the phrase holds them
+        base = "pass" if "password" in word else "token" if "token" in word else ""
+        if gate not in words or not may_hold(words, word.encode()) or not base and word.encode() not in data:
             continue
-        for at in _places(data, word, len(text)):
+        for at in _places(data, word, len(text), base):
             match = _ANNOUNCED.match(text, at + len(word))
             if match is None:
                 continue
@@ -536,10 +563,14 @@ def printed_hits(text: str, data: bytes) -> Iterator[Hit]:
 _GO_DSN_USER = re.compile(r"""(?:^|(?<=[\s"'`=(]))[\w.$-]{1,64}:(?P<secret>[^\s@"'`]{1,128})\Z""")
 
 
+_DSN_STARTS = re.compile(rb"@(?=tcp\(|unix\()")
+
+
 def dsn_hits(text: str, data: bytes) -> Iterator[Hit]:
     """The password of a `user:password@tcp(…)` data source name (Go's MySQL driver)."""
+    starts = _starts(data, _DSN_STARTS)
     for needle in (b"@tcp(", b"@unix("):
-        places = scan(data, needle)
+        places = [at for at in starts if data.startswith(needle, at)]
         for at in places if len(data) == len(text) else char_offsets(data, places):
             user = _GO_DSN_USER.search(text, max(0, at - 200), at)
             if user and _secret(user.group("secret")):
@@ -608,7 +639,7 @@ _STORE_BEFORE = re.compile(rb"(?<![\w-])(?:secrets?|user-secrets|env|config|vars
 
 def secret_set_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
     """The value a CLI stores under a secret's name."""
-    places = [at for verb in _STORE_VERBS if verb[1:4] in words for at in scan(data, verb)
+    places = [at for verb in _STORE_VERBS if verb[1:4] in words for at in scan_within(data, verb, verb[1:4])
               if _STORE_BEFORE.search(data, max(0, at - 16), at + 1)]
     for at in places if len(data) == len(text) else char_offsets(data, places):
         match = _SECRET_SET.search(text, max(0, at - 14), min(len(text), at + 400))
@@ -643,9 +674,10 @@ def key_call_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes])
     JWT's signing, a cipher, password hashing), and a literal made a char[] (Java hands
     passwords over that way: "x".toCharArray())."""
     for needle, gate in _KEYED_CALLS.items():
-        if not may_hold(words, gate) or needle.encode() not in data:
+        base = "jwt." if needle.startswith("jwt.") else ""  # the four jwt calls: one pass over the text, not four
+        if not may_hold(words, gate) or not base and needle.encode() not in data:
             continue
-        for at in _places(data, needle, len(text)):
+        for at in _places(data, needle, len(text), base):
             end = text.find("\n", at, at + 300)
             end = end if end >= 0 else min(len(text), at + 300)
             opened = text.find("(", at, end)
@@ -656,7 +688,7 @@ def key_call_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes])
                 if (not _ALGORITHM.fullmatch(value) and _secret(value) and " " not in value
                         and (looks_random(value, 12) or _pair_password(value))):
                     yield Hit("secret", literal.start("v"), literal.end("v"), f"key given to {needle.rstrip('(')}")
-    if b".tochararray()" in data:
+    if may_hold(words, b"tochararray") and b".tochararray()" in data:
         for at in _places(data, ".tochararray()", len(text)):
             chars = _CHARS.search(text, max(0, at - 260), at + 14)
             if chars and chars.end() == at + 14 and _secret(chars.group("v")) and not _plain_word(chars.group("v")):
@@ -716,10 +748,14 @@ _NOT_READERS = re.compile(r"[ \t]*(?:grep|egrep|rg|sed|awk|tee|cat|jq|yq|xargs|w
                           r"cut|tr|od|xxd|hexdump|sha\d*sum|md5sum|python3?|node|ruby|perl)\b")
 
 
+_FED_STARTS = re.compile(rb"<(?=<<|\()")
+
+
 def fed_hits(text: str, data: bytes) -> Iterator[Hit]:
     """A value given by here-string to a command that reads or stores a secret, or by a
     process substitution to a flag that names one."""
-    for at in _places(data, "<<<", len(text)) if b"<<<" in data else ():
+    starts = _starts(data, _FED_STARTS)
+    for at in _among(data, starts, "<<<", len(text)):
         match = _HERE_STRING.match(text, at)
         command = text[max(text.rfind("\n", 0, at) + 1, at - 300):at]
         if match and _secret(match.group("secret")) and (
@@ -731,7 +767,7 @@ def fed_hits(text: str, data: bytes) -> Iterator[Hit]:
             if " " in value and "user" in value.lower():  # ftp's 'user bob PW'
                 secret = (secret[0] + value.rindex(" ") + 1, secret[1])
             yield Hit("password", *secret, "a secret given by here-string")
-    for at in _places(data, "<(", len(text)) if b"<(" in data else ():
+    for at in _among(data, starts, "<(", len(text)):
         match = _SUBSTITUTED.search(text, max(0, at - 90), at + 300)
         if match and match.start() <= at < match.end() and _secret(match.group("secret")):
             yield Hit("password", *_span(match, "secret"), "a secret given by process substitution")
@@ -751,10 +787,14 @@ _SLASH_P = re.compile(rf"""/p(?:ass(?:word)?)?:(?P<secret>{_WORD})""", re.IGNORE
 _SLASH_USER = re.compile(r"(?i)(?<!\S)/u(?:ser)?:\S")
 
 
+_VALUE_FLAG_STARTS = re.compile(rb"--(?=value|secret-value|secret-string|data)")
+
+
 def store_flag_hits(text: str, data: bytes) -> Iterator[Hit]:
     """The value flag of a command that stores a secret; /p: after /u: on a command line."""
+    starts = _starts(data, _VALUE_FLAG_STARTS)
     for needle in ("--value", "--secret-value", "--secret-string", "--data"):
-        for at in _places(data, needle, len(text)) if needle.encode() in data else ():
+        for at in _among(data, starts, needle, len(text)):
             match = _VALUE_FLAG.match(text, at)
             line = text[max(text.rfind("\n", 0, at) + 1, at - 300):at]
             if (match and _STORE_WORDS.search(line) and _secret(match.group("secret"))
@@ -779,6 +819,7 @@ _ENCODED_PAIR = re.compile(r"""(?:btoa|b64encode|encodebase64|base64_encode|stri
                            r"""\([ \t]{0,4}[bB]?(["'])[\w.@+-]{1,64}:(?P<v>[^"'\\\s]{6,128})\1""", re.IGNORECASE)
 
 
+_GETTING_IN_BASES = {"logon": "log", "pop3": "pop"}  # found anyway (prose, call_hits)
 _GETTING_IN_WORDS = ("auth", "cred", "login", "logon", "connect", "dial", "smtp", "ftp", "imap", "pop3", "mysql", "pdo",
                      "dbi", "ssh", "ldap", "client")
 
@@ -787,13 +828,16 @@ def pair_literal_hits(text: str, lowered: str, data: bytes, words: frozenset[byt
     """The password of a user and password given side by side as literals, just after a word
     about getting in on its line (only those places are read)."""
     for needle in _ENCODERS:
-        for at in _places(data, needle, len(text)) if needle.encode() in data else ():
+        # its words looked up first: most texts call no encoder, and a check of an absent needle reads the whole text
+        base = "encode" if "encode" in needle else ""  # five of them: one pass over the text for all
+        for at in (_places(data, needle, len(text), base) if may_hold(words, needle.encode())
+                   and (base or needle.encode() in data) else ()):
             encoded = _ENCODED_PAIR.match(text, at)
             if encoded and _secret(encoded.group("v")) and (_pair_password(encoded.group("v"))
                                                              or looks_random(encoded.group("v"), 12)):
                 yield Hit("password", encoded.start("v"), encoded.end("v"), "password in base64 of user:password")
     done = 0
-    for at, _word in find_words(lowered, data, inside_words(words, _GETTING_IN_WORDS)):
+    for at, _word in words_within(lowered, data, inside_words(words, _GETTING_IN_WORDS), _GETTING_IN_BASES):
         if at < done:
             continue
         end = text.find("\n", at, at + 240)
@@ -812,13 +856,13 @@ def pair_literal_hits(text: str, lowered: str, data: bytes, words: frozenset[byt
 _HOST_MAP = re.compile(r"""(?P<name>[\w-]{0,24}(?:oauth|token|bearer|auth))\\?"[ \t]{0,4}:[ \t]{0,4}\{[ \t\r\n]{0,40}"""
                        r"""\\?"[\w-]{1,63}(?:\.[\w-]{1,63}){1,6}(?::\d{1,5})?\\?"[ \t]{0,4}:[ \t]{0,4}\\?"(?P<v>[^"\\\s]{8,256})\\?\"""",
                        re.IGNORECASE)
-_HOST_MAP_NEEDLES = ("oauth\"", "token\"", "bearer\"", "auth\"")
+_HOST_MAP_NEEDLES = (("oauth\"", "auth"), ("token\"", "token"), ("bearer\"", "bearer"), ("auth\"", "auth"))
 
 
 def host_map_hits(text: str, data: bytes) -> Iterator[Hit]:
     """The token of each host under a secret-named object (composer's auth.json)."""
-    for needle in _HOST_MAP_NEEDLES:
-        for at in _places(data, needle, len(text)) if needle.encode() in data else ():
+    for needle, base in _HOST_MAP_NEEDLES:  # read off the offsets of auth and token, found anyway
+        for at in _places(data, needle, len(text), base) if base.encode() in data else ():
             begin = at
             while begin > 0 and at - begin < 24 and (text[begin - 1].isalnum() or text[begin - 1] in "_-"):
                 begin -= 1

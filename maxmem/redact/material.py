@@ -23,7 +23,7 @@ import binascii
 import re
 from collections.abc import Iterator
 
-from .shapes import Hit
+from .shapes import Hit, words_within
 from .values import char_offset, find_words, looks_random, present_words, word_blob, word_index
 
 __all__ = ["card_hits", "der_hits", "grouped_key_hits", "jwk_hits", "key_material_hits", "numbered_phrase_hits",
@@ -477,6 +477,8 @@ _PHRASE_WORDS = {
     "factor": re.compile(r"factor(?:(?<=two-factor)|(?<=2-factor))"), "fa": re.compile(r"fa(?<=2fa)")}
 _GROUP_BACK = 60
 _SEED_WORDS = ("setup", "authenticator", "totp", "otp", "mfa", "fa", "factor")  # what shows a TOTP seed in groups
+# Read off the offsets of words found anyway (prose's code, the keywords' pass) or shared.
+_GROUP_BASES = {"factor": "fa", "codes": "code", "password": "pass", "passphrase": "pass", "passwort": "pass"}
 
 
 def grouped_key_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
@@ -485,7 +487,7 @@ def grouped_key_hits(text: str, lowered: str, data: bytes, words: frozenset[byte
     present = words & _GROUP_CONTEXT  # a set operation in C: most texts name none of them
     if not present:
         return
-    for at, word in find_words(lowered, data, [w.decode() for w in present]):
+    for at, word in words_within(lowered, data, [w.decode() for w in present], _GROUP_BASES):
         if word in _PHRASE_WORDS and not _PHRASE_WORDS[word].match(lowered, at):
             continue  # "setup" alone: only "setup key", "license key", "2FA", "two-factor" …
         line_end = text.find("\n", at, at + _GROUP_BACK + 120)

@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterator
 
 from .assignments import grouped_password
-from .shapes import Hit
+from .shapes import Hit, words_within
 from .values import (
     camel_words,
     find_words,
@@ -291,6 +291,7 @@ def _line_end(text: str, at: int) -> int:
 _SHARED = {k: tuple(w for w in _CONTEXT_WORDS if w.startswith(k)) for k in ("pass", "key", "token", "secret", "cred", "pwd")}
 _OWN = tuple(w for w in _CONTEXT_WORDS if not any(w.startswith(k) for k in _SHARED) and w != "mot de passe")
 _OWN_INDEX = word_index(_OWN)
+_OWN_BASES = {"login": "log", "logon": "log", "signin": "sign", "codes": "code", "kode": "kod", "koden": "kod"}
 
 
 def _compound(lowered: str, at: int, word: str) -> bool:
@@ -319,7 +320,11 @@ def _contexts(text: str, lowered: str, data: bytes, words: frozenset[bytes],
                 if not inside or _compound(lowered, at, word):  # monkey, keykey: inside a word
                     out.append((at, word))
                 break
-    own = find_words(lowered, data, present_words(words, _OWN_INDEX))
+    present = present_words(words, _OWN_INDEX)
+    # the phrases first (they scan log, sign …), then the single words, some read off those offsets
+    own = find_words(lowered, data, [w for w in present if " " in w]) + words_within(
+        lowered, data, [w for w in present if " " not in w], _OWN_BASES)
+    own.sort(key=lambda f: (f[0], -len(f[1])))
     if own:
         out += own
         out.sort(key=lambda f: (f[0], -len(f[1])))

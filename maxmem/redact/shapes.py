@@ -20,12 +20,40 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .values import char_offset, is_placeholder, looks_random, may_hold, wallet_key
+from .values import char_offset, char_offsets, is_placeholder, looks_random, may_hold, scan, wallet_key
 
-__all__ = ["PRIVATE", "Hit", "azure_hits", "key_block_hits", "pem_hits", "private_hits", "provider_hits", "url_hits",
-           "webhook_hits"]
+__all__ = ["PRIVATE", "Hit", "azure_hits", "key_block_hits", "pem_hits", "private_hits", "provider_hits", "scan_within",
+           "url_hits", "webhook_hits", "words_within"]
 
 PRIVATE = "private"  # the kind of a <private>…</private> span: removed without a mark
+
+
+def scan_within(data: bytes, needle: bytes, base: bytes) -> list[int]:
+    """`scan(data, needle)` read off the offsets of `base`, a part of `needle` the rules scan
+    the text for anyway (or that stands for several needles): no pass over the text of its own."""
+    k = needle.index(base)
+    return [at - k for at in scan(data, base) if at >= k and data.startswith(needle, at - k)]
+
+
+def words_within(lowered: str, data: bytes, words: list[str], bases: dict[str, str]) -> list[tuple[int, str]]:
+    """`find_words` of single `words` (no space), each word with a base in `bases` read off
+    that base's offsets (`scan_within`): the same (offset, word) pairs, in the same order."""
+    found = []
+    for word in words:
+        needle = word.encode()
+        base = bases.get(word)
+        places = scan(data, needle) if base is None else scan_within(data, needle, base.encode())
+        if len(needle) >= 2 and any(needle.startswith(needle[-k:]) for k in range(1, len(needle))):
+            apart: list[int] = []
+            for at in places:  # each one after the previous one ends, as scan_apart gives them
+                if not apart or at >= apart[-1] + len(needle):
+                    apart.append(at)
+            places = apart
+        found += [(at, word) for at in places]
+    found.sort(key=lambda f: (f[0], -len(f[1])))
+    if len(data) == len(lowered):
+        return found
+    return list(zip(char_offsets(data, [at for at, _ in found]), [word for _, word in found]))
 
 
 @dataclass(frozen=True)
