@@ -9,6 +9,7 @@
     python bench/redact_eval.py --split blind       # only the second set written without them
     python bench/redact_eval.py --split blind3      # only the third set written without them
     python bench/redact_eval.py --split blind4      # only the fourth set written without them, never read
+    python bench/redact_eval.py --split blind5      # only the fifth set written without them, never read
 
 On the labelled corpus (tests/data/secrets/, written by scripts/make_secrets_corpus.py),
 split by template (dev / heldout), and on the shape split (`bench/secret_shapes.py`):
@@ -23,8 +24,8 @@ unseen files: secrets (shapes-blind) and risky-looking ordinary lines (ordinary-
 scored blind once (recall 0.870, 26.7 FP lines / 1k) and development data since; and on
 the blind3 split, a third such set by yet another hand (shapes-blind3, ordinary-blind3),
 scored blind once (recall 0.886, 20.0 FP lines / 1k) and development data since; and on
-the blind4 split, a fourth (shapes-blind4, ordinary-blind4), only scored: `--misses`
-never lists it.
+the blind4 and blind5 splits, a fourth and a fifth (shapes-blind4, ordinary-blind4,
+shapes-blind5, ordinary-blind5), only scored: `--misses` never lists them.
 
 - recall: the share of secret spans entirely removed (a span partly left is a miss);
 - precision: the share of removed spans that overlap a secret;
@@ -58,13 +59,15 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 CORPUS = ROOT / "tests" / "data" / "secrets"
 SHAPE_SPLITS = ("shapes-dev", "shapes-heldout", "ordinary", "shapes-unseen", "ordinary-unseen", "shapes-blind",
-                "ordinary-blind", "shapes-blind3", "ordinary-blind3", "shapes-blind4", "ordinary-blind4")
+                "ordinary-blind", "shapes-blind3", "ordinary-blind3", "shapes-blind4", "ordinary-blind4",
+                "shapes-blind5", "ordinary-blind5")
 UNSEEN_SPLITS = ("shapes-unseen", "ordinary-unseen")
 BLIND_SPLITS = ("shapes-blind", "ordinary-blind")
 BLIND3_SPLITS = ("shapes-blind3", "ordinary-blind3")
 BLIND4_SPLITS = ("shapes-blind4", "ordinary-blind4")
+BLIND5_SPLITS = ("shapes-blind5", "ordinary-blind5")
 # scored, never read: no rule is written from them (the unseen, blind and blind3 splits were, once)
-NEVER_READ = BLIND4_SPLITS
+NEVER_READ = (*BLIND4_SPLITS, *BLIND5_SPLITS)
 
 Span = tuple[int, int]
 Detector = Callable[[list[str]], list[list[Span]]]
@@ -333,12 +336,13 @@ def split_table(figures: dict[str, dict], systems: list[str], splits: list[str])
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--split", choices=["dev", "heldout", "both", "shapes", "unseen", "blind", "blind3", "blind4",
-                                                  "all"],
+                                                  "blind5", "all"],
                         default="all",
                         help="dev/heldout: the template split; shapes: shapes-dev, shapes-heldout, the "
                              "ordinary lines, the unseen and the blind splits; unseen: shapes-unseen and "
                              "ordinary-unseen; blind: shapes-blind and ordinary-blind; blind3: shapes-blind3 "
-                             "and ordinary-blind3; blind4: shapes-blind4 and ordinary-blind4; both: dev and "
+                             "and ordinary-blind3; blind4: shapes-blind4 and ordinary-blind4; "
+                             "blind5: shapes-blind5 and ordinary-blind5; both: dev and "
                              "heldout; all (default): everything")
     parser.add_argument("--baseline", metavar="REV", help="also run the redactor of this git revision")
     parser.add_argument("--corpus", type=Path, default=CORPUS)
@@ -351,7 +355,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-bad-input", action="store_true", help="skip the bad-input timings")
     parser.add_argument("--limit", type=int, help="only the first N items of each split (a smoke run)")
     parser.add_argument("--misses", action="store_true",
-                        help="list maxmem's misses and false positives (never on the blind4 split)")
+                        help="list maxmem's misses and false positives (never on the blind4 and blind5 splits)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
 
@@ -366,6 +370,7 @@ def main(argv: list[str] | None = None) -> int:
         print("detect-secrets is not installed (pip install detect-secrets): maxmem only", file=sys.stderr)
     splits = {"both": ["dev", "heldout"], "shapes": list(SHAPE_SPLITS), "unseen": list(UNSEEN_SPLITS),
               "blind": list(BLIND_SPLITS), "blind3": list(BLIND3_SPLITS), "blind4": list(BLIND4_SPLITS),
+              "blind5": list(BLIND5_SPLITS),
               "all": ["dev", "heldout", *SHAPE_SPLITS]}.get(args.split, [args.split])
     figures: dict[str, dict] = {name: {} for name in systems}
     for split in splits:

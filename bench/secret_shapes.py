@@ -17,7 +17,8 @@ docs or the unseen files, scored blind once (recall 0.870, 26.7 FP lines / 1k); 
 misses were then read, so it is development data since. blind3.txt, with
 blind3_ordinary.txt, is a third, by yet another hand under the same rule (more vendors,
 config formats, commands, languages and key material), only scored; blind4.txt, with
-blind4_ordinary.txt, a fourth, written the same way and only scored.
+blind4_ordinary.txt, a fourth, and blind5.txt, with blind5_ordinary.txt, a fifth, written
+the same way and only scored.
 
 Ordinary lines (`ordinary_lines`) are what a coding agent's transcript is full of and a
 redactor must leave: git SHAs, UUIDs, digests, lockfile hashes, base64 images, public
