@@ -754,3 +754,30 @@ def test_a_secret_free_coding_transcript_loses_nothing():
     test output, as a coding agent's transcript holds them: nothing to take out."""
     text = redact_eval.synthetic_transcript(400_000, seed=11)
     assert [text[f.start - 40:f.end] for f in Redactor(cache_size=0).findings(text)] == []
+
+
+@pytest.mark.parametrize("text", [
+    "git config --global user.signingkey D7CB511C707D3D9C",  # a key id
+    "[gpg]\n\tformat = ssh\n[user]\n\tsigningkey = ~/.ssh/id_ed25519.pub",  # a public key's path
+    "signingkey = key::ssh-ed25519",
+    '$headers = @{ Authorization = "Bearer $env:GITHUB_TOKEN" }',  # PowerShell's variable
+    "headers: { Authorization: `Bearer ${session.accessToken}` },",  # a template's reference
+    "we_1kuzVokxrB5NdjRt0tTXiX3m", "re_3CyH11YX9U3vnAv0wqZlIVfX", "seti_1TxZHMbahqx2FPYsJtDWg93l",  # Stripe ids
+    "operation-5444107994851-e1eb40ec4386e-8cf1e654-8641b0d4",  # a GCP operation
+])
+def test_public_key_pointers_variable_references_and_object_ids_stay(text):
+    assert redact(text)[0] == text, explain(text)
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    ("const resend = new Resend('re_Ab3dE5g7_Hk9mN2pQ4rS6tV8wX1yZ3aB5cD7');",
+     "re_Ab3dE5g7_Hk9mN2pQ4rS6tV8wX1yZ3aB5cD7"),
+    ('signing_key = "Zq8Xw2Lr5Tn9Vb3Mc6Kd1Hf4Jg7Ps0Ay"', "Zq8Xw2Lr5Tn9Vb3Mc6Kd1Hf4Jg7Ps0Ay"),
+    ('$headers = @{ Authorization = "Bearer ghp_Xk9mT2qL7vR4nW8pZ3cB6yH1jF5dS0aE2gU4" }',
+     "ghp_Xk9mT2qL7vR4nW8pZ3cB6yH1jF5dS0aE2gU4"),
+    ("Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
+     "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+     "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"),
+])
+def test_secrets_beside_those_look_alikes_still_go(text, secret):
+    assert secret not in redact(text)[0], explain(text)

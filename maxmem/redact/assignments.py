@@ -316,7 +316,8 @@ def _judge(text: str, lowered: str, name: str, start: int, end: int, secret_word
     word = _NEXT_WORD.match(text, spaces.end())
     if word and _STRUCTURED.search(name) and not _PAIR_LIKE.search(word.group(0)) \
             and (_strong(word.group(0)) or looks_random(word.group(0), 16)) \
-            and _config_value(word.group(0)):  # nmcli … wifi-sec.psk X, rclone … secret_access_key X
+            and _config_value(word.group(0)) \
+            and not _git_signing_key(name, word.group(0)):  # nmcli … wifi-sec.psk X, rclone … secret_access_key X
         return Hit("secret", word.start(), word.end(), f"{name} then its value on a command line")
     if strength is not Strength.PASSWORD:
         if config and directive and _config_value(config.group(0)) and (
@@ -424,6 +425,16 @@ def _read_value(text: str, pos: int) -> tuple[int, int, bool] | None:
     return (pos, match.end(), False) if match else None
 
 
+# git's (and gpg's) signingkey names the public key that signs: a key id or fingerprint
+# (hex), the path of a public key, or the public key itself (key::ssh-ed25519 AAAA…).
+_GIT_SIGNING_KEY = re.compile(r"(?:[0-9A-Fa-f]{8}|[0-9A-Fa-f]{16}|[0-9A-Fa-f]{40})!?|[~./][^\s]*|[^\s]*\.pub|(?:key::)?ssh-[a-z0-9-]+")
+
+
+def _git_signing_key(name: str, value: str) -> bool:
+    """`user.signingkey D7CB511C707D3D9C`, `signingkey = ~/.ssh/id_ed25519.pub`: public."""
+    return name.endswith("signingkey") and _GIT_SIGNING_KEY.fullmatch(value.strip("'\"")) is not None
+
+
 def _value_at(text: str, name: str, strength: Strength, pos: int, literal: bool, form: str,
               strict: bool = False, quoted_only: bool = False, short_ok: bool = False,
               element: bool = False) -> Hit | None:
@@ -450,6 +461,8 @@ def _value_at(text: str, name: str, strength: Strength, pos: int, literal: bool,
         stripped = value.rstrip(".,:;!?)")
         end -= len(value) - len(stripped)
         value = stripped
+    if _git_signing_key(name, value):
+        return Hit("", start, end, "")
     secret = value_is_secret(value, strength, quoted=quoted, literal=literal)
     if secret and strict:
         secret = not value.isalpha()
