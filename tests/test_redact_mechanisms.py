@@ -764,6 +764,14 @@ def test_a_secret_free_coding_transcript_loses_nothing():
     "headers: { Authorization: `Bearer ${session.accessToken}` },",  # a template's reference
     "we_1kuzVokxrB5NdjRt0tTXiX3m", "re_3CyH11YX9U3vnAv0wqZlIVfX", "seti_1TxZHMbahqx2FPYsJtDWg93l",  # Stripe ids
     "operation-5444107994851-e1eb40ec4386e-8cf1e654-8641b0d4",  # a GCP operation
+    "minisign -Vm acme-cli.tar.gz -P RWQcHP53MmIEJXMC2PbvpaikNJaZF6nglf28f309z6HQo8W0DAajOow1",  # a public key
+    "XMR: 4KJpHK2FsXQ8v3HJrJWDjvbD1mTmcErfKQ69S7TPkZhwzPbMt1WAmMwXyT2M3JGuwatJLgysYpjVhWwAYcxzExawUbsyz2Q",
+    "DB_PASSWORD: '{{resolve:ssm-secure:/prod/db/password:1}}'",  # a path's part, not Windows' /password:
+    "password: ENC[AES256_GCM,data:vaBGAs8GdDEG+mvu,iv:dzL2OsrWdN7/YicbgNFH8zxRwB2=,tag:max7PB==,type:str]",
+    'applicationServerKey: "BguCHKDi-H9hLGfBdvZc3suoBvP0gxEbAE9ztO2dB8APBfMMEhiIwzWcaT9B0MUC-3TRf0fm-In3NRO9-SCZWtd"',
+    '_acme-challenge.acme.io. 300 IN TXT "DiJ8P96rsbbYQeIBbNuKvNGDxoFI9hux0wrnRRdjKd6"',  # DNS is published
+    "rotated signing key kid=773d893ae134e6ec; previous key kept for verification until 2026-11-19",
+    "Add this deploy key to the repository: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI1qF7eWLgfq00gMeNmVBIfbVFx deploy",
 ])
 def test_public_key_pointers_variable_references_and_object_ids_stay(text):
     assert redact(text)[0] == text, explain(text)
@@ -775,6 +783,8 @@ def test_public_key_pointers_variable_references_and_object_ids_stay(text):
     ('signing_key = "Zq8Xw2Lr5Tn9Vb3Mc6Kd1Hf4Jg7Ps0Ay"', "Zq8Xw2Lr5Tn9Vb3Mc6Kd1Hf4Jg7Ps0Ay"),
     ('$headers = @{ Authorization = "Bearer ghp_Xk9mT2qL7vR4nW8pZ3cB6yH1jF5dS0aE2gU4" }',
      "ghp_Xk9mT2qL7vR4nW8pZ3cB6yH1jF5dS0aE2gU4"),
+    ("cmdkey /add:server01 /user:admin /pass:Kq7vT2xw9L#1", "Kq7vT2xw9L#1"),
+    ("the deploy key is Zq8Xw2Lr5Tn9Vb3Mc6Kd1Hf4Jg7Ps0Ay", "Zq8Xw2Lr5Tn9Vb3Mc6Kd1Hf4Jg7Ps0Ay"),
     ("Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
      "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
      "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"),
