@@ -430,6 +430,9 @@ def _read_value(text: str, pos: int) -> tuple[int, int, bool] | None:
 _GIT_SIGNING_KEY = re.compile(r"(?:[0-9A-Fa-f]{8}|[0-9A-Fa-f]{16}|[0-9A-Fa-f]{40})!?|[~./][^\s]*|[^\s]*\.pub|(?:key::)?ssh-[a-z0-9-]+")
 
 
+_PATH_START = re.compile(r"""['"]?(?:[/~$.%\\]|[A-Za-z]:[\\/])""")
+
+
 def _git_signing_key(name: str, value: str) -> bool:
     """`user.signingkey D7CB511C707D3D9C`, `signingkey = ~/.ssh/id_ed25519.pub`: public."""
     return name.endswith("signingkey") and _GIT_SIGNING_KEY.fullmatch(value.strip("'\"")) is not None
@@ -463,6 +466,8 @@ def _value_at(text: str, name: str, strength: Strength, pos: int, literal: bool,
         value = stripped
     if _git_signing_key(name, value):
         return Hit("", start, end, "")
+    if head == "pwd" and strength is Strength.WEAK and not _PATH_START.match(value):
+        strength = Strength.PASSWORD  # the shell's PWD is a path: PWD=vqQkVYHyX2! (ODBC) is a password
     secret = value_is_secret(value, strength, quoted=quoted, literal=literal)
     if secret and strict:
         secret = not value.isalpha()
