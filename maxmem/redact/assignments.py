@@ -22,6 +22,7 @@ from .shapes import Hit
 from .values import (
     FOREIGN_PASSWORDS,
     Strength,
+    camel_words,
     find_words,
     is_placeholder,
     looks_random,
@@ -430,6 +431,7 @@ def _read_value(text: str, pos: int) -> tuple[int, int, bool] | None:
 _GIT_SIGNING_KEY = re.compile(r"(?:[0-9A-Fa-f]{8}|[0-9A-Fa-f]{16}|[0-9A-Fa-f]{40})!?|[~./][^\s]*|[^\s]*\.pub|(?:key::)?ssh-[a-z0-9-]+")
 
 
+_EXPORT = re.compile(r"[ \t]*export[ \t]+[A-Za-z_]\w*=\Z")
 _PATH_START = re.compile(r"""['"]?(?:[/~$.%\\]|[A-Za-z]:[\\/])""")
 
 
@@ -469,6 +471,9 @@ def _value_at(text: str, name: str, strength: Strength, pos: int, literal: bool,
     if head == "pwd" and strength is Strength.WEAK and not _PATH_START.match(value):
         strength = Strength.PASSWORD  # the shell's PWD is a path: PWD=vqQkVYHyX2! (ODBC) is a password
     secret = value_is_secret(value, strength, quoted=quoted, literal=literal)
+    if (not secret and not quoted and any(c.isdigit() for c in value) and camel_words(value)
+            and _EXPORT.match(text, text.rfind("\n", 0, pos) + 1, pos)):
+        secret = not is_placeholder(value)  # export PGPASSWORD=OhjHegdytqC4: a shell names a variable $X, not X
     if secret and strict:
         secret = not value.isalpha()
     if not secret and short_ok and strength is Strength.TOKEN:  # ?access_token=zz9
