@@ -773,7 +773,9 @@ def test_a_secret_free_coding_transcript_loses_nothing():
     "rotated signing key kid=773d893ae134e6ec; previous key kept for verification until 2026-11-19",
     "snmpwalk -v2c -c public 10.0.0.1 system", "OLDPWD=/tmp PWD=/home/jdoe/src SHLVL=1", "PWD=C:\\Users\\jdoe",
     "gcc -c main.c -o main.o && bash -c 'make test'", "export SECRET_STORE=VaultSecretStore2",
-    "password_field = PasswordInput2  # widgets", "$2b$12$ prefix means bcrypt with cost 12",
+    "password_field = PasswordInput2  # widgets", "oathtool --totp -b $TOTP_SECRET",
+    "git checkout -b feature/token-refresh && git push -u origin feature/token-refresh",
+    "$2b$12$ prefix means bcrypt with cost 12",
     "password_hash: $argon2id$v=19$m=65536,t=3,p=4$  (truncated in the log)",
     "error codes\n404 not found\n500 internal error",  # a heading, then no list of random codes
     "exit codes:\n  0 ok\n  1 failure\n  2 usage",
@@ -791,6 +793,7 @@ def test_public_key_pointers_variable_references_and_object_ids_stay(text):
      "ghp_Xk9mT2qL7vR4nW8pZ3cB6yH1jF5dS0aE2gU4"),
     ("cmdkey /add:server01 /user:admin /pass:Kq7vT2xw9L#1", "Kq7vT2xw9L#1"),
     ("export PGPASSWORD=OhjHegdytqC4  # .envrc", "OhjHegdytqC4"),
+    ("oathtool --totp -b XGE27G0JBL19GK743MNZUP5M7CGFHRFY", "XGE27G0JBL19GK743MNZUP5M7CGFHRFY"),
     ("admin:$apr1$iyW9rnuH$aVEanmLyHQOWb6imuC8SKq", "aVEanmLyHQOWb6imuC8SKq"),
     (" 17 | jdoe@acme.io | $2b$12$R9h/cIPz0gi.URNNX3kh2OPST9/PgBkqquzi.Ss7KIUgO2t0jWMUW | t", "R9h/cIPz0gi.URNNX3kh2O"),
     ("[ProdDSN]\nDriver=ODBC Driver 18 for SQL Server\nUID=report\nPWD=vqQkVYHyX2!", "vqQkVYHyX2!"),

@@ -567,12 +567,13 @@ _COMMANDS: dict[str, re.Pattern[str]] = {
         "smbclient": r"""\s(?:-U|--user)[\s=]{0,4}['"]?[^\s%'"]{1,128}%""" + _VALUE,
         "curl": r"\s(?:-u|--user|-U|--proxy-user)" + _USER + _VALUE,
         "wget": r"\s(?:--user|--http-user)" + _USER + _VALUE,
+        "oathtool": r"\s-b\s{1,4}(?:-[-\w=]+\s{1,4}){0,3}" + _VALUE,  # oathtool --totp -b BASE32SECRET
         "snmp": r"\s-[cAX]\s{1,4}" + _VALUE,  # net-snmp: -c community, -A auth and -X privacy passphrases
     }.items()
 }
-_FLAG = re.compile(r" -(?:[pPuUawkcAX]|hp|-(?:http-|proxy-)?user)")
+_FLAG = re.compile(r" -(?:[pPuUawkcAXb]|hp|-(?:http-|proxy-)?user)")
 _COMMAND_WORD = re.compile(r"(?:(?<![a-z0-9])|(?<=\\[nrt]))(mysql|mariadb|sshpass|login|redis-cli|mongo|sqlcmd|ldap|openssl|"
-                           r"(?:un)?zip|7z|(?:un)?rar|valkey-cli|keydb-cli|smbclient|curl|wget|snmp)")
+                           r"(?:un)?zip|7z|(?:un)?rar|valkey-cli|keydb-cli|smbclient|curl|wget|snmp|oathtool)")
 # `<tool> login -u USER -p PASSWORD`: docker, podman, helm registry, oc, az, cf, argocd …
 # (any tool word before "login"; login(1) itself, run alone or by sudo, takes no password).
 _LOGIN_TOOLS = re.compile(r"(?<![\w-])(?!sudo\b|exec\b|su\b|doas\b)[a-z][a-z0-9_.-]{0,30}(?: registry| auth)?\s+$")
