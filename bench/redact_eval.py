@@ -8,7 +8,7 @@
     python bench/redact_eval.py --split unseen      # only the splits written without the rules
     python bench/redact_eval.py --split blind       # only the second set written without them
     python bench/redact_eval.py --split blind3      # only the third set written without them
-    python bench/redact_eval.py --split blind4      # only the fourth set written without them, never read
+    python bench/redact_eval.py --split blind4      # only the fourth set written without them
     python bench/redact_eval.py --split blind5      # only the fifth set written without them, never read
 
 On the labelled corpus (tests/data/secrets/, written by scripts/make_secrets_corpus.py),
@@ -24,8 +24,9 @@ unseen files: secrets (shapes-blind) and risky-looking ordinary lines (ordinary-
 scored blind once (recall 0.870, 26.7 FP lines / 1k) and development data since; and on
 the blind3 split, a third such set by yet another hand (shapes-blind3, ordinary-blind3),
 scored blind once (recall 0.886, 20.0 FP lines / 1k) and development data since; and on
-the blind4 and blind5 splits, a fourth and a fifth (shapes-blind4, ordinary-blind4,
-shapes-blind5, ordinary-blind5), only scored: `--misses` never lists them.
+the blind4 split, a fourth (shapes-blind4, ordinary-blind4), scored blind once (recall
+0.897, 17.8 FP lines / 1k) and development data since; and on the blind5 split, a fifth
+(shapes-blind5, ordinary-blind5), only scored: `--misses` never lists a split in NEVER_READ.
 
 - recall: the share of secret spans entirely removed (a span partly left is a miss);
 - precision: the share of removed spans that overlap a secret;
@@ -66,8 +67,8 @@ BLIND_SPLITS = ("shapes-blind", "ordinary-blind")
 BLIND3_SPLITS = ("shapes-blind3", "ordinary-blind3")
 BLIND4_SPLITS = ("shapes-blind4", "ordinary-blind4")
 BLIND5_SPLITS = ("shapes-blind5", "ordinary-blind5")
-# scored, never read: no rule is written from them (the unseen, blind and blind3 splits were, once)
-NEVER_READ = (*BLIND4_SPLITS, *BLIND5_SPLITS)
+# scored, never read: no rule is written from them (the unseen, blind, blind3 and blind4 splits were, once)
+NEVER_READ: tuple[str, ...] = BLIND5_SPLITS
 
 Span = tuple[int, int]
 Detector = Callable[[list[str]], list[list[Span]]]
@@ -355,7 +356,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-bad-input", action="store_true", help="skip the bad-input timings")
     parser.add_argument("--limit", type=int, help="only the first N items of each split (a smoke run)")
     parser.add_argument("--misses", action="store_true",
-                        help="list maxmem's misses and false positives (never on the blind4 and blind5 splits)")
+                        help="list maxmem's misses and false positives (never on a split only scored: blind5)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
 

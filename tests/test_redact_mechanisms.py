@@ -754,3 +754,57 @@ def test_a_secret_free_coding_transcript_loses_nothing():
     test output, as a coding agent's transcript holds them: nothing to take out."""
     text = redact_eval.synthetic_transcript(400_000, seed=11)
     assert [text[f.start - 40:f.end] for f in Redactor(cache_size=0).findings(text)] == []
+
+
+@pytest.mark.parametrize("text", [
+    "git config --global user.signingkey D7CB511C707D3D9C",  # a key id
+    "[gpg]\n\tformat = ssh\n[user]\n\tsigningkey = ~/.ssh/id_ed25519.pub",  # a public key's path
+    "signingkey = key::ssh-ed25519",
+    '$headers = @{ Authorization = "Bearer $env:GITHUB_TOKEN" }',  # PowerShell's variable
+    "headers: { Authorization: `Bearer ${session.accessToken}` },",  # a template's reference
+    "we_1kuzVokxrB5NdjRt0tTXiX3m", "re_3CyH11YX9U3vnAv0wqZlIVfX", "seti_1TxZHMbahqx2FPYsJtDWg93l",  # Stripe ids
+    "operation-5444107994851-e1eb40ec4386e-8cf1e654-8641b0d4",  # a GCP operation
+    "minisign -Vm acme-cli.tar.gz -P RWQcHP53MmIEJXMC2PbvpaikNJaZF6nglf28f309z6HQo8W0DAajOow1",  # a public key
+    "XMR: 4KJpHK2FsXQ8v3HJrJWDjvbD1mTmcErfKQ69S7TPkZhwzPbMt1WAmMwXyT2M3JGuwatJLgysYpjVhWwAYcxzExawUbsyz2Q",
+    "DB_PASSWORD: '{{resolve:ssm-secure:/prod/db/password:1}}'",  # a path's part, not Windows' /password:
+    "password: ENC[AES256_GCM,data:vaBGAs8GdDEG+mvu,iv:dzL2OsrWdN7/YicbgNFH8zxRwB2=,tag:max7PB==,type:str]",
+    'applicationServerKey: "BguCHKDi-H9hLGfBdvZc3suoBvP0gxEbAE9ztO2dB8APBfMMEhiIwzWcaT9B0MUC-3TRf0fm-In3NRO9-SCZWtd"',
+    '_acme-challenge.acme.io. 300 IN TXT "DiJ8P96rsbbYQeIBbNuKvNGDxoFI9hux0wrnRRdjKd6"',  # DNS is published
+    "rotated signing key kid=773d893ae134e6ec; previous key kept for verification until 2026-11-19",
+    "snmpwalk -v2c -c public 10.0.0.1 system", "OLDPWD=/tmp PWD=/home/jdoe/src SHLVL=1", "PWD=C:\\Users\\jdoe",
+    "gcc -c main.c -o main.o && bash -c 'make test'", "export SECRET_STORE=VaultSecretStore2",
+    "password_field = PasswordInput2  # widgets", "oathtool --totp -b $TOTP_SECRET",
+    "git checkout -b feature/token-refresh && git push -u origin feature/token-refresh",
+    "$2b$12$ prefix means bcrypt with cost 12",
+    "password_hash: $argon2id$v=19$m=65536,t=3,p=4$  (truncated in the log)",
+    "error codes\n404 not found\n500 internal error",  # a heading, then no list of random codes
+    "exit codes:\n  0 ok\n  1 failure\n  2 usage",
+    "Add this deploy key to the repository: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI1qF7eWLgfq00gMeNmVBIfbVFx deploy",
+])
+def test_public_key_pointers_variable_references_and_object_ids_stay(text):
+    assert redact(text)[0] == text, explain(text)
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    ("const resend = new Resend('re_Ab3dE5g7_Hk9mN2pQ4rS6tV8wX1yZ3aB5cD7');",
+     "re_Ab3dE5g7_Hk9mN2pQ4rS6tV8wX1yZ3aB5cD7"),
+    ('signing_key = "Zq8Xw2Lr5Tn9Vb3Mc6Kd1Hf4Jg7Ps0Ay"', "Zq8Xw2Lr5Tn9Vb3Mc6Kd1Hf4Jg7Ps0Ay"),
+    ('$headers = @{ Authorization = "Bearer ghp_Xk9mT2qL7vR4nW8pZ3cB6yH1jF5dS0aE2gU4" }',
+     "ghp_Xk9mT2qL7vR4nW8pZ3cB6yH1jF5dS0aE2gU4"),
+    ("cmdkey /add:server01 /user:admin /pass:Kq7vT2xw9L#1", "Kq7vT2xw9L#1"),
+    ("export PGPASSWORD=OhjHegdytqC4  # .envrc", "OhjHegdytqC4"),
+    ("oathtool --totp -b XGE27G0JBL19GK743MNZUP5M7CGFHRFY", "XGE27G0JBL19GK743MNZUP5M7CGFHRFY"),
+    ("admin:$apr1$iyW9rnuH$aVEanmLyHQOWb6imuC8SKq", "aVEanmLyHQOWb6imuC8SKq"),
+    (" 17 | jdoe@acme.io | $2b$12$R9h/cIPz0gi.URNNX3kh2OPST9/PgBkqquzi.Ss7KIUgO2t0jWMUW | t", "R9h/cIPz0gi.URNNX3kh2O"),
+    ("[ProdDSN]\nDriver=ODBC Driver 18 for SQL Server\nUID=report\nPWD=vqQkVYHyX2!", "vqQkVYHyX2!"),
+    ("snmpwalk -v2c -c AvPhvx7KEDNs 10.0.0.1 system", "AvPhvx7KEDNs"),
+    ("snmpget -v3 -l authPriv -u monitor -a SHA -A oblqkvoD0XOS -x AES -X DFF8mBD0bN2F 10.0.0.1", "DFF8mBD0bN2F"),
+    ("github-recovery-codes.txt\n5df3c-29248\ne5347-6ec64\n8d656-1ce08", "e5347-6ec64"),
+    ("BACKUP VERIFICATION CODES\n1. 9341 0286   6. 9199 8627\n2. 9268 3886   7. 0562 7521", "9268 3886"),
+    ("the deploy key is Zq8Xw2Lr5Tn9Vb3Mc6Kd1Hf4Jg7Ps0Ay", "Zq8Xw2Lr5Tn9Vb3Mc6Kd1Hf4Jg7Ps0Ay"),
+    ("Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
+     "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+     "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"),
+])
+def test_secrets_beside_those_look_alikes_still_go(text, secret):
+    assert secret not in redact(text)[0], explain(text)

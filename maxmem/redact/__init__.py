@@ -85,7 +85,7 @@ from .shapes import (
     url_hits,
     webhook_hits,
 )
-from .tokens import dollar_hits, encoded_json_hits, random_run_hits, session_hits
+from .tokens import crypt_hits, dollar_hits, encoded_json_hits, random_run_hits, session_hits
 from .values import inside_words, may_hold, text_words
 
 __all__ = [
@@ -252,6 +252,7 @@ class Redactor:
                 yield from encoded_json_hits(text, raw)
         if b"$" in data:
             yield from dollar_hits(text)
+            yield from crypt_hits(text)
         if holds(b"q~"):
             yield from azure_hits(text)
         positions = keyword_positions(lowered, inside_words(words, self._keywords), data)

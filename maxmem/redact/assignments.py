@@ -22,6 +22,7 @@ from .shapes import Hit
 from .values import (
     FOREIGN_PASSWORDS,
     Strength,
+    camel_words,
     find_words,
     is_placeholder,
     looks_random,
@@ -316,7 +317,8 @@ def _judge(text: str, lowered: str, name: str, start: int, end: int, secret_word
     word = _NEXT_WORD.match(text, spaces.end())
     if word and _STRUCTURED.search(name) and not _PAIR_LIKE.search(word.group(0)) \
             and (_strong(word.group(0)) or looks_random(word.group(0), 16)) \
-            and _config_value(word.group(0)):  # nmcli … wifi-sec.psk X, rclone … secret_access_key X
+            and _config_value(word.group(0)) \
+            and not _git_signing_key(name, word.group(0)):  # nmcli … wifi-sec.psk X, rclone … secret_access_key X
         return Hit("secret", word.start(), word.end(), f"{name} then its value on a command line")
     if strength is not Strength.PASSWORD:
         if config and directive and _config_value(config.group(0)) and (
@@ -424,6 +426,20 @@ def _read_value(text: str, pos: int) -> tuple[int, int, bool] | None:
     return (pos, match.end(), False) if match else None
 
 
+# git's (and gpg's) signingkey names the public key that signs: a key id or fingerprint
+# (hex), the path of a public key, or the public key itself (key::ssh-ed25519 AAAA…).
+_GIT_SIGNING_KEY = re.compile(r"(?:[0-9A-Fa-f]{8}|[0-9A-Fa-f]{16}|[0-9A-Fa-f]{40})!?|[~./][^\s]*|[^\s]*\.pub|(?:key::)?ssh-[a-z0-9-]+")
+
+
+_EXPORT = re.compile(r"[ \t]*export[ \t]+[A-Za-z_]\w*=\Z")
+_PATH_START = re.compile(r"""['"]?(?:[/~$.%\\]|[A-Za-z]:[\\/])""")
+
+
+def _git_signing_key(name: str, value: str) -> bool:
+    """`user.signingkey D7CB511C707D3D9C`, `signingkey = ~/.ssh/id_ed25519.pub`: public."""
+    return name.endswith("signingkey") and _GIT_SIGNING_KEY.fullmatch(value.strip("'\"")) is not None
+
+
 def _value_at(text: str, name: str, strength: Strength, pos: int, literal: bool, form: str,
               strict: bool = False, quoted_only: bool = False, short_ok: bool = False,
               element: bool = False) -> Hit | None:
@@ -450,7 +466,14 @@ def _value_at(text: str, name: str, strength: Strength, pos: int, literal: bool,
         stripped = value.rstrip(".,:;!?)")
         end -= len(value) - len(stripped)
         value = stripped
+    if _git_signing_key(name, value):
+        return Hit("", start, end, "")
+    if head == "pwd" and strength is Strength.WEAK and not _PATH_START.match(value):
+        strength = Strength.PASSWORD  # the shell's PWD is a path: PWD=vqQkVYHyX2! (ODBC) is a password
     secret = value_is_secret(value, strength, quoted=quoted, literal=literal)
+    if (not secret and not quoted and any(c.isdigit() for c in value) and camel_words(value)
+            and _EXPORT.match(text, text.rfind("\n", 0, pos) + 1, pos)):
+        secret = not is_placeholder(value)  # export PGPASSWORD=OhjHegdytqC4: a shell names a variable $X, not X
     if secret and strict:
         secret = not value.isalpha()
     if not secret and short_ok and strength is Strength.TOKEN:  # ?access_token=zz9
@@ -544,11 +567,13 @@ _COMMANDS: dict[str, re.Pattern[str]] = {
         "smbclient": r"""\s(?:-U|--user)[\s=]{0,4}['"]?[^\s%'"]{1,128}%""" + _VALUE,
         "curl": r"\s(?:-u|--user|-U|--proxy-user)" + _USER + _VALUE,
         "wget": r"\s(?:--user|--http-user)" + _USER + _VALUE,
+        "oathtool": r"\s-b\s{1,4}(?:-[-\w=]+\s{1,4}){0,3}" + _VALUE,  # oathtool --totp -b BASE32SECRET
+        "snmp": r"\s-[cAX]\s{1,4}" + _VALUE,  # net-snmp: -c community, -A auth and -X privacy passphrases
     }.items()
 }
-_FLAG = re.compile(r" -(?:[pPuUawk]|hp|-(?:http-|proxy-)?user)")
+_FLAG = re.compile(r" -(?:[pPuUawkcAXb]|hp|-(?:http-|proxy-)?user)")
 _COMMAND_WORD = re.compile(r"(?:(?<![a-z0-9])|(?<=\\[nrt]))(mysql|mariadb|sshpass|login|redis-cli|mongo|sqlcmd|ldap|openssl|"
-                           r"(?:un)?zip|7z|(?:un)?rar|valkey-cli|keydb-cli|smbclient|curl|wget)")
+                           r"(?:un)?zip|7z|(?:un)?rar|valkey-cli|keydb-cli|smbclient|curl|wget|snmp|oathtool)")
 # `<tool> login -u USER -p PASSWORD`: docker, podman, helm registry, oc, az, cf, argocd …
 # (any tool word before "login"; login(1) itself, run alone or by sudo, takes no password).
 _LOGIN_TOOLS = re.compile(r"(?<![\w-])(?!sudo\b|exec\b|su\b|doas\b)[a-z][a-z0-9_.-]{0,30}(?: registry| auth)?\s+$")

@@ -142,7 +142,7 @@ _POSITIONAL = {word: re.compile(pattern, re.IGNORECASE) for word, pattern in {
     "rman": r"""rman[ \t]+target[ \t]+["']?[\w$#]{1,64}/(?P<secret>[^\s@/"']{1,128})@""",
     "conn": r"""conn(?:ect)?[ \t]+[\w$#]{1,64}/(?P<secret>[^\s@/"']{1,128})@""",
     "convertto-securestring": r"""convertto-securestring[ \t]+(?:-String[ \t]+)?(?P<secret>'[^'\n]{1,256}'|"[^"\n]{1,256}")""",
-    "/pass": rf"""/(?:pass|password|pwd):(?P<secret>{_WORD})""",
+    "/pass": rf"""(?<![^\s"'])/(?:pass|password|pwd):(?P<secret>{_WORD})""",  # a flag, not a path's part
     # Redis AUTH [user] password, MySQL SET PASSWORD [FOR u] = 'x'
     # (MONITOR and the slow log print each word quoted: "AUTH" "default" "pw")
     "auth": rf"""(?<![\w.])(?:(?-i:AUTH)[ \t]+(?:[\w-]{{1,64}}[ \t]+)?|(?-i:AUTH|auth)"[ \t]+(?:"[\w-]{{1,64}}"[ \t]+)?(?="))"""

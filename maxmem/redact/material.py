@@ -497,7 +497,10 @@ def grouped_key_hits(text: str, lowered: str, data: bytes, words: frozenset[byte
             done = match.end()
             yield Hit("private-key", match.start(), match.end(), f"key in groups after '{word}'")
         elif word == "codes":  # recovery codes, backup codes, "codes:"
-            for code in _code_list(text, max(done, at + len(word)), end):
+            below = line_end >= 0 and _HEADING_REST.fullmatch(text, at + len(word), line_end) is not None
+            if below:  # "BACKUP CODES" or recovery-codes.txt alone on its line: the list is below
+                end = min(len(text), line_end + 600)
+            for code in _code_list(text, max(done, at + len(word)), end, below):
                 done = code.end()
                 yield Hit("password", code.start(), code.end(), f"one of a list of codes after '{word}'")
 
@@ -505,15 +508,20 @@ def grouped_key_hits(text: str, lowered: str, data: bytes, words: frozenset[byte
 # Recovery codes as services list them: tokens of one shape (length, dash at one place),
 # each with a digit, one after the other (b1fc9-10631 f1f76-9953b …; 4821 9307 …; Google's
 # two groups of four digits, a comma between codes: 6511 9791, 3663 3331).
-_CODE = re.compile(r"(?<![\w-])(?:\d{4} \d{4}(?=[,;]|\s*\Z)|[A-Za-z0-9]{3,16}(?:-[A-Za-z0-9]{3,16})?)(?![\w-])")
+_CODE = re.compile(r"(?<![\w-])(?:\d{4} \d{4}(?=[,;]|\s*\Z|[ \t]{2,}|[ \t]*\n)|[A-Za-z0-9]{3,16}(?:-[A-Za-z0-9]{3,16})?)(?![\w-])")
 _CODE_GAP = re.compile(r"[ \t]*[,;]?[ \t]+|[ \t]*[,;][ \t]*")
+# A list below its heading: one code a line, or a few, numbered or not (1. 6511 9791   6. …).
+_CODE_LINES_GAP = re.compile(r"[ \t]*[,;]?\s+(?:\d{1,2}[.)][ \t]+)?|[ \t]*[,;][ \t]*")
+# What may follow "codes" on a heading line: a file's extension, a colon.
+_HEADING_REST = re.compile(r"(?:\.[a-z]{2,4})?[ \t]*:?[ \t]*")
 
 
-def _code_list(text: str, start: int, end: int) -> list[re.Match[str]]:
+def _code_list(text: str, start: int, end: int, below: bool = False) -> list[re.Match[str]]:
+    gap = _CODE_LINES_GAP if below else _CODE_GAP
     codes: list[re.Match[str]] = []
     pos = start
     for match in _CODE.finditer(text, start, end):
-        if codes and not _CODE_GAP.fullmatch(text, pos, match.start()):
+        if codes and not gap.fullmatch(text, pos, match.start()):
             break
         if not codes and match.start() - start > _GROUP_BACK:
             break

@@ -488,6 +488,11 @@ def _line_start(text: str, at: int) -> int:
     return max(text.rfind("\n", 0, at) + 1, at - 80, 0)
 
 
+# An SSH public key's type (what follows it is public) and a value named as an id.
+_KEY_TYPE = re.compile(r"(?:key::)?(?:sk-)?(?:ssh-(?:ed25519|ed448|rsa|dss)|ecdsa-sha2-nistp\d{3})(?:@openssh\.com)?")
+_NAMED_ID = re.compile(r"(?:kid|key_?id|key-id|fingerprint)[=:]")
+
+
 def _after(text: str, at: int, word: str, limit: int) -> Hit | None:
     stop = min(_line_end(text, at), limit)
     alone = not text[at:stop].strip(" \t") and stop < limit and _LABEL_LINE.fullmatch(text, _line_start(text, at), at)
@@ -519,6 +524,8 @@ def _after(text: str, at: int, word: str, limit: int) -> Hit | None:
         if glued and connector != "id":  # เข้าระบบคือ: a word of a script without spaces, "is" glued at its end
             connector = glued
             continue
+        if word in _KEY_WORDS and (_KEY_TYPE.fullmatch(low.strip(".,;:")) or _NAMED_ID.match(low)):
+            return None  # "key: ssh-ed25519 AAAA…" a public key; "signing key kid=773d…" a key's id
         value, offset = _candidate(raw)
         if connector == "id" and (value != raw.rstrip(".,;") or not value.replace("-", "").replace("_", "").isalnum()):
             return None  # SHA256:…, (…): a fingerprint or a note, not a bare id

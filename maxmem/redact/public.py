@@ -70,7 +70,8 @@ _JWK_NEAR = 400  # a JSON Web Key's "kty" stands this close to its members
 # The name just before a value that makes it an identifier, not a secret.
 _IDENTIFIER_BEFORE = re.compile(
     r"(?i)(?:\bcache\b[^\n]{0,30}\bkey|\bkey[ _-]?identifier|\bfingerprint|\busing (?:rsa|dsa|ecdsa|eddsa|ed25519|ed448|cv25519|elg|elgamal|pgp|gpg|openpgp|ssh|signing|sub|nist\w{0,8}|brainpool\w{0,8}) ?key|"
-    r"sec-websocket-key|data-sitekey|\bsite[ _-]?key|\bpublic[ _-]?key|\bchallenge|\bkid|"
+    r"sec-websocket-key|data-sitekey|\bsite[ _-]?key|\bpublic[ _-]?key|\bchallenge|\bkid|applicationserverkey|"
+    r"\bminisign\b[^\n]{0,80}\s-P|\bIN[ \t]+TXT|"
     r"[cx]srf[\w-]{0,12})\W{0,4}\Z")
 # A name that says the value is public by design (shipped to browsers, search-only) or an
 # identifier (…_ID; a key's id only alone, above; not a secret id, which is the secret
@@ -84,6 +85,9 @@ _PAGE_TOKEN = re.compile(r"(?i)(?:(?:next|prev|previous|continuation|resume)[ _-
                          r"[\"']?[ \t]{0,4}[:=][ \t]{0,4}[\"']?\Z")
 # Encrypted and stored that way: Bitnami sealed secrets, SOPS, Ansible Vault.
 _ENCRYPTED_BEFORE = re.compile(r"(?i)encrypteddata:|\$ansible_vault|sops:")
+_SOPS_VALUE = re.compile(r"ENC\[[A-Z0-9_]{3,24},data:")  # SOPS: ENC[AES256_GCM,data:…,iv:…,tag:…]
+# A Monero address (standard or integrated): base58, 95 or 106 characters, from 4 or 8.
+_MONERO_ADDRESS = re.compile(r"[48][1-9A-HJ-NP-Za-km-z]{94}(?:[1-9A-HJ-NP-Za-km-z]{11})?")
 _YAML_TAG = re.compile(r"![A-Za-z][\w.-]{0,24}")  # password: !vault |, !secret db_pw, !Ref
 _JWK_PUBLIC = re.compile(r"""(?:^|[\s{,])\\?["']?(?:x|y|n|e|kid|x5t)\\?["']?[ \t]{0,4}:[ \t]{0,4}\\?["']?\Z""")
 _ARN_SECRET = re.compile(r"arn:aws[\w-]*:secretsmanager:[\w-]*:\d*:secret:\Z")
@@ -131,7 +135,9 @@ def public_value(text: str, start: int, end: int) -> bool:
         return True  # nextPageToken: "…": where the next page of a listing starts
     if value.startswith("AIza") and "firebase" in before.lower():
         return True  # a Firebase web config's API key: public by design
-    if _ENCRYPTED_BEFORE.search(text, max(0, start - 400), start):
+    if _ENCRYPTED_BEFORE.search(text, max(0, start - 400), start) or _SOPS_VALUE.match(value):
+        return True
+    if _MONERO_ADDRESS.fullmatch(value) and len(value) in (95, 106):
         return True
     if _IDENTIFIER_BEFORE.search(before) or _ARN_SECRET.search(before):
         return True

@@ -270,7 +270,11 @@ _ID_PREFIXES = frozenset({"dpl", "prj", "sha1", "sha224", "sha256", "sha384", "s
                           "build", "tx", "block", "trace", "span", "req", "request", "msg", "toolu", "chatcmpl", "resp",
                           "batch", "file", "msgbatch", "run", "job", "thread", "asst", "call", "step", "cs", "evt",
                           "event", "id", "uuid", "nonce", "hash", "digest", "pk", "pub", "public", "org", "user",
-                          "cus", "price", "prod", "sub", "pi", "pm", "ch", "in", "acct", "po", "data", "test", "img"})
+                          "cus", "price", "prod", "sub", "pi", "pm", "ch", "in", "acct", "po", "data", "test", "img",
+                          "operation", "seti", "setatt", "txn", "ipi", "trr", "pyr", "iauth"})
+# Payment objects' ids (Stripe's refund re_, webhook endpoint we_, transfer tr_ …): one run after
+# the word; a key of the same word holds a second part (Resend's re_<id>_<secret>).
+_ONE_RUN_ID_PREFIXES = frozenset({"re", "we", "si", "ii", "il", "tr", "py", "src", "du", "dp", "card", "ba", "fee"})
 _ID_PREFIX_BYTES = frozenset(p.encode() for p in _ID_PREFIXES)
 _SECRET_PREFIX_WORDS = frozenset({"sk", "pat", "secret", "key", "token", "api", "auth", "access", "private", "priv",
                                   "pw", "pass", "apikey", "tkn", "pwd", "sec", "rk"})
@@ -289,8 +293,11 @@ def _prefixed(text: str, start: int, end: int, before: str) -> Hit | None:
     if before and before not in " \t\n\r\"'`:=(,>[{|":
         return None  # inside a path or a longer word
     match = _PREFIXED.fullmatch(text, start, end)
-    if not match or match.group("prefix").split("-")[0].split("_")[0].lower() in _ID_PREFIXES:
+    first = match.group("prefix").split("-")[0].split("_")[0].lower() if match else ""
+    if not match or first in _ID_PREFIXES:
         return None
+    if first in _ONE_RUN_ID_PREFIXES and re.fullmatch(r"[A-Za-z0-9]+", text[start + len(first) + 1:end]):
+        return None  # re_3CyH11YX9U3vnAv0wqZlIVfX: a refund's id
     prefix, body = match.group("prefix"), match.group("body")
     more = _PREFIX_WORD.match(body)
     while more and len(body) - more.end() >= 16 and prefix.count("_") + prefix.count("-") < 4:

@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from .shapes import Hit
 from .values import SECRET_HEADS, char_offset, looks_random, name_strength, value_is_secret
 
-__all__ = ["dollar_hits", "encoded_json_hits", "random_run_hits", "secret_json", "session_hits"]
+__all__ = ["crypt_hits", "dollar_hits", "encoded_json_hits", "random_run_hits", "secret_json", "session_hits"]
 
 _RUN_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 _CLASSES = bytes(ord("a") if i in _RUN_BYTES else ord(" ") for i in range(256))
@@ -203,6 +203,20 @@ def dollar_hits(text: str) -> Iterator[Hit]:
             at = text.find("$", match.end())
         else:
             at = text.find("$", at + 1)
+
+
+# A password's hash in crypt's format (htpasswd, /etc/shadow, a users table): $id$[params$]salt$hash.
+# Offline it gives the password up to a guess, so it goes; a bare "$2b$12$" prefix stays.
+_CRYPT = re.compile(r"(?<![\w$])\$(?:1|2[abxy]|5|6|7|apr1|y|gy|argon2(?:id|i|d)|scrypt|pbkdf2(?:-sha\d{1,3})?)"
+                    r"\$(?:[\w.,=+/-]{1,64}\$){0,3}[A-Za-z0-9./+]{16,120}={0,2}(?![\w$])")
+
+
+def crypt_hits(text: str) -> Iterator[Hit]:
+    """A password hash in crypt's format: $apr1$…$…, $6$…$…, $2b$12$…, $argon2id$…$…$…."""
+    for match in _CRYPT.finditer(text):
+        body = match.group(0).rsplit("$", 1)[-1]
+        if looks_random(body.rstrip("="), 16):
+            yield Hit("password", match.start(), match.end(), "password hash in crypt's format")
 
 
 # base64 of a JSON object ({" → eyJ, {\n → ewo, {\r\n → ew0K): a Kubernetes

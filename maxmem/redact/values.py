@@ -213,6 +213,8 @@ _PLACEHOLDER = re.compile(
         \$\{\{.*\}\}            # ${{ secrets.TOKEN }}
       | \$\{?[A-Za-z_][A-Za-z0-9_]*(?::?[-=?+][^}]*)?\}?   # $TOKEN ${TOKEN} ${TOKEN:-x}
       | \$\(.*\)?               # $(pass show x)
+      | \$\{[A-Za-z_][\w.]*\}    # ${session.accessToken}: a template's reference
+      | \$env:[A-Za-z_]\w*      # PowerShell's $env:NAME
       | \{\{.*\}\}?             # {{ token }}
       | \{[A-Za-z_][\w.]*\}     # {token}
       | %\(?\w*\)?s | %\w+%     # %s %(pw)s %API_KEY%
