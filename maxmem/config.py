@@ -24,6 +24,7 @@ import tzlocal
 
 from .clock import zone
 from .errors import ConfigError
+from .files import read_at_most
 from .keys import Key, resolve
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -348,8 +349,8 @@ def _read(config_path: Path, given: bool) -> dict[str, Any]:
         return {}
     try:
         with open(config_path, "rb") as handle:
-            data = handle.read(MAX_CONFIG_BYTES + 1)  # a device (/dev/zero) is not read on forever
-        if len(data) > MAX_CONFIG_BYTES:
+            data = read_at_most(handle, MAX_CONFIG_BYTES)
+        if data is None:
             raise ConfigError(f"{config_path} holds more than {MAX_CONFIG_BYTES >> 20} MiB: "
                               "give the path of a config.toml")
         return tomllib.loads(data.decode("utf-8"))

@@ -47,6 +47,13 @@ def write_private(path: Path, write: Callable[[IO[str]], T]) -> T:
     return _replace(path, fill)
 
 
+def read_at_most(stream: IO[bytes], limit: int) -> bytes | None:
+    """`stream`'s bytes when it holds at most `limit` of them, else None, having read no
+    more than limit + 1 (a device such as /dev/zero or an endless pipe is not read on)."""
+    data = stream.read(limit + 1)
+    return None if len(data) > limit else data
+
+
 def write_kept(path: Path, text: str) -> Path:
     """Rewrite a file the user keeps and edits (config.toml) whole or not at all, as
     write_private does: through a symlink (a config kept with one's dotfiles stays

@@ -22,6 +22,7 @@ from ..brain import Brain
 from ..clock import Clock
 from ..config import Config, local_timezone
 from ..errors import InvalidInput
+from ..files import read_at_most
 from ..inert import inert
 from ..memory import CATEGORIES, STATUSES, Filters, parse_pairs
 from ..search.nlquery import parse_when
@@ -87,8 +88,8 @@ def read_file(path: Path) -> str:
     saying why not, else)."""
     try:
         with open(path, "rb") as handle:
-            raw = handle.read(MAX_INPUT_BYTES + 1)
-        if len(raw) > MAX_INPUT_BYTES:
+            raw = read_at_most(handle, MAX_INPUT_BYTES)
+        if raw is None:
             raise InvalidInput(f"{path} holds more than {MAX_INPUT_BYTES >> 20} MiB: give less")
         return raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:

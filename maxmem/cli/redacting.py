@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from ..errors import InvalidInput
+from ..files import read_at_most
 from ..redact import Redactor
 from ..redact.report import describe, summary
 from ..scrub import report_lines, scrub
@@ -22,13 +23,13 @@ def _read_bounded(file: Path) -> bytes:
     """FILE's bytes (- for stdin), at most MAX_BYTES of them (InvalidInput past that)."""
     try:
         if str(file) == "-":
-            raw = sys.stdin.buffer.read(MAX_BYTES + 1)
+            raw = read_at_most(sys.stdin.buffer, MAX_BYTES)
         else:
             with open(file, "rb") as handle:
-                raw = handle.read(MAX_BYTES + 1)
+                raw = read_at_most(handle, MAX_BYTES)
     except OSError as exc:
         raise InvalidInput(f"cannot read {file}: {exc.strerror or exc}") from None
-    if len(raw) > MAX_BYTES:
+    if raw is None:
         raise InvalidInput(f"{file} holds more than {MAX_BYTES // (1024 * 1024)} MiB: redact-test reads at most "
                            "that much; give it a part of the file")
     return raw

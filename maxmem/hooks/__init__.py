@@ -13,6 +13,7 @@ harnesses' names are here, for the hooks and for `maxmem setup`'s wiring alike.
 import sys
 
 from ..agents import AGENTS, agent_named
+from ..files import read_at_most
 
 MAX_INPUT_BYTES = 64 << 20  # a hook's stdin read at most: a harness sends one JSON object
 
@@ -40,5 +41,5 @@ def read_input() -> str:
     runs out)."""
     if sys.stdin is None or sys.stdin.isatty():
         return ""
-    data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
-    return "" if len(data) > MAX_INPUT_BYTES else data.decode("utf-8", "replace")
+    data = read_at_most(sys.stdin.buffer, MAX_INPUT_BYTES)
+    return "" if data is None else data.decode("utf-8", "replace")
