@@ -80,6 +80,8 @@ def test_a_name_counts_only_when_it_stands_against_the_value():
     assert not named_as_identifier(text, text.index("P5Wc"))
     text = "Google Doc id 10KWiN8sCSL0NiqqPIQcpDVsI_0QD5JqhXnkhsfoVY6X"
     assert named_as_identifier(text, text.index("10KW"))
+    text = "session id Kq7Lm2Zx9Pt4Wn8Rb3Vc6Hy1Jd5Fg0Ss"  # a session's id is the secret itself
+    assert not named_as_identifier(text, text.index("Kq7L"))
 
 
 def test_other_families_are_not_judged():

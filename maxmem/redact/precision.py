@@ -50,6 +50,7 @@ _IDENTIFIER_NOUNS = frozenset({
     "address", "addr", "wallet", "cid", "url", "uri", "path", "file", "filename", "name", "slug", "version", "challenge",
     "kid", "deployment", "build", "trace", "span", "cursor", "handle",
 })
+_SECRET_OWNERS = frozenset({"session", "sess", "secret", "token", "key", "access", "private", "auth", "api", "password"})
 _PUBLIC_WORDS = frozenset({"public", "publishable", "pubkey", "pub"})
 # A word's share of the letters, and the least number of words, for a value to read as an identifier.
 _WORD_SHARE = 0.7
@@ -116,6 +117,8 @@ def named_as_identifier(text: str, start: int) -> bool:
     if not words:
         return False
     last = [w.lower() for w in words[-2:]]
+    if len(last) == 2 and last[0] in _SECRET_OWNERS:
+        return False  # a session id, a secret's id, a token's hash: the secret itself
     return last[-1] in _IDENTIFIER_NOUNS or any(w in _PUBLIC_WORDS for w in last)
 
 
