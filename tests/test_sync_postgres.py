@@ -23,6 +23,7 @@ from maxmem.settings import SearchSettings
 from maxmem.sync import pgsearch
 from maxmem.sync.pgconnect import SyncError, mask_dsn, target_name
 from maxmem.sync.pgpush import push
+from maxmem.sync.pgschema import PG_MIGRATIONS
 from maxmem.sync.pgstatus import status
 
 psycopg = pytest.importorskip("psycopg")
@@ -82,7 +83,7 @@ def test_first_push_copies_every_field_and_the_vector(tmp_path, hash_embedder, c
     assert row["embedder"] == identity(hash_embedder) and row["fts_length"] > 0
     assert np.allclose(np.array(row["embedding"].to_numpy()), vector)
     assert pg_scalar(pg_dsn, "SELECT indexdef FROM pg_indexes WHERE indexname = 'memories_embedding'").count("hnsw")
-    assert pg_scalar(pg_dsn, "SELECT count(*) FROM maxmem.schema_migrations") == 1
+    assert pg_scalar(pg_dsn, "SELECT count(*) FROM maxmem.schema_migrations") == len(PG_MIGRATIONS)
 
 
 def test_incremental_push_sends_only_new_changes_and_nothing_when_idle(tmp_path, hash_embedder, pg_dsn):

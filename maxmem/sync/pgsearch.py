@@ -57,11 +57,11 @@ from ..memory import Filters, Memory, clean_text
 from ..search import hybrid as search_mod
 from ..search import relevance
 from ..search.hybrid import MODES
-from ..search.spaced import SPACED_RUN
+from ..search.spaced import SPACED_RUN, SPACED_WEIGHTS
 from ..search.vectors import Quantizer
 from ..store.db import check_identifier
 from .pgconnect import SyncError, connect, describe_error, psycopg_module, target_name
-from .pgschema import read_schema
+from .pgschema import pending_migrations, read_schema, stale_agents
 from .terms import COLUMN_LABELS, Tokenizer, column_weights, phrase_query, query_payload, quote_lexeme
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -77,10 +77,10 @@ MEMORY_COLUMNS = (
 # FTS5's bm25 in one pass over the memories that match the query: the SQL is written
 # for the query's phrases (k of them), so each memory's score is one expression:
 #   sum over k of idf_k * f_k * (k1 + 1) / (f_k + k1 * (1 - b + b * length / avgdl))
-# where f_k, phrase k's frequency weighted by column, comes for a one-word phrase from
-# the exact per-column counts in fts_freq, and for a phrase of several tokens from
-# the tsvector's positions (tokens at consecutive positions).
-KEYWORD_CTES = """
+# (bm25_sql) where f_k, phrase k's frequency weighted by column, comes for a one-word
+# phrase from the exact per-column counts in fts_freq, and for a phrase of several tokens
+# from the tsvector's positions (tokens at consecutive positions).
+FTS_CTES = """
 stats AS (
     SELECT count(*)::float8 AS n, coalesce(sum(fts_length), 0)::float8 AS tokens FROM maxmem.memories
 ),
@@ -93,15 +93,49 @@ matched AS (
     FROM maxmem.memories m
     WHERE m.tsv @@ %(match)s::tsquery AND {where}
 ),{phrase_ctes}
-ranked AS (
+fts_ranked AS (
     SELECT d.instance_id, d.uid, d.has_vector, d.visible, {bm25} AS bm25
     FROM matched d CROSS JOIN stats st CROSS JOIN idf{phrase_join}
     CROSS JOIN LATERAL (SELECT {frequencies}) f
     ORDER BY bm25 DESC
     LIMIT %(pool)s
+)"""
+
+# The bm25 of brain.db's second keyword index, memories_spaced (search/spaced.py), over
+# its own rows (spaced_length set), lengths and column weights: every phrase (a pair of
+# characters, or a lone one) is a key of spaced_freq, its count per column exact.
+SPACED_CTES = """
+spaced_stats AS (
+    SELECT count(spaced_length)::float8 AS n, coalesce(sum(spaced_length), 0)::float8 AS tokens
+    FROM maxmem.memories WHERE spaced_length IS NOT NULL
 ),
--- Unfiltered, local search takes FTS5's best and drops superseded ones after; so here.
-keyword AS (SELECT instance_id, uid, has_vector, bm25 FROM ranked WHERE visible)"""
+spaced_idf AS MATERIALIZED (
+    SELECT {idf_columns} FROM spaced_stats s
+),
+spaced_ranked AS (
+    SELECT m.instance_id, m.uid, {has_vector} AS has_vector, m.status <> 'superseded' AS visible, {bm25} AS bm25
+    FROM maxmem.memories m CROSS JOIN spaced_stats st CROSS JOIN spaced_idf idf
+    CROSS JOIN LATERAL (SELECT {frequencies}) f
+    WHERE m.spaced_tsv @@ %(spaced_match)s::tsquery AND {where}
+    ORDER BY bm25 DESC
+    LIMIT %(pool)s
+)"""
+
+# As search.hybrid.keyword_candidates: each index's best `pool`, a memory's two scores
+# summed, the best `pool` of those; unfiltered, local search takes FTS5's best and drops
+# superseded ones after, so here.
+KEYWORD_ONE = """
+keyword AS (SELECT instance_id, uid, has_vector, bm25 FROM {side} WHERE visible)"""
+KEYWORD_SUM = """
+summed AS (
+    SELECT coalesce(f.instance_id, s.instance_id) AS instance_id, coalesce(f.uid, s.uid) AS uid,
+           coalesce(f.has_vector, s.has_vector) AS has_vector, coalesce(f.visible, s.visible) AS visible,
+           coalesce(f.bm25, 0) + coalesce(s.bm25, 0) AS bm25
+    FROM fts_ranked f FULL JOIN spaced_ranked s ON f.instance_id = s.instance_id AND f.uid = s.uid
+    ORDER BY bm25 DESC
+    LIMIT %(pool)s
+),
+keyword AS (SELECT instance_id, uid, has_vector, bm25 FROM summed WHERE visible)"""
 
 # Phrases of several tokens: where their tokens sit at consecutive positions.
 PHRASE_CTES = """
@@ -340,6 +374,15 @@ def search(
             raise SyncError(
                 f"{target_name(dsn)} holds no maxmem data yet: run  maxmem sync postgres  first"
             )
+        pending = pending_migrations(conn)
+        if pending:
+            raise SyncError(
+                f"the maxmem schema in {target_name(dsn)} is older than this maxmem ({', '.join(pending)}): "
+                "run  maxmem sync postgres  once to upgrade it"
+            )
+        stale = stale_agents(conn)
+        older = (f"{', '.join(stale)} pushed with an older maxmem: a word inside their Chinese, Japanese, Korean "
+                 "or Thai text is found once they push again") if stale else None
         query_vector = None
         if mode != "keyword":
             if brain.embedder is None or schema.vector_type is None:
@@ -357,6 +400,7 @@ def search(
             raise InvalidInput("vector search needs an embedder and vectors in the database")
         tokenizer = Tokenizer(brain.db)
         phrases = tokenizer.phrases(query) if mode != "vector" else []
+        spaced = tokenizer.spaced_phrases(query) if mode != "vector" else []
         use_vectors = query_vector is not None
         # a question in German, French or Spanish weighs its keywords less, as locally
         wv, wk = search_mod.fusion_weights(query, mode, use_vectors, brain.config.vector_weight,
@@ -364,55 +408,22 @@ def search(
 
         params: dict[str, Any] = {"pool": pool, "hybrid": use_vectors and mode == "hybrid"}
         ctes = []
-        if phrases:
+        if phrases or spaced:
             kw_where, kw_params = _named(where, where_params, "kf")
             if unfiltered:
                 kw_where, kw_params = "true", {}
             params.update(kw_params)
-            payload = query_payload(phrases)
-            params["match"] = " | ".join(f"({p['q']})" for p in payload)
-            weights = column_weights(len(tokenizer.columns))
-            params.update({f"w{i}": w for i, w in enumerate(weights)})
-            label_weight = "CASE s.w " + " ".join(
-                f"WHEN '{COLUMN_LABELS[i]}' THEN %(w{i})s::float8" for i in range(len(weights))
-            ) + " END"
-            frequencies, terms, token_rows, phrase_sums = [], [], [], []
-            for k, phrase in enumerate(payload, start=1):
-                # The phrase's document count is its own subquery with a constant tsquery
-                # (see _idf_columns), answered from the GIN index.
-                params[f"q{k}"] = phrase["q"]
-                if len(phrase["t"]) == 1:
-                    params[f"t{k}"] = phrase["t"][0]
-                    frequencies.append(" + ".join(
-                        f"coalesce((d.fts_freq -> %(t{k})s ->> {i})::float8, 0) * %(w{i})s::float8"
-                        for i in range(len(weights))
-                    ) + f" AS f{k}")
-                else:
-                    frequencies.append(f"coalesce(pf.f{k}, 0) AS f{k}")
-                    phrase_sums.append(f"sum({label_weight}) FILTER (WHERE s.ord = {k}) AS f{k}")
-                    for position, token in enumerate(phrase["t"], start=1):
-                        params[f"t{k}_{position}"] = token
-                        token_rows.append(f"({k}, {position}, %(t{k}_{position})s::text, {len(phrase['t'])})")
-                terms.append(
-                    f"idf.i{k} * (f.f{k} * (1.2 + 1.0)) "
-                    f"/ (f.f{k} + 1.2 * (1 - 0.75 + 0.75 * d.fts_length / (st.tokens / st.n)))"
-                )
-            multi = sorted({t for p in payload if len(p["t"]) > 1 for t in p["t"]})
-            if multi:
-                params["phrase_lexemes"] = multi
             has_vector = (
                 "(m.embedder = %(embedder)s AND m.embedding IS NOT NULL)" if use_vectors else "false"
             )
-            ctes.append(KEYWORD_CTES.format(
-                where=kw_where, has_vector=has_vector,
-                idf_columns=_idf_columns(len(payload)),
-                phrase_ctes=PHRASE_CTES.format(
-                    token_rows=", ".join(token_rows), phrase_sums=", ".join(phrase_sums)
-                ) if multi else "",
-                phrase_join=" LEFT JOIN phrase_freqs pf ON pf.doc = d.doc" if multi else "",
-                frequencies=", ".join(frequencies),
-                bm25=" + ".join(terms),
-            ))
+            sides = []
+            if phrases:
+                ctes.append(_fts_ctes(phrases, len(tokenizer.columns), kw_where, has_vector, params))
+                sides.append("fts_ranked")
+            if spaced:
+                ctes.append(_spaced_ctes(spaced, kw_where, has_vector, params))
+                sides.append("spaced_ranked")
+            ctes.append(KEYWORD_SUM if len(sides) == 2 else KEYWORD_ONE.format(side=sides[0]))
         else:
             ctes.append(NO_KEYWORD_CTES)
         around = None
@@ -470,7 +481,7 @@ def search(
     finally:
         conn.close()
     chosen = relevance.verdict([h.relevance for h in hits], judged, threshold, int(limit))
-    notes = "; ".join(filter(None, [note, *chosen.notes])) or None
+    notes = "; ".join(filter(None, [note, older, *chosen.notes])) or None
     return [hits[i] for i in chosen.listed], PgPlan(mode, notes, schema.vector_type, chosen.best, threshold)
 
 
@@ -484,28 +495,32 @@ def _evidence(conn: Any, brain: Brain, query: str, hits: Sequence[SyncHit], quer
     model (relevance.CALIBRATED_EMBEDDER)."""
     calibrated = relevance.calibrated(brain.embedder)
     cosines = {n: h.similarity if calibrated else None for n, h in enumerate(hits)}
-    terms = {t: list(t) if SPACED_RUN.fullmatch(t) else tokenizer.tokens(t, apsw.FTS5_TOKENIZE_QUERY)
+    # A pair of characters of a spaceless script is asked in memories_spaced's tokens (its
+    # key there, Tokenizer.spaced_key); any other term in FTS5's, as brain.db counts them: a
+    # term of several tokens as a phrase; and as matched_terms finds them in a memory, its
+    # tokens anywhere in it (the pair: side by side, where brain.db looks for the two
+    # characters in the memory's text).
+    spaced = {t: tokenizer.spaced_key(t) for t in relevance.evidence_terms(query) if SPACED_RUN.fullmatch(t)}
+    terms = {t: [spaced[t]] if t in spaced else tokenizer.tokens(t, apsw.FTS5_TOKENIZE_QUERY)
              for t in relevance.evidence_terms(query)}
-    asked = [(t, tokens) for t, tokens in terms.items() if tokens]
+    asked = [(t, tokens) for t, tokens in terms.items() if any(tokens)]
     params: dict[str, Any] = {
         "instances": [h.instance_id for h in hits], "uids": [h.memory.uid for h in hits],
-        # as brain.db counts them: a term of several tokens as a phrase (and a pair of
-        # characters of a spaceless script); as matched_terms finds them in a memory, its
-        # tokens anywhere in it (the pair side by side)
         **{f"d{k}": phrase_query(tokens) for k, (_, tokens) in enumerate(asked)},
-        **{f"h{k}": phrase_query(tokens) if SPACED_RUN.fullmatch(t) else " & ".join(map(quote_lexeme, tokens))
+        **{f"h{k}": phrase_query(tokens) if t in spaced else " & ".join(map(quote_lexeme, tokens))
            for k, (t, tokens) in enumerate(asked)},
     }
+    column = {k: "spaced_tsv" if t in spaced else "tsv" for k, (t, _) in enumerate(asked)}
     compared = any(c is not None for c in cosines.values())  # (calibrated)
     total, *found = conn.execute(COUNTS_SQL.format(counts="".join(
-        f", (SELECT count(*) FROM maxmem.memories WHERE tsv @@ %(d{k})s::tsquery)" for k in range(len(asked))
+        f", (SELECT count(*) FROM maxmem.memories WHERE {column[k]} @@ %(d{k})s::tsquery)" for k in range(len(asked))
     )), params).fetchone()
     counts = {t: 0 for t in terms} | {t: int(n) for (t, _), n in zip(asked, found)}
     place = {(h.instance_id, h.memory.uid): n for n, h in enumerate(hits)}
     matched: dict[int, set[str]] = {}
     stored: dict[int, np.ndarray] = {}
     held = conn.execute(HELD_SQL.format(
-        held="".join(f", m.tsv @@ %(h{k})s::tsquery" for k in range(len(asked))),
+        held="".join(f", m.{column[k]} @@ %(h{k})s::tsquery" for k in range(len(asked))),
         vector="m.embedding::real[]" if compared else "NULL::real[]"), params)
     for instance_id, uid, vector, *holds in held.fetchall():
         n = place[(instance_id, uid)]
@@ -606,12 +621,85 @@ def _centred_similarity(center: np.ndarray, query_vector: Any, distance: str, pa
             f"sqrt(greatest((1 - 2 * {center_dots} + {cc}) * (1 - 2 * {qc} + {cc}), 1e-12))")
 
 
-def _idf_columns(count: int) -> str:
-    """i1..iK: each phrase's IDF, ln((N - n + 0.5) / (n + 0.5)) floored at 1e-6 as FTS5 does."""
+def _fts_ctes(phrases: Sequence[Sequence[str]], columns: int, where: str, has_vector: str,
+              params: dict[str, Any]) -> str:
+    """The CTEs that rank the memories matching FTS5's `phrases` (Tokenizer.phrases) by
+    memories_fts's bm25, best `pool` first (fts_ranked); their parameters go to `params`."""
+    payload = query_payload(phrases)
+    params["match"] = " | ".join(f"({p['q']})" for p in payload)
+    weights = column_weights(columns)
+    params.update({f"w{i}": w for i, w in enumerate(weights)})
+    label_weight = "CASE s.w " + " ".join(
+        f"WHEN '{COLUMN_LABELS[i]}' THEN %(w{i})s::float8" for i in range(len(weights))
+    ) + " END"
+    frequencies, terms, token_rows, phrase_sums = [], [], [], []
+    for k, phrase in enumerate(payload, start=1):
+        # The phrase's document count is its own subquery with a constant tsquery
+        # (see _idf_columns), answered from the GIN index.
+        params[f"q{k}"] = phrase["q"]
+        if len(phrase["t"]) == 1:
+            params[f"t{k}"] = phrase["t"][0]
+            frequencies.append(" + ".join(
+                f"coalesce((d.fts_freq -> %(t{k})s ->> {i})::float8, 0) * %(w{i})s::float8"
+                for i in range(len(weights))
+            ) + f" AS f{k}")
+        else:
+            frequencies.append(f"coalesce(pf.f{k}, 0) AS f{k}")
+            phrase_sums.append(f"sum({label_weight}) FILTER (WHERE s.ord = {k}) AS f{k}")
+            for position, token in enumerate(phrase["t"], start=1):
+                params[f"t{k}_{position}"] = token
+                token_rows.append(f"({k}, {position}, %(t{k}_{position})s::text, {len(phrase['t'])})")
+        terms.append(bm25_sql(f"idf.i{k}", f"f.f{k}", "d.fts_length"))
+    multi = sorted({t for p in payload if len(p["t"]) > 1 for t in p["t"]})
+    if multi:
+        params["phrase_lexemes"] = multi
+    return FTS_CTES.format(
+        where=where, has_vector=has_vector,
+        idf_columns=_idf_columns(len(payload), "tsv", "q", "i"),
+        phrase_ctes=PHRASE_CTES.format(
+            token_rows=", ".join(token_rows), phrase_sums=", ".join(phrase_sums)
+        ) if multi else "",
+        phrase_join=" LEFT JOIN phrase_freqs pf ON pf.doc = d.doc" if multi else "",
+        frequencies=", ".join(frequencies),
+        bm25=" + ".join(terms),
+    )
+
+
+def _spaced_ctes(keys: Sequence[str], where: str, has_vector: str, params: dict[str, Any]) -> str:
+    """The CTEs that rank the memories holding memories_spaced's phrases (`keys`:
+    Tokenizer.spaced_phrases) by that index's bm25, best `pool` first (spaced_ranked)."""
+    params["spaced_match"] = " | ".join(quote_lexeme(key) for key in keys)
+    params.update({f"sw{i}": float(w) for i, w in enumerate(SPACED_WEIGHTS)})
+    frequencies, terms = [], []
+    for k, key in enumerate(keys, start=1):
+        params[f"sq{k}"] = quote_lexeme(key)
+        params[f"s{k}"] = key
+        frequencies.append(" + ".join(
+            f"coalesce((m.spaced_freq -> %(s{k})s ->> {i})::float8, 0) * %(sw{i})s::float8"
+            for i in range(len(SPACED_WEIGHTS))
+        ) + f" AS f{k}")
+        terms.append(bm25_sql(f"idf.j{k}", f"f.f{k}", "m.spaced_length"))
+    return SPACED_CTES.format(where=where, has_vector=has_vector,
+                              idf_columns=_idf_columns(len(keys), "spaced_tsv", "sq", "j"),
+                              frequencies=", ".join(frequencies), bm25=" + ".join(terms))
+
+
+def bm25_sql(idf: str, frequency: str, length: str) -> str:
+    """One phrase's share of FTS5's bm25 in SQL (k1 = 1.2, b = 0.75), from its IDF, its
+    frequency weighted by column and the memory's length; `st` is the index's stats
+    (n rows, tokens in all)."""
+    return (f"{idf} * ({frequency} * (1.2 + 1.0)) "
+            f"/ ({frequency} + 1.2 * (1 - 0.75 + 0.75 * {length} / (st.tokens / st.n)))")
+
+
+def _idf_columns(count: int, column: str, param: str, name: str) -> str:
+    """Each phrase's IDF (named `name`1..K), ln((N - n + 0.5) / (n + 0.5)) floored at 1e-6
+    as FTS5 does, n the memories whose tsvector `column` matches tsquery `param`k."""
     return ", ".join(
         f"(SELECT CASE WHEN v <= 0 THEN 1e-6 ELSE v END FROM "
         f"(SELECT ln((s.n - c + 0.5) / (c + 0.5)) AS v FROM "
-        f"(SELECT count(*)::float8 AS c FROM maxmem.memories WHERE tsv @@ %(q{k})s::tsquery) hits) x) AS i{k}"
+        f"(SELECT count(*)::float8 AS c FROM maxmem.memories WHERE {column} @@ %({param}{k})s::tsquery) hits) x)"
+        f" AS {name}{k}"
         for k in range(1, count + 1)
     )
 
