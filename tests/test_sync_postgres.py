@@ -510,32 +510,68 @@ KOREAN_DEEDS = [
     "기록을 남겼다", "실패해서 재시도했다", "완료되었다", "비용이 늘었다",
 ]
 KOREAN_QUERIES = ["서버 백업은 언제 실패했어?", "회의 일정을 바꿨나요", "인증서 갱신 담당자"]
+CHINESE = [
+    "我们决定把发票存放在Hetzner的服务器上", "数据库密码已经在周一更换了", "下周的会议改到星期三下午",
+    "备份服务器的硬盘快满了，需要扩容", "证书续期交给运维同事处理", "家里的路由器每天晚上都会断线",
+    "机票预订好了：周五飞往上海", "把监控告警发到值班手机上", "预算审查推迟到下个月",
+]
+JAPANESE = [
+    "請求書はHetznerのサーバーに保存することにした", "データベースのパスワードを月曜日に変更した",
+    "来週の会議は水曜日の午後に変更", "バックアップ用のディスクがいっぱいになった",
+    "証明書の更新は運用チームが担当する",
+    "自宅のWi-Fiが夜になると切れる", "金曜日の東京行きの航空券を予約した", "監視アラートを当番の携帯に送る",
+]
+MIXED = [
+    "Hetzner 서버에 nightly backup을 옮겼다", "The 发票 PDFs live in the invoices bucket on Hetzner",
+    "Postgres の VACUUM が backup と重なった", "Kernel update 후 zigbee bridge 재시작 필요",
+    "서버 백업 schedule moved to 4am", "备份 job failed again on the NAS",
+]
+CJK_QUERIES = [
+    "发票存放在哪里", "服务器备份", "会議の変更", "バックアップ ディスク", "Hetzner 서버 backup", "发票 invoices",
+    "VACUUM と backup", "zigbee 재시작", "backup disk full",
+]
 
 
-def test_a_question_in_hangul_ranks_around_its_neighbourhood_in_postgresql_as_locally(tmp_path, local_embedder,
-                                                                                    pg_dsn):
-    # More Korean memories than search.hybrid.NEIGHBOURHOOD, beside the English ones: a
-    # question in Hangul takes its cosines around the mean of its 100 nearest memories,
-    # in PostgreSQL as locally (around the brain's mean, the scores differ by far more
-    # than the tolerance). Each memory's number makes every text, and so every vector,
-    # its own: no two scores tie where a pool is cut.
+def test_cjk_and_english_rank_and_score_in_postgresql_as_locally(tmp_path, local_embedder, pg_dsn):
+    # A brain in Korean, Chinese, Japanese and English, and texts mixing them: local
+    # search adds two bm25 scores for text in scripts written without spaces (FTS5's and
+    # memories_spaced's), and PostgreSQL computes the same two, whole ranking and every
+    # score (within 1e-5), in hybrid and keyword mode, with and without a filter. More
+    # Korean memories than search.hybrid.NEIGHBOURHOOD: a question in Hangul takes its
+    # cosines around the mean of its 100 nearest memories, in PostgreSQL as locally. Each
+    # memory's number makes every Korean text, and so every vector, its own: no two scores
+    # tie where a pool is cut. Some memories are conversation turns (their neighbours' text
+    # is their context, a column of both indexes), one is edited and one forgotten (the
+    # index's totals follow).
     local_embedder = Memo(local_embedder)
     korean = [{"content": f"{topic}: {deed} (메모 {i})", "category": "project" if i % 3 else "core"}
               for i, (topic, deed) in enumerate((t, d) for d in KOREAN_DEEDS for t in KOREAN_TOPICS)]
-    english = [{"content": text, "category": "daily"} for text in LAPTOP + SERVER]
-    everything = len(korean) + len(english)
-    assert len(korean) > hybrid.NEIGHBOURHOOD
-    with open_brain(tmp_path / "ko.db", local_embedder) as brain:
-        brain.remember_many(korean + english)
+    others = [{"content": text, "category": "daily" if i % 2 else "core", "tags": ["混合"] if i % 3 == 0 else []}
+              for i, text in enumerate(CHINESE + JAPANESE + LAPTOP + SERVER)]
+    chat = [{"content": text, "category": "conversation", "session_id": "mixed-chat",
+             "created_at": f"2026-11-29T20:0{i}:00Z"} for i, text in enumerate(MIXED)]
+    with open_brain(tmp_path / "cjk.db", local_embedder) as brain:
+        stored = brain.remember_many(korean + others + chat)
+        brain.update(stored[len(korean)].id, content="我们决定把发票和合同都存放在Hetzner的服务器上")
+        brain.forget(stored[len(korean) + 1].uid)
+        everything = brain.db.scalar("SELECT count(*) FROM memories")
+        assert len(korean) > hybrid.NEIGHBOURHOOD
         push(brain, pg_dsn)
-        for query in KOREAN_QUERIES:
-            assert hybrid.neighbourhood_centred(query, lambda: everything)
-            for f in ({}, {"category": "project"}):
-                local = brain.search(query, limit=everything, mode="vector", track=False, min_relevance=0, **f)
-                shared, _ = pgsearch.search(brain, pg_dsn, query, limit=everything, mode="vector", min_relevance=0,
-                                            **f)
-                assert [h.memory.content for h in shared] == [h.memory.content for h in local], (query, f)
-                assert np.allclose([h.score for h in shared], [h.score for h in local], atol=1e-5), (query, f)
+        compared = 0
+        for query in KOREAN_QUERIES + CJK_QUERIES:
+            for mode in ("hybrid", "keyword"):
+                for f in ({}, {"category": "project"}, {"category": "conversation"}):
+                    local = brain.search(query, limit=everything, mode=mode, track=False, min_relevance=0, **f)
+                    shared, _ = pgsearch.search(brain, pg_dsn, query, limit=everything, mode=mode, min_relevance=0,
+                                                **f)
+                    assert [h.memory.content for h in shared] == [h.memory.content for h in local], (query, mode, f)
+                    assert np.allclose([h.score for h in shared], [h.score for h in local], atol=1e-5), (query, f)
+                    bm25 = keyword_candidates(brain.db, query, Filters.of(None, **f), 10 * everything)
+                    assert np.allclose([h.bm25 or 0.0 for h in shared],
+                                       [bm25.get(h.memory.id, 0.0) for h in local], atol=1e-9), (query, mode, f)
+                    assert np.allclose([h.relevance for h in shared], [h.relevance for h in local], atol=1e-4)
+                    compared += bool(local)
+        assert compared > len(KOREAN_QUERIES + CJK_QUERIES) * 3
 
 
 def test_postgresql_search_filters_as_brain_db_does(tmp_path, hash_embedder, pg_dsn):

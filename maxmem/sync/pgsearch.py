@@ -197,7 +197,10 @@ JOIN unnest(%(instances)s::text[], %(uids)s::text[]) AS h(instance_id, uid)
   ON m.instance_id = h.instance_id AND m.uid = h.uid"""
 
 # How many vectors a search can compare (search.hybrid.neighbourhood_centred), and the
-# nearest of them (plain cosine) whose mean a question in Hangul is ranked around.
+# nearest of them (plain cosine), among which a question in Hangul finds the neighbourhood
+# it is ranked around: as many again as the neighbourhood, for the int8 estimate local
+# search picks it by to reorder (_neighbourhood_mean).
+NEIGHBOURHOOD_DRAWN = 2 * search_mod.NEIGHBOURHOOD
 COMPARABLE_SQL = "SELECT count(*) FROM maxmem.memories m WHERE m.embedder = %(embedder)s AND m.embedding IS NOT NULL"
 NEIGHBOURHOOD_SQL = """
 SELECT m.embedding::real[] FROM maxmem.memories m
@@ -448,7 +451,7 @@ def search(
                 params["qv"] = _vector_param(query_vector, as_text=False)
             if search_mod.neighbourhood_centred(query, lambda: _comparable(conn, params)):
                 around = _neighbourhood_mean(conn, vec_where, nearest, params, schema.vector_type == "vector",
-                                             brain.vectors.quantizer())
+                                             brain.vectors.quantizer(), query_vector)
             drawn_by = _centred_similarity(_brain_centre(brain, query_vector), query_vector, distance, params, "c")
             similarity = drawn_by if around is None else _centred_similarity(
                 around, query_vector, distance, params, "n")
@@ -581,21 +584,26 @@ def _widen_hnsw(conn: Any, width: int) -> None:
 
 
 def _neighbourhood_mean(conn: Any, where: str, nearest: str, params: Mapping[str, Any], hnsw: bool,
-                        quantizer: Quantizer | None) -> np.ndarray | None:
-    """The mean of the search.hybrid.NEIGHBOURHOOD vectors nearest to the query (plain
-    cosine) among those `where` allows, as local search takes it (VectorIndex.neighbourhood_mean:
-    through the querying brain's int8 codes, `quantizer`); None when there is none."""
+                        quantizer: Quantizer | None, query_vector: np.ndarray) -> np.ndarray | None:
+    """The mean of the search.hybrid.NEIGHBOURHOOD vectors nearest to the query among
+    those `where` allows, as local search takes it (VectorIndex.neighbourhood_mean): picked
+    by the querying brain's int8 estimate of their plain cosine (Quantizer.estimates)
+    among the NEIGHBOURHOOD_DRAWN nearest by the exact one, which hold them unless the
+    estimate's error (about 0.005) reaches past that many, and averaged through their int8
+    codes; None when there is none."""
     with conn.transaction():
         if hnsw:
-            _widen_hnsw(conn, 2 * search_mod.NEIGHBOURHOOD)
+            _widen_hnsw(conn, 2 * NEIGHBOURHOOD_DRAWN)
         rows = conn.execute(NEIGHBOURHOOD_SQL.format(where=where, order=nearest),
-                            {**params, "neighbourhood": search_mod.NEIGHBOURHOOD}).fetchall()
+                            {**params, "neighbourhood": NEIGHBOURHOOD_DRAWN}).fetchall()
     if not rows:
         return None
     vectors = np.array([r[0] for r in rows], np.float32)
     if quantizer is None:
-        return np.asarray(vectors.mean(axis=0), np.float32)
-    return quantizer.mean(quantizer.codes(vectors))
+        return np.asarray(vectors[: search_mod.NEIGHBOURHOOD].mean(axis=0), np.float32)
+    codes = quantizer.codes(vectors)
+    picked = np.argsort(-quantizer.estimates(codes, query_vector), kind="stable")[: search_mod.NEIGHBOURHOOD]
+    return quantizer.mean(codes[picked])
 
 
 def _brain_centre(brain: Brain, query_vector: Any) -> np.ndarray:
