@@ -787,3 +787,48 @@ def test_a_word_inside_a_run_of_cjk_characters_is_found_in_postgresql(tmp_path, 
     assert found["票的"] == []  # the two characters are not side by side
     assert len(shared) == len(bm25) == 2  # (the Chinese memory holds "Hetzner" in a longer token)
     assert all(abs(h.bm25 - bm25[h.memory.id]) < 1e-9 for h in shared)
+
+
+OLD_FORM = """
+DROP INDEX maxmem.memories_spaced_tsv;
+DROP INDEX maxmem.memories_spaced_length;
+ALTER TABLE maxmem.memories DROP COLUMN spaced_tsv, DROP COLUMN spaced_terms, DROP COLUMN spaced_length,
+    DROP COLUMN spaced_freq;
+ALTER TABLE maxmem.instances DROP COLUMN terms_version;
+DELETE FROM maxmem.schema_migrations WHERE name = '0002_spaced_terms';
+UPDATE maxmem.memories SET fts_freq = '{}';
+"""
+
+
+def test_a_database_of_an_older_maxmem_is_upgraded_in_place_and_pushed_again(tmp_path, hash_embedder, pg_dsn):
+    # A database as the maxmem before migration 0002_spaced_terms left it (its rows marked
+    # as of then): search says to push once; the next push migrates the schema, pushes
+    # this brain's memories again, and from then on ranks Chinese and Korean as locally;
+    # until another agent pushes again, search names it; a push after that sends nothing.
+    with open_brain(tmp_path / "a.db", hash_embedder, agent="laptop") as a, \
+            open_brain(tmp_path / "b.db", hash_embedder, agent="server") as b, \
+            open_brain(tmp_path / "both.db", hash_embedder) as both:
+        a.remember_many([{"content": t} for t in [*CHINESE, *MIXED, *LAPTOP]])
+        b.remember_many([{"content": t} for t in SERVER])
+        both.remember_many([{"content": t} for t in [*CHINESE, *MIXED, *LAPTOP, *SERVER]])
+        push(a, pg_dsn)
+        push(b, pg_dsn)
+        with psycopg.connect(pg_dsn, autocommit=True) as conn:
+            conn.execute(OLD_FORM)
+        with pytest.raises(SyncError, match="older than this maxmem.*run  maxmem sync postgres  once"):
+            pgsearch.search(a, pg_dsn, "发票", mode="keyword")
+        report = push(a, pg_dsn)
+        assert report.upserted == len(CHINESE) + len(MIXED) + len(LAPTOP)
+        assert any("pushed by an older maxmem" in n for n in report.notices)
+        assert pg_scalar(pg_dsn, "SELECT count(*) FROM maxmem.schema_migrations") == len(PG_MIGRATIONS)
+        plan = pgsearch.search(a, pg_dsn, "发票", mode="keyword", min_relevance=0)[1]
+        assert plan.note and "server pushed with an older maxmem" in plan.note
+        assert push(b, pg_dsn).upserted == len(SERVER)
+        for query in ("发票存放在哪里", "Hetzner 서버 backup", "backup disk full"):
+            local = both.search(query, limit=50, mode="keyword", track=False, min_relevance=0)
+            shared, plan = pgsearch.search(both, pg_dsn, query, limit=50, mode="keyword", min_relevance=0)
+            assert [h.memory.content for h in shared] == [h.memory.content for h in local], query
+            assert np.allclose([h.score for h in shared], [h.score for h in local], atol=1e-5), query
+            assert plan.note is None
+        again = push(a, pg_dsn)
+        assert (again.upserted, again.batches, again.notices) == (0, 0, [])
