@@ -3,14 +3,18 @@
 The same steps as local search, over every pushing agent's memories:
 - keyword candidates: FTS5's bm25 recomputed in SQL (k1 = 1.2, b = 0.75, the same
   column weights, IDF floored at 1e-6, document count and average length over the
-  whole table) on the FTS5 tokens the push stored, so scores equal brain.db's;
+  whole table) on the FTS5 tokens the push stored, so scores equal brain.db's; for a
+  query in a script written without spaces, memories_spaced's bm25 too, over that
+  index's tokens (the spaced_* columns), rows and weights, each index's best `pool`
+  summed as search.hybrid.keyword_candidates sums them;
 - vector candidates: cosine similarity to the query vector (HNSW when pgvector is
   there, exact over real[] otherwise; exact as well when filters are given, as local
   search restricts its candidates to the filtered ids), and every keyword candidate
   gets its exact similarity too; as locally, the cosine is taken around a centre, the
   querying brain's (search.centred_cosine), or for a question in Hangul the mean of its
-  search.hybrid.NEIGHBOURHOOD nearest vectors (search.hybrid.neighbourhood_centred,
-  taken through the brain's int8 codes as locally: Quantizer.mean); the pool and
+  search.hybrid.NEIGHBOURHOOD nearest vectors (search.hybrid.neighbourhood_centred;
+  picked, as locally, by the brain's int8 estimate among NEIGHBOURHOOD_DRAWN drawn by
+  the exact cosine, and averaged through their codes: Quantizer.mean); the pool and
   search.hybrid.VECTOR_SPARE more are drawn around the brain's centre (HNSW, unfiltered:
   by the plain cosine; superseded ones dropped after), the pool kept from them;
 - fused by search.hybrid.fuse itself, the one rank score of local search, with the weights
@@ -30,10 +34,7 @@ The same steps as local search, over every pushing agent's memories:
 Local search estimates the cosine of its vector candidates from int8 codes and
 computes it exactly only for the head of the ranking; here every cosine is exact, so
 scores can differ from local ones by the estimate's error (about 0.005 of cosine)
-wherever local search used an estimate (and which memories are a question's 100
-nearest, which local search picks by the estimate too). In scripts written without
-spaces (Korean included) one bm25 ranks the keyword side where brain.db sums two
-(sync/terms.py), so keyword scores there differ a little.
+wherever local search used an estimate.
 Only vectors from the querying brain's embedder are compared; memories embedded by
 another model rank by keyword alone.
 """
