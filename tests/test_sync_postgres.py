@@ -832,3 +832,30 @@ def test_a_database_of_an_older_maxmem_is_upgraded_in_place_and_pushed_again(tmp
             assert plan.note is None
         again = push(a, pg_dsn)
         assert (again.upserted, again.batches, again.notices) == (0, 0, [])
+
+
+def test_each_keyword_index_brings_its_own_candidates_in_postgresql_as_locally(tmp_path, hash_embedder, pg_dsn):
+    # Local search takes each keyword index's best `candidates`, sums a memory's two
+    # scores and keeps the best of the sums: a memory among one index's best only gets
+    # that index's score. So does PostgreSQL, with a pool small enough to cut both lists.
+    texts = ["invoices invoices invoices", "invoices are due", "我们的发票在这里", "发票 invoices",
+             "发票很多发票，还有更多的发票", "the invoices again and again", "Hetzner 发票 invoices 发票 服务器",
+             "服务器上的发票 and invoices",
+             # among FTS5's best for "发票 invoices", not among memories_spaced's (its long
+             # run of other characters counts only there): it gets FTS5's score alone
+             "发票 invoices invoices " + "很多" * 30]
+    # others, so that those words are rare enough to count (an IDF above FTS5's floor)
+    texts += [f"unrelated note {i} about the garden" for i in range(12)] + [f"今天天气很好 {i}" for i in range(12)]
+    for candidates in (2, 3, 50):
+        config = Config().with_(search=SearchSettings(candidates=candidates))
+        with Brain.open(tmp_path / "pool.db", embedder=hash_embedder, config=config) as brain:
+            if candidates == 2:
+                brain.remember_many([{"content": t} for t in texts])
+                push(brain, pg_dsn)
+            for query in ("发票 invoices", "服务器 发票", "invoices"):
+                local = brain.search(query, limit=3, mode="keyword", track=False, min_relevance=0)
+                shared, _ = pgsearch.search(brain, pg_dsn, query, limit=3, mode="keyword", min_relevance=0)
+                assert [h.memory.content for h in shared] == [h.memory.content for h in local], (query, candidates)
+                # (ten hits or fewer: each side brings `candidates`, search.hybrid.pool_size)
+                bm25 = keyword_candidates(brain.db, query, Filters(), candidates)
+                assert np.allclose([h.bm25 for h in shared], [bm25[h.memory.id] for h in local], atol=1e-9)
