@@ -859,3 +859,30 @@ def test_each_keyword_index_brings_its_own_candidates_in_postgresql_as_locally(t
                 # (ten hits or fewer: each side brings `candidates`, search.hybrid.pool_size)
                 bm25 = keyword_candidates(brain.db, query, Filters(), candidates)
                 assert np.allclose([h.bm25 for h in shared], [bm25[h.memory.id] for h in local], atol=1e-9)
+
+
+def test_a_role_that_may_not_upgrade_the_schema_is_told_who_may(tmp_path, hash_embedder, pg_cluster, pg_dsn):
+    dbname = pg_dsn.rsplit("/", 1)[1]
+    role = f"rw_{dbname}"
+    with open_brain(tmp_path / "a.db", hash_embedder) as a:  # the owner's brain, of an older maxmem
+        add_many(a, 2)
+        push(a, pg_dsn)
+    with psycopg.connect(pg_dsn, autocommit=True) as admin:
+        admin.execute(OLD_FORM)
+        admin.execute(f"CREATE ROLE {role} LOGIN PASSWORD 'rw-secret'")
+        admin.execute(f"GRANT USAGE ON SCHEMA maxmem TO {role}")
+        admin.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA maxmem TO {role}")
+    try:
+        dsn = f"postgresql://{role}:rw-secret@127.0.0.1:{pg_cluster.port}/{dbname}"
+        with open_brain(tmp_path / "b.db", hash_embedder) as b:
+            add_many(b, 3)
+            with pytest.raises(SyncError, match=r"needs upgrading \(0002_spaced_terms\), which only the owner"):
+                push(b, dsn)
+            assert "only the owner" in status(b)[0].last_error
+            with open_brain(tmp_path / "a.db", hash_embedder) as a:
+                push(a, pg_dsn)  # the owner upgrades it
+            assert push(b, dsn).upserted == 3
+    finally:
+        with psycopg.connect(pg_dsn, autocommit=True) as admin:
+            admin.execute(f"DROP OWNED BY {role}")
+            admin.execute(f"DROP ROLE {role}")

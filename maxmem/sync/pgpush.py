@@ -416,6 +416,9 @@ def push(
             index_started = time.monotonic()
             report.index_built = ensure_vector_index(conn, report.notices, index_memory)
             report.index_seconds = time.monotonic() - index_started if report.index_built else 0.0
+        except SyncError as exc:  # (already one line, password masked)
+            _record_error(brain, target, str(exc))
+            raise
         except psycopg.Error as exc:
             what = describe_error(exc, dsn)
             if getattr(conn, "broken", False):  # the server crashed, stopped or the network dropped

@@ -139,26 +139,34 @@ def ensure_schema(conn: Any) -> list[str]:
     An up-to-date schema is only read: a role without CREATE on the database can
     push into a schema an admin (or an earlier run) created.
     """
+    done: set[str] = set()
     if conn.execute("SELECT to_regclass('maxmem.schema_migrations')").fetchone()[0] is not None:
         done = {row[0] for row in conn.execute("SELECT name FROM maxmem.schema_migrations")}
         if done == {name for name, _ in PG_MIGRATIONS}:
             return []
-    applied = []
-    with conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
-        conn.execute(BOOKKEEPING)
-        done = {row[0] for row in conn.execute("SELECT name FROM maxmem.schema_migrations")}
-        known = {name for name, _ in PG_MIGRATIONS}
-        if done - known:
-            raise SyncError(
-                f"the PostgreSQL schema has migrations this maxmem does not know "
-                f"({', '.join(sorted(done - known))}): upgrade maxmem (pip install -U maxmem)"
-            )
-        for name, sql in PG_MIGRATIONS:
-            if name not in done:
-                conn.execute(sql)
-                conn.execute("INSERT INTO maxmem.schema_migrations (name) VALUES (%s)", (name,))
-                applied.append(name)
+    applied: list[str] = []
+    try:
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
+            conn.execute(BOOKKEEPING)
+            done = {row[0] for row in conn.execute("SELECT name FROM maxmem.schema_migrations")}
+            known = {name for name, _ in PG_MIGRATIONS}
+            if done - known:
+                raise SyncError(
+                    f"the PostgreSQL schema has migrations this maxmem does not know "
+                    f"({', '.join(sorted(done - known))}): upgrade maxmem (pip install -U maxmem)"
+                )
+            for name, sql in PG_MIGRATIONS:
+                if name not in done:
+                    conn.execute(sql)
+                    conn.execute("INSERT INTO maxmem.schema_migrations (name) VALUES (%s)", (name,))
+                    applied.append(name)
+    except psycopg_module().errors.InsufficientPrivilege:
+        pending = [name for name, _ in PG_MIGRATIONS if name not in done]
+        raise SyncError(
+            f"the maxmem schema in PostgreSQL needs upgrading ({', '.join(pending)}), which only the owner of "
+            "its tables may do: run  maxmem sync postgres  once as that role; nothing was pushed"
+        ) from None
     return applied
 
 
