@@ -94,7 +94,7 @@ $$;
 # search/spaced.py), as its own columns, so that search adds its own bm25 as local search
 # does (sync/terms.py): spaced_length is NULL for a memory without a row there. Rows
 # pushed before hold those tokens mixed into fts_terms and none here: each brain pushes
-# its memories again on its next run (instances.terms_version, pgpush.TERMS_VERSION).
+# its memories again on its next run (instances.terms_version, TERMS_VERSION).
 SPACED = """
 ALTER TABLE maxmem.memories
     ADD COLUMN spaced_terms  text NOT NULL DEFAULT '',
@@ -119,8 +119,8 @@ PG_MIGRATIONS: list[tuple[str, str]] = [
 # (pgpush.push): the rows that change are rewritten, the others left as they are. The
 # version moves with the first batch's cursor, so a run cut short goes on from there.
 TERMS_VERSION = 2
-# The agents whose rows carry an older form (search says so: their memories in those
-# scripts rank as before until they push again).
+# The agents whose rows carry an older form (search says so: a word inside their text in
+# those scripts is found once they push again).
 STALE_AGENTS_SQL = "SELECT DISTINCT agent FROM maxmem.instances WHERE terms_version < %s ORDER BY agent"
 
 
@@ -163,6 +163,8 @@ def ensure_schema(conn: Any) -> list[str]:
                     applied.append(name)
     except psycopg_module().errors.InsufficientPrivilege:
         pending = [name for name, _ in PG_MIGRATIONS if name not in done]
+        if not done:
+            raise
         raise SyncError(
             f"the maxmem schema in PostgreSQL needs upgrading ({', '.join(pending)}), which only the owner of "
             "its tables may do: run  maxmem sync postgres  once as that role; nothing was pushed"
