@@ -10,13 +10,17 @@ pgserver wheel, as the tests do, or --dsn):
   HNSW built after), i.e. the cost with no Python, no SQLite and no network;
 - incremental runs of 100 changes (40 new, 40 updated, 20 forgotten) and a run with
   nothing new: seconds each (median of 3);
-- `sync search` p50 at N (hybrid, in PostgreSQL) next to local `Brain.search` p50.
+- `sync search` p50 at N (hybrid, in PostgreSQL) next to local `Brain.search` p50;
+- with --cjk M, M of the N memories written in Korean and Chinese (a topic, a deed and a
+  number, as tests/test_sync_postgres.py's): the p50 of questions in those languages too,
+  whose keyword side adds memories_spaced's bm25 to FTS5's in both.
 
 Vectors are precomputed (no embedding time): synthetic e5-like unit vectors from
 bench/core_bench.py, the same texts generator.
 
     python bench/sync_bench.py                  # 100k (several minutes on 2 cores)
     python bench/sync_bench.py --n 20000        # quicker
+    python bench/sync_bench.py --n 5000 --cjk 1000
 """
 
 from __future__ import annotations
@@ -44,7 +48,21 @@ FLOOR_SQL = """
 DROP TABLE IF EXISTS public.floor_copy;
 CREATE TABLE public.floor_copy (LIKE maxmem.memories INCLUDING DEFAULTS INCLUDING GENERATED);
 CREATE INDEX ON public.floor_copy USING gin (tsv);
+CREATE INDEX ON public.floor_copy USING gin (spaced_tsv);
 """
+CJK_TOPICS = ["서버 백업", "데이터베이스 비밀번호", "회의 일정", "항공권 예약", "인증서 갱신", "모니터링 경보",
+              "发票存放", "服务器备份", "会议时间", "证书续期", "路由器断线", "预算审查"]
+CJK_DEEDS = ["문제를 해결했다", "다음 주로 미뤘다", "담당자에게 전달했다", "설정을 바꿨다", "已经完成了",
+             "推迟到下周", "交给运维同事", "需要再确认"]
+CJK_QUESTIONS = ["서버 백업은 언제 실패했어?", "회의 일정을 바꿨나요", "인증서 갱신 담당자", "发票存放在哪里",
+                 "服务器备份完成了吗", "证书续期交给谁", "Hetzner 서버 backup", "预算审查 budget"]
+
+
+def cjk_texts(n: int, seed: int = 13) -> list[str]:
+    import random
+
+    rng = random.Random(seed)
+    return [f"{rng.choice(CJK_TOPICS)}: {rng.choice(CJK_DEEDS)} (메모 {i})" for i in range(n)]
 
 
 def server(dsn: str | None):
@@ -92,12 +110,16 @@ def main() -> None:
     parser.add_argument("--dim", type=int, default=384)
     parser.add_argument("--dsn", help="an existing database to use (default: start one)")
     parser.add_argument("--batch-size", type=int, default=500)
+    parser.add_argument("--cjk", type=int, default=0, help="how many of the N memories are in Korean and Chinese")
     args = parser.parse_args()
 
-    rows = texts(args.n + 200)
+    cjk = min(args.cjk, args.n)
+    english = texts(args.n - cjk + 200)
+    rows = cjk_texts(cjk) + english[: args.n - cjk] + english[args.n - cjk:]  # the last 200: the changes
     vectors = e5_like(args.n + 200, args.dim)
-    qvecs = e5_like(len(QUESTIONS), args.dim, seed=5)
-    embedder = Precomputed(dict(zip(rows, vectors)), dict(zip(QUESTIONS, qvecs)), args.dim)
+    questions = QUESTIONS + (CJK_QUESTIONS if cjk else [])
+    qvecs = e5_like(len(questions), args.dim, seed=5)
+    embedder = Precomputed(dict(zip(rows, vectors)), dict(zip(questions, qvecs)), args.dim)
     cluster, dsn = server(args.dsn)
     try:
         with tempfile.TemporaryDirectory() as tmp:
@@ -117,16 +139,9 @@ def main() -> None:
                     assert (report.upserted, report.deleted) == (80, 20), report
                     incremental.append(report.seconds)
                     idle.append(push(brain, dsn).seconds)
-                local_ms, shared_ms = [], []
                 brain.search(QUESTIONS[0], track=False)  # the RAM index, loaded once
-                for q in QUESTIONS:
-                    t0 = time.perf_counter()
-                    brain.search(q, limit=10, track=False)
-                    t1 = time.perf_counter()
-                    pgsearch.search(brain, dsn, q, limit=10)
-                    t2 = time.perf_counter()
-                    local_ms.append(1e3 * (t1 - t0))
-                    shared_ms.append(1e3 * (t2 - t1))
+                local_ms, shared_ms = timed(brain, dsn, QUESTIONS)
+                cjk_local_ms, cjk_shared_ms = timed(brain, dsn, CJK_QUESTIONS) if cjk else ([], [])
     finally:
         if cluster is not None:
             cluster.destroy()
@@ -147,6 +162,25 @@ def main() -> None:
     print(f"search at {n}: sync search (PostgreSQL, hybrid, connect included) p50 "
           f"{statistics.median(shared_ms):.1f} ms vs local Brain.search p50 {statistics.median(local_ms):.1f} ms "
           f"({statistics.median(shared_ms) / statistics.median(local_ms):.1f}x)")
+    if cjk:
+        print(f"search at {n} ({cjk} in Korean and Chinese), questions in those languages: sync search p50 "
+              f"{statistics.median(cjk_shared_ms):.1f} ms vs local Brain.search p50 "
+              f"{statistics.median(cjk_local_ms):.1f} ms "
+              f"({statistics.median(cjk_shared_ms) / statistics.median(cjk_local_ms):.1f}x)")
+
+
+def timed(brain: Brain, dsn: str, questions: list[str]) -> tuple[list[float], list[float]]:
+    """Milliseconds of each question's local search and PostgreSQL search (hybrid, ten hits)."""
+    local_ms, shared_ms = [], []
+    for q in questions:
+        t0 = time.perf_counter()
+        brain.search(q, limit=10, track=False)
+        t1 = time.perf_counter()
+        pgsearch.search(brain, dsn, q, limit=10)
+        t2 = time.perf_counter()
+        local_ms.append(1e3 * (t1 - t0))
+        shared_ms.append(1e3 * (t2 - t1))
+    return local_ms, shared_ms
 
 
 if __name__ == "__main__":

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from conftest import database_at_version
 
@@ -9,8 +11,9 @@ from maxmem import Brain, FixedClock
 from maxmem.memory import Filters
 from maxmem.search import nlquery
 from maxmem.search.hybrid import keyword_candidates
-from maxmem.search.spaced import SPACED_RANGES, spaced_query
+from maxmem.search.spaced import SPACED_CHARS, SPACED_RANGES, SPACED_TOKENIZER, spaced_query
 from maxmem.store import migrations
+from maxmem.sync.terms import Tokenizer
 
 MEMORIES = {
     "zh": "我们决定把发票存放在Hetzner的服务器上",
@@ -89,6 +92,52 @@ def test_the_migration_backfills_an_existing_brain(tmp_path, monkeypatch):
 
 def test_the_search_ranges_agree_with_the_migration():
     assert SPACED_RANGES == migrations.SPACED_RANGES
+    assert SPACED_CHARS == migrations.SPACED_CHARS
+
+
+def test_the_tokenizer_is_the_one_of_the_index(brain):
+    sql = brain.db.scalar("SELECT sql FROM sqlite_master WHERE name = 'memories_spaced'")
+    name, *args = SPACED_TOKENIZER
+    quoted = args[-1].replace("'", "''")
+    assert f"tokenize = '{name} {' '.join(args[:-1])} ''{quoted}'''" in sql
+
+
+# Texts where memories_spaced's SQL does what a reader might not expect: punctuation of
+# those blocks (no token), characters beyond the Basic Multilingual Plane, other text
+# before and after a run (a '0'), text that starts with other text and ends with a script
+# character (a leading '0' too), more than SPACED_CHARS characters.
+TRICKY = ["請求書はHetznerのサーバー・保存", "Hetzner 서버", ".서", "—票—", "é서é", "서  버.", "デ・ザ", "a𠀀b",
+          "𠀀 start 서", "ข้อมูล๏ลูกค้า ๚ end", "x" * (SPACED_CHARS - 3) + "가나다", "가" * (SPACED_CHARS + 5)]
+
+
+def test_the_push_sees_the_tokens_the_index_holds(tmp_path):
+    # What the PostgreSQL push sends of a memory (sync/terms.Tokenizer.spaced) is what
+    # memories_spaced holds of it, token for token: its length and, column by column,
+    # every token and pair of neighbouring tokens (read back through fts5vocab).
+    with Brain.open(tmp_path / "b.db", embedder="none") as brain:
+        for n, text in enumerate([*TRICKY, *MEMORIES.values()]):
+            m = brain.remember(text, title=TRICKY[n % len(TRICKY)] if n % 3 == 0 else None,
+                               tags=["태그"] if n % 2 else [], category="core")
+            brain.db.execute("UPDATE memories SET context = ? WHERE id = ?", (TRICKY[(n * 5) % len(TRICKY)], m.id))
+        brain.db.execute("CREATE VIRTUAL TABLE temp.spaced_instances USING fts5vocab(main, memories_spaced, instance)")
+        held: dict[int, dict[int, dict[int, str]]] = {}
+        for term, doc, col, offset in brain.db.execute("SELECT term, doc, col, offset FROM temp.spaced_instances"):
+            held.setdefault(doc, {}).setdefault(["own", "context"].index(col), {})[offset] = term
+        tokenizer = Tokenizer(brain.db)
+        rows = brain.db.rows("SELECT id, title, content, tags, context FROM memories")
+        for row in rows:
+            sent = tokenizer.spaced(row["title"], row["content"], row["tags"], row["context"])
+            columns = held.get(row["id"], {})
+            expected: dict[str, list[int]] = {}
+            for column, tokens in columns.items():
+                ordered = [tokens[i] for i in sorted(tokens)]
+                keys = [t for t in ordered if t != "0"] + [f"{a} {b}" for a, b in zip(ordered, ordered[1:])
+                                                          if "0" not in (a, b)]
+                for key in keys:
+                    expected.setdefault(key, [0, 0])[column] += 1
+            assert sent.length == sum(len(t) for t in columns.values()), row["id"]
+            assert json.loads(sent.counts) == expected, row["id"]
+        assert brain.db.scalar("SELECT count(*) FROM memories_spaced") == len(held) == len(rows)
 
 
 def test_the_query_explanation_shows_and_runs_both_keyword_indexes(brain):

@@ -23,6 +23,7 @@ from maxmem.settings import SearchSettings
 from maxmem.sync import pgsearch
 from maxmem.sync.pgconnect import SyncError, mask_dsn, target_name
 from maxmem.sync.pgpush import push
+from maxmem.sync.pgschema import PG_MIGRATIONS
 from maxmem.sync.pgstatus import status
 
 psycopg = pytest.importorskip("psycopg")
@@ -82,7 +83,7 @@ def test_first_push_copies_every_field_and_the_vector(tmp_path, hash_embedder, c
     assert row["embedder"] == identity(hash_embedder) and row["fts_length"] > 0
     assert np.allclose(np.array(row["embedding"].to_numpy()), vector)
     assert pg_scalar(pg_dsn, "SELECT indexdef FROM pg_indexes WHERE indexname = 'memories_embedding'").count("hnsw")
-    assert pg_scalar(pg_dsn, "SELECT count(*) FROM maxmem.schema_migrations") == 1
+    assert pg_scalar(pg_dsn, "SELECT count(*) FROM maxmem.schema_migrations") == len(PG_MIGRATIONS)
 
 
 def test_incremental_push_sends_only_new_changes_and_nothing_when_idle(tmp_path, hash_embedder, pg_dsn):
@@ -509,32 +510,68 @@ KOREAN_DEEDS = [
     "기록을 남겼다", "실패해서 재시도했다", "완료되었다", "비용이 늘었다",
 ]
 KOREAN_QUERIES = ["서버 백업은 언제 실패했어?", "회의 일정을 바꿨나요", "인증서 갱신 담당자"]
+CHINESE = [
+    "我们决定把发票存放在Hetzner的服务器上", "数据库密码已经在周一更换了", "下周的会议改到星期三下午",
+    "备份服务器的硬盘快满了，需要扩容", "证书续期交给运维同事处理", "家里的路由器每天晚上都会断线",
+    "机票预订好了：周五飞往上海", "把监控告警发到值班手机上", "预算审查推迟到下个月",
+]
+JAPANESE = [
+    "請求書はHetznerのサーバーに保存することにした", "データベースのパスワードを月曜日に変更した",
+    "来週の会議は水曜日の午後に変更", "バックアップ用のディスクがいっぱいになった",
+    "証明書の更新は運用チームが担当する",
+    "自宅のWi-Fiが夜になると切れる", "金曜日の東京行きの航空券を予約した", "監視アラートを当番の携帯に送る",
+]
+MIXED = [
+    "Hetzner 서버에 nightly backup을 옮겼다", "The 发票 PDFs live in the invoices bucket on Hetzner",
+    "Postgres の VACUUM が backup と重なった", "Kernel update 후 zigbee bridge 재시작 필요",
+    "서버 백업 schedule moved to 4am", "备份 job failed again on the NAS",
+]
+CJK_QUERIES = [
+    "发票存放在哪里", "服务器备份", "会議の変更", "バックアップ ディスク", "Hetzner 서버 backup", "发票 invoices",
+    "VACUUM と backup", "zigbee 재시작", "backup disk full",
+]
 
 
-def test_a_question_in_hangul_ranks_around_its_neighbourhood_in_postgresql_as_locally(tmp_path, local_embedder,
-                                                                                    pg_dsn):
-    # More Korean memories than search.hybrid.NEIGHBOURHOOD, beside the English ones: a
-    # question in Hangul takes its cosines around the mean of its 100 nearest memories,
-    # in PostgreSQL as locally (around the brain's mean, the scores differ by far more
-    # than the tolerance). Each memory's number makes every text, and so every vector,
-    # its own: no two scores tie where a pool is cut.
+def test_cjk_and_english_rank_and_score_in_postgresql_as_locally(tmp_path, local_embedder, pg_dsn):
+    # A brain in Korean, Chinese, Japanese and English, and texts mixing them: local
+    # search adds two bm25 scores for text in scripts written without spaces (FTS5's and
+    # memories_spaced's), and PostgreSQL computes the same two, whole ranking and every
+    # score (within 1e-5), in hybrid and keyword mode, with and without a filter. More
+    # Korean memories than search.hybrid.NEIGHBOURHOOD: a question in Hangul takes its
+    # cosines around the mean of its 100 nearest memories, in PostgreSQL as locally. Each
+    # memory's number makes every Korean text, and so every vector, its own: no two scores
+    # tie where a pool is cut. Some memories are conversation turns (their neighbours' text
+    # is their context, a column of both indexes), one is edited and one forgotten (the
+    # index's totals follow).
     local_embedder = Memo(local_embedder)
     korean = [{"content": f"{topic}: {deed} (메모 {i})", "category": "project" if i % 3 else "core"}
               for i, (topic, deed) in enumerate((t, d) for d in KOREAN_DEEDS for t in KOREAN_TOPICS)]
-    english = [{"content": text, "category": "daily"} for text in LAPTOP + SERVER]
-    everything = len(korean) + len(english)
-    assert len(korean) > hybrid.NEIGHBOURHOOD
-    with open_brain(tmp_path / "ko.db", local_embedder) as brain:
-        brain.remember_many(korean + english)
+    others = [{"content": text, "category": "daily" if i % 2 else "core", "tags": ["混合"] if i % 3 == 0 else []}
+              for i, text in enumerate(CHINESE + JAPANESE + LAPTOP + SERVER)]
+    chat = [{"content": text, "category": "conversation", "session_id": "mixed-chat",
+             "created_at": f"2026-11-29T20:0{i}:00Z"} for i, text in enumerate(MIXED)]
+    with open_brain(tmp_path / "cjk.db", local_embedder) as brain:
+        stored = brain.remember_many(korean + others + chat)
+        brain.update(stored[len(korean)].id, content="我们决定把发票和合同都存放在Hetzner的服务器上")
+        brain.forget(stored[len(korean) + 1].uid)
+        everything = brain.db.scalar("SELECT count(*) FROM memories")
+        assert len(korean) > hybrid.NEIGHBOURHOOD
         push(brain, pg_dsn)
-        for query in KOREAN_QUERIES:
-            assert hybrid.neighbourhood_centred(query, lambda: everything)
-            for f in ({}, {"category": "project"}):
-                local = brain.search(query, limit=everything, mode="vector", track=False, min_relevance=0, **f)
-                shared, _ = pgsearch.search(brain, pg_dsn, query, limit=everything, mode="vector", min_relevance=0,
-                                            **f)
-                assert [h.memory.content for h in shared] == [h.memory.content for h in local], (query, f)
-                assert np.allclose([h.score for h in shared], [h.score for h in local], atol=1e-5), (query, f)
+        compared = 0
+        for query in KOREAN_QUERIES + CJK_QUERIES:
+            for mode in ("hybrid", "keyword"):
+                for f in ({}, {"category": "project"}, {"category": "conversation"}):
+                    local = brain.search(query, limit=everything, mode=mode, track=False, min_relevance=0, **f)
+                    shared, _ = pgsearch.search(brain, pg_dsn, query, limit=everything, mode=mode, min_relevance=0,
+                                                **f)
+                    assert [h.memory.content for h in shared] == [h.memory.content for h in local], (query, mode, f)
+                    assert np.allclose([h.score for h in shared], [h.score for h in local], atol=1e-5), (query, f)
+                    bm25 = keyword_candidates(brain.db, query, Filters.of(None, **f), 10 * everything)
+                    assert np.allclose([h.bm25 or 0.0 for h in shared],
+                                       [bm25.get(h.memory.id, 0.0) for h in local], atol=1e-9), (query, mode, f)
+                    assert np.allclose([h.relevance for h in shared], [h.relevance for h in local], atol=1e-4)
+                    compared += bool(local)
+        assert compared > len(KOREAN_QUERIES + CJK_QUERIES) * 3
 
 
 def test_postgresql_search_filters_as_brain_db_does(tmp_path, hash_embedder, pg_dsn):
@@ -750,3 +787,102 @@ def test_a_word_inside_a_run_of_cjk_characters_is_found_in_postgresql(tmp_path, 
     assert found["票的"] == []  # the two characters are not side by side
     assert len(shared) == len(bm25) == 2  # (the Chinese memory holds "Hetzner" in a longer token)
     assert all(abs(h.bm25 - bm25[h.memory.id]) < 1e-9 for h in shared)
+
+
+OLD_FORM = """
+DROP INDEX maxmem.memories_spaced_tsv;
+DROP INDEX maxmem.memories_spaced_length;
+ALTER TABLE maxmem.memories DROP COLUMN spaced_tsv, DROP COLUMN spaced_terms, DROP COLUMN spaced_length,
+    DROP COLUMN spaced_freq;
+ALTER TABLE maxmem.instances DROP COLUMN terms_version;
+DELETE FROM maxmem.schema_migrations WHERE name = '0002_spaced_terms';
+UPDATE maxmem.memories SET fts_freq = '{}';
+"""
+
+
+def test_a_database_of_an_older_maxmem_is_upgraded_in_place_and_pushed_again(tmp_path, hash_embedder, pg_dsn):
+    # A database as the maxmem before migration 0002_spaced_terms left it (its rows marked
+    # as of then): search says to push once; the next push migrates the schema, pushes
+    # this brain's memories again, and from then on ranks Chinese and Korean as locally;
+    # until another agent pushes again, search names it; a push after that sends nothing.
+    with open_brain(tmp_path / "a.db", hash_embedder, agent="laptop") as a, \
+            open_brain(tmp_path / "b.db", hash_embedder, agent="server") as b, \
+            open_brain(tmp_path / "both.db", hash_embedder) as both:
+        a.remember_many([{"content": t} for t in [*CHINESE, *MIXED, *LAPTOP]])
+        b.remember_many([{"content": t} for t in SERVER])
+        both.remember_many([{"content": t} for t in [*CHINESE, *MIXED, *LAPTOP, *SERVER]])
+        push(a, pg_dsn)
+        push(b, pg_dsn)
+        with psycopg.connect(pg_dsn, autocommit=True) as conn:
+            conn.execute(OLD_FORM)
+        with pytest.raises(SyncError, match="older than this maxmem.*run  maxmem sync postgres  once"):
+            pgsearch.search(a, pg_dsn, "发票", mode="keyword")
+        report = push(a, pg_dsn)
+        assert report.upserted == len(CHINESE) + len(MIXED) + len(LAPTOP)
+        assert any("pushed by an older maxmem" in n for n in report.notices)
+        assert pg_scalar(pg_dsn, "SELECT count(*) FROM maxmem.schema_migrations") == len(PG_MIGRATIONS)
+        plan = pgsearch.search(a, pg_dsn, "发票", mode="keyword", min_relevance=0)[1]
+        assert plan.note and "server pushed with an older maxmem" in plan.note
+        assert push(b, pg_dsn).upserted == len(SERVER)
+        for query in ("发票存放在哪里", "Hetzner 서버 backup", "backup disk full"):
+            local = both.search(query, limit=50, mode="keyword", track=False, min_relevance=0)
+            shared, plan = pgsearch.search(both, pg_dsn, query, limit=50, mode="keyword", min_relevance=0)
+            assert [h.memory.content for h in shared] == [h.memory.content for h in local], query
+            assert np.allclose([h.score for h in shared], [h.score for h in local], atol=1e-5), query
+            assert plan.note is None
+        again = push(a, pg_dsn)
+        assert (again.upserted, again.batches, again.notices) == (0, 0, [])
+
+
+def test_each_keyword_index_brings_its_own_candidates_in_postgresql_as_locally(tmp_path, hash_embedder, pg_dsn):
+    # Local search takes each keyword index's best `candidates`, sums a memory's two
+    # scores and keeps the best of the sums: a memory among one index's best only gets
+    # that index's score. So does PostgreSQL, with a pool small enough to cut both lists.
+    texts = ["invoices invoices invoices", "invoices are due", "我们的发票在这里", "发票 invoices",
+             "发票很多发票，还有更多的发票", "the invoices again and again", "Hetzner 发票 invoices 发票 服务器",
+             "服务器上的发票 and invoices",
+             # among FTS5's best for "发票 invoices", not among memories_spaced's (its long
+             # run of other characters counts only there): it gets FTS5's score alone
+             "发票 invoices invoices " + "很多" * 30]
+    # others, so that those words are rare enough to count (an IDF above FTS5's floor)
+    texts += [f"unrelated note {i} about the garden" for i in range(12)] + [f"今天天气很好 {i}" for i in range(12)]
+    for candidates in (2, 3, 50):
+        config = Config().with_(search=SearchSettings(candidates=candidates))
+        with Brain.open(tmp_path / "pool.db", embedder=hash_embedder, config=config) as brain:
+            if candidates == 2:
+                brain.remember_many([{"content": t} for t in texts])
+                push(brain, pg_dsn)
+            for query in ("发票 invoices", "服务器 发票", "invoices"):
+                local = brain.search(query, limit=3, mode="keyword", track=False, min_relevance=0)
+                shared, _ = pgsearch.search(brain, pg_dsn, query, limit=3, mode="keyword", min_relevance=0)
+                assert [h.memory.content for h in shared] == [h.memory.content for h in local], (query, candidates)
+                # (ten hits or fewer: each side brings `candidates`, search.hybrid.pool_size)
+                bm25 = keyword_candidates(brain.db, query, Filters(), candidates)
+                assert np.allclose([h.bm25 for h in shared], [bm25[h.memory.id] for h in local], atol=1e-9)
+
+
+def test_a_role_that_may_not_upgrade_the_schema_is_told_who_may(tmp_path, hash_embedder, pg_cluster, pg_dsn):
+    dbname = pg_dsn.rsplit("/", 1)[1]
+    role = f"rw_{dbname}"
+    with open_brain(tmp_path / "a.db", hash_embedder) as a:  # the owner's brain, of an older maxmem
+        add_many(a, 2)
+        push(a, pg_dsn)
+    with psycopg.connect(pg_dsn, autocommit=True) as admin:
+        admin.execute(OLD_FORM)
+        admin.execute(f"CREATE ROLE {role} LOGIN PASSWORD 'rw-secret'")
+        admin.execute(f"GRANT USAGE ON SCHEMA maxmem TO {role}")
+        admin.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA maxmem TO {role}")
+    try:
+        dsn = f"postgresql://{role}:rw-secret@127.0.0.1:{pg_cluster.port}/{dbname}"
+        with open_brain(tmp_path / "b.db", hash_embedder) as b:
+            add_many(b, 3)
+            with pytest.raises(SyncError, match=r"needs upgrading \(0002_spaced_terms\), which only the owner"):
+                push(b, dsn)
+            assert "only the owner" in status(b)[0].last_error
+            with open_brain(tmp_path / "a.db", hash_embedder) as a:
+                push(a, pg_dsn)  # the owner upgrades it
+            assert push(b, dsn).upserted == 3
+    finally:
+        with psycopg.connect(pg_dsn, autocommit=True) as admin:
+            admin.execute(f"DROP OWNED BY {role}")
+            admin.execute(f"DROP ROLE {role}")

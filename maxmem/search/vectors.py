@@ -156,6 +156,13 @@ class Quantizer:
         mean = self.center + np.asarray(codes).mean(axis=0, dtype=np.float32) * self.scale
         return np.asarray(mean, dtype=np.float32)
 
+    def estimates(self, codes: np.ndarray, query: np.ndarray) -> np.ndarray:
+        """The plain cosines of `query` to the vectors whose int8 codes are `codes`, as the
+        in-RAM index estimates them (VectorIndex.candidates): what local search picks a
+        question's neighbourhood by, so PostgreSQL search picks it by them too."""
+        q = np.asarray(query, dtype=np.float32)
+        return np.asarray(codes, dtype=np.float32) @ (q * self.scale) + float(q @ self.center)
+
     def to_meta(self) -> str:
         return np.concatenate([self.center, self.scale]).astype(np.float32).tobytes().hex()
 

@@ -42,7 +42,7 @@ from .pgconnect import (
     register_pgvector,
     target_name,
 )
-from .pgschema import ensure_embedding, ensure_schema, ensure_vector_index, read_schema
+from .pgschema import TERMS_VERSION, ensure_embedding, ensure_schema, ensure_vector_index, read_schema
 from .pgstatus import backlog, local_cursor
 from .terms import Tokenizer
 
@@ -62,10 +62,11 @@ STAGE_COLUMNS: list[tuple[str, str]] = [
     ("content_hash", "text"), ("pinned", "bool"), ("superseded_by", "text"),
     ("created_at", "text"), ("updated_at", "text"), ("last_recalled_at", "text"),
     ("recall_count", "int4"), ("embedded_at", "text"), ("fts_terms", "text"),
-    ("fts_length", "int4"), ("fts_freq", "text"), ("embedder", "text"),
+    ("fts_length", "int4"), ("fts_freq", "text"), ("spaced_terms", "text"), ("spaced_length", "int4"),
+    ("spaced_freq", "text"), ("embedder", "text"),
 ]
 CASTS = {
-    "tags": "jsonb", "metadata": "jsonb", "fts_freq": "jsonb", "started_at": "timestamptz",
+    "tags": "jsonb", "metadata": "jsonb", "fts_freq": "jsonb", "spaced_freq": "jsonb", "started_at": "timestamptz",
     "resolved_at": "timestamptz",
     "created_at": "timestamptz", "updated_at": "timestamptz", "last_recalled_at": "timestamptz",
     "embedded_at": "timestamptz",
@@ -73,11 +74,11 @@ CASTS = {
 
 DELETE_SQL = "DELETE FROM maxmem.memories WHERE instance_id = %s AND uid = ANY(%s)"
 INSTANCE_SQL = """
-INSERT INTO maxmem.instances (instance_id, agent, embedder, host, last_seq)
-VALUES (%s, %s, %s, %s, %s)
+INSERT INTO maxmem.instances (instance_id, agent, embedder, host, last_seq, terms_version)
+VALUES (%s, %s, %s, %s, %s, %s)
 ON CONFLICT (instance_id) DO UPDATE SET
     agent = EXCLUDED.agent, embedder = EXCLUDED.embedder, host = EXCLUDED.host,
-    last_seq = EXCLUDED.last_seq, last_export_at = now()
+    last_seq = EXCLUDED.last_seq, terms_version = EXCLUDED.terms_version, last_export_at = now()
 """
 
 # brain.db side -------------------------------------------------------------------
@@ -235,11 +236,13 @@ class Pusher:
         )
         self._staged = True
 
-    def remote_cursor(self, instance: str) -> int | None:
+    def remote_cursor(self, instance: str) -> tuple[int | None, int]:
+        """This brain's cursor in the database (None: never pushed) and the form of the
+        keyword tokens its rows carry (TERMS_VERSION)."""
         row = self.conn.execute(
-            "SELECT last_seq FROM maxmem.instances WHERE instance_id = %s", (instance,)
+            "SELECT last_seq, terms_version FROM maxmem.instances WHERE instance_id = %s", (instance,)
         ).fetchone()
-        return int(row[0]) if row else None
+        return (int(row[0]), int(row[1])) if row else (None, TERMS_VERSION)
 
     def send(self, batch: Batch) -> None:
         """Upsert and delete one batch and move the remote cursor, in one transaction."""
@@ -273,7 +276,7 @@ class Pusher:
                 self.conn.execute(DELETE_SQL, (report.instance_id, batch.deleted))
             self.conn.execute(
                 INSTANCE_SQL,
-                (report.instance_id, report.agent, self.embedder, self.host, batch.end_seq),
+                (report.instance_id, report.agent, self.embedder, self.host, batch.end_seq, TERMS_VERSION),
             )
         report.upserted += len(batch.rows)
         report.deleted += len(batch.deleted)
@@ -282,6 +285,7 @@ class Pusher:
     def _values(self, row: Mapping[str, Any], vector: np.ndarray | None,
                 fts: Mapping[int, list[str | None]]) -> list[Any]:
         document = self.tokenizer.document(fts.get(row["id"], []))
+        spaced = self.tokenizer.spaced(row["title"], row["content"], row["tags"], row["context"])
         values: list[Any] = []
         for name, _ in STAGE_COLUMNS:
             if name == "instance_id":
@@ -298,6 +302,12 @@ class Pusher:
                 values.append(document.length)
             elif name == "fts_freq":
                 values.append(document.counts)
+            elif name == "spaced_terms":
+                values.append(spaced.terms)
+            elif name == "spaced_length":
+                values.append(spaced.length)
+            elif name == "spaced_freq":
+                values.append(spaced.counts)
             elif name == "embedder":
                 values.append(self.embedder if row["embedded_at"] else None)
             elif name in ("importance",):
@@ -373,13 +383,19 @@ def push(
             ensure_schema(conn)
             pusher = Pusher(brain, conn, report)
             pusher.prepare()
-            remote = pusher.remote_cursor(report.instance_id)
+            remote, terms_version = pusher.remote_cursor(report.instance_id)
             cursor = remote or 0
             restored = remote is not None and remote > local_max
             if restored:
                 report.notices.append(
                     f"PostgreSQL has changes up to #{remote} from this brain but brain.db ends at #{local_max} "
                     "(restored from a backup?): pushing everything again"
+                )
+                cursor = 0
+            elif cursor and terms_version < TERMS_VERSION:
+                report.notices.append(
+                    "this brain's memories in PostgreSQL were pushed by an older maxmem: pushing them all "
+                    "again so that keyword search there ranks Chinese, Japanese, Korean and Thai as locally"
                 )
                 cursor = 0
             while True:
@@ -400,6 +416,9 @@ def push(
             index_started = time.monotonic()
             report.index_built = ensure_vector_index(conn, report.notices, index_memory)
             report.index_seconds = time.monotonic() - index_started if report.index_built else 0.0
+        except SyncError as exc:  # (already one line, password masked)
+            _record_error(brain, target, str(exc))
+            raise
         except psycopg.Error as exc:
             what = describe_error(exc, dsn)
             if getattr(conn, "broken", False):  # the server crashed, stopped or the network dropped

@@ -90,9 +90,38 @@ RETURNS float8 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 $$;
 """
 
+# brain.db's second keyword index, memories_spaced (scripts written without spaces:
+# search/spaced.py), as its own columns, so that search adds its own bm25 as local search
+# does (sync/terms.py): spaced_length is NULL for a memory without a row there. Rows
+# pushed before hold those tokens mixed into fts_terms and none here: each brain pushes
+# its memories again on its next run (instances.terms_version, TERMS_VERSION).
+SPACED = """
+ALTER TABLE maxmem.memories
+    ADD COLUMN spaced_terms  text NOT NULL DEFAULT '',
+    ADD COLUMN spaced_length integer,
+    ADD COLUMN spaced_freq   jsonb NOT NULL DEFAULT '{}',  -- token or pair -> [own, context] counts
+    ADD COLUMN spaced_tsv    tsvector GENERATED ALWAYS AS (spaced_terms::tsvector) STORED;
+CREATE INDEX memories_spaced_tsv ON maxmem.memories USING gin (spaced_tsv);
+-- memories_spaced's row count and token total, by an index-only scan.
+CREATE INDEX memories_spaced_length ON maxmem.memories (spaced_length) WHERE spaced_length IS NOT NULL;
+ALTER TABLE maxmem.instances ADD COLUMN terms_version integer NOT NULL DEFAULT 1;
+"""
+
 PG_MIGRATIONS: list[tuple[str, str]] = [
     ("0001_core", CORE),
+    ("0002_spaced_terms", SPACED),
 ]
+
+
+# The form of the keyword tokens a brain's rows carry (maxmem.instances.terms_version):
+# 1, memories_spaced's characters mixed into fts_terms; 2, apart in the spaced_* columns
+# (sync/terms.py). A brain whose rows carry an older form pushes every memory again
+# (pgpush.push): the rows that change are rewritten, the others left as they are. The
+# version moves with the first batch's cursor, so a run cut short goes on from there.
+TERMS_VERSION = 2
+# The agents whose rows carry an older form (search says so: a word inside their text in
+# those scripts is found once they push again).
+STALE_AGENTS_SQL = "SELECT DISTINCT agent FROM maxmem.instances WHERE terms_version < %s ORDER BY agent"
 
 
 @dataclass
@@ -110,27 +139,48 @@ def ensure_schema(conn: Any) -> list[str]:
     An up-to-date schema is only read: a role without CREATE on the database can
     push into a schema an admin (or an earlier run) created.
     """
+    done: set[str] = set()
     if conn.execute("SELECT to_regclass('maxmem.schema_migrations')").fetchone()[0] is not None:
         done = {row[0] for row in conn.execute("SELECT name FROM maxmem.schema_migrations")}
         if done == {name for name, _ in PG_MIGRATIONS}:
             return []
-    applied = []
-    with conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
-        conn.execute(BOOKKEEPING)
-        done = {row[0] for row in conn.execute("SELECT name FROM maxmem.schema_migrations")}
-        known = {name for name, _ in PG_MIGRATIONS}
-        if done - known:
-            raise SyncError(
-                f"the PostgreSQL schema has migrations this maxmem does not know "
-                f"({', '.join(sorted(done - known))}): upgrade maxmem (pip install -U maxmem)"
-            )
-        for name, sql in PG_MIGRATIONS:
-            if name not in done:
-                conn.execute(sql)
-                conn.execute("INSERT INTO maxmem.schema_migrations (name) VALUES (%s)", (name,))
-                applied.append(name)
+    applied: list[str] = []
+    try:
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
+            conn.execute(BOOKKEEPING)
+            done = {row[0] for row in conn.execute("SELECT name FROM maxmem.schema_migrations")}
+            known = {name for name, _ in PG_MIGRATIONS}
+            if done - known:
+                raise SyncError(
+                    f"the PostgreSQL schema has migrations this maxmem does not know "
+                    f"({', '.join(sorted(done - known))}): upgrade maxmem (pip install -U maxmem)"
+                )
+            for name, sql in PG_MIGRATIONS:
+                if name not in done:
+                    conn.execute(sql)
+                    conn.execute("INSERT INTO maxmem.schema_migrations (name) VALUES (%s)", (name,))
+                    applied.append(name)
+    except psycopg_module().errors.InsufficientPrivilege:
+        pending = [name for name, _ in PG_MIGRATIONS if name not in done]
+        if not done:
+            raise
+        raise SyncError(
+            f"the maxmem schema in PostgreSQL needs upgrading ({', '.join(pending)}), which only the owner of "
+            "its tables may do: run  maxmem sync postgres  once as that role; nothing was pushed"
+        ) from None
     return applied
+
+
+def pending_migrations(conn: Any) -> list[str]:
+    """The PostgreSQL migrations this maxmem knows that the database has not had yet."""
+    done = {row[0] for row in conn.execute("SELECT name FROM maxmem.schema_migrations")}
+    return [name for name, _ in PG_MIGRATIONS if name not in done]
+
+
+def stale_agents(conn: Any) -> list[str]:
+    """The agents whose memories there were pushed in an older form (TERMS_VERSION)."""
+    return [row[0] for row in conn.execute(STALE_AGENTS_SQL, (TERMS_VERSION,))]
 
 
 def read_schema(conn: Any) -> Schema:

@@ -3,14 +3,18 @@
 The same steps as local search, over every pushing agent's memories:
 - keyword candidates: FTS5's bm25 recomputed in SQL (k1 = 1.2, b = 0.75, the same
   column weights, IDF floored at 1e-6, document count and average length over the
-  whole table) on the FTS5 tokens the push stored, so scores equal brain.db's;
+  whole table) on the FTS5 tokens the push stored, so scores equal brain.db's; for a
+  query in a script written without spaces, memories_spaced's bm25 too, over that
+  index's tokens (the spaced_* columns), rows and weights, each index's best `pool`
+  summed as search.hybrid.keyword_candidates sums them;
 - vector candidates: cosine similarity to the query vector (HNSW when pgvector is
   there, exact over real[] otherwise; exact as well when filters are given, as local
   search restricts its candidates to the filtered ids), and every keyword candidate
   gets its exact similarity too; as locally, the cosine is taken around a centre, the
   querying brain's (search.centred_cosine), or for a question in Hangul the mean of its
-  search.hybrid.NEIGHBOURHOOD nearest vectors (search.hybrid.neighbourhood_centred,
-  taken through the brain's int8 codes as locally: Quantizer.mean); the pool and
+  search.hybrid.NEIGHBOURHOOD nearest vectors (search.hybrid.neighbourhood_centred;
+  picked, as locally, by the brain's int8 estimate among NEIGHBOURHOOD_DRAWN drawn by
+  the exact cosine, and averaged through their codes: Quantizer.mean); the pool and
   search.hybrid.VECTOR_SPARE more are drawn around the brain's centre (HNSW, unfiltered:
   by the plain cosine; superseded ones dropped after), the pool kept from them;
 - fused by search.hybrid.fuse itself, the one rank score of local search, with the weights
@@ -30,10 +34,7 @@ The same steps as local search, over every pushing agent's memories:
 Local search estimates the cosine of its vector candidates from int8 codes and
 computes it exactly only for the head of the ranking; here every cosine is exact, so
 scores can differ from local ones by the estimate's error (about 0.005 of cosine)
-wherever local search used an estimate (and which memories are a question's 100
-nearest, which local search picks by the estimate too). In scripts written without
-spaces (Korean included) one bm25 ranks the keyword side where brain.db sums two
-(sync/terms.py), so keyword scores there differ a little.
+wherever local search used an estimate.
 Only vectors from the querying brain's embedder are compared; memories embedded by
 another model rank by keyword alone.
 """
@@ -57,11 +58,11 @@ from ..memory import Filters, Memory, clean_text
 from ..search import hybrid as search_mod
 from ..search import relevance
 from ..search.hybrid import MODES
-from ..search.spaced import SPACED_RUN
+from ..search.spaced import SPACED_RUN, SPACED_WEIGHTS
 from ..search.vectors import Quantizer
 from ..store.db import check_identifier
 from .pgconnect import SyncError, connect, describe_error, psycopg_module, target_name
-from .pgschema import read_schema
+from .pgschema import pending_migrations, read_schema, stale_agents
 from .terms import COLUMN_LABELS, Tokenizer, column_weights, phrase_query, query_payload, quote_lexeme
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -77,10 +78,10 @@ MEMORY_COLUMNS = (
 # FTS5's bm25 in one pass over the memories that match the query: the SQL is written
 # for the query's phrases (k of them), so each memory's score is one expression:
 #   sum over k of idf_k * f_k * (k1 + 1) / (f_k + k1 * (1 - b + b * length / avgdl))
-# where f_k, phrase k's frequency weighted by column, comes for a one-word phrase from
-# the exact per-column counts in fts_freq, and for a phrase of several tokens from
-# the tsvector's positions (tokens at consecutive positions).
-KEYWORD_CTES = """
+# (bm25_sql) where f_k, phrase k's frequency weighted by column, comes for a one-word
+# phrase from the exact per-column counts in fts_freq, and for a phrase of several tokens
+# from the tsvector's positions (tokens at consecutive positions).
+FTS_CTES = """
 stats AS (
     SELECT count(*)::float8 AS n, coalesce(sum(fts_length), 0)::float8 AS tokens FROM maxmem.memories
 ),
@@ -93,15 +94,49 @@ matched AS (
     FROM maxmem.memories m
     WHERE m.tsv @@ %(match)s::tsquery AND {where}
 ),{phrase_ctes}
-ranked AS (
+fts_ranked AS (
     SELECT d.instance_id, d.uid, d.has_vector, d.visible, {bm25} AS bm25
     FROM matched d CROSS JOIN stats st CROSS JOIN idf{phrase_join}
     CROSS JOIN LATERAL (SELECT {frequencies}) f
     ORDER BY bm25 DESC
     LIMIT %(pool)s
+)"""
+
+# The bm25 of brain.db's second keyword index, memories_spaced (search/spaced.py), over
+# its own rows (spaced_length set), lengths and column weights: every phrase (a pair of
+# characters, or a lone one) is a key of spaced_freq, its count per column exact.
+SPACED_CTES = """
+spaced_stats AS (
+    SELECT count(spaced_length)::float8 AS n, coalesce(sum(spaced_length), 0)::float8 AS tokens
+    FROM maxmem.memories WHERE spaced_length IS NOT NULL
 ),
--- Unfiltered, local search takes FTS5's best and drops superseded ones after; so here.
-keyword AS (SELECT instance_id, uid, has_vector, bm25 FROM ranked WHERE visible)"""
+spaced_idf AS MATERIALIZED (
+    SELECT {idf_columns} FROM spaced_stats s
+),
+spaced_ranked AS (
+    SELECT m.instance_id, m.uid, {has_vector} AS has_vector, m.status <> 'superseded' AS visible, {bm25} AS bm25
+    FROM maxmem.memories m CROSS JOIN spaced_stats st CROSS JOIN spaced_idf idf
+    CROSS JOIN LATERAL (SELECT {frequencies}) f
+    WHERE m.spaced_tsv @@ %(spaced_match)s::tsquery AND {where}
+    ORDER BY bm25 DESC
+    LIMIT %(pool)s
+)"""
+
+# As search.hybrid.keyword_candidates: each index's best `pool`, a memory's two scores
+# summed, the best `pool` of those; unfiltered, local search takes FTS5's best and drops
+# superseded ones after, so here.
+KEYWORD_ONE = """
+keyword AS (SELECT instance_id, uid, has_vector, bm25 FROM {side} WHERE visible)"""
+KEYWORD_SUM = """
+summed AS (
+    SELECT coalesce(f.instance_id, s.instance_id) AS instance_id, coalesce(f.uid, s.uid) AS uid,
+           coalesce(f.has_vector, s.has_vector) AS has_vector, coalesce(f.visible, s.visible) AS visible,
+           coalesce(f.bm25, 0) + coalesce(s.bm25, 0) AS bm25
+    FROM fts_ranked f FULL JOIN spaced_ranked s ON f.instance_id = s.instance_id AND f.uid = s.uid
+    ORDER BY bm25 DESC
+    LIMIT %(pool)s
+),
+keyword AS (SELECT instance_id, uid, has_vector, bm25 FROM summed WHERE visible)"""
 
 # Phrases of several tokens: where their tokens sit at consecutive positions.
 PHRASE_CTES = """
@@ -163,7 +198,10 @@ JOIN unnest(%(instances)s::text[], %(uids)s::text[]) AS h(instance_id, uid)
   ON m.instance_id = h.instance_id AND m.uid = h.uid"""
 
 # How many vectors a search can compare (search.hybrid.neighbourhood_centred), and the
-# nearest of them (plain cosine) whose mean a question in Hangul is ranked around.
+# nearest of them (plain cosine), among which a question in Hangul finds the neighbourhood
+# it is ranked around: as many again as the neighbourhood, for the int8 estimate local
+# search picks it by to reorder (_neighbourhood_mean).
+NEIGHBOURHOOD_DRAWN = 2 * search_mod.NEIGHBOURHOOD
 COMPARABLE_SQL = "SELECT count(*) FROM maxmem.memories m WHERE m.embedder = %(embedder)s AND m.embedding IS NOT NULL"
 NEIGHBOURHOOD_SQL = """
 SELECT m.embedding::real[] FROM maxmem.memories m
@@ -340,6 +378,15 @@ def search(
             raise SyncError(
                 f"{target_name(dsn)} holds no maxmem data yet: run  maxmem sync postgres  first"
             )
+        pending = pending_migrations(conn)
+        if pending:
+            raise SyncError(
+                f"the maxmem schema in {target_name(dsn)} is older than this maxmem ({', '.join(pending)}): "
+                "run  maxmem sync postgres  once to upgrade it"
+            )
+        stale = stale_agents(conn)
+        older = (f"{', '.join(stale)} pushed with an older maxmem: a word inside their Chinese, Japanese, Korean "
+                 "or Thai text is found once they push again") if stale else None
         query_vector = None
         if mode != "keyword":
             if brain.embedder is None or schema.vector_type is None:
@@ -357,6 +404,7 @@ def search(
             raise InvalidInput("vector search needs an embedder and vectors in the database")
         tokenizer = Tokenizer(brain.db)
         phrases = tokenizer.phrases(query) if mode != "vector" else []
+        spaced = tokenizer.spaced_phrases(query) if mode != "vector" else []
         use_vectors = query_vector is not None
         # a question in German, French or Spanish weighs its keywords less, as locally
         wv, wk = search_mod.fusion_weights(query, mode, use_vectors, brain.config.vector_weight,
@@ -364,55 +412,22 @@ def search(
 
         params: dict[str, Any] = {"pool": pool, "hybrid": use_vectors and mode == "hybrid"}
         ctes = []
-        if phrases:
+        if phrases or spaced:
             kw_where, kw_params = _named(where, where_params, "kf")
             if unfiltered:
                 kw_where, kw_params = "true", {}
             params.update(kw_params)
-            payload = query_payload(phrases)
-            params["match"] = " | ".join(f"({p['q']})" for p in payload)
-            weights = column_weights(len(tokenizer.columns))
-            params.update({f"w{i}": w for i, w in enumerate(weights)})
-            label_weight = "CASE s.w " + " ".join(
-                f"WHEN '{COLUMN_LABELS[i]}' THEN %(w{i})s::float8" for i in range(len(weights))
-            ) + " END"
-            frequencies, terms, token_rows, phrase_sums = [], [], [], []
-            for k, phrase in enumerate(payload, start=1):
-                # The phrase's document count is its own subquery with a constant tsquery
-                # (see _idf_columns), answered from the GIN index.
-                params[f"q{k}"] = phrase["q"]
-                if len(phrase["t"]) == 1:
-                    params[f"t{k}"] = phrase["t"][0]
-                    frequencies.append(" + ".join(
-                        f"coalesce((d.fts_freq -> %(t{k})s ->> {i})::float8, 0) * %(w{i})s::float8"
-                        for i in range(len(weights))
-                    ) + f" AS f{k}")
-                else:
-                    frequencies.append(f"coalesce(pf.f{k}, 0) AS f{k}")
-                    phrase_sums.append(f"sum({label_weight}) FILTER (WHERE s.ord = {k}) AS f{k}")
-                    for position, token in enumerate(phrase["t"], start=1):
-                        params[f"t{k}_{position}"] = token
-                        token_rows.append(f"({k}, {position}, %(t{k}_{position})s::text, {len(phrase['t'])})")
-                terms.append(
-                    f"idf.i{k} * (f.f{k} * (1.2 + 1.0)) "
-                    f"/ (f.f{k} + 1.2 * (1 - 0.75 + 0.75 * d.fts_length / (st.tokens / st.n)))"
-                )
-            multi = sorted({t for p in payload if len(p["t"]) > 1 for t in p["t"]})
-            if multi:
-                params["phrase_lexemes"] = multi
             has_vector = (
                 "(m.embedder = %(embedder)s AND m.embedding IS NOT NULL)" if use_vectors else "false"
             )
-            ctes.append(KEYWORD_CTES.format(
-                where=kw_where, has_vector=has_vector,
-                idf_columns=_idf_columns(len(payload)),
-                phrase_ctes=PHRASE_CTES.format(
-                    token_rows=", ".join(token_rows), phrase_sums=", ".join(phrase_sums)
-                ) if multi else "",
-                phrase_join=" LEFT JOIN phrase_freqs pf ON pf.doc = d.doc" if multi else "",
-                frequencies=", ".join(frequencies),
-                bm25=" + ".join(terms),
-            ))
+            sides = []
+            if phrases:
+                ctes.append(_fts_ctes(phrases, len(tokenizer.columns), kw_where, has_vector, params))
+                sides.append("fts_ranked")
+            if spaced:
+                ctes.append(_spaced_ctes(spaced, kw_where, has_vector, params))
+                sides.append("spaced_ranked")
+            ctes.append(KEYWORD_SUM if len(sides) == 2 else KEYWORD_ONE.format(side=sides[0]))
         else:
             ctes.append(NO_KEYWORD_CTES)
         around = None
@@ -437,7 +452,7 @@ def search(
                 params["qv"] = _vector_param(query_vector, as_text=False)
             if search_mod.neighbourhood_centred(query, lambda: _comparable(conn, params)):
                 around = _neighbourhood_mean(conn, vec_where, nearest, params, schema.vector_type == "vector",
-                                             brain.vectors.quantizer())
+                                             brain.vectors.quantizer(), query_vector)
             drawn_by = _centred_similarity(_brain_centre(brain, query_vector), query_vector, distance, params, "c")
             similarity = drawn_by if around is None else _centred_similarity(
                 around, query_vector, distance, params, "n")
@@ -470,7 +485,7 @@ def search(
     finally:
         conn.close()
     chosen = relevance.verdict([h.relevance for h in hits], judged, threshold, int(limit))
-    notes = "; ".join(filter(None, [note, *chosen.notes])) or None
+    notes = "; ".join(filter(None, [note, older, *chosen.notes])) or None
     return [hits[i] for i in chosen.listed], PgPlan(mode, notes, schema.vector_type, chosen.best, threshold)
 
 
@@ -484,28 +499,32 @@ def _evidence(conn: Any, brain: Brain, query: str, hits: Sequence[SyncHit], quer
     model (relevance.CALIBRATED_EMBEDDER)."""
     calibrated = relevance.calibrated(brain.embedder)
     cosines = {n: h.similarity if calibrated else None for n, h in enumerate(hits)}
-    terms = {t: list(t) if SPACED_RUN.fullmatch(t) else tokenizer.tokens(t, apsw.FTS5_TOKENIZE_QUERY)
+    # A pair of characters of a spaceless script is asked in memories_spaced's tokens (its
+    # key there, Tokenizer.spaced_key); any other term in FTS5's, as brain.db counts them: a
+    # term of several tokens as a phrase; and as matched_terms finds them in a memory, its
+    # tokens anywhere in it (the pair: side by side, where brain.db looks for the two
+    # characters in the memory's text).
+    spaced = {t: tokenizer.spaced_key(t) for t in relevance.evidence_terms(query) if SPACED_RUN.fullmatch(t)}
+    terms = {t: [spaced[t]] if t in spaced else tokenizer.tokens(t, apsw.FTS5_TOKENIZE_QUERY)
              for t in relevance.evidence_terms(query)}
-    asked = [(t, tokens) for t, tokens in terms.items() if tokens]
+    asked = [(t, tokens) for t, tokens in terms.items() if any(tokens)]
     params: dict[str, Any] = {
         "instances": [h.instance_id for h in hits], "uids": [h.memory.uid for h in hits],
-        # as brain.db counts them: a term of several tokens as a phrase (and a pair of
-        # characters of a spaceless script); as matched_terms finds them in a memory, its
-        # tokens anywhere in it (the pair side by side)
         **{f"d{k}": phrase_query(tokens) for k, (_, tokens) in enumerate(asked)},
-        **{f"h{k}": phrase_query(tokens) if SPACED_RUN.fullmatch(t) else " & ".join(map(quote_lexeme, tokens))
+        **{f"h{k}": phrase_query(tokens) if t in spaced else " & ".join(map(quote_lexeme, tokens))
            for k, (t, tokens) in enumerate(asked)},
     }
+    column = {k: "spaced_tsv" if t in spaced else "tsv" for k, (t, _) in enumerate(asked)}
     compared = any(c is not None for c in cosines.values())  # (calibrated)
     total, *found = conn.execute(COUNTS_SQL.format(counts="".join(
-        f", (SELECT count(*) FROM maxmem.memories WHERE tsv @@ %(d{k})s::tsquery)" for k in range(len(asked))
+        f", (SELECT count(*) FROM maxmem.memories WHERE {column[k]} @@ %(d{k})s::tsquery)" for k in range(len(asked))
     )), params).fetchone()
     counts = {t: 0 for t in terms} | {t: int(n) for (t, _), n in zip(asked, found)}
     place = {(h.instance_id, h.memory.uid): n for n, h in enumerate(hits)}
     matched: dict[int, set[str]] = {}
     stored: dict[int, np.ndarray] = {}
     held = conn.execute(HELD_SQL.format(
-        held="".join(f", m.tsv @@ %(h{k})s::tsquery" for k in range(len(asked))),
+        held="".join(f", m.{column[k]} @@ %(h{k})s::tsquery" for k in range(len(asked))),
         vector="m.embedding::real[]" if compared else "NULL::real[]"), params)
     for instance_id, uid, vector, *holds in held.fetchall():
         n = place[(instance_id, uid)]
@@ -566,21 +585,26 @@ def _widen_hnsw(conn: Any, width: int) -> None:
 
 
 def _neighbourhood_mean(conn: Any, where: str, nearest: str, params: Mapping[str, Any], hnsw: bool,
-                        quantizer: Quantizer | None) -> np.ndarray | None:
-    """The mean of the search.hybrid.NEIGHBOURHOOD vectors nearest to the query (plain
-    cosine) among those `where` allows, as local search takes it (VectorIndex.neighbourhood_mean:
-    through the querying brain's int8 codes, `quantizer`); None when there is none."""
+                        quantizer: Quantizer | None, query_vector: np.ndarray) -> np.ndarray | None:
+    """The mean of the search.hybrid.NEIGHBOURHOOD vectors nearest to the query among
+    those `where` allows, as local search takes it (VectorIndex.neighbourhood_mean): picked
+    by the querying brain's int8 estimate of their plain cosine (Quantizer.estimates)
+    among the NEIGHBOURHOOD_DRAWN nearest by the exact one, which hold them unless the
+    estimate's error (about 0.005) reaches past that many, and averaged through their int8
+    codes; None when there is none."""
     with conn.transaction():
         if hnsw:
-            _widen_hnsw(conn, 2 * search_mod.NEIGHBOURHOOD)
+            _widen_hnsw(conn, 2 * NEIGHBOURHOOD_DRAWN)
         rows = conn.execute(NEIGHBOURHOOD_SQL.format(where=where, order=nearest),
-                            {**params, "neighbourhood": search_mod.NEIGHBOURHOOD}).fetchall()
+                            {**params, "neighbourhood": NEIGHBOURHOOD_DRAWN}).fetchall()
     if not rows:
         return None
     vectors = np.array([r[0] for r in rows], np.float32)
     if quantizer is None:
-        return np.asarray(vectors.mean(axis=0), np.float32)
-    return quantizer.mean(quantizer.codes(vectors))
+        return np.asarray(vectors[: search_mod.NEIGHBOURHOOD].mean(axis=0), np.float32)
+    codes = quantizer.codes(vectors)
+    picked = np.argsort(-quantizer.estimates(codes, query_vector), kind="stable")[: search_mod.NEIGHBOURHOOD]
+    return quantizer.mean(codes[picked])
 
 
 def _brain_centre(brain: Brain, query_vector: Any) -> np.ndarray:
@@ -606,12 +630,85 @@ def _centred_similarity(center: np.ndarray, query_vector: Any, distance: str, pa
             f"sqrt(greatest((1 - 2 * {center_dots} + {cc}) * (1 - 2 * {qc} + {cc}), 1e-12))")
 
 
-def _idf_columns(count: int) -> str:
-    """i1..iK: each phrase's IDF, ln((N - n + 0.5) / (n + 0.5)) floored at 1e-6 as FTS5 does."""
+def _fts_ctes(phrases: Sequence[Sequence[str]], columns: int, where: str, has_vector: str,
+              params: dict[str, Any]) -> str:
+    """The CTEs that rank the memories matching FTS5's `phrases` (Tokenizer.phrases) by
+    memories_fts's bm25, best `pool` first (fts_ranked); their parameters go to `params`."""
+    payload = query_payload(phrases)
+    params["match"] = " | ".join(f"({p['q']})" for p in payload)
+    weights = column_weights(columns)
+    params.update({f"w{i}": w for i, w in enumerate(weights)})
+    label_weight = "CASE s.w " + " ".join(
+        f"WHEN '{COLUMN_LABELS[i]}' THEN %(w{i})s::float8" for i in range(len(weights))
+    ) + " END"
+    frequencies, terms, token_rows, phrase_sums = [], [], [], []
+    for k, phrase in enumerate(payload, start=1):
+        # The phrase's document count is its own subquery with a constant tsquery
+        # (see _idf_columns), answered from the GIN index.
+        params[f"q{k}"] = phrase["q"]
+        if len(phrase["t"]) == 1:
+            params[f"t{k}"] = phrase["t"][0]
+            frequencies.append(" + ".join(
+                f"coalesce((d.fts_freq -> %(t{k})s ->> {i})::float8, 0) * %(w{i})s::float8"
+                for i in range(len(weights))
+            ) + f" AS f{k}")
+        else:
+            frequencies.append(f"coalesce(pf.f{k}, 0) AS f{k}")
+            phrase_sums.append(f"sum({label_weight}) FILTER (WHERE s.ord = {k}) AS f{k}")
+            for position, token in enumerate(phrase["t"], start=1):
+                params[f"t{k}_{position}"] = token
+                token_rows.append(f"({k}, {position}, %(t{k}_{position})s::text, {len(phrase['t'])})")
+        terms.append(bm25_sql(f"idf.i{k}", f"f.f{k}", "d.fts_length"))
+    multi = sorted({t for p in payload if len(p["t"]) > 1 for t in p["t"]})
+    if multi:
+        params["phrase_lexemes"] = multi
+    return FTS_CTES.format(
+        where=where, has_vector=has_vector,
+        idf_columns=_idf_columns(len(payload), "tsv", "q", "i"),
+        phrase_ctes=PHRASE_CTES.format(
+            token_rows=", ".join(token_rows), phrase_sums=", ".join(phrase_sums)
+        ) if multi else "",
+        phrase_join=" LEFT JOIN phrase_freqs pf ON pf.doc = d.doc" if multi else "",
+        frequencies=", ".join(frequencies),
+        bm25=" + ".join(terms),
+    )
+
+
+def _spaced_ctes(keys: Sequence[str], where: str, has_vector: str, params: dict[str, Any]) -> str:
+    """The CTEs that rank the memories holding memories_spaced's phrases (`keys`:
+    Tokenizer.spaced_phrases) by that index's bm25, best `pool` first (spaced_ranked)."""
+    params["spaced_match"] = " | ".join(quote_lexeme(key) for key in keys)
+    params.update({f"sw{i}": float(w) for i, w in enumerate(SPACED_WEIGHTS)})
+    frequencies, terms = [], []
+    for k, key in enumerate(keys, start=1):
+        params[f"sq{k}"] = quote_lexeme(key)
+        params[f"s{k}"] = key
+        frequencies.append(" + ".join(
+            f"coalesce((m.spaced_freq -> %(s{k})s ->> {i})::float8, 0) * %(sw{i})s::float8"
+            for i in range(len(SPACED_WEIGHTS))
+        ) + f" AS f{k}")
+        terms.append(bm25_sql(f"idf.j{k}", f"f.f{k}", "m.spaced_length"))
+    return SPACED_CTES.format(where=where, has_vector=has_vector,
+                              idf_columns=_idf_columns(len(keys), "spaced_tsv", "sq", "j"),
+                              frequencies=", ".join(frequencies), bm25=" + ".join(terms))
+
+
+def bm25_sql(idf: str, frequency: str, length: str) -> str:
+    """One phrase's share of FTS5's bm25 in SQL (k1 = 1.2, b = 0.75), from its IDF, its
+    frequency weighted by column and the memory's length; `st` is the index's stats
+    (n rows, tokens in all)."""
+    return (f"{idf} * ({frequency} * (1.2 + 1.0)) "
+            f"/ ({frequency} + 1.2 * (1 - 0.75 + 0.75 * {length} / (st.tokens / st.n)))")
+
+
+def _idf_columns(count: int, column: str, param: str, name: str) -> str:
+    """Each phrase's IDF (named `name`1..K), ln((N - n + 0.5) / (n + 0.5)) floored at 1e-6
+    as FTS5 does, n the memories whose tsvector `column` matches tsquery `param`k."""
     return ", ".join(
         f"(SELECT CASE WHEN v <= 0 THEN 1e-6 ELSE v END FROM "
         f"(SELECT ln((s.n - c + 0.5) / (c + 0.5)) AS v FROM "
-        f"(SELECT count(*)::float8 AS c FROM maxmem.memories WHERE tsv @@ %(q{k})s::tsquery) hits) x) AS i{k}"
+        f"(SELECT count(*)::float8 AS c FROM maxmem.memories WHERE {column} @@ %({param}{k})s::tsquery) hits) x)"
+        f" AS {name}{k}"
         for k in range(1, count + 1)
     )
 

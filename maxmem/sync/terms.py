@@ -15,16 +15,15 @@ serves the GIN index and phrases of several tokens.
 Search tokenizes the query the same way.
 
 Text in scripts written without spaces (Chinese, Japanese, Korean, Thai...: see
-search/spaced.py) gets, after FTS5's tokens of each column, that column's script
-characters one a token (a '0' where other text stood), as brain.db's memories_spaced
-holds them; a query asks for its pairs of such characters as two-token phrases. So a
-word inside a run of CJK characters is found in PostgreSQL too, ranked by one bm25 over
-both kinds of token (brain.db sums two), and English text is pushed as before. Memories
-pushed by an earlier maxmem carry those tokens from their next change on. `fts_length`
-counts FTS5's tokens only (bm25's document length, as in memories_fts): counting the
-script characters too made every English query's bm25 differ from brain.db's in a
-database holding such text (memories pushed by an earlier maxmem get it right at their
-next change).
+search/spaced.py) has a second keyword index in brain.db, memories_spaced, whose bm25
+local search adds to FTS5's. Its tokens go apart (`spaced_*` columns), so that search
+computes that second bm25 over them alone, with that index's own document count,
+lengths and column weights: the memory's two columns there (spaced.spaced_columns),
+tokenized by that index's tokenizer, sent as each token and each pair of neighbouring
+tokens with its count per column (`spaced_freq`; a query asks for pairs of characters
+as two-token phrases, and two tokens make a phrase only side by side), those keys again
+as a tsvector without positions for the GIN index (`spaced_terms`), and the token count
+(`spaced_length`, None for a memory without a row there, which bm25 does not count).
 
 PostgreSQL limits: positions stop at 16383 and a lexeme keeps at most 256 of them,
 so in memories longer than ~16k tokens a phrase of several words can be undercounted
@@ -44,7 +43,7 @@ import apsw
 from ..errors import DatabaseError
 from ..search import fts
 from ..search.hybrid import BM25_WEIGHTS
-from ..search.spaced import SPACED_RUN, spaced_terms
+from ..search.spaced import SPACED_TOKENIZER, spaced_columns, spaced_terms
 from ..store.db import Database
 
 MAX_POSITION = 16383
@@ -54,6 +53,9 @@ MAX_TSVECTOR_BYTES = 900_000  # PostgreSQL refuses tsvectors over 1 MB
 # The tsvector label of each FTS5 column, in the table's order (title, content, tags,
 # context): search maps label i back to the bm25 weight of column i.
 COLUMN_LABELS = ("A", "D", "B", "C")
+# The token migration 0012 writes where other text follows a run of script characters
+# (spaced.spaced_text): counted in the length, never asked for.
+SPACED_GAP = "0"
 
 
 def column_weights(count: int) -> list[float]:
@@ -62,7 +64,8 @@ def column_weights(count: int) -> list[float]:
 
 
 class Tokenizer(fts.Tokenizer):
-    """The keyword index's tokenizer (fts.Tokenizer), and the tsvector of a memory."""
+    """The keyword index's tokenizer (fts.Tokenizer), the tsvector of a memory, and what
+    memories_spaced holds of it."""
 
     def __init__(self, db: Database) -> None:
         super().__init__(db)
@@ -71,16 +74,45 @@ class Tokenizer(fts.Tokenizer):
                 f"memories_fts has {len(self.columns)} columns; the PostgreSQL sync handles at most "
                 f"{len(COLUMN_LABELS)}: upgrade maxmem"
             )
+        name, *args = SPACED_TOKENIZER
+        self._spaced = db.conn.fts5_tokenizer(name, args)
 
-    def tokens(self, text: str | None, reason: int = apsw.FTS5_TOKENIZE_DOCUMENT) -> list[str]:
-        """FTS5's tokens of `text`; of a document, then its script characters (spaced_tokens)."""
-        found = super().tokens(text, reason)
-        return found + spaced_tokens(text) if reason == apsw.FTS5_TOKENIZE_DOCUMENT and text else found
+    def spaced_phrases(self, query: str) -> list[str]:
+        """The phrases local search asks memories_spaced for `query` (spaced.spaced_query:
+        its pairs of characters, a lone character as itself), each as that index's tokens
+        joined by a space (the keys of `spaced_freq`); a phrase that gives no token
+        matches nothing and is left out."""
+        return [key for key in map(self.spaced_key, spaced_terms(query)) if key]
 
-    def phrases(self, query: str) -> list[list[str]]:
-        """FTS5's phrases of the query (fts.Tokenizer.phrases), and each pair of characters
-        of its spaceless runs as a phrase of two tokens (a lone character as itself)."""
-        return super().phrases(query) + [list(term) for term in spaced_terms(query)]
+    def spaced_key(self, term: str) -> str:
+        """The key of `term` (a pair of script characters, or one) in `spaced_freq`: the
+        tokens memories_spaced's tokenizer gives for it as a phrase, joined by a space
+        (empty when it gives none)."""
+        return " ".join(self._spaced_tokens(" ".join(term), apsw.FTS5_TOKENIZE_QUERY))
+
+    def spaced(self, title: str | None, content: str, tags: str, context: str | None) -> Spaced:
+        """What memories_spaced holds of a memory (a memories row's fields): its tokens and
+        pairs of neighbouring tokens counted per column, and its length (None: no row)."""
+        columns = spaced_columns(title, content, tags, context)
+        if columns is None:
+            return Spaced("", None, "{}")
+        counts: dict[str, list[int]] = {}
+        length = 0
+        for column, text in enumerate(columns):
+            tokens = self._spaced_tokens(text)
+            length += len(tokens)
+            keys = [t for t in tokens if t != SPACED_GAP]
+            keys += [f"{a} {b}" for a, b in zip(tokens, tokens[1:]) if SPACED_GAP not in (a, b)]
+            for key in keys:
+                counts.setdefault(key, [0, 0])[column] += 1
+        return Spaced(_literal({key: [] for key in counts}), length,
+                      json.dumps(counts, ensure_ascii=False, separators=(",", ":")))
+
+    def _spaced_tokens(self, text: str, reason: int = apsw.FTS5_TOKENIZE_DOCUMENT) -> list[str]:
+        if not text:
+            return []
+        return [str(token[2]) for token in self._spaced(text.encode("utf-8"), reason, None)
+                if isinstance(token, tuple) and len(token) > 2]
 
     def document(self, values: Sequence[str | None]) -> Document:
         """The tsvector literal, token count and per-column counts of one memory's FTS5
@@ -91,9 +123,8 @@ class Tokenizer(fts.Tokenizer):
         position = 0
         width = len(values)
         for column, (label, text) in enumerate(zip(COLUMN_LABELS, values)):
-            own = super().tokens(text)
-            length += len(own)  # FTS5's document length: its own tokens, not the script characters
-            tokens = own + spaced_tokens(text) if text else own
+            tokens = self.tokens(text)
+            length += len(tokens)
             for token in tokens:
                 counts.setdefault(token, [0] * width)[column] += 1
                 position += 1
@@ -105,24 +136,21 @@ class Tokenizer(fts.Tokenizer):
             position += 1  # the gap between columns
         return Document(_literal(positions), length, json.dumps(counts, ensure_ascii=False, separators=(",", ":")))
 
-def spaced_tokens(text: str) -> list[str]:
-    """The characters of `text`'s spaceless runs, one a token, a '0' between two runs
-    (as migration 0012 writes memories_spaced)."""
-    out: list[str] = []
-    last = 0
-    for run in SPACED_RUN.finditer(text):
-        if out and run.start() > last:
-            out.append("0")
-        out.extend(run.group())
-        last = run.end()
-    return out
-
 
 @dataclass(frozen=True)
 class Document:
     terms: str  # a tsvector literal
     length: int  # FTS5's token count over all columns
     counts: str  # JSON {token: [count in each column]}: exact, uncapped
+
+
+@dataclass(frozen=True)
+class Spaced:
+    """A memory as memories_spaced holds it (Tokenizer.spaced)."""
+
+    terms: str  # a tsvector literal of the keys of `counts`, without positions
+    length: int | None  # its token count over both columns; None: no row there
+    counts: str  # JSON {token or "token token": [count in its own text, in its context]}
 
 
 def quote_lexeme(token: str) -> str:
@@ -134,7 +162,7 @@ def _literal(positions: dict[str, list[str]]) -> str:
     for token, slots in positions.items():
         if len(token.encode("utf-8")) > MAX_LEXEME_BYTES:
             continue
-        part = f"{quote_lexeme(token)}:{','.join(slots)}"
+        part = f"{quote_lexeme(token)}:{','.join(slots)}" if slots else quote_lexeme(token)
         size += len(part) + 1
         if size > MAX_TSVECTOR_BYTES:
             break
