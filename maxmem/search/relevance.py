@@ -165,10 +165,11 @@ OFF_TOPIC_NEIGHBOURS = 3
 # A search whose best cosine leads its rivals (lead) by more than LEAD_CREDIT has found
 # something that stands alone among the memories: what it leads by beyond that counts
 # toward the standout its hits need (lead_credit), one for one. Leads that large come
-# from small brains (a brain of five: a paraphrase's answer leads by 0.068, median, a
-# coding prompt's best hit by 0.024); none of LoCoMo's searches leads by that much.
-# Chosen with `python bench/gate_eval.py --dev` (0.05-0.07 and weights 0.25-1 keep one to
-# three more paraphrases at 5 memories, nothing else moving at any size).
+# from small brains (a brain of five: a paraphrase's answer leads by 0.067, median, a
+# coding prompt's best hit by 0.024); none of LoCoMo's calibration searches leads by that
+# much. Chosen with `python bench/gate_eval.py --dev` (at weight 1, 0.055-0.06 keep one to
+# three more paraphrases at 5 memories and move nothing else at any size; 0.05 lets an
+# unrelated question through at 5): the silent edge of that plateau.
 LEAD_CREDIT = 0.06
 # (memories, required standout)
 STANDOUT_MARGINS = ((5, -0.0288), (50, 0.012), (500, -0.0012))
