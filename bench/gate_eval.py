@@ -22,8 +22,9 @@ Each search runs once (Brain.search at min_relevance 0, limit 10, explain); each
 relevance is then computed from the same evidence twice: "before", the gate as it was
 (no standout check; the meaning route silent where the cosine is below the memory's
 hubness, whatever the best cosine's lead), and "after", relevance.relevance as shipped
-(the standout check, relevance.required_standout; the meaning route only where the best
-cosine leads its rivals, relevance.ROUTE_LEAD). `--margins` prints the frontier: every
+(the standout check, relevance.required_standout, less relevance.lead_credit where the best
+cosine leads by far; the meaning route only where the best cosine leads its rivals,
+relevance.ROUTE_LEAD). `--margins` prints the frontier: every
 margin of relevance.STANDOUT_MARGINS moved by each value. `--dump FILE` writes every
 search's evidence (JSON); `--load FILE` scores such a dump again without searching (to
 print other margins; a dump written before the lead was kept judges without it).

@@ -465,3 +465,19 @@ def test_the_meaning_route_speaks_only_when_the_best_hit_leads_its_rivals():
     assert rel.relevance(crowded) < 0.055
     # the keyword fits still speak for a hit that matches the query's words, however crowded
     assert rel.relevance(replace(crowded, cover=1.0, unknown=0.0)) > 0.5
+
+
+def test_a_best_hit_that_leads_its_rivals_by_far_needs_less_standout():
+    """What the search's best cosine leads by beyond LEAD_CREDIT makes up for standout, one for one."""
+    assert rel.lead_credit(None) == 0.0 and rel.lead_credit(rel.LEAD_CREDIT) == 0.0
+    assert rel.lead_credit(rel.LEAD_CREDIT + 0.02) == pytest.approx(0.02)
+    # a hit 0.002 short of the young brain's margin, its meaning standing out: cut
+    found = rel.Evidence(0.84, 0.0, 1.0, 50, lift=0.09, hub=0.82, off_topic=0.85, lead=rel.LEAD_CREDIT)
+    assert found.standout == pytest.approx(rel.required_standout(50) - 0.002)
+    assert rel.relevance(found) == 0.0
+    # its search's best cosine leading by 0.001 more than LEAD_CREDIT: still 0.001 short
+    assert rel.relevance(replace(found, lead=rel.LEAD_CREDIT + 0.001)) == 0.0
+    # by 0.003 more: enough, and the meaning route keeps it
+    assert rel.relevance(replace(found, lead=rel.LEAD_CREDIT + 0.003)) > 0.055
+    # leads that large are not a search among thousands of memories (ROUTE_LEAD is the route's, far below)
+    assert rel.ROUTE_LEAD < rel.LEAD_CREDIT

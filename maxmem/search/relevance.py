@@ -67,7 +67,9 @@ Above both, a hit must stand out from prompts about nothing in particular (the o
 prompts shipped with maxmem): its cosine above the memory's hubness plus its cosine above
 the query's own closeness to those prompts (standout) must reach the brain's margin
 (required_standout: it grows with the brain, and is raised in a young brain, where the
-default favours silence), or its relevance is 0, whatever its words match.
+default favours silence), or its relevance is 0, whatever its words match. A search whose
+best cosine leads its rivals by far (lead_credit: beyond LEAD_CREDIT, which only small
+brains' searches reach) needs that much less.
 """
 
 from __future__ import annotations
@@ -160,6 +162,15 @@ ROUTE_LEAD = 0.01
 # prompts and the unrelated questions, none in the bank.
 HUB_NEIGHBOURS = 10
 OFF_TOPIC_NEIGHBOURS = 3
+# A search whose best cosine leads its rivals (lead) by more than LEAD_CREDIT has found
+# something that stands alone among the memories: what it leads by beyond that counts
+# toward the standout its hits need (lead_credit), one for one. Leads that large come
+# from small brains (a brain of five: a paraphrase's answer leads by 0.067, median, a
+# coding prompt's best hit by 0.024); none of LoCoMo's calibration searches leads by that
+# much. Chosen with `python bench/gate_eval.py --dev` (at weight 1, 0.055-0.06 keep one to
+# three more paraphrases at 5 memories and move nothing else at any size; 0.05 lets an
+# unrelated question through at 5): the silent edge of that plateau.
+LEAD_CREDIT = 0.06
 # (memories, required standout)
 STANDOUT_MARGINS = ((5, -0.0288), (50, 0.012), (500, -0.0012))
 OFF_TOPIC = "offtopic_prompts.txt"
@@ -169,7 +180,7 @@ OFF_TOPIC_VECTORS = "offtopic_prompts.e5.npz"
 
 __all__ = ["DEFAULT_MIN_RELEVANCE", "JUDGED_HITS", "Evidence", "QueryTerms", "Verdict", "calibrated",
            "document_frequencies", "evidence", "evidence_terms", "hubness", "idf", "judge", "keyword_weight",
-           "lead", "matched_terms", "off_topic", "off_topic_bank", "off_topic_prompts", "prompts_digest",
+           "lead", "lead_credit", "matched_terms", "off_topic", "off_topic_bank", "off_topic_prompts", "prompts_digest",
            "query_terms", "relevance", "required_standout", "size", "shipped_vectors", "standing",
            "terms_of", "threshold", "typical", "verdict"]
 
@@ -488,6 +499,12 @@ def required_standout(memories: int) -> float:
     return float(np.interp(math.log(max(memories, 1)), sizes, margins))
 
 
+def lead_credit(ahead: float | None) -> float:
+    """How much of the standout a hit needs its search's lead (lead) makes up: what it
+    leads by beyond LEAD_CREDIT; 0 without one."""
+    return 0.0 if ahead is None else max(0.0, ahead - LEAD_CREDIT)
+
+
 def standing(found: Evidence) -> float | None:
     """The meaning route's log-odds: how far the hit's cosine stands above the brain's
     typical cosine to the query (lift), against how far the best of N memories stands
@@ -506,8 +523,9 @@ def relevance(found: Evidence, mode: str = "hybrid") -> float:
     meaning route's (standing) where that is higher: the keyword evidence can speak for
     a hit, never against one whose meaning stands out, and the route speaks only when the
     search's best cosine leads its rivals by ROUTE_LEAD (lead). Nothing speaks for a hit
-    that does not stand out from the off-topic prompts (standout below required_standout): 0."""
-    if found.standout is not None and found.standout < required_standout(found.memories):
+    that does not stand out from the off-topic prompts (standout below required_standout, less
+    the search's lead_credit): 0."""
+    if found.standout is not None and found.standout < required_standout(found.memories) - lead_credit(found.lead):
         return 0.0  # prompts about nothing in particular sit as close: the hit does not stand out
     grown = size(found.memories)
     if found.cosine is None:
