@@ -40,27 +40,20 @@ from ..config import Config
 from ..errors import InvalidInput
 from ..settings import CustomPattern, RedactSettings, check_pattern, compile_patterns
 from .assignments import KEYWORDS, bearer_hits, command_hits, keyword_positions, named_hits, plist_hits, sql_hits
+from .calls import KEYED_CALL_WORDS, annotation_hits, call_hits, key_call_hits, pair_literal_hits
 from .commands import (
-    KEYED_CALL_WORDS,
-    annotation_hits,
     announced_hits,
-    call_hits,
-    cookie_hits,
     credential_flag_hits,
-    dsn_hits,
     fed_hits,
     flag_hits,
-    host_map_hits,
-    key_call_hits,
     login_argument_hits,
-    pair_literal_hits,
-    pgpass_hits,
     positional_hits,
     printed_hits,
     secret_set_hits,
     stdin_hits,
     store_flag_hits,
 )
+from .formats import cookie_hits, dsn_hits, host_map_hits, pgpass_hits
 from .material import (
     card_hits,
     der_hits,
