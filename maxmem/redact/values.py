@@ -553,18 +553,24 @@ def scan_apart(data: bytes, needle: bytes) -> list[int]:
     return out
 
 
-def inside_words(words: frozenset[bytes], needles: Iterable[str]) -> list[str]:
+def inside_words(words: frozenset[bytes], needles: tuple[str, ...]) -> list[str]:
     """The lower-case `needles` that may occur in the text whose `words` these are: each
     run of letters of a needle inside one of the words (a scan of the distinct words,
     a few KB, instead of the whole text)."""
     blob = word_blob(words)
-    return [needle for needle in needles if all(p in blob for p in _letter_parts(needle))]
+    return [needle for needle, first, rest in _letter_parts(needles)
+            if first in blob and (not rest or all(p in blob for p in rest))]
 
 
-@lru_cache(maxsize=4096)
-def _letter_parts(needle: str) -> tuple[bytes, ...]:
-    """The runs of letters of a needle, in UTF-8: split once, not once a text."""
-    return tuple(p.encode() for p in _NOT_LETTERS.split(needle) if p)
+@lru_cache(maxsize=256)
+def _letter_parts(needles: tuple[str, ...]) -> tuple[tuple[str, bytes, tuple[bytes, ...]], ...]:
+    """Each needle with its first run of letters and the others, in UTF-8: split once, not
+    once a text (b"" when it has none: every text may hold it)."""
+    out = []
+    for needle in needles:
+        parts = [p.encode() for p in _NOT_LETTERS.split(needle) if p] or [b""]
+        out.append((needle, parts[0], tuple(parts[1:])))
+    return tuple(out)
 
 
 _ENDINGS = (b"", b"s", b"es", b"si", b"n", b"en", b"a", b"e", b"i", b"u", b"et", b"er", b"ul", b"ta", b"y",
