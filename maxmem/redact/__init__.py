@@ -270,7 +270,7 @@ class Redactor:
         yield from card_hits(text, lowered, data, words)
         yield from key_material_hits(text, lowered, data, words)
         yield from grouped_key_hits(text, lowered, data, words)
-        if b"otp" in data:
+        if may_hold(words, b"otp"):  # letters only: in the text exactly when inside one of its words
             yield from totp_hits(text, lowered)
         if b"echo" in words or b"printf" in words:
             yield from stdin_hits(text, lowered, data, words)
@@ -305,7 +305,7 @@ class Redactor:
             yield from cookie_hits(text, lowered, data, words)
         if b"sess" in data or b"sid" in data or b"cookie" in data:
             yield from session_hits(text, lowered, data)
-        if data.count(b":") >= 4:
+        if _holds_colons(data, 4):
             yield from pgpass_hits(text, lowered, data, words)
         for kind, pattern in self._custom:
             for match in pattern.finditer(text):
@@ -318,6 +318,16 @@ class Redactor:
             return False
         value = text[hit.start:hit.end]
         return value.startswith("[REDACTED") or any(a.fullmatch(value) for a in self._allow)
+
+
+def _holds_colons(data: bytes, count: int) -> bool:
+    """At least `count` colons in `data`: found one by one, not all of them counted."""
+    at = -1
+    for _ in range(count):
+        at = data.find(b":", at + 1)
+        if at < 0:
+            return False
+    return True
 
 
 def _merge(hits: list[Hit]) -> list[Finding]:
