@@ -553,12 +553,12 @@ def scan_apart(data: bytes, needle: bytes) -> list[int]:
     return out
 
 
-def inside_words(words: frozenset[bytes], needles: tuple[str, ...]) -> list[str]:
+def inside_words(words: frozenset[bytes], needles: Iterable[str]) -> list[str]:
     """The lower-case `needles` that may occur in the text whose `words` these are: each
     run of letters of a needle inside one of the words (a scan of the distinct words,
     a few KB, instead of the whole text)."""
     blob = word_blob(words)
-    return [needle for needle, first, rest in _letter_parts(needles)
+    return [needle for needle, first, rest in _letter_parts(needles if isinstance(needles, tuple) else tuple(needles))
             if first in blob and (not rest or all(p in blob for p in rest))]
 
 
