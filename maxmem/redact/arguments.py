@@ -23,6 +23,7 @@ __all__ = ["PORTS", "SHELL_WORD", "offsets_among", "offsets_of", "pair_password"
            "secret_argument", "value_span"]
 
 
+# One word of a command line: quoted ('…', "…", bash's $'…') or bare up to a space, a quote or | ; &.
 SHELL_WORD = r"""(?:\$?'[^'\n]{1,256}'|"[^"\n]{1,256}"|[^\s'"|;&]{1,256})"""
 
 
@@ -31,6 +32,8 @@ _STAND_INS = frozenset({"password", "passwd", "passphrase", "secret", "key", "pa
 
 
 def secret_argument(value: str) -> bool:
+    """A value given to a command or a call (quotes and a $'…' off) is a password: not an
+    option, a variable, a mark, a placeholder or the docs' stand-in word."""
     value = value.removeprefix("$").strip("'\"")
     if (not value or value.startswith(("-", "$", "[REDACTED", "<", "%")) or is_placeholder(value)
             or value.lower() in _STAND_INS):  # PRAGMA key = 'passphrase': the docs' stand-in
@@ -39,6 +42,7 @@ def secret_argument(value: str) -> bool:
 
 
 def value_span(match: re.Match[str], group: str) -> tuple[int, int]:
+    """The span of `group` in `match` without the quotes around it."""
     start, end = match.span(group)
     if match.group(group).startswith("$'"):  # bash's $'…' quoting
         return start + 2, end - 1
