@@ -808,3 +808,29 @@ def test_public_key_pointers_variable_references_and_object_ids_stay(text):
 ])
 def test_secrets_beside_those_look_alikes_still_go(text, secret):
     assert secret not in redact(text)[0], explain(text)
+
+
+def test_a_word_read_off_a_part_found_already_has_the_offsets_of_its_own_scan():
+    """A needle's offsets read off those of a part of it scanned before (authenticate off
+    auth or off then) are those a scan of its own finds, overlapping ones too."""
+    from maxmem.redact.values import scan
+
+    for part, needle, data in ((b"then", b"authenticate", "authenticate xauthenticated é authenticate".encode()),
+                               (b"bab", b"ababa", b"abababa ababa"), (b"auth", b"authenticate", b"no such word")):
+        own = [at for at in range(len(data)) if data.startswith(needle, at)]
+        scan(data, part)
+        assert scan(data, needle) == own
+
+
+@pytest.mark.parametrize("text, found", [
+    ("hash: $6$saltsalt$Xo3kP9zQ1vB7nR2mL5tY8wE4cA6dF0gH", True),
+    ("($2b$12$Xo3kP9zQ1vB7nR2mL5tY8wE4cA6dF0gHq1w2e3r4t5y6u7)", True),
+    ("price $$6$saltsalt$Xo3kP9zQ1vB7nR2mL5tY8wE4cA6dF0gH", False),  # a $ before: no hash's start
+    ("var$6$saltsalt$Xo3kP9zQ1vB7nR2mL5tY8wE4cA6dF0gH", False),
+])
+def test_a_crypt_hash_goes_where_it_starts_a_value_only(text, found):
+    from maxmem.redact.tokens import crypt_hits
+
+    hits = [(h.start, h.end) for h in crypt_hits(text)]
+    start = text.index("$", 1 if text.startswith("$") else 0)
+    assert hits == ([(start, len(text.rstrip(")")))] if found else [])

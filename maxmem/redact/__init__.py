@@ -40,27 +40,20 @@ from ..config import Config
 from ..errors import InvalidInput
 from ..settings import CustomPattern, RedactSettings, check_pattern, compile_patterns
 from .assignments import KEYWORDS, bearer_hits, command_hits, keyword_positions, named_hits, plist_hits, sql_hits
+from .calls import KEYED_CALL_WORDS, annotation_hits, call_hits, key_call_hits, pair_literal_hits
 from .commands import (
-    KEYED_CALL_WORDS,
-    annotation_hits,
     announced_hits,
-    call_hits,
-    cookie_hits,
     credential_flag_hits,
-    dsn_hits,
     fed_hits,
     flag_hits,
-    host_map_hits,
-    key_call_hits,
     login_argument_hits,
-    pair_literal_hits,
-    pgpass_hits,
     positional_hits,
     printed_hits,
     secret_set_hits,
     stdin_hits,
     store_flag_hits,
 )
+from .formats import cookie_hits, dsn_hits, host_map_hits, pgpass_hits
 from .material import (
     card_hits,
     der_hits,
@@ -279,7 +272,7 @@ class Redactor:
         yield from card_hits(text, lowered, data, words)
         yield from key_material_hits(text, lowered, data, words)
         yield from grouped_key_hits(text, lowered, data, words)
-        if b"otp" in data:
+        if may_hold(words, b"otp"):  # letters only: in the text exactly when inside one of its words
             yield from totp_hits(text, lowered)
         if b"echo" in words or b"printf" in words:
             yield from stdin_hits(text, lowered, data, words)
@@ -314,7 +307,7 @@ class Redactor:
             yield from cookie_hits(text, lowered, data, words)
         if b"sess" in data or b"sid" in data or b"cookie" in data:
             yield from session_hits(text, lowered, data)
-        if data.count(b":") >= 4:
+        if _holds_colons(data, 4):
             yield from pgpass_hits(text, lowered, data, words)
         for kind, pattern in self._custom:
             for match in pattern.finditer(text):
@@ -327,6 +320,16 @@ class Redactor:
             return False
         value = text[hit.start:hit.end]
         return value.startswith("[REDACTED") or any(a.fullmatch(value) for a in self._allow)
+
+
+def _holds_colons(data: bytes, count: int) -> bool:
+    """At least `count` colons in `data`: found one by one, not all of them counted."""
+    at = -1
+    for _ in range(count):
+        at = data.find(b":", at + 1)
+        if at < 0:
+            return False
+    return True
 
 
 def _merge(hits: list[Hit]) -> list[Finding]:

@@ -119,8 +119,8 @@ def named_hits(text: str, lowered: str, secret_words: frozenset[str] = frozenset
             # further on (key = value) can make it a name.
             ahead = _SPACES.match(text, end)
             if (ahead and text[ahead.end():ahead.end() + 1] not in ("=", ":") and not lowered.startswith("pass", at)
-                    and not _SPACE_ASSIGNMENT.search(text, max(0, at - 24), at)
-                    and not _HEADER_DIRECTIVE.search(text, max(0, at - 40), at)
+                    and not _space_assignment_before(text, lowered, at)
+                    and not _header_directive_before(text, lowered, at)
                     and not _STRUCTURED.search(text, max(0, at - 64), end)  # secret_access_key X: a name, not a word
                     and not _directive_at(text, at)):  # enable secret X
                 skip = end
@@ -306,9 +306,9 @@ def _judge(text: str, lowered: str, name: str, start: int, end: int, secret_word
         if _FLAG_IN_PROSE.match(text, spaces.end()):
             return Hit("", spaces.end(), spaces.end(), "")  # "Using --password via the CLI is insecure": prose
         return _value_at(text, name, strength, spaces.end(), True, f"flag {'-' * dashes}{name}")
-    if _SPACE_ASSIGNMENT.search(text, max(0, start - 24), start):  # ENV NAME value, setenv NAME value
+    if _space_assignment_before(text, lowered, start):  # ENV NAME value, setenv NAME value
         return _value_at(text, name, strength, spaces.end(), True, f"{name} (ENV / setenv)")
-    if _HEADER_DIRECTIVE.search(text, max(0, start - 40), start):  # nginx / Apache: a header and its value
+    if _header_directive_before(text, lowered, start):  # nginx / Apache: a header and its value
         return _value_at(text, name, strength, spaces.end(), True, f"{name} in a header directive")
     config = _CONFIG_LINE.match(text, spaces.end()) or (  # requirepass "X": quoted alone on its line
         _QUOTED_CONFIG.match(text, spaces.end() + 1) if text[spaces.end():spaces.end() + 1] in ("'", '"') else None)
@@ -380,6 +380,20 @@ _INDENT = re.compile(r"(?:^|\n)[ \t]{1,12}\Z")
 _DIRECTIVE_BEFORE = re.compile(r"(?:^|\n)[ \t]{0,12}(?:[a-z][a-z0-9-]{1,30}[ \t]{1,4}){1,3}\Z")
 _BARE_VALUE = re.compile(r"""[ \t]{0,2}[=:][ \t]{0,2}(?P<v>[^\s"'`,;&|<>(){}\[\]]{10,128})(?=[\s,;&)\]}]|\Z)""")
 _NEXT_WORD = re.compile(r"""[^\s"'`]{8,128}(?=[ \t]|\r?\n|\Z)""")
+
+
+def _space_assignment_before(text: str, lowered: str, at: int) -> bool:
+    """`_SPACE_ASSIGNMENT` ends at `at`: looked for only where the words it needs stand
+    (set, ENV, ARG; ſet, which its case-blind set matches too), as most places have none."""
+    near = lowered[max(0, at - 24):at]
+    return (("set" in near or "env" in near or "arg" in near or "ſet" in near)
+            and _SPACE_ASSIGNMENT.search(text, max(0, at - 24), at) is not None)
+
+
+def _header_directive_before(text: str, lowered: str, at: int) -> bool:
+    """`_HEADER_DIRECTIVE` ends at `at`: looked for only where header or -h stands."""
+    near = lowered[max(0, at - 40):at]
+    return ("header" in near or "-h" in near) and _HEADER_DIRECTIVE.search(text, max(0, at - 40), at) is not None
 
 
 def _directive_at(text: str, at: int) -> bool:

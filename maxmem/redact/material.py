@@ -24,7 +24,16 @@ import re
 from collections.abc import Iterator
 
 from .shapes import Hit, words_within
-from .values import char_offset, find_words, looks_random, present_words, word_blob, word_index
+from .values import (
+    char_offset,
+    char_offsets,
+    find_words,
+    looks_random,
+    present_words,
+    scan,
+    word_blob,
+    word_index,
+)
 
 __all__ = ["card_hits", "der_hits", "grouped_key_hits", "jwk_hits", "key_material_hits", "numbered_phrase_hits",
            "phrase_hits", "putty_hits", "totp_hits"]
@@ -487,7 +496,7 @@ def grouped_key_hits(text: str, lowered: str, data: bytes, words: frozenset[byte
     present = words & _GROUP_CONTEXT  # a set operation in C: most texts name none of them
     if not present:
         return
-    for at, word in words_within(lowered, data, [w.decode() for w in present], _GROUP_BASES):
+    for at, word in _group_contexts(lowered, data, present):
         if word in _PHRASE_WORDS and not _PHRASE_WORDS[word].match(lowered, at):
             continue  # "setup" alone: only "setup key", "license key", "2FA", "two-factor" …
         line_end = text.find("\n", at, at + _GROUP_BACK + 120)
@@ -503,6 +512,17 @@ def grouped_key_hits(text: str, lowered: str, data: bytes, words: frozenset[byte
             for code in _code_list(text, max(done, at + len(word)), end, below):
                 done = code.end()
                 yield Hit("password", code.start(), code.end(), f"one of a list of codes after '{word}'")
+
+
+def _group_contexts(lowered: str, data: bytes, present: frozenset[bytes]) -> list[tuple[int, str]]:
+    """(offset, word) of each context word in `present`, in order; "fa" only where "2fa"
+    stands (the only place it counts: "fa" alone is inside false, default …)."""
+    found = words_within(lowered, data, [w.decode() for w in present if w != b"fa"], _GROUP_BASES)
+    if b"fa" in present:
+        places = [at + 1 for at in scan(data, b"2fa")]
+        found += zip(places if len(data) == len(lowered) else char_offsets(data, places), ["fa"] * len(places))
+        found.sort(key=lambda f: (f[0], -len(f[1])))
+    return found
 
 
 # Recovery codes as services list them: tokens of one shape (length, dash at one place),

@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterator
 
 from .shapes import Hit
-from .values import SECRET_HEADS, char_offset, looks_random, name_strength, value_is_secret
+from .values import SECRET_HEADS, char_offset, char_offsets, looks_random, name_strength, scan, value_is_secret
 
 __all__ = ["crypt_hits", "dollar_hits", "encoded_json_hits", "random_run_hits", "secret_json", "session_hits"]
 
@@ -213,10 +213,16 @@ _CRYPT = re.compile(r"(?<![\w$])\$(?:1|2[abxy]|5|6|7|apr1|y|gy|argon2(?:id|i|d)|
 
 def crypt_hits(text: str) -> Iterator[Hit]:
     """A password hash in crypt's format: $apr1$…$…, $6$…$…, $2b$12$…, $argon2id$…$…$…."""
-    for match in _CRYPT.finditer(text):
+    at = text.find("$")  # each match starts at a $: tried there only (a search tries every place)
+    while at >= 0:
+        match = _CRYPT.match(text, at)
+        if match is None:
+            at = text.find("$", at + 1)
+            continue
         body = match.group(0).rsplit("$", 1)[-1]
         if looks_random(body.rstrip("="), 16):
             yield Hit("password", match.start(), match.end(), "password hash in crypt's format")
+        at = text.find("$", match.end())
 
 
 # base64 of a JSON object ({" → eyJ, {\n → ewo, {\r\n → ew0K): a Kubernetes
@@ -280,23 +286,22 @@ _SEPARATORS = str.maketrans("", "", "-_.%/+=")
 def session_hits(text: str, lowered: str, data: bytes) -> Iterator[Hit]:
     """The value of a name that says session or cookie, when it is long and random."""
     for word in _SESSION_WORDS:
-        if word.encode() not in data:
-            continue
-        at = lowered.find(word)
-        while at >= 0:
+        places = scan(data, word.encode())  # in the bytes, found once for every rule that looks
+        resume = 0
+        for at in places if len(data) == len(text) else char_offsets(data, places):
+            if at < resume:
+                continue
+            resume = at + len(word)
             if ((word == "sid" and at and lowered[at - 1].isalpha())  # inside, consider: no session's id
                     or (word == "sess" and lowered[at + 4:at + 5].isalpha()
                         and not lowered.startswith(("ion", "id"), at + 4))):  # assessment, obsessed
-                at = lowered.find(word, at + len(word))
                 continue
             match = _SESSION_AFTER.match(text, at + len(word))
             if match and _session_value(match.group("value")):
                 head = _SESSION_BEFORE.search(text, max(0, at - 40), at)
                 name = text[head.start() if head else at:match.start("value")].strip(" \t=:\"'\\")
                 yield Hit("session", match.start("value"), match.end("value"), f"session value ({name})")
-                at = lowered.find(word, match.end())
-            else:
-                at = lowered.find(word, at + len(word))
+                resume = match.end()
 
 
 def _session_value(value: str) -> bool:

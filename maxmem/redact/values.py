@@ -490,10 +490,16 @@ def may_hold(words: frozenset[bytes], needle: bytes) -> bool:
     """Whether a text whose `words` these are may hold the lower-case ASCII `needle`:
     each run of letters of it inside one of the words (a needle of no letter: yes)."""
     blob = word_blob(words)
-    return all(part in blob for part in _LETTER_RUNS.findall(needle))
+    return all(part in blob for part in _letter_runs(needle))
 
 
 _LETTER_RUNS = re.compile(rb"[a-z]+")
+
+
+@lru_cache(maxsize=4096)
+def _letter_runs(needle: bytes) -> tuple[bytes, ...]:
+    """The runs of letters of a needle: the rules ask of the same few needles, text after text."""
+    return tuple(_LETTER_RUNS.findall(needle))
 _last_scans: list[tuple[bytes, dict[bytes, list[int]]]] = []  # the texts scanned last, by identity
 
 
@@ -506,13 +512,32 @@ def scan(data: bytes, needle: bytes) -> list[int]:
         _last_scans[:] = [*_last_scans[-1:], (data, found)]
     places = found.get(needle)
     if places is None:
-        places = []
-        at = data.find(needle)
-        while at >= 0:
-            places.append(at)
-            at = data.find(needle, at + 1)
+        places = _within_found(data, needle, found)
+        if places is None:
+            places = []
+            at = data.find(needle)
+            while at >= 0:
+                places.append(at)
+                at = data.find(needle, at + 1)
         found[needle] = places
     return places
+
+
+_DERIVED_MAX = 1000  # offsets of a part worth checking one by one rather than reading the text again
+
+
+def _within_found(data: bytes, needle: bytes, found: dict[bytes, list[int]]) -> list[int] | None:
+    """The offsets of `needle` read off those of a part of it found already (authenticate
+    off auth, connect off conn): each occurrence holds the part at one offset. None when
+    no part was found, or one found too often to be worth it."""
+    best: tuple[bytes, list[int]] | None = None
+    for part, places in found.items():
+        if part in needle and len(places) <= _DERIVED_MAX and (best is None or len(places) < len(best[1])):
+            best = (part, places)
+    if best is None:
+        return None
+    k = needle.index(best[0])
+    return [at - k for at in best[1] if at >= k and data.startswith(needle, at - k)]
 
 
 def scan_apart(data: bytes, needle: bytes) -> list[int]:
@@ -533,12 +558,19 @@ def inside_words(words: frozenset[bytes], needles: Iterable[str]) -> list[str]:
     run of letters of a needle inside one of the words (a scan of the distinct words,
     a few KB, instead of the whole text)."""
     blob = word_blob(words)
+    return [needle for needle, first, rest in _letter_parts(needles if isinstance(needles, tuple) else tuple(needles))
+            if first in blob and (not rest or all(p in blob for p in rest))]
+
+
+@lru_cache(maxsize=256)
+def _letter_parts(needles: tuple[str, ...]) -> tuple[tuple[str, bytes, tuple[bytes, ...]], ...]:
+    """Each needle with its first run of letters and the others, in UTF-8: split once, not
+    once a text (b"" when it has none: every text may hold it)."""
     out = []
     for needle in needles:
-        parts = [p.encode() for p in _NOT_LETTERS.split(needle) if p]
-        if all(p in blob for p in parts):
-            out.append(needle)
-    return out
+        parts = [p.encode() for p in _NOT_LETTERS.split(needle) if p] or [b""]
+        out.append((needle, parts[0], tuple(parts[1:])))
+    return tuple(out)
 
 
 _ENDINGS = (b"", b"s", b"es", b"si", b"n", b"en", b"a", b"e", b"i", b"u", b"et", b"er", b"ul", b"ta", b"y",
@@ -579,7 +611,7 @@ def present_words(words: frozenset[bytes], candidates: WordIndex) -> list[str]:
     whose `words` these are may hold: each part a word of the text (or one with a short
     ending), a part in another script found inside one of the text's words (密码是 holds 密码)."""
     index, others, pattern, gate, script_only = candidates
-    if words.isdisjoint(gate) and not (script_only and not all(w.isascii() for w in words)):
+    if words.isdisjoint(gate) and not (script_only and not word_blob(words).isascii()):
         return []
     found: set[str] = set()
     if len(words) < len(index):
