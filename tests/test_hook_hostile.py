@@ -61,7 +61,7 @@ def test_a_transcript_path_with_escape_sequences_reaches_hook_log_inert(tmp_path
 def test_a_transcript_of_one_endless_line_stops_the_capture_hook_at_its_deadline(tmp_path):
     """32 GB with no newline (sparse: no disk used): the capture stops at the hook's own
     deadline, saying so, instead of being cut off by the backstop alarm a second later
-    (and the next run reads it again: nothing of it was consumed)."""
+    (and the next run looks on from where it stopped: the cursor keeps how far it looked)."""
     transcript = tmp_path / "endless.jsonl"
     with open(transcript, "wb") as handle:
         handle.truncate(32 << 30)
@@ -73,6 +73,14 @@ def test_a_transcript_of_one_endless_line_stops_the_capture_hook_at_its_deadline
     assert len(lines) == 2
     for line in lines:
         assert " ok hook stop" in line and "stopped at its time budget" in line and "failed" not in line, line
+    from maxmem.store.db import Database
+
+    db = Database(tmp_path / "brain.db", readonly=True)
+    try:
+        (state,) = [json.loads(r["state"]) for r in db.rows("SELECT state FROM capture_files")]
+    finally:
+        db.close()
+    assert state["scanned_to"] > 0  # how far the runs looked, kept: the next run reads on from there
 
 
 def _small_memory() -> None:  # the hook under a 4 GB address space: an endless read fails in it
