@@ -99,3 +99,19 @@ def test_an_endless_stdin_is_read_no_further_than_a_harness_could_send(tmp_path,
     assert b"Traceback" not in done.stderr
     (line,) = log_lines(tmp_path)
     assert " ok hook " in line
+
+
+@pytest.mark.parametrize(("event", "option"), [("user-prompt", "--config"), ("stop", "--config"),
+                                               ("session-start", "--db"), ("stop", "--log-file")])
+def test_a_fifo_given_as_a_file_is_one_log_line_and_exit_0(tmp_path, event, option):
+    """A named pipe no one writes to, as the config, brain.db or the log file: the hook
+    exits 0 at once, hook.log saying why (opening it would wait for a writer for ever)."""
+    import os
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    done = subprocess.run(["env", "-i", f"HOME={tmp_path}", str(MAXMEM), option, str(fifo), "hook", event,
+                           "--budget", "5"], input=b"{}", capture_output=True, timeout=60)
+    assert done.returncode == 0 and done.stdout == b"" and b"Traceback" not in done.stderr
+    (line,) = log_lines(tmp_path)
+    assert " FAIL hook " in line and "is a FIFO (named pipe), not a regular file" in line, line

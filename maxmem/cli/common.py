@@ -22,7 +22,7 @@ from ..brain import Brain
 from ..clock import Clock
 from ..config import Config, local_timezone
 from ..errors import InvalidInput
-from ..files import read_at_most
+from ..files import open_regular, read_at_most
 from ..inert import inert
 from ..memory import CATEGORIES, STATUSES, Filters, parse_pairs
 from ..search.nlquery import parse_when
@@ -87,7 +87,7 @@ def read_file(path: Path) -> str:
     """A file the user named, as UTF-8 text, at most MAX_INPUT_BYTES of it (one line
     saying why not, else)."""
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:  # a FIFO or a device is refused, never waited on
             raw = read_at_most(handle, MAX_INPUT_BYTES)
         if raw is None:
             raise InvalidInput(f"{path} holds more than {MAX_INPUT_BYTES >> 20} MiB: give less")

@@ -19,6 +19,8 @@ from typing import Any
 
 from ..agents import AGENTS
 from ..clock import iso
+from ..errors import InvalidInput
+from ..files import kind_of, open_regular, read_at_most
 from ..markdown.parse import HEADING_KINDS
 from ..markdown.render import EXPORT_MARK
 from .blocks import Block, read_blocks
@@ -38,6 +40,7 @@ _IMPORT_LINE = re.compile(r"^@[~\w./-]+$")
 _LINK = re.compile(r"\]\(([^)\s]+\.md)(?:#[^)]*)?\)")
 TITLE_SEPARATOR = " › "
 MAX_TITLE = 300
+MAX_NOTES_BYTES = 64 << 20  # a file of notes larger than this is no memory file: refused, not read on
 
 
 @dataclass(frozen=True)
@@ -102,17 +105,29 @@ class Reading:
 
 
 def read_text(path: Path) -> tuple[str | None, str | None]:
-    """A file's text, or (None, why not) in one line: unreadable, not UTF-8."""
+    """A file's text, or (None, why not) in one line: unreadable, not a regular file (a
+    FIFO is never waited on), larger than MAX_NOTES_BYTES, not UTF-8."""
     try:
-        raw = path.read_bytes()
+        with open_regular(path) as handle:
+            raw = read_at_most(handle, MAX_NOTES_BYTES)
     except OSError as exc:
         return None, f"cannot read it: {exc.strerror or exc}"
+    except InvalidInput:  # said without the path, which the report shows already
+        return None, _not_regular(path)
+    if raw is None:
+        return None, f"it holds more than {MAX_NOTES_BYTES >> 20} MiB: not a file of notes"
     try:
         return raw.decode("utf-8-sig"), None
     except UnicodeDecodeError as exc:
         return None, (f"not UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start}): convert it "
                       "first, e.g. with iconv -t UTF-8")
 
+
+def _not_regular(path: Path) -> str:
+    try:
+        return f"it is {kind_of(path.stat().st_mode)}, not a regular file"
+    except OSError:
+        return "it is not a regular file"
 
 def markdown_file(path: Path, scope: Scope, tz: tzinfo) -> SourceFile:
     """A Markdown file read as items (an unreadable one as its error)."""
