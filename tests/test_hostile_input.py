@@ -312,9 +312,9 @@ def _fifo_places(place: dict[str, Path]) -> dict[str, str]:
 
 
 @pytest.mark.parametrize(("argv", "said"), [
-    (["--config", "{fifo}", "list"], "{fifo} is a FIFO (named pipe), not a regular file: give the path of a config.toml"),
+    (["--config", "{fifo}", "list"], "{fifo} is a FIFO (named pipe), not a regular file: give the path of a config"),
     (["--db", "{fifo}", "list"], "{fifo} is a FIFO (named pipe), not a regular file: give the path of brain.db"),
-    (["--log-file", "{fifo}", "list"], "{fifo} is a FIFO (named pipe), not a regular file: give the path of a log file"),
+    (["--log-file", "{fifo}", "list"], "{fifo} is a FIFO (named pipe), not a regular file: give the path of a log"),
     (["save-context", "--file", "{fifo}"], "{fifo} is a FIFO (named pipe), not a regular file"),
     (["redact-test", "{fifo}"], "{fifo} is a FIFO (named pipe), not a regular file"),
     (["import", "{fifo}"], "not a regular file"),

@@ -273,7 +273,8 @@ def test_control_characters_are_written_inert_and_read_back_as_they_were(brain, 
     export_markdown(brain, ws)
     for path in ws.rglob("*.md"):
         data = path.read_bytes()
-        raw = re.findall(rb"[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]|\xe2\x80[\xa8\xa9\xaa-\xae]|\xe2\x81[\xa6-\xa9]", data)
+        raw = re.findall(rb"[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]|\xe2\x80[\xa8-\xae]|\xe2\x81[\xa6-\xa9]",
+                         data)
         assert not raw, (path.name, raw[:5])
     assert "\\x1b]52;c;aGk=\\x07" in (ws / "MEMORY.md").read_text("utf-8")  # shown, escaped
     before = {m.id: m.to_dict() for m in brain.list(limit=100)}
