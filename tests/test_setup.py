@@ -735,3 +735,14 @@ def test_a_path_holding_a_line_break_is_refused_not_written_into_a_schedulers_li
     done = maxmem(home, "--db", str(folder / "brain.db"), "setup", scheduler, "--dry-run")
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and "holds a line break" in done.stderr, done.stderr
+
+
+def test_a_path_holding_a_control_character_is_one_line_for_launchd(home):
+    """A launchd plist is XML, which holds no C0 control but tab and line breaks: a path
+    with an escape sequence is refused in one line, not a traceback from plistlib."""
+    folder = home / "a\x1b[2Jb"
+    folder.mkdir()
+    done = maxmem(home, "--db", str(folder / "brain.db"), "setup", "launchd", "--dry-run")
+    assert done.returncode == 2 and done.stdout == "" and "Traceback" not in done.stderr
+    assert done.stderr.count("\n") == 1 and "holds a control character" in done.stderr, done.stderr
+    assert "\x1b" not in done.stderr

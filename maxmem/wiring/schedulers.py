@@ -318,6 +318,9 @@ def plist_path(ctx: Install) -> Path:
 WRAPPER = '[ -r "$1" ] && { set -a; . "$1"; set +a; }; shift; exec "$@"'
 
 
+_XML_UNFIT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+
+
 def plist_bytes(ctx: Install) -> bytes:
     data = {
         "Label": LABEL,
@@ -330,6 +333,10 @@ def plist_bytes(ctx: Install) -> bytes:
         "StandardOutPath": str(ctx.state / "jobs.out"),
         "StandardErrorPath": str(ctx.state / "jobs.out"),
     }
+    for word in [*data["ProgramArguments"], str(ctx.state)]:  # XML holds no C0 control but tab and line breaks
+        if _XML_UNFIT.search(word):
+            raise InvalidInput(f"{word!r} holds a control character, which a launchd plist cannot "
+                               "carry: give a path without one")
     return plistlib.dumps(data, sort_keys=False)
 
 
