@@ -465,7 +465,9 @@ class FolderReport:
         if self.foreign:
             shown = ", ".join(self.foreign[:5]) + (" …" if len(self.foreign) > 5 else "")
             out.append(f"ignored {len(self.foreign)} file(s) in {self.folder} that are not maxmem's: {shown}")
-        return out
+        # A file's name (another machine's, or anyone's who can write the folder) may hold a
+        # line break: shown as \x0a, it cannot start a line of its own that reads as maxmem's.
+        return [line.replace("\n", "\\x0a") for line in out]
 
 
 @dataclass
