@@ -362,6 +362,21 @@ def test_a_key_file_that_is_no_key_is_refused_unread(place, monkeypatch, capsys,
     assert code == 1 and err.count("\n") == 1 and f"the key file {key_file}" in err and said in err, err
 
 
+def test_a_file_name_with_a_line_break_stays_on_its_one_line(place, monkeypatch, capsys, tmp_path):
+    """A transcript (anyone's file, in a folder capture reads) whose name holds a line
+    break and what reads like maxmem's own line: each diagnostic and log line stays one
+    line, the break shown as \\x0a, so no line of stderr is forged."""
+    name = "rollout-a\nmaxmem: error: forged\x1b[2J.jsonl.zst"
+    (tmp_path / name).write_bytes(b"\x28\xb5\x2f\xfd not really zstd")
+    code, _, err = run(place, monkeypatch, capsys, ["-v", "capture", "--path", str(tmp_path / name),
+                                                    "--format", "codex"])
+    assert code == 1, err
+    lines = err.splitlines()
+    assert all(line.startswith("maxmem: ") for line in lines), lines
+    assert not [line for line in lines if line.startswith("maxmem: error: forged")], lines
+    assert sum("a\\x0amaxmem: error: forged\\x1b[2J" in line for line in lines) >= 2, lines  # the log's and the error's
+
+
 def test_import_of_json_nested_5000_deep_is_one_line(place, monkeypatch, capsys):
     code, _, err = run(place, monkeypatch, capsys, ["import", str(place["deep"])])
     assert code in (1, 2) and err.count("\n") == 1 and "nested too deeply" in err, err

@@ -118,7 +118,12 @@ HANDLER_NAME = "maxmem-cli"  # the handlers this module added, to replace on the
 
 
 class _InertFormatter(logging.Formatter):
-    """A log line as text for a person: a message quoting stored text moves no cursor."""
+    """A log line as text for a person: a message quoting stored text moves no cursor,
+    and one holding a line break (a path's) stays one line (\x0a; a traceback below it,
+    with -vv, keeps its lines)."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802 (logging's name)
+        return super().formatMessage(record).replace("\n", "\\x0a")
 
     def format(self, record: logging.LogRecord) -> str:
         return inert(super().format(record))

@@ -114,8 +114,11 @@ def read_stdin() -> str:
 def say(line: Any = "", err: bool = False, nl: bool = True) -> None:
     """Print a line for a person: every character a terminal acts on (escape sequences,
     bidi overrides that reorder what follows) shown escaped (memory.inert). Every command
-    prints stored or harness-given text through this; JSON goes through `emit`."""
-    click.echo(inert(str(line)), err=err, nl=nl)
+    prints stored or harness-given text through this; JSON goes through `emit`. A line for
+    stderr (a diagnostic) stays one line: a line break in it (a path's, a file name's)
+    is shown as \x0a, never starting a line of its own that reads as maxmem's."""
+    text = inert(str(line))
+    click.echo(text.replace("\n", "\\x0a") if err else text, err=err, nl=nl)
 
 
 def emit(data: Any, as_json: bool, text: Callable[[Any], Iterable[str]] | None = None) -> None:
