@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import EncryptionKeyError, InvalidInput, MaxmemError
+from .files import open_regular
 from .keys import HOW_TO_GIVE, Key
 from .sealed import is_sealed, seal, unseal
 
@@ -143,7 +144,7 @@ def sync_folder(folder: Path) -> None:
 
 
 def _chunks(path: Path) -> Iterator[bytes]:
-    with open(path, "rb") as handle:
+    with open_regular(path) as handle:
         while True:
             chunk = handle.read(CHUNK)
             if not chunk:
@@ -214,7 +215,7 @@ def read(path: Path | str, keep: bool = True, key: Key | None = None) -> Reading
     """
     path = Path(path)
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path, "an archive") as handle:  # a FIFO: refused, never waited on
             start = handle.read(16)
         sealed = is_sealed(start)
         pieces = (_gunzip([_opened(path, key)]) if sealed

@@ -377,6 +377,21 @@ def test_a_file_name_with_a_line_break_stays_on_its_one_line(place, monkeypatch,
     assert sum("a\\x0amaxmem: error: forged\\x1b[2J" in line for line in lines) >= 2, lines  # the log's and the error's
 
 
+@pytest.mark.parametrize("argv", [["scrub"], ["doctor"], ["retain", "--repair-archives"], ["retain"]])
+def test_a_fifo_named_as_a_retention_archive_is_passed_over(place, monkeypatch, capsys, tmp_path, argv):
+    """A named pipe beside brain.db with an archive's name: no command that reads the
+    archives waits on it."""
+    db = tmp_path / "brain.db"
+    with Brain.open(db, embedder="none") as brain:
+        brain.remember("the garage code changed in May", category="core")
+    os.mkfifo(tmp_path / "brain.retention-20260101T000000Z.jsonl.gz")
+    try:
+        code, _, err = run(place, monkeypatch, capsys, argv, db=db)
+    except Hang:
+        pytest.fail(f"maxmem {argv!r} waited on the FIFO")
+    assert "Traceback" not in err and err.count("maxmem: error:") <= 1, err
+
+
 def test_import_of_json_nested_5000_deep_is_one_line(place, monkeypatch, capsys):
     code, _, err = run(place, monkeypatch, capsys, ["import", str(place["deep"])])
     assert code in (1, 2) and err.count("\n") == 1 and "nested too deeply" in err, err
