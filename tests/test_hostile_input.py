@@ -378,13 +378,16 @@ def test_a_file_name_with_a_line_break_stays_on_its_one_line(place, monkeypatch,
 
 
 @pytest.mark.parametrize("argv", [["scrub"], ["doctor"], ["retain", "--repair-archives"], ["retain"]])
-def test_a_fifo_named_as_a_retention_archive_is_passed_over(place, monkeypatch, capsys, tmp_path, argv):
-    """A named pipe beside brain.db with an archive's name: no command that reads the
-    archives waits on it."""
+def test_a_fifo_named_as_an_archive_or_a_job_log_is_passed_over(place, monkeypatch, capsys, tmp_path, argv):
+    """A named pipe beside brain.db with an archive's name, or in the log folder with a
+    job log's: no command that reads the archives or the logs waits on it."""
     db = tmp_path / "brain.db"
     with Brain.open(db, embedder="none") as brain:
         brain.remember("the garage code changed in May", category="core")
     os.mkfifo(tmp_path / "brain.retention-20260101T000000Z.jsonl.gz")
+    (tmp_path / "logs").mkdir()
+    os.mkfifo(tmp_path / "logs" / "capture.log")
+    monkeypatch.setenv("MAXMEM_LOG_DIR", str(tmp_path / "logs"))
     try:
         code, _, err = run(place, monkeypatch, capsys, argv, db=db)
     except Hang:
