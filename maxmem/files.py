@@ -56,6 +56,14 @@ def kind_of(mode: int) -> str:
     return next((name for test, name in kinds if test(mode)), "not a regular file")
 
 
+def kind_at(path: Path | str) -> str:
+    """What is at `path`, in words, as kind_of says it."""
+    try:
+        return kind_of(os.stat(path).st_mode)
+    except OSError:
+        return "gone or unreadable"
+
+
 def not_regular(path: Path | str, mode: int, what: str = "a file") -> InvalidInput:
     """The one-line refusal of a path that names anything but a regular file (`what`: the
     file wanted, as the message names it)."""

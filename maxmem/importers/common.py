@@ -20,7 +20,7 @@ from typing import Any
 from ..agents import AGENTS
 from ..clock import iso
 from ..errors import InvalidInput
-from ..files import kind_of, open_regular, read_at_most
+from ..files import kind_at, open_regular, read_at_most
 from ..markdown.parse import HEADING_KINDS
 from ..markdown.render import EXPORT_MARK
 from .blocks import Block, read_blocks
@@ -113,7 +113,7 @@ def read_text(path: Path) -> tuple[str | None, str | None]:
     except OSError as exc:
         return None, f"cannot read it: {exc.strerror or exc}"
     except InvalidInput:  # said without the path, which the report shows already
-        return None, _not_regular(path)
+        return None, f"it is {kind_at(path)}, not a regular file"
     if raw is None:
         return None, f"it holds more than {MAX_NOTES_BYTES >> 20} MiB: not a file of notes"
     try:
@@ -122,12 +122,6 @@ def read_text(path: Path) -> tuple[str | None, str | None]:
         return None, (f"not UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start}): convert it "
                       "first, e.g. with iconv -t UTF-8")
 
-
-def _not_regular(path: Path) -> str:
-    try:
-        return f"it is {kind_of(path.stat().st_mode)}, not a regular file"
-    except OSError:
-        return "it is not a regular file"
 
 def markdown_file(path: Path, scope: Scope, tz: tzinfo) -> SourceFile:
     """A Markdown file read as items (an unreadable one as its error)."""
