@@ -395,6 +395,29 @@ def test_a_fifo_named_as_an_archive_or_a_job_log_is_passed_over(place, monkeypat
     assert "Traceback" not in err and err.count("maxmem: error:") <= 1, err
 
 
+@pytest.mark.parametrize("packed", [False, True])
+def test_an_import_of_one_endless_line_is_one_line_read_no_further(place, tmp_path, packed):
+    """A JSONL file (or a gzipped one) of one line of zeros that never ends: refused in one
+    line once the line is longer than any record, in little memory and time (it was
+    gathered whole, copied again for every MiB read)."""
+    import gzip
+    import subprocess
+
+    path = tmp_path / ("endless.jsonl.gz" if packed else "endless.jsonl")
+    if packed:
+        with gzip.open(path, "wb", compresslevel=1) as handle:
+            for _ in range(96):
+                handle.write(bytes(1 << 20))
+    else:
+        with open(path, "wb") as handle:
+            handle.truncate(1 << 30)  # sparse: a GiB of zeros on no disk
+    env = {**os.environ, "MAXMEM_HOME": str(place["home"]), "MAXMEM_DB": str(place["db"]), "MAXMEM_EMBEDDER": "none"}
+    done = subprocess.run([sys.executable, "-m", "maxmem", "import", str(path)], env=env, capture_output=True,
+                          text=True, timeout=120, preexec_fn=_small_memory)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr[-500:]
+    assert "a line of more than 64 MiB: not a maxmem export or archive" in done.stderr, done.stderr
+
+
 def test_import_of_json_nested_5000_deep_is_one_line(place, monkeypatch, capsys):
     code, _, err = run(place, monkeypatch, capsys, ["import", str(place["deep"])])
     assert code in (1, 2) and err.count("\n") == 1 and "nested too deeply" in err, err
