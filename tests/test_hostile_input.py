@@ -475,3 +475,15 @@ def test_each_probe_through_mcp_gets_one_line(server, tool, arguments, said):
         loop.run_until_complete(built.call_tool(tool, arguments))
     assert not isinstance(raised.value, UnexpectedToolError) and said in str(raised.value)
     assert "\n" not in str(raised.value)
+
+
+def test_an_unknown_argument_name_is_named_inert_on_one_line(server):
+    """The name of an argument a tool does not have is the client's text: the error that
+    names it holds no escape sequence and no line break (a client may print it)."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    built, _, loop = server
+    with pytest.raises(ToolError) as raised:
+        loop.run_until_complete(built.call_tool("stats", {"x\x1b]52;c;aGk=\x07\nforged": 1}))
+    said = str(raised.value)
+    assert "\x1b" not in said and "\n" not in said and "unknown argument(s) x\\x1b]52;c;aGk=\\x07 forged" in said, said
