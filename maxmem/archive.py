@@ -31,10 +31,12 @@ from pathlib import Path
 from typing import Any
 
 from .errors import EncryptionKeyError, InvalidInput, MaxmemError
+from .files import open_regular
 from .keys import HOW_TO_GIVE, Key
 from .sealed import is_sealed, seal, unseal
 
 CHUNK = 1 << 20
+MAX_LINE_BYTES = 64 << 20  # a record (a memory of at most 1 MB, JSON-escaped) is far shorter
 GZIP_MAGIC = b"\x1f\x8b"
 TEMPORARY_SUFFIX = ".tmp"
 PURPOSE = "archive"  # what sealed archives are sealed for (sealed.py)
@@ -143,7 +145,7 @@ def sync_folder(folder: Path) -> None:
 
 
 def _chunks(path: Path) -> Iterator[bytes]:
-    with open(path, "rb") as handle:
+    with open_regular(path) as handle:
         while True:
             chunk = handle.read(CHUNK)
             if not chunk:
@@ -159,8 +161,8 @@ def _gunzip(chunks: Iterable[bytes]) -> Iterator[tuple[bytes, str | None]]:
     for chunk in chunks:
         data = chunk
         while data:
-            try:
-                piece = inflater.decompress(data)
+            try:  # at most CHUNK out at a time: a small file of zeros inflates a thousandfold
+                piece = inflater.decompress(data, CHUNK)
             except zlib.error as exc:
                 yield b"", f"damaged ({_zlib_reason(exc)})"
                 return
@@ -177,7 +179,7 @@ def _gunzip(chunks: Iterable[bytes]) -> Iterator[tuple[bytes, str | None]]:
                         return
                     data = b""  # zero padding after the last member, as tape and some tools leave
             else:
-                data = b""
+                data = inflater.unconsumed_tail  # what CHUNK left for the next piece
     if member_started:
         try:
             tail = inflater.flush()
@@ -214,7 +216,7 @@ def read(path: Path | str, keep: bool = True, key: Key | None = None) -> Reading
     """
     path = Path(path)
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path, "an archive") as handle:  # a FIFO: refused, never waited on
             start = handle.read(16)
         sealed = is_sealed(start)
         pieces = (_gunzip([_opened(path, key)]) if sealed
@@ -224,12 +226,22 @@ def read(path: Path | str, keep: bool = True, key: Key | None = None) -> Reading
     records: list[dict[str, Any]] = []
     count = 0
     number = 0
-    pending = b""
+    parts: list[bytes] = []  # the line being read, in pieces (never joined again and again)
+    held = 0
     problem: str | None = None
     try:
         for piece, stopped in pieces:
-            pending += piece
-            *whole, pending = pending.split(b"\n")
+            whole: list[bytes] = []
+            if b"\n" in piece:
+                first, *rest = piece.split(b"\n")
+                whole = [b"".join([*parts, first]), *rest[:-1]]
+                parts, held = [rest[-1]], len(rest[-1])
+            else:
+                parts.append(piece)
+                held += len(piece)
+            if held > MAX_LINE_BYTES:  # an endless line (/dev/zero's copy, a broken file): not read on
+                raise InvalidInput(f"{path}:{number + len(whole) + 1}: a line of more than "
+                                   f"{MAX_LINE_BYTES >> 20} MiB: not a maxmem export or archive")
             for line in whole:
                 number += 1
                 record = _parse(path, number, line)
@@ -242,6 +254,7 @@ def read(path: Path | str, keep: bool = True, key: Key | None = None) -> Reading
     except OSError as exc:
         raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from None
     lost = 0
+    pending = b"".join(parts)
     if pending.strip():
         if problem is None:  # an intact file whose last line has no newline: it must still parse
             record = _parse(path, number + 1, pending)

@@ -23,8 +23,8 @@ from zoneinfo import ZoneInfoNotFoundError
 import tzlocal
 
 from .clock import zone
-from .errors import ConfigError
-from .files import read_at_most
+from .errors import ConfigError, InvalidInput
+from .files import open_regular, read_at_most
 from .keys import Key, resolve
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -348,11 +348,13 @@ def _read(config_path: Path, given: bool) -> dict[str, Any]:
             raise ConfigError(f"config file {config_path} does not exist: run  maxmem init")
         return {}
     try:
-        with open(config_path, "rb") as handle:
+        with open_regular(config_path, "a config.toml") as handle:  # a FIFO or a device is refused, never waited on
             data = read_at_most(handle, MAX_CONFIG_BYTES)
         if data is None:
             raise ConfigError(f"{config_path} holds more than {MAX_CONFIG_BYTES >> 20} MiB: "
                               "give the path of a config.toml")
         return tomllib.loads(data.decode("utf-8"))
+    except InvalidInput as exc:
+        raise ConfigError(str(exc)) from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
         raise ConfigError(f"cannot read {config_path}: {exc}") from None

@@ -36,7 +36,8 @@ from .capture import agents_folders, discover
 from .capture.openclaw_store import store_problems
 from .clock import Clock, iso
 from .config import Config, state_dir
-from .errors import ConfigError, MaxmemError
+from .errors import ConfigError, InvalidInput, MaxmemError
+from .files import open_regular
 from .jobs import due
 from .jobs import table as job_table
 from .jobs.runs import age_hours, format_age, last_runs, one_line, record_run
@@ -287,12 +288,12 @@ def log_checks(log_dir: Path, runs: Mapping[str, Mapping[str, Any]], now: dateti
 def _last_exit(path: Path, tail_bytes: int = 64 * 1024) -> tuple[str, int, str] | None:
     """(time, exit code, the line before it) of the last `<time> <job>: exit N` line."""
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:  # a FIFO of that name: never waited on
             handle.seek(0, 2)
             size = handle.tell()
             handle.seek(max(0, size - tail_bytes))
             lines = handle.read().decode("utf-8", "replace").splitlines()
-    except OSError:
+    except (OSError, InvalidInput):
         return None
     for index in range(len(lines) - 1, -1, -1):
         found = EXIT_LINE.match(lines[index].strip())

@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import errno
+import io
 import os
 import stat
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, TypeVar
+from typing import IO, BinaryIO, TypeVar
 
 from .errors import InvalidInput
 
@@ -45,6 +47,90 @@ def write_private(path: Path, write: Callable[[IO[str]], T]) -> T:
         return result
 
     return _replace(path, fill)
+
+
+def kind_of(mode: int) -> str:
+    """What a file of this st_mode is, in words: "a FIFO (named pipe)", "a folder", …"""
+    kinds = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+             (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
+    return next((name for test, name in kinds if test(mode)), "not a regular file")
+
+
+def kind_at(path: Path | str) -> str:
+    """What is at `path`, in words, as kind_of says it."""
+    try:
+        return kind_of(os.stat(path).st_mode)
+    except OSError:
+        return "gone or unreadable"
+
+
+def not_regular(path: Path | str, mode: int, what: str = "a file") -> InvalidInput:
+    """The one-line refusal of a path that names anything but a regular file (`what`: the
+    file wanted, as the message names it)."""
+    return InvalidInput(f"{path} is {kind_of(mode)}, not a regular file: give the path of {what}")
+
+
+def check_regular(path: Path | str, what: str = "a file") -> None:
+    """Refuse (InvalidInput) a path that exists and is not a regular file, for a path
+    another library opens by name (SQLite): a FIFO's open would wait for a writer that
+    may never come. A path that does not exist passes (it is created)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return
+    if not stat.S_ISREG(info.st_mode):
+        raise not_regular(path, info.st_mode, what)
+
+
+def open_regular(path: Path | str, what: str = "a file") -> BinaryIO:
+    """Open a file the user named, for reading; anything but a regular file is refused in
+    one line (InvalidInput), never read: a FIFO is opened without waiting for its writer
+    (O_NONBLOCK) and refused, as are devices (/dev/zero never ends) and sockets. OSError
+    when it cannot be opened."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise not_regular(path, info.st_mode, what)
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_regular(path: Path | str, limit: int, what: str = "a file") -> bytes:
+    """The bytes of a regular file the user named (open_regular), at most `limit` of them:
+    InvalidInput, in one line, for a larger one, read no further than limit + 1."""
+    with open_regular(path, what) as handle:
+        data = read_at_most(handle, limit)
+    if data is None:
+        shown = f"{limit >> 20} MiB" if limit >= 1 << 20 else f"{limit} bytes"
+        raise InvalidInput(f"{path} holds more than {shown}: give the path of {what}")
+    return data
+
+
+def open_append(path: Path, what: str = "a file") -> io.TextIOWrapper:
+    """A log file the user named, opened to append text (created 0600 in a 0700 folder):
+    anything but a regular file is refused in one line, as open_regular does (a FIFO
+    without a reader is refused at once rather than waited on)."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags, 0o600)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # a FIFO nobody reads
+            raise not_regular(path, stat.S_IFIFO, what) from None
+        raise
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise not_regular(path, info.st_mode, what)
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "a", encoding="utf-8")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def read_at_most(stream: IO[bytes], limit: int) -> bytes | None:

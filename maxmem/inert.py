@@ -15,6 +15,7 @@ from __future__ import annotations
 _ACTED_ON = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7f, *range(0x80, 0xa0)) if c not in (0x09, 0x0a)}
 _ACTED_ON.update({c: f"\\u{c:04x}" for c in (0x061c, 0x200e, 0x200f, 0x2028, 0x2029,
                                                  *range(0x202a, 0x202f), *range(0x2066, 0x206a))})
+ACTED_ON: dict[int, str] = dict(_ACTED_ON)  # each such code point and how it is shown (\x1b, \u202e)
 
 
 def inert(text: str) -> str:

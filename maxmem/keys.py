@@ -29,8 +29,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import EncryptionKeyError
-from .files import write_private
+from .errors import EncryptionKeyError, InvalidInput
+from .files import open_regular, read_at_most, write_private
 
 log = logging.getLogger("maxmem")
 
@@ -38,6 +38,7 @@ KEY_FILE_NAME = "brain.key"
 KEYRING_SERVICE = "maxmem"
 KEYRING_NAME = "brain.key"
 ENV_VAR = "MAXMEM_KEY"
+MAX_KEY_FILE_BYTES = 4096  # a key (64 hex digits, or a passphrase) is small: a larger file is not one
 CIPHER = "aegis"  # SQLite3 Multiple Ciphers' name; a file does not record it: every open sets it
 RAW_KEY = re.compile(r"^[0-9a-fA-F]{64}$")
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -68,9 +69,9 @@ def is_encrypted(path: Path) -> bool:
     """Whether `path` is a database encrypted by SQLite3 Multiple Ciphers (its first 16
     bytes are not SQLite's header, and bytes 16-23 still read like one)."""
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:  # a FIFO is no database: never waited on
             head = handle.read(24)
-    except OSError:
+    except (OSError, InvalidInput):
         return False
     return len(head) == 24 and head[:16] != SQLITE_HEADER and head[21:24] == CIPHER_HEADER_TAIL
 
@@ -81,17 +82,25 @@ def new_secret() -> str:
 
 
 def read_key_file(path: Path) -> Key:
-    """The key in `path`; EncryptionKeyError when others can read it, or it is empty."""
+    """The key in `path`; EncryptionKeyError when others can read it, it is empty, or it
+    is no key file (a FIFO, a device, more than MAX_KEY_FILE_BYTES: refused, never read on)."""
     try:
-        info = path.stat()
-        if stat.S_IMODE(info.st_mode) & 0o077:
-            raise EncryptionKeyError(
-                f"the key file {path} can be read by others (mode {stat.S_IMODE(info.st_mode):04o}): "
-                f"it is not used; run  chmod 600 {path}"
-            )
-        if hasattr(os, "getuid") and info.st_uid != os.getuid():
-            raise EncryptionKeyError(f"the key file {path} belongs to another user: it is not used")
-        secret = path.read_text(encoding="utf-8").strip()
+        with open_regular(path, "a key file") as handle:
+            info = os.fstat(handle.fileno())
+            if stat.S_IMODE(info.st_mode) & 0o077:
+                raise EncryptionKeyError(
+                    f"the key file {path} can be read by others (mode {stat.S_IMODE(info.st_mode):04o}): "
+                    f"it is not used; run  chmod 600 {path}"
+                )
+            if hasattr(os, "getuid") and info.st_uid != os.getuid():
+                raise EncryptionKeyError(f"the key file {path} belongs to another user: it is not used")
+            raw = read_at_most(handle, MAX_KEY_FILE_BYTES)
+        if raw is None:
+            raise EncryptionKeyError(f"the key file {path} holds more than {MAX_KEY_FILE_BYTES} bytes: "
+                                     "it is not a key; write the key on one line")
+        secret = raw.decode("utf-8").strip()
+    except InvalidInput as exc:
+        raise EncryptionKeyError(f"the key file {exc}") from None
     except OSError as exc:
         raise EncryptionKeyError(f"cannot read the key file {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:

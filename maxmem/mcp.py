@@ -367,8 +367,9 @@ class Server(MCPServer):
         known = next((set(t.input_schema.get("properties", {})) for t in await self.list_tools()
                       if t.name == name), None)
         unknown = sorted(set(arguments) - known) if known is not None else []
-        if unknown:
-            raise ToolError(f"Error executing tool {name}: unknown argument(s) {', '.join(unknown)}; "
+        if unknown:  # the client's own names, shown as error_line shows text: one line, escaped
+            shown = inert(" ".join(", ".join(unknown).split()))
+            raise ToolError(f"Error executing tool {name}: unknown argument(s) {shown}; "
                             f"{name} takes {', '.join(sorted(known or ())) or 'no arguments'}")
         try:
             return await super().call_tool(name, arguments, context)

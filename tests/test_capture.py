@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -467,3 +468,27 @@ def test_a_broken_compressed_rollout_is_one_error_and_the_run_goes_on(cbrain, ho
     errors = [d for d in report.details if d.status == "error"]
     assert [d.path for d in errors] == [str(broken)] and "zstd" in errors[0].note
     assert report.new_turns > 0  # every other transcript was captured
+
+
+def test_a_transcript_with_no_newline_is_looked_at_once_over_runs_not_from_its_start_each_run(cbrain, tmp_path):
+    """Each run out of time reads one block of the endless first line (the first window
+    always starts); the cursor keeps how far it looked, so the runs together read the
+    file once and reach the record after it. Read again from 0 each run, they never would."""
+    from maxmem.capture.lines import BLOCK
+
+    path = tmp_path / "endless.jsonl"
+    blocks = 6
+    path.write_bytes(b"x" * (blocks * BLOCK) + b'\n{"role": "user", "content": "the record after the long line"}\n')
+    settings = CaptureSettings(openclaw_dirs=(), claude_dirs=(), codex_dirs=(), settle_seconds=0)
+    reports = []
+    for _ in range(blocks + 2):
+        reports.append(run_capture(cbrain, paths=[path], format="jsonl", settings=settings,
+                                   deadline=time.monotonic() - 1))  # out of time from the start
+        if reports[-1].new_turns:
+            break
+    assert [t["text"] for t in turns(cbrain)] == ["the record after the long line"]
+    assert reports[0].stopped and "next run looks on" in reports[0].details[0].note
+    assert len(reports) <= blocks + 1, [r.summary() for r in reports]
+    cursor = cbrain.db.one("SELECT byte_offset, state, skipped FROM capture_files")
+    assert cursor["byte_offset"] == path.stat().st_size and "scanned_to" not in cursor["state"]
+    assert cursor["skipped"] == 1  # the long line, counted once

@@ -105,3 +105,45 @@ def test_a_line_of_100_mb_is_skipped_in_one_pass_without_being_held(tmp_path):
     assert [r.value for r in records] == [{"type": "user", "n": 1}]
     assert reader.stats.malformed == 1 and reader.end == path.stat().st_size
     assert peak < MAX_LINE_BYTES + (8 << 20), peak  # what a line may hold, never the whole 100 MB
+
+
+def test_a_reader_given_where_an_earlier_one_looked_reads_only_past_it():
+    """`scanned` says no newline lies between the offset and it: the next reader reads on
+    from there, and reads the line's head back only once its newline is found."""
+
+    class Counting(io.BytesIO):
+        read_bytes = 0
+
+        def read(self, size=-1):
+            data = super().read(size)
+            self.read_bytes += len(data)
+            return data
+
+    head = b'{"a": "' + b"x" * 3000
+    first = Counting(head)
+    reader = LineReader(first, 0)
+    assert list(reader) == [] and reader.end == 0 and reader.scanned == len(head)
+    grown = Counting(head + b"x" * 1000)
+    again = LineReader(grown, 0, scanned=reader.scanned)
+    assert list(again) == [] and again.scanned == len(head) + 1000
+    assert grown.read_bytes == 1000  # what the first reader saw is not read again
+    data = head + b"x" * 1000 + b'"}\n{"b": 2}\n'
+    whole = Counting(data)
+    last = LineReader(whole, 0, scanned=again.scanned)
+    assert [r.value for r in last] == [{"a": "x" * 4000}, {"b": 2}]
+    assert last.end == last.scanned == len(data)
+    assert whole.read_bytes == len(data)  # the rest once, and the head read back once
+
+
+def test_a_line_too_long_to_hold_is_skipped_without_reading_its_head_back(tmp_path):
+    from maxmem.capture.lines import MAX_LINE_BYTES
+
+    path = tmp_path / "broken.jsonl"
+    with open(path, "wb") as handle:
+        handle.truncate(MAX_LINE_BYTES + 10)  # zeros, no newline: looked at by an earlier run
+        handle.seek(0, 2)
+        handle.write(b'\n{"n": 1}\n')
+    with open(path, "rb") as stream:
+        reader = LineReader(stream, 0, scanned=MAX_LINE_BYTES + 10)
+        assert [r.value for r in reader] == [{"n": 1}]
+    assert reader.stats.malformed == 1 and reader.end == path.stat().st_size

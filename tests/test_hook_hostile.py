@@ -61,7 +61,7 @@ def test_a_transcript_path_with_escape_sequences_reaches_hook_log_inert(tmp_path
 def test_a_transcript_of_one_endless_line_stops_the_capture_hook_at_its_deadline(tmp_path):
     """32 GB with no newline (sparse: no disk used): the capture stops at the hook's own
     deadline, saying so, instead of being cut off by the backstop alarm a second later
-    (and the next run reads it again: nothing of it was consumed)."""
+    (and the next run looks on from where it stopped: the cursor keeps how far it looked)."""
     transcript = tmp_path / "endless.jsonl"
     with open(transcript, "wb") as handle:
         handle.truncate(32 << 30)
@@ -73,6 +73,14 @@ def test_a_transcript_of_one_endless_line_stops_the_capture_hook_at_its_deadline
     assert len(lines) == 2
     for line in lines:
         assert " ok hook stop" in line and "stopped at its time budget" in line and "failed" not in line, line
+    from maxmem.store.db import Database
+
+    db = Database(tmp_path / "brain.db", readonly=True)
+    try:
+        (state,) = [json.loads(r["state"]) for r in db.rows("SELECT state FROM capture_files")]
+    finally:
+        db.close()
+    assert state["scanned_to"] > 0  # how far the runs looked, kept: the next run reads on from there
 
 
 def _small_memory() -> None:  # the hook under a 4 GB address space: an endless read fails in it
@@ -91,3 +99,19 @@ def test_an_endless_stdin_is_read_no_further_than_a_harness_could_send(tmp_path,
     assert b"Traceback" not in done.stderr
     (line,) = log_lines(tmp_path)
     assert " ok hook " in line
+
+
+@pytest.mark.parametrize(("event", "option"), [("user-prompt", "--config"), ("stop", "--config"),
+                                               ("session-start", "--db"), ("stop", "--log-file")])
+def test_a_fifo_given_as_a_file_is_one_log_line_and_exit_0(tmp_path, event, option):
+    """A named pipe no one writes to, as the config, brain.db or the log file: the hook
+    exits 0 at once, hook.log saying why (opening it would wait for a writer for ever)."""
+    import os
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    done = subprocess.run(["env", "-i", f"HOME={tmp_path}", str(MAXMEM), option, str(fifo), "hook", event,
+                           "--budget", "5"], input=b"{}", capture_output=True, timeout=60)
+    assert done.returncode == 0 and done.stdout == b"" and b"Traceback" not in done.stderr
+    (line,) = log_lines(tmp_path)
+    assert " FAIL hook " in line and "is a FIFO (named pipe), not a regular file" in line, line

@@ -69,8 +69,10 @@ def place(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]
     nested.write_text(json.dumps({"content": "x", "metadata": {}}).replace("{}", '{"a":' * 900 + "1" + "}" * 900))
     folder = root / "a folder"
     folder.mkdir()
+    fifo = root / "fifo"  # a named pipe no one writes to: opening it to read waits for a writer
+    os.mkfifo(fifo)
     yield {"root": root, "home": home, "db": db, "deep": deep, "flipped": flipped, "nested": nested,
-           "folder": folder}
+           "folder": folder, "fifo": fifo}
 
 
 def commands() -> list[tuple[str, click.Command]]:
@@ -97,7 +99,7 @@ COMMANDS = commands()
 
 def paths(place: dict[str, Path]) -> list[str]:
     return ["/dev/zero", "/dev/null", "/", "", str(place["folder"]), str(place["deep"]), str(place["flipped"]),
-            str(place["nested"]), str(place["root"] / "missing" / "file"), "-", "/proc/self/mem"]
+            str(place["nested"]), str(place["root"] / "missing" / "file"), "-", "/proc/self/mem", str(place["fifo"])]
 
 
 @st.composite
@@ -257,8 +259,8 @@ def run(place: dict[str, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.
     (["history", "99999999999999999999"], b"", "too large"),
     (["search", "router", "--min-importance", "nan"], b"", "must be a number from 0 to 1"),
     (["save-context"], b"[" * 200_000 + b"]" * 200_000, "nested too deeply"),
-    (["redact-test", "/dev/zero"], b"", "holds more than 64 MiB"),
-    (["--config", "/dev/zero", "list"], b"", "holds more than 1 MiB"),
+    (["redact-test", "/dev/zero"], b"", "/dev/zero is a character device, not a regular file"),
+    (["--config", "/dev/zero", "list"], b"", "is a character device, not a regular file: give the path of a config"),
     (["export", "--format", "markdown", "not-made", "--keep", "0"], b"", "not in the range x>=1"),
     (["sync", "folder", ""], b"", "is empty: give a path"),
     (["pin", "\udcff"], b"", "not UTF-8"),
@@ -275,8 +277,7 @@ def _small_memory() -> None:  # a 4 GB address space: an endless read fails in i
     resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
 
 
-@pytest.mark.parametrize("argv", [["remember"], ["save-context"], ["triggers", "detect"],
-                                  ["save-context", "--file", "/dev/zero"]])
+@pytest.mark.parametrize("argv", [["remember"], ["save-context"], ["triggers", "detect"]])
 def test_an_endless_stdin_is_one_line(place, argv):
     import subprocess
 
@@ -286,6 +287,135 @@ def test_an_endless_stdin_is_one_line(place, argv):
                               timeout=120, preexec_fn=_small_memory)
     err = done.stderr.decode("utf-8", "replace")
     assert done.returncode == 2 and err.count("\n") == 1 and "holds more than 256 MiB" in err, err[-500:]
+
+
+def test_a_file_argument_on_dev_zero_is_refused_unread(place, monkeypatch, capsys):
+    code, _, err = run(place, monkeypatch, capsys, ["save-context", "--file", "/dev/zero"])
+    assert code == 2 and err.count("\n") == 1 and "/dev/zero is a character device, not a regular file" in err, err
+
+
+def _fifo_places(place: dict[str, Path]) -> dict[str, str]:
+    """Paths that hold a FIFO where maxmem expects a file (made once per module)."""
+    root = place["root"]
+    workspace, notes = root / "fifo-workspace", root / "fifo-notes"
+    if not workspace.exists():
+        (workspace / "memory").mkdir(parents=True)
+        os.mkfifo(workspace / "MEMORY.md")
+        notes.mkdir()
+        (notes / "MEMORY.md").write_text("- a note\n")
+        (notes / "memory").mkdir()
+        os.mkfifo(notes / "memory" / "2026-01-01.md")
+        (root / "fifo-key.toml").write_text(f'key_file = "{place["fifo"]}"\n')
+        (root / "sync-folder").mkdir()
+    return {"fifo": str(place["fifo"]), "workspace": str(workspace), "notes": str(notes),
+            "key_config": str(root / "fifo-key.toml"), "sync": str(root / "sync-folder")}
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["--config", "{fifo}", "list"], "{fifo} is a FIFO (named pipe), not a regular file: give the path of a config"),
+    (["--db", "{fifo}", "list"], "{fifo} is a FIFO (named pipe), not a regular file: give the path of brain.db"),
+    (["--log-file", "{fifo}", "list"], "{fifo} is a FIFO (named pipe), not a regular file: give the path of a log"),
+    (["save-context", "--file", "{fifo}"], "{fifo} is a FIFO (named pipe), not a regular file"),
+    (["redact-test", "{fifo}"], "{fifo} is a FIFO (named pipe), not a regular file"),
+    (["import", "{fifo}"], "not a regular file"),
+    (["restore", "--yes", "{fifo}"], "is not a file"),
+    (["--config", "{key_config}", "list"], "the key file {fifo} is a FIFO (named pipe), not a regular file"),
+    (["sync", "folder", "--key-file", "{fifo}", "{sync}"], "{fifo} is a FIFO (named pipe), not a regular file"),
+    (["export", "--format", "markdown", "{workspace}"], "MEMORY.md is a FIFO (named pipe), not a regular file"),
+])
+def test_a_fifo_where_a_file_belongs_is_one_line_never_waited_on(place, monkeypatch, capsys, argv, said):
+    """A named pipe no one writes to, given where maxmem reads or writes a file: refused in
+    one line at once (opening it would wait for a writer for ever; the alarm fails the test)."""
+    where = _fifo_places(place)
+    argv = [part.format(**where) for part in argv]
+    if argv[0] == "sync":  # the key given must be 0600 to be read at all
+        os.chmod(place["fifo"], 0o600)
+    try:
+        code, _, err = run(place, monkeypatch, capsys, argv)
+    except Hang:
+        pytest.fail(f"maxmem {argv!r} waited on the FIFO")
+    assert code in (1, 2) and err.count("\n") == 1 and said.format(**where) in err, err
+
+
+def test_a_markdown_import_passes_over_a_fifo_in_the_daily_folder(place, monkeypatch, capsys):
+    where = _fifo_places(place)
+    try:
+        code, out, err = run(place, monkeypatch, capsys, ["import", "--format", "markdown", where["notes"]])
+    except Hang:
+        pytest.fail("the import waited on the FIFO")
+    assert code == 0 and "imported 1 file(s): 1 memories added" in out, (out, err)
+
+
+@pytest.mark.parametrize("key_file", ["/dev/zero", "huge"])
+def test_a_key_file_that_is_no_key_is_refused_unread(place, monkeypatch, capsys, tmp_path, key_file):
+    """key_file naming a device or a huge file: one line, read no further than a key can be."""
+    if key_file == "huge":
+        huge = tmp_path / "huge.key"
+        with open(huge, "wb") as handle:
+            handle.truncate(8 << 30)  # sparse: 8 GB of zeros on no disk
+        huge.chmod(0o600)
+        key_file = str(huge)
+    config = tmp_path / "config.toml"
+    config.write_text(f'key_file = "{key_file}"\n')
+    code, _, err = run(place, monkeypatch, capsys, ["--config", str(config), "list"])
+    said = "is a character device, not a regular file" if key_file == "/dev/zero" else "holds more than 4096 bytes"
+    assert code == 1 and err.count("\n") == 1 and f"the key file {key_file}" in err and said in err, err
+
+
+def test_a_file_name_with_a_line_break_stays_on_its_one_line(place, monkeypatch, capsys, tmp_path):
+    """A transcript (anyone's file, in a folder capture reads) whose name holds a line
+    break and what reads like maxmem's own line: each diagnostic and log line stays one
+    line, the break shown as \\x0a, so no line of stderr is forged."""
+    name = "rollout-a\nmaxmem: error: forged\x1b[2J.jsonl.zst"
+    (tmp_path / name).write_bytes(b"\x28\xb5\x2f\xfd not really zstd")
+    code, _, err = run(place, monkeypatch, capsys, ["-v", "capture", "--path", str(tmp_path / name),
+                                                    "--format", "codex"])
+    assert code == 1, err
+    lines = err.splitlines()
+    assert all(line.startswith("maxmem: ") for line in lines), lines
+    assert not [line for line in lines if line.startswith("maxmem: error: forged")], lines
+    assert sum("a\\x0amaxmem: error: forged\\x1b[2J" in line for line in lines) >= 2, lines  # the log's and the error's
+
+
+@pytest.mark.parametrize("argv", [["scrub"], ["doctor"], ["retain", "--repair-archives"], ["retain"]])
+def test_a_fifo_named_as_an_archive_or_a_job_log_is_passed_over(place, monkeypatch, capsys, tmp_path, argv):
+    """A named pipe beside brain.db with an archive's name, or in the log folder with a
+    job log's: no command that reads the archives or the logs waits on it."""
+    db = tmp_path / "brain.db"
+    with Brain.open(db, embedder="none") as brain:
+        brain.remember("the garage code changed in May", category="core")
+    os.mkfifo(tmp_path / "brain.retention-20260101T000000Z.jsonl.gz")
+    (tmp_path / "logs").mkdir()
+    os.mkfifo(tmp_path / "logs" / "capture.log")
+    monkeypatch.setenv("MAXMEM_LOG_DIR", str(tmp_path / "logs"))
+    try:
+        code, _, err = run(place, monkeypatch, capsys, argv, db=db)
+    except Hang:
+        pytest.fail(f"maxmem {argv!r} waited on the FIFO")
+    assert "Traceback" not in err and err.count("maxmem: error:") <= 1, err
+
+
+@pytest.mark.parametrize("packed", [False, True])
+def test_an_import_of_one_endless_line_is_one_line_read_no_further(place, tmp_path, packed):
+    """A JSONL file (or a gzipped one) of one line of zeros that never ends: refused in one
+    line once the line is longer than any record, in little memory and time (it was
+    gathered whole, copied again for every MiB read)."""
+    import gzip
+    import subprocess
+
+    path = tmp_path / ("endless.jsonl.gz" if packed else "endless.jsonl")
+    if packed:
+        with gzip.open(path, "wb", compresslevel=1) as handle:
+            for _ in range(96):
+                handle.write(bytes(1 << 20))
+    else:
+        with open(path, "wb") as handle:
+            handle.truncate(1 << 30)  # sparse: a GiB of zeros on no disk
+    env = {**os.environ, "MAXMEM_HOME": str(place["home"]), "MAXMEM_DB": str(place["db"]), "MAXMEM_EMBEDDER": "none"}
+    done = subprocess.run([sys.executable, "-m", "maxmem", "import", str(path)], env=env, capture_output=True,
+                          text=True, timeout=120, preexec_fn=_small_memory)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr[-500:]
+    assert "a line of more than 64 MiB: not a maxmem export or archive" in done.stderr, done.stderr
 
 
 def test_import_of_json_nested_5000_deep_is_one_line(place, monkeypatch, capsys):
@@ -345,3 +475,15 @@ def test_each_probe_through_mcp_gets_one_line(server, tool, arguments, said):
         loop.run_until_complete(built.call_tool(tool, arguments))
     assert not isinstance(raised.value, UnexpectedToolError) and said in str(raised.value)
     assert "\n" not in str(raised.value)
+
+
+def test_an_unknown_argument_name_is_named_inert_on_one_line(server):
+    """The name of an argument a tool does not have is the client's text: the error that
+    names it holds no escape sequence and no line break (a client may print it)."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    built, _, loop = server
+    with pytest.raises(ToolError) as raised:
+        loop.run_until_complete(built.call_tool("stats", {"x\x1b]52;c;aGk=\x07\nforged": 1}))
+    said = str(raised.value)
+    assert "\x1b" not in said and "\n" not in said and "unknown argument(s) x\\x1b]52;c;aGk=\\x07 forged" in said, said

@@ -245,3 +245,46 @@ def test_an_export_into_a_fresh_brain_then_back(brain, exported, tmp_path, hash_
         edit(ws / "MEMORY.md", "Prefers dark mode in every editor", "Prefers dark mode, other brain")
         assert import_markdown(other, ws).total("updated") == 1
         assert other.get(brain.get(ids["dark"]).uid).content == "Prefers dark mode, other brain"
+
+
+HOSTILE = {  # content (and title) no file may hold raw, and text that reads like its escapes
+    "osc": ("clipboard \x1b]52;c;aGk=\x07 and \x1b[2J cleared\r\nCR\rhere", "Title \x1b[31mred\x1b[0m"),
+    "bidi": ("evil\u202egnp.exe and \u2066isolate\u2069, a line\u2028separator, C1 \x9b31m \x85 \x7f", None),
+    "literal": ("printf '\\x1b[31m' and \\\\x1b and \\u202e stay text; C:\\x64\\bin", "\\x1b in a title"),
+    "before": ("a backslash before ESC: \\\x1b[0m, two: \\\\\x1b, tab\tstays", None),
+    "bold": ("** **", None),
+    "pin": (" 📌 after a space", None),
+    "bold text": ("**bold** then text", None),
+    "controls": ("".join(chr(c) for c in (*range(1, 9), *range(11, 32))) + " all C0", None),
+}
+
+
+def test_control_characters_are_written_inert_and_read_back_as_they_were(brain, tmp_path, hash_embedder, clock):
+    """No raw escape sequence, C0/C1 control (but newline and tab), DEL or bidi control lands
+    in an exported file (an editor or `cat` would act on it); each is written as `\\x1b` /
+    `\\u202e`, and the backslashes before text that reads like one are doubled, so the import
+    gives back exactly what was stored: unchanged into the same brain, whole into a new one."""
+    ids = {}
+    for name, (content, title) in HOSTILE.items():
+        for category in ("core", "daily"):
+            ids[name, category] = brain.remember(content, title=title, category=category, kind="fact",
+                                                 tags=["ok", "bad\x1b[2Jtag"]).id
+    ws = tmp_path / "ws"
+    export_markdown(brain, ws)
+    for path in ws.rglob("*.md"):
+        data = path.read_bytes()
+        raw = re.findall(rb"[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]|\xe2\x80[\xa8-\xae]|\xe2\x81[\xa6-\xa9]",
+                         data)
+        assert not raw, (path.name, raw[:5])
+    assert "\\x1b]52;c;aGk=\\x07" in (ws / "MEMORY.md").read_text("utf-8")  # shown, escaped
+    before = {m.id: m.to_dict() for m in brain.list(limit=100)}
+    report = import_markdown(brain, ws)
+    assert report.total("added") == report.total("updated") == 0 and not report.conflicts
+    assert {m.id: m.to_dict() for m in brain.list(limit=100)} == before
+    with Brain.open(tmp_path / "other.db", embedder=hash_embedder, clock=clock) as other:
+        assert import_markdown(other, ws).total("added") == len(ids)
+        for (name, _), memory_id in ids.items():
+            mine, theirs = brain.get(memory_id), other.get(brain.get(memory_id).uid)
+            assert theirs.content == mine.content.strip(), name  # a bullet's first spaces are the list's
+            assert theirs.title == mine.title, name
+            assert theirs.tags == ["ok", "bad[2Jtag"], name  # a tag is a word: its controls are left out

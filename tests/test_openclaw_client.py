@@ -259,6 +259,7 @@ const api = { pluginConfig: JSON.parse(process.argv[2]), registerTool: (t) => { 
 for await (const line of createInterface({ input: process.stdin })) {
   const { op, args, ctx } = JSON.parse(line);
   const result = op === "prompt" ? await hooks.before_prompt_build(args, ctx)
+    : op === "end" ? hooks.agent_end(args, ctx)
     : (await tools[op].execute("1", args)).details;
   process.stdout.write(JSON.stringify(result ?? null) + "\\n");
 }
@@ -381,3 +382,29 @@ def test_memory_search_takes_a_query_that_starts_with_a_dash_as_words(home, tmp_
         assert "unavailable" not in many and many["results"], many
     finally:
         plugin.close()
+
+
+@pytest.mark.skipif(not NODE.exists(), reason="node is not installed: the plugin runs in node")
+@pytest.mark.parametrize("name", ["--help", "-x"])
+def test_a_workspace_whose_name_starts_with_a_dash_is_imported_as_a_folder(home, tmp_path, name):
+    """The plugin's import after a turn passes the workspace after `--`: a folder named
+    "--help" or "-x" (a relative workspaceDir) is read, never taken for an option."""
+    db = home / ".openclaw" / "workspace" / "memory" / "brain.db"
+    env = {"HOME": str(home), "PATH": "/usr/bin:/bin"}
+    state = tmp_path / "state"
+    state.mkdir()
+    config = {"bin": [str(MAXMEM)], "db": str(db), "brief": False, "capture": False, "state": str(state)}
+    folder = tmp_path / "driver"
+    plugin = Plugin(folder, config, env)  # its maxmem runs in `folder`: the workspace is relative to it
+    (folder / name).mkdir()
+    (folder / name / "MEMORY.md").write_text(f"# Memory\n\n## Decisions\n\n- {NOTE}\n")
+    try:
+        plugin.call("end", {}, {"sessionId": "s1", "workspaceDir": name})
+    finally:
+        plugin.close()
+    deadline = time.monotonic() + 120
+    found = ""
+    while "zqnote05" not in found and time.monotonic() < deadline:
+        time.sleep(0.5)
+        found = maxmem(home, "--db", str(db), "list", "--json").stdout
+    assert "zqnote05" in found, "the workspace's MEMORY.md was not imported"

@@ -735,3 +735,30 @@ def test_a_path_holding_a_line_break_is_refused_not_written_into_a_schedulers_li
     done = maxmem(home, "--db", str(folder / "brain.db"), "setup", scheduler, "--dry-run")
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and "holds a line break" in done.stderr, done.stderr
+
+
+def test_a_path_holding_a_control_character_is_one_line_for_launchd(home):
+    """A launchd plist is XML, which holds no C0 control but tab and line breaks: a path
+    with an escape sequence is refused in one line, not a traceback from plistlib."""
+    folder = home / "a\x1b[2Jb"
+    folder.mkdir()
+    done = maxmem(home, "--db", str(folder / "brain.db"), "setup", "launchd", "--dry-run")
+    assert done.returncode == 2 and done.stdout == "" and "Traceback" not in done.stderr
+    assert done.stderr.count("\n") == 1 and "holds a control character" in done.stderr, done.stderr
+    assert "\x1b" not in done.stderr
+
+
+@pytest.mark.parametrize(("agent", "settings"), [("claude-code", ".claude/settings.json"),
+                                                 ("codex", ".codex/config.toml"),
+                                                 ("openclaw", ".openclaw/openclaw.json")])
+def test_an_agents_settings_file_that_is_a_fifo_is_one_line_never_waited_on(home, agent, settings):
+    """A named pipe where setup reads the agent's settings: one line saying so (reading it
+    would wait for a writer for ever), the overview names it too, and nothing is written."""
+    fifo = home / settings
+    fifo.parent.mkdir(parents=True)
+    os.mkfifo(fifo)
+    done = maxmem(home, "--db", str(home / "brain.db"), "setup", agent, "--dry-run")
+    assert done.returncode == 1 and done.stdout == "", done.stderr
+    assert done.stderr.count("\n") == 1 and f"{fifo} is a FIFO (named pipe), not a regular file" in done.stderr
+    overview = maxmem(home, "--db", str(home / "brain.db"), "setup")
+    assert overview.returncode == 0 and "is a FIFO (named pipe)" in overview.stdout, overview.stdout

@@ -574,6 +574,32 @@ def test_loose_key_foreign_files_and_a_newer_format(pair):
     assert (a.folder / "notes.txt").read_text() == "not maxmem's"  # nothing of the user's touched
 
 
+def test_names_with_line_breaks_fifos_and_huge_files_in_the_folder_are_one_line_each(pair):
+    """Whoever can write the shared folder may leave a file whose name holds a line break
+    (it must not print a line of its own that reads as maxmem's), a named pipe named as a
+    change file (never waited on) or a huge sparse one (refused unread)."""
+    a, b = pair
+    with a.open() as brain:
+        brain.remember("the boiler service is due in March", category="core")
+    a.sync()
+    machine = machine_id(a)
+    (a.folder / "notes\nmaxmem: error: forged").write_text("x")
+    os.mkfifo(a.folder / machine / "00000050.mxsync")
+    with open(a.folder / machine / "00000051.mxsync", "wb") as handle:
+        handle.truncate(8 << 30)
+    previous = signal.signal(signal.SIGALRM, lambda *_: pytest.fail("the run waited on the FIFO"))
+    signal.alarm(120)
+    try:
+        report = b.join(a)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert report.added == 1
+    lines = report.lines()
+    assert lines and all("\n" not in line for line in lines), lines
+    assert any("notes\\x0amaxmem: error: forged" in line for line in lines), lines
+
+
 def test_a_brain_db_copied_to_a_second_machine_syncs_under_its_own_id(pair):
     a, b = pair
     with a.open() as brain:

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("maxmem")
 
+SCANNED = "scanned_to"  # in a cursor's state: no newline from its offset up to this one
 LEAD_TURNS = 2  # stored turns offered to the chunker as overlap for a run's first chunk
 TITLE_CHARS = 120
 
@@ -357,6 +358,9 @@ class _Job:
             detail.note = "rewritten: read again from the start"
         else:
             offset, state = cursor.byte_offset, dict(cursor.state)
+        scanned = state.pop(SCANNED, offset)
+        if document or not isinstance(scanned, int) or not offset <= scanned <= st.st_size:
+            scanned = offset  # (a shrunk file's partial line is looked at again)
         if document and cursor is not None and cursor.byte_offset and detail.note is None:
             detail.note = "changed: read again whole"
         detail.start = offset
@@ -367,25 +371,25 @@ class _Job:
         while True:
             before = offset
             limit = st.st_size if document else min(st.st_size, offset + self.settings.window_bytes)
-            result = self._read(path, fmt, offset, state, mtime_iso, limit, idle and limit >= st.st_size)
+            result = self._read(path, fmt, offset, state, mtime_iso, limit, idle and limit >= st.st_size, scanned)
             if result.end <= before and limit < st.st_size:  # a line (or response) longer than a window
                 limit = st.st_size
-                result = self._read(path, fmt, offset, state, mtime_iso, limit, idle)
-            if result.stats.stopped:  # the time ran out inside the line: not seen to its end
-                limit = before
+                result = self._read(path, fmt, offset, state, mtime_iso, limit, idle, result.scanned)
+            if result.stats.stopped:  # the time ran out inside the line: looked at up to `scanned`
+                limit = result.scanned
             parsed = result.parsed
             new_cursor = store.Cursor(
                 path=path, format=fmt, device=st.st_dev, inode=st.st_ino, size=limit,
                 mtime_ns=st.st_mtime_ns, head_hash=head, byte_offset=result.end,
-                settled=idle and limit >= st.st_size, state=_copy(parsed.state),
+                settled=idle and limit >= st.st_size, state=_with_scanned(parsed.state, result),
             )
             expected = self._window(parsed, new_cursor, expected, renamed_from, result.stats.malformed, detail)
             renamed_from = None
-            offset, state = result.end, _copy(parsed.state)
+            offset, state, scanned = result.end, _copy(parsed.state), result.scanned
             if limit >= st.st_size or offset <= before:
                 if result.stats.stopped:
                     self.stopped = True
-                    detail.note = "stopped at the time budget inside one long line; read again next run"
+                    detail.note = "stopped at the time budget inside one long line; the next run looks on"
                 break
             if self.out_of_time():  # the cursor is saved at `offset`: the next run goes on
                 self.stopped = True
@@ -448,11 +452,11 @@ class _Job:
         return None
 
     def _read(self, path: str, fmt: str, offset: int, state: dict[str, Any], mtime_iso: str,
-              limit: int, final: bool) -> readers.ReadResult:
+              limit: int, final: bool, scanned: int) -> readers.ReadResult:
         ctx = ReadContext(path, mtime_iso, final=final, tool_result_chars=self.settings.tool_result_chars,
                           deadline=self.deadline)
         try:
-            return readers.read(path, fmt, offset, state, ctx, limit)
+            return readers.read(path, fmt, offset, state, ctx, limit, scanned)
         except CaptureFormatError:
             raise
         except UnicodeError as exc:
@@ -616,6 +620,15 @@ class _Job:
                 # that restates an earlier chunk is kept beside it, not folded into it.
                 self.brain.remember_many(batch.items, embed=False, near=False)
             store.save_cursor(self.db, cursor, turns=len(batch.turns), skipped=skipped, now=now)
+
+
+def _with_scanned(state: dict[str, Any], result: readers.ReadResult) -> dict[str, Any]:
+    """The state a cursor keeps: the reader's, and how far past the cursor's offset the
+    file holds no newline when that is further (the next run looks on from there)."""
+    kept = _copy(state)
+    if result.scanned > result.end:
+        kept[SCANNED] = result.scanned
+    return kept
 
 
 def _copy(state: dict[str, Any]) -> dict[str, Any]:

@@ -4,6 +4,9 @@ Agents append one JSON object plus "\\n" per record, so a concurrent reader can 
 half-written last line. Only newline-terminated lines are consumed; the unterminated
 tail is left for the next run even if it happens to parse. A terminated line that
 is not a JSON object is corrupt: it is counted, logged and skipped, and reading goes on.
+How far the reader looked past its last complete line without finding a newline
+(`scanned`) is kept with the cursor, so that the next run looks on from there: a
+transcript of one endless line is read once over many runs, never again from its start.
 """
 
 from __future__ import annotations
@@ -38,18 +41,23 @@ class LineReader:
 
     After iteration, `end` is the offset just past the last complete line: the
     place the next run starts. Bytes after it (a partial line) are not consumed.
+    `scanned` is how far the stream was read: the bytes from `end` to it hold no
+    newline. Given back as `scanned` to the next reader starting at `end`, those bytes
+    are not searched again (the first line is read back from `offset` once its newline
+    is found, if it is short enough to be a record).
     """
 
     def __init__(
         self, stream: BinaryIO, offset: int = 0, limit: int | None = None, name: str = "",
-        deadline: float | None = None,
+        deadline: float | None = None, scanned: int | None = None,
     ) -> None:
         self.stream = stream
-        self.deadline = deadline  # time.monotonic(): still in the first line then, stop (it is read again next time)
+        self.deadline = deadline  # time.monotonic(): still in the first line then, stop (the next run looks on)
         self.start = offset
         self.limit = limit
         self.name = name
         self.end = offset
+        self.scanned = offset if scanned is None else max(scanned, offset)
         self.stats = LineStats()
 
     def __iter__(self) -> Iterator[Record]:
@@ -62,13 +70,14 @@ class LineReader:
         """Yield (offset, bytes without the newline) for each complete line. A line longer
         than MAX_LINE_BYTES is skipped (counted as malformed) without being held: a broken
         transcript of one endless line costs one pass over it, in little memory."""
-        self.stream.seek(self.start)
         position = self.start  # where the line being read starts
-        read_to = self.start  # where the next block starts
+        read_to = self.scanned  # where the next block starts: before it, no newline past start
+        self.stream.seek(read_to)
         pending: list[bytes] = []  # the line so far, before the current block
-        held = 0
-        over_long = False
-        remaining = None if self.limit is None else max(0, self.limit - self.start)
+        held = read_to - self.start  # bytes of the line so far (those before `scanned` not in pending)
+        over_long = held > MAX_LINE_BYTES
+        unheld = held  # the line's first bytes, read in an earlier run, read back when it ends
+        remaining = None if self.limit is None else max(0, self.limit - read_to)
         while remaining is None or remaining > 0:
             size = BLOCK if remaining is None else min(BLOCK, remaining)
             block = self.stream.read(size)
@@ -88,8 +97,9 @@ class LineReader:
                     log.warning("capture: skipping a line of more than %d bytes at byte %d of %s",
                                 MAX_LINE_BYTES, position, self.name or "<stream>")
                 else:
-                    yield position, b"".join([*pending, block[begin:newline]])
-                position, pending, held, over_long = self.end, [], 0, False
+                    head = self._read_back(position, unheld) if unheld else b""
+                    yield position, b"".join([head, *pending, block[begin:newline]])
+                position, pending, held, over_long, unheld = self.end, [], 0, False, 0
                 begin = newline + 1
             if not over_long:
                 pending.append(block[begin:])
@@ -97,9 +107,19 @@ class LineReader:
                 if held > MAX_LINE_BYTES:
                     pending, held, over_long = [], 0, True
             read_to += len(block)
+            self.scanned = read_to
             if self.deadline is not None and self.end == self.start and time.monotonic() >= self.deadline:
                 self.stats.stopped = True  # one endless first line: the time is up, nothing consumed
                 break
+
+    def _read_back(self, offset: int, size: int) -> bytes:
+        """The first `size` bytes of the line at `offset`, searched by an earlier run; the
+        stream is left where it was."""
+        here = self.stream.tell()
+        self.stream.seek(offset)
+        head = self.stream.read(size)
+        self.stream.seek(here)
+        return head
 
     def _decode(self, offset: int, raw: bytes) -> dict | None:
         if raw.endswith(b"\r"):

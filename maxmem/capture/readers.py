@@ -35,6 +35,7 @@ class ReadResult:
     parsed: Parsed
     end: int  # the offset the cursor may advance to
     stats: LineStats = field(default_factory=LineStats)
+    scanned: int = 0  # read up to here: no newline between `end` and it (the next read looks on from it)
 
 
 def is_document_format(fmt: str) -> bool:
@@ -119,23 +120,25 @@ def format_of_line(value: dict[str, Any]) -> str | None:
 
 
 def read(path: str | Path, fmt: str, offset: int, state: dict[str, Any], ctx: ReadContext,
-         limit: int | None = None) -> ReadResult:
-    """Read `path` from `offset` (line formats) or whole (document formats)."""
+         limit: int | None = None, scanned: int | None = None) -> ReadResult:
+    """Read `path` from `offset` (line formats) or whole (document formats). `scanned`: an
+    earlier read found no newline from `offset` up to there (LineReader)."""
     if fmt in DOCUMENT_FORMATS:
         with open(path, "rb") as whole:
             data = whole.read() if limit is None else whole.read(limit)
         parsed = DOCUMENT_FORMATS[fmt](data, ctx)
-        return ReadResult(parsed, len(data))
+        return ReadResult(parsed, len(data), scanned=len(data))
     if fmt not in LINE_FORMATS:
         raise CaptureFormatError(f"unknown transcript format {fmt!r}: use one of {', '.join(FORMATS)}")
     if is_compressed(path):  # offsets are into the text; `limit` (the file's size) does not apply
         stream: BinaryIO = io.BytesIO(decompressed(path))
-        limit = None
+        limit, scanned = None, None
     else:
         stream = open(path, "rb")
     with stream:
-        reader = LineReader(stream, offset, limit, name=str(path), deadline=ctx.deadline)
+        reader = LineReader(stream, offset, limit, name=str(path), deadline=ctx.deadline, scanned=scanned)
         records = list(reader)
     parsed = LINE_FORMATS[fmt](records, state, ctx)
-    end = reader.end if parsed.consumed is None else parsed.consumed
-    return ReadResult(parsed, end, reader.stats)
+    if parsed.consumed is None:
+        return ReadResult(parsed, reader.end, reader.stats, reader.scanned)
+    return ReadResult(parsed, parsed.consumed, reader.stats, parsed.consumed)  # lines held back: read again

@@ -19,7 +19,7 @@ import click
 from .. import __version__
 from ..config import EMBEDDERS, Config, load_config
 from ..errors import MaxmemError
-from ..files import same_file, secure_create
+from ..files import open_append, same_file
 from ..inert import inert
 from ..redact import redact
 
@@ -85,10 +85,10 @@ def cli(ctx: click.Context, db_path: Path | None, config_path: Path | None, embe
     Remember with `maxmem remember`, recall with `maxmem search`. Memories live in four
     categories: core and project (kept forever), daily (90 days), conversation (30 days).
     """
-    _configure_logging(verbose, log_file)
     from .common import State  # here, not at the top: brain.db's modules are heavy to load
 
     try:
+        _configure_logging(verbose, log_file)
         config = load_config(path=config_path, db_path=db_path, embedder=embedder)
         error = None
     except MaxmemError as exc:
@@ -118,13 +118,21 @@ HANDLER_NAME = "maxmem-cli"  # the handlers this module added, to replace on the
 
 
 class _InertFormatter(logging.Formatter):
-    """A log line as text for a person: a message quoting stored text moves no cursor."""
+    """A log line as text for a person: a message quoting stored text moves no cursor,
+    and one holding a line break (a path's) stays one line (\x0a; a traceback below it,
+    with -vv, keeps its lines)."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802 (logging's name)
+        return super().formatMessage(record).replace("\n", "\\x0a")
 
     def format(self, record: logging.LogRecord) -> str:
         return inert(super().format(record))
 
 
 def _configure_logging(verbose: int, log_file: Path | None) -> None:
+    # Opened first (0600 in a 0700 folder when new: it may name memories), so that a
+    # refused path (a FIFO, a device: InvalidInput) leaves the handlers as they were.
+    log_stream = open_append(log_file, "a log file (--log-file)") if log_file else None
     logger = logging.getLogger("maxmem")
     level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
     logger.setLevel(min(level, logging.INFO) if log_file else level)
@@ -134,8 +142,6 @@ def _configure_logging(verbose: int, log_file: Path | None) -> None:
         logger.removeHandler(old)
         if isinstance(old, logging.FileHandler):
             old.close()
-    if log_file:
-        secure_create(log_file)  # 0600 in a 0700 folder when new: it may name memories
     if log_file is None or not same_file(sys.stderr, log_file):  # else each line would be there twice
         handler = _StderrHandler()
         handler.setLevel(level)
@@ -144,7 +150,8 @@ def _configure_logging(verbose: int, log_file: Path | None) -> None:
         logger.addHandler(handler)
     logger.propagate = False
     if log_file:
-        file_handler = logging.FileHandler(log_file, encoding="utf-8")
+        file_handler = logging.FileHandler(log_file, encoding="utf-8", delay=True)
+        file_handler.stream = log_stream  # the file checked above, not the path opened again
         file_handler.setLevel(logging.INFO)
         file_handler.setFormatter(_InertFormatter("%(asctime)s %(levelname)s %(message)s"))  # read in a terminal too
         file_handler.set_name(HANDLER_NAME)

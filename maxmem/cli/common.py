@@ -22,7 +22,7 @@ from ..brain import Brain
 from ..clock import Clock
 from ..config import Config, local_timezone
 from ..errors import InvalidInput
-from ..files import read_at_most
+from ..files import open_regular, read_at_most
 from ..inert import inert
 from ..memory import CATEGORIES, STATUSES, Filters, parse_pairs
 from ..search.nlquery import parse_when
@@ -87,7 +87,7 @@ def read_file(path: Path) -> str:
     """A file the user named, as UTF-8 text, at most MAX_INPUT_BYTES of it (one line
     saying why not, else)."""
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:  # a FIFO or a device is refused, never waited on
             raw = read_at_most(handle, MAX_INPUT_BYTES)
         if raw is None:
             raise InvalidInput(f"{path} holds more than {MAX_INPUT_BYTES >> 20} MiB: give less")
@@ -114,8 +114,11 @@ def read_stdin() -> str:
 def say(line: Any = "", err: bool = False, nl: bool = True) -> None:
     """Print a line for a person: every character a terminal acts on (escape sequences,
     bidi overrides that reorder what follows) shown escaped (memory.inert). Every command
-    prints stored or harness-given text through this; JSON goes through `emit`."""
-    click.echo(inert(str(line)), err=err, nl=nl)
+    prints stored or harness-given text through this; JSON goes through `emit`. A line for
+    stderr (a diagnostic) stays one line: a line break in it (a path's, a file name's)
+    is shown as \x0a, never starting a line of its own that reads as maxmem's."""
+    text = inert(str(line))
+    click.echo(text.replace("\n", "\\x0a") if err else text, err=err, nl=nl)
 
 
 def emit(data: Any, as_json: bool, text: Callable[[Any], Iterable[str]] | None = None) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from ..errors import InvalidInput
-from ..files import read_at_most
+from ..files import open_regular, read_at_most
 from ..redact import Redactor
 from ..redact.report import describe, summary
 from ..scrub import report_lines, scrub
@@ -25,7 +25,7 @@ def _read_bounded(file: Path) -> bytes:
         if str(file) == "-":
             raw = read_at_most(sys.stdin.buffer, MAX_BYTES)
         else:
-            with open(file, "rb") as handle:
+            with open_regular(file) as handle:  # a FIFO or a device is refused, never waited on
                 raw = read_at_most(handle, MAX_BYTES)
     except OSError as exc:
         raise InvalidInput(f"cannot read {file}: {exc.strerror or exc}") from None

@@ -31,8 +31,11 @@ from datetime import tzinfo
 from pathlib import Path
 
 from ..agents import CLAUDE_CODE
+from ..errors import InvalidInput
+from ..files import open_regular, read_regular
 from .blocks import read_blocks
 from .common import (
+    MAX_NOTES_BYTES,
     Reading,
     Scope,
     SourceFile,
@@ -150,9 +153,9 @@ def project_cwd(folder: Path) -> Path | None:
 
 def _cwds(transcript: Path) -> list[str]:
     try:
-        with open(transcript, "rb") as handle:
+        with open_regular(transcript) as handle:  # a FIFO is never waited on
             head = handle.read(CWD_PROBE_BYTES)
-    except OSError:
+    except (OSError, InvalidInput):
         return []
     found = []
     for line in head.split(b"\n")[:-1]:  # the last piece may be cut
@@ -167,8 +170,8 @@ def _cwds(transcript: Path) -> list[str]:
 
 def _index_paths(index: Path) -> list[str]:
     try:
-        data = json.loads(index.read_text("utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(read_regular(index, MAX_NOTES_BYTES))  # a FIFO is never waited on
+    except (OSError, ValueError, InvalidInput):
         return []
     entries = data.get("entries") if isinstance(data, dict) else None
     return [e["projectPath"] for e in entries or [] if isinstance(e, dict) and isinstance(e.get("projectPath"), str)]

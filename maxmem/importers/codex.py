@@ -27,6 +27,8 @@ from datetime import tzinfo
 from pathlib import Path
 
 from ..agents import CODEX
+from ..errors import InvalidInput
+from ..files import open_regular
 from .blocks import Block, read_blocks
 from .common import (
     TITLE_SEPARATOR,
@@ -138,9 +140,9 @@ def session_directories(base: Path) -> list[Path]:
     rollouts = sorted(base.glob("sessions/*/*/*/rollout-*.jsonl"))
     for rollout in rollouts + sorted(base.glob("archived_sessions/rollout-*.jsonl")):
         try:
-            with open(rollout, "rb") as handle:
+            with open_regular(rollout) as handle:  # a FIFO is never waited on
                 head = handle.read(HEAD_BYTES).split(b"\n", 1)[0].decode("utf-8", "replace")
-        except OSError:
+        except (OSError, InvalidInput):
             continue
         if not _SESSION_META.search(head) or not (m := _CWD_FIELD.search(head)):
             continue

@@ -19,6 +19,8 @@ from typing import Any
 
 from ..agents import AGENTS
 from ..clock import iso
+from ..errors import InvalidInput
+from ..files import kind_at, open_regular, read_at_most
 from ..markdown.parse import HEADING_KINDS
 from ..markdown.render import EXPORT_MARK
 from .blocks import Block, read_blocks
@@ -38,6 +40,7 @@ _IMPORT_LINE = re.compile(r"^@[~\w./-]+$")
 _LINK = re.compile(r"\]\(([^)\s]+\.md)(?:#[^)]*)?\)")
 TITLE_SEPARATOR = " › "
 MAX_TITLE = 300
+MAX_NOTES_BYTES = 64 << 20  # a file of notes larger than this is no memory file: refused, not read on
 
 
 @dataclass(frozen=True)
@@ -102,11 +105,17 @@ class Reading:
 
 
 def read_text(path: Path) -> tuple[str | None, str | None]:
-    """A file's text, or (None, why not) in one line: unreadable, not UTF-8."""
+    """A file's text, or (None, why not) in one line: unreadable, not a regular file (a
+    FIFO is never waited on), larger than MAX_NOTES_BYTES, not UTF-8."""
     try:
-        raw = path.read_bytes()
+        with open_regular(path) as handle:
+            raw = read_at_most(handle, MAX_NOTES_BYTES)
     except OSError as exc:
         return None, f"cannot read it: {exc.strerror or exc}"
+    except InvalidInput:  # said without the path, which the report shows already
+        return None, f"it is {kind_at(path)}, not a regular file"
+    if raw is None:
+        return None, f"it holds more than {MAX_NOTES_BYTES >> 20} MiB: not a file of notes"
     try:
         return raw.decode("utf-8-sig"), None
     except UnicodeDecodeError as exc:

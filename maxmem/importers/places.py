@@ -21,6 +21,7 @@ from ..agents import Agent
 from ..capture.roots import agents_folders
 from ..config import Config
 from ..errors import InvalidInput
+from ..files import read_regular
 from ..wiring.install import Install
 from ..wiring.openclaw import workspace
 from .common import is_dir
@@ -67,8 +68,8 @@ def claude_mem_dir(env: Mapping[str, str], home: Path) -> Path:
         return expand(env["CLAUDE_MEM_DATA_DIR"], home)
     default = home / ".claude-mem"
     try:
-        raw = json.loads((default / "settings.json").read_text("utf-8-sig"))
-    except (OSError, ValueError):
+        raw = json.loads(read_regular(default / "settings.json", 1 << 20).decode("utf-8-sig"))
+    except (OSError, ValueError, InvalidInput):  # a FIFO is never waited on
         return default
     settings = raw.get("env", raw) if isinstance(raw, dict) else {}
     configured = settings.get("CLAUDE_MEM_DATA_DIR") if isinstance(settings, dict) else None

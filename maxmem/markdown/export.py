@@ -19,7 +19,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from ..clock import iso
 from ..errors import InvalidInput
-from ..files import write_private
+from ..files import open_regular, write_private
 from ..memory import Memory
 from .parse import MEMORY_FILE
 from .render import EXPORT_MARK, render_workspace
@@ -79,7 +79,7 @@ def export_markdown(
     targets = [(root / f.path, f) for f in files]
     if not force:
         for target, _ in targets:
-            if target.exists() and EXPORT_MARK not in target.read_text("utf-8", "replace")[:4000]:
+            if target.exists() and not _written_by_export(target):
                 raise InvalidInput(
                     f"{target} exists and was not written by maxmem: export elsewhere or pass --force"
                 )
@@ -97,6 +97,14 @@ def export_markdown(
     write_private(root / MANIFEST, functools.partial(
         _write_text, text=json.dumps(manifest, ensure_ascii=False, indent=0) + "\n"))
     return ExportReport(str(root), written)
+
+
+def _written_by_export(path: Path) -> bool:
+    """Whether the file at `path` carries an export's mark in its head (a FIFO or a device
+    there is refused in one line, never waited on or read)."""
+    with open_regular(path, "a Markdown file") as handle:
+        head = handle.read(16000)
+    return EXPORT_MARK in head.decode("utf-8", "replace")[:4000]
 
 
 def _write_text(handle: IO[str], text: str) -> int:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..clock import iso
 from ..errors import InvalidInput
+from ..files import read_regular
 from ..memory import Memory
 from .export import MANIFEST
 from .parse import DAILY_DIR, MEMORY_FILE, Bullet, exported_at, file_date, parse_bullets
@@ -33,6 +34,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 # What the last import that changed a memory read from its bullet (rev) in which export.
 SYNC_KEY = "markdown_sync"
+MAX_MARKDOWN_BYTES = 64 << 20  # a larger MEMORY.md is no memory file: refused, not read on
 MEMORIES_BY_UID_SQL = "SELECT * FROM memories WHERE uid IN ({marks})"
 DELETED_SQL = "SELECT DISTINCT uid FROM changes WHERE op = 'delete' AND uid IN ({marks})"
 IMPORTED_SQL = "SELECT 1 FROM markdown_imports WHERE path = ? AND sha256 = ?"
@@ -85,7 +87,8 @@ def markdown_files(pattern: str | Path) -> list[Path]:
     path = Path(text)
     if path.is_dir():
         found = [path / MEMORY_FILE] if (path / MEMORY_FILE).is_file() else []
-        found += sorted((path / DAILY_DIR).glob("*.md")) if (path / DAILY_DIR).is_dir() else []
+        found += sorted(p for p in (path / DAILY_DIR).glob("*.md") if p.is_file()) \
+            if (path / DAILY_DIR).is_dir() else []
     elif path.is_file():
         found = [path]
     else:
@@ -116,7 +119,7 @@ def import_markdown(brain: Brain, pattern: str | Path, *, tz: tzinfo = UTC,
     seen: dict[str, tuple[str, int]] = {}  # uid -> (file, line) of the bullet that has it
     for path in files:
         try:
-            raw = path.read_bytes()
+            raw = read_regular(path, MAX_MARKDOWN_BYTES, "a Markdown file")  # a FIFO swapped in: refused
             text = raw.decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise InvalidInput(f"cannot read {path}: {exc}") from None
@@ -253,7 +256,7 @@ def _manifest(root: Path) -> dict[str, Any]:
         raise InvalidInput(f"--delete-missing needs the folder a maxmem export wrote (with its {MANIFEST}); "
                            f"{root} has none")
     try:
-        data = json.loads(path.read_text("utf-8"))
+        data = json.loads(read_regular(path, MAX_MARKDOWN_BYTES, f"the export's {MANIFEST}").decode("utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise InvalidInput(f"cannot read {path}: {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("memories"), dict):

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..clock import iso, parse_time
 from ..errors import InvalidInput
+from ..inert import ACTED_ON
 
 MEMORY_FILE = "MEMORY.md"
 DAILY_DIR = "memory"
@@ -47,8 +48,44 @@ _HASHTAGS = re.compile(r"(?:\s+#[A-Za-z][\w\-/.]*)+\s*$")
 _TAG_RUN = re.compile(r"(?:^|(?<=\s))#[^\s#\\]\S*(?:\s+#[^\s#\\]\S*)*\s*$")
 ESCAPED_HASH = re.compile(r"\\+#")
 PIN_START = re.compile(r"^(\\*)📌(?:\s|$)")
+# Content starting with ** that is no title: exported with one backslash more (\**), read back without it.
+BOLD_START = re.compile(r"^\\*\*\*")
 _EXPORTED_AT = re.compile(r"<!--\s*written by maxmem export at (\S+?)[;\s]")
 _FENCE = re.compile(r"^\s*(```|~~~)")
+# An exported bullet never holds a character a terminal or an editor acts on (escape
+# sequences and the other C0 and C1 controls but tab, DEL, bidi controls, U+2028/9):
+# each is written as inert.py shows it (\x1b, \u202e), and the backslashes of a run that
+# comes before such a character or before text that reads like its escape are doubled, so
+# the escape reads back as the character and `\\x1b` as the four characters `\x1b`.
+_SHOWN_CODE = r"x[0-9a-f]{2}|u[0-9a-f]{4}"
+_TO_SHOW = re.compile("(\\\\*)([" + "".join(re.escape(chr(c)) for c in ACTED_ON) + "])|(\\\\+)(" + _SHOWN_CODE + ")")
+_SHOWN = re.compile("(\\\\+)(" + _SHOWN_CODE + ")")
+
+
+def show_controls(text: str) -> str:
+    """`text` as an exported bullet holds it: no raw control, escaped as described above."""
+    return _TO_SHOW.sub(_show_one, text)
+
+
+def _show_one(m: re.Match[str]) -> str:
+    if m[2] is not None:  # a character acted on, after any backslashes
+        return m[1] * 2 + ACTED_ON[ord(m[2])]
+    return m[3] * 2 + m[4]  # text that reads like an escape
+
+
+def read_controls(text: str) -> str:
+    """The reverse of show_controls: a run of backslashes before `x1b` (or `u202e`) is
+    halved, and an odd one ends in the escape of that character. (An odd run before the
+    code of a character not acted on, `\\x41`, is no export's: it stays as it is.)"""
+    return _SHOWN.sub(_read_one, text) if "\\" in text else text
+
+
+def _read_one(m: re.Match[str]) -> str:
+    run, code = m[1], m[2]
+    if len(run) % 2 == 0:
+        return run[: len(run) // 2] + code
+    char = chr(int(code[1:], 16))
+    return run[: len(run) // 2] + char if ord(char) in ACTED_ON else m[0]
 
 
 def file_date(path: str | PurePath) -> date | None:
@@ -231,10 +268,14 @@ class _Item:
             tags = [t.lstrip("#").lower() for t in m[0].split()]
         if m := _BOLD_TITLE.match(first):
             title, first = m[1].strip().rstrip(":").strip(), m[2]
-            memory["title"] = title
+            memory["title"] = read_controls(title) if exported else title
             if not attrs and first.strip():  # hand-written "**Name:** Atlas" reads whole
                 first = f"{title}: {first}"
+        elif exported and first.startswith("\\") and BOLD_START.match(first):
+            first = first[1:]
         content = "\n".join([first.rstrip(), *rest]).strip("\n")
+        if exported:
+            content = read_controls(content)
         if not content.strip():
             if not memory.get("title"):
                 return None

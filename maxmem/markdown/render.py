@@ -19,7 +19,8 @@ from datetime import UTC, date, datetime, tzinfo
 from typing import Any
 
 from ..clock import iso, parse_time
-from .parse import DAILY_DIR, ESCAPED_HASH, MEMORY_FILE, PIN_START, parse_markdown
+from ..inert import ACTED_ON
+from .parse import BOLD_START, DAILY_DIR, ESCAPED_HASH, MEMORY_FILE, PIN_START, parse_markdown, show_controls
 
 LONG_TERM_CATEGORIES = ("core", "project")
 
@@ -40,6 +41,7 @@ PROJECTS_HEADING = "Projects"
 _ESCAPABLE_RUN = re.compile(r"(?:^|(?<=\s))\\*#[^\s#\\]\S*(?:\s+\\*#[^\s#\\]\S*)*\s*$")
 _TOKEN_START = re.compile(r"(?:^|(?<=\s))(\\*)#")
 PIN = "📌"
+_DROPPED = dict.fromkeys(ACTED_ON)  # str.translate: these characters out
 EXPORT_MARK = "written by maxmem export"
 
 
@@ -162,8 +164,9 @@ def _kind_for(heading: str) -> str | None:
 
 
 def tag_form(tag: str) -> str:
-    """A tag as a #hashtag shows it: no spaces, no leading # or backslash."""
-    return re.sub(r"\s+", "-", tag.strip()).lstrip("#\\")
+    """A tag as a #hashtag shows it: no spaces, no leading # or backslash, and none of the
+    characters a terminal acts on (a tag is a word: they are left out, not escaped)."""
+    return re.sub(r"\s+", "-", tag.translate(_DROPPED).strip()).lstrip("#\\")
 
 
 def _escape_hashes(first: str) -> str:
@@ -181,16 +184,19 @@ def _escape_hashes(first: str) -> str:
 def _bullet(
     memory: Any, *, default_category: str, default_kind: str | None, time_prefix: str | None = None,
 ) -> list[str]:
-    content = (_field(memory, "content") or "").strip("\n")
-    title = (_field(memory, "title") or "").strip()
+    # No raw control character reaches the file (parse.show_controls; read back as it was).
+    content = show_controls((_field(memory, "content") or "").strip("\n"))
+    title = show_controls((_field(memory, "title") or "").strip())
     tags = [t for t in (tag_form(t) for t in (_field(memory, "tags") or [])) if t]
     first, *more = content.split("\n") or [""]
     head = f"{time_prefix} " if time_prefix else ""
     titled = bool(title) and title != first.strip()
     if _field(memory, "pinned"):
         head += f"{PIN} "
-    elif not titled and PIN_START.match(first):  # content starting with the pin: one backslash more
-        first = "\\" + first
+    elif not titled and PIN_START.match(first.lstrip()):  # content starting with the pin: one backslash more
+        first = "\\" + first.lstrip()  # (a bullet's first spaces are the list's, not the text's)
+    if not titled and BOLD_START.match(first.lstrip()):  # not to be read as a title
+        first = "\\" + first.lstrip()
     if titled:
         head += f"**{_one_line(title)}** — "
     head += _escape_hashes(first.rstrip())

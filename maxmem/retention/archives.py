@@ -69,7 +69,7 @@ def archives(brain: Brain, policy: Policy) -> list[tuple[Path, datetime]]:
     found = []
     for candidate in folder.glob(f"{stem}.retention-*.jsonl.gz") if folder.exists() else ():
         match = _ARCHIVE_NAME.search(candidate.name)
-        if match:
+        if match and candidate.is_file():  # a FIFO or a folder of that name is no archive: never opened
             found.append((candidate, datetime.strptime(match.group(1), "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)))
     return sorted(found, key=lambda item: item[1])
 

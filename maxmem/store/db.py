@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 import apsw
 
 from ..errors import DatabaseError, EncryptionKeyError, InvalidInput
-from ..files import secure_create
+from ..files import check_regular, secure_create
 from ..keys import HOW_TO_GIVE, Key, is_encrypted
 
 log = logging.getLogger("maxmem")
@@ -135,6 +135,8 @@ class Database:
         self.busy_timeout_ms = busy_timeout_ms
         memory = str(path) == ":memory:"
         self.in_memory = memory  # no other connection can see it (a copy keeps its file's path)
+        if not memory:  # a FIFO would hold SQLite's open (and ours of its header) forever
+            check_regular(self.path, "brain.db (--db, MAXMEM_DB or db_path)")
         mode, why = ("rw", None) if memory else access(self.path)
         if readonly and mode == "rw":
             mode, why = "ro", "opened for reading"

@@ -47,7 +47,8 @@ import numpy as np
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from ..errors import MaxmemError
+from ..errors import InvalidInput, MaxmemError
+from ..files import open_regular, read_at_most
 
 MAGIC = b"MXSYNC"
 FORMAT = 1
@@ -55,6 +56,7 @@ SUFFIX = ".mxsync"
 HEADER = struct.Struct(">6sH8sQ8s12sQ")
 PREAMBLE = struct.Struct(">6sH")  # what every format version starts with
 KEY_BYTES = 32
+MAX_KEY_FILE_BYTES = 4096  # sync.key is one line of base64 and a comment: a larger file is no key
 KEY_COMMENT = ("# maxmem sync key: every machine that syncs through the same folder needs this file "
                "(maxmem sync folder DIR --key-file FILE). Keep it secret: it reads all your memories.")
 MACHINE = struct.Struct(">Q")
@@ -141,19 +143,25 @@ def read_key(path: Path) -> bytes:
     """The key in `path`; SyncKeyError (one line) when it is missing, readable by others
     or not a key."""
     try:
-        mode = stat.S_IMODE(path.stat().st_mode)
+        with open_regular(path, "a sync key") as handle:  # a FIFO or a device: refused, never read
+            mode = stat.S_IMODE(os.fstat(handle.fileno()).st_mode)
+            if mode & 0o077:
+                raise SyncKeyError(f"{path} is readable by others (mode {mode:04o}): it unlocks every memory; "
+                                   f"run  chmod 600 {path}  and try again")
+            raw = read_at_most(handle, MAX_KEY_FILE_BYTES)
     except FileNotFoundError:
         raise SyncKeyError(f"no sync key at {path}") from None
     except OSError as exc:
         raise SyncKeyError(f"cannot read the sync key {path}: {exc.strerror}") from None
-    if mode & 0o077:
-        raise SyncKeyError(f"{path} is readable by others (mode {mode:04o}): it unlocks every memory; "
-                           f"run  chmod 600 {path}  and try again")
+    except InvalidInput as exc:
+        raise SyncKeyError(str(exc)) from None
     try:
-        lines = [line.strip() for line in path.read_text(encoding="utf-8").splitlines()]
+        if raw is None:
+            raise ValueError("too large")
+        lines = [line.strip() for line in raw.decode("utf-8").splitlines()]
         text = next(line for line in lines if line and not line.startswith("#"))
         key = base64.urlsafe_b64decode(text.encode("ascii"))
-    except (OSError, UnicodeDecodeError, StopIteration, ValueError):
+    except (UnicodeDecodeError, StopIteration, ValueError):
         raise SyncKeyError(f"{path} is not a maxmem sync key: copy sync.key from a machine that syncs") from None
     if len(key) != KEY_BYTES:
         raise SyncKeyError(f"{path} is not a maxmem sync key: copy sync.key from a machine that syncs")

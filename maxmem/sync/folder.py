@@ -63,7 +63,7 @@ from ..brain import Brain
 from ..config import Config, config_dir
 from ..embeddings import identity
 from ..errors import EmbeddingError, InvalidInput, MaxmemError
-from ..files import write_durable, write_kept, write_private
+from ..files import open_regular, read_regular, write_durable, write_kept, write_private
 from ..jobs.runs import record_run
 from ..settings import SyncFolderSettings
 from ..store.conflicts import MACHINE_META, quarantined, set_quarantined
@@ -241,10 +241,10 @@ def _digest(path: Path) -> str | None:
     """The file's SHA-256, read a MiB at a time; None when it cannot be read."""
     digest = hashlib.sha256()
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:  # a FIFO swapped in since the scan: never waited on
             while chunk := handle.read(1024 * 1024):
                 digest.update(chunk)
-    except OSError:
+    except (OSError, InvalidInput):
         return None
     return digest.hexdigest()
 
@@ -269,11 +269,13 @@ def leave(brain: Brain, machine_path: Path, machine: str, evidence: str) -> tupl
 
 def _read_machine(path: Path) -> str | None:
     try:
-        text = path.read_text(encoding="utf-8").strip()
+        text = read_regular(path, 4096, "a machine id").decode("utf-8", "replace").strip()
     except FileNotFoundError:
         return None
     except OSError as exc:
         raise FolderError(f"cannot read {path}: {exc.strerror}") from None
+    except InvalidInput as exc:
+        raise FolderError(f"{exc} (delete it and sync again: a new id is made)") from None
     if not MACHINE_ID.match(text):
         raise FolderError(f"{path} does not hold a machine id: delete it and sync again (a new id is made)")
     return text
@@ -383,11 +385,13 @@ def scan(folder: Path) -> tuple[list[Found], list[str]]:
 
 def _examine(path: Path, rel: str) -> Found:
     try:
-        info = path.stat()
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:  # a FIFO swapped in since the scan: never waited on
+            info = os.fstat(handle.fileno())
             head = handle.read(changefiles.HEADER.size)
     except OSError as exc:
         return Found(path, rel, 0, 0, None, changefiles.Damaged(f"cannot read it: {exc.strerror}"))
+    except InvalidInput as exc:
+        return Found(path, rel, 0, 0, None, changefiles.Damaged(str(exc)))
     try:
         return Found(path, rel, info.st_size, info.st_mtime_ns, changefiles.read_header(head))
     except changefiles.ChangeFileError as exc:
@@ -461,7 +465,9 @@ class FolderReport:
         if self.foreign:
             shown = ", ".join(self.foreign[:5]) + (" …" if len(self.foreign) > 5 else "")
             out.append(f"ignored {len(self.foreign)} file(s) in {self.folder} that are not maxmem's: {shown}")
-        return out
+        # A file's name (another machine's, or anyone's who can write the folder) may hold a
+        # line break: shown as \x0a, it cannot start a line of its own that reads as maxmem's.
+        return [line.replace("\n", "\\x0a") for line in out]
 
 
 @dataclass
@@ -732,9 +738,13 @@ def _merge_all(run: Run, found: Sequence[Found]) -> None:
 
 def _read(item: Found) -> bytes:
     """The file's bytes, unless it is larger than a change file may be (Damaged)."""
-    if item.size > changefiles.HEADER.size + changefiles.MAX_FILE_BYTES:
+    limit = changefiles.HEADER.size + changefiles.MAX_FILE_BYTES
+    if item.size > limit:
         raise changefiles.Damaged(f"{item.size:,} bytes, more than a change file holds: refused unread")
-    return item.path.read_bytes()
+    try:  # what is there now: it may have been replaced since the scan
+        return read_regular(item.path, limit, "a change file")
+    except InvalidInput as exc:
+        raise changefiles.Damaged(str(exc)) from None
 
 
 def pending(db: Database) -> dict[str, str]:
@@ -805,7 +815,7 @@ def _reseal(run: Run, found: list[Found], old_key: bytes) -> list[Found]:
         if item.header is None or item.header.machine != run.machine or item.header.key_id != old_id:
             continue
         try:
-            header, payload = changefiles.unseal(old_key, item.path.read_bytes())
+            header, payload = changefiles.unseal(old_key, _read(item))
         except (changefiles.ChangeFileError, OSError):
             continue
         rewrite_own(run.brain.db, run.folder, item.rel, changefiles.seal(run.key, run.machine, header.number, payload))
@@ -855,7 +865,7 @@ def _drop_forgotten(run: Run) -> None:
         if item.header is None or item.header.machine != run.machine:
             continue
         try:
-            data = item.path.read_bytes()
+            data = _read(item)
             header, payload = changefiles.unseal(run.key, data)
         except (changefiles.ChangeFileError, OSError):
             continue

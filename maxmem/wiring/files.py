@@ -31,7 +31,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..errors import MaxmemError
+from ..errors import InvalidInput, MaxmemError
+from ..files import kind_at, read_regular
 
 CRONTAB = Path("crontab")  # the path a crontab Change carries (a label, never opened)
 
@@ -83,13 +84,21 @@ def package_data(*parts: str) -> bytes:
     return files("maxmem").joinpath("data", *parts).read_bytes()
 
 
+MAX_SETTINGS_BYTES = 256 << 20  # an agent's settings (~/.claude.json grows with its history), at most
+
+
 def read_bytes(path: Path) -> bytes | None:
+    """A file setup reads or changes (None: there is none). A FIFO or a device there is
+    refused in one line, never waited on or read on."""
     try:
-        return path.read_bytes()
+        return read_regular(path, MAX_SETTINGS_BYTES, "a settings file")
     except FileNotFoundError:
         return None
     except OSError as exc:
         raise WiringError(f"cannot read {path}: {exc.strerror}") from None
+    except InvalidInput:
+        raise WiringError(f"{path} is {kind_at(path)}, not a regular file: setup reads and changes regular "
+                          "files only; move it aside and run setup again") from None
 
 
 def render_diff(change: Change) -> str:

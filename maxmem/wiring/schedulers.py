@@ -318,10 +318,18 @@ def plist_path(ctx: Install) -> Path:
 WRAPPER = '[ -r "$1" ] && { set -a; . "$1"; set +a; }; shift; exec "$@"'
 
 
+_XML_UNFIT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+
+
 def plist_bytes(ctx: Install) -> bytes:
+    arguments = ["/bin/sh", "-c", WRAPPER, "maxmem-jobs", str(ctx.env_file), *tick_args(ctx)]
+    for word in [*arguments, str(ctx.state)]:  # XML holds no C0 control but tab and line breaks
+        if _XML_UNFIT.search(word):
+            raise InvalidInput(f"{word!r} holds a control character, which a launchd plist cannot "
+                               "carry: give a path without one")
     data = {
         "Label": LABEL,
-        "ProgramArguments": ["/bin/sh", "-c", WRAPPER, "maxmem-jobs", str(ctx.env_file), *tick_args(ctx)],
+        "ProgramArguments": arguments,
         "EnvironmentVariables": {"MAXMEM_LOG_DIR": str(ctx.state)},
         # No time zone key in launchd: a tick every 15 minutes, coalesced into one after sleep.
         "StartCalendarInterval": [{"Minute": m} for m in range(0, 60, TICK_MINUTES)],

@@ -314,7 +314,7 @@ function importIfChanged(cfg, workspace) {
   } catch {
     return;
   }
-  detached(cfg, ["import", "--from", "openclaw", workspace]);
+  detached(cfg, ["import", "--from", "openclaw", "--", workspace]); // a folder named "-x" is no option
 }
 
 export default definePluginEntry({
