@@ -18,7 +18,10 @@ misses were then read, so it is development data since. blind3.txt, with
 blind3_ordinary.txt, is a third, by yet another hand under the same rule (more vendors,
 config formats, commands, languages and key material), only scored; blind4.txt, with
 blind4_ordinary.txt, a fourth, and blind5.txt, with blind5_ordinary.txt, a fifth, written
-the same way and only scored.
+the same way and only scored; blind6.txt, with blind6_ordinary.txt, is a sixth, by yet
+another hand under the same rule (vendor and cloud keys, connection strings, passwords in
+commands, config files, code, logs and prose in many languages, key material, cards and
+recovery codes), scored blind once (recall 0.877, 8.8 FP lines / 1k) and only scored since.
 
 Ordinary lines (`ordinary_lines`) are what a coding agent's transcript is full of and a
 redactor must leave: git SHAs, UUIDs, digests, lockfile hashes, base64 images, public

@@ -65,6 +65,7 @@ from .material import (
     putty_hits,
     totp_hits,
 )
+from .precision import plausible
 from .prose import prose_hits
 from .public import public_value
 from .shapes import (
@@ -201,7 +202,8 @@ class Redactor:
             return []
         hits = [h for h in self._hits(text)
                 if h.end > h.start and not self._allowed(text, h)
-                and (h.kind in _ALWAYS or not public_value(text, h.start, h.end))]
+                and (h.kind in _ALWAYS or not public_value(text, h.start, h.end))
+                and plausible(text, h.start, h.end, h.rule)]
         return _merge(hits)
 
     def _redact(self, text: str) -> tuple[str, int]:

@@ -1,0 +1,134 @@
+"""A last look at what the low-precision rules found: does the value itself read as a secret?
+
+Most rules know a secret by what names it or by a vendor's prefix. Three families know it
+by its randomness alone, or by a secret word somewhere before it, and those are the ones
+that ordinary text trips, whatever the source:
+
+- a long run of random-looking characters with no name (`long random token`) and a
+  token behind a short lower-case word (`token with a vendor prefix`): identifiers are
+  long too (Frozen_CaseSensitivityTestPEP302, tokenize_tests-utf8-coding-cookie,
+  gpt-4o-mini-realtime-preview-2024-12-17, MS_Mac_OE_3071477847_720252_MIME_Part);
+- the word after a secret word in prose, a command's positional argument, a call's
+  argument: in code that is a type or an expression (`key: Optional[bytes]`,
+  `password: Optional[HiddenText]`, `key: Callable[[_T], …]`).
+
+The check is one structure model, not a list: the value is cut where its separators,
+its case and its digits change, and each piece is judged as a word (pronounceable:
+letters with a vowel, lower-case, Capitalised or a short acronym, no long consonant
+cluster), a number, or noise. A random token falls into short pieces and noise (a
+capital or a digit every few characters); an identifier into words and numbers. A value
+that starts with a name followed by `[`, `(` or `<` is code: a subscript, a call, a
+generic type. What a rule found is kept unless the model says identifier or code.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["named_as_identifier", "plausible", "reads_as_code", "reads_as_identifier"]
+
+# The rules whose value is judged by its look: their names, as each rule states them.
+_RANDOM_RULES = ("long random token", "token with a vendor prefix")
+_CONTEXT_RULES = ("value after '", "password given to a command by position", "password passed to a login call",
+                  "password literal after its user", "password passed to a connection by position")
+
+_PARTS = re.compile(r"[A-Za-z0-9]+")
+_PIECES = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_HEX = re.compile(r"[0-9a-fA-F]+")
+_VOWELS = frozenset("aeiouyAEIOUY")
+_CLUSTER = re.compile(r"[^aeiouy]{4,}")  # four consonants in a row: rare in a word (strength has ngth)
+_CODE = re.compile(r"[A-Za-z_][A-Za-z_.]{2,40}[\[(<]")
+# What the words just before a random value call it when it is no secret: an identifier's
+# nouns, a digest's algorithm, and the words that say public.
+_NAME_REACH = 40
+# The words, then at most four characters that join a name to its value (: = " ' and spaces).
+_NAMED = re.compile(r"([A-Za-z0-9][\w .-]*?)[\s:=\"'`]{1,4}\Z")
+_NAME_WORDS = re.compile(r"[A-Z]+[0-9]*(?![a-z])|[A-Z]?[a-z]+[0-9]*")
+_IDENTIFIER_NOUNS = frozenset({
+    "id", "ids", "identifier", "uuid", "guid", "hash", "digest", "checksum", "fingerprint", "sha", "sha1", "sha256",
+    "sha384", "sha512", "md5", "blake2b", "blake3", "integrity", "etag", "nonce", "commit", "revision", "rev", "ref",
+    "address", "addr", "wallet", "cid", "url", "uri", "path", "file", "filename", "name", "slug", "version", "challenge",
+    "kid", "deployment", "build", "trace", "span", "cursor", "handle",
+})
+_SECRET_OWNERS = frozenset({"session", "sess", "secret", "token", "key", "access", "private", "auth", "api", "password"})
+_PUBLIC_WORDS = frozenset({"public", "publishable", "pubkey", "pub"})
+# A word's share of the letters, and the least number of words, for a value to read as an identifier.
+_WORD_SHARE = 0.7
+_MIN_WORDS = 2
+# Random characters change case or class every two or three: their pieces are short; a
+# name's pieces are words, four or five letters on average.
+_PIECE_LETTERS = 3.5
+
+
+def _word(piece: str) -> bool:
+    """A piece that reads as a word: three letters or more, a vowel, no long consonant
+    cluster; lower-case, Capitalised, or capitals of five letters at most (an acronym)."""
+    if len(piece) < 3 or not piece.isalpha() or _VOWELS.isdisjoint(piece):
+        return False
+    if piece.isupper():
+        return len(piece) <= 6
+    lowered = piece.lower()
+    return not _CLUSTER.search(lowered) and (piece.islower() or piece[0].isupper() and piece[1:].islower())
+
+
+def reads_as_identifier(value: str) -> bool:
+    """Words and numbers joined by separators or case (a name, a slug, a file's stem),
+    not a random token: words hold most of the letters, and no stretch of noise is left."""
+    letters = words = noise = 0
+    count = pieces = 0
+    for part in _PARTS.findall(value):
+        if len(part) >= 8 and _HEX.fullmatch(part) and not part.isdigit():
+            noise += len(part)  # a digest: its letters make syllables (dce, fefd) by chance
+            continue
+        for piece in _PIECES.findall(part):
+            if piece.isdigit():
+                continue
+            letters += len(piece)
+            pieces += 1
+            if _word(piece):
+                words += len(piece)
+                count += 1
+            elif len(piece) > 2:
+                noise += len(piece)
+    return (count >= _MIN_WORDS and words >= _WORD_SHARE * letters and noise <= 4
+            and letters >= _PIECE_LETTERS * pieces)
+
+
+def reads_as_code(value: str) -> bool:
+    """A name followed by a bracket, a parenthesis or an angle bracket (Optional[str,
+    Callable[[_T, os.environ.get(…, Vec<u8>): a type or an expression, not a secret. The
+    name is letters, dots and underscores, and its pieces are words or short."""
+    match = _CODE.match(value)
+    if not match:
+        return False
+    pieces = _PIECES.findall(match.group(0))
+    return any(_word(p) and len(p) >= 4 for p in pieces) and all(_word(p) or len(p) <= 2 for p in pieces)
+
+
+def named_as_identifier(text: str, start: int) -> bool:
+    """Whether the words just before `start`, on its line, call the value what it is and
+    not a secret: its last word an identifier's noun (a Doc id, sha256=, "challenge":,
+    a commit, an address), or one of the two a word saying public (public key:)."""
+    line = text.rfind("\n", max(0, start - _NAME_REACH), start) + 1
+    named = _NAMED.search(text, max(line, start - _NAME_REACH), start)
+    if not named:
+        return False
+    words = _NAME_WORDS.findall(named.group(1))
+    if not words:
+        return False
+    last = [w.lower() for w in words[-2:]]
+    if len(last) == 2 and last[0] in _SECRET_OWNERS:
+        return False  # a session id, a secret's id, a token's hash: the secret itself
+    return last[-1] in _IDENTIFIER_NOUNS or any(w in _PUBLIC_WORDS for w in last)
+
+
+def plausible(text: str, start: int, end: int, rule: str) -> bool:
+    """Whether text[start:end], found by `rule`, may be a secret: False only for the
+    families judged here, when the value reads as an identifier or as code, or a random
+    one is named as an identifier."""
+    value = text[start:end]
+    if rule.startswith(_RANDOM_RULES):
+        return not reads_as_identifier(value) and not named_as_identifier(text, start)
+    if rule.startswith(_CONTEXT_RULES):
+        return not reads_as_code(value)
+    return True
