@@ -54,6 +54,7 @@ from .commands import (
     store_flag_hits,
 )
 from .formats import cookie_hits, dsn_hits, host_map_hits, pgpass_hits
+from .labels import fallback_hits, label_hits, pair_hits, table_hits
 from .material import (
     card_hits,
     der_hits,
@@ -309,6 +310,7 @@ class Redactor:
             yield from session_hits(text, lowered, data)
         if data.count(b":") >= 4:
             yield from pgpass_hits(text, lowered, data, words)
+        yield from _structure_hits(text, lowered, data, words)
         for kind, pattern in self._custom:
             for match in pattern.finditer(text):
                 span = match.span("secret") if "secret" in pattern.groupindex else match.span()
@@ -320,6 +322,19 @@ class Redactor:
             return False
         value = text[hit.start:hit.end]
         return value.startswith("[REDACTED") or any(a.fullmatch(value) for a in self._allow)
+
+
+def _structure_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterable[Hit]:
+    """What a label line, a table's column, a lookup's fallback or a user / password pair
+    gives away (`labels.py`)."""
+    if b":" in data:
+        yield from label_hits(text, lowered, data, words)
+    if b"\n" in data and (b"|" in data or b"," in data or b"\t" in data):
+        yield from table_hits(text)
+    if b"env" in data or b"${" in data:
+        yield from fallback_hits(text, data)
+    if b"/" in data or b":" in data:
+        yield from pair_hits(text)
 
 
 def _merge(hits: list[Hit]) -> list[Finding]:

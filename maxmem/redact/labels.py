@@ -1,0 +1,261 @@
+"""Secrets given away by the structure that labels them, whatever the label's language.
+
+    **Password:** `uoQgMaE2QXgRug`            senha do wi-fi: gpywua1141
+    | env | user | password |                 user,password
+    | prod | admin | COozvNK3Y1iFKw3g |        svc-backup,Kq7!vR2pLm
+    process.env.SESSION_SECRET ?? "1a53…"     jdoe@acme.io / O8JvMTp1ycW5
+
+Three structures say "this value is the secret" without a sentence around it:
+
+- a label line: a short label that holds a secret word (any language of `LABEL_WORDS`),
+  a colon, and one value that ends the line (a parenthesis after it is a comment);
+- a table (Markdown, CSV, TSV) whose header names a column for a secret: that column's
+  cell in every row below;
+- a lookup of a secret-named variable with a literal fallback, in any language
+  (`process.env.X ?? "…"`, `|| "…"`, `getenv("X") ?: "…"`, `ENV.fetch("X") { "…" }`,
+  `${X:-…}`, `env("X", "…")`): the literal is the secret when the variable is unset;
+
+and a user and password written as a pair (`jdoe@acme.io / pw`, `connecte-toi avec jdoe /
+pw`, `use ops:pw for the login`), the password a strong one.
+
+The value must still look like what the label promises (a password's shape, digits for
+a PIN, a random token for a key), so a label followed by a word, a type, a path, a date or
+a placeholder stays.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from .precision import reads_as_code, reads_as_noise
+from .prose import LABEL_WORDS, password_like
+from .shapes import Hit
+from .values import find_words, is_placeholder, looks_random, name_strength, present_words, word_index
+
+__all__ = ["fallback_hits", "label_hits", "pair_hits", "table_hits"]
+
+# A lock's keypad labels its code alone ("garage keypad: 89156"), in a few languages.
+_KINDS = {**LABEL_WORDS, **dict.fromkeys(("keypad", "intercom", "lockbox", "keysafe", "key safe", "tastenfeld",
+                                           "gegensprechanlage", "interphone", "citofono", "portero", "домофон",
+                                           "кодовый замок", "domofon"), "pin")}
+_INDEX = word_index(tuple(_KINDS))
+# Words that make a label name something else than the secret: "password policy:", "key ID:".
+_NOT_SECRET = frozenset({
+    "id", "ids", "fingerprint", "public", "pub", "type", "length", "size", "name", "file", "path", "format",
+    "algorithm", "hash", "policy", "expiry", "expires", "expiration", "manager", "field", "prompt", "count",
+    "server", "url", "host", "hint", "strength", "rotation", "version", "usage", "store", "vault", "location",
+    "required", "requirements", "optional", "status", "changed", "updated", "created", "mode", "level", "limit",
+    "timeout", "env", "variable", "var", "header", "parameter", "param", "option", "setting", "label",
+    "hashing", "hashed", "encryption", "encrypted", "cipher", "scheme", "method", "storage", "salt",
+    "idempotency", "request", "correlation", "cache", "sort", "partition", "primary", "foreign", "lookup",
+})
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_TECH_NAME = re.compile(r"(?i)(?:sha|md|aes|rsa|utf|x|ed|blake|crc|argon|bcrypt|scrypt|pbkdf|chacha|des|hmac|ecdsa|"
+                        r"p|secp|curve|base|win|py|python|node|java|php|ubuntu|debian|v)\d")
+_LABEL_REACH = 48  # the label's length before and after its secret word
+_LABEL_START = re.compile(r"[ \t]*(?:[-*>#|]+[ \t]*)?(?:\*\*|__)?")
+_LABEL_TEXT = re.compile(r"[^\W\d_][\w'’ ./-]{0,47}", re.UNICODE)
+# the colon, the closing of a bold label, then the value (quoted or not) and the end of the line
+_AFTER_LABEL = re.compile(r"[ \t]*(?:\*\*|__)?[ \t]*:(?:\*\*|__)?[ \t]+(?:\*\*|__)?")
+_VALUE = re.compile(r"`([^`\s]{4,128})`|\"([^\"\s]{4,128})\"|'([^'\s]{4,128})'|([^\s`\"']{4,128})")
+_QUOTED_PHRASE = re.compile(r"[\"“]([a-z]{3,10}(?: [a-z]{3,10}){3,11})[\"”]")  # a diceware passphrase, quoted
+_LINE_REST = re.compile(r"(?:\*\*|__)?[.!;,]?[ \t]*(?:\([^()\n]{0,80}\)[.!]?[ \t]*)?(?=\r?\n|\\n|\Z)")
+_DATE = re.compile(r"\d{4}-\d\d-\d\d.*|\d\d?[:.]\d\d(?:[:.]\d\d)?|\d{1,2}/\d{1,2}/\d{2,4}")
+_PIN_VALUE = re.compile(r"\d{4,20}|\d{1,2}(?:-\d{1,2}){2,5}")
+_PASSPHRASE = re.compile(r"[a-z]{3,10}(?:[-_.][a-z]{3,10}){2,7}(?:[-_.]\d{1,6})?")
+_NETWORKS = ("wifi", "wi-fi", "wlan", "wpa", "wireless", "ssid", "network", "netzwerk", "réseau", "red", "rede", "rete")
+
+
+def _value_fits(value: str, kind: str, label: str) -> bool:
+    """Whether `value` looks like what a label of `kind` promises."""
+    if is_placeholder(value) or _DATE.fullmatch(value) or "://" in value or value.startswith(("/", "~", "$", "%", "{", "<")):
+        return False
+    if "@" in value and "." in value.rsplit("@", 1)[-1] or "(" in value and ")" in value or reads_as_code(value):
+        return False  # an address, a call (z.string().min(12)), a type (Optional[str])
+    if kind == "pin":
+        return bool(_PIN_VALUE.fullmatch(value)) and len(set(value)) >= 3 or password_like(value, strong=True)
+    if kind == "key":
+        if looks_random(value, 16) and not (label.endswith("key") and _UUID.fullmatch(value)):
+            return True
+        if any(n in label for n in _NETWORKS):  # a network's key is its password: WLAN-Schlüssel: 4401…
+            return bool(_PIN_VALUE.fullmatch(value)) and len(value) >= 8 or password_like(value)
+        return False
+    if value.isdigit():
+        return 4 <= len(value) <= 16 and len(set(value)) >= 3
+    if (value.isalnum() and len(value) >= 8 and sum(c.isdigit() for c in value) >= 3 and not value.isdigit()
+            and not _TECH_NAME.match(value)):
+        return True  # senha do wi-fi: gpywua1141, a name and digits
+    return password_like(value) or _PASSPHRASE.fullmatch(value) is not None and (
+        any(c.isdigit() for c in value) or value.count("-") + value.count("_") + value.count(".") >= 3)
+
+
+def label_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
+    """The value of a label line: `WLAN-Schlüssel: 4401…`, `**Password:** \\`…\\``,
+    `LUKS passphrase for /dev/nvme0n1p3: tango-violet-harbor-7623`."""
+    present = present_words(words, _INDEX)
+    if not present:
+        return
+    done = -1
+    for at, word in find_words(lowered, data, present):
+        if at < done:
+            continue
+        reach = max(0, at - _LABEL_REACH - 2)
+        newline, escaped = text.rfind("\n", reach, at), text.rfind("\\n", reach, at)
+        if newline < 0 and escaped < 0 and reach:
+            continue  # the line starts too far before: no label
+        line = max(newline + 1, escaped + 2 if escaped >= 0 else 0)
+        if at and lowered[at - 1].isalnum() and word.isascii() and len(word) < 5:
+            continue
+        colon = text.find(":", at + len(word), at + len(word) + _LABEL_REACH)
+        if colon < 0:
+            continue
+        opening = _LABEL_START.match(text, line)
+        start = opening.end() if opening else line
+        label_end = len(text[start:colon].rstrip(" \t*_"))
+        label = lowered[start:start + label_end]
+        if (not _LABEL_TEXT.fullmatch(text, start, start + label_end) or "\n" in label
+                or len(label.split()) > 6 or not _NOT_SECRET.isdisjoint(re.split(r"[\W_]+", label))):
+            continue
+        after = _AFTER_LABEL.match(text, start + label_end)
+        if not after or after.end() <= colon:
+            continue
+        kind = _KINDS[word]
+        phrase = _QUOTED_PHRASE.match(text, after.end()) if kind == "password" else None
+        if phrase and _LINE_REST.match(text, phrase.end()):
+            done = phrase.end()
+            yield Hit("password", phrase.start(1), phrase.end(1), f"value of a label line naming '{word}'")
+            continue
+        value = _VALUE.match(text, after.end())
+        if not value or not _LINE_REST.match(text, value.end()):
+            continue
+        group = next(g for g in range(1, 5) if value.group(g) is not None)
+        candidate = value.group(group).rstrip(".,;!") if group == 4 else value.group(group)
+        if _value_fits(candidate, kind, label):
+            done = value.end()
+            yield Hit("password" if kind != "key" else "secret", value.start(group),
+                      value.start(group) + len(candidate), f"value of a label line naming '{word}'")
+
+
+# -- tables: a header that names a column for a secret -------------------------------------
+_TABLE_WORDS = re.compile(r"(?i)(?<![^\W_])(?:password|passwort|passphrase|passcode|passwd|pwd|pass|pw|pin|secret|"
+                          r"token|api[ _-]?key|key|mot de passe|mdp|contraseña|senha|wachtwoord|hasło|heslo|пароль|"
+                          r"密码|パスワード|비밀번호|lösenord|salasana|şifre|parola|kennwort|clave)(?![^\W_])")
+_CELL_SPLIT = {"|": re.compile(r"[ \t]*\|[ \t]*"), ",": re.compile(r"[ \t]*,[ \t]*"), "\t": re.compile(r"\t")}
+_RULE_ROW = re.compile(r"[ \t|:+-]*")
+_HEADER_CELL = re.compile(r"[^\W\d_][\w .#/-]{0,29}", re.UNICODE)
+
+
+def _cells(line: str, sep: str) -> list[tuple[int, str]]:
+    """(offset, cell) of one row; a Markdown row's outer bars dropped."""
+    first, last = 0, len(line)
+    if sep == "|":
+        first = len(line) - len(line.lstrip(" \t"))
+        first += line.startswith("|", first)
+        last = len(line.rstrip(" \t"))
+        last -= last > first and line[last - 1] == "|"
+    out, at = [], first
+    for part in _CELL_SPLIT[sep].finditer(line, first, last):
+        out.append((at, line[at:part.start()]))
+        at = part.end()
+    out.append((at, line[at:last]))
+    return out
+
+
+def table_hits(text: str) -> Iterator[Hit]:
+    """The cells of a table's secret column: `| env | user | password |` then its rows,
+    `user,password` then `svc,Kq7!vR2pLm`."""
+    lines = text.split("\n")
+    offsets, at = [], 0
+    for line in lines:
+        offsets.append(at)
+        at += len(line) + 1
+    row = 0
+    while row < len(lines) - 1:
+        header = lines[row]
+        row += 1
+        if len(header) > 200 or not _TABLE_WORDS.search(header):
+            continue
+        sep = "|" if header.count("|") >= 2 else "\t" if "\t" in header else "," if "," in header else ""
+        if not sep:
+            continue
+        names = [c.strip().strip("*").lower() for _, c in _cells(header, sep)]
+        if not 2 <= len(names) <= 12 or not all(_HEADER_CELL.fullmatch(n) for n in names):
+            continue  # a header is names, not code (`define('DB_PASSWORD', …)`, a struct's tags)
+        columns = [i for i, n in enumerate(names)
+                   if _TABLE_WORDS.search(n) and _NOT_SECRET.isdisjoint(re.split(r"[\W_]+", n))]
+        if not columns:
+            continue
+        below = row
+        if sep == "|" and below < len(lines) and _RULE_ROW.fullmatch(lines[below]):
+            below += 1
+        while below < len(lines):
+            cells = _cells(lines[below], sep)
+            if len(cells) != len(names) or not lines[below].strip():
+                break
+            for i in columns:
+                offset, cell = cells[i]
+                value = cell.strip().strip("`")
+                kind = "pin" if names[i] == "pin" else "key" if "key" in names[i] or "token" in names[i] or "secret" in names[i] \
+                    else "password"
+                if _value_fits(value, kind, names[i]) or kind != "pin" and value and reads_as_noise(value):
+                    start = offsets[below] + offset + cell.index(value)
+                    yield Hit("password" if kind != "key" else "secret", start, start + len(value),
+                              f"cell of a table's '{names[i]}' column")
+            below += 1
+        row = below
+
+
+# -- a secret-named variable's literal fallback ----------------------------------------------
+_LOOKUP = re.compile(
+    r"(?:process\.env\.|import\.meta\.env\.|(?<![\w.])(?:os\.)?(?:getenv|Getenv|environ\.get|environ|env|ENV\.fetch|ENV)"
+    r"[ \t]*[\[(][ \t]*|System\.getenv\([ \t]*|GetEnvironmentVariable\([ \t]*|Deno\.env\.get\([ \t]*)"
+    r"(?P<qn>[\"'`]?)(?P<name>[A-Za-z_][A-Za-z0-9_]{2,63})(?P=qn)[ \t]*[)\]]?[ \t]*"
+    r"(?:\?\?|\|\||\?:|or|,|\{|:)[ \t]*(?P<q>[\"'`])(?P<v>[^\"'`\s]{6,256})(?P=q)")
+_SHELL_DEFAULT = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]{2,63}):?-(?P<v>[^}\s\"']{6,256})\}")
+
+
+def fallback_hits(text: str, data: bytes) -> Iterator[Hit]:
+    """`process.env.SESSION_SECRET ?? "…"`, `os.getenv("API_TOKEN") or "…"`,
+    `System.getenv("DB_PASSWORD") ?: "…"`, `ENV.fetch("DB_PASSWORD") { "…" }`,
+    `env('DB_PASSWORD', '…')`, `${DB_PASSWORD:-…}`: a secret-named lookup's literal default."""
+    matches = list(_LOOKUP.finditer(text)) if b"env" in data else []
+    if b"${" in data:
+        matches += _SHELL_DEFAULT.finditer(text)
+    for match in matches:
+        name, value = match.group("name"), match.group("v")
+        if name_strength(name) is None or is_placeholder(value) or value.startswith(("$", "{", "<", "/")):
+            continue
+        if password_like(value, strong=True) or looks_random(value, 16):
+            yield Hit("secret", match.start("v"), match.end("v"), f"literal fallback of secret-named {name}")
+
+
+# -- a user and a password written as a pair ---------------------------------------------------
+_PAIR = re.compile(r"(?<![\w@./:-])(?P<user>[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,4}|[a-z][a-z0-9_.-]{1,31})"
+                   r"(?:[ \t]{1,2}/[ \t]{1,2}|(?P<colon>:))(?P<v>[^\s/:'\"`;=,]{8,64})(?=[ \t),.;]|\Z|\n)")
+_PAIR_CONTEXT = re.compile(r"(?i)(?<![^\W_])(?:log ?in|logon|sign ?in|creds?|credentials|account|accounts|"
+                           r"use|user|admin|works|anmelden|melde|connecte|connexion|connect|iniciar|accedi|inloggen|"
+                           r"logga|zaloguj|войти|ログイン|로그인|登录|access|ssh|vpn|portal|dashboard|console)(?![^\W_])")
+
+
+_PAIR_REACH = 160  # how far the words about getting in may stand on the line
+
+
+def pair_hits(text: str) -> Iterator[Hit]:
+    """`jdoe@acme.io / O8JvMTp1ycW5`, `connecte-toi avec jdoe / D4NhzO8S6l`, `use
+    ops:eWB5fZ95vRe7Fy for the grafana login`: a strong, random password after its user,
+    on a line about getting in (an address as the user is context enough)."""
+    for match in _PAIR.finditer(text):
+        value = match.group("v").rstrip(".,;)")
+        if not password_like(value, strong=True) or not reads_as_noise(value) and not (
+                sum(c.isupper() for c in value) >= 2 and sum(c.isdigit() for c in value) >= 1 and len(value) >= 10):
+            continue
+        user = match.group("user")
+        reach = max(0, match.start() - _PAIR_REACH)
+        end = text.find("\n", match.end(), match.end() + _PAIR_REACH)
+        line = text[text.rfind("\n", reach, match.start()) + 1 or reach:end if end >= 0 else match.end() + _PAIR_REACH]
+        if "@" not in user and not _PAIR_CONTEXT.search(line):
+            continue
+        if match.group("colon") and ("@" in user or "." in value or user in ("http", "https", "ftp", "tcp", "udp")):
+            continue  # an address's port, a host
+        yield Hit("password", match.start("v"), match.start("v") + len(value), "password of a user / password pair")
