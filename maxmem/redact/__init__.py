@@ -54,7 +54,16 @@ from .commands import (
     store_flag_hits,
 )
 from .formats import cookie_hits, dsn_hits, host_map_hits, pgpass_hits
-from .labels import fallback_hits, label_hits, pair_hits, table_hits
+from .labels import (
+    declaration_hits,
+    fallback_hits,
+    identity_literal_hits,
+    label_hits,
+    login_pair_hits,
+    pair_hits,
+    replaced_hits,
+    table_hits,
+)
 from .material import (
     card_hits,
     der_hits,
@@ -311,6 +320,7 @@ class Redactor:
         if data.count(b":") >= 4:
             yield from pgpass_hits(text, lowered, data, words)
         yield from _structure_hits(text, lowered, data, words)
+        yield from declaration_hits(text, positions)
         for kind, pattern in self._custom:
             for match in pattern.finditer(text):
                 span = match.span("secret") if "secret" in pattern.groupindex else match.span()
@@ -324,6 +334,13 @@ class Redactor:
         return value.startswith("[REDACTED") or any(a.fullmatch(value) for a in self._allow)
 
 
+# Words of getting in that the user / password pairs start from (`login_pair_hits`).
+_LOGIN_WORDS = frozenset({b"login", b"log", b"logged", b"sign", b"signin", b"connect", b"ssh", b"melde", b"anmelden",
+                          b"einloggen", b"connecte", b"connectez", b"connecter", b"inicia", b"iniciar", b"entra",
+                          b"accedi", b"inloggen", b"logga", b"zaloguj", b"user", b"username", b"benutzer",
+                          b"utilisateur", b"usuario", b"gebruiker", b"utente"})
+
+
 def _structure_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterable[Hit]:
     """What a label line, a table's column, a lookup's fallback or a user / password pair
     gives away (`labels.py`)."""
@@ -335,6 +352,12 @@ def _structure_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes
         yield from fallback_hits(text, data)
     if b"/" in data or b":" in data:
         yield from pair_hits(text)
+    if b"pass" in words or b"pw" in words or b"pwd" in words or not words.isdisjoint(_LOGIN_WORDS):
+        yield from login_pair_hits(text)
+    if b"', '" in data or b'", "' in data or b"','" in data or b'","' in data:
+        yield from identity_literal_hits(text)
+    if b"replace" in data or b"sed" in words:
+        yield from replaced_hits(text)
 
 
 def _merge(hits: list[Hit]) -> list[Finding]:

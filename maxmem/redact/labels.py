@@ -28,12 +28,21 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from .precision import reads_as_code, reads_as_noise
+from .precision import names_a_technology, reads_as_code, reads_as_noise
 from .prose import LABEL_WORDS, password_like
 from .shapes import Hit
-from .values import find_words, is_placeholder, looks_random, name_strength, present_words, word_index
+from .values import find_words, is_placeholder, looks_random, name_strength, present_words, value_is_secret, word_index
 
-__all__ = ["fallback_hits", "label_hits", "pair_hits", "table_hits"]
+__all__ = [
+    "declaration_hits",
+    "fallback_hits",
+    "identity_literal_hits",
+    "label_hits",
+    "login_pair_hits",
+    "pair_hits",
+    "replaced_hits",
+    "table_hits",
+]
 
 # A lock's keypad labels its code alone ("garage keypad: 89156"), in a few languages.
 _KINDS = {**LABEL_WORDS, **dict.fromkeys(("keypad", "intercom", "lockbox", "keysafe", "key safe", "tastenfeld",
@@ -51,8 +60,6 @@ _NOT_SECRET = frozenset({
     "idempotency", "request", "correlation", "cache", "sort", "partition", "primary", "foreign", "lookup",
 })
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
-_TECH_NAME = re.compile(r"(?i)(?:sha|md|aes|rsa|utf|x|ed|blake|crc|argon|bcrypt|scrypt|pbkdf|chacha|des|hmac|ecdsa|"
-                        r"p|secp|curve|base|win|py|python|node|java|php|ubuntu|debian|v)\d")
 _LABEL_REACH = 48  # the label's length before and after its secret word
 _LABEL_START = re.compile(r"[ \t]*(?:[-*>#|]+[ \t]*)?(?:\*\*|__)?")
 _LABEL_TEXT = re.compile(r"[^\W\d_][\w'’ ./-]{0,47}", re.UNICODE)
@@ -84,7 +91,7 @@ def _value_fits(value: str, kind: str, label: str) -> bool:
     if value.isdigit():
         return 4 <= len(value) <= 16 and len(set(value)) >= 3
     if (value.isalnum() and len(value) >= 8 and sum(c.isdigit() for c in value) >= 3 and not value.isdigit()
-            and not _TECH_NAME.match(value)):
+            and not names_a_technology(value)):
         return True  # senha do wi-fi: gpywua1141, a name and digits
     return password_like(value) or _PASSPHRASE.fullmatch(value) is not None and (
         any(c.isdigit() for c in value) or value.count("-") + value.count("_") + value.count(".") >= 3)
@@ -259,3 +266,111 @@ def pair_hits(text: str) -> Iterator[Hit]:
         if match.group("colon") and ("@" in user or "." in value or user in ("http", "https", "ftp", "tcp", "udp")):
             continue  # an address's port, a host
         yield Hit("password", match.start("v"), match.start("v") + len(value), "password of a user / password pair")
+
+
+# -- a secret-named declaration in code: a type between the name and its literal ------------------
+_DECLARATION = re.compile(
+    r"(?P<name>[A-Za-z_][A-Za-z0-9_]{0,63})[\"']?[ \t]*"
+    r"(?::[ \t]*(?P<type>&?(?:'static[ \t]+)?(?:[A-Za-z_][\w:.]{0,30}(?:<[\w, ]{1,30}>|\[[\w, ]{0,30}\])?|\[[\w; ]{1,20}\]))[ \t]*)?"
+    r"(?P<op>=|:)[ \t]*(?:(?:new[ \t]+)?(?:String|str|Some|SecretStr|SecretString|Secret|SecureString|bytes|CString|"
+    r"std::string|Buffer\.from|\[\]byte)(?:::from)?\([ \t]*)?"
+    r"(?P<prefix>[bBrRuUfLNE@]{1,2})?(?P<q>[\"'])(?P<v>[^\"'\s\\]{6,256})(?P=q)")
+_PASSWORD_LABELS = frozenset({"pass", "pw", "pwd"})  # `pass: '…'` in an object (nodemailer's auth)
+
+
+def declaration_hits(text: str, positions: list[tuple[int, int]]) -> Iterator[Hit]:
+    """`const API_KEY: &str = "…"`, `val apiToken: String = "…"`, `API_KEY: Final[str] = "…"`,
+    `SIGNING_KEY = b"…"`, `string ApiKey = @"…"`, `auth: { user: …, pass: '…' }`: a literal
+    given to a secret-named name across a type, a string prefix or a constructor
+    (`positions`: where a secret word stands, `keyword_positions`)."""
+    done = -1
+    for at, _ in positions:
+        start = at
+        while start > 0 and at - start < 64 and (text[start - 1].isalnum() or text[start - 1] == "_"):
+            start -= 1
+        if start < done or start and text[start - 1] in ".$>\"'":
+            continue  # self.key, $token, obj->key, "key": an expression or a quoted key (assignments read those)
+        match = _DECLARATION.match(text, start)
+        if not match or not (match.group("type") or match.group("prefix") or match.group("op") == ":"
+                             or match.group(0).find("(") >= 0):
+            continue  # a plain NAME = "…" is named_hits'
+        name, value = match.group("name"), match.group("v")
+        strength = name_strength(name)
+        if strength is None and name.lower() in _PASSWORD_LABELS:
+            if password_like(value, strong=True) or reads_as_noise(value):
+                yield Hit("password", match.start("v"), match.end("v"), f"literal of {name} in an object")
+                done = match.end()
+            continue
+        if strength is not None and value_is_secret(value, strength, quoted=True, literal=True):
+            yield Hit("secret", match.start("v"), match.end("v"), f"literal declared as secret-named {name}")
+            done = match.end()
+
+
+# -- a user, then a password with no connector: "user admin pass X", "root@host pw X" ---------------
+_USER_THEN_PASSWORD = re.compile(
+    r"(?i)(?:(?<![\w-])(?:user(?:name)?|login|benutzer(?:name)?|utilisateur|usuario|usuário|gebruiker|utente|"
+    r"użytkownik|пользователь|логин)[ \t]*[:=]?[ \t]+[\w.@\\-]{1,64}[ \t]*[,;/]?[ \t]+"
+    r"|[\w.-]{1,32}@[\w.-]{1,64}[ \t]+)"
+    r"(?:pass(?:word)?|pw|pwd|passwort|kennwort|mdp|mot de passe|senha|contraseña|clave|wachtwoord|hasło|heslo|"
+    r"parola|пароль|lösenord|salasana)[ \t]*[:=]?[ \t]+(?P<v>[^\s\"'`]{6,64})")
+# getting in "as" or "with" a user, then "and" / "with" the password, in several languages
+_LOGIN_AS = re.compile(
+    r"(?i)(?<![\w-])(?:log(?:ged)?[ \t]?in(?:to)?|sign[ \t]?in|connect|ssh|melde[ \t]dich|anmelden|einloggen|"
+    r"connecte[sz]?-(?:toi|vous)|connectez-vous|se[ \t]connecter|inicia[ \t]sesión|iniciar[ \t]sesión|entra|accedi|"
+    r"log[ \t]in|inloggen|logga[ \t]in|zaloguj[ \t]się)(?:[ \t]+\S+){0,3}?[ \t]+"
+    r"(?:with|as|als|como|comme|avec|con|mit|met|som|jako)[ \t]+(?P<u>[\w.@\\-]{2,64})[ \t]+"
+    r"(?:and|und|y|et|e|en|och|i|mit|with|con|avec|met|med|z|/|,)[ \t]+(?P<v>[^\s\"'`]{8,64})")
+
+
+def _strong(value: str) -> bool:
+    """A password no one would write in prose for anything else: strong, and random."""
+    return password_like(value, strong=True) and (reads_as_noise(value) or (
+        sum(c.isupper() for c in value) >= 2 and sum(c.isdigit() for c in value) >= 1 and len(value) >= 10))
+
+
+def login_pair_hits(text: str) -> Iterator[Hit]:
+    """`router admin: … user admin pass PRX6PBH6TJ`, `root@10.0.0.5 pw giHKiOT7S8`, `login
+    with svc-backup and KI5t…`, `Melde dich als admin mit o9u2qkzk0wqm an`."""
+    for pattern in (_USER_THEN_PASSWORD, _LOGIN_AS):
+        for match in pattern.finditer(text):
+            value = match.group("v").rstrip(".,;:)!")
+            if _strong(value) or pattern is _USER_THEN_PASSWORD and password_like(value) and not value.isalpha():
+                yield Hit("password", match.start("v"), match.start("v") + len(value), "password after its user")
+
+
+# -- a literal after a literal that names a user: the call's password ------------------------------
+_IDENTITY_THEN_LITERAL = re.compile(
+    r"(?P<q1>[\"'])(?:[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,4}|(?:cn|uid)=[^\"'\n]{1,120}|[A-Z][A-Z0-9-]{1,15}\\\\{1,2}[\w.-]{1,64})"
+    r"(?P=q1)[ \t]*,[ \t]*(?P<q>[\"'])(?P<v>[^\"'\s\\]{6,128})(?P=q)")
+
+
+def identity_literal_hits(text: str) -> Iterator[Hit]:
+    """`smtp.start('acme.io', 'noreply@acme.io', 'l82n…', :login)`, `Connection(server,
+    "cn=svc,ou=apps,dc=acme,dc=io", "NEqO…")`, `("CORP\\\\svc", "…")`: the literal right after
+    an address, a directory name or a domain user is that user's password."""
+    for match in _IDENTITY_THEN_LITERAL.finditer(text):
+        value = match.group("v")
+        if "@" in value or "=" in value or is_placeholder(value):
+            continue
+        if password_like(value, strong=True) or reads_as_noise(value) or looks_random(value, 16):
+            yield Hit("password", match.start("v"), match.end("v"), "password literal after its user's identity")
+
+
+# -- a placeholder replaced by the value: sed 's/CHANGE_ME/…/', .replace("YOUR_TOKEN", "…") -----------
+_REPLACED = re.compile(
+    r"(?<![\w])s(?P<d>[/|#,])(?P<old>[A-Za-z_<>{}$%-]{4,40})(?P=d)(?P<v>[^\s/|#,\\]{8,128})(?P=d)"
+    r"|\.replace(?:All)?\([ \t]*(?P<q>[\"'])(?P<old2>[A-Za-z_<>{}$%-]{4,40})(?P=q)[ \t]*,[ \t]*"
+    r"(?P<q2>[\"'])(?P<v2>[^\"'\s\\]{8,128})(?P=q2)")
+
+
+def replaced_hits(text: str) -> Iterator[Hit]:
+    """The value put where a placeholder stood: `sed -i 's/CHANGE_ME/t9Pt…/' .env`,
+    `conf.replace("YOUR_API_KEY", "…")`, `s|__DB_PASSWORD__|…|`."""
+    for match in _REPLACED.finditer(text):
+        old = match.group("old") or match.group("old2")
+        group = "v" if match.group("v") else "v2"
+        value = match.group(group)
+        if not (is_placeholder(old) or name_strength(old.strip("_<>{}$%-")) is not None):
+            continue
+        if password_like(value, strong=True) or looks_random(value, 16) or reads_as_noise(value):
+            yield Hit("secret", match.start(group), match.end(group), f"value put in place of {old}")

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["named_as_identifier", "plausible", "reads_as_code", "reads_as_identifier", "reads_as_noise"]
+__all__ = ["named_as_identifier", "names_a_technology", "plausible", "reads_as_code", "reads_as_identifier", "reads_as_noise"]
 
 # The rules whose value is judged by its look: their names, as each rule states them.
 _RANDOM_RULES = ("long random token", "token with a vendor prefix")
@@ -122,6 +122,18 @@ def reads_as_noise(value: str) -> bool:
                 if piece.isupper() and len(piece) >= 7:
                     return True
     return False
+
+
+# Algorithms, encodings, curves, platforms and versions: letters, then the digits of their name.
+_TECH_NAME = re.compile(r"(?i)(?:sha|md|aes|rsa|utf|x|ed|blake|crc|argon|bcrypt|scrypt|pbkdf|chacha|des|hmac|ecdsa|"
+                        r"p|secp|curve|base|win|windows|py|python|node|java|php|ubuntu|debian|centos|macos|ios|"
+                        r"android|v|ipv|http|tls|ssl|mysql|postgres|pg|redis|es|ecma|iso|rfc|cve|gpt|llama|claude)\d")
+
+
+def names_a_technology(value: str) -> bool:
+    """sha256, utf8mb4, python311, Windows10, ipv6, rfc7519: a technology's name and its
+    number, not a word and the digits a person adds to make a password (panda317532)."""
+    return _TECH_NAME.match(value) is not None
 
 
 def reads_as_code(value: str) -> bool:

@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterator
 
 from .assignments import grouped_password
-from .precision import reads_as_noise
+from .precision import names_a_technology, reads_as_noise
 from .shapes import Hit, words_within
 from .values import (
     camel_words,
@@ -156,6 +156,7 @@ _PATH_LINE = re.compile(r"\.[A-Za-z]{1,5}:\d")
 _PIN = re.compile(r"(?:\d{4,12}(?:[- ]\d{2,8})?|[A-Z]\d{4,8}|\d{4,8}[A-Z]|\d{1,2}(?:-\d{1,2}){2,5})#?")
 # a door code may carry a letter (8508B); a combination lock's numbers are dialled in turn (32-17-08, 1-9-8-4)
 _NUMERIC_PASSWORD = re.compile(r"\d{4,12}[*#]?")
+_WORD_AND_DIGITS = re.compile(r"[A-Za-z]{4,16}\d{2,8}[!.#*?$]?")
 # Every value read here holds a digit, a symbol or a change of case (a plain word is no password).
 _VALUE_HINT = re.compile(r"[\d!@#$%^&*+?~]|[a-z][A-Z]|[A-Z]{2}[a-z]")  # or letters of random case (pwGGspFumtAX)
 _LABEL_IS = re.compile(r"[ \t]{1,3}(?:is|=|:)[ \t]")
@@ -271,6 +272,10 @@ def _is_secret(value: str, word: str, connector: str, fillers: int) -> bool:
     if (word not in _KEY_WORDS and word not in _LABELS and word not in _LOGINS and connector in _PRIMARY
             and _NUMERIC_PASSWORD.fullmatch(value) and len(set(value)) >= 3):
         return True  # "WiFi密码：16150099", "senha do app: 149242": a password of digits only
+    if (word not in _KEY_WORDS and word not in _LABELS and word not in _LOGINS and word not in _CODES
+            and connector in _PRIMARY and connector != "context" and fillers <= _FEW
+            and _WORD_AND_DIGITS.fullmatch(value) and not names_a_technology(value)):
+        return True  # "Lösenordet … är Kanelbulle60", "密码是 panda317532": a word and the digits added to it
     if word in _CODES and word != "passcode":
         return False
     if (word in _NETWORKS and connector in _PRIMARY and not fillers and len(value) >= 8 and value.isalnum() and not value.isdigit()
