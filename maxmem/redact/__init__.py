@@ -334,13 +334,6 @@ class Redactor:
         return value.startswith("[REDACTED") or any(a.fullmatch(value) for a in self._allow)
 
 
-# Words of getting in that the user / password pairs start from (`login_pair_hits`).
-_LOGIN_WORDS = frozenset({b"login", b"log", b"logged", b"sign", b"signin", b"connect", b"ssh", b"melde", b"anmelden",
-                          b"einloggen", b"connecte", b"connectez", b"connecter", b"inicia", b"iniciar", b"entra",
-                          b"accedi", b"inloggen", b"logga", b"zaloguj", b"user", b"username", b"benutzer",
-                          b"utilisateur", b"usuario", b"gebruiker", b"utente"})
-
-
 def _structure_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterable[Hit]:
     """What a label line, a table's column, a lookup's fallback or a user / password pair
     gives away (`labels.py`)."""
@@ -351,9 +344,8 @@ def _structure_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes
     if b"env" in data or b"${" in data:
         yield from fallback_hits(text, data)
     if b"/" in data or b":" in data:
-        yield from pair_hits(text)
-    if b"pass" in words or b"pw" in words or b"pwd" in words or not words.isdisjoint(_LOGIN_WORDS):
-        yield from login_pair_hits(text)
+        yield from pair_hits(text, lowered, data, words)
+    yield from login_pair_hits(text, lowered, data, words)
     if b"', '" in data or b'", "' in data or b"','" in data or b'","' in data:
         yield from identity_literal_hits(text)
     if b"replace" in data or b"sed" in words:

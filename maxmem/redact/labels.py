@@ -31,7 +31,17 @@ from collections.abc import Iterator
 from .precision import names_a_technology, reads_as_code, reads_as_noise
 from .prose import LABEL_WORDS, password_like
 from .shapes import Hit
-from .values import find_words, is_placeholder, looks_random, name_strength, present_words, value_is_secret, word_index
+from .values import (
+    char_offsets,
+    find_words,
+    is_placeholder,
+    looks_random,
+    name_strength,
+    present_words,
+    scan,
+    value_is_secret,
+    word_index,
+)
 
 __all__ = [
     "declaration_hits",
@@ -107,15 +117,15 @@ def label_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) ->
     for at, word in find_words(lowered, data, present):
         if at < done:
             continue
+        colon = text.find(":", at + len(word), at + len(word) + _LABEL_REACH)
+        if colon < 0:
+            continue
         reach = max(0, at - _LABEL_REACH - 2)
         newline, escaped = text.rfind("\n", reach, at), text.rfind("\\n", reach, at)
         if newline < 0 and escaped < 0 and reach:
             continue  # the line starts too far before: no label
         line = max(newline + 1, escaped + 2 if escaped >= 0 else 0)
         if at and lowered[at - 1].isalnum() and word.isascii() and len(word) < 5:
-            continue
-        colon = text.find(":", at + len(word), at + len(word) + _LABEL_REACH)
-        if colon < 0:
             continue
         opening = _LABEL_START.match(text, line)
         start = opening.end() if opening else line
@@ -226,10 +236,19 @@ def fallback_hits(text: str, data: bytes) -> Iterator[Hit]:
     """`process.env.SESSION_SECRET ?? "…"`, `os.getenv("API_TOKEN") or "…"`,
     `System.getenv("DB_PASSWORD") ?: "…"`, `ENV.fetch("DB_PASSWORD") { "…" }`,
     `env('DB_PASSWORD', '…')`, `${DB_PASSWORD:-…}`: a secret-named lookup's literal default."""
-    matches = list(_LOOKUP.finditer(text)) if b"env" in data else []
+    matches: list[re.Match[str] | None] = []
+    places = char_offsets(data, scan(data, b"env")) if b"env" in data else []
+    reach = -1
+    for at in places:  # each lookup starts at most 24 characters before its "env" (process.env., GetEnvironmentVariable)
+        if at < reach:
+            continue
+        match = _LOOKUP.search(text, max(0, at - 24, reach), at + 400)
+        if match and match.start() <= at:
+            matches.append(match)
+            reach = match.end()
     if b"${" in data:
-        matches += _SHELL_DEFAULT.finditer(text)
-    for match in matches:
+        matches += (_SHELL_DEFAULT.match(text, at) for at in char_offsets(data, scan(data, b"${")))
+    for match in filter(None, matches):
         name, value = match.group("name"), match.group("v")
         if name_strength(name) is None or is_placeholder(value) or value.startswith(("$", "{", "<", "/")):
             continue
@@ -238,34 +257,45 @@ def fallback_hits(text: str, data: bytes) -> Iterator[Hit]:
 
 
 # -- a user and a password written as a pair ---------------------------------------------------
-_PAIR = re.compile(r"(?<![\w@./:-])(?P<user>[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,4}|[a-z][a-z0-9_.-]{1,31})"
-                   r"(?:[ \t]{1,2}/[ \t]{1,2}|(?P<colon>:))(?P<v>[^\s/:'\"`;=,]{8,64})(?=[ \t),.;]|\Z|\n)")
-_PAIR_CONTEXT = re.compile(r"(?i)(?<![^\W_])(?:log ?in|logon|sign ?in|creds?|credentials|account|accounts|"
-                           r"use|user|admin|works|anmelden|melde|connecte|connexion|connect|iniciar|accedi|inloggen|"
-                           r"logga|zaloguj|войти|ログイン|로그인|登录|access|ssh|vpn|portal|dashboard|console)(?![^\W_])")
-
-
+_PAIR_USER = re.compile(r"[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,4}|[a-z][a-z0-9_.-]{1,31}")
+_PAIR_VALUE = re.compile(r"[ \t]{0,1}(?P<v>[^\s/:'\"`;=,]{8,64})(?=[ \t),.;]|\Z|\n)")
+_COLON_PAIR = re.compile(r"(?<![\w@./:-])(?P<user>[a-z][a-z0-9_.-]{1,31}):(?P<v>[^\s/:'\"`;=,.]{8,64})(?=[ \t),;]|\Z|\n)")
+# Words about getting in that make "user:password" on their line a pair.
+_PAIR_WORDS = word_index(("login", "logon", "sign in", "signin", "creds", "credentials", "anmelden", "connexion",
+                          "inloggen", "ssh", "vpn", "portal", "dashboard"))
 _PAIR_REACH = 160  # how far the words about getting in may stand on the line
 
 
-def pair_hits(text: str) -> Iterator[Hit]:
+def _line_around(text: str, at: int) -> tuple[int, int]:
+    start = text.rfind("\n", max(0, at - _PAIR_REACH), at) + 1 or max(0, at - _PAIR_REACH)
+    end = text.find("\n", at, at + _PAIR_REACH)
+    return start, end if end >= 0 else min(len(text), at + _PAIR_REACH)
+
+
+def pair_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
     """`jdoe@acme.io / O8JvMTp1ycW5`, `connecte-toi avec jdoe / D4NhzO8S6l`, `use
     ops:eWB5fZ95vRe7Fy for the grafana login`: a strong, random password after its user,
     on a line about getting in (an address as the user is context enough)."""
-    for match in _PAIR.finditer(text):
-        value = match.group("v").rstrip(".,;)")
-        if not password_like(value, strong=True) or not reads_as_noise(value) and not (
-                sum(c.isupper() for c in value) >= 2 and sum(c.isdigit() for c in value) >= 1 and len(value) >= 10):
+    context = [at for at, _ in find_words(lowered, data, present_words(words, _PAIR_WORDS))]
+    slash = text.find(" / ")
+    while slash >= 0:
+        before = text.rfind(" ", max(0, slash - 66), slash) + 1 or max(0, slash - 66)
+        user = _PAIR_USER.fullmatch(text, before, slash)
+        value = _PAIR_VALUE.match(text, slash + 3)
+        if user and value and _strong(value.group("v").rstrip(".,;)")):
+            start, end = _line_around(text, slash)
+            if "@" in user.group(0) or any(start <= c < end for c in context):
+                v = value.group("v").rstrip(".,;)")
+                yield Hit("password", value.start("v"), value.start("v") + len(v), "password of a user / password pair")
+        slash = text.find(" / ", slash + 3)
+    done = -1
+    for at in context:
+        if at < done:
             continue
-        user = match.group("user")
-        reach = max(0, match.start() - _PAIR_REACH)
-        end = text.find("\n", match.end(), match.end() + _PAIR_REACH)
-        line = text[text.rfind("\n", reach, match.start()) + 1 or reach:end if end >= 0 else match.end() + _PAIR_REACH]
-        if "@" not in user and not _PAIR_CONTEXT.search(line):
-            continue
-        if match.group("colon") and ("@" in user or "." in value or user in ("http", "https", "ftp", "tcp", "udp")):
-            continue  # an address's port, a host
-        yield Hit("password", match.start("v"), match.start("v") + len(value), "password of a user / password pair")
+        start, done = _line_around(text, at)
+        for match in _COLON_PAIR.finditer(text, start, done):
+            if match.group("user") not in ("http", "https", "ftp", "tcp", "udp") and _strong(match.group("v")):
+                yield Hit("password", match.start("v"), match.end("v"), "password of a user / password pair")
 
 
 # -- a secret-named declaration in code: a type between the name and its literal ------------------
@@ -307,19 +337,47 @@ def declaration_hits(text: str, positions: list[tuple[int, int]]) -> Iterator[Hi
 
 
 # -- a user, then a password with no connector: "user admin pass X", "root@host pw X" ---------------
-_USER_THEN_PASSWORD = re.compile(
+_PASSWORD_LABEL_WORDS = word_index(("pass", "password", "pw", "pwd", "passwort", "kennwort", "mdp", "senha",
+                                    "contraseña", "clave", "wachtwoord", "hasło", "heslo", "parola", "пароль",
+                                    "lösenord", "salasana"))
+_USER_BEFORE = re.compile(
     r"(?i)(?:(?<![\w-])(?:user(?:name)?|login|benutzer(?:name)?|utilisateur|usuario|usuário|gebruiker|utente|"
-    r"użytkownik|пользователь|логин)[ \t]*[:=]?[ \t]+[\w.@\\-]{1,64}[ \t]*[,;/]?[ \t]+"
-    r"|[\w.-]{1,32}@[\w.-]{1,64}[ \t]+)"
-    r"(?:pass(?:word)?|pw|pwd|passwort|kennwort|mdp|mot de passe|senha|contraseña|clave|wachtwoord|hasło|heslo|"
-    r"parola|пароль|lösenord|salasana)[ \t]*[:=]?[ \t]+(?P<v>[^\s\"'`]{6,64})")
+    r"użytkownik|пользователь|логин)[ \t]*[:=]?[ \t]+[\w.@\\-]{1,64}[ \t]*[,;/]?|[\w.-]{1,32}@[\w.-]{1,64})[ \t]+\Z")
+_PASSWORD_AFTER = re.compile(r"[ \t]*[:=]?[ \t]+(?P<v>[^\s\"'`]{6,64})")
 # getting in "as" or "with" a user, then "and" / "with" the password, in several languages
+_LOGIN_VERBS = word_index(("log in", "login", "logged in", "sign in", "signin", "connect", "ssh", "melde", "anmelden",
+                           "einloggen", "connecte", "connectez", "se connecter", "inicia sesión", "iniciar sesión",
+                           "entra", "accedi", "inloggen", "logga in", "zaloguj"))
 _LOGIN_AS = re.compile(
-    r"(?i)(?<![\w-])(?:log(?:ged)?[ \t]?in(?:to)?|sign[ \t]?in|connect|ssh|melde[ \t]dich|anmelden|einloggen|"
+    r"(?i)(?:log(?:ged)?[ \t]?in(?:to)?|sign[ \t]?in|connect|ssh|melde[ \t]dich|anmelden|einloggen|"
     r"connecte[sz]?-(?:toi|vous)|connectez-vous|se[ \t]connecter|inicia[ \t]sesión|iniciar[ \t]sesión|entra|accedi|"
-    r"log[ \t]in|inloggen|logga[ \t]in|zaloguj[ \t]się)(?:[ \t]+\S+){0,3}?[ \t]+"
+    r"inloggen|logga[ \t]in|zaloguj[ \t]się)(?:[ \t]+\S+){0,3}?[ \t]+"
     r"(?:with|as|als|como|comme|avec|con|mit|met|som|jako)[ \t]+(?P<u>[\w.@\\-]{2,64})[ \t]+"
     r"(?:and|und|y|et|e|en|och|i|mit|with|con|avec|met|med|z|/|,)[ \t]+(?P<v>[^\s\"'`]{8,64})")
+
+
+def login_pair_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
+    """`router admin: … user admin pass PRX6PBH6TJ`, `root@10.0.0.5 pw giHKiOT7S8`, `login
+    with svc-backup and KI5t…`, `Melde dich als admin mit o9u2qkzk0wqm an`."""
+    for at, word in find_words(lowered, data, present_words(words, _PASSWORD_LABEL_WORDS)):
+        end = at + len(word)
+        if at == 0 or text[at - 1] not in " \t" or end < len(text) and text[end].isalnum():
+            continue
+        after = _PASSWORD_AFTER.match(text, end)
+        if not after:
+            continue
+        value = after.group("v").rstrip(".,;:)!")
+        if not (_strong(value) or password_like(value) and not value.isalpha()):
+            continue
+        line = text.rfind("\n", max(0, at - 140), at) + 1 or max(0, at - 140)
+        if _USER_BEFORE.search(text, line, at):
+            yield Hit("password", after.start("v"), after.start("v") + len(value), "password after its user")
+    for at, _ in find_words(lowered, data, present_words(words, _LOGIN_VERBS)):
+        match = _LOGIN_AS.match(text, at)
+        if match:
+            value = match.group("v").rstrip(".,;:)!")
+            if _strong(value):
+                yield Hit("password", match.start("v"), match.start("v") + len(value), "password after its user")
 
 
 def _strong(value: str) -> bool:
@@ -328,45 +386,60 @@ def _strong(value: str) -> bool:
         sum(c.isupper() for c in value) >= 2 and sum(c.isdigit() for c in value) >= 1 and len(value) >= 10))
 
 
-def login_pair_hits(text: str) -> Iterator[Hit]:
-    """`router admin: … user admin pass PRX6PBH6TJ`, `root@10.0.0.5 pw giHKiOT7S8`, `login
-    with svc-backup and KI5t…`, `Melde dich als admin mit o9u2qkzk0wqm an`."""
-    for pattern in (_USER_THEN_PASSWORD, _LOGIN_AS):
-        for match in pattern.finditer(text):
-            value = match.group("v").rstrip(".,;:)!")
-            if _strong(value) or pattern is _USER_THEN_PASSWORD and password_like(value) and not value.isalpha():
-                yield Hit("password", match.start("v"), match.start("v") + len(value), "password after its user")
-
-
 # -- a literal after a literal that names a user: the call's password ------------------------------
-_IDENTITY_THEN_LITERAL = re.compile(
-    r"(?P<q1>[\"'])(?:[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,4}|(?:cn|uid)=[^\"'\n]{1,120}|[A-Z][A-Z0-9-]{1,15}\\\\{1,2}[\w.-]{1,64})"
-    r"(?P=q1)[ \t]*,[ \t]*(?P<q>[\"'])(?P<v>[^\"'\s\\]{6,128})(?P=q)")
+_IDENTITY = re.compile(r"[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,4}|(?:cn|uid)=[^\"'\n]{1,120}")
+_CLOSING = re.compile(r"([\"'])(?=[ \t]*,)|[\s\"']")  # the end of the literal, if a comma follows it
+_NEXT_LITERAL = re.compile(r"[ \t]*,[ \t]*(?P<q>[\"'])(?P<v>[^\"'\s\\]{6,128})(?P=q)")
 
 
 def identity_literal_hits(text: str) -> Iterator[Hit]:
     """`smtp.start('acme.io', 'noreply@acme.io', 'l82n…', :login)`, `Connection(server,
-    "cn=svc,ou=apps,dc=acme,dc=io", "NEqO…")`, `("CORP\\\\svc", "…")`: the literal right after
-    an address, a directory name or a domain user is that user's password."""
-    for match in _IDENTITY_THEN_LITERAL.finditer(text):
-        value = match.group("v")
-        if "@" in value or "=" in value or is_placeholder(value):
-            continue
-        if password_like(value, strong=True) or reads_as_noise(value) or looks_random(value, 16):
-            yield Hit("password", match.start("v"), match.end("v"), "password literal after its user's identity")
+    "cn=svc,ou=apps,dc=acme,dc=io", "NEqO…")`: the literal right after an address or a
+    directory name is that user's password."""
+    done = -1
+    for mark in ("@", "cn=", "uid="):
+        for at in _finds(text, mark):
+            if at < done:
+                continue
+            close = _CLOSING.search(text, at, at + 130)
+            if not close or close.group(1) is None:
+                continue  # the literal ends with no comma after it, or this is no literal
+            quote = close.group(1)
+            opening = text.rfind(quote, max(0, at - 130), at)
+            after = _NEXT_LITERAL.match(text, close.end()) if opening >= 0 else None
+            if not after or not _IDENTITY.fullmatch(text, opening + 1, close.start()):
+                continue
+            value = after.group("v")
+            done = after.end()
+            if "@" not in value and "=" not in value and not is_placeholder(value) and (
+                    password_like(value, strong=True) or reads_as_noise(value) or looks_random(value, 16)):
+                yield Hit("password", after.start("v"), after.end("v"), "password literal after its user's identity")
 
 
 # -- a placeholder replaced by the value: sed 's/CHANGE_ME/…/', .replace("YOUR_TOKEN", "…") -----------
 _REPLACED = re.compile(
     r"(?<![\w])s(?P<d>[/|#,])(?P<old>[A-Za-z_<>{}$%-]{4,40})(?P=d)(?P<v>[^\s/|#,\\]{8,128})(?P=d)"
-    r"|\.replace(?:All)?\([ \t]*(?P<q>[\"'])(?P<old2>[A-Za-z_<>{}$%-]{4,40})(?P=q)[ \t]*,[ \t]*"
+    r"|replace(?:All)?\([ \t]*(?P<q>[\"'])(?P<old2>[A-Za-z_<>{}$%-]{4,40})(?P=q)[ \t]*,[ \t]*"
     r"(?P<q2>[\"'])(?P<v2>[^\"'\s\\]{8,128})(?P=q2)")
+
+
+_SED = re.compile(r"(?<![\w-])sed[ \t]+(?:-[a-zA-Z]{1,3}[ \t]+|-e[ \t]+|--in-place[ \t]+)*[\"']?")
+
+
+def _finds(text: str, needle: str) -> list[int]:
+    out, at = [], text.find(needle)
+    while at >= 0:
+        out.append(at)
+        at = text.find(needle, at + 1)
+    return out
 
 
 def replaced_hits(text: str) -> Iterator[Hit]:
     """The value put where a placeholder stood: `sed -i 's/CHANGE_ME/t9Pt…/' .env`,
     `conf.replace("YOUR_API_KEY", "…")`, `s|__DB_PASSWORD__|…|`."""
-    for match in _REPLACED.finditer(text):
+    starts = [at + 1 for at in _finds(text, ".replace")]
+    starts += [m.end() for m in filter(None, (_SED.match(text, at) for at in _finds(text, "sed ")))]
+    for match in filter(None, (_REPLACED.match(text, at) for at in sorted(starts))):
         old = match.group("old") or match.group("old2")
         group = "v" if match.group("v") else "v2"
         value = match.group(group)
