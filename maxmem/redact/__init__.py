@@ -56,9 +56,11 @@ from .commands import (
 from .formats import cookie_hits, dsn_hits, host_map_hits, pgpass_hits
 from .labels import (
     declaration_hits,
+    element_hits,
     fallback_hits,
     identity_literal_hits,
     label_hits,
+    link_hits,
     login_pair_hits,
     pair_hits,
     replaced_hits,
@@ -321,6 +323,10 @@ class Redactor:
             yield from pgpass_hits(text, lowered, data, words)
         yield from _structure_hits(text, lowered, data, words)
         yield from declaration_hits(text, positions)
+        if b"</" in data:
+            yield from element_hits(text, positions)
+        if b"://" in data:
+            yield from link_hits(text, data)
         for kind, pattern in self._custom:
             for match in pattern.finditer(text):
                 span = match.span("secret") if "secret" in pattern.groupindex else match.span()
@@ -347,9 +353,9 @@ def _structure_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes
         yield from pair_hits(text, lowered, data, words)
     yield from login_pair_hits(text, lowered, data, words)
     if b"', '" in data or b'", "' in data or b"','" in data or b'","' in data:
-        yield from identity_literal_hits(text)
+        yield from identity_literal_hits(text, data)
     if b"replace" in data or b"sed" in words:
-        yield from replaced_hits(text)
+        yield from replaced_hits(text, data)
 
 
 def _merge(hits: list[Hit]) -> list[Finding]:

@@ -45,9 +45,11 @@ from .values import (
 
 __all__ = [
     "declaration_hits",
+    "element_hits",
     "fallback_hits",
     "identity_literal_hits",
     "label_hits",
+    "link_hits",
     "login_pair_hits",
     "pair_hits",
     "replaced_hits",
@@ -70,6 +72,7 @@ _NOT_SECRET = frozenset({
     "idempotency", "request", "correlation", "cache", "sort", "partition", "primary", "foreign", "lookup",
 })
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_CODE_BEFORE = frozenset("\"'_.$/\\[{(<")
 _LABEL_REACH = 48  # the label's length before and after its secret word
 _LABEL_START = re.compile(r"[ \t]*(?:[-*>#|]+[ \t]*)?(?:\*\*|__)?")
 _LABEL_TEXT = re.compile(r"[^\W\d_][\w'’ ./-]{0,47}", re.UNICODE)
@@ -115,8 +118,8 @@ def label_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) ->
         return
     done = -1
     for at, word in find_words(lowered, data, present):
-        if at < done:
-            continue
+        if at < done or at and text[at - 1] in _CODE_BEFORE:
+            continue  # "token":, api_key:, self.key: a name in code or JSON (named_hits reads those)
         colon = text.find(":", at + len(word), at + len(word) + _LABEL_REACH)
         if colon < 0:
             continue
@@ -191,7 +194,8 @@ def table_hits(text: str) -> Iterator[Hit]:
     while row < len(lines) - 1:
         header = lines[row]
         row += 1
-        if len(header) > 200 or not _TABLE_WORDS.search(header):
+        if len(header) > 200 or "|" not in header and "," not in header and "\t" not in header \
+                or not _TABLE_WORDS.search(header):
             continue
         sep = "|" if header.count("|") >= 2 else "\t" if "\t" in header else "," if "," in header else ""
         if not sep:
@@ -240,8 +244,8 @@ def fallback_hits(text: str, data: bytes) -> Iterator[Hit]:
     places = char_offsets(data, scan(data, b"env")) if b"env" in data else []
     reach = -1
     for at in places:  # each lookup starts at most 24 characters before its "env" (process.env., GetEnvironmentVariable)
-        if at < reach:
-            continue
+        if at < reach or not ("(" in text[at + 3:at + 9] or "[" in text[at + 3:at + 9] or text.startswith(".", at + 3)):
+            continue  # getenv(, environ[, process.env.: a lookup; "environment", "envelope": words
         match = _LOOKUP.search(text, max(0, at - 24, reach), at + 400)
         if match and match.start() <= at:
             matches.append(match)
@@ -277,8 +281,7 @@ def pair_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> 
     ops:eWB5fZ95vRe7Fy for the grafana login`: a strong, random password after its user,
     on a line about getting in (an address as the user is context enough)."""
     context = [at for at, _ in find_words(lowered, data, present_words(words, _PAIR_WORDS))]
-    slash = text.find(" / ")
-    while slash >= 0:
+    for slash in _finds(data, b" / "):
         before = text.rfind(" ", max(0, slash - 66), slash) + 1 or max(0, slash - 66)
         user = _PAIR_USER.fullmatch(text, before, slash)
         value = _PAIR_VALUE.match(text, slash + 3)
@@ -287,7 +290,6 @@ def pair_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> 
             if "@" in user.group(0) or any(start <= c < end for c in context):
                 v = value.group("v").rstrip(".,;)")
                 yield Hit("password", value.start("v"), value.start("v") + len(v), "password of a user / password pair")
-        slash = text.find(" / ", slash + 3)
     done = -1
     for at in context:
         if at < done:
@@ -305,6 +307,8 @@ _DECLARATION = re.compile(
     r"(?P<op>=|:)[ \t]*(?:(?:new[ \t]+)?(?:String|str|Some|SecretStr|SecretString|Secret|SecureString|bytes|CString|"
     r"std::string|Buffer\.from|\[\]byte)(?:::from)?\([ \t]*)?"
     r"(?P<prefix>[bBrRuUfLNE@]{1,2})?(?P<q>[\"'])(?P<v>[^\"'\s\\]{6,256})(?P=q)")
+# What must follow a name for _DECLARATION to match there: a quick test before the walk back to its start.
+_DECLARED_AFTER = re.compile(r"[A-Za-z0-9_]{0,60}[\"']?[ \t]*[:=][^\n;{}]{0,80}?[bBrRuUfLNE@]{0,2}[\"']")
 _PASSWORD_LABELS = frozenset({"pass", "pw", "pwd"})  # `pass: '…'` in an object (nodemailer's auth)
 
 
@@ -315,6 +319,8 @@ def declaration_hits(text: str, positions: list[tuple[int, int]]) -> Iterator[Hi
     (`positions`: where a secret word stands, `keyword_positions`)."""
     done = -1
     for at, _ in positions:
+        if at < done or not _DECLARED_AFTER.match(text, at):
+            continue
         start = at
         while start > 0 and at - start < 64 and (text[start - 1].isalnum() or text[start - 1] == "_"):
             start -= 1
@@ -345,9 +351,9 @@ _USER_BEFORE = re.compile(
     r"użytkownik|пользователь|логин)[ \t]*[:=]?[ \t]+[\w.@\\-]{1,64}[ \t]*[,;/]?|[\w.-]{1,32}@[\w.-]{1,64})[ \t]+\Z")
 _PASSWORD_AFTER = re.compile(r"[ \t]*[:=]?[ \t]+(?P<v>[^\s\"'`]{6,64})")
 # getting in "as" or "with" a user, then "and" / "with" the password, in several languages
-_LOGIN_VERBS = word_index(("log in", "login", "logged in", "sign in", "signin", "connect", "ssh", "melde", "anmelden",
-                           "einloggen", "connecte", "connectez", "se connecter", "inicia sesión", "iniciar sesión",
-                           "entra", "accedi", "inloggen", "logga in", "zaloguj"))
+_LOGIN_VERBS = word_index(("log in", "login", "logged in", "sign in", "signin", "melde", "anmelden", "einloggen",
+                           "connecte", "connectez", "se connecter", "inicia sesión", "iniciar sesión", "accedi",
+                           "inloggen", "logga in", "zaloguj"))
 _LOGIN_AS = re.compile(
     r"(?i)(?:log(?:ged)?[ \t]?in(?:to)?|sign[ \t]?in|connect|ssh|melde[ \t]dich|anmelden|einloggen|"
     r"connecte[sz]?-(?:toi|vous)|connectez-vous|se[ \t]connecter|inicia[ \t]sesión|iniciar[ \t]sesión|entra|accedi|"
@@ -367,6 +373,8 @@ def login_pair_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes
         if not after:
             continue
         value = after.group("v").rstrip(".,;:)!")
+        if not any(c.isdigit() or c.isupper() for c in value[1:]):
+            continue  # "password manager", "pass the test": a word, no password
         if not (_strong(value) or password_like(value) and not value.isalpha()):
             continue
         line = text.rfind("\n", max(0, at - 140), at) + 1 or max(0, at - 140)
@@ -392,13 +400,13 @@ _CLOSING = re.compile(r"([\"'])(?=[ \t]*,)|[\s\"']")  # the end of the literal, 
 _NEXT_LITERAL = re.compile(r"[ \t]*,[ \t]*(?P<q>[\"'])(?P<v>[^\"'\s\\]{6,128})(?P=q)")
 
 
-def identity_literal_hits(text: str) -> Iterator[Hit]:
+def identity_literal_hits(text: str, data: bytes) -> Iterator[Hit]:
     """`smtp.start('acme.io', 'noreply@acme.io', 'l82n…', :login)`, `Connection(server,
     "cn=svc,ou=apps,dc=acme,dc=io", "NEqO…")`: the literal right after an address or a
     directory name is that user's password."""
     done = -1
-    for mark in ("@", "cn=", "uid="):
-        for at in _finds(text, mark):
+    for mark in (b"@", b"cn=", b"uid="):
+        for at in _finds(data, mark):
             if at < done:
                 continue
             close = _CLOSING.search(text, at, at + 130)
@@ -426,19 +434,16 @@ _REPLACED = re.compile(
 _SED = re.compile(r"(?<![\w-])sed[ \t]+(?:-[a-zA-Z]{1,3}[ \t]+|-e[ \t]+|--in-place[ \t]+)*[\"']?")
 
 
-def _finds(text: str, needle: str) -> list[int]:
-    out, at = [], text.find(needle)
-    while at >= 0:
-        out.append(at)
-        at = text.find(needle, at + 1)
-    return out
+def _finds(data: bytes, needle: bytes) -> list[int]:
+    """Every offset (in characters) of `needle` in the text whose lowered UTF-8 is `data`."""
+    return char_offsets(data, scan(data, needle)) if needle in data else []
 
 
-def replaced_hits(text: str) -> Iterator[Hit]:
+def replaced_hits(text: str, data: bytes) -> Iterator[Hit]:
     """The value put where a placeholder stood: `sed -i 's/CHANGE_ME/t9Pt…/' .env`,
     `conf.replace("YOUR_API_KEY", "…")`, `s|__DB_PASSWORD__|…|`."""
-    starts = [at + 1 for at in _finds(text, ".replace")]
-    starts += [m.end() for m in filter(None, (_SED.match(text, at) for at in _finds(text, "sed ")))]
+    starts = [at + 1 for at in _finds(data, b".replace")]
+    starts += [m.end() for m in filter(None, (_SED.match(text, at) for at in _finds(data, b"sed ")))]
     for match in filter(None, (_REPLACED.match(text, at) for at in sorted(starts))):
         old = match.group("old") or match.group("old2")
         group = "v" if match.group("v") else "v2"
@@ -447,3 +452,52 @@ def replaced_hits(text: str) -> Iterator[Hit]:
             continue
         if password_like(value, strong=True) or looks_random(value, 16) or reads_as_noise(value):
             yield Hit("secret", match.start(group), match.end(group), f"value put in place of {old}")
+
+
+# -- an element named by the secret, with attributes: <Pass encoding="base64">…</Pass> ------------
+_ELEMENT = re.compile(r"<(?P<tag>[A-Za-z][\w:.-]{1,40})[ \t][^<>\n]{0,160}>(?P<v>[^<>\s]{4,256})</(?P=tag)>")
+
+
+_ELEMENT_TAIL = re.compile(r"[\w:.-]{0,40}[ \t][^<>\n]{0,160}>[^<>\s]{4,256}</")
+
+
+def element_hits(text: str, positions: list[tuple[int, int]]) -> Iterator[Hit]:
+    """The text of an element whose tag names a secret and that carries attributes
+    (FileZilla's `<Pass encoding="base64">…</Pass>`, `<Password type="clear">…`,
+    `<apiKey env="prod">…`); the element without attributes is named_hits'."""
+    for at, _ in positions:
+        if not _ELEMENT_TAIL.match(text, at):
+            continue
+        start = at
+        while start > 0 and at - start < 40 and (text[start - 1].isalnum() or text[start - 1] in "_:.-"):
+            start -= 1
+        if not start or text[start - 1] != "<":
+            continue
+        match = _ELEMENT.match(text, start - 1)
+        if not match:
+            continue
+        tag, value = match.group("tag"), match.group("v")
+        strength = name_strength(tag.rsplit(":", 1)[-1], flag=True)
+        if strength is not None and value_is_secret(value, strength, quoted=True, literal=True):
+            yield Hit("secret", match.start("v"), match.end("v"), f"text of a <{tag}> element")
+
+
+# -- a one-time link: its token signs in whoever follows it ------------------------------------------
+_LINK_WORDS = (r"reset[-_]?password|password[-_]?reset|reset|invite|invitation|verify|verification|confirm|"
+               r"confirmation|activate|activation|magic[-_]?link|magic|unlock|accept|passwordless|sign[-_]?in|login")
+_LINK = re.compile(r"(?i)/(?:" + _LINK_WORDS + r")(?:/[\w.-]{1,40})*?(?:/(?P<seg>[A-Za-z0-9_-]{20,256})(?=[\s\"'<>)#?]|$)"
+                   r"|[^\s\"'<>?#]{0,80}\?(?:[^\s\"'<>#]{0,200}&)?(?:code|token|t|key|k|otp|ticket|invite)=(?P<q>[A-Za-z0-9_.-]{20,256}))")
+
+
+def link_hits(text: str, data: bytes) -> Iterator[Hit]:
+    """The token of a password-reset, invitation, verification or magic sign-in link:
+    `/reset-password/903c…`, `/invite/accept?code=vzDs…`, `/magic-link?token=…`."""
+    for at in char_offsets(data, scan(data, b"://")):
+        end = at + 3
+        while end < len(text) and end - at < 600 and not text[end].isspace() and text[end] not in "\"'<>`":
+            end += 1
+        for match in _LINK.finditer(text, at + 3, end):
+            group = "seg" if match.group("seg") else "q"
+            value = match.group(group)
+            if looks_random(value, 20) or len(value) >= 32 and all(c in "0123456789abcdefABCDEF" for c in value):
+                yield Hit("token", match.start(group), match.end(group), "token of a one-time link")
