@@ -144,7 +144,7 @@ def label_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) ->
         phrase = _QUOTED_PHRASE.match(text, after.end()) if kind == "password" else None
         if phrase and _LINE_REST.match(text, phrase.end()):
             done = phrase.end()
-            yield Hit("password", phrase.start(1), phrase.end(1), f"value of a label line naming '{word}'")
+            yield Hit("secret", phrase.start(1), phrase.end(1), f"value of a label line naming '{word}'")
             continue
         value = _VALUE.match(text, after.end())
         if not value or not _LINE_REST.match(text, value.end()):
@@ -153,7 +153,7 @@ def label_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) ->
         candidate = value.group(group).rstrip(".,;!") if group == 4 else value.group(group)
         if _value_fits(candidate, kind, label):
             done = value.end()
-            yield Hit("password" if kind != "key" else "secret", value.start(group),
+            yield Hit("secret", value.start(group),
                       value.start(group) + len(candidate), f"value of a label line naming '{word}'")
 
 
@@ -221,7 +221,7 @@ def table_hits(text: str) -> Iterator[Hit]:
                     else "password"
                 if _value_fits(value, kind, names[i]) or kind != "pin" and value and reads_as_noise(value):
                     start = offsets[below] + offset + cell.index(value)
-                    yield Hit("password" if kind != "key" else "secret", start, start + len(value),
+                    yield Hit("secret", start, start + len(value),
                               f"cell of a table's '{names[i]}' column")
             below += 1
         row = below
