@@ -4,7 +4,7 @@
     ('export OPENAI_API_KEY=[REDACTED:openai]', 1)
 
 Each secret becomes `[REDACTED:<kind>]`; `<private>…</private>` spans disappear
-entirely. Three families of rules find them:
+entirely. Four families of rules find them:
 
 - shapes (`shapes.py`): provider keys by their prefix and format (OpenAI, Anthropic,
   GitHub, GitLab, Slack, Google, AWS, Stripe, Hugging Face, PyPI, npm, SendGrid, Twilio,
@@ -14,7 +14,9 @@ entirely. Three families of rules find them:
 - names (`assignments.py`): the value of `NAME=value`, `"name": "value"`, `name: value`,
   `--password x`, `Authorization: Bearer x`, `.netrc` lines, when the name says secret,
   judged by how strongly it does and how random the value looks (`values.py`);
-- command lines: `mysql -pX`, `curl -u user:X`, `sshpass -p X` and the like.
+- command lines: `mysql -pX`, `curl -u user:X`, `sshpass -p X` and the like;
+- structure (`labels.py`): a label line's value, a table's secret column, a secret-named
+  lookup's fallback or typed declaration, a user / password pair, a one-time link's token.
 
 Allow-lists keep what only looks like a secret: placeholders (`<your-key>`, `${API_KEY}`,
 `sk-...`), references (`password=db_password`), hashes, paths, `path:line:` prefixes;
