@@ -289,7 +289,7 @@ def test_findings_say_kind_span_and_rule_and_never_hold_the_secret():
     text = "a=1\nexport GITHUB_TOKEN=ghp_1A2b3C4d5E6f7G8h9I0jK1l2M3n4O5p6Q7r8 and password: hunter22\n"
     found = explain(text)
     assert [(f.kind, text[f.start:f.end]) for f in found] == [
-        ("github", "ghp_1A2b3C4d5E6f7G8h9I0jK1l2M3n4O5p6Q7r8"), ("password", "hunter22")]
+        ("github", "ghp_1A2b3C4d5E6f7G8h9I0jK1l2M3n4O5p6Q7r8"), ("secret", "hunter22")]
     assert "github" in found[0].rule and "password" in found[1].rule
     assert all("hunter22" not in f.rule and "ghp_" not in json.dumps(f.to_dict()) for f in found)
 

@@ -489,13 +489,18 @@ _LINK = re.compile(r"(?i)/(?:" + _LINK_WORDS + r")(?:/[\w.-]{1,40})*?(?:/(?P<seg
                    r"|[^\s\"'<>?#]{0,80}\?(?:[^\s\"'<>#]{0,200}&)?(?:code|token|t|key|k|otp|ticket|invite)=(?P<q>[A-Za-z0-9_.-]{20,256}))")
 
 
+_URL_REST = re.compile(r"[^\s\"'<>`]{0,600}")
+
+
 def link_hits(text: str, data: bytes) -> Iterator[Hit]:
     """The token of a password-reset, invitation, verification or magic sign-in link:
     `/reset-password/903c…`, `/invite/accept?code=vzDs…`, `/magic-link?token=…`."""
+    end = -1
     for at in char_offsets(data, scan(data, b"://")):
-        end = at + 3
-        while end < len(text) and end - at < 600 and not text[end].isspace() and text[end] not in "\"'<>`":
-            end += 1
+        if at < end:
+            continue  # inside the URL read already (a URL in another's query)
+        rest = _URL_REST.match(text, at + 3)
+        end = rest.end() if rest else at + 3
         for match in _LINK.finditer(text, at + 3, end):
             group = "seg" if match.group("seg") else "q"
             value = match.group(group)

@@ -273,9 +273,9 @@ def _is_secret(value: str, word: str, connector: str, fillers: int) -> bool:
             and _NUMERIC_PASSWORD.fullmatch(value) and len(set(value)) >= 3):
         return True  # "WiFi密码：16150099", "senha do app: 149242": a password of digits only
     if (word not in _KEY_WORDS and word not in _LABELS and word not in _LOGINS and word not in _CODES
-            and connector in _PRIMARY and connector != "context" and fillers <= _FEW
+            and connector in _PRIMARY and connector not in ("context", ":", "=") and fillers <= _FEW
             and _WORD_AND_DIGITS.fullmatch(value) and not names_a_technology(value)):
-        return True  # "Lösenordet … är Kanelbulle60", "密码是 panda317532": a word and the digits added to it
+        return True  # "Lösenordet … är Kanelbulle60": a word and its digits ("password: …" is named_hits')
     if word in _CODES and word != "passcode":
         return False
     if (word in _NETWORKS and connector in _PRIMARY and not fillers and len(value) >= 8 and value.isalnum() and not value.isdigit()
