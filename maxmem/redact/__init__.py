@@ -4,7 +4,7 @@
     ('export OPENAI_API_KEY=[REDACTED:openai]', 1)
 
 Each secret becomes `[REDACTED:<kind>]`; `<private>…</private>` spans disappear
-entirely. Three families of rules find them:
+entirely. Four families of rules find them:
 
 - shapes (`shapes.py`): provider keys by their prefix and format (OpenAI, Anthropic,
   GitHub, GitLab, Slack, Google, AWS, Stripe, Hugging Face, PyPI, npm, SendGrid, Twilio,
@@ -14,7 +14,9 @@ entirely. Three families of rules find them:
 - names (`assignments.py`): the value of `NAME=value`, `"name": "value"`, `name: value`,
   `--password x`, `Authorization: Bearer x`, `.netrc` lines, when the name says secret,
   judged by how strongly it does and how random the value looks (`values.py`);
-- command lines: `mysql -pX`, `curl -u user:X`, `sshpass -p X` and the like.
+- command lines: `mysql -pX`, `curl -u user:X`, `sshpass -p X` and the like;
+- structure (`labels.py`): a label line's value, a table's secret column, a secret-named
+  lookup's fallback or typed declaration, a user / password pair, a one-time link's token.
 
 Allow-lists keep what only looks like a secret: placeholders (`<your-key>`, `${API_KEY}`,
 `sk-...`), references (`password=db_password`), hashes, paths, `path:line:` prefixes;
@@ -54,6 +56,18 @@ from .commands import (
     store_flag_hits,
 )
 from .formats import cookie_hits, dsn_hits, host_map_hits, pgpass_hits
+from .labels import (
+    declaration_hits,
+    element_hits,
+    fallback_hits,
+    identity_literal_hits,
+    label_hits,
+    link_hits,
+    login_pair_hits,
+    pair_hits,
+    replaced_hits,
+    table_hits,
+)
 from .material import (
     card_hits,
     der_hits,
@@ -309,6 +323,12 @@ class Redactor:
             yield from session_hits(text, lowered, data)
         if _holds_colons(data, 4):
             yield from pgpass_hits(text, lowered, data, words)
+        yield from _structure_hits(text, lowered, data, words)
+        yield from declaration_hits(text, positions)
+        if b"</" in data:
+            yield from element_hits(text, positions)
+        if b"://" in data:
+            yield from link_hits(text, data)
         for kind, pattern in self._custom:
             for match in pattern.finditer(text):
                 span = match.span("secret") if "secret" in pattern.groupindex else match.span()
@@ -330,6 +350,24 @@ def _holds_colons(data: bytes, count: int) -> bool:
         if at < 0:
             return False
     return True
+
+
+def _structure_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterable[Hit]:
+    """What a label line, a table's column, a lookup's fallback or a user / password pair
+    gives away (`labels.py`)."""
+    if b":" in data:
+        yield from label_hits(text, lowered, data, words)
+    if b"\n" in data and (b"|" in data or b"," in data or b"\t" in data):
+        yield from table_hits(text)
+    if b"env" in data or b"${" in data:
+        yield from fallback_hits(text, data)
+    if b"/" in data or b":" in data:
+        yield from pair_hits(text, lowered, data, words)
+    yield from login_pair_hits(text, lowered, data, words)
+    if b"', '" in data or b'", "' in data or b"','" in data or b'","' in data:
+        yield from identity_literal_hits(text, data)
+    if b"replace" in data or b"sed" in words:
+        yield from replaced_hits(text, data)
 
 
 def _merge(hits: list[Hit]) -> list[Finding]:

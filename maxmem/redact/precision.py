@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["named_as_identifier", "plausible", "reads_as_code", "reads_as_identifier"]
+__all__ = ["named_as_identifier", "names_a_technology", "plausible", "reads_as_code", "reads_as_identifier", "reads_as_noise"]
 
 # The rules whose value is judged by its look: their names, as each rule states them.
 _RANDOM_RULES = ("long random token", "token with a vendor prefix")
@@ -38,6 +38,8 @@ _HEX = re.compile(r"[0-9a-fA-F]+")
 _VOWELS = frozenset("aeiouyAEIOUY")
 _CLUSTER = re.compile(r"[^aeiouy]{4,}")  # four consonants in a row: rare in a word (strength has ngth)
 _CODE = re.compile(r"[A-Za-z_][A-Za-z_.]{2,40}[\[(<]")
+_ACRONYMS = ("http", "smtp", "ftp", "html", "xml", "sql", "ssh", "tcp", "dns", "pkcs", "ssl", "tls", "cfg", "src")
+_NOISE_CLUSTER = re.compile(r"[^aeiouy]{5,}")  # five consonants in a row: no word has them (strength has four)
 # What the words just before a random value call it when it is no secret: an identifier's
 # nouns, a digest's algorithm, and the words that say public.
 _NAME_REACH = 40
@@ -92,6 +94,46 @@ def reads_as_identifier(value: str) -> bool:
                 noise += len(piece)
     return (count >= _MIN_WORDS and words >= _WORD_SHARE * letters and noise <= 4
             and letters >= _PIECE_LETTERS * pieces)
+
+
+def reads_as_noise(value: str) -> bool:
+    """Letters no word or acronym is made of, the way a generated password has them:
+    a run of five or more small letters with no vowel or with five consonants in a row
+    (gvbkq430, TulpfnzrWS), capitals too many for an acronym (NUNGEQJU57), letters and
+    digits changing places four times or more (o9u2qkzk0wqm, PRX6PBH6TJ), or capitals
+    scattered through small letters, a new piece every three letters (TkWPCYACnynZ). A name, a version or a tech term
+    (argon2id, utf8mb4, HTTP2, python311) has none of these."""
+    if len(value) < 8 or not value.isascii():
+        return False
+    for part in _PARTS.findall(value):
+        classes = [c.isdigit() for c in part]
+        if sum(a != b for a, b in zip(classes, classes[1:])) >= 4 and sum(classes) <= len(classes) - 4:
+            return True
+        letters = re.sub(r"[0-9]+", " ", part).split()
+        for run in letters:
+            pieces = _PIECES.findall(run)
+            if len(run) >= 10 and len(pieces) >= 4 and len(run) < 3.3 * len(pieces):
+                return True  # TkWPCYACnynZ: case changes every three letters (getElementById every 3.5)
+            for piece in pieces:
+                lowered = piece.lower()
+                if (len(piece) >= 5 and not piece.isupper() and not lowered.startswith(_ACRONYMS)
+                        and (_VOWELS.isdisjoint(piece) or _NOISE_CLUSTER.search(lowered))):
+                    return True
+                if piece.isupper() and len(piece) >= 7:
+                    return True
+    return False
+
+
+# Algorithms, encodings, curves, platforms and versions: letters, then the digits of their name.
+_TECH_NAME = re.compile(r"(?i)(?:sha|md|aes|rsa|utf|x|ed|blake|crc|argon|bcrypt|scrypt|pbkdf|chacha|des|hmac|ecdsa|"
+                        r"p|secp|curve|base|win|windows|py|python|node|java|php|ubuntu|debian|centos|macos|ios|"
+                        r"android|v|ipv|http|tls|ssl|mysql|postgres|pg|redis|es|ecma|iso|rfc|cve|gpt|llama|claude)\d")
+
+
+def names_a_technology(value: str) -> bool:
+    """sha256, utf8mb4, python311, Windows10, ipv6, rfc7519: a technology's name and its
+    number, not a word and the digits a person adds to make a password (panda317532)."""
+    return _TECH_NAME.match(value) is not None
 
 
 def reads_as_code(value: str) -> bool:

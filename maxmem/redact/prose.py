@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterator
 
 from .assignments import grouped_password
+from .precision import names_a_technology, reads_as_noise
 from .shapes import Hit, words_within
 from .values import (
     camel_words,
@@ -32,7 +33,7 @@ from .values import (
     wordy,
 )
 
-__all__ = ["prose_hits", "password_like"]
+__all__ = ["LABEL_WORDS", "password_like", "prose_hits"]
 
 # Getting in somewhere: the password follows "with" / "using" / ":" ("log in as admin with …").
 _LOGINS = ("log in", "login", "logon", "sign in", "signin", "anmelden", "connexion", "log into", "log onto",
@@ -93,13 +94,13 @@ _LOCKS = re.compile(r"(?i)[ \t](?:to|for|of)[ \t](?:the[ \t]|my[ \t]|our[ \t]|yo
                     # the same in other languages: "il codice del cancello", "el código de la puerta",
                     # "le code de la porte", "der Code für die Tür", "код от двери", "kod do drzwi"
                     r"|[ \t](?:del|della|dello|dell'|di|de|du|des|da|do|dos|das|für|fuer|zum|zur|van|voor|от|для|к|do|till|til|"
-                    r"på|af|för|der|vom)[ \t]?(?:la[ \t]|le[ \t]|l'|el[ \t]|die[ \t]|der[ \t]|das[ \t]|den[ \t]|het[ \t]|de[ \t])?"
+                    r"på|af|för|der|vom|від|до)[ \t]?(?:la[ \t]|le[ \t]|l'|el[ \t]|die[ \t]|der[ \t]|das[ \t]|den[ \t]|het[ \t]|de[ \t])?"
                     r"(?:ma[ \t]|mon[ \t]|mi[ \t]|mia[ \t]|mio[ \t]|minha[ \t]|meu[ \t]|meiner[ \t]|meine[ \t]|mijn[ \t]|"
                     r"mojej[ \t]|моей[ \t]|моего[ \t])?"
                     r"(?:cancello|portone|porta|cassaforte|allarme|lucchetto|garage|garaje|box|puerta|portón|porton|portal|"
                     r"alarma|caja[ \t]fuerte|candado|porte|portail|alarme|coffre|coffre-fort|cadenas|immeuble|bâtiment|"
                     r"tür|tuer|haustür|tor|tresor|safe|alarmanlage|schloss|deur|poort|kluis|alarm|slot|drzwi|bramy|sejfu|"
-                    r"alarmu|kłódki|двери|ворот|сейфа|сигнализации|домофона|подъезда|замка|portão|portao|cofre|cadeado|"
+                    r"alarmu|kłódki|двери|ворот|сейфа|сигнализации|домофона|подъезда|замка|домофону|дверей|воріт|сейфу|під'їзду|portão|portao|cofre|cadeado|"
                     r"dörren|porten|kassaskåpet|larmet|døren|porten|oven|ovi|portti|kassakaappi|hälytin|"
                     # a card: its code is its PIN; Russian's genitive needs no preposition (код карты)
                     r"carte|carta|tarjeta|cartão|cartao|karte|bankkarte|kaart|karty|карты|карточки|kortet|kortin|bancomat)"
@@ -121,6 +122,11 @@ _WHOLE = frozenset({"key", "token", "secret", "pin", "seed", "login", "logon", "
                     "mdp", "puk", "пин", "clave", "wifi", "wlan", *_LOCK_CODES,
                     "parole", "heslo", "geslo"})
 _CONTEXT_WORDS = tuple(sorted((*_PASSWORD_WORDS, *_KEY_WORDS), key=len, reverse=True))
+# The words that make a line's label name a secret (`labels.py`): passwords, PINs, keys;
+# no login verb, no bare "code" (an exit code), no one-time code.
+# Each word says what its value must look like: "key" (random), "pin" (digits) or "password".
+LABEL_WORDS = {w: "key" if w in _KEY_WORDS and w not in ("pin", "seed") else "pin" if w in _CODES else "password"
+               for w in _CONTEXT_WORDS if w not in _LOGINS and w not in _LOCK_CODES and w not in _ONE_TIME}
 # Short words between a key word and its value; past _FEW of them ("my key for the weather
 # api is …") only a random value after an explicit "is" / ":" / "=" counts.
 _MAX_FILLERS = {"key": 5, "token": 5, "secret": 5}
@@ -147,8 +153,10 @@ _FILE_LIKE = re.compile(r"[\w.-]+\.(?:[a-z]{1,5})")
 # x86_64) or capitals, digits and dashes (HKDF-SHA256, AES-256-GCM, PBKDF2), short.
 _TECH_TERM = re.compile(r"[a-z]{1,8}\d{1,4}[a-z_\d]{0,6}|[A-Z][A-Z\d]{1,10}(?:[-_/][A-Z\d]{1,10}){0,3}")
 _PATH_LINE = re.compile(r"\.[A-Za-z]{1,5}:\d")
-_PIN = re.compile(r"(?:\d{4,12}(?:[- ]\d{2,8})?|[A-Z]\d{4,8}|\d{4,8}[A-Z])#?")  # a door code may carry a letter (8508B)
+_PIN = re.compile(r"(?:\d{4,12}(?:[- ]\d{2,8})?|[A-Z]\d{4,8}|\d{4,8}[A-Z]|\d{1,2}(?:-\d{1,2}){2,5})#?")
+# a door code may carry a letter (8508B); a combination lock's numbers are dialled in turn (32-17-08, 1-9-8-4)
 _NUMERIC_PASSWORD = re.compile(r"\d{4,12}[*#]?")
+_WORD_AND_DIGITS = re.compile(r"[A-Za-z]{4,16}\d{2,8}[!.#*?$]?")
 # Every value read here holds a digit, a symbol or a change of case (a plain word is no password).
 _VALUE_HINT = re.compile(r"[\d!@#$%^&*+?~]|[a-z][A-Z]|[A-Z]{2}[a-z]")  # or letters of random case (pwGGspFumtAX)
 _LABEL_IS = re.compile(r"[ \t]{1,3}(?:is|=|:)[ \t]")
@@ -193,16 +201,17 @@ def password_like(value: str, strong: bool = False) -> bool:
     symbol = any(not c.isalnum() for c in value)
     if not (upper or lower) or _VERSION.fullmatch(value) or "@" in value and "." in value.split("@")[-1]:
         return False
-    if (_FILE_LIKE.fullmatch(value) and not digit) or wordy(value) and not _random_letters(value) \
-            or _TECH_TERM.fullmatch(value):
-        return False  # config.yaml, created_at, argon2id, HKDF-SHA256
+    if ((_FILE_LIKE.fullmatch(value) and not digit) or wordy(value) and not _random_letters(value)
+            or _TECH_TERM.fullmatch(value)) and not reads_as_noise(value):
+        return False  # config.yaml, created_at, argon2id, HKDF-SHA256 (not gvbkq430, NUNGEQJU57)
     if value.count("/") >= 2 or _PATH_LINE.search(value):
         return False  # web/src/api/auth.ts:103: a path, a grep hit
     classes = upper + lower + digit + symbol
     if strong:
-        return classes >= 3 and (digit or symbol) and n >= 8 or mixed_case_random(value) or _random_letters(value)
+        return (classes >= 3 and (digit or symbol) and n >= 8 or mixed_case_random(value) or _random_letters(value)
+                or n >= 10 and reads_as_noise(value))
     return (classes >= 3 and (digit or symbol) or (classes == 2 and digit and n >= 8) or mixed_case_random(value)
-            or _random_letters(value))
+            or _random_letters(value) or n >= 10 and reads_as_noise(value))
 
 
 def _random_letters(value: str) -> bool:
@@ -263,6 +272,10 @@ def _is_secret(value: str, word: str, connector: str, fillers: int) -> bool:
     if (word not in _KEY_WORDS and word not in _LABELS and word not in _LOGINS and connector in _PRIMARY
             and _NUMERIC_PASSWORD.fullmatch(value) and len(set(value)) >= 3):
         return True  # "WiFi密码：16150099", "senha do app: 149242": a password of digits only
+    if (word not in _KEY_WORDS and word not in _LABELS and word not in _LOGINS and word not in _CODES
+            and connector in _PRIMARY and connector not in ("context", ":", "=") and fillers <= _FEW
+            and _WORD_AND_DIGITS.fullmatch(value) and not names_a_technology(value)):
+        return True  # "Lösenordet … är Kanelbulle60": a word and its digits ("password: …" is named_hits')
     if word in _CODES and word != "passcode":
         return False
     if (word in _NETWORKS and connector in _PRIMARY and not fillers and len(value) >= 8 and value.isalnum() and not value.isdigit()
@@ -439,7 +452,7 @@ _PAIR_BEFORE = re.compile(r"(?<![^\s(\"'])[\w.@-]{1,64}[ \t]{0,2}/[ \t]{0,2}(?P<
                           r"[ \t]{0,3}(?:[^\x00-\x7f\s]{1,12}[ \t]{0,2})?\Z")  # でサーバーにログイン: a place glued between
 _LOCK_BEFORE = re.compile(r"(?<![\w-])(?:safe|door|gate|garage|alarm|lock|locker|padlock|keypad|lockbox|suitcase|"
                           r"cancello|porta|portone|cassaforte|puerta|caja fuerte|candado|porte|portail|coffre|cadenas|"
-                          r"tür|tor|tresor|deur|kluis|sejf|drzwi)[ \t]{1,3}\Z")
+                          r"tür|tor|tresor|deur|kluis|sejf|drzwi)(?:[ \t]{1,3}(?:opener|remote|keypad|entry|lock))?[ \t]{1,3}\Z")
 _GROUPS_HINT = re.compile(r"(?<![a-z])[a-z]{4} [a-z]{4} [a-z]{4} [a-z]{4}(?![a-z])")  # an app password in groups
 _NETWORK_BEFORE = re.compile(r"(?<![\w-])(?:wi-?fi|wlan|wpa2?|wpa3|ssid|wireless|hotspot)(?![\w-])")
 _PARTICLE = re.compile(r"は|が|を|の|で|는|은|이|가|를|을|의|코드|码|碼|是|为|為|คือ|：")
