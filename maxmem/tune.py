@@ -10,6 +10,8 @@ A personal benchmark is read from the brain itself, nothing sent anywhere:
   the memories fetched are what the search should find;
 - optionally, questions an OpenAI-compatible chat model writes about sampled memories
   (`model_questions`; nothing is sent unless you ask for it).
+A turn's question is what it asks (`asking_part`: its sentences ending in a question
+mark), not the greeting or reaction around it: the words you would search with later.
 No question read from a conversation is answered by a memory that holds the question's
 own text (that would be found by copying, not recall): such memories are neither
 expected nor counted as hits. A search's query is your own words, not stored in a
@@ -116,6 +118,10 @@ ORDER BY id LIMIT ?
 """
 SCAN_ROWS = 200_000
 SPEAKER = re.compile(r"^[^:\n]{1,40}:\s+")
+# A turn's sentences: split after . ! ? (and their full-width forms) and at line ends.
+SENTENCE_END = re.compile(r"(?<=[.!?\u3002\uff01\uff1f])\s+|\n+")
+ASKS = ("?", "\uff1f")  # a sentence that ends in one of these asks
+CLOSERS = "\"')]\u00bb\u201d\u2019 "  # quotes and brackets closing a sentence
 
 
 class NothingToLearn(MaxmemError):
@@ -237,6 +243,15 @@ def is_question(text: str) -> bool:
             and len(re.findall(r"\w+", text)) >= MIN_WORDS)
 
 
+def asking_part(text: str) -> str | None:
+    """What a turn asks, as you would ask it later: its sentences that end in a question
+    mark, without the talk around them (a greeting, a reaction to what was just said);
+    None when they do not ask about something (`is_question`)."""
+    asks = [s for s in (part.strip().rstrip(CLOSERS) for part in SENTENCE_END.split(text)) if s.endswith(ASKS)]
+    query = " ".join(asks)
+    return query if is_question(query) else None
+
+
 def _split_gold(query: str, found: Iterable[tuple[int, str]]) -> tuple[set[int], set[int]]:
     """(expected, skipped): a memory holding the question's own text is skipped."""
     needle = _flat(query)
@@ -254,8 +269,8 @@ def asked_questions(brain: Brain, limit: int = SCAN_ROWS) -> list[Question]:
         return []
     out = []
     for session_id, q_seq, text, a_key, a_seq in list(brain.db.execute(ASKED_SQL, (MAX_QUESTION_CHARS, limit))):
-        query = str(text).strip()
-        if not is_question(query):
+        query = asking_part(str(text))
+        if query is None:
             continue
         found = [(r[0], r[1]) for r in brain.db.execute(COVERING_SQL, (session_id, a_seq, a_seq))]
         found += [(r[0], r[1]) for r in brain.db.execute(COMMITTED_FROM_SQL, (session_id, str(a_key)))]
@@ -275,8 +290,8 @@ def reply_questions(brain: Brain, limit: int = SCAN_ROWS) -> list[Question]:
     for (q_id, session, content), (a_id, a_session, answer) in zip(rows, rows[1:]):
         if session != a_session:
             continue
-        query = SPEAKER.sub("", str(content)).strip()
-        if not is_question(query):
+        query = asking_part(SPEAKER.sub("", str(content)))
+        if query is None:
             continue
         gold, skip = _split_gold(query, [(a_id, answer)])
         if gold:

@@ -20,6 +20,7 @@ from maxmem.clock import iso
 from maxmem.errors import DatabaseError
 from maxmem.retention.stats import plan
 from maxmem.triggers.commit import commit
+from maxmem.tune import fetched_questions
 
 
 def test_host_headers_and_peers():
@@ -256,3 +257,18 @@ def test_browse_command_says_in_one_line_why_it_cannot_start(tmp_path, capsys):
     assert err.startswith("maxmem: error: cannot listen on 127.0.0.1:") and "--port" in err
     code, _, err = run_cli(["browse", "--port", "70000"], capsys)
     assert code == 2 and "70000" in err
+
+
+def test_opening_a_memory_answers_the_search_that_returned_it(tmp_path):
+    clock = FixedClock("2026-11-30T12:00:00Z")
+    db = tmp_path / "brain.db"
+    with Brain.open(db, embedder="none", clock=clock) as brain:
+        port = brain.remember("The staging database listens on port 5433 on host db2.", category="project").id
+        other = brain.remember("The user prefers tabs over spaces in Go code.", category="project").id
+        views.memory_page(brain, str(other))  # no search of yours returned it: no question
+        assert brain.search("staging database port", min_relevance=0)[0].memory.id == port
+        clock.advance(minutes=1)
+        views.memory_page(brain, str(port))
+    with Brain.open(db, embedder="none") as brain:
+        (question,) = fetched_questions(brain)
+    assert (question.query, question.gold, question.source) == ("staging database port", {port}, "fetched")

@@ -26,6 +26,7 @@ from maxmem.tune import (
     Question,
     Settings,
     asked_questions,
+    asking_part,
     benchmark,
     fallen,
     gated,
@@ -80,6 +81,23 @@ def test_replies_are_the_answers_of_the_turns_that_ask(brain):
     (gold,) = q.gold
     assert brain.get(gold).content.startswith("Ben: The pottery teacher in Lisbon")
     assert all(brain.get(s).content.startswith("Ana: How did your pottery") for s in q.skip)
+
+
+def test_a_question_is_what_the_turn_asks_not_the_talk_around_it(brain):
+    assert asking_part("Wow, Ana! That sounds hard. How did the pottery lessons in Lisbon go? "
+                       "I never tried.") == "How did the pottery lessons in Lisbon go?"
+    assert asking_part("Nice! Did you keep the bowls? And who taught you the glazing?\n[shares a photo]") == (
+        "Did you keep the bowls? And who taught you the glazing?")
+    assert asking_part("Great weekend, right?") is None  # asks about nothing in particular
+    assert asking_part("We moved the staging database to host db2 on port 5433.") is None
+    brain.remember_many([
+        {"content": "Ana: Congrats on the new job, Ben! Your team sounds lovely. Which city is the office in? "
+                    "I hope it is close.", "category": "conversation", "session_id": "s"},
+        {"content": "Ben: It is in Porto, near the river.", "category": "conversation", "session_id": "s"},
+    ], near=False)
+    (q,) = reply_questions(brain)
+    assert q.query == "Which city is the office in?"
+    assert brain.get(min(q.gold)).content.startswith("Ben: It is in Porto")
 
 
 def test_a_memory_holding_the_question_itself_is_never_its_answer(brain):

@@ -192,7 +192,8 @@ def search(brain: Brain, form: SearchForm) -> dict[str, Any]:
 
 
 def memory_page(brain: Brain, ref: str, related: int = 5) -> dict[str, Any]:
-    """A memory in full: fields, provenance, its versions, and the memories nearest it."""
+    """A memory in full: fields, provenance, its versions, and the memories nearest it
+    (opening it counts as a `get` of yours for `maxmem tune`)."""
     with snapshot(brain.db):
         memory = brain.get(ref)
         try:
@@ -202,6 +203,10 @@ def memory_page(brain: Brain, ref: str, related: int = 5) -> dict[str, Any]:
         successor = _linked(brain, memory.superseded_by)
         predecessors = [m for m in (_linked(brain, uid) for uid in memory.metadata.get("supersedes", [])) if m]
         provenance = _provenance(brain.db, memory)
+    # Opening a memory is a fetch of yours, as `maxmem get` is: one a search of yours
+    # returned minutes before makes that search a question for `maxmem tune`. Counted
+    # outside the snapshot, where its batch may be written.
+    brain.get(memory.id, track=True)
     # Outside the snapshot: similar() may embed the memory's text once and cache it.
     near = [
         {**memory_row(m), "similarity": similarity}
