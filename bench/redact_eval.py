@@ -532,7 +532,7 @@ def main(argv: list[str] | None = None) -> int:
     def row(label: str, cells: list[str]) -> None:
         print(f"| {label} | " + " | ".join(cells) + " |")
 
-    row(f"throughput, 2 MB transcript (MB/s{', CPU time' if args.cpu_time else ''})",
+    row(f"throughput, {args.transcript_mb:g} MB transcript (MB/s{', CPU time' if args.cpu_time else ''})",
         [f"{figures[n]['throughput_mb_s']:.1f}" for n in systems])
     row("redactions in the transcript", [str(figures[n]["transcript_redactions"]) for n in systems])
     if locomo is not None:
