@@ -286,34 +286,17 @@ class Pusher:
                 fts: Mapping[int, list[str | None]]) -> list[Any]:
         document = self.tokenizer.document(fts.get(row["id"], []))
         spaced = self.tokenizer.spaced(row["title"], row["content"], row["tags"], row["context"])
-        values: list[Any] = []
-        for name, _ in STAGE_COLUMNS:
-            if name == "instance_id":
-                values.append(self.report.instance_id)
-            elif name == "agent":
-                values.append(row["agent"] or self.report.agent)
-            elif name == "local_id":
-                values.append(row["id"])
-            elif name == "pinned":
-                values.append(bool(row["pinned"]))
-            elif name == "fts_terms":
-                values.append(document.terms)
-            elif name == "fts_length":
-                values.append(document.length)
-            elif name == "fts_freq":
-                values.append(document.counts)
-            elif name == "spaced_terms":
-                values.append(spaced.terms)
-            elif name == "spaced_length":
-                values.append(spaced.length)
-            elif name == "spaced_freq":
-                values.append(spaced.counts)
-            elif name == "embedder":
-                values.append(self.embedder if row["embedded_at"] else None)
-            elif name in ("importance",):
-                values.append(float(row[name]))
-            else:
-                values.append(row[name])
+        computed: dict[str, Any] = {
+            "instance_id": self.report.instance_id,
+            "agent": row["agent"] or self.report.agent,
+            "local_id": row["id"],
+            "pinned": bool(row["pinned"]),
+            "fts_terms": document.terms, "fts_length": document.length, "fts_freq": document.counts,
+            "spaced_terms": spaced.terms, "spaced_length": spaced.length, "spaced_freq": spaced.counts,
+            "embedder": self.embedder if row["embedded_at"] else None,
+            "importance": float(row["importance"]),
+        }
+        values: list[Any] = [computed[name] if name in computed else row[name] for name, _ in STAGE_COLUMNS]
         if self.schema.vector_type is not None:
             if vector is None or self.schema.dim != len(vector):
                 values.append(None)
