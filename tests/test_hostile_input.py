@@ -375,6 +375,7 @@ def test_a_file_name_with_a_line_break_stays_on_its_one_line(place, monkeypatch,
     assert all(line.startswith("maxmem: ") for line in lines), lines
     assert not [line for line in lines if line.startswith("maxmem: error: forged")], lines
     assert sum("a\\x0amaxmem: error: forged\\x1b[2J" in line for line in lines) >= 2, lines  # the log's and the error's
+    assert all(line.count("forged") <= 1 for line in lines), lines  # the file named once a line, not twice
 
 
 @pytest.mark.parametrize("argv", [["scrub"], ["doctor"], ["retain", "--repair-archives"], ["retain"]])

@@ -24,11 +24,11 @@ def parse_document(data: bytes, ctx: ReadContext) -> Parsed:
     try:
         value = json.loads(data.decode("utf-8", errors="replace"))
     except json.JSONDecodeError as exc:
-        raise CaptureFormatError(f"{ctx.path} is not a JSON chat export ({exc.msg} at line {exc.lineno})") from None
+        raise CaptureFormatError(f"not a JSON chat export ({exc.msg} at line {exc.lineno})") from None
     if isinstance(value, dict):
         value = value.get("conversations", [value])
     if not isinstance(value, list):
-        raise CaptureFormatError(f"{ctx.path} is not a chat export: expected a list of conversations")
+        raise CaptureFormatError("not a chat export: expected a list of conversations")
     out = Parsed()
     for conversation in value:
         if not isinstance(conversation, dict):

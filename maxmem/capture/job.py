@@ -460,7 +460,7 @@ class _Job:
         except CaptureFormatError:
             raise
         except UnicodeError as exc:
-            raise CaptureFormatError(f"{path}: cannot decode ({exc})") from None
+            raise CaptureFormatError(f"cannot decode ({exc})") from None
 
     # -- turning records into rows -----------------------------------------------------------
     def _prepare(self, parsed: Parsed, path: str, fmt: str) -> _Batch:

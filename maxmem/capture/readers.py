@@ -55,7 +55,7 @@ def decompressed(path: str | Path, limit: int | None = None) -> bytes:
         with open(path, "rb") as raw, zstandard.ZstdDecompressor().stream_reader(raw) as stream:
             return stream.read() if limit is None else stream.read(limit)
     except zstandard.ZstdError as exc:
-        raise CaptureFormatError(f"{path}: not a readable zstd file ({exc})") from None
+        raise CaptureFormatError(f"not a readable zstd file ({exc})") from None
 
 
 # A file's name says which formats it can be (a folder given to --path is read for
