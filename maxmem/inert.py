@@ -23,3 +23,9 @@ def inert(text: str) -> str:
     (ESC as \\x1b, U+202E as \\u202e), and a lone surrogate (an undecodable byte of an
     argument or a file) as \\udcff: what is printed for people and fenced for models."""
     return text.translate(_ACTED_ON).encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def one_line(text: str) -> str:
+    """`inert(text)` that stays on one line: a line break (a path's, a file name's) shown
+    as \\x0a, so it never starts a line of its own that reads as maxmem's."""
+    return inert(text).replace("\n", "\\x0a")

@@ -22,6 +22,7 @@ import json
 import math
 import os
 import signal
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -488,3 +489,19 @@ def test_an_unknown_argument_name_is_named_inert_on_one_line(server):
         loop.run_until_complete(built.call_tool("stats", {"x\x1b]52;c;aGk=\x07\nforged": 1}))
     said = str(raised.value)
     assert "\x1b" not in said and "\n" not in said and "unknown argument(s) x\\x1b]52;c;aGk=\\x07 forged" in said, said
+
+
+def test_setup_shows_a_db_path_with_a_line_break_on_its_one_line(tmp_path):
+    """`maxmem setup … --dry-run` names the command it would wire, --db included: a path
+    holding a line break and what reads like maxmem's own line stays on its line, under
+    cron's bare environment."""
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    db = tmp_path / "a\nmaxmem: forged" / "brain.db"
+    done = subprocess.run([sys.executable, "-m", "maxmem", "--db", str(db), "setup", "claude-code", "--dry-run"],
+                          env={"HOME": str(home), "PATH": "/usr/bin:/bin"}, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert not [line for line in lines if line.startswith("maxmem: forged")], lines
+    assert any("--db " in line and "a\\x0amaxmem: forged" in line for line in lines), lines

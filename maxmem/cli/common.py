@@ -23,7 +23,7 @@ from ..clock import Clock
 from ..config import Config, local_timezone
 from ..errors import InvalidInput
 from ..files import open_regular, read_at_most
-from ..inert import inert
+from ..inert import inert, one_line
 from ..memory import CATEGORIES, STATUSES, Filters, parse_pairs
 from ..search.nlquery import parse_when
 
@@ -117,8 +117,7 @@ def say(line: Any = "", err: bool = False, nl: bool = True) -> None:
     prints stored or harness-given text through this; JSON goes through `emit`. A line for
     stderr (a diagnostic) stays one line: a line break in it (a path's, a file name's)
     is shown as \x0a, never starting a line of its own that reads as maxmem's."""
-    text = inert(str(line))
-    click.echo(text.replace("\n", "\\x0a") if err else text, err=err, nl=nl)
+    click.echo(one_line(str(line)) if err else inert(str(line)), err=err, nl=nl)
 
 
 def emit(data: Any, as_json: bool, text: Callable[[Any], Iterable[str]] | None = None) -> None:

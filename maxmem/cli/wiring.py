@@ -20,6 +20,7 @@ from ..agents import AGENTS as RECORDS
 from ..agents import agent_named
 from ..config import Config
 from ..importers import survey
+from ..inert import one_line
 from ..mcp_start import prime
 from ..wiring import AGENTS, TARGETS, Install, WiringError, detect, find_maxmem, plan, run, unplan
 from ..wiring.files import unwritable
@@ -99,20 +100,27 @@ def setup(state: State, target: str | None, dry_run: bool, uninstall: bool, no_m
 
 
 def _dry_lines(p: Any, ctx: Any, uninstall: bool) -> Iterable[str]:
-    yield f"maxmem setup {p.target}{' --uninstall' if uninstall else ''} --dry-run: " + (
-        f"{len(p.changes)} file(s) would change" if p.changes else "nothing to change")
+    """What setup --dry-run would do, a line each (a path's line break shown as \\x0a), and
+    the diff of the files it would change."""
+    lines = [f"maxmem setup {p.target}{' --uninstall' if uninstall else ''} --dry-run: " + (
+        f"{len(p.changes)} file(s) would change" if p.changes else "nothing to change")]
     if not uninstall:
-        yield f"maxmem: {' '.join(ctx.maxmem)} --db {ctx.db}"
+        lines.append(f"maxmem: {' '.join(ctx.maxmem)} --db {ctx.db}")
+    yield from map(one_line, lines)
     diff = p.diff()
     if diff:
         yield diff.rstrip("\n")
-    yield from (f"note: {n}" for n in p.notes)
-    for argv in p.before_commands + p.after_commands:
-        yield f"would run: {' '.join(argv)}"
-    yield from (f"to do: {s}" for s in p.steps)
+    yield from map(one_line, [*(f"note: {n}" for n in p.notes),
+                              *(f"would run: {' '.join(argv)}" for argv in p.before_commands + p.after_commands),
+                              *(f"to do: {s}" for s in p.steps)])
 
 
 def _done_lines(outcome: Any, uninstall: bool, ctx: Any) -> Iterable[str]:
+    """What setup did, a line each (a path's line break shown as \\x0a)."""
+    return map(one_line, _done(outcome, uninstall, ctx))
+
+
+def _done(outcome: Any, uninstall: bool, ctx: Any) -> Iterable[str]:
     if not outcome.changed:
         yield f"maxmem setup {outcome.target}: nothing to change" + (
             "" if uninstall else " (already set up)")
