@@ -27,6 +27,7 @@ import os
 import re
 import shutil
 import stat
+import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -190,12 +191,22 @@ def connect(path: Path, key: Key | None, flags: int | None = None) -> apsw.Conne
     return conn
 
 
+def _fresh_temporary(target: Path) -> Path:
+    """A new empty 0600 file beside `target`, its name unguessable and made with O_EXCL:
+    in a folder others may write to, no one can put a link in its place beforehand."""
+    try:
+        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(prefix=f".{target.name}.tmp-", dir=target.parent)
+    except OSError as exc:
+        raise DatabaseError(f"cannot write {target}: {exc.strerror}") from None
+    os.close(fd)
+    return Path(name)
+
+
 def _write_copy(source: apsw.Connection, target: Path, what: str, key: Key | None = None) -> int:
     """Copy `source` to `target` (0600), checked and self-contained; returns memories.
     `key`: the source's key, which the copy is encrypted with too (None: both plain)."""
-    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
-    _remove(tmp)
-    secure_create(tmp)
+    tmp = _fresh_temporary(target)
     try:
         dest = connect(tmp, key)
         try:

@@ -195,3 +195,22 @@ def test_cli_backup_restore_and_doctor_report_the_backup(tmp_path, capsys):
     backup_check = next(c for c in report["checks"] if c["name"] == "last backup")
     assert backup_check["ok"] and "ok " in backup_check["detail"]
     assert report["backups"]["count"] == 1
+
+
+def test_a_name_planted_beside_the_copy_cannot_stop_or_redirect_it(tmp_path):
+    """In a folder others may write to, the copy's temporary file has a name no one can
+    guess: what another user left under the name a temporary once had (a folder they own,
+    a link to a file of yours) neither stops the backup nor is written through."""
+    db = tmp_path / "brain.db"
+    make_brain(db, 3)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    target = shared / "copy.db"
+    (shared / f".copy.db.tmp-{os.getpid()}").mkdir()  # someone else's folder: it cannot be removed
+    victim = tmp_path / "victim.txt"
+    victim.write_text("mine")
+    (shared / f".copy.db.tmp-{os.getpid()}-journal").symlink_to(victim)
+    assert create_backup(db, target, config=Config()).path == str(target)
+    assert count(target) == 3 and victim.read_text() == "mine"
+    assert sorted(p.name for p in shared.iterdir() if ".tmp-" in p.name) == [
+        f".copy.db.tmp-{os.getpid()}", f".copy.db.tmp-{os.getpid()}-journal"]  # left as they were
