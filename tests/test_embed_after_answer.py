@@ -37,6 +37,7 @@ def stop_hook(home: Path, db: Path, transcript: Path) -> subprocess.CompletedPro
 def counts(db: Path) -> tuple[int, int]:
     """(memories, memories with a vector)"""
     connection = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    connection.set_busy_timeout(15000)  # the embedder writes meanwhile: wait for its lock, as maxmem's own reads do
     try:
         row = connection.execute("SELECT count(*), count(embedded_at) FROM memories").fetchone()
     finally:
