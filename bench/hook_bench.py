@@ -19,6 +19,7 @@ all would take minutes).
 
     python bench/hook_bench.py                     # 1k and 10k, 20 prompts each
     python bench/hook_bench.py --sizes 1000 --prompts 10
+    python bench/hook_bench.py --hook-budget 60     # the hook's --budget (default: its own)
 """
 
 from __future__ import annotations
@@ -127,12 +128,13 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
-def run_size(size: int, prompts_wanted: int, tmp: Path, real: LocalEmbedder) -> dict:
+def run_size(size: int, prompts_wanted: int, tmp: Path, real: LocalEmbedder, budget: float | None = None) -> dict:
     db = tmp / f"brain-{size}.db"
     prompts = build(db, size, real)[:prompts_wanted]
     warm_home, cold_home = tmp / f"warm-{size}", tmp / f"cold-{size}"
     warm_env, cold_env = home_with(warm_home, 30), home_with(cold_home, 0)
     hook = [str(MAXMEM), "--db", str(db), "hook", "user-prompt", "--harness", "claude-code"]
+    hook += ["--budget", str(budget)] if budget is not None else []
     timed(hook, json.dumps({"session_id": "start", "prompt": prompts[0]}), warm_env)  # starts the server
     wait_for_server(warm_env, db)
     times: dict[str, list[float]] = {"floor": [], "warm": [], "cold": []}
@@ -162,6 +164,9 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000,10000")
     parser.add_argument("--prompts", type=int, default=20)
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--hook-budget", type=float, default=None,
+                        help="seconds the hook may take (its --budget; default: the hook's own, as a harness runs "
+                             "it); a hook over its budget prints nothing")
     args = parser.parse_args()
     if not MAXMEM.is_file():
         raise SystemExit(f"no maxmem entry point beside {sys.executable}: pip install -e .")
@@ -169,7 +174,7 @@ def main() -> None:
     results = []
     with tempfile.TemporaryDirectory() as folder:
         for size in (int(s) for s in args.sizes.split(",")):
-            results.append(run_size(size, args.prompts, Path(folder), real))
+            results.append(run_size(size, args.prompts, Path(folder), real, args.hook_budget))
     print(f"prompt hook wall time, new process per prompt, {os.cpu_count()} cores; seconds")
     print("| memories | floor p50 / p95 | warm hook p50 / p95 | warm ÷ floor | cold hook p50 / p95 | cold ÷ floor |")
     print("|---:|---:|---:|---:|---:|---:|")

@@ -37,6 +37,7 @@ def stop_hook(home: Path, db: Path, transcript: Path) -> subprocess.CompletedPro
 def counts(db: Path) -> tuple[int, int]:
     """(memories, memories with a vector)"""
     connection = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    connection.set_busy_timeout(15000)  # the embedder writes meanwhile: wait for its lock, as maxmem's own reads do
     try:
         row = connection.execute("SELECT count(*), count(embedded_at) FROM memories").fetchone()
     finally:
@@ -71,10 +72,13 @@ def test_what_the_stop_hook_captured_gets_its_vectors_without_a_scheduler(tmp_pa
     try:
         done = stop_hook(home, db, transcript)
         assert done.returncode == 0 and done.stdout == "", done.stderr
-        stored, embedded = counts(db)
-        assert stored > 0 and embedded == 0  # the hook answered before any vector
+        stored, _ = counts(db)
         log = (home / ".local" / "state" / "maxmem" / "hook.log").read_text()
-        assert "memories to embed by the recall server" in log or "memories to embed in the background" in log, log
+        # The hook answered before any vector: it stored every memory without one, and left
+        # them all to the embedder (its log says so; counting vectors now would race the
+        # embedder, which may be done by the time a loaded machine runs this line).
+        assert stored > 0 and (f"{stored} memories to embed by the recall server" in log
+                               or f"{stored} memories to embed in the background" in log), (stored, log)
         assert "[wall " in log.splitlines()[-1]  # the process's own wall time, start included
         assert wait_for(lambda: counts(db)[1] == counts(db)[0]), counts(db)
         found = subprocess.run([str(MAXMEM), "--db", str(db), "search", "which port does staging use",

