@@ -129,6 +129,21 @@ def setup_claude(home: Path) -> None:
     (home / ".claude").mkdir(exist_ok=True)
     done = maxmem(home, "setup", "claude-code")
     assert done.returncode == 0, done.stderr
+    with_unhurried_claude_prompt_hook(home)
+
+
+def with_unhurried_claude_prompt_hook(home: Path) -> None:
+    """Claude Code's prompt hook, as `maxmem setup claude-code` wrote it, given a budget no
+    loaded machine overruns (its --budget, and the hook's timeout above it), as
+    `with_unhurried_prompt_hook` does for Codex: this test checks the wiring, not the speed."""
+    path = home / ".claude" / "settings.json"
+    settings = json.loads(path.read_text(encoding="utf-8"))
+    (entry,) = [h for group in settings["hooks"]["UserPromptSubmit"] for h in group["hooks"]
+                if h["command"].endswith("hook user-prompt --harness claude-code")]
+    assert entry["timeout"] == 10, entry
+    entry["command"] += " --budget 60"
+    entry["timeout"] = 90
+    path.write_text(json.dumps(settings, indent=2), encoding="utf-8")
 
 
 def answer(text: str) -> Callable[[dict[str, Any]], Reply]:
