@@ -21,7 +21,7 @@ import { createConnection } from "node:net";
 import { definePluginEntry } from "openclaw/plugin-sdk/plugin-entry";
 
 const HARNESS = ["--harness", "openclaw"];
-const DEFAULT_TIMEOUT_MS = 10000; // above maxmem's own budget for a prompt hook (8 s), which fails open
+const DEFAULT_TIMEOUT_MS = 10000; // above maxmem's own budget for a prompt hook (4 s), which fails open
 const WARM_SHARE = 0.4; // of the wait, the most spent on the warm server before the command
 const MAX_BRIEFS = 256; // sessions whose brief is kept (a Gateway lives for days)
 
