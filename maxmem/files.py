@@ -14,6 +14,7 @@ from typing import IO, BinaryIO, TypeVar
 from .errors import InvalidInput
 
 T = TypeVar("T")
+S = TypeVar("S", bound=IO)
 
 
 def secure_create(path: Path) -> None:
@@ -88,15 +89,7 @@ def open_regular(path: Path | str, what: str = "a file") -> BinaryIO:
     (O_NONBLOCK) and refused, as are devices (/dev/zero never ends) and sockets. OSError
     when it cannot be opened."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise not_regular(path, info.st_mode, what)
-        os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
+    return _regular_stream(fd, path, what, lambda: os.fdopen(fd, "rb"))
 
 
 def read_regular(path: Path | str, limit: int, what: str = "a file") -> bytes:
@@ -122,12 +115,18 @@ def open_append(path: Path, what: str = "a file") -> io.TextIOWrapper:
         if exc.errno == errno.ENXIO:  # a FIFO nobody reads
             raise not_regular(path, stat.S_IFIFO, what) from None
         raise
+    return _regular_stream(fd, path, what, lambda: os.fdopen(fd, "a", encoding="utf-8"))
+
+
+def _regular_stream(fd: int, path: Path | str, what: str, stream: Callable[[], S]) -> S:
+    """`stream()` over `fd`, opened without waiting (O_NONBLOCK), once fstat says it is a
+    regular file (then blocking again); anything else refused in one line, `fd` closed."""
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise not_regular(path, info.st_mode, what)
         os.set_blocking(fd, True)
-        return os.fdopen(fd, "a", encoding="utf-8")
+        return stream()
     except BaseException:
         os.close(fd)
         raise

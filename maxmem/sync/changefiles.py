@@ -49,6 +49,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from ..errors import InvalidInput, MaxmemError
 from ..files import open_regular, read_at_most
+from ..keys import MAX_KEY_FILE_BYTES
 
 MAGIC = b"MXSYNC"
 FORMAT = 1
@@ -56,7 +57,6 @@ SUFFIX = ".mxsync"
 HEADER = struct.Struct(">6sH8sQ8s12sQ")
 PREAMBLE = struct.Struct(">6sH")  # what every format version starts with
 KEY_BYTES = 32
-MAX_KEY_FILE_BYTES = 4096  # sync.key is one line of base64 and a comment: a larger file is no key
 KEY_COMMENT = ("# maxmem sync key: every machine that syncs through the same folder needs this file "
                "(maxmem sync folder DIR --key-file FILE). Keep it secret: it reads all your memories.")
 MACHINE = struct.Struct(">Q")
