@@ -157,3 +157,21 @@ def test_a_forgotten_memory_leaves_no_token_in_the_index(tmp_path):
         terms = {row[0] for row in brain.db.execute("SELECT term FROM temp.spaced_terms")}
     assert terms - {"0"} == set(kept.content)  # "0": where other text stood
     assert not terms & set("秘密计划鹦鹉")
+
+
+def test_relevance_asks_the_index_which_pairs_a_memory_holds(tmp_path):
+    # The relevance evidence asks memories_spaced itself, as search does: the index
+    # drops the scripts' own punctuation (a katakana middle dot joins "タ" and "ベ") and
+    # keeps the first SPACED_CHARS characters of a column (a pair after them is in the
+    # text, not in the index, and search never finds the memory by it).
+    from maxmem.search import relevance
+
+    with Brain.open(tmp_path / "b.db", embedder="none") as brain:
+        dotted = brain.remember("データ・ベースの移行は金曜日", category="core")
+        late = brain.remember("x" * (SPACED_CHARS + 50) + " 发票存放", category="core")
+        terms = relevance.evidence_terms("データベース 发票")
+        held = relevance.matched_terms(brain.db, terms, [dotted.id, late.id])
+        found = {h.memory.id for h in brain.search("タベ", mode="keyword", track=False, min_relevance=0)}
+        late_found = brain.search("发票", mode="keyword", track=False, min_relevance=0)
+    assert "タベ" in held[dotted.id] and found == {dotted.id}
+    assert "发票" not in held[late.id] and late_found == []

@@ -19,6 +19,7 @@ from maxmem.embeddings import identity
 from maxmem.memory import Filters
 from maxmem.search import hybrid
 from maxmem.search.hybrid import keyword_candidates
+from maxmem.search.spaced import SPACED_CHARS
 from maxmem.settings import SearchSettings
 from maxmem.sync import pgsearch
 from maxmem.sync.pgconnect import SyncError, mask_dsn, target_name
@@ -886,3 +887,20 @@ def test_a_role_that_may_not_upgrade_the_schema_is_told_who_may(tmp_path, hash_e
         with psycopg.connect(pg_dsn, autocommit=True) as admin:
             admin.execute(f"DROP OWNED BY {role}")
             admin.execute(f"DROP ROLE {role}")
+
+
+def test_relevance_reads_the_same_pairs_in_postgresql_as_locally(tmp_path, hash_embedder, pg_dsn):
+    # Which pairs of spaceless-script characters a hit holds is read from the index's
+    # tokens on both sides: the scripts' punctuation (a katakana middle dot) is no token,
+    # and a pair past the first SPACED_CHARS characters of a column is not in the index.
+    with open_brain(tmp_path / "a.db", hash_embedder) as brain:
+        brain.remember("データ・ベースの移行は金曜日に決めた", category="core")
+        brain.remember("データベースのバックアップは毎晩", category="core")
+        brain.remember("y" * (SPACED_CHARS + 50) + " 我们决定把发票存放在服务器上", category="core")
+        brain.remember("发票和合同都在服务器上", category="core")
+        push(brain, pg_dsn)
+        for query in ("データベースの移行", "发票存放在服务器", "タ・ベ"):
+            local = brain.search(query, limit=10, mode="keyword", track=False, min_relevance=0)
+            shared, _ = pgsearch.search(brain, pg_dsn, query, limit=10, mode="keyword", min_relevance=0)
+            assert [h.memory.content for h in shared] == [h.memory.content for h in local], query
+            assert np.allclose([h.relevance for h in shared], [h.relevance for h in local], atol=1e-4), query

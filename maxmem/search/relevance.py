@@ -192,6 +192,7 @@ VOCABULARY_SQL = ("CREATE VIRTUAL TABLE IF NOT EXISTS temp.memories_fts_vocabula
 TOKEN_DF_SQL = "SELECT doc FROM temp.memories_fts_vocabulary WHERE term = ?"
 # A pair of characters of a script written without spaces is counted in memories_spaced.
 SPACED_DF_SQL = "SELECT count(*) FROM memories_spaced WHERE memories_spaced MATCH ?"
+SPACED_HELD_SQL = "SELECT rowid FROM memories_spaced WHERE memories_spaced MATCH ? AND rowid IN ({marks})"
 # The texts the keyword index holds for some memories, column by column.
 INDEXED_SQL = "SELECT * FROM {source} WHERE id IN ({marks})"
 SIZE_SQL = "SELECT count(*) FROM memories"
@@ -296,19 +297,23 @@ def matched_terms(db: Database, terms: Iterable[str], ids: Sequence[int],
                   tokenizer: Tokenizer | None = None) -> dict[int, set[str]]:
     """The terms each memory in `ids` holds in the keyword index (any column): its
     indexed text tokenized as the index does (fts.Tokenizer), no index lookup at all
-    (which walks the doclists of common words whole: ~1 ms a search at 100k)."""
+    (which walks the doclists of common words whole: ~1 ms a search at 100k). A pair of
+    spaceless-script characters is asked of memories_spaced itself, as search and
+    document_frequencies ask it (that index keeps the first SPACED_CHARS characters of a
+    column and drops the scripts' punctuation, so the text alone would say otherwise)."""
     tokenizer = tokenizer or Tokenizer(db)
-    wanted = {t: set(tokenizer.tokens(t, apsw.FTS5_TOKENIZE_QUERY)) for t in terms}
+    asked = list(terms)
+    wanted = {t: set(tokenizer.tokens(t, apsw.FTS5_TOKENIZE_QUERY)) for t in asked if not SPACED_RUN.fullmatch(t)}
     found: dict[int, set[str]] = {int(i): set() for i in ids}
     sql = INDEXED_SQL.replace("{source}", tokenizer.source)
-    for row in db.rows_in(sql, list(found)):
+    for row in db.rows_in(sql, list(found)) if wanted else []:
         held: set[str] = set()
-        texts = [str(row.get(column) or "") for column in tokenizer.columns]
-        for text in texts:
-            held.update(tokenizer.tokens(text))
-        found[row["id"]] = {t for t, tokens in wanted.items()
-                            if (any(t in text for text in texts) if SPACED_RUN.fullmatch(t)
-                                else tokens and tokens <= held)}
+        for column in tokenizer.columns:
+            held.update(tokenizer.tokens(str(row.get(column) or "")))
+        found[row["id"]] = {t for t, tokens in wanted.items() if tokens and tokens <= held}
+    for term in (t for t in asked if SPACED_RUN.fullmatch(t)):
+        for row in db.rows_in(SPACED_HELD_SQL, list(found), (_phrase(" ".join(term)),)):
+            found[int(row["rowid"])].add(term)
     return found
 
 

@@ -502,8 +502,8 @@ def _evidence(conn: Any, brain: Brain, query: str, hits: Sequence[SyncHit], quer
     # A pair of characters of a spaceless script is asked in memories_spaced's tokens (its
     # key there, Tokenizer.spaced_key); any other term in FTS5's, as brain.db counts them: a
     # term of several tokens as a phrase; and as matched_terms finds them in a memory, its
-    # tokens anywhere in it (the pair: side by side, where brain.db looks for the two
-    # characters in the memory's text).
+    # tokens anywhere in it (the pair: side by side in that index's tokens, as brain.db
+    # asks memories_spaced itself).
     spaced = {t: tokenizer.spaced_key(t) for t in relevance.evidence_terms(query) if SPACED_RUN.fullmatch(t)}
     terms = {t: [spaced[t]] if t in spaced else tokenizer.tokens(t, apsw.FTS5_TOKENIZE_QUERY)
              for t in relevance.evidence_terms(query)}
