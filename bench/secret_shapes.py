@@ -21,7 +21,12 @@ blind4_ordinary.txt, a fourth, and blind5.txt, with blind5_ordinary.txt, a fifth
 the same way and only scored; blind6.txt, with blind6_ordinary.txt, is a sixth, by yet
 another hand under the same rule (vendor and cloud keys, connection strings, passwords in
 commands, config files, code, logs and prose in many languages, key material, cards and
-recovery codes), scored blind once (recall 0.877, 8.8 FP lines / 1k) and only scored since.
+recovery codes), scored blind once (recall 0.877, 8.8 FP lines / 1k) and only scored since;
+blind7.txt, with blind7_ordinary.txt, is a seventh, by yet another hand under the same rule
+(vendor and cloud keys in current and older formats, connection strings, passwords in
+commands, config files, code, logs, cookies and prose in over thirty languages, key
+material, cards, recovery codes, webhook and signed URLs), scored blind once (recall 0.917,
+11.2 FP lines / 1k) and only scored since.
 
 Ordinary lines (`ordinary_lines`) are what a coding agent's transcript is full of and a
 redactor must leave: git SHAs, UUIDs, digests, lockfile hashes, base64 images, public

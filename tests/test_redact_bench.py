@@ -96,7 +96,7 @@ def test_the_unseen_split_loads_with_its_secrets_marked_and_its_ordinary_lines_c
     assert len(redact_eval.load("shapes-unseen", limit=10)) == 10
 
 
-@pytest.mark.parametrize("split", ["blind", "blind3", "blind4", "blind5", "blind6"])
+@pytest.mark.parametrize("split", ["blind", "blind3", "blind4", "blind5", "blind6", "blind7"])
 def test_the_blind_split_loads_with_its_secrets_marked_and_its_ordinary_lines_clean(split):
     shapes = redact_eval.ROOT / "tests" / "data" / "secrets" / "shapes"
     for line in (shapes / f"{split}.txt").read_text(encoding="utf-8").splitlines():
@@ -130,9 +130,9 @@ def test_the_blind_split_loads_with_its_secrets_marked_and_its_ordinary_lines_cl
     assert len(redact_eval.load(f"shapes-{split}", limit=10)) == 10
 
 
-def test_the_blind_splits_up_to_blind4_are_development_data_and_blind5_and_blind6_only_scored():
+def test_the_blind_splits_up_to_blind4_are_development_data_and_blind5_to_blind7_only_scored():
     blind = {*redact_eval.BLIND_SPLITS, *redact_eval.BLIND3_SPLITS, *redact_eval.BLIND4_SPLITS}
-    never_read = {*redact_eval.BLIND5_SPLITS, *redact_eval.BLIND6_SPLITS}
+    never_read = {*redact_eval.BLIND5_SPLITS, *redact_eval.BLIND6_SPLITS, *redact_eval.BLIND7_SPLITS}
     assert {*blind, *never_read} <= set(redact_eval.SHAPE_SPLITS)
     assert not blind & set(redact_eval.NEVER_READ)
     assert never_read == set(redact_eval.NEVER_READ)
