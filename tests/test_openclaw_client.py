@@ -370,6 +370,10 @@ def test_the_plugin_runs_maxmem_by_its_absolute_path_and_fails_open(home, tmp_pa
         prompt = {"prompt": "where did the invoices end up?", "messages": []}
         assert MARK in plugin.call("prompt", prompt, {**user, "sessionId": "s2"})["prependContext"]
         assert "(warm socket," in (state / "hook.log").read_text().splitlines()[-1]
+        # The plugin told the server it read the answer: the session is not shown that memory again.
+        again = plugin.call("prompt", {"prompt": QUESTION, "messages": []}, {**user, "sessionId": "s2"})
+        assert again is None or MARK not in again.get("prependContext", ""), again
+        assert "(warm socket," in (state / "hook.log").read_text().splitlines()[-1]
     finally:
         plugin.close()
 

@@ -31,6 +31,7 @@ const BUDGET_MARGIN_MS = 1000;
 const MIN_BUDGET_SECONDS = 0.5; // maxmem's own floor for a hook's budget
 const MAX_BUDGET_SECONDS = 600; // the most maxmem hook --budget takes
 const WARM_SHARE = 0.4; // of the budget, the most spent on the warm server before the command (as the hook does)
+const ACK = "ok\n"; // hooks/warm.py's word that the answer was read
 const MAX_BRIEFS = 256; // sessions whose brief is kept (a Gateway lives for days)
 
 function settings(raw) {
@@ -80,7 +81,9 @@ function run(cfg, args, input, timeoutMs = cfg.timeoutMs) {
 // or null when none answers in `waitMs` (the request's `wait` is a little less: the
 // server sends nothing later than that, so what it records as shown was printed). The
 // request's code stamp is the modification time of the installed maxmem's warm.py, in
-// nanoseconds: a server of another install says "retry" and the command takes over.
+// nanoseconds: a server of another install says "retry" and the command takes over. Once
+// it has an answer, the plugin says so (ACK): only then does the server record what the
+// session was shown, so the next prompt is not shown it again.
 function askWarm(cfg, stdin, waitMs) {
   const { socket, stamp } = cfg.warm;
   if (!socket || !stamp) return Promise.resolve(null);
@@ -98,7 +101,8 @@ function askWarm(cfg, stdin, waitMs) {
       if (done) return;
       done = true;
       clearTimeout(timer);
-      connection.destroy();
+      if (value && !value.retry && typeof value.stdout === "string") connection.end(ACK);
+      else connection.destroy();
       resolve(value);
     };
     const timer = setTimeout(() => finish(null), waitMs);
@@ -107,7 +111,7 @@ function askWarm(cfg, stdin, waitMs) {
     connection.on("connect", () => {
       // JSON.stringify cannot hold a 64-bit integer: the stamp goes in as written.
       const body = JSON.stringify({ harness: "openclaw", stdin, budget_tokens: null, wait: (waitMs / 1000) * 0.9 });
-      connection.end(`{"code": ${code}, ${body.slice(1)}\n`);
+      connection.write(`{"code": ${code}, ${body.slice(1)}\n`);
     });
     connection.on("data", (chunk) => {
       chunks.push(chunk);
