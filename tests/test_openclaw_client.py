@@ -335,7 +335,8 @@ def wait_for_server(state: Path, db: Path, env: dict[str, str]) -> Path:
 def test_the_plugin_runs_maxmem_by_its_absolute_path_and_fails_open(home, tmp_path):
     db = home / ".openclaw" / "workspace" / "memory" / "brain.db"
     env = {"HOME": str(home), "PATH": "/usr/bin:/bin"}  # a Gateway's PATH, without maxmem
-    config = {"bin": [str(MAXMEM)], "db": str(db), "brief": False, "capture": False, "import": False}
+    config = {"bin": [str(MAXMEM)], "db": str(db), "brief": False, "capture": False, "import": False,
+              "timeoutMs": TIMEOUT_MS}  # memory_search loads the model per call: slow on a loaded machine
     user = {"trigger": "user", "sessionId": "s1", "workspaceDir": str(home)}
     # A first prompt starts the warm recall server once it has answered (done here beforehand,
     # with a budget no loaded machine overruns: a cold hook over its budget is stopped, adds
@@ -459,7 +460,8 @@ def test_memory_search_takes_a_query_that_starts_with_a_dash_as_words(home, tmp_
     is what it gives."""
     db = home / ".openclaw" / "workspace" / "memory" / "brain.db"
     env = {"HOME": str(home), "PATH": "/usr/bin:/bin"}
-    config = {"bin": [str(MAXMEM)], "db": str(db), "brief": False, "capture": False, "import": False}
+    config = {"bin": [str(MAXMEM)], "db": str(db), "brief": False, "capture": False, "import": False,
+              "timeoutMs": TIMEOUT_MS}  # memory_search loads the model per call: slow on a loaded machine
     plugin = Plugin(tmp_path / "driver", config, env)
     try:
         for query in ("--Hetzner invoice storage", "-h Hetzner invoices", "--limit=1 invoice storage decision"):
