@@ -111,7 +111,8 @@ def warm(hook: PromptHook, text: str, started: float) -> bool:
         sys.stdout.write(answer["stdout"] + "\n")
         sys.stdout.flush()
     took = time.monotonic() - started
-    line = f"hook user-prompt --harness {hook.harness}: {answer.get('line', '')} (warm, {took:.2f} s)"
+    line = (f"hook user-prompt --harness {hook.harness}: {answer.get('line', '')} "
+            f"(warm, {took:.2f} s, budget {budget:g} s)")
     append_hook_log(folder, line, bool(answer.get("ok", True)))
     return True
 

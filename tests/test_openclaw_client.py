@@ -33,6 +33,7 @@ from model_servers import AnthropicServer, Reply, Request, Text, ToolCall
 from processes import processes_naming
 
 from maxmem.hooks.warm import server_running, socket_path
+from maxmem.wiring import json5text
 
 ROOT = Path(__file__).resolve().parent.parent
 MAXMEM = Path(sys.executable).parent / "maxmem"
@@ -45,6 +46,9 @@ QUESTION = "What did we decide about where the invoices are stored? Look it up."
 OFF_TOPIC = "run the tests"
 SEARCH_QUERY = "invoice storage decision"
 NOTE = "The staging cluster runs k3s 1.31 (zqnote05)."
+# The plugin's wait for maxmem, as a user on a slow machine sets it: its prompt hook gets
+# what is left of it as its budget (tests check the wiring here, not the speed).
+TIMEOUT_MS = 60000
 MIN_NODE = (24, 16)
 
 
@@ -183,6 +187,10 @@ def test_openclaw_recalls_briefs_answers_memory_search_and_adds_nothing_off_topi
         assert "dreaming" in done.stdout and "is off" in done.stdout
         text = config.read_text()
         assert text.startswith("// the tests' own model") and "toolSearch: false, }" in text  # the user's JSON5 kept
+        config.write_text(json5text.set_path(text, ("plugins", "entries", "maxmem", "config", "timeoutMs"),
+                                             TIMEOUT_MS))
+        assert maxmem(home, "setup", "openclaw").returncode == 0  # setup again keeps the user's wait
+        assert json5text.load(config.read_text())["plugins"]["entries"]["maxmem"]["config"]["timeoutMs"] == TIMEOUT_MS
 
         started = time.monotonic()
         done = run_turn(home, "maxmem-test-1", QUESTION)
@@ -214,6 +222,10 @@ def test_openclaw_recalls_briefs_answers_memory_search_and_adds_nothing_off_topi
 
     log = (home / ".local" / "state" / "maxmem" / "hook.log").read_text()
     assert "ok hook user-prompt --harness openclaw" in log and "ok hook session-start --harness openclaw" in log
+    # Both hooks had the plugin's wait as their budget, less the margin for their start.
+    budgets = [float(b) for b in re.findall(r"hook (?:user-prompt|session-start) --harness openclaw: .*"
+                                            r"budget ([\d.]+) s", log)]
+    assert len(budgets) >= 3 and all(TIMEOUT_MS / 1000 - 5 <= b < TIMEOUT_MS / 1000 for b in budgets), log
     deadline = time.monotonic() + 30  # capture runs detached after each turn
     while log.count("hook stop --harness openclaw") < 2 and time.monotonic() < deadline:
         time.sleep(0.5)
@@ -323,7 +335,8 @@ def wait_for_server(state: Path, db: Path, env: dict[str, str]) -> Path:
 def test_the_plugin_runs_maxmem_by_its_absolute_path_and_fails_open(home, tmp_path):
     db = home / ".openclaw" / "workspace" / "memory" / "brain.db"
     env = {"HOME": str(home), "PATH": "/usr/bin:/bin"}  # a Gateway's PATH, without maxmem
-    config = {"bin": [str(MAXMEM)], "db": str(db), "brief": False, "capture": False, "import": False}
+    config = {"bin": [str(MAXMEM)], "db": str(db), "brief": False, "capture": False, "import": False,
+              "timeoutMs": TIMEOUT_MS}  # memory_search loads the model per call: slow on a loaded machine
     user = {"trigger": "user", "sessionId": "s1", "workspaceDir": str(home)}
     # A first prompt starts the warm recall server once it has answered (done here beforehand,
     # with a budget no loaded machine overruns: a cold hook over its budget is stopped, adds
@@ -358,6 +371,10 @@ def test_the_plugin_runs_maxmem_by_its_absolute_path_and_fails_open(home, tmp_pa
         prompt = {"prompt": "where did the invoices end up?", "messages": []}
         assert MARK in plugin.call("prompt", prompt, {**user, "sessionId": "s2"})["prependContext"]
         assert "(warm socket," in (state / "hook.log").read_text().splitlines()[-1]
+        # The plugin told the server it read the answer: the session is not shown that memory again.
+        again = plugin.call("prompt", {"prompt": QUESTION, "messages": []}, {**user, "sessionId": "s2"})
+        assert again is None or MARK not in again.get("prependContext", ""), again
+        assert "(warm socket," in (state / "hook.log").read_text().splitlines()[-1]
     finally:
         plugin.close()
 
@@ -367,6 +384,60 @@ def test_the_plugin_runs_maxmem_by_its_absolute_path_and_fails_open(home, tmp_pa
         assert gone.call("memory_search", {"query": SEARCH_QUERY})["unavailable"] is True
     finally:
         gone.close()
+
+
+SLOW_EMBEDDER_SECONDS = 5.0  # past the prompt hook's own 4 s, well inside the wait below
+
+
+@pytest.mark.skipif(not NODE.exists(), reason="node is not installed: the plugin runs in node")
+def test_the_prompt_hook_gets_what_is_left_of_the_plugins_wait_as_its_budget(tmp_path, embedding_server):
+    """An embedding endpoint that takes 5 s to answer: on its own the prompt hook gives up
+    at 4 s and adds nothing; given the plugin's timeoutMs of 30 s as its budget (less the
+    margin for its start), it waits for the vector and the memory is recalled. hook.log's
+    line names the budget the plugin passed."""
+    home = tmp_path / "slow"
+    config = home / ".config" / "maxmem" / "config.toml"
+    config.parent.mkdir(parents=True)
+    # No recall server (each prompt's hook does the work itself), and no relevance gate: the
+    # server's vectors are not the local model's queries, and what counts here is the time.
+    config.write_text('embedder = "openai"\nopenai_model = "e5-test"\nembed_timeout = 60.0\n'
+                      "embed_max_retries = 0\nmin_relevance = 0.0\n\n[recall]\nwarm_minutes = 0\n")
+    db = home / "brain.db"
+    env = {"HOME": str(home), "PATH": "/usr/bin:/bin", "MAXMEM_OPENAI_BASE_URL": embedding_server.base_url,
+           "MAXMEM_OPENAI_API_KEY": embedding_server.api_key}
+    embedding_server.reset()
+    done = subprocess.run([str(MAXMEM), "--db", str(db), "remember", "-c", "conversation", MEMORY], env=env,
+                          capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr
+    embedding_server.delay = SLOW_EMBEDDER_SECONDS
+    settings = {"bin": [str(MAXMEM), "--config", str(config)], "db": str(db), "brief": False, "capture": False,
+                "import": False, "timeoutMs": 30000}
+    plugin = Plugin(tmp_path / "driver", settings, env)
+    try:
+        started = time.monotonic()
+        added = plugin.call("prompt", {"prompt": QUESTION, "messages": []},
+                            {"trigger": "user", "sessionId": "slow-1", "workspaceDir": str(home)})
+        took = time.monotonic() - started
+    finally:
+        plugin.close()
+        embedding_server.reset()
+    line = (home / ".local" / "state" / "maxmem" / "hook.log").read_text().splitlines()[-1]
+    assert "hook user-prompt --harness openclaw" in line and "budget 29 s" in line, line
+    assert took > SLOW_EMBEDDER_SECONDS, took  # the memory came through the slow endpoint
+    assert added and MARK in added["prependContext"], line
+
+    # A wait shorter than the endpoint: the turn goes on without memory, in about that wait.
+    embedding_server.delay = SLOW_EMBEDDER_SECONDS
+    plugin = Plugin(tmp_path / "driver", {**settings, "timeoutMs": 3000}, env)
+    try:
+        started = time.monotonic()
+        added = plugin.call("prompt", {"prompt": "where are the invoices stored now?", "messages": []},
+                            {"trigger": "user", "sessionId": "slow-2", "workspaceDir": str(home)})
+        took = time.monotonic() - started
+    finally:
+        plugin.close()
+        embedding_server.reset()
+    assert added is None and took < SLOW_EMBEDDER_SECONDS, (added, took)
 
 
 @pytest.mark.skipif(not NODE.exists(), reason="node is not installed: the plugin runs in node")
@@ -389,7 +460,8 @@ def test_memory_search_takes_a_query_that_starts_with_a_dash_as_words(home, tmp_
     is what it gives."""
     db = home / ".openclaw" / "workspace" / "memory" / "brain.db"
     env = {"HOME": str(home), "PATH": "/usr/bin:/bin"}
-    config = {"bin": [str(MAXMEM)], "db": str(db), "brief": False, "capture": False, "import": False}
+    config = {"bin": [str(MAXMEM)], "db": str(db), "brief": False, "capture": False, "import": False,
+              "timeoutMs": TIMEOUT_MS}  # memory_search loads the model per call: slow on a loaded machine
     plugin = Plugin(tmp_path / "driver", config, env)
     try:
         for query in ("--Hetzner invoice storage", "-h Hetzner invoices", "--limit=1 invoice storage decision"):

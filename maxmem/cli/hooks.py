@@ -47,7 +47,8 @@ class _HookCommand(click.Command):
 @click.argument("event")
 @click.option("--harness", default=DEFAULT, show_default=True, help=f"The agent running the hook: {listed()}.")
 @click.option("--budget", "budget_seconds", type=FiniteFloat(0, MAX_HOOK_BUDGET_SECONDS, min_open=True), default=None,
-              help="Seconds it may take ([hook] budget_seconds, default 10).")
+              help="Seconds it may take before it stops and prints nothing ([hook] "
+                   "budget_seconds, default 10; user-prompt at most 4 unless given here).")
 @click.option("--budget-tokens", type=COUNT, default=None,
               help="Size of what is printed: the session-start brief ([context] budget_tokens, default 2000) "
                    "or a prompt's recall ([recall] budget_tokens, default 400).")

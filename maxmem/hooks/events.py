@@ -137,7 +137,7 @@ def run_hook(event: str, harness: str, stdin_text: str, config: Config, env: Map
         else:
             stdout, (detail, pending) = "", _capture(event, harness, data, config, env, deadline, clock)
         took = time.monotonic() - started
-        return HookResult(True, stdout, f"{label}: {detail} ({took:.1f} s)", pending)
+        return HookResult(True, stdout, f"{label}: {detail} ({took:.1f} s, budget {budget:g} s)", pending)
     except Exception as exc:  # fail open: the agent goes on, the log says why
         log.debug("%s failed", label, exc_info=True)
         reason = " ".join(str(exc).split()) or exc.__class__.__name__

@@ -1,7 +1,10 @@
 // maxmem as OpenClaw's memory plugin (the memory slot). Plain ESM JavaScript: no build
 // step, no npm dependency. Every call shells out to the maxmem command written in the
 // plugin's config (an absolute argv, so a Gateway whose PATH lacks maxmem still finds
-// it), within a bounded wait, and fails open: the turn goes on without memory.
+// it), within a bounded wait (timeoutMs), and fails open: the turn goes on without memory.
+// A hook's budget (maxmem hook --budget: the seconds it may take before it gives up and
+// prints nothing) is what is left of that wait less BUDGET_MARGIN_MS, so the hook keeps
+// to the wait the user allowed, and logs why when it cannot.
 //
 //   before_prompt_build  the memories relevant to the user's prompt, in the prompt
 //                        (maxmem hook user-prompt: the warm recall server's socket when
@@ -21,8 +24,14 @@ import { createConnection } from "node:net";
 import { definePluginEntry } from "openclaw/plugin-sdk/plugin-entry";
 
 const HARNESS = ["--harness", "openclaw"];
-const DEFAULT_TIMEOUT_MS = 10000; // above maxmem's own budget for a prompt hook (4 s), which fails open
-const WARM_SHARE = 0.4; // of the wait, the most spent on the warm server before the command
+const DEFAULT_TIMEOUT_MS = 10000;
+// Of a wait, what a hook's budget leaves: the hook stops half a second past its budget
+// (counted from its process's start), and node has to start it and read its answer.
+const BUDGET_MARGIN_MS = 1000;
+const MIN_BUDGET_SECONDS = 0.5; // maxmem's own floor for a hook's budget
+const MAX_BUDGET_SECONDS = 600; // the most maxmem hook --budget takes
+const WARM_SHARE = 0.4; // of the budget, the most spent on the warm server before the command (as the hook does)
+const ACK = "ok\n"; // hooks/warm.py's word that the answer was read
 const MAX_BRIEFS = 256; // sessions whose brief is kept (a Gateway lives for days)
 
 function settings(raw) {
@@ -38,6 +47,17 @@ function settings(raw) {
     recall: config.recall !== false, brief: config.brief !== false, capture: config.capture !== false,
     import: config.import !== false,
   };
+}
+
+// A hook's budget in seconds for a wait of `waitMs`, to a tenth of a second.
+function budgetFor(waitMs) {
+  const seconds = Math.round((waitMs - BUDGET_MARGIN_MS) / 100) / 10;
+  return Math.min(MAX_BUDGET_SECONDS, Math.max(MIN_BUDGET_SECONDS, seconds));
+}
+
+// `maxmem hook EVENT --harness openclaw --budget S`, waited for `waitMs` at most.
+function runHook(cfg, event, input, waitMs = cfg.timeoutMs) {
+  return run(cfg, ["hook", event, ...HARNESS, "--budget", String(budgetFor(waitMs))], input, waitMs);
 }
 
 // maxmem with `args`, `input` on stdin; resolves {ok, stdout, stderr}, never rejects.
@@ -58,9 +78,12 @@ function run(cfg, args, input, timeoutMs = cfg.timeoutMs) {
 }
 
 // The warm recall server's answer (hooks/warm.py's protocol: one JSON line each way),
-// or null when none answers in time. The request's code stamp is the modification time
-// of the installed maxmem's warm.py, in nanoseconds: a server of another install says
-// "retry" and the command takes over.
+// or null when none answers in `waitMs` (the request's `wait` is a little less: the
+// server sends nothing later than that, so what it records as shown was printed). The
+// request's code stamp is the modification time of the installed maxmem's warm.py, in
+// nanoseconds: a server of another install says "retry" and the command takes over. Once
+// it has an answer, the plugin says so (ACK): only then does the server record what the
+// session was shown, so the next prompt is not shown it again.
 function askWarm(cfg, stdin, waitMs) {
   const { socket, stamp } = cfg.warm;
   if (!socket || !stamp) return Promise.resolve(null);
@@ -78,7 +101,8 @@ function askWarm(cfg, stdin, waitMs) {
       if (done) return;
       done = true;
       clearTimeout(timer);
-      connection.destroy();
+      if (value && !value.retry && typeof value.stdout === "string") connection.end(ACK);
+      else connection.destroy();
       resolve(value);
     };
     const timer = setTimeout(() => finish(null), waitMs);
@@ -87,7 +111,7 @@ function askWarm(cfg, stdin, waitMs) {
     connection.on("connect", () => {
       // JSON.stringify cannot hold a 64-bit integer: the stamp goes in as written.
       const body = JSON.stringify({ harness: "openclaw", stdin, budget_tokens: null, wait: (waitMs / 1000) * 0.9 });
-      connection.end(`{"code": ${code}, ${body.slice(1)}\n`);
+      connection.write(`{"code": ${code}, ${body.slice(1)}\n`);
     });
     connection.on("data", (chunk) => {
       chunks.push(chunk);
@@ -107,10 +131,10 @@ function parse(text) {
 }
 
 // The line maxmem's own hook would have logged, in its hook.log.
-function logLine(cfg, answer, started) {
+function logLine(cfg, answer, started, budget) {
   if (!cfg.warm.log) return;
   const took = ((Date.now() - started) / 1000).toFixed(2);
-  const line = `hook user-prompt --harness openclaw: ${answer.line ?? ""} (warm socket, ${took} s)`;
+  const line = `hook user-prompt --harness openclaw: ${answer.line ?? ""} (warm socket, ${took} s, budget ${budget} s)`;
   try {
     appendFileSync(cfg.warm.log, `${new Date().toISOString()} ${answer.ok === false ? "FAIL" : "ok"} `
       + `${line.split(/\s+/).join(" ")}\n`, { mode: 0o600 });
@@ -119,15 +143,18 @@ function logLine(cfg, answer, started) {
   }
 }
 
+// The memories for the prompt: from the warm server over its socket, within its share
+// of the budget, else from the command, given what is left of the wait as its budget.
 async function recallFor(cfg, stdin) {
   const started = Date.now();
-  const answer = await askWarm(cfg, stdin, cfg.timeoutMs * WARM_SHARE);
+  const budget = budgetFor(cfg.timeoutMs);
+  const answer = await askWarm(cfg, stdin, budget * WARM_SHARE * 1000);
   if (answer) {
-    logLine(cfg, answer, started);
+    logLine(cfg, answer, started, budget);
     return answer.stdout.trim();
   }
   const left = Math.max(500, cfg.timeoutMs - (Date.now() - started));
-  const done = await run(cfg, ["hook", "user-prompt", ...HARNESS], stdin, left);
+  const done = await runHook(cfg, "user-prompt", stdin, left);
   return done.ok ? done.stdout.trim() : "";
 }
 
@@ -247,7 +274,7 @@ function briefs(cfg) {
     if (!cache.has(key)) {
       if (cache.size >= MAX_BRIEFS) cache.delete(cache.keys().next().value);
       const stdin = JSON.stringify({ session_id: key, cwd: ctx.workspaceDir ?? null, source: "startup" });
-      cache.set(key, run(cfg, ["hook", "session-start", ...HARNESS], stdin)
+      cache.set(key, runHook(cfg, "session-start", stdin)
         .then((done) => (done.ok ? done.stdout.trim() : "")));
     }
     return cache.get(key);
