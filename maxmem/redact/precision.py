@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["named_as_identifier", "names_a_technology", "plausible", "reads_as_code", "reads_as_identifier", "reads_as_noise"]
+__all__ = ["SECRET_PREFIX_WORDS", "named_as_identifier", "names_a_technology", "names_an_object", "plausible", "reads_as_code", "reads_as_identifier", "reads_as_noise"]
 
 # The rules whose value is judged by its look: their names, as each rule states them.
 _RANDOM_RULES = ("long random token", "token with a vendor prefix")
@@ -145,6 +145,45 @@ def reads_as_code(value: str) -> bool:
         return False
     pieces = _PIECES.findall(match.group(0))
     return any(_word(p) and len(p) >= 4 for p in pieces) and all(_word(p) or len(p) <= 2 for p in pieces)
+
+
+_PARTS_SPLIT = re.compile(r"[-_./]")
+_UUID_END = re.compile(r"(.*?)[-_./]?[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\Z")
+_ONE_CASE_HEX = re.compile(r"[0-9a-f]{12,128}|[0-9A-F]{12,128}")
+_SHORT_PART = re.compile(r"[A-Za-z0-9]{1,13}")
+_NAMING_WORDS = 2
+# A vendor prefix's words that say secret (sk-, pat-, …_key_): they vouch for a UUID or a hex body.
+SECRET_PREFIX_WORDS = frozenset({"sk", "pat", "secret", "key", "token", "api", "auth", "access", "private", "priv",
+                                 "pw", "pass", "apikey", "tkn", "pwd", "sec", "rk"})
+_SECRET_STEMS = ("secret", "token", "passw", "apikey", "private", "credential", "session")
+
+
+def names_an_object(value: str, one_word: bool = False) -> bool:
+    """An object's name that ends in its UUID or digest, not a vendor's token: words or short
+    parts (a number, a region, a pod's ten-character hash), none saying secret, then a UUID
+    (controller-7c9x2kq4mz-8fj2w_<uuid>, acf.p2-<number>-<uuid>), or three parts
+    or more, two of them words, then a hex digest of one case
+    (node-cache-Linux-x64-npm-<sha256>, assets-<account>-eu-west-1/<sha256>). A vendor's
+    token has one long random body, a prefix that says secret (pat-na1-<uuid>), or a digest
+    behind its vendor's word and mode alone (xapp-1-A0…-<digits>-<hex>, shippo_live_<hex>).
+    A UUID behind one word alone (row-<uuid>, but also a vendor's sdk-<uuid>) counts only
+    where the name or prefix has been judged already (`one_word`)."""
+    uuid = _UUID_END.match(value)
+    if uuid:
+        head = [p for p in _PARTS_SPLIT.split(uuid.group(1)) if p]
+        return len(head) >= (1 if one_word else 2) and all(_SHORT_PART.fullmatch(p) or p.isdigit() for p in head) and not _says_secret(head)
+    parts = [p for p in _PARTS_SPLIT.split(value) if p]
+    if len(parts) < 4 or not _ONE_CASE_HEX.fullmatch(parts[-1]) or parts[-1].isdigit():
+        return False
+    if not all(_SHORT_PART.fullmatch(p) or p.isdigit() for p in parts[:-1]) or _says_secret(parts[:-1]):
+        return False
+    words = sum(len(piece) >= 4 and not piece.isupper() and _word(piece) for p in parts[:-1] for piece in _PIECES.findall(p))
+    return words >= _NAMING_WORDS
+
+
+def _says_secret(parts: list[str]) -> bool:
+    lowered = [p.lower() for p in parts]
+    return any(p in SECRET_PREFIX_WORDS for p in lowered) or any(w in p for p in lowered for w in _SECRET_STEMS)
 
 
 def named_as_identifier(text: str, start: int) -> bool:

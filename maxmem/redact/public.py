@@ -38,6 +38,7 @@ import binascii
 import json
 import re
 
+from .precision import names_an_object
 from .tokens import secret_json
 from .values import FOREIGN_PASSWORDS
 
@@ -121,7 +122,7 @@ def public_value(text: str, start: int, end: int) -> bool:
     value = text[start:end]
     if "EXAMPLE" in value or value.startswith(_PUBLIC_PREFIXES) or _YAML_TAG.fullmatch(value):
         return True
-    if _iban(value) or _documented(text, start, end):
+    if _iban(value) or _documented(text, start, end) or names_an_object(value):
         return True
     if _ID_VALUE.fullmatch(value) and _key_id_alone(text, start, end):
         return True

@@ -21,6 +21,8 @@ from enum import IntEnum
 from functools import lru_cache
 from typing import Any
 
+from .precision import names_an_object
+
 __all__ = [
     "SECRET_HEADS",
     "Strength",
@@ -403,7 +405,7 @@ def value_is_secret(value: str, strength: Strength, *, quoted: bool, literal: bo
     if _NUMBER.fullmatch(value):
         return strength is Strength.PASSWORD and len(value) >= 4 and value.isdigit()
     if strength is Strength.WEAK:
-        return looks_random(value, 16) and not _UUID.fullmatch(value)
+        return looks_random(value, 16) and not _UUID.fullmatch(value) and not names_an_object(value, one_word=True)
     if strength is Strength.TOKEN:
         if len(value) < (6 if quoted or literal else 8) or wordy(value) or " " in value.strip():
             return False

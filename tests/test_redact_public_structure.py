@@ -1,0 +1,76 @@
+"""Values whose structure says public: an object's name ending in its UUID or digest,
+a variable reference in code, a counting or repeating placeholder, a schema's type name.
+Every value is generated here (a fixed seed), none copied from a corpus; the secrets of
+the same families beside them are still found."""
+
+from __future__ import annotations
+
+import random
+import string
+import uuid
+
+import pytest
+
+from maxmem.redact import Redactor
+
+RNG = random.Random(20261207)
+REDACTOR = Redactor(cache_size=0)
+
+
+def _hex(n: int) -> str:
+    return "".join(RNG.choice("0123456789abcdef") for _ in range(n))
+
+
+def _alnum(n: int) -> str:
+    return "".join(RNG.choice(string.ascii_letters + string.digits) for _ in range(n))
+
+
+def _lowernum(n: int) -> str:
+    return "".join(RNG.choice(string.ascii_lowercase + string.digits) for _ in range(n))
+
+
+def _uuid() -> str:
+    return str(uuid.UUID(int=RNG.getrandbits(128), version=4))
+
+
+def _found(text: str) -> list[str]:
+    return [text[f.start:f.end] for f in REDACTOR.findings(text)]
+
+
+# -- an object's name that ends in its UUID or digest ------------------------------------------------
+OBJECT_NAMES = [
+    *(f"no cache for input: {tool}-cache-{os_}-{arch}-{manager}-{_hex(64)}"
+      for tool, os_, arch, manager in (("gradle", "Windows", "arm64", "wrapper"), ("pip", "macOS", "x64", "poetry"),
+                                       ("rust", "Linux", "amd64", "cargo"))),
+    *(f"leader: {name}-{_lowernum(10)}-{_lowernum(5)}_{_uuid()}" for name in ("scheduler", "webhook", "ingress")),
+    *(f'waiting on "operations/{_lowernum(3)}.{_lowernum(2)}-{RNG.randrange(10**11, 10**12)}-{_uuid()}"'
+      for _ in range(3)),
+    *(f'<Item key="{word}-{_uuid()}" />' for word in ("cell", "tab", "node")),
+    *(f"s3://{_lowernum(3)}-{_lowernum(9)}-staging-{RNG.randrange(10**11, 10**12)}-us-east-2/{_hex(64)}.json"
+      for _ in range(3)),
+]
+
+VENDOR_DIGESTS = [
+    f"acme_live_{_hex(40)}",  # a vendor's word, its mode, a hex body
+    f"zq_{_hex(48)}",
+    f"xapp-1-A{_lowernum(9).upper()}-{RNG.randrange(10**12, 10**13)}-{_hex(64)}",
+    f"pat-eu1-{_uuid()}",  # a prefix that says secret vouches for a UUID
+]
+# A name that says secret vouches for a UUID behind a word too (an SDK key, a platform key).
+NAMED_UUIDS = [f"ACME_SDK_KEY=sdk-{_uuid()}", f"PLATFORM_API_KEY=PLT-{_uuid()}", f'api_key: "mob-{_uuid()}"']
+
+
+@pytest.mark.parametrize("line", OBJECT_NAMES)
+def test_an_object_name_ending_in_its_uuid_or_digest_stays(line):
+    assert _found(line) == []
+
+
+@pytest.mark.parametrize("token", VENDOR_DIGESTS)
+def test_a_vendor_token_with_a_hex_or_uuid_body_is_still_found(token):
+    assert any(token.startswith(found[:10]) for found in _found(f"TOKEN={token}")), token
+    assert any(token.startswith(found[:10]) for found in _found(f"use {token} for the upload")), token
+
+
+@pytest.mark.parametrize("line", NAMED_UUIDS)
+def test_a_uuid_behind_a_word_under_a_secret_name_is_still_found(line):
+    assert _found(line) == [line.split("=")[-1].split(": ")[-1].strip('"')]
