@@ -74,3 +74,26 @@ def test_a_vendor_token_with_a_hex_or_uuid_body_is_still_found(token):
 @pytest.mark.parametrize("line", NAMED_UUIDS)
 def test_a_uuid_behind_a_word_under_a_secret_name_is_still_found(line):
     assert _found(line) == [line.split("=")[-1].split(": ")[-1].strip('"')]
+
+
+# -- a reference to the secret in code, with an operator after it --------------------------------------
+def _env_name() -> str:
+    vendor = "".join(RNG.choice(string.ascii_uppercase) for _ in range(RNG.randrange(3, 7)))
+    return f"{vendor}_{RNG.choice(['SECRET_KEY', 'API_TOKEN', 'DB_PASSWORD', 'CLIENT_SECRET'])}"
+
+
+REFERENCES = [
+    *(f"const {name} = process.env.{_env_name()}!;" for name in ("apiKey", "secret", "authToken")),
+    *(f"  {name}: System.fetch_env!(\"{_env_name()}\")," for name in ("password", "secret_key_base", "token")),
+    *(f"let {name} = env.{_env_name().lower()}?" for name in ("password", "key")),
+]
+
+
+@pytest.mark.parametrize("line", REFERENCES)
+def test_a_reference_with_an_assertion_or_a_bang_call_stays(line):
+    assert _found(line) == []
+
+
+def test_a_quoted_password_ending_in_a_bang_is_still_found():
+    value = f"{RNG.choice(['Amber', 'Cedar'])}.{_alnum(6)}!"
+    assert _found(f'password: "{value}"') == [value]

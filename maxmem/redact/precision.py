@@ -37,7 +37,7 @@ _PIECES = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _HEX = re.compile(r"[0-9a-fA-F]+")
 _VOWELS = frozenset("aeiouyAEIOUY")
 _CLUSTER = re.compile(r"[^aeiouy]{4,}")  # four consonants in a row: rare in a word (strength has ngth)
-_CODE = re.compile(r"[A-Za-z_][A-Za-z_.]{2,40}[\[(<]")
+_CODE = re.compile(r"[A-Za-z_][A-Za-z_.]{2,40}[!?]?[\[(<]")  # fetch_env!(…), valid?(…): Elixir's, Ruby's names
 _ACRONYMS = ("http", "smtp", "ftp", "html", "xml", "sql", "ssh", "tcp", "dns", "pkcs", "ssl", "tls", "cfg", "src")
 _NOISE_CLUSTER = re.compile(r"[^aeiouy]{5,}")  # five consonants in a row: no word has them (strength has four)
 # What the words just before a random value call it when it is no secret: an identifier's

@@ -335,6 +335,8 @@ def _is_reference(value: str) -> bool:
     challengePassword. (A lone lower-case word is not one: POSTGRES_PASSWORD=mysecretpassword.)"""
     if len(value) >= 20 and any(c.isdigit() for c in value) and looks_random(value, 20):
         return False  # E3pyIgKpaUnArl63Xyk…: capitals inside noise make no camelCase name
+    if value[-1:] in ("!", "?") and _DOTTED.fullmatch(value, 0, len(value) - 1):
+        value = value[:-1]  # process.env.API_KEY!, env.token?: a non-null assertion, an unwrap
     if _DOTTED.fullmatch(value):
         parts = re.split(r"\.|->|::|\?\.", value.strip("$"))
         return wordy(parts[-1]) or camel_words(parts[-1]) or all(wordy(p) or len(p) <= 2 for p in parts)
