@@ -97,3 +97,34 @@ def test_a_reference_with_an_assertion_or_a_bang_call_stays(line):
 def test_a_quoted_password_ending_in_a_bang_is_still_found():
     value = f"{RNG.choice(['Amber', 'Cedar'])}.{_alnum(6)}!"
     assert _found(f'password: "{value}"') == [value]
+
+
+# -- a value made by a rule: repeated, or counting with a fixed step --------------------------------------
+def _repeated(n: int) -> str:
+    unit = _hex(RNG.choice([1, 2, 4, 8, 16]))
+    return (unit * n)[:n]
+
+
+def _counting_bytes(count: int) -> str:
+    first, step = RNG.randrange(256), RNG.choice([1, 2, 0x11, 0x10])
+    return "".join(f"{(first + i * step) % 256:02x}" for i in range(count))
+
+
+PATTERNED = [
+    *(f"SIGNER_PRIVATE_KEY=0x{_repeated(64)}  # set in .env.local" for _ in range(3)),
+    *(f'FIXTURE_KEY = "{_repeated(32)}"' for _ in range(3)),
+    *(f"Key       : {_counting_bytes(16)}\nIV        : {_counting_bytes(16)}" for _ in range(3)),
+    "api_token: abcdefghijklmnopqrstuvwx",
+]
+
+
+@pytest.mark.parametrize("text", PATTERNED)
+def test_a_repeated_or_counting_value_is_a_placeholder(text):
+    assert _found(text) == []
+
+
+def test_a_random_value_of_the_same_places_is_still_found():
+    key = _hex(64)
+    assert _found(f"SIGNER_PRIVATE_KEY=0x{key}") and key in _found(f"SIGNER_PRIVATE_KEY=0x{key}")[0]
+    assert _found(f'FIXTURE_KEY = "{_alnum(32)}"')
+    assert _found("my phone PIN is 1234")  # a short counting value is a PIN people use

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["SECRET_PREFIX_WORDS", "named_as_identifier", "names_a_technology", "names_an_object", "plausible", "reads_as_code", "reads_as_identifier", "reads_as_noise"]
+__all__ = ["SECRET_PREFIX_WORDS", "named_as_identifier", "names_a_technology", "names_an_object", "patterned", "plausible", "reads_as_code", "reads_as_identifier", "reads_as_noise"]
 
 # The rules whose value is judged by its look: their names, as each rule states them.
 _RANDOM_RULES = ("long random token", "token with a vendor prefix")
@@ -203,11 +203,42 @@ def named_as_identifier(text: str, start: int) -> bool:
     return last[-1] in _IDENTIFIER_NOUNS or any(w in _PUBLIC_WORDS for w in last)
 
 
+_PATTERN_MIN = 16  # shorter counting values (1234, 123456) are PINs people do use
+_PATTERN_MAX = 4096  # a longer value is judged by the rule that found it (the check stays linear)
+_PATTERN_UNIT = 32
+
+
+def patterned(value: str) -> bool:
+    """A value made by a rule, not drawn at random: a unit of 32 characters at most, repeated (0x000…0,
+    0123456789abcdef0123456789abcdef, deadbeefdeadbeef) or counting with a fixed step, by
+    character or by hex byte (abcdefghijklmnop, 000102…0e0f, 00112233…eeff): a placeholder,
+    a mask or a test vector. A secret of sixteen characters or more never is."""
+    core = value[2:] if value[:2] in ("0x", "0X") else value
+    n = len(core)
+    if n < _PATTERN_MIN or n > _PATTERN_MAX:
+        return False
+    for period in range(1, min(_PATTERN_UNIT, n // 2) + 1):
+        if core[period:] == core[:n - period]:
+            return True
+    if _steps_evenly([ord(c) for c in core], 256):
+        return True
+    if n % 2 == 0 and _HEX.fullmatch(core):
+        return _steps_evenly([int(core[i:i + 2], 16) for i in range(0, n, 2)], 256)
+    return False
+
+
+def _steps_evenly(numbers: list[int], modulo: int) -> bool:
+    step = (numbers[1] - numbers[0]) % modulo
+    return step != 0 and all((b - a) % modulo == step for a, b in zip(numbers, numbers[1:]))
+
+
 def plausible(text: str, start: int, end: int, rule: str) -> bool:
-    """Whether text[start:end], found by `rule`, may be a secret: False only for the
-    families judged here, when the value reads as an identifier or as code, or a random
-    one is named as an identifier."""
+    """Whether text[start:end], found by `rule`, may be a secret: False for a value made
+    by a rule (`patterned`), and for the families judged here, when the value reads as an
+    identifier or as code, or a random one is named as an identifier."""
     value = text[start:end]
+    if patterned(value):
+        return False
     if rule.startswith(_RANDOM_RULES):
         return not reads_as_identifier(value) and not named_as_identifier(text, start)
     if rule.startswith(_CONTEXT_RULES):
