@@ -720,10 +720,12 @@ def test_what_names_a_value_public_spares_the_secrets_beside_it(text, secret):
 @pytest.mark.parametrize(("text", "secret"), [
     ("Authenticator setup key: qmvz trkd hwpn jxlc", "qmvz trkd hwpn jxlc"),
     ("2FA backup codes: 4817 2093, 7735 1068, 2290 4416", "7735 1068"),
-    ("ed25519 private key: 0x3d47450ad25bb279dabd42b6d7b5f79c44120cd2aa2fe4f72f217020afc65df7", "3d47450ad25bb279dabd42b6d7b5f79c"),
+    ("ed25519 private key: 0x3d47450ad25bb279dabd42b6d7b5f79c" "44120cd2aa2fe4f72f217020afc65df7",
+     "3d47450ad25bb279dabd42b6d7b5f79c"),
     ("the private key:\n" + "4f2b3d5e6f8a9b0c1d2e3f4a5b7c1e9a" + "\n" + "9b0c1d2e3f4a5b7c1e9a4f2b3d5e6f8a",
      "9b0c1d2e3f4a5b7c1e9a4f2b3d5e6f8a"),
-    ('networks: { sepolia: { url: RPC, accounts: ["0x639f3016db9cf8e3b536bda9e96a8ce0f193060e0a2af7ab8d0373b952d1b0a4"] } }',
+    ('networks: { sepolia: { url: RPC, accounts: ["0x639f3016db9cf8e3b536bda9e96a8ce0'
+     'f193060e0a2af7ab8d0373b952d1b0a4"] } }',
      "639f3016db9cf8e3b536bda9e96a8ce0"),
     ("seed:\nwitch collapse practice feed\nshame open despair creek\nroad again ice least", "despair creek"),
     ("the recovery phrase is pilot dune orbit lava crane moss tide ember quilt fossil ranch vivid so keep it",

@@ -128,3 +128,36 @@ def test_a_random_value_of_the_same_places_is_still_found():
     assert _found(f"SIGNER_PRIVATE_KEY=0x{key}") and key in _found(f"SIGNER_PRIVATE_KEY=0x{key}")[0]
     assert _found(f'FIXTURE_KEY = "{_alnum(32)}"')
     assert _found("my phone PIN is 1234")  # a short counting value is a PIN people use
+
+
+# -- values whose place says public: a weak entity tag, a TLS session's id, a sealed password ----------
+def _b64(n: int) -> str:
+    return "".join(RNG.choice(string.ascii_letters + string.digits + "+/") for _ in range(n))
+
+
+def _tls_session() -> str:
+    return ("SSL-Session:\n    Protocol  : TLSv1.3\n    Cipher    : TLS_AES_256_GCM_SHA384\n"
+            f"    Session-ID: {_hex(64).upper()}\n    Session-ID-ctx: \n    Master-Key: {{master}}\n")
+
+
+PUBLIC_PLACES = [
+    *(f'{header}: W/"{_hex(8)}-{_alnum(27)}"' for header in ("ETag", "etag", "If-None-Match")),
+    *(f'{{"etag": "W/\\"{_hex(4)}-{_alnum(30)}\\""}}' for _ in range(2)),
+    *(_tls_session().replace("{master}", "****") for _ in range(2)),
+    *(f"  {name}: Ag{_b64(RNG.randrange(400, 900))}" for name in ("password", "db_password", "passphrase")),
+]
+
+
+@pytest.mark.parametrize("text", PUBLIC_PLACES)
+def test_an_entity_tag_a_tls_session_id_and_a_sealed_password_stay(text):
+    assert _found(text) == []
+
+
+def test_their_secret_neighbours_are_still_found():
+    master = _hex(96).upper()
+    assert _found(_tls_session().replace("{master}", master)) == [master]
+    session = _alnum(40)
+    assert _found(f"X-Session-ID: {session}") == [session]
+    password = _alnum(24)
+    assert _found(f"  password: {password}") == [password]
+    assert _found(f'token: "{_alnum(44)}"')  # a random value without an entity tag's W/

@@ -124,6 +124,8 @@ def public_value(text: str, start: int, end: int) -> bool:
         return True
     if _iban(value) or _documented(text, start, end) or names_an_object(value):
         return True
+    if text.endswith('W/"', max(0, start - 3), start) or text.endswith('W/\\"', max(0, start - 4), start):
+        return True  # W/"…": a weak entity tag (ETag, If-None-Match), a version of a resource
     if _ID_VALUE.fullmatch(value) and _key_id_alone(text, start, end):
         return True
     before = text[max(0, start - _BEFORE):start]

@@ -256,6 +256,8 @@ _PROSE_WORDS = frozenset({
 _SECRET_WORDS = ("password", "passwd", "pwd", "pass", "secret", "token", "key", "auth", "cred")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _HEX = re.compile(r"[0-9a-fA-F]+")
+_LONGEST_PASSWORD = 256
+_BASE64_BLOB = re.compile(r"[A-Za-z0-9+/]+={0,2}")
 _HASH_PREFIX = re.compile(r"(?i)(?:sha1|sha224|sha256|sha384|sha512|md5|blake2b|blake3|h1|xxh64)[:=-]")
 _NUMBER = re.compile(r"[-+]?\d+(?:[.,_]\d+)*(?:[eE][-+]?\d+)?[a-zA-Z%]{0,3}")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -415,8 +417,9 @@ def value_is_secret(value: str, strength: Strength, *, quoted: bool, literal: bo
         has_alpha = any(c.isalpha() for c in value)
         return (has_digit and has_alpha) or looks_random(value, 12) or (
             len(value) >= 16 and any(c.isupper() for c in value) and any(c.islower() for c in value))
-    # A password: any literal, but not a lone word where code or prose could put one.
-    if len(value) < 3:
+    # A password: any literal, but not a lone word where code or prose could put one, nor
+    # base64 longer than anyone types (a sealed or encrypted value: its key is elsewhere).
+    if len(value) < 3 or len(value) > _LONGEST_PASSWORD and _BASE64_BLOB.fullmatch(value):
         return False
     if quoted or literal:
         return not (_is_reference(value) and not quoted)
