@@ -161,3 +161,19 @@ def test_their_secret_neighbours_are_still_found():
     password = _alnum(24)
     assert _found(f"  password: {password}") == [password]
     assert _found(f'token: "{_alnum(44)}"')  # a random value without an entity tag's W/
+
+
+# -- a schema's type where a value would stand ----------------------------------------------------------
+TYPED = [f'"{name}": "{kind}{mark}",' for name, kind, mark in
+         (("password", "string", "?"), ("passphrase", "String", "!"), ("client_secret", "str", " | None"),
+          ("db_password", "text", "?"), ("apiToken", "string", " | undefined"))]
+
+
+@pytest.mark.parametrize("text", TYPED)
+def test_a_type_name_with_its_marks_is_no_value(text):
+    assert _found(text) == []
+
+
+def test_a_password_ending_in_a_mark_is_still_found():
+    value = f"{_alnum(9)}?"
+    assert _found(f'"password": "{value}",') == [value]

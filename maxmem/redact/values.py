@@ -329,7 +329,12 @@ def is_placeholder(value: str) -> bool:
         # A real random token that happens to contain "here" keeps its randomness.
         letters = sum(c.isalpha() for c in value)
         return not looks_random(value) or letters / len(value) > 0.8 and "xxxx" in lowered
-    return lowered.strip("'\"") in _BARE_WORDS
+    lowered = lowered.strip("'\"")
+    return lowered in _BARE_WORDS or _TYPE_MARKS.sub("", lowered) in _BARE_WORDS
+
+
+# A type's marks in a schema or a signature: string?, String!, string[], str | None
+_TYPE_MARKS = re.compile(r"(?:\?|!|\[\]|\s{0,2}\|\s{0,2}(?:null|none|undefined))+\Z")
 
 
 def _is_reference(value: str) -> bool:
