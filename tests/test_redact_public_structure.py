@@ -177,3 +177,36 @@ def test_a_type_name_with_its_marks_is_no_value(text):
 def test_a_password_ending_in_a_mark_is_still_found():
     value = f"{_alnum(9)}?"
     assert _found(f'"password": "{value}",') == [value]
+
+
+# -- one-time codes: context words with digits or hyphens in them, in more languages, lists with "and" ---
+def _code(n: int = 6) -> str:
+    return "".join(RNG.choice(string.digits) for _ in range(n))
+
+
+ONE_TIME = [
+    ("my 2FA code is {c}", "{c}"), ("2FA code: {c}", "{c}"), ("der 2FA-Code lautet {c}", "{c}"),
+    ("my sign-in code is {c}", "{c}"), ("the one-time code is {c}", "{c}"),
+    ("le code de vérification envoyé par e-mail : {c}", "{c}"), ("der Bestätigungscode lautet {c}", "{c}"),
+    ("el código de confirmación es {c}", "{c}"), ("ваш код подтверждения: {c}", "{c}"),
+]
+
+
+@pytest.mark.parametrize(("template", "secret"), ONE_TIME)
+def test_a_one_time_code_is_found_whatever_its_words_hold(template, secret):
+    code = _code()
+    assert _found(template.format(c=code)) == [secret.format(c=code)]
+
+
+def test_the_last_code_of_a_list_after_its_conjunction_goes_too():
+    codes = [_code(8) for _ in range(3)]
+    assert _found(f"my recovery codes are {codes[0]}, {codes[1]} and {codes[2]}") == codes
+    assert _found(f"backup codes: {codes[0]} und {codes[1]}") == codes[:2]
+
+
+def test_a_network_named_by_its_name_is_no_password():
+    name = f"{RNG.choice(['Lab', 'Shop', 'Home'])}-{_code(2)}G"
+    assert _found(f"Wi-Fi network: {name}, channel {RNG.randrange(1, 165)}") == []
+    assert _found(f"wifi SSID {name}") == []
+    password = _alnum(12)
+    assert _found(f"the Wi-Fi password is {password}") == [password]

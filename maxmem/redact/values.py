@@ -594,6 +594,9 @@ _Phrase = tuple[str, tuple[frozenset[bytes], ...], frozenset[str]]
 WordIndex = tuple[dict[bytes, tuple[str, ...]], tuple[_Phrase, ...], "re.Pattern[str] | None", frozenset[bytes], bool]
 
 
+_ASCII_LETTERS = re.compile(r"[a-z]+")
+
+
 def word_index(candidates: tuple[str, ...]) -> WordIndex:
     """The one-word ASCII candidates by each form of theirs; the others (phrases, other
     scripts) with the forms of their ASCII parts and their other parts; a pattern that
@@ -603,12 +606,13 @@ def word_index(candidates: tuple[str, ...]) -> WordIndex:
     others = []
     scripts: set[str] = set()
     for candidate in candidates:
-        if " " not in candidate and candidate.isascii():
+        if " " not in candidate and candidate.isascii() and candidate.isalpha():
             for ending in _ENDINGS:
                 form = candidate.encode() + ending
                 index[form] = (*index.get(form, ()), candidate)
             continue
-        parts = candidate.split()
+        # a text's words are runs of letters: 2fa-code, wi-fi and sign-in are found by theirs
+        parts = [run for p in candidate.split() for run in (_ASCII_LETTERS.findall(p) if p.isascii() else [p])]
         forms = tuple(frozenset(p.encode() + e for e in _ENDINGS) for p in parts if p.isascii())
         foreign = frozenset(p for p in parts if not p.isascii())
         scripts |= foreign
