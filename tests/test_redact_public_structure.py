@@ -210,3 +210,20 @@ def test_a_network_named_by_its_name_is_no_password():
     assert _found(f"wifi SSID {name}") == []
     password = _alnum(12)
     assert _found(f"the Wi-Fi password is {password}") == [password]
+
+
+# -- a password flag glued to two qualifiers; a key's bytes with their brackets ---------------------------
+@pytest.mark.parametrize("flag", ["-srcstorepass", "-deststorepass", "-srckeypass", "-destkeypass", "--newrootpass"])
+def test_a_flag_naming_what_its_password_opens_twice_glued_is_a_password_flag(flag):
+    value = _alnum(12)
+    assert _found(f"tool {flag} {value} -v") == [value]
+
+
+@pytest.mark.parametrize("word", ["bypass", "compass", "encompass"])
+def test_words_ending_in_pass_stay_words(word):
+    assert _found(f"--{word} {_alnum(12)}") == []
+
+
+def test_a_keys_bytes_go_with_their_brackets():
+    numbers = "[" + ",".join(str(RNG.randrange(256)) for _ in range(64)) + "]"
+    assert _found(f"$ cat ~/.config/solana/id.json\n{numbers}") == [numbers]

@@ -413,7 +413,7 @@ def _byte_arrays(text: str, lowered: str) -> Iterator[Hit]:
         window = lowered[max(0, at - _ARRAY_BACK):at]
         if (len(numbers) in (32, 64) and max(numbers) <= 255 and len(set(numbers)) >= 16
                 and any(word in window for word in _ARRAY_CONTEXT)):
-            yield Hit("private-key", match.start(1), match.end(1), "a key's bytes as numbers after a key context")
+            yield Hit("private-key", match.start(), match.end(), "a key's bytes as numbers after a key context")
 
 
 def _key_calls(text: str) -> Iterator[Hit]:

@@ -130,13 +130,20 @@ _AUTH_QUALIFIERS = frozenset({"master", "proxy", "smtp", "basic", "http", "ldap"
 _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 
+def _qualifiers(word: str, depth: int = 0) -> bool:
+    """`word` is one qualifier of a password or two glued (store, srcstore, destkey)."""
+    if word in _PASS_QUALIFIERS:
+        return True
+    return depth == 0 and any(word.startswith(q) and _qualifiers(word[len(q):], 1) for q in _PASS_QUALIFIERS)
+
+
 def _split_compound(word: str) -> list[str]:
     """pgpassword -> pg password, apikey -> api key, authtoken -> auth token (not monkey)."""
     for head in ("password", "passwd", "passphrase", "token", "secret"):
         if word.endswith(head) and word != head:
             return [word[: -len(head)], head]
-    if word.endswith("pass") and word[:-4] in _PASS_QUALIFIERS:
-        return [word[:-4], "pass"]
+    if word.endswith("pass") and _qualifiers(word[:-4]):
+        return [word[:-4], "pass"]  # storepass, srcstorepass (keytool): what the password opens, glued
     if word.endswith("pw") and word[:-2] in _PASS_QUALIFIERS:  # rootpw, bindpw (slapd, nslcd)
         return [word[:-2], "pw"]
     if word.endswith("key") and word[:-3] in _KEY_QUALIFIERS:
