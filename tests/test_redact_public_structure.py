@@ -227,3 +227,10 @@ def test_words_ending_in_pass_stay_words(word):
 def test_a_keys_bytes_go_with_their_brackets():
     numbers = "[" + ",".join(str(RNG.randrange(256)) for _ in range(64)) + "]"
     assert _found(f"$ cat ~/.config/solana/id.json\n{numbers}") == [numbers]
+
+
+@pytest.mark.parametrize("name", ["PUB_TOKEN", "NPM_PUB_TOKEN", "pub_secret"])
+def test_pub_makes_only_a_key_public(name):
+    value = _alnum(40)
+    assert _found(f"{name}={value}") == [value]
+    assert _found(f"PUB_KEY={value}") == []

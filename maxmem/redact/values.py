@@ -188,6 +188,8 @@ def name_strength(name: str, flag: bool = False, query: bool = False) -> Strengt
         return Strength.TOKEN if qualifiers[-1] == "secret" else Strength.WEAK
     if head not in SECRET_HEADS:
         return None
+    if head != "key":  # pub_key, pubkey: a public key; PUB_TOKEN (a package registry's): no public thing
+        qualifiers = [q for q in qualifiers if q != "pub"]
     if any(q in _NOT_SECRET_QUALIFIERS for q in qualifiers) and not (
             head in _PASSWORD_HEADS and all(q in _KEY_ONLY_QUALIFIERS or q not in _NOT_SECRET_QUALIFIERS
                                             for q in qualifiers)):
