@@ -234,3 +234,15 @@ def test_pub_makes_only_a_key_public(name):
     value = _alnum(40)
     assert _found(f"{name}={value}") == [value]
     assert _found(f"PUB_KEY={value}") == []
+
+
+@pytest.mark.parametrize("scheme", ["AWS4-HMAC-SHA256", "OSS4-HMAC-SHA256", "HMAC-SHA512", "EG1-HMAC-SHA256"])
+def test_a_scheme_followed_by_its_params_is_no_credential(scheme):
+    signature = _hex(64)
+    text = f"Authorization: {scheme} SignedHeaders=host;x-date, Signature={signature}"
+    assert scheme not in "".join(_found(text))
+
+
+def test_a_bare_token_in_an_authorization_header_is_still_found():
+    token = _alnum(32)
+    assert _found(f"Authorization: {token}") == [token]

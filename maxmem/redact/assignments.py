@@ -504,6 +504,8 @@ def _scheme(text: str, start: int, end: int, quoted: bool, rule: str, strength: 
         first, space, rest = value.partition(" ")
         if space and (first.lower() in _SCHEMES or _scheme_word(first)):
             word, token_start = first, start + len(first) + 1 + (len(rest) - len(rest.lstrip()))
+    elif value.lower() not in _SCHEMES and _auth_params_after(text, end):
+        return Hit("", start, end, "")  # AWS4-HMAC-SHA256 Credential=…, Signature=…: a scheme; its params are named
     elif value.lower() in _SCHEMES or (_scheme_word(value) and _SPACES.match(text, end)):
         spaces = _SPACES.match(text, end)  # Bearer x, SSWS x, Negotiate x: a scheme, then the token
         span = _read_value(text, spaces.end()) if spaces else None
@@ -516,6 +518,14 @@ def _scheme(text: str, start: int, end: int, quoted: bool, rule: str, strength: 
     if not kind or not _token_like(token, kind, Strength.TOKEN if word else strength, quoted or bool(word)):
         return Hit("", start, max(end, token_end), "")
     return Hit(kind, token_start, token_end, f"{word or 'bare'} credential in an {rule}")
+
+
+# An auth-param after a scheme (RFC 9110): Credential=…, keyId="…", signature="…"
+_AUTH_PARAM = re.compile(r"[ \t]{1,4}[A-Za-z][\w-]{0,40}=")
+
+
+def _auth_params_after(text: str, end: int) -> bool:
+    return _AUTH_PARAM.match(text, end) is not None
 
 
 # A scheme is a word or a few joined by dashes: Bearer, SSWS, Zoho-oauthtoken, DeepL-Auth-Key.
