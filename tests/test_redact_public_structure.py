@@ -246,3 +246,34 @@ def test_a_scheme_followed_by_its_params_is_no_credential(scheme):
 def test_a_bare_token_in_an_authorization_header_is_still_found():
     token = _alnum(32)
     assert _found(f"Authorization: {token}") == [token]
+
+
+# -- code where a rule expected a value: prose after AUTH, a nested call, a macro, snake_case -----------
+def _snake() -> str:
+    words = ["ossl", "old", "des", "ks", "struct", "entry", "priv", "impl", "state", "rec", "list"]
+    middle = "_".join(RNG.choice(words) for _ in range(5))
+    return f"N{RNG.randrange(10, 99)}_{middle}4DOLLAR_{RNG.randrange(10, 99)}E"
+
+
+CODE_NOT_VALUES = [
+    f"    # end AUTH {word} stuff." for word in ("related", "handling", "specific")
+] + [
+    f"conf.Remove{verb}BindNames(conf.GetSectionList('default', '{section}'))," for verb, section in
+    (("Key", "extensions"), ("Old", "plugins"))
+] + [
+    f"\tregproc\t\tprstoken {macro}(pg_proc);" for macro in ("BKI_LOOKUP", "BKI_DEFAULT")
+] + [
+    f"class {name}(Union):\n    _fields_ = [('ks', {name})]" for name in (_snake(), _snake())
+]
+
+
+@pytest.mark.parametrize("text", CODE_NOT_VALUES)
+def test_code_where_a_rule_expected_a_value_stays(text):
+    assert _found(text) == []
+
+
+def test_the_same_rules_still_find_their_secrets():
+    password = _alnum(12)
+    assert _found(f"127.0.0.1:6379> AUTH {password}") == [password]
+    assert _found(f"server.login(get_user(), '{password}')") == [password]
+    assert _found(f"requirepass {password}") == [password]

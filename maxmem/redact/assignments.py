@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
 
+from .precision import reads_as_code
 from .shapes import Hit
 from .values import (
     FOREIGN_PASSWORDS,
@@ -411,8 +412,8 @@ def _strong(value: str) -> bool:
 def _config_value(value: str) -> bool:
     """The one value after a password's name on a config line: a password's shape, or a
     long run of lower-case letters with too few vowels for a word (fzivkdldhwwnuwzv)."""
-    if is_placeholder(value):
-        return False
+    if is_placeholder(value) or reads_as_code(value):
+        return False  # prstoken BKI_LOOKUP(pg_proc);: a declaration's macro, not a value
     if not value.isalpha():
         return value_is_secret(value, Strength.PASSWORD, quoted=False, literal=False)
     vowels = sum(c in "aeiouy" for c in value)

@@ -186,6 +186,11 @@ _COMMUNITIES = frozenset({b"rocommunity", b"rwcommunity"})  # net-snmp's snmpd.c
 _POSITIONAL_GATE = frozenset(_POSITIONAL_ANCHORS.values()) - {b"pass"} | {b"impdp", b"connect"} | _COMMUNITIES
 
 
+# Where a command starts: its line's start, a prompt (redis> , $ , 127.0.0.1:6379> ), the client
+# named before it (redis-cli … AUTH), a pipe or a quote.
+_COMMAND_START = re.compile(r"(?:^|\n)[ \t]*(?:[\w.:@-]{0,40}>[ \t]*|\$[ \t]+)?\Z|(?i:redis|valkey|keydb)[^\n]{0,100}\Z|[|;`\"'][ \t]*\Z")
+
+
 def positional_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
     """Passwords in the place a command documents for them: htpasswd -b, net user, sqlplus u/p@db …"""
     windows = "/pass" in lowered or "/pwd:" in lowered
@@ -220,6 +225,8 @@ def positional_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes
             match = pattern.search(text, begin, min(len(text), at + 600)) if word in _BACK else pattern.match(text, at)
         if word == "using" and not _USER_BEFORE.search(text, max(0, at - 80), at):
             continue
+        if word == "auth" and text.startswith("AUTH ", at) and not _COMMAND_START.search(text, max(0, at - 120), at):
+            continue  # "# end AUTH related stuff.": the word in prose, not Redis's command
         if match and match.start() <= at and secret_argument(match.group("secret")):
             start, end = value_span(match, "secret")
             yield Hit("password", start, end, "password given to a command by position")

@@ -60,6 +60,7 @@ _MIN_WORDS = 2
 # Random characters change case or class every two or three: their pieces are short; a
 # name's pieces are words, four or five letters on average.
 _PIECE_LETTERS = 3.5
+_SNAKE_JOINS = 4
 
 
 def _word(piece: str) -> bool:
@@ -92,8 +93,11 @@ def reads_as_identifier(value: str) -> bool:
                 count += 1
             elif len(piece) > 2:
                 noise += len(piece)
+    # snake_case of four joins or more (N23_ossl_old_des_ks_struct4DOLLAR_10E) is structure by
+    # itself: its short pieces (ks, 10E) are abbreviations, not noise
+    snake = value.count("_") >= _SNAKE_JOINS
     return (count >= _MIN_WORDS and words >= _WORD_SHARE * letters and noise <= 4
-            and letters >= _PIECE_LETTERS * pieces)
+            and (snake or letters >= _PIECE_LETTERS * pieces))
 
 
 def reads_as_noise(value: str) -> bool:
@@ -144,7 +148,13 @@ def reads_as_code(value: str) -> bool:
     if not match:
         return False
     pieces = _PIECES.findall(match.group(0))
-    return any(_word(p) and len(p) >= 4 for p in pieces) and all(_word(p) or len(p) <= 2 for p in pieces)
+    return any((_word(p) or _macro_word(p)) and len(p) >= 4 for p in pieces) and all(_word(p) or len(p) <= 2 or _macro_word(p)
+                                                                  for p in pieces)
+
+
+def _macro_word(piece: str) -> bool:
+    """DEFAULT, LOOKUP: a word in the capitals of a macro's or a constant's name."""
+    return piece.isupper() and len(piece) <= 12 and _word(piece.lower())
 
 
 _PARTS_SPLIT = re.compile(r"[-_./]")
