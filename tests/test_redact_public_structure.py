@@ -277,3 +277,19 @@ def test_the_same_rules_still_find_their_secrets():
     assert _found(f"127.0.0.1:6379> AUTH {password}") == [password]
     assert _found(f"server.login(get_user(), '{password}')") == [password]
     assert _found(f"requirepass {password}") == [password]
+
+
+# -- a key's seed by its name; what a command that names a password printed ------------------------------
+@pytest.mark.parametrize("name", ["SIGNING_KEY_SEED", "VALIDATOR_KEY_SEED", "private_key_seed"])
+def test_a_keys_seed_is_found_by_its_name(name):
+    seed = _hex(64)
+    assert _found(f"{name}={seed}") == [seed]
+    assert _found(f"{name}={RNG.randrange(1, 99)}") == []  # a test's seed number
+
+
+@pytest.mark.parametrize("command", ["cat /etc/ssl/private/pass.txt", "admin initial-password -n ops",
+                                     "cat ~/.config/app/pw.txt"])
+def test_a_password_a_command_printed_alone_goes(command):
+    value = "".join(RNG.choice(string.ascii_letters) for _ in range(16))  # letters only, cases mixed
+    assert _found(f"$ {command}\n{value}\n") == [value]
+    assert _found(f"$ cat compass.txt\n{value}\n") == []

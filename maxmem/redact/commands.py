@@ -35,6 +35,7 @@ from .values import (
     is_placeholder,
     looks_random,
     may_hold,
+    mixed_case_random,
     name_strength,
     scan,
     text_words,
@@ -339,7 +340,7 @@ def announced_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]
 # and the one word it printed on the next line.
 # An auth file (OpenVPN's auth-user-pass, a .netrc-like creds file) printed: a user, then the password.
 _PROMPT_SECRET = re.compile(r"[^\n]{0,300}?(?:passw(?:or)?d|passphrase|secret|token|api[_-]?key|private[_-]?key|credential"
-                            r"|(?<![a-z])(?:auth|creds?)(?=[._-]|\s|\Z))"
+                            r"|(?<![a-z])(?:auth|creds?|pass|pw)(?=[._-]|\s|\Z))"
                             r"[^\n]{0,300}\n(?:[^\s]{1,64}[ \t]*\n)??(?P<v>[^\s]{8,512})[ \t]*(?:\n|\Z)", re.IGNORECASE)
 
 
@@ -358,7 +359,7 @@ def _announced_secret(value: str) -> bool:
     if is_placeholder(value) or value.startswith(("/", "http", "$", "-", "[", "(")) or value.endswith((".", ":")):
         return False
     return looks_random(value, 12) or value_is_secret(value, Strength.PASSWORD, quoted=False, literal=False) \
-        and any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+        and (any(c.isdigit() for c in value) and any(c.isalpha() for c in value) or mixed_case_random(value))
 
 
 # user:password after a flag that takes credentials, in any tool: --auth, --basic-auth,

@@ -128,6 +128,7 @@ _PASS_QUALIFIERS = frozenset({"store", "key", "ssh", "root", "admin", "db", "use
 # masterauth (Redis), proxyauth, smtpauth: "auth" glued to what it authenticates.
 _AUTH_QUALIFIERS = frozenset({"master", "proxy", "smtp", "basic", "http", "ldap", "db", "admin", "root", "upstream"})
 _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+_KEY_SEEDS = frozenset({"key", "private", "signing", "wallet", "master", "secret", "node", "validator"})
 
 
 def _qualifiers(word: str, depth: int = 0) -> bool:
@@ -186,6 +187,8 @@ def name_strength(name: str, flag: bool = False, query: bool = False) -> Strengt
         if any(q in _NOT_SECRET_QUALIFIERS for q in qualifiers):
             return None
         return Strength.TOKEN if qualifiers[-1] == "secret" else Strength.WEAK
+    if head == "seed" and not _KEY_SEEDS.isdisjoint(qualifiers):
+        return Strength.WEAK  # SIGNING_KEY_SEED, wallet_seed: a key's seed, when random (not a test's seed=42)
     if head not in SECRET_HEADS:
         return None
     if head != "key":  # pub_key, pubkey: a public key; PUB_TOKEN (a package registry's): no public thing
