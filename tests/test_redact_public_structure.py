@@ -293,3 +293,10 @@ def test_a_password_a_command_printed_alone_goes(command):
     value = "".join(RNG.choice(string.ascii_letters) for _ in range(16))  # letters only, cases mixed
     assert _found(f"$ {command}\n{value}\n") == [value]
     assert _found(f"$ cat compass.txt\n{value}\n") == []
+
+
+def test_a_user_password_line_gives_its_password_or_verifier_away():
+    password, verifier = _alnum(20), f"md5{_hex(32)}"
+    assert _found(f'"svc_{_lowernum(4)}" "{password}"') == [password]
+    assert _found(f'"app" "{verifier}"\n"ro" "{password}"') == [verifier, password]
+    assert _found('"en" "English"\n"de" "Deutsch"') == []

@@ -28,7 +28,7 @@ from .values import (
     text_words,
 )
 
-__all__ = ["cookie_hits", "dsn_hits", "host_map_hits", "pgpass_hits"]
+__all__ = ["cookie_hits", "dsn_hits", "host_map_hits", "pgpass_hits", "userlist_hits"]
 
 
 _COOKIE = re.compile(r"(?i)(?:set-)?cookie[\"']?\s{0,4}[:=]\s{0,4}[\"']?|(?:\s-b|--cookie)\s{1,4}[\"']?")
@@ -92,6 +92,20 @@ def pgpass_hits(text: str, lowered: str, data: bytes | None = None,
     for match in _PGPASS.finditer(text):
         if secret_argument(match.group("secret")):
             yield Hit("password", match.start("secret"), match.end("secret"), ".pgpass password field")
+
+
+# PgBouncer's userlist.txt (and files like it): "user" "password" alone on a line; the
+# password written plain, or as the md5 / SCRAM verifier that logs in just the same.
+_USERLIST = re.compile(r'(?m)^[ \t]{0,8}"[\w.@-]{1,64}"[ \t]{1,8}"(?P<secret>[^"\s]{6,512})"[ \t]*$')
+_VERIFIER = re.compile(r"md5[0-9a-f]{32}|SCRAM-SHA-256\$\d{1,6}:[A-Za-z0-9+/=]{8,64}\$[A-Za-z0-9+/=:]{40,200}")
+
+
+def userlist_hits(text: str) -> Iterator[Hit]:
+    """The password (or its verifier) of a "user" "password" line."""
+    for match in _USERLIST.finditer(text):
+        value = match.group("secret")
+        if _VERIFIER.fullmatch(value) or pair_password(value):
+            yield Hit("password", match.start("secret"), match.end("secret"), "password of a \"user\" \"password\" line")
 
 
 # Go's MySQL driver: user:password@tcp(host:port)/db, user:password@unix(/path)/db.
