@@ -300,3 +300,12 @@ def test_a_user_password_line_gives_its_password_or_verifier_away():
     assert _found(f'"svc_{_lowernum(4)}" "{password}"') == [password]
     assert _found(f'"app" "{verifier}"\n"ro" "{password}"') == [verifier, password]
     assert _found('"en" "English"\n"de" "Deutsch"') == []
+
+
+def test_a_recovery_phrase_ends_where_its_sentence_goes_on():
+    bip = ["cactus", "arena", "bamboo", "glove", "drift", "eagle", "fossil", "giraffe", "anchor", "coral", "bridge",
+           "axis", "cotton", "dune", "frost"]
+    words = " ".join(RNG.sample(bip, 12))
+    assert _found(f"my wallet recovery phrase is {words}, can you check the path?") == [words]
+    listed = ", ".join(RNG.sample(bip, 12))
+    assert _found(f"seed: {listed}") == [listed]
