@@ -309,3 +309,9 @@ def test_a_recovery_phrase_ends_where_its_sentence_goes_on():
     assert _found(f"my wallet recovery phrase is {words}, can you check the path?") == [words]
     listed = ", ".join(RNG.sample(bip, 12))
     assert _found(f"seed: {listed}") == [listed]
+
+
+def test_a_member_named_cookies_is_read_as_a_cookie_header():
+    session = _lowernum(32)
+    assert _found(f'    "cookies": "sessionid={session}; theme=dark"') == [session]
+    assert _found("we use cookies: they keep you signed in") == []

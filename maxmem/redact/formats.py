@@ -31,9 +31,10 @@ from .values import (
 __all__ = ["cookie_hits", "dsn_hits", "host_map_hits", "pgpass_hits", "userlist_hits"]
 
 
-_COOKIE = re.compile(r"(?i)(?:set-)?cookie[\"']?\s{0,4}[:=]\s{0,4}[\"']?|(?:\s-b|--cookie)\s{1,4}[\"']?")
+# a header, curl's flag, or a member named cookies (Sentry's request, a HAR export): "cookies": "a=…; b=…"
+_COOKIE = re.compile(r"(?i)(?:set-)?cookies?[\"']?\s{0,4}[:=]\s{0,4}[\"']?|(?:\s-b|--cookie)\s{1,4}[\"']?")
 def _cookie_places(lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[int]:
-    present = [w for w in ("cookie", " -b ") if w.strip(" -").encode() in words]
+    present = [w for w in ("cookie", "cookies", " -b ") if w.strip(" -").encode() in words]
     for at, word in find_words(lowered, data, present):
         yield at - 4 if word == "cookie" and lowered.startswith("set-", at - 4) else at
 
