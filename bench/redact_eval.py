@@ -9,7 +9,7 @@
     python bench/redact_eval.py --split blind       # only the second set written without them
     python bench/redact_eval.py --split blind3      # only the third set written without them
     python bench/redact_eval.py --split blind4      # only the fourth set written without them
-    python bench/redact_eval.py --split blind5      # only the fifth set written without them, never read
+    python bench/redact_eval.py --split blind5      # only the fifth set written without them
     python bench/redact_eval.py --split blind6      # only the sixth set written without them, never read
     python bench/redact_eval.py --split blind7      # only the seventh set written without them, never read
     python bench/redact_eval.py --split develop     # every split but the ones never read
@@ -31,7 +31,8 @@ the blind3 split, a third such set by yet another hand (shapes-blind3, ordinary-
 scored blind once (recall 0.886, 20.0 FP lines / 1k) and development data since; and on
 the blind4 split, a fourth (shapes-blind4, ordinary-blind4), scored blind once (recall
 0.897, 17.8 FP lines / 1k) and development data since; and on the blind5 split, a fifth
-(shapes-blind5, ordinary-blind5), only scored; and on the blind6 split, a sixth (shapes-blind6,
+(shapes-blind5, ordinary-blind5), scored blind once (recall 0.951, 22.4 FP lines / 1k) and
+development data since; and on the blind6 split, a sixth (shapes-blind6,
 ordinary-blind6), scored blind once (recall 0.877, 8.8 FP lines / 1k) and only scored since;
 and on the blind7 split, a seventh (shapes-blind7, ordinary-blind7), by yet another hand under
 the same rule, scored blind once (recall 0.917, 11.2 FP lines / 1k) and only scored since:
@@ -80,8 +81,8 @@ BLIND4_SPLITS = ("shapes-blind4", "ordinary-blind4")
 BLIND5_SPLITS = ("shapes-blind5", "ordinary-blind5")
 BLIND6_SPLITS = ("shapes-blind6", "ordinary-blind6")
 BLIND7_SPLITS = ("shapes-blind7", "ordinary-blind7")
-# scored, never read: no rule is written from them (the unseen, blind, blind3 and blind4 splits were, once)
-NEVER_READ: tuple[str, ...] = (*BLIND5_SPLITS, *BLIND6_SPLITS, *BLIND7_SPLITS)
+# scored, never read: no rule is written from them (the unseen and blind to blind5 splits were, once)
+NEVER_READ: tuple[str, ...] = (*BLIND6_SPLITS, *BLIND7_SPLITS)
 
 Span = tuple[int, int]
 Detector = Callable[[list[str]], list[list[Span]]]
@@ -475,7 +476,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-bad-input", action="store_true", help="skip the bad-input timings")
     parser.add_argument("--limit", type=int, help="only the first N items of each split (a smoke run)")
     parser.add_argument("--misses", action="store_true",
-                        help="list maxmem's misses and false positives (never on a split only scored: blind5, blind6, "
+                        help="list maxmem's misses and false positives (never on a split only scored: blind6, "
                              "blind7)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument("--real-text", action="store_true",

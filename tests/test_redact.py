@@ -159,8 +159,8 @@ REPORTED_LEAKS = [
     ("sendgrid", "SG.aBcDeFgHiJkLmNoPqRsTuV.wXyZaBcDeFgHiJkLmNoPqRsTuVwXyZaBcDeFgHiJkLm",
      "SG.aBcDeFgHiJkLmNoPqRsTuV.wXyZaBcDeFgHiJkLmNoPqRsTuVwXyZaBcDeFgHiJkLm"),
     ("twilio-env", "TWILIO_AUTH_TOKEN=9f1c2b3a4d5e6f708192a3b4c5d6e7f8", "9f1c2b3a4d5e6f708192a3b4c5d6e7f8"),
-    ("twilio-pair", "client = Client('AC1234567890abcdef1234567890abcdef', '0fedcba9876543210fedcba987654321')",
-     "0fedcba9876543210fedcba987654321"),
+    ("twilio-pair", "client = Client('AC1234567890abcdef1234567890abcdef', '25c5e12c3fc34716534d06392431c4fa')",
+     "25c5e12c3fc34716534d06392431c4fa"),
     ("azure", ("DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=Zm9vYmFyYmF6cXV4cXV1eGNvcmdlZ3JhdWx0"
               "Z2FycGx5d2FsZG9mcmVkcGx1Z2g9PQ==;EndpointSuffix=core.windows.net"),
      "Zm9vYmFyYmF6cXV4cXV1eGNvcmdlZ3JhdWx0Z2FycGx5d2FsZG9mcmVkcGx1Z2g9PQ=="),

@@ -55,7 +55,7 @@ from .commands import (
     stdin_hits,
     store_flag_hits,
 )
-from .formats import cookie_hits, dsn_hits, host_map_hits, pgpass_hits
+from .formats import cookie_hits, dsn_hits, host_map_hits, pgpass_hits, userlist_hits
 from .labels import (
     declaration_hits,
     element_hits,
@@ -323,6 +323,8 @@ class Redactor:
             yield from session_hits(text, lowered, data)
         if _holds_colons(data, 4):
             yield from pgpass_hits(text, lowered, data, words)
+        if b'" "' in data:
+            yield from userlist_hits(text)
         yield from _structure_hits(text, lowered, data, words)
         yield from declaration_hits(text, positions)
         if b"</" in data:

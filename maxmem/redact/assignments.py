@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
 
+from .precision import reads_as_code
 from .shapes import Hit
 from .values import (
     FOREIGN_PASSWORDS,
@@ -411,8 +412,8 @@ def _strong(value: str) -> bool:
 def _config_value(value: str) -> bool:
     """The one value after a password's name on a config line: a password's shape, or a
     long run of lower-case letters with too few vowels for a word (fzivkdldhwwnuwzv)."""
-    if is_placeholder(value):
-        return False
+    if is_placeholder(value) or reads_as_code(value):
+        return False  # prstoken BKI_LOOKUP(pg_proc);: a declaration's macro, not a value
     if not value.isalpha():
         return value_is_secret(value, Strength.PASSWORD, quoted=False, literal=False)
     vowels = sum(c in "aeiouy" for c in value)
@@ -504,6 +505,8 @@ def _scheme(text: str, start: int, end: int, quoted: bool, rule: str, strength: 
         first, space, rest = value.partition(" ")
         if space and (first.lower() in _SCHEMES or _scheme_word(first)):
             word, token_start = first, start + len(first) + 1 + (len(rest) - len(rest.lstrip()))
+    elif value.lower() not in _SCHEMES and _auth_params_after(text, end):
+        return Hit("", start, end, "")  # AWS4-HMAC-SHA256 Credential=…, Signature=…: a scheme; its params are named
     elif value.lower() in _SCHEMES or (_scheme_word(value) and _SPACES.match(text, end)):
         spaces = _SPACES.match(text, end)  # Bearer x, SSWS x, Negotiate x: a scheme, then the token
         span = _read_value(text, spaces.end()) if spaces else None
@@ -516,6 +519,14 @@ def _scheme(text: str, start: int, end: int, quoted: bool, rule: str, strength: 
     if not kind or not _token_like(token, kind, Strength.TOKEN if word else strength, quoted or bool(word)):
         return Hit("", start, max(end, token_end), "")
     return Hit(kind, token_start, token_end, f"{word or 'bare'} credential in an {rule}")
+
+
+# An auth-param after a scheme (RFC 9110): Credential=…, keyId="…", signature="…"
+_AUTH_PARAM = re.compile(r"[ \t]{1,4}[A-Za-z][\w-]{0,40}=")
+
+
+def _auth_params_after(text: str, end: int) -> bool:
+    return _AUTH_PARAM.match(text, end) is not None
 
 
 # A scheme is a word or a few joined by dashes: Bearer, SSWS, Zoho-oauthtoken, DeepL-Auth-Key.

@@ -118,6 +118,8 @@ def _call_at(text: str, pos: int, single: bool = False, wordy_ok: bool = True) -
         arg = _LITERAL.match(text, pos)
         if not arg:
             break
+        if not arg.group("q") and arg.group(0).count("(") > arg.group(0).count(")"):
+            return  # f(g('a', 'b')): the literals are another call's arguments
         args.append((arg.start("v"), arg.end("v")) if arg.group("q") else None)
         pos = arg.end()
         if not text.startswith(",", pos):

@@ -35,6 +35,7 @@ from .values import (
     is_placeholder,
     looks_random,
     may_hold,
+    mixed_case_random,
     name_strength,
     scan,
     text_words,
@@ -186,6 +187,11 @@ _COMMUNITIES = frozenset({b"rocommunity", b"rwcommunity"})  # net-snmp's snmpd.c
 _POSITIONAL_GATE = frozenset(_POSITIONAL_ANCHORS.values()) - {b"pass"} | {b"impdp", b"connect"} | _COMMUNITIES
 
 
+# Where a command starts: its line's start, a prompt (redis> , $ , 127.0.0.1:6379> ), the client
+# named before it (redis-cli … AUTH), a pipe or a quote.
+_COMMAND_START = re.compile(r"(?:^|\n)[ \t]*(?:[\w.:@-]{0,40}>[ \t]*|\$[ \t]+)?\Z|(?i:redis|valkey|keydb)[^\n]{0,100}\Z|[|;`\"'][ \t]*\Z")
+
+
 def positional_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[Hit]:
     """Passwords in the place a command documents for them: htpasswd -b, net user, sqlplus u/p@db …"""
     windows = "/pass" in lowered or "/pwd:" in lowered
@@ -220,6 +226,8 @@ def positional_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes
             match = pattern.search(text, begin, min(len(text), at + 600)) if word in _BACK else pattern.match(text, at)
         if word == "using" and not _USER_BEFORE.search(text, max(0, at - 80), at):
             continue
+        if word == "auth" and text.startswith("AUTH ", at) and not _COMMAND_START.search(text, max(0, at - 120), at):
+            continue  # "# end AUTH related stuff.": the word in prose, not Redis's command
         if match and match.start() <= at and secret_argument(match.group("secret")):
             start, end = value_span(match, "secret")
             yield Hit("password", start, end, "password given to a command by position")
@@ -332,7 +340,7 @@ def announced_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes]
 # and the one word it printed on the next line.
 # An auth file (OpenVPN's auth-user-pass, a .netrc-like creds file) printed: a user, then the password.
 _PROMPT_SECRET = re.compile(r"[^\n]{0,300}?(?:passw(?:or)?d|passphrase|secret|token|api[_-]?key|private[_-]?key|credential"
-                            r"|(?<![a-z])(?:auth|creds?)(?=[._-]|\s|\Z))"
+                            r"|(?<![a-z])(?:auth|creds?|pass|pw)(?=[._-]|\s|\Z))"
                             r"[^\n]{0,300}\n(?:[^\s]{1,64}[ \t]*\n)??(?P<v>[^\s]{8,512})[ \t]*(?:\n|\Z)", re.IGNORECASE)
 
 
@@ -351,7 +359,7 @@ def _announced_secret(value: str) -> bool:
     if is_placeholder(value) or value.startswith(("/", "http", "$", "-", "[", "(")) or value.endswith((".", ":")):
         return False
     return looks_random(value, 12) or value_is_secret(value, Strength.PASSWORD, quoted=False, literal=False) \
-        and any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+        and (any(c.isdigit() for c in value) and any(c.isalpha() for c in value) or mixed_case_random(value))
 
 
 # user:password after a flag that takes credentials, in any tool: --auth, --basic-auth,

@@ -28,12 +28,13 @@ from .values import (
     text_words,
 )
 
-__all__ = ["cookie_hits", "dsn_hits", "host_map_hits", "pgpass_hits"]
+__all__ = ["cookie_hits", "dsn_hits", "host_map_hits", "pgpass_hits", "userlist_hits"]
 
 
-_COOKIE = re.compile(r"(?i)(?:set-)?cookie[\"']?\s{0,4}[:=]\s{0,4}[\"']?|(?:\s-b|--cookie)\s{1,4}[\"']?")
+# a header, curl's flag, or a member named cookies (Sentry's request, a HAR export): "cookies": "a=…; b=…"
+_COOKIE = re.compile(r"(?i)(?:set-)?cookies?[\"']?\s{0,4}[:=]\s{0,4}[\"']?|(?:\s-b|--cookie)\s{1,4}[\"']?")
 def _cookie_places(lowered: str, data: bytes, words: frozenset[bytes]) -> Iterator[int]:
-    present = [w for w in ("cookie", " -b ") if w.strip(" -").encode() in words]
+    present = [w for w in ("cookie", "cookies", " -b ") if w.strip(" -").encode() in words]
     for at, word in find_words(lowered, data, present):
         yield at - 4 if word == "cookie" and lowered.startswith("set-", at - 4) else at
 
@@ -92,6 +93,20 @@ def pgpass_hits(text: str, lowered: str, data: bytes | None = None,
     for match in _PGPASS.finditer(text):
         if secret_argument(match.group("secret")):
             yield Hit("password", match.start("secret"), match.end("secret"), ".pgpass password field")
+
+
+# PgBouncer's userlist.txt (and files like it): "user" "password" alone on a line; the
+# password written plain, or as the md5 / SCRAM verifier that logs in just the same.
+_USERLIST = re.compile(r'(?m)^[ \t]{0,8}"[\w.@-]{1,64}"[ \t]{1,8}"(?P<secret>[^"\s]{6,512})"[ \t]*$')
+_VERIFIER = re.compile(r"md5[0-9a-f]{32}|SCRAM-SHA-256\$\d{1,6}:[A-Za-z0-9+/=]{8,64}\$[A-Za-z0-9+/=:]{40,200}")
+
+
+def userlist_hits(text: str) -> Iterator[Hit]:
+    """The password (or its verifier) of a "user" "password" line."""
+    for match in _USERLIST.finditer(text):
+        value = match.group("secret")
+        if _VERIFIER.fullmatch(value) or pair_password(value):
+            yield Hit("password", match.start("secret"), match.end("secret"), "password of a \"user\" \"password\" line")
 
 
 # Go's MySQL driver: user:password@tcp(host:port)/db, user:password@unix(/path)/db.

@@ -133,6 +133,8 @@ _PHRASE_WORD = re.compile(r"[a-z]{3,8}")
 _LINE_TOKENS = re.compile(r"[^\s\\]+")
 _PHRASE_STRIP = "\"'`,.;:()[]：，"  # ASCII and full-width punctuation around a word
 _WORD_LINES = re.compile(r"(?:[ \t]*[a-z]{3,8}(?:[ \t]+[a-z]{3,8}){1,23}[ \t]*(?:\r?\n|\Z)){1,12}")
+_SENTENCE_MARKS = frozenset(",.;!?")
+_PHRASE_LENGTHS = (12, 15, 18, 21, 24)
 _COPULAS = frozenset({"is", "are", "was", "were", "is:", "are:", "ist", "est", "es", "é", "是"})
 _STOPWORDS = frozenset("the and you for are was with this that have not but from they will your our its his her "
                        "then when what which there their them been were has had can may into onto than".split())
@@ -152,12 +154,16 @@ def _phrase_after(text: str, at: int) -> Hit | None:
         second = lines.end() if lines else text.find("\n", newline + 1, at + 400)
         tokens = [m for m in tokens if second < 0 or m.start() < second]
     for first in range(min(8, len(tokens))):
-        run = 0
+        run = marks = 0
         for m in tokens[first:first + 25]:
             word = m.group(0).strip(_PHRASE_STRIP)
             if not _PHRASE_WORD.fullmatch(word):
                 break
             run += 1
+            if m.group(0).rstrip("\"'`)")[-1:] in _SENTENCE_MARKS:
+                if run in _PHRASE_LENGTHS and not marks:
+                    break  # "… breeze acquire, can you check": the sentence goes on, the phrase ends
+                marks += 1  # a list of words each with its comma goes on
         if run > 12 and first and tokens[first - 1].group(0).lower() in _COPULAS:
             run = max(n for n in (12, 15, 18, 21, 24) if n <= run)  # "is enact … annual keep it safe"
         if run in (12, 15, 18, 21, 24) and run == len(tokens[first:first + run]):
@@ -413,7 +419,7 @@ def _byte_arrays(text: str, lowered: str) -> Iterator[Hit]:
         window = lowered[max(0, at - _ARRAY_BACK):at]
         if (len(numbers) in (32, 64) and max(numbers) <= 255 and len(set(numbers)) >= 16
                 and any(word in window for word in _ARRAY_CONTEXT)):
-            yield Hit("private-key", match.start(1), match.end(1), "a key's bytes as numbers after a key context")
+            yield Hit("private-key", match.start(), match.end(), "a key's bytes as numbers after a key context")
 
 
 def _key_calls(text: str) -> Iterator[Hit]:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["named_as_identifier", "names_a_technology", "plausible", "reads_as_code", "reads_as_identifier", "reads_as_noise"]
+__all__ = ["SECRET_PREFIX_WORDS", "named_as_identifier", "names_a_technology", "names_an_object", "patterned", "plausible", "reads_as_code", "reads_as_identifier", "reads_as_noise"]
 
 # The rules whose value is judged by its look: their names, as each rule states them.
 _RANDOM_RULES = ("long random token", "token with a vendor prefix")
@@ -37,7 +37,7 @@ _PIECES = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _HEX = re.compile(r"[0-9a-fA-F]+")
 _VOWELS = frozenset("aeiouyAEIOUY")
 _CLUSTER = re.compile(r"[^aeiouy]{4,}")  # four consonants in a row: rare in a word (strength has ngth)
-_CODE = re.compile(r"[A-Za-z_][A-Za-z_.]{2,40}[\[(<]")
+_CODE = re.compile(r"[A-Za-z_][A-Za-z_.]{2,40}[!?]?[\[(<]")  # fetch_env!(…), valid?(…): Elixir's, Ruby's names
 _ACRONYMS = ("http", "smtp", "ftp", "html", "xml", "sql", "ssh", "tcp", "dns", "pkcs", "ssl", "tls", "cfg", "src")
 _NOISE_CLUSTER = re.compile(r"[^aeiouy]{5,}")  # five consonants in a row: no word has them (strength has four)
 # What the words just before a random value call it when it is no secret: an identifier's
@@ -60,6 +60,7 @@ _MIN_WORDS = 2
 # Random characters change case or class every two or three: their pieces are short; a
 # name's pieces are words, four or five letters on average.
 _PIECE_LETTERS = 3.5
+_SNAKE_JOINS = 4
 
 
 def _word(piece: str) -> bool:
@@ -92,8 +93,11 @@ def reads_as_identifier(value: str) -> bool:
                 count += 1
             elif len(piece) > 2:
                 noise += len(piece)
+    # snake_case of four joins or more (N23_ossl_old_des_ks_struct4DOLLAR_10E) is structure by
+    # itself: its short pieces (ks, 10E) are abbreviations, not noise
+    snake = value.count("_") >= _SNAKE_JOINS
     return (count >= _MIN_WORDS and words >= _WORD_SHARE * letters and noise <= 4
-            and letters >= _PIECE_LETTERS * pieces)
+            and (snake or letters >= _PIECE_LETTERS * pieces))
 
 
 def reads_as_noise(value: str) -> bool:
@@ -144,7 +148,52 @@ def reads_as_code(value: str) -> bool:
     if not match:
         return False
     pieces = _PIECES.findall(match.group(0))
-    return any(_word(p) and len(p) >= 4 for p in pieces) and all(_word(p) or len(p) <= 2 for p in pieces)
+    return any((_word(p) or _macro_word(p)) and len(p) >= 4 for p in pieces) and all(_word(p) or len(p) <= 2 or _macro_word(p)
+                                                                  for p in pieces)
+
+
+def _macro_word(piece: str) -> bool:
+    """DEFAULT, LOOKUP: a word in the capitals of a macro's or a constant's name."""
+    return piece.isupper() and len(piece) <= 12 and _word(piece.lower())
+
+
+_PARTS_SPLIT = re.compile(r"[-_./]")
+_UUID_END = re.compile(r"(.*?)[-_./]?[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\Z")
+_ONE_CASE_HEX = re.compile(r"[0-9a-f]{12,128}|[0-9A-F]{12,128}")
+_SHORT_PART = re.compile(r"[A-Za-z0-9]{1,13}")
+_NAMING_WORDS = 2
+# A vendor prefix's words that say secret (sk-, pat-, …_key_): they vouch for a UUID or a hex body.
+SECRET_PREFIX_WORDS = frozenset({"sk", "pat", "secret", "key", "token", "api", "auth", "access", "private", "priv",
+                                 "pw", "pass", "apikey", "tkn", "pwd", "sec", "rk"})
+_SECRET_STEMS = ("secret", "token", "passw", "apikey", "private", "credential", "session")
+
+
+def names_an_object(value: str, one_word: bool = False) -> bool:
+    """An object's name that ends in its UUID or digest, not a vendor's token: words or short
+    parts (a number, a region, a pod's ten-character hash), none saying secret, then a UUID
+    (controller-7c9x2kq4mz-8fj2w_<uuid>, acf.p2-<number>-<uuid>), or three parts
+    or more, two of them words, then a hex digest of one case
+    (node-cache-Linux-x64-npm-<sha256>, assets-<account>-eu-west-1/<sha256>). A vendor's
+    token has one long random body, a prefix that says secret (pat-na1-<uuid>), or a digest
+    behind its vendor's word and mode alone (xapp-1-A0…-<digits>-<hex>, shippo_live_<hex>).
+    A UUID behind one word alone (row-<uuid>, but also a vendor's sdk-<uuid>) counts only
+    where the name or prefix has been judged already (`one_word`)."""
+    uuid = _UUID_END.match(value)
+    if uuid:
+        head = [p for p in _PARTS_SPLIT.split(uuid.group(1)) if p]
+        return len(head) >= (1 if one_word else 2) and all(_SHORT_PART.fullmatch(p) or p.isdigit() for p in head) and not _says_secret(head)
+    parts = [p for p in _PARTS_SPLIT.split(value) if p]
+    if len(parts) < 4 or not _ONE_CASE_HEX.fullmatch(parts[-1]) or parts[-1].isdigit():
+        return False
+    if not all(_SHORT_PART.fullmatch(p) or p.isdigit() for p in parts[:-1]) or _says_secret(parts[:-1]):
+        return False
+    words = sum(len(piece) >= 4 and not piece.isupper() and _word(piece) for p in parts[:-1] for piece in _PIECES.findall(p))
+    return words >= _NAMING_WORDS
+
+
+def _says_secret(parts: list[str]) -> bool:
+    lowered = [p.lower() for p in parts]
+    return any(p in SECRET_PREFIX_WORDS for p in lowered) or any(w in p for p in lowered for w in _SECRET_STEMS)
 
 
 def named_as_identifier(text: str, start: int) -> bool:
@@ -164,11 +213,42 @@ def named_as_identifier(text: str, start: int) -> bool:
     return last[-1] in _IDENTIFIER_NOUNS or any(w in _PUBLIC_WORDS for w in last)
 
 
+_PATTERN_MIN = 16  # shorter counting values (1234, 123456) are PINs people do use
+_PATTERN_MAX = 4096  # a longer value is judged by the rule that found it (the check stays linear)
+_PATTERN_UNIT = 32
+
+
+def patterned(value: str) -> bool:
+    """A value made by a rule, not drawn at random: a unit of 32 characters at most, repeated (0x000…0,
+    0123456789abcdef0123456789abcdef, deadbeefdeadbeef) or counting with a fixed step, by
+    character or by hex byte (abcdefghijklmnop, 000102…0e0f, 00112233…eeff): a placeholder,
+    a mask or a test vector. A secret of sixteen characters or more never is."""
+    core = value[2:] if value[:2] in ("0x", "0X") else value
+    n = len(core)
+    if n < _PATTERN_MIN or n > _PATTERN_MAX:
+        return False
+    for period in range(1, min(_PATTERN_UNIT, n // 2) + 1):
+        if core[period:] == core[:n - period]:
+            return True
+    if _steps_evenly([ord(c) for c in core], 256):
+        return True
+    if n % 2 == 0 and _HEX.fullmatch(core):
+        return _steps_evenly([int(core[i:i + 2], 16) for i in range(0, n, 2)], 256)
+    return False
+
+
+def _steps_evenly(numbers: list[int], modulo: int) -> bool:
+    step = (numbers[1] - numbers[0]) % modulo
+    return step != 0 and all((b - a) % modulo == step for a, b in zip(numbers, numbers[1:]))
+
+
 def plausible(text: str, start: int, end: int, rule: str) -> bool:
-    """Whether text[start:end], found by `rule`, may be a secret: False only for the
-    families judged here, when the value reads as an identifier or as code, or a random
-    one is named as an identifier."""
+    """Whether text[start:end], found by `rule`, may be a secret: False for a value made
+    by a rule (`patterned`), and for the families judged here, when the value reads as an
+    identifier or as code, or a random one is named as an identifier."""
     value = text[start:end]
+    if patterned(value):
+        return False
     if rule.startswith(_RANDOM_RULES):
         return not reads_as_identifier(value) and not named_as_identifier(text, start)
     if rule.startswith(_CONTEXT_RULES):

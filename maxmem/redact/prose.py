@@ -42,7 +42,13 @@ _LOGINS = ("log in", "login", "logon", "sign in", "signin", "anmelden", "connexi
            "zaloguj", "войти", "ログイン", "登录", "登入", "로그인", "giriş yap", "kirjaudu", "přihlásit")
 # One-time codes: digits that sign in for the next minutes.
 _ONE_TIME = ("verification code", "otp", "login code", "mfa code", "auth code", "authentication code",
-             "confirmation code", "sign-in code", "2fa-code", "totp code")
+             "confirmation code", "sign-in code", "2fa-code", "totp code",
+             # the same in other languages
+             "code de confirmation", "code de vérification", "code de validation", "bestätigungscode",
+             "verifizierungscode", "anmeldecode", "código de verificación", "código de confirmación",
+             "codice di verifica", "codice di conferma", "código de verificação", "código de confirmação",
+             "verificatiecode", "bevestigingscode", "kod weryfikacyjny", "kod potwierdzający", "код подтверждения",
+             "verifieringskod", "bekræftelseskode", "vahvistuskoodi", "doğrulama kodu", "验证码", "認証コード", "인증 코드")
 # "code" in other languages: what follows counts only when a lock is named (see _LOCKS).
 _LOCK_CODES = ("code", "combination", "codice", "código", "codigo", "kod", "koden", "код", "koodi", "kode", "kód", "combinazione",
                "combinación", "combinaison", "kombination", "combinatie", "kombinacja", "комбинация", "шифр")
@@ -77,9 +83,13 @@ _PASSWORD_WORDS = (
 # A network named where its password is meant ("the guest wifi is …"); it does not end the
 # window of a password word before it ("Lösenordet till wifi:t är …").
 _NETWORKS = frozenset({"wifi", "wi-fi", "wlan"})
+_NETWORK_NAMED = re.compile(r"[ \t]{1,3}(?:network|name|ssid|netzwerk|netz|réseau|nom|red|rete|netwerk|nätverk|sieć|"
+                            r"сеть|rede|verkko|netværk|nettverk)(?![^\W\d_])")
 # Lists of one-time codes: every code that follows goes.
 _CODE_LISTS = frozenset({"backup code", "recovery code", "2fa code", "one-time code", "backup codes", "recovery codes",
                          "2fa codes"})
+_LIST_JOINS = frozenset({"and", "or", "&", "und", "oder", "et", "ou", "y", "o", "e", "en", "of", "i", "и", "или", "och",
+                         "eller", "ja", "tai", "ve", "veya", "és", "a", "oraz", "lub"})
 _ONE_CODE = re.compile(r"[A-Za-z0-9]{3,8}(?:[- ][A-Za-z0-9]{3,8}){0,2}")
 # Short words that count only as a label, followed by ":" / "=" / "is".
 _LABELS = frozenset({"pw", "pwd", "pass"})
@@ -386,6 +396,8 @@ def prose_hits(text: str, lowered: str, data: bytes, words: frozenset[bytes],
             rest = _glued_run(lowered, end)  # รหัสผ่านเข้าระบบคือ: "password to log in is", one run
         elif rest and not glued and (word in _WHOLE or (rest != "s" if word in _ENGLISH else len(rest) > 4)):
             continue  # keyboard, tokenizer, passwordless; passordet, hasła are the word itself
+        if word in _NETWORKS and _NETWORK_NAMED.match(lowered, end + len(rest)):
+            continue  # "Wi-Fi network: Office-5G", "wifi SSID": the network's name, not its password
         if word in _LOCK_CODES and not _LOCKS.match(text, end + len(rest)) \
                 and not _LOCK_BEFORE.search(lowered, max(0, start - 30), start):
             continue  # source code, a status code: a code counts when it opens a lock
@@ -489,6 +501,8 @@ def _code_list(text: str, at: int, word: str) -> Iterator[Hit]:
         if _ONE_CODE.fullmatch(raw) and any(c.isdigit() for c in raw) and len(raw) >= 6:
             started = True
             yield Hit("password", token.start(), token.start() + len(raw), f"one of the {word} listed")
+        elif started and raw.lower() in _LIST_JOINS:
+            continue  # "…, 14311413 and 60843912": the list's last code follows its conjunction
         elif started or number > 4:
             return
 

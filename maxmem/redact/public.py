@@ -38,6 +38,7 @@ import binascii
 import json
 import re
 
+from .precision import names_an_object
 from .tokens import secret_json
 from .values import FOREIGN_PASSWORDS
 
@@ -121,8 +122,10 @@ def public_value(text: str, start: int, end: int) -> bool:
     value = text[start:end]
     if "EXAMPLE" in value or value.startswith(_PUBLIC_PREFIXES) or _YAML_TAG.fullmatch(value):
         return True
-    if _iban(value) or _documented(text, start, end):
+    if _iban(value) or _documented(text, start, end) or names_an_object(value):
         return True
+    if text.endswith('W/"', max(0, start - 3), start) or text.endswith('W/\\"', max(0, start - 4), start):
+        return True  # W/"…": a weak entity tag (ETag, If-None-Match), a version of a resource
     if _ID_VALUE.fullmatch(value) and _key_id_alone(text, start, end):
         return True
     before = text[max(0, start - _BEFORE):start]

@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from .precision import SECRET_PREFIX_WORDS, names_an_object
 from .values import char_offset, char_offsets, is_placeholder, looks_random, may_hold, scan, wallet_key
 
 __all__ = ["PRIVATE", "Hit", "azure_hits", "key_block_hits", "pem_hits", "private_hits", "provider_hits", "scan_within",
@@ -276,8 +277,6 @@ _ID_PREFIXES = frozenset({"dpl", "prj", "sha1", "sha224", "sha256", "sha384", "s
 # the word; a key of the same word holds a second part (Resend's re_<id>_<secret>).
 _ONE_RUN_ID_PREFIXES = frozenset({"re", "we", "si", "ii", "il", "tr", "py", "src", "du", "dp", "card", "ba", "fee"})
 _ID_PREFIX_BYTES = frozenset(p.encode() for p in _ID_PREFIXES)
-_SECRET_PREFIX_WORDS = frozenset({"sk", "pat", "secret", "key", "token", "api", "auth", "access", "private", "priv",
-                                  "pw", "pass", "apikey", "tkn", "pwd", "sec", "rk"})
 _TOKEN_TAIL = re.compile(r"[A-Za-z0-9+/=_-]*")
 _BASE64_TAIL = re.compile(r"[A-Za-z0-9+/=_-]{0,400}")  # bounded: a long base64 text holds many runs
 # One more word of a vendor prefix: a short lower-case word, or letters with a digit (na1, v1), then - or _.
@@ -309,12 +308,16 @@ def _prefixed(text: str, start: int, end: int, before: str) -> Hit | None:
         tail = _BASE64_TAIL.match(text, end)
         flat += re.sub(r"[^A-Za-z0-9]", "", tail.group(0)) if tail else ""
     words = set(re.split(r"[-_]", prefix.lower()))
-    if _is_uuid_body(body):  # pat-na1-<uuid>, sk-lf-<uuid>: a UUID is a secret only when the prefix says so
-        if words.isdisjoint(_SECRET_PREFIX_WORDS):
+    path = _BASE64_TAIL.match(text, end) if text[end:end + 1] == "/" else None
+    whole = body + (path.group(0) if path else "")
+    if _is_uuid_body(body) or names_an_object(prefix + whole, one_word=True):
+        # pat-na1-<uuid>, sk-lf-<uuid>: a UUID or a hex digest is a secret only when the prefix
+        # says so; behind other words it names a cache entry, an operation, an asset, a pod
+        if words.isdisjoint(SECRET_PREFIX_WORDS):
             return None
         return Hit("token", start, end, f"token with a vendor prefix ({prefix}…)")
     # A prefix word that says secret (pat, sk, key, token) vouches for a shorter body.
-    shortest = 16 if not words.isdisjoint(_SECRET_PREFIX_WORDS) else 20 if segments >= 2 else 28
+    shortest = 16 if not words.isdisjoint(SECRET_PREFIX_WORDS) else 20 if segments >= 2 else 28
     if 20 <= len(flat) < shortest and _three_classes(flat):
         shortest = 20  # fly_…, rnd_…: a short body, but capitals, small letters and digits all mixed
     if len(flat) < shortest or not looks_random(flat, min(shortest, 20)):
@@ -335,8 +338,8 @@ def _dotted(text: str, start: int, end: int) -> Hit | None:
     prefix = _DOT_PREFIX.search(text, max(0, start - 16), start)
     if not prefix:
         return _random_pair(text, start, end)
-    if prefix.group(0).split(".")[0] in _ID_PREFIXES:
-        return None
+    if prefix.group(0).split(".")[0] in _ID_PREFIXES or names_an_object(text[prefix.start():end]):
+        return None  # operations/acf.p2-<number>-<uuid>: an operation's name
     flat = text[start:end].replace("-", "").replace("_", "")
     if not looks_random(flat, 20) or not looks_random(text[start:end], 20) or not any(c.isdigit() for c in flat):
         return None  # apsw.FTS5_TOKENIZE_DOCUMENT: a constant's name, words once its _ are seen

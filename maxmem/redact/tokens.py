@@ -81,8 +81,8 @@ def _named_not_secret(text: str, start: int) -> bool:
     words = [w.lower() for w in _NAME_WORDS.findall(match.group(1))]
     if not words:
         return False
-    if words[-1] in _ID_NAMES:
-        return True
+    if words[-1] in _ID_NAMES or match.group(1).lower() in _ID_NAMES:
+        return True  # a cursor, an ETag: the name says what the value is
     return any(w in SECRET_HEADS for w in words) and name_strength(match.group(1)) is None
 
 
@@ -297,11 +297,23 @@ def session_hits(text: str, lowered: str, data: bytes) -> Iterator[Hit]:
                         and not lowered.startswith(("ion", "id"), at + 4))):  # assessment, obsessed
                 continue
             match = _SESSION_AFTER.match(text, at + len(word))
-            if match and _session_value(match.group("value")):
+            if match and _session_value(match.group("value")) and not _tls_session_id(text, at, match):
                 head = _SESSION_BEFORE.search(text, max(0, at - 40), at)
                 name = text[head.start() if head else at:match.start("value")].strip(" \t=:\"'\\")
                 yield Hit("session", match.start("value"), match.end("value"), f"session value ({name})")
                 resume = match.end()
+
+
+_TLS_NEAR = 300
+
+
+def _tls_session_id(text: str, at: int, match: re.Match[str]) -> bool:
+    """Session-ID: … beside Master-Key: … (openssl s_client, sess_id): a TLS session's id,
+    sent in the clear in every handshake; the master key beside it is the secret."""
+    if not text.startswith("ion-ID", at + 4) or text[at + 10:at + 11] not in (":", " "):
+        return False
+    around = text[max(0, at - _TLS_NEAR):match.end() + _TLS_NEAR]
+    return "Master-Key:" in around or "SSL-Session:" in around
 
 
 def _session_value(value: str) -> bool:

@@ -21,6 +21,8 @@ from enum import IntEnum
 from functools import lru_cache
 from typing import Any
 
+from .precision import names_an_object
+
 __all__ = [
     "SECRET_HEADS",
     "Strength",
@@ -126,6 +128,14 @@ _PASS_QUALIFIERS = frozenset({"store", "key", "ssh", "root", "admin", "db", "use
 # masterauth (Redis), proxyauth, smtpauth: "auth" glued to what it authenticates.
 _AUTH_QUALIFIERS = frozenset({"master", "proxy", "smtp", "basic", "http", "ldap", "db", "admin", "root", "upstream"})
 _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+_KEY_SEEDS = frozenset({"key", "private", "signing", "wallet", "master", "secret", "node", "validator"})
+
+
+def _qualifiers(word: str, depth: int = 0) -> bool:
+    """`word` is one qualifier of a password or two glued (store, srcstore, destkey)."""
+    if word in _PASS_QUALIFIERS:
+        return True
+    return depth == 0 and any(word.startswith(q) and _qualifiers(word[len(q):], 1) for q in _PASS_QUALIFIERS)
 
 
 def _split_compound(word: str) -> list[str]:
@@ -133,8 +143,8 @@ def _split_compound(word: str) -> list[str]:
     for head in ("password", "passwd", "passphrase", "token", "secret"):
         if word.endswith(head) and word != head:
             return [word[: -len(head)], head]
-    if word.endswith("pass") and word[:-4] in _PASS_QUALIFIERS:
-        return [word[:-4], "pass"]
+    if word.endswith("pass") and _qualifiers(word[:-4]):
+        return [word[:-4], "pass"]  # storepass, srcstorepass (keytool): what the password opens, glued
     if word.endswith("pw") and word[:-2] in _PASS_QUALIFIERS:  # rootpw, bindpw (slapd, nslcd)
         return [word[:-2], "pw"]
     if word.endswith("key") and word[:-3] in _KEY_QUALIFIERS:
@@ -177,8 +187,12 @@ def name_strength(name: str, flag: bool = False, query: bool = False) -> Strengt
         if any(q in _NOT_SECRET_QUALIFIERS for q in qualifiers):
             return None
         return Strength.TOKEN if qualifiers[-1] == "secret" else Strength.WEAK
+    if head == "seed" and not _KEY_SEEDS.isdisjoint(qualifiers):
+        return Strength.WEAK  # SIGNING_KEY_SEED, wallet_seed: a key's seed, when random (not a test's seed=42)
     if head not in SECRET_HEADS:
         return None
+    if head != "key":  # pub_key, pubkey: a public key; PUB_TOKEN (a package registry's): no public thing
+        qualifiers = [q for q in qualifiers if q != "pub"]
     if any(q in _NOT_SECRET_QUALIFIERS for q in qualifiers) and not (
             head in _PASSWORD_HEADS and all(q in _KEY_ONLY_QUALIFIERS or q not in _NOT_SECRET_QUALIFIERS
                                             for q in qualifiers)):
@@ -254,6 +268,8 @@ _PROSE_WORDS = frozenset({
 _SECRET_WORDS = ("password", "passwd", "pwd", "pass", "secret", "token", "key", "auth", "cred")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _HEX = re.compile(r"[0-9a-fA-F]+")
+_LONGEST_PASSWORD = 256
+_BASE64_BLOB = re.compile(r"[A-Za-z0-9+/]+={0,2}")
 _HASH_PREFIX = re.compile(r"(?i)(?:sha1|sha224|sha256|sha384|sha512|md5|blake2b|blake3|h1|xxh64)[:=-]")
 _NUMBER = re.compile(r"[-+]?\d+(?:[.,_]\d+)*(?:[eE][-+]?\d+)?[a-zA-Z%]{0,3}")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -325,7 +341,12 @@ def is_placeholder(value: str) -> bool:
         # A real random token that happens to contain "here" keeps its randomness.
         letters = sum(c.isalpha() for c in value)
         return not looks_random(value) or letters / len(value) > 0.8 and "xxxx" in lowered
-    return lowered.strip("'\"") in _BARE_WORDS
+    lowered = lowered.strip("'\"")
+    return lowered in _BARE_WORDS or _TYPE_MARKS.sub("", lowered) in _BARE_WORDS
+
+
+# A type's marks in a schema or a signature: string?, String!, string[], str | None
+_TYPE_MARKS = re.compile(r"(?:\?|!|\[\]|\s{0,2}\|\s{0,2}(?:null|none|undefined))+\Z")
 
 
 def _is_reference(value: str) -> bool:
@@ -333,6 +354,8 @@ def _is_reference(value: str) -> bool:
     challengePassword. (A lone lower-case word is not one: POSTGRES_PASSWORD=mysecretpassword.)"""
     if len(value) >= 20 and any(c.isdigit() for c in value) and looks_random(value, 20):
         return False  # E3pyIgKpaUnArl63Xyk…: capitals inside noise make no camelCase name
+    if value[-1:] in ("!", "?") and _DOTTED.fullmatch(value, 0, len(value) - 1):
+        value = value[:-1]  # process.env.API_KEY!, env.token?: a non-null assertion, an unwrap
     if _DOTTED.fullmatch(value):
         parts = re.split(r"\.|->|::|\?\.", value.strip("$"))
         return wordy(parts[-1]) or camel_words(parts[-1]) or all(wordy(p) or len(p) <= 2 for p in parts)
@@ -403,7 +426,7 @@ def value_is_secret(value: str, strength: Strength, *, quoted: bool, literal: bo
     if _NUMBER.fullmatch(value):
         return strength is Strength.PASSWORD and len(value) >= 4 and value.isdigit()
     if strength is Strength.WEAK:
-        return looks_random(value, 16) and not _UUID.fullmatch(value)
+        return looks_random(value, 16) and not _UUID.fullmatch(value) and not names_an_object(value, one_word=True)
     if strength is Strength.TOKEN:
         if len(value) < (6 if quoted or literal else 8) or wordy(value) or " " in value.strip():
             return False
@@ -411,8 +434,9 @@ def value_is_secret(value: str, strength: Strength, *, quoted: bool, literal: bo
         has_alpha = any(c.isalpha() for c in value)
         return (has_digit and has_alpha) or looks_random(value, 12) or (
             len(value) >= 16 and any(c.isupper() for c in value) and any(c.islower() for c in value))
-    # A password: any literal, but not a lone word where code or prose could put one.
-    if len(value) < 3:
+    # A password: any literal, but not a lone word where code or prose could put one, nor
+    # base64 longer than anyone types (a sealed or encrypted value: its key is elsewhere).
+    if len(value) < 3 or len(value) > _LONGEST_PASSWORD and _BASE64_BLOB.fullmatch(value):
         return False
     if quoted or literal:
         return not (_is_reference(value) and not quoted)
@@ -582,6 +606,9 @@ _Phrase = tuple[str, tuple[frozenset[bytes], ...], frozenset[str]]
 WordIndex = tuple[dict[bytes, tuple[str, ...]], tuple[_Phrase, ...], "re.Pattern[str] | None", frozenset[bytes], bool]
 
 
+_ASCII_LETTERS = re.compile(r"[a-z]+")
+
+
 def word_index(candidates: tuple[str, ...]) -> WordIndex:
     """The one-word ASCII candidates by each form of theirs; the others (phrases, other
     scripts) with the forms of their ASCII parts and their other parts; a pattern that
@@ -591,12 +618,13 @@ def word_index(candidates: tuple[str, ...]) -> WordIndex:
     others = []
     scripts: set[str] = set()
     for candidate in candidates:
-        if " " not in candidate and candidate.isascii():
+        if " " not in candidate and candidate.isascii() and candidate.isalpha():
             for ending in _ENDINGS:
                 form = candidate.encode() + ending
                 index[form] = (*index.get(form, ()), candidate)
             continue
-        parts = candidate.split()
+        # a text's words are runs of letters: 2fa-code, wi-fi and sign-in are found by theirs
+        parts = [run for p in candidate.split() for run in (_ASCII_LETTERS.findall(p) if p.isascii() else [p])]
         forms = tuple(frozenset(p.encode() + e for e in _ENDINGS) for p in parts if p.isascii())
         foreign = frozenset(p for p in parts if not p.isascii())
         scripts |= foreign
