@@ -130,6 +130,12 @@ def test_a_random_value_of_the_same_places_is_still_found():
     assert _found("my phone PIN is 1234")  # a short counting value is a PIN people use
 
 
+@pytest.mark.parametrize("password", ["Summer2024Summer2024", "Tr0ub4dor&3Tr0ub4dor&3", "Kx9-mQ2!Kx9-mQ2!"])
+def test_a_password_typed_twice_is_still_a_password(password):
+    # a unit twice is a pattern only in hex: people double their passwords
+    assert _found(f"my password is {password}") and _found(f"DB_PASSWORD={password}")
+
+
 # -- values whose place says public: a weak entity tag, a TLS session's id, a sealed password ----------
 def _b64(n: int) -> str:
     return "".join(RNG.choice(string.ascii_letters + string.digits + "+/") for _ in range(n))

@@ -219,20 +219,24 @@ _PATTERN_UNIT = 32
 
 
 def patterned(value: str) -> bool:
-    """A value made by a rule, not drawn at random: a unit of 32 characters at most, repeated (0x000…0,
-    0123456789abcdef0123456789abcdef, deadbeefdeadbeef) or counting with a fixed step, by
+    """A value made by a rule, not drawn at random: a unit of 32 characters at most, repeated
+    three times or more, or twice in hex (0x000…0, xxxx…, 0123456789abcdef0123456789abcdef,
+    deadbeefdeadbeef), or counting with a fixed step, by
     character or by hex byte (abcdefghijklmnop, 000102…0e0f, 00112233…eeff): a placeholder,
     a mask or a test vector. A secret of sixteen characters or more never is."""
     core = value[2:] if value[:2] in ("0x", "0X") else value
     n = len(core)
     if n < _PATTERN_MIN or n > _PATTERN_MAX:
         return False
-    for period in range(1, min(_PATTERN_UNIT, n // 2) + 1):
+    hex_only = _HEX.fullmatch(core) is not None
+    # a unit twice is a pattern only in hex (deadbeef…): a password typed twice
+    # (Summer2024Summer2024) is still someone's password
+    for period in range(1, min(_PATTERN_UNIT, n // 2 if hex_only else n // 3) + 1):
         if core[period:] == core[:n - period]:
             return True
     if _steps_evenly([ord(c) for c in core], 256):
         return True
-    if n % 2 == 0 and _HEX.fullmatch(core):
+    if n % 2 == 0 and hex_only:
         return _steps_evenly([int(core[i:i + 2], 16) for i in range(0, n, 2)], 256)
     return False
 
