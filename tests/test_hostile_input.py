@@ -265,6 +265,8 @@ def run(place: dict[str, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.
     (["export", "--format", "markdown", "not-made", "--keep", "0"], b"", "not in the range x>=1"),
     (["sync", "folder", ""], b"", "is empty: give a path"),
     (["pin", "\udcff"], b"", "not UTF-8"),
+    (["--db", "/dev/zero/brain.db", "remember", "x"], b"", "/dev/zero is a character device, not a folder"),
+    (["backup", "/dev/null/backups/b.db"], b"", "/dev/null is a character device, not a folder"),
 ])
 def test_each_probe_gets_one_line(place, monkeypatch, capsys, argv, stdin, said):
     code, _, err = run(place, monkeypatch, capsys, argv, stdin)
