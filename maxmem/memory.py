@@ -229,7 +229,7 @@ def check_metadata(metadata: Any) -> dict[str, Any]:
         text = json.dumps(dict(metadata), ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise InvalidInput(f"metadata must be plain JSON values: {exc}") from None
-    if len(text.encode("utf-8")) > MAX_METADATA_BYTES:
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_METADATA_BYTES:  # (a lone surrogate counts too)
         raise InvalidInput("metadata is larger than 1 MB (as JSON): keep the text in the content")
     return json.loads(text)
 
