@@ -15,8 +15,9 @@ middle of an intact file is still an error naming its line.
 
 The archives of an encrypted brain are sealed (sealed.py: AES-256-GCM under a key
 derived from the brain's key): `write(..., key=)` seals the gzipped lines, and `read`
-opens a sealed file with the key it is given. A sealed file is authenticated whole, so
-a damaged one is refused rather than partly recovered.
+opens a sealed file with the key it is given, both as streams (memory bounded by a
+piece, not by the file). A sealed file is authenticated whole, so a damaged one is refused
+rather than partly recovered: `read` returns nothing before the tag at its end is checked.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from typing import Any
 from .errors import EncryptionKeyError, InvalidInput, MaxmemError
 from .files import open_regular
 from .keys import HOW_TO_GIVE, Key
-from .sealed import is_sealed, seal, unseal
+from .sealed import Sealer, Unsealer, is_sealed
 
 CHUNK = 1 << 20
 MAX_LINE_BYTES = 64 << 20  # a record (a memory of at most 1 MB, JSON-escaped) is far shorter
@@ -98,13 +99,14 @@ def write(path: Path, records: Sequence[Mapping[str, Any]], replace: bool = Fals
         fd = os.open(building, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
         with os.fdopen(fd, "wb") as raw:
             compressor = zlib.compressobj(6, zlib.DEFLATED, 31)  # 31: a gzip header and trailer
-            pieces = [compressor.compress("".join(lines[start : start + 256]).encode("utf-8"))
-                      for start in range(0, len(lines), 256)]
-            pieces.append(compressor.flush())
-            if key is not None:
-                pieces = [seal(key.secret, b"".join(pieces), PURPOSE)]
-            for piece in pieces:
-                raw.write(piece)
+            sealer = Sealer(key.secret, PURPOSE) if key is not None else None
+            raw.write(sealer.header if sealer else b"")
+            for start in range(0, len(lines), 256):
+                piece = compressor.compress("".join(lines[start : start + 256]).encode("utf-8"))
+                raw.write(sealer.update(piece) if sealer else piece)
+            piece = compressor.flush()
+            raw.write(sealer.update(piece) if sealer else piece)
+            raw.write(sealer.finish() if sealer else b"")
             raw.flush()
             os.fsync(raw.fileno())
         reading = read(building, key=key)
@@ -198,11 +200,16 @@ def _plain(path: Path) -> Iterator[tuple[bytes, str | None]]:
         yield chunk, None
 
 
-def _opened(path: Path, key: Key | None) -> bytes:
-    """The gzipped bytes sealed in the file at `path`."""
+def _unsealer(path: Path, key: Key | None) -> Unsealer:
+    """The sealed file at `path`, opened with `key` to be read as a stream (sealed.py)."""
     if key is None:
         raise EncryptionKeyError(f"{path} is an encrypted archive and no key was given: {HOW_TO_GIVE}")
-    return unseal(key.secret, path.read_bytes(), PURPOSE, str(path))
+    handle = open_regular(path, "an archive")
+    try:
+        return Unsealer(key.secret, handle, PURPOSE, str(path))
+    except BaseException:
+        handle.close()
+        raise
 
 
 def read(path: Path | str, keep: bool = True, key: Key | None = None) -> Reading:
@@ -218,11 +225,25 @@ def read(path: Path | str, keep: bool = True, key: Key | None = None) -> Reading
     try:
         with open_regular(path, "an archive") as handle:  # a FIFO: refused, never waited on
             start = handle.read(16)
-        sealed = is_sealed(start)
-        pieces = (_gunzip([_opened(path, key)]) if sealed
-                  else _gunzip(_chunks(path)) if start[:2] == GZIP_MAGIC else _plain(path))
+        sealed = _unsealer(path, key) if is_sealed(start) else None
     except OSError as exc:
         raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from None
+    if sealed is None:
+        return _records(path, _gunzip(_chunks(path)) if start[:2] == GZIP_MAGIC else _plain(path), keep)
+    with sealed.stream:  # decrypted as it is read; the tag is checked before anything is returned
+        try:
+            reading = _records(path, _gunzip(sealed.chunks()), keep, sealed=True)
+        except InvalidInput:
+            sealed.finish()  # a changed file or another key reads as garbage: that is what is said
+            raise
+        except OSError as exc:
+            raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from None
+        sealed.finish()
+    return reading
+
+
+def _records(path: Path, pieces: Iterator[tuple[bytes, str | None]], keep: bool, sealed: bool = False) -> Reading:
+    """What `read` returns, from the decompressed `pieces` of the file at `path`."""
     records: list[dict[str, Any]] = []
     count = 0
     number = 0

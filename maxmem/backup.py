@@ -38,7 +38,7 @@ from .brain import Brain
 from .clock import Clock
 from .config import Config
 from .errors import DatabaseError, EncryptionKeyError, InvalidInput, MaxmemError
-from .files import secure_create
+from .files import secure_create, why_not_made
 from .jobs.runs import record_run
 from .keys import HOW_TO_GIVE, Key, is_encrypted
 from .store.db import Database, apply_key
@@ -115,7 +115,7 @@ def _private_dir(directory: Path, ours: bool) -> None:
         if ours and stat.S_IMODE(directory.stat().st_mode) & 0o077:
             os.chmod(directory, 0o700)
     except OSError as exc:
-        raise DatabaseError(f"cannot create {directory}: {exc.strerror}") from None
+        raise DatabaseError(f"cannot create {directory}: {why_not_made(directory / '-', exc)}") from None
 
 
 def _fsync_dir(directory: Path) -> None:

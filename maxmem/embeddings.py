@@ -481,7 +481,11 @@ class OpenAIEmbedder:
         data = sorted(response.data, key=lambda d: d.index)
         if len(data) != len(batch):
             raise EmbeddingError(f"{self.where} returned {len(data)} embeddings for {len(batch)} texts")
-        matrix = normalise(np.array([d.embedding for d in data], dtype=np.float32))
+        raw = np.array([d.embedding for d in data], dtype=np.float32)
+        if not np.isfinite(raw).all():  # one NaN vector would make every score of every search NaN
+            raise EmbeddingError(f"{self.where} returned a vector holding NaN or infinity for {self.model}: "
+                                 "not stored (its texts wait for the next embed)")
+        matrix = normalise(raw)
         if self._dim is not None and matrix.shape[1] != self._dim:
             raise EmbeddingError(
                 f"{self.where} returned {matrix.shape[1]}-d vectors for {self.model}, "

@@ -71,6 +71,17 @@ def not_regular(path: Path | str, mode: int, what: str = "a file") -> InvalidInp
     return InvalidInput(f"{path} is {kind_of(mode)}, not a regular file: give the path of {what}")
 
 
+def why_not_made(path: Path, exc: OSError) -> str:
+    """Why `path` (or its folders) could not be made, in words: "X is a character device,
+    not a folder" when a path on the way is a file or a device, else the OS's reason."""
+    for above in (path.parent, *path.parent.parents):
+        if above.exists() and not above.is_dir():
+            return f"{above} is {'a file' if above.is_file() else kind_at(above)}, not a folder"
+        if above.exists():
+            break
+    return str(exc.strerror or exc)
+
+
 def check_regular(path: Path | str, what: str = "a file") -> None:
     """Refuse (InvalidInput) a path that exists and is not a regular file, for a path
     another library opens by name (SQLite): a FIFO's open would wait for a writer that

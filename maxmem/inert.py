@@ -25,6 +25,18 @@ def inert(text: str) -> str:
     return text.translate(_ACTED_ON).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
+_JSON_ACTED_ON = {c: f"\\u{c:04x}" for c in ACTED_ON}
+
+
+def json_inert(text: str) -> str:
+    """JSON text (json.dumps with ensure_ascii=False) with every character a terminal acts on
+    written as JSON's own escape (U+009B as \\u009b, U+202E as \\u202e), and a lone
+    surrogate as \\udcff: the same JSON value, nothing raw on a terminal. JSON escapes
+    C0 controls itself; DEL, the C1 controls, the bidi controls and U+2028 it leaves raw.
+    (Outside its strings JSON text is ASCII: only strings change.)"""
+    return text.translate(_JSON_ACTED_ON).encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def one_line(text: str) -> str:
     """`inert(text)` that stays on one line: a line break (a path's, a file name's) shown
     as \\x0a, so it never starts a line of its own that reads as maxmem's."""

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from . import archive
+from .inert import json_inert
 
 
 def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
@@ -17,9 +18,10 @@ def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
 
 
 def write_jsonl(records: Iterable[Mapping[str, Any]], handle: IO[str]) -> int:
-    """One JSON object a line; returns how many were written."""
+    """One JSON object a line, nothing a terminal acts on left raw in it (inert.json_inert:
+    an export printed to a terminal); returns how many were written."""
     count = 0
     for record in records:
-        handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        handle.write(json_inert(json.dumps(record, ensure_ascii=False)) + "\n")
         count += 1
     return count

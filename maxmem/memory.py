@@ -22,6 +22,8 @@ KIND = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 MAX_CONTENT_BYTES = 1_000_000
 MAX_TITLE_CHARS = 500
 MAX_TAG_CHARS = 64
+MAX_TAGS = 256  # tags of one memory (an import line, an MCP call or a sync record may give a million)
+MAX_METADATA_BYTES = 1_000_000  # a memory's metadata as JSON, as its content
 # Every token budget in maxmem (capture's chunks, the boot brief) counts with this one
 # estimate: four bytes of UTF-8 a token.
 BYTES_PER_TOKEN = 4
@@ -200,6 +202,8 @@ def check_tags(tags: Any) -> list[str]:
         tags = tags.split(",")
     if not isinstance(tags, (list, tuple, set, frozenset)):
         raise InvalidInput(f"tags must be a list of words, not {type(tags).__name__}")
+    if len(tags) > MAX_TAGS:
+        raise InvalidInput(f"{len(tags)} tags are more than a memory holds ({MAX_TAGS})")
     out: list[str] = []
     for tag in tags:
         if not isinstance(tag, str):
@@ -222,9 +226,12 @@ def check_metadata(metadata: Any) -> dict[str, Any]:
     for key in metadata:
         check_identifier(key, "metadata key")
     try:
-        return json.loads(json.dumps(dict(metadata), ensure_ascii=False, allow_nan=False))
+        text = json.dumps(dict(metadata), ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise InvalidInput(f"metadata must be plain JSON values: {exc}") from None
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_METADATA_BYTES:  # (a lone surrogate counts too)
+        raise InvalidInput("metadata is larger than 1 MB (as JSON): keep the text in the content")
+    return json.loads(text)
 
 
 def check_time(value: Any, what: str) -> str | None:

@@ -50,6 +50,11 @@ _KIND = re.compile(r"[a-z0-9][a-z0-9-]{0,31}")
 _NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 
 
+# The longest interval or grace a job's schedule takes: beyond it, no clock's date (infinity
+# and 1e308 hours could not be added to a time at all).
+YEAR_HOURS = 8760
+
+
 def setting(default: Any, doc: str, check: Check, shown: str | None = None) -> Any:
     """A key of a section: its default, what it does (a line of docs/config.md), how the
     file's value is checked, and how the default reads in the docs when not as TOML."""
@@ -274,7 +279,8 @@ class CaptureSettings(Section):
                                 whole("a whole number ≥ 1", 1))
     importance: float = setting(0.3, "Importance of conversation memories.", number("a number from 0 to 1", 0, 1))
     interval_hours: float = setting(2.0, "Hours between capture runs of the scheduled tick and `maxmem daemon`.",
-                                    number("a number of hours more than 0", 0, above=True))
+                                    number("a number of hours more than 0, at most a year (8760)", 0, YEAR_HOURS,
+                                           above=True))
 
 
 @dataclass(frozen=True)
@@ -496,7 +502,7 @@ class DoctorSettings(Section):
                               whole("a whole number ≥ 1", 1))
     overdue_grace_hours: float = setting(
         2.0, "A job due for longer than this is overdue: the scheduler is not ticking.",
-        number("a number of hours more than 0", 0, above=True))
+        number("a number of hours more than 0, at most a year (8760)", 0, YEAR_HOURS, above=True))
 
 
 @dataclass(frozen=True)
@@ -505,7 +511,8 @@ class PostgresSettings(Section):
 
     dsn: str | None = setting(None, "The libpq connection string (`MAXMEM_PG_DSN` and `--dsn` override it); "
                                     "without one, sync does not run.", text)
-    interval_minutes: int = setting(15, "Minutes between scheduled sync runs.", whole("a whole number, at least 1", 1))
+    interval_minutes: int = setting(15, "Minutes between scheduled sync runs.",
+                                    whole("a whole number from 1 to a year's minutes (525600)", 1, YEAR_HOURS * 60))
     batch_size: int = setting(500, "Memories per committed batch.",
                               whole("a whole number from 1 to 100000", 1, 100_000))
     index_memory: str = setting("512MB", "PostgreSQL's `maintenance_work_mem` while the HNSW index is built.",
@@ -525,7 +532,7 @@ class SyncFolderSettings(Section):
     vectors: bool = setting(True, "Send each memory's vector with it; a machine with the same embedder stores it "
                                   "instead of embedding the text again.", boolean)
     interval_minutes: int = setting(15, "Minutes between scheduled folder syncs.",
-                                    whole("a whole number, at least 1", 1))
+                                    whole("a whole number from 1 to a year's minutes (525600)", 1, YEAR_HOURS * 60))
 
 
 # The tables of config.toml: its name there -> the Config field that holds it, and its class.

@@ -141,3 +141,38 @@ def test_deadlines_must_be_positive(name, tmp_path):
         path.write_text(f"{name} = {bad}\n")
         with pytest.raises(ConfigError, match=name):
             load_config(env={}, path=path)
+
+
+class PoisonedModel:
+    """The server's model, but a text holding "poison" gets a vector of NaN (an endpoint
+    broken, or hostile: JSON's NaN parses)."""
+
+    def __init__(self, model) -> None:
+        self.model = model
+
+    def passage(self, texts):
+        import numpy as np
+
+        vectors = np.array(self.model.passage(texts), dtype=np.float32).reshape(len(texts), -1)
+        for row, text in enumerate(texts):
+            if "poison" in text:
+                vectors[row] = np.nan
+        return vectors
+
+
+def test_a_vector_of_nan_from_the_endpoint_is_not_stored(server, tmp_path, monkeypatch):
+    """Stored, one NaN vector made every score of every later search NaN."""
+    import math
+
+    monkeypatch.setattr(server, "model", PoisonedModel(server.model))
+    config = Config(embedder="openai", openai_api_key=server.api_key, openai_base_url=server.base_url,
+                    openai_model="e5-test", embed_deadline=5.0, embed_pause=0.01)
+    with Brain.open(tmp_path / "o.db", config=config) as brain:
+        kept = brain.remember("the quince tree is pruned in February")
+        poisoned = brain.remember("poison: the quince tree needs water")
+        assert kept.embedded_at is not None and poisoned.embedded_at is None
+        assert any("NaN or infinity" in w for w in brain.warnings), brain.warnings
+        time.sleep(0.05)  # past the breaker's pause: the query is embedded
+        hits = brain.search("quince tree")
+        assert {h.memory.id for h in hits} == {kept.id, poisoned.id}
+        assert all(math.isfinite(h.score) for h in hits), [h.score for h in hits]

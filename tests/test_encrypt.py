@@ -19,6 +19,7 @@ import stat
 import subprocess
 import sys
 import time
+import zlib
 from pathlib import Path
 
 import apsw
@@ -26,6 +27,7 @@ import pytest
 from test_read_only import read_only_mount
 
 from maxmem import Brain, Config, FixedClock
+from maxmem.archive import check as check_archive
 from maxmem.archive import read as read_archive
 from maxmem.backup import create_backup, restore
 from maxmem.config import load_config
@@ -35,7 +37,7 @@ from maxmem.errors import DatabaseError, EncryptionKeyError, InvalidInput
 from maxmem.hooks.warm import stop_servers
 from maxmem.keys import KEY_FILE_NAME, Key, is_encrypted, new_secret
 from maxmem.retention.run import apply as retain
-from maxmem.sealed import is_sealed, seal, unseal
+from maxmem.sealed import Sealer, Unsealer, is_sealed, seal, unseal
 from maxmem.store import migrations as migrations_module
 from maxmem.store.db import Database
 from maxmem.store.migrations import migrate
@@ -115,6 +117,62 @@ def test_a_sealed_file_detects_a_changed_byte_and_another_purpose():
         unseal(secret, blob[:20], "archive", "x")
     passphrase_blob = seal("correct horse battery staple", b"memories", "archive")
     assert unseal("correct horse battery staple", passphrase_blob, "archive", "x") == b"memories"
+
+
+def test_a_streamed_seal_is_the_format_sealed_whole_and_back(tmp_path):
+    """Archives are sealed and opened as streams: what Sealer writes opens with unseal, and
+    what seal made whole (an archive written before) opens with Unsealer."""
+    secret = new_secret()
+    sealer = Sealer(secret, "archive")
+    streamed = sealer.header + sealer.update(b"memo") + sealer.update(b"ries") + sealer.finish()
+    assert unseal(secret, streamed, "archive", "x") == b"memories"
+    whole = tmp_path / "whole"
+    whole.write_bytes(seal(secret, b"memories", "archive"))
+    with open(whole, "rb") as handle:
+        opened = Unsealer(secret, handle, "archive", "x")
+        data = b"".join(opened.chunks())
+        opened.finish()
+    assert data == b"memories"
+
+
+def _big_sealed_archive(path: Path, key: Key, megabytes: int) -> int:
+    """A sealed archive of about `megabytes` MiB of hard-to-compress lines; its line count."""
+    sealer = Sealer(key.secret, "archive")
+    compressor = zlib.compressobj(1, zlib.DEFLATED, 31)
+    lines = 0
+    with open(path, "wb") as out:
+        out.write(sealer.header)
+        while out.tell() < megabytes << 20:
+            batch = "".join(json.dumps({"uid": f"u{lines + i}", "text": os.urandom(600).hex()}) + "\n"
+                            for i in range(500))
+            lines += 500
+            out.write(sealer.update(compressor.compress(batch.encode())))
+        out.write(sealer.update(compressor.flush()) + sealer.finish())
+    return lines
+
+
+def test_a_big_sealed_archive_is_checked_in_bounded_memory(tmp_path):
+    """`maxmem doctor` reads every archive: a sealed one is decrypted as a stream, not read
+    whole (it took three times the file's size: the file, its ciphertext and its text)."""
+    import tracemalloc
+
+    key = keyed().key
+    path = tmp_path / "brain.retention-20260101T000000Z.jsonl.gz"
+    lines = _big_sealed_archive(path, key, 48)
+    tracemalloc.start()
+    try:
+        reading = check_archive(path, key)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert not isinstance(reading, str) and reading.complete and reading.lines == lines
+    assert peak < 16 << 20, f"{peak >> 20} MiB to check a 48 MiB sealed archive"
+    damaged = bytearray(path.read_bytes())
+    damaged[len(damaged) // 2] ^= 1  # a changed byte: the tag check says so, not a line's parse
+    path.write_bytes(bytes(damaged))
+    assert "does not open with the key given" in check_archive(path, key)
+    with pytest.raises(EncryptionKeyError):
+        read_archive(path, key=keyed(new_secret()).key)
 
 
 def _encrypted_home(home: Path, *, content: str = "the deploy key rotates every 90 days") -> str:

@@ -265,6 +265,8 @@ def run(place: dict[str, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.
     (["export", "--format", "markdown", "not-made", "--keep", "0"], b"", "not in the range x>=1"),
     (["sync", "folder", ""], b"", "is empty: give a path"),
     (["pin", "\udcff"], b"", "not UTF-8"),
+    (["--db", "/dev/zero/brain.db", "remember", "x"], b"", "/dev/zero is a character device, not a folder"),
+    (["backup", "/dev/null/backups/b.db"], b"", "/dev/null is a character device, not a folder"),
 ])
 def test_each_probe_gets_one_line(place, monkeypatch, capsys, argv, stdin, said):
     code, _, err = run(place, monkeypatch, capsys, argv, stdin)
@@ -505,3 +507,34 @@ def test_setup_shows_a_db_path_with_a_line_break_on_its_one_line(tmp_path):
     lines = done.stdout.splitlines()
     assert not [line for line in lines if line.startswith("maxmem: forged")], lines
     assert any("--db " in line and "a\\x0amaxmem: forged" in line for line in lines), lines
+
+
+@pytest.mark.parametrize("setting", ["[capture]\ninterval_hours = inf", "[capture]\ninterval_hours = 1e308",
+                                     "[doctor]\noverdue_grace_hours = inf",
+                                     "[sync.folder]\ninterval_minutes = 9223372036854775807",
+                                     "[sync.postgres]\ninterval_minutes = 9223372036854775807"])
+@pytest.mark.parametrize("command", ["doctor", "jobs"])
+def test_a_schedule_beyond_any_date_is_one_config_line(place, monkeypatch, capsys, tmp_path, setting, command):
+    """An interval or grace of infinity (or 1e308 hours, or 2^63 minutes) could not be
+    added to a time: doctor and jobs raised OverflowError."""
+    config = tmp_path / "config.toml"
+    config.write_text(setting + "\n", encoding="utf-8")
+    code, _, err = run(place, monkeypatch, capsys, ["--config", str(config), command])
+    assert code in (1, 2) and err.count("\n") == 1 and "a year" in err, err
+
+
+@pytest.mark.parametrize(("fields", "said"), [
+    ({"tags": [f"t{i}" for i in range(200_000)]}, "200000 tags are more than a memory holds (256)"),
+    ({"metadata": {"notes": "x" * 2_000_000}}, "metadata is larger than 1 MB (as JSON)"),
+])
+def test_an_import_of_a_million_tags_or_huge_metadata_is_one_line_at_once(place, monkeypatch, capsys, tmp_path,
+                                                                          fields, said):
+    """Tags were made unique one by one against all before (200,000 of them: minutes);
+    metadata had no bound at all."""
+    given = tmp_path / "many.jsonl"
+    given.write_text(json.dumps({"content": "a note with many tags", **fields}) + "\n", encoding="utf-8")
+    try:
+        code, _, err = run(place, monkeypatch, capsys, ["import", str(given)])
+    except Hang:
+        code, err = -1, "the import ran past its time bound"  # (failed below, outside the signal's traceback)
+    assert code == 2 and err.count("\n") == 1 and said in err, err

@@ -196,3 +196,29 @@ def test_the_log_file_shows_a_hostile_transcript_name_escaped(tmp_path, capsys):
     assert "skipping a line" in text and "chat\\x1b]52;c;eA==\\x07\\u202e.jsonl" in text
     for char in RAW:
         assert char not in text, f"the log file holds {char!r} raw"
+
+
+# JSON escapes C0 controls itself but leaves DEL, the C1 controls (U+009B is CSI to a
+# terminal that reads 8-bit controls), the bidi controls and U+2028 raw in its strings.
+JSON_HOSTILE = "csi \x9b2J osc \x9d52;c;eA==\x9c del \x7f rlo \u202e lri \u2066 ls \u2028 nel \x85 end"
+JSON_COMMANDS = [["export"], ["get", "1", "--json"], ["list", "--json"], ["search", "csi osc", "--json"],
+                 ["history", "1", "--json"], ["brief", "--json"], ["timeline", "--json"], ["export", "--json"]]
+
+
+@pytest.mark.parametrize("args", JSON_COMMANDS, ids=" ".join)
+def test_json_and_an_export_on_a_terminal_hold_no_control_raw(tmp_path, args, capsys):
+    from maxmem.inert import ACTED_ON
+
+    db = tmp_path / "brain.db"
+    with Brain.open(db, embedder="none") as brain:
+        brain.remember(JSON_HOSTILE, category="core", title="t \x9b\u202e", tags=["x\u2066"], pinned=True)
+    code, out, err = run_cli(["--db", str(db), "--embedder", "none", *args], capsys)
+    if args == ["export", "--json"]:  # no such option: only the error line is looked at
+        assert code == 2 and not any(chr(c) in err for c in ACTED_ON if c != 0x0a), err
+        return
+    assert code == 0, err
+    raw = sorted({hex(ord(c)) for c in out + err if ord(c) in ACTED_ON and c not in "\t\n"})
+    assert not raw, f"{' '.join(args)} printed {raw} raw"
+    values = [json.loads(line) for line in out.splitlines()] if args == ["export"] else [json.loads(out)]
+    if args[0] != "brief":  # (the brief's text is the fenced one a model reads, escaped already)
+        assert JSON_HOSTILE in json.dumps(values, ensure_ascii=False), "the text is not the same JSON value"

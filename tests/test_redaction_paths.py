@@ -274,3 +274,24 @@ def test_the_postgresql_copy_holds_no_secret(tmp_path, hash_embedder, pg_dsn):
         rows = conn.execute("SELECT to_jsonb(m)::text FROM maxmem.memories m").fetchall()
     assert len(rows) == stored > len(SAMPLE) // 2
     assert leaks("\n".join(r[0] for r in rows)) == []
+
+
+def test_a_secret_in_a_memorys_source_or_agent_is_redacted_on_every_way_in(tmp_path, capsys):
+    """source and agent are free text an import file, an MCP client or another machine's
+    sync record gives: redacted as content is (the session id, an identifier, is not)."""
+    from conftest import run_cli
+
+    secret = "sk_live_51H8xQ2LkT7vRz9PwMn4bYcD3fGh"
+    db = tmp_path / "brain.db"
+    given = tmp_path / "given.jsonl"
+    given.write_text(json.dumps({"content": "imported note", "source": f"file {secret}", "agent": f"bot {secret}"})
+                     + "\n", encoding="utf-8")
+    code, _, err = run_cli(["--db", str(db), "--embedder", "none", "import", str(given)], capsys)
+    assert code == 0, err
+    with Brain.open(db, embedder="none") as brain:
+        brain.remember("remembered note", source=f"src {secret}", agent=f"agent {secret}")
+        stored = [(m.source, m.agent) for m in brain.list(limit=10)]
+    apsw.Connection(str(db)).execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    assert not any(secret.encode() in path.read_bytes() for path in tmp_path.glob("brain.db*"))
+    assert sorted(stored) == [("file [REDACTED:stripe]", "bot [REDACTED:stripe]"),
+                              ("src [REDACTED:stripe]", "agent [REDACTED:stripe]")]

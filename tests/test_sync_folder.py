@@ -1127,3 +1127,35 @@ def test_files_are_cut_below_what_a_reader_accepts_and_a_file_of_brackets_is_ref
     report = b.join(a)
     [line] = report.quarantined
     assert "more than 1,000 lists and objects: refused unparsed" in line and report.added == 1
+
+
+def test_a_vector_of_nan_infinity_or_zeros_is_not_stored_and_scores_stay_numbers(tmp_path, shared):
+    """A file sealed with the real key may carry any float16: one NaN vector stored made
+    every score of every search NaN (its centre too), the brain's own memories included.
+    Such vectors are dropped; their memories wait for the embed job."""
+    import math
+
+    import numpy as np
+
+    a, b = Machine(tmp_path, "a", shared), Machine(tmp_path, "b", shared)
+    embedder = HashEmbedder()
+    with a.open(embedder) as brain:
+        brain.remember("the laptop's note about the smoke alarm battery", category="core")
+    a.sync(embedder)
+    with a.open(embedder) as brain:
+        identity = folder_module._embedder(brain, a.settings())
+    records = [dict(record(f"bad-vector-{name}", f"the smoke alarm battery, {name}"), v=row)
+               for row, name in enumerate(("nan", "infinity", "zeros"))]
+    vectors = np.zeros((3, embedder.dim), dtype="<f2")
+    vectors[0], vectors[1] = np.nan, np.inf
+    key = changefiles.read_key(a.home / "sync.key")
+    path = shared / STRANGER / f"{1:08d}{changefiles.SUFFIX}"
+    path.parent.mkdir()
+    path.write_bytes(changefiles.seal(key, STRANGER, 1, changefiles.Payload(records, identity, vectors)))
+    with b.open(embedder) as brain:
+        report = sync(brain, b.settings(), key_file=a.home / "sync.key")
+        assert report.vectors == 1 and brain.pending_count() == 3  # the laptop's own vector only
+        hits = brain.search("smoke alarm battery")
+        assert len(hits) == 4 and all(math.isfinite(h.score) for h in hits), [h.score for h in hits]
+        assert brain.embed_pending().embedded == 3
+        assert all(math.isfinite(h.score) and h.vector_score is not None for h in brain.search("smoke alarm battery"))

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..clock import iso, parse_time
 from ..errors import DatabaseError, MaxmemError
+from ..files import open_regular
 from ..jobs.runs import record_run
 from ..redact import Redactor
 from ..triggers.commit import commit_new_turns
@@ -344,8 +345,11 @@ class _Job:
             detail.end = cursor.byte_offset
             return detail
 
-        with open(path, "rb") as stream:
+        with open_regular(path, readers.TRANSCRIPT) as stream:  # a FIFO swapped in since: refused, not waited on
+            opened = os.fstat(stream.fileno())
             head = head_hash(stream)
+        if (opened.st_dev, opened.st_ino) != (st.st_dev, st.st_ino):
+            raise _Conflict  # replaced between the stat and the open: look again
         fmt = source.format
         # A compressed rollout is replaced, never appended to: read whole, like a document.
         document = readers.is_document_format(fmt) or readers.is_compressed(path)

@@ -31,7 +31,8 @@ from typing import Any
 
 import apsw
 
-from ..errors import MaxmemError
+from ..errors import InvalidInput, MaxmemError
+from ..files import check_regular
 from ..store.db import Database
 from . import openclaw, store
 from .model import Parsed, ReadContext, Record
@@ -207,6 +208,10 @@ def open_store(path: str | Path) -> Store:
     """Open a store read-only and check its schema; StoreError (one line) if it cannot be read."""
     path = Path(path)
     uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro"
+    try:  # SQLite opens it by name and would wait on a FIFO: anything but a file is refused first
+        check_regular(path, "an OpenClaw transcript store")
+    except InvalidInput as exc:
+        raise StoreError(str(exc)) from None
     try:
         connection = apsw.Connection(uri, flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
     except apsw.Error as exc:

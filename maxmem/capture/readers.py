@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from ..errors import InvalidInput
+from ..files import open_regular
 from . import chatgpt, claude_code, codex, jsonl, markdown, openclaw
 from .lines import LineReader, LineStats
 from .model import FORMATS, CaptureFormatError, Parsed, ReadContext, Record
@@ -28,6 +30,10 @@ DOCUMENT_FORMATS: dict[str, DocumentParser] = {
     "markdown": markdown.parse_document,
 }
 assert set(LINE_FORMATS) | set(DOCUMENT_FORMATS) == set(FORMATS)
+
+# Every transcript is opened with files.open_regular: without waiting (a FIFO or a device
+# put in a file's place after it was listed is refused in one line, never read).
+TRANSCRIPT = "a transcript"
 
 
 @dataclass
@@ -52,7 +58,7 @@ def decompressed(path: str | Path, limit: int | None = None) -> bytes:
     import zstandard
 
     try:
-        with open(path, "rb") as raw, zstandard.ZstdDecompressor().stream_reader(raw) as stream:
+        with open_regular(path, TRANSCRIPT) as raw, zstandard.ZstdDecompressor().stream_reader(raw) as stream:
             return stream.read() if limit is None else stream.read(limit)
     except zstandard.ZstdError as exc:
         raise CaptureFormatError(f"not a readable zstd file ({exc})") from None
@@ -89,9 +95,9 @@ def detect_format(path: str | Path) -> str | None:
         if is_compressed(path):
             head = decompressed(path, 65536)
         else:
-            with path.open("rb") as stream:
+            with open_regular(path, TRANSCRIPT) as stream:
                 head = stream.read(65536)
-    except (OSError, CaptureFormatError):
+    except (OSError, CaptureFormatError, InvalidInput):  # (swapped for a FIFO since it was listed)
         return None
     for raw in head.split(b"\n")[:20]:
         try:
@@ -124,7 +130,7 @@ def read(path: str | Path, fmt: str, offset: int, state: dict[str, Any], ctx: Re
     """Read `path` from `offset` (line formats) or whole (document formats). `scanned`: an
     earlier read found no newline from `offset` up to there (LineReader)."""
     if fmt in DOCUMENT_FORMATS:
-        with open(path, "rb") as whole:
+        with open_regular(path, TRANSCRIPT) as whole:
             data = whole.read() if limit is None else whole.read(limit)
         parsed = DOCUMENT_FORMATS[fmt](data, ctx)
         return ReadResult(parsed, len(data), scanned=len(data))
@@ -134,7 +140,7 @@ def read(path: str | Path, fmt: str, offset: int, state: dict[str, Any], ctx: Re
         stream: BinaryIO = io.BytesIO(decompressed(path))
         limit, scanned = None, None
     else:
-        stream = open(path, "rb")
+        stream = open_regular(path, TRANSCRIPT)
     with stream:
         reader = LineReader(stream, offset, limit, name=str(path), deadline=ctx.deadline, scanned=scanned)
         records = list(reader)

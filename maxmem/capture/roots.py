@@ -29,6 +29,7 @@ from typing import Any
 
 from ..agents import AGENTS, Agent
 from ..errors import InvalidInput
+from ..files import read_regular
 from ..settings import CaptureSettings
 from .model import FORMATS
 from .openclaw_store import find_session, find_stores, is_store
@@ -127,12 +128,15 @@ def openclaw_sources(root: Path) -> Iterator[Source]:
         yield from _store_overrides(sessions)
 
 
+SESSIONS_INDEX_BYTES = 64 << 20  # OpenClaw's sessions.json: any larger is not one
+
+
 def _store_overrides(sessions: Path) -> Iterator[Source]:
     """Transcripts listed in sessions.json but kept outside the sessions folder (older stores)."""
     store = sessions / "sessions.json"
     try:
-        entries = json.loads(store.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        entries = json.loads(read_regular(store, SESSIONS_INDEX_BYTES, "OpenClaw's sessions.json"))
+    except (OSError, ValueError, InvalidInput):  # (a FIFO in its place is refused, never waited on)
         return
     if not isinstance(entries, dict):
         return

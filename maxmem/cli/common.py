@@ -23,7 +23,7 @@ from ..clock import Clock
 from ..config import Config, local_timezone
 from ..errors import InvalidInput
 from ..files import open_regular, read_at_most
-from ..inert import inert, one_line
+from ..inert import inert, json_inert, one_line
 from ..memory import CATEGORIES, STATUSES, Filters, parse_pairs
 from ..search.nlquery import parse_when
 
@@ -121,12 +121,12 @@ def say(line: Any = "", err: bool = False, nl: bool = True) -> None:
 
 
 def emit(data: Any, as_json: bool, text: Callable[[Any], Iterable[str]] | None = None) -> None:
-    """Print `data` as JSON, or as the lines `text(data)` gives (through `say`; JSON
-    escapes control characters itself)."""
+    """Print `data` as JSON (inert.json_inert: nothing a terminal acts on left raw in its
+    strings), or as the lines `text(data)` gives (through `say`)."""
     if as_json:
-        # A lone surrogate (an argument's undecodable byte) as JSON's own escape, \udcff.
-        text_out = json.dumps(data, ensure_ascii=False, indent=2, default=str)
-        click.echo(text_out.encode("utf-8", "backslashreplace").decode("utf-8"))
+        # What a terminal acts on (U+009B, U+202E, …) and a lone surrogate (an argument's
+        # undecodable byte) as JSON's own escapes: \u009b, \udcff.
+        click.echo(json_inert(json.dumps(data, ensure_ascii=False, indent=2, default=str)))
     elif text is not None:
         for line in text(data):
             say(line)

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 import apsw
 
 from ..errors import DatabaseError, EncryptionKeyError, InvalidInput
-from ..files import check_regular, secure_create
+from ..files import check_regular, secure_create, why_not_made
 from ..keys import HOW_TO_GIVE, Key, is_encrypted
 
 log = logging.getLogger("maxmem")
@@ -145,7 +145,7 @@ class Database:
             try:
                 secure_create(self.path)
             except OSError as exc:
-                raise DatabaseError(f"cannot create {self.path}: {exc.strerror}") from None
+                raise DatabaseError(f"cannot create {self.path}: {why_not_made(self.path, exc)}") from None
         if not memory and mode != "rw" and not self.path.exists():
             raise DatabaseError(f"{self.path} does not exist: run  maxmem init  or check --db")
         if mode == "rw":

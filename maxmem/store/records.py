@@ -78,8 +78,8 @@ class Checked:
 
 def check_record(item: Mapping[str, Any], *, now: str, agent: str | None, redactor: Redactor | None) -> Checked:
     """A memories row from user input, checked; raises InvalidInput naming the field.
-    `redactor` (None: redaction is off) takes secrets out of content, title, tags and
-    metadata: every write of a memory comes through here."""
+    `redactor` (None: redaction is off) takes secrets out of content, title, tags,
+    metadata, source and agent: every write of a memory comes through here."""
     unknown = set(item) - set(REMEMBER_ARGS)
     if unknown:
         raise InvalidInput(f"unknown field(s) {', '.join(sorted(unknown))}")
@@ -87,9 +87,12 @@ def check_record(item: Mapping[str, Any], *, now: str, agent: str | None, redact
         raise InvalidInput("content is missing: give the text to remember")
     content, title = check_content(item["content"]), check_title(item.get("title"))
     tags, metadata = check_tags(item.get("tags")), check_metadata(item.get("metadata"))
+    source = check_short(item.get("source", "manual"), "source") or "manual"
+    agent = check_short(item.get("agent", agent), "agent")
     found = 0
-    if redactor is not None:
-        (content, title, tags, metadata), found = redactor.redact_value([content, title, tags, metadata])
+    if redactor is not None:  # (a session id is an identifier, kept as given: it ties the memory to its turns)
+        (content, title, tags, metadata, source, agent), found = redactor.redact_value(
+            [content, title, tags, metadata, source, agent])
         tags = [t[:MAX_TAG_CHARS] for t in tags]  # a marker can be longer than the secret it replaced
         if not content.strip():
             raise InvalidInput("content is empty once secrets and <private> parts are taken out")
@@ -104,8 +107,8 @@ def check_record(item: Mapping[str, Any], *, now: str, agent: str | None, redact
         "status": check_status(item.get("status", "active")),
         "started_at": check_time(item.get("started_at"), "started_at"),
         "resolved_at": check_time(item.get("resolved_at"), "resolved_at"),
-        "source": check_short(item.get("source", "manual"), "source") or "manual",
-        "agent": check_short(item.get("agent", agent), "agent"),
+        "source": source,
+        "agent": agent,
         "session_id": check_short(item.get("session_id"), "session_id"),
         "metadata": metadata,
         "content_hash": content_hash(content),

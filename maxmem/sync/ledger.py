@@ -632,8 +632,9 @@ def _conflict(db: Database, uid: str, name: str, kept: str, lost: str, now: str,
 
 def _usable(vector: np.ndarray | None, sent: Mapping[str, Any], record: Mapping[str, Any]) -> np.ndarray | None:
     """The sender's vector, when it is the vector of the text as stored here (redaction
-    here may have changed it)."""
-    if vector is None:
+    here may have changed it), of finite numbers and not all zero; else None (the embed
+    job gives one)."""
+    if vector is None or not np.isfinite(vector).all() or not vector.any():  # NaN poisons every score
         return None
     if embed_text(sent.get("title"), str(sent.get("content"))) != embed_text(record["title"], record["content"]):
         return None
