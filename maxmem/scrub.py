@@ -5,7 +5,7 @@ A secret stored by an older maxmem (before a rule for its shape existed) or whil
 runs the current rules ([redact] in the config, docs/redact.md) over every place
 maxmem keeps text and takes out what they find:
 
-- memories: content, title, tags, metadata, through `Brain.update` (so the keyword
+- memories: content, title, tags, metadata, source and agent, through `Brain.update` (so the keyword
   index follows by its triggers, the neighbour windows are rebuilt, and the new text
   is re-embedded, or left pending as any write whose embedding fails); a memory that
   is nothing but `<private>` text is forgotten;
@@ -58,9 +58,10 @@ log = logging.getLogger("maxmem")
 
 MARKS = re.compile(r"\[REDACTED:([a-z0-9-]+)\]")
 # The fields of an archived or logged row that hold text, by table.
-TEXT_FIELDS = {"memories": ("title", "content", "tags", "metadata", "context"), **RAW_TEXT}
-MEMORY_FIELDS = ("title", "content", "tags", "metadata")
-MEMORIES_PAGE = "SELECT id, title, content, tags, metadata FROM memories WHERE id > ? ORDER BY id LIMIT 500"
+TEXT_FIELDS = {"memories": ("title", "content", "tags", "metadata", "source", "agent", "context"), **RAW_TEXT}
+MEMORY_FIELDS = ("title", "content", "tags", "metadata", "source", "agent")
+MEMORIES_PAGE = ("SELECT id, title, content, tags, metadata, source, agent FROM memories "
+                 "WHERE id > ? ORDER BY id LIMIT 500")
 CONTEXT_PAGE = "SELECT id, context FROM memories WHERE context IS NOT NULL AND id > ? ORDER BY id LIMIT 500"
 OPTIMIZE_FTS = "INSERT INTO memories_fts (memories_fts) VALUES ('optimize')"
 # Places in the order the report names them.

@@ -172,6 +172,17 @@ def test_scrub_in_process_counts_kinds_and_leaves_a_clean_brain_alone(tmp_path, 
         assert scrub(brain).total == 0
 
 
+def test_scrub_takes_a_secret_out_of_a_memorys_source_and_agent(tmp_path, hash_embedder):
+    # an older maxmem stored source and agent as given (an import, an MCP client)
+    with Brain.open(tmp_path / "b.db", embedder=hash_embedder, config=Config(redact_on_remember=False)) as brain:
+        brain.remember("the deploy notes", category="project",
+                       source="import token=ghp_R8fK2mQx7LpZ3vNw9TbY4cHs6JdE1gUa5WoQ", agent="bot password=Xy7kq2Mz")
+        done = scrub(brain)
+        stored = json.dumps([m.to_dict() for m in brain.list()])
+    assert done.memories_changed == 1 and not done.failed
+    assert "ghp_" not in stored and "Xy7kq2Mz" not in stored and "the deploy notes" in stored
+
+
 def test_kinds_counts_markers_and_private_spans():
     assert kinds("a", "[REDACTED:openai] b", 1) == {"openai": 1}
     assert kinds("x <private>y</private>", "x ", 1) == {"private": 1}
