@@ -20,7 +20,15 @@ from typing import Any
 
 from ..clock import iso, parse_time
 from ..inert import ACTED_ON
-from .parse import BOLD_START, DAILY_DIR, ESCAPED_HASH, MEMORY_FILE, PIN_START, parse_markdown, show_controls
+from .parse import (
+    BOLD_START,
+    DAILY_DIR,
+    ESCAPED_HASH,
+    MEMORY_FILE,
+    PIN_START,
+    parse_markdown,
+    show_text,
+)
 
 LONG_TERM_CATEGORIES = ("core", "project")
 
@@ -43,6 +51,12 @@ _TOKEN_START = re.compile(r"(?:^|(?<=\s))(\\*)#")
 PIN = "📌"
 _DROPPED = dict.fromkeys(ACTED_ON)  # str.translate: these characters out
 EXPORT_MARK = "written by maxmem export"
+# What the import would read otherwise: a fence line (an open one holds the rest of the
+# file), an HTML comment's start, a task box, and after a daily bullet's time a dash.
+_FENCE_LINE = re.compile(r"^\s*(```|~~~)")
+_COMMENT_OPEN = re.compile(r"<(?=!--)")
+_TASK_START = re.compile(r"^\[[ xX]\]\s")
+_DASH_START = re.compile(r"^[—–-]\s")
 
 
 @dataclass(frozen=True)
@@ -184,28 +198,84 @@ def _escape_hashes(first: str) -> str:
 def _bullet(
     memory: Any, *, default_category: str, default_kind: str | None, time_prefix: str | None = None,
 ) -> list[str]:
-    # No raw control character reaches the file (parse.show_controls; read back as it was).
-    content = show_controls((_field(memory, "content") or "").strip("\n"))
-    title = show_controls((_field(memory, "title") or "").strip())
-    tags = [t for t in (tag_form(t) for t in (_field(memory, "tags") or [])) if t]
-    first, *more = content.split("\n") or [""]
+    # No raw control character reaches the file (parse.show_controls), and no character
+    # that Markdown or the bullet's format would read otherwise (parse.show_text): read
+    # back, the text is the one stored.
+    title = _field(memory, "title") or ""
+    pinned = bool(_field(memory, "pinned"))
+    first, *more = content_lines(_field(memory, "content") or "", bare=not title,
+                                 timed=time_prefix is not None and not pinned and not title)
     head = f"{time_prefix} " if time_prefix else ""
-    titled = bool(title) and title != first.strip()
-    if _field(memory, "pinned"):
+    if pinned:
         head += f"{PIN} "
-    elif not titled and PIN_START.match(first.lstrip()):  # content starting with the pin: one backslash more
-        first = "\\" + first.lstrip()  # (a bullet's first spaces are the list's, not the text's)
-    if not titled and BOLD_START.match(first.lstrip()):  # not to be read as a title
-        first = "\\" + first.lstrip()
-    if titled:
-        head += f"**{_one_line(title)}** — "
-    head += _escape_hashes(first.rstrip())
+    elif not title and PIN_START.match(first):  # content starting with the pin: one backslash more
+        first = "\\" + first
+    if not title and BOLD_START.match(first):  # not to be read as a title
+        first = "\\" + first
+    if title:
+        head += f"**{title_shown(title)}** — "
+    head += _escape_hashes(first)
+    tags = [t for t in (tag_form(t) for t in (_field(memory, "tags") or [])) if t]
     if tags:
         head += " " + " ".join("#" + t for t in tags)
     attrs = _attributes(memory, default_category, default_kind, dated=time_prefix is None)
-    lines = [f"- {head.rstrip()} <!-- maxmem {attrs} -->"]
-    lines += [f"  {line}" if line.strip() else "" for line in more]
+    lines = [f"- {head} <!-- maxmem {attrs} -->"]
+    lines += [f"  {line}" if line else "" for line in more]
     return lines
+
+
+def title_shown(title: str) -> str:
+    """A title as `**…**` holds it: a `*` next to another or last, a last `:`, a newline
+    and `<!--` spelled, one backslash more before each `\\#`."""
+    at = [i for i, c in enumerate(title) if c == "\n" or (c == "*" and (
+        i == len(title) - 1 or title[i + 1] == "*" or (i and title[i - 1] == "*")))]
+    if title.endswith(":"):
+        at.append(len(title) - 1)
+    at += [m.start() for m in _COMMENT_OPEN.finditer(title)]
+    return ESCAPED_HASH.sub(lambda m: "\\" + m[0], show_text(title, at))
+
+
+def content_lines(content: str, *, bare: bool, timed: bool) -> list[str]:
+    """The content as an exported bullet's lines (the first after the bullet's head, the
+    others to be indented, "" a blank line), so that the import reads back exactly
+    `content`. A line's first and last space, a newline the list would fold (leading,
+    trailing, a second blank line outside a fence), a fence left open and `<!--` are
+    spelled (`\\x20`, `\\x0a`, `\\x60`, `\\x3c`); when the content starts the bullet
+    (`bare`), so is a task box `[ ] `, and after a daily bullet's time (`timed`), a dash."""
+    lines = content.split("\n")
+    start = next(i for i, line in enumerate(lines) if line)  # content is never all newlines
+    end = max(i for i, line in enumerate(lines) if line) + 1
+    # Each rendered line as (raw text, indices to spell); a leading or trailing newline,
+    # or one of a second blank line outside a fence, stays inside the raw text, spelled.
+    rows: list[str] = ["\n" * start + lines[start]]
+    fenced = False
+    for index in range(start + 1, end):
+        line = lines[index]
+        if line or fenced:
+            rows.append(line)
+            fenced ^= bool(_FENCE_LINE.match(line))
+        elif lines[index + 1]:
+            rows.append("")
+        else:
+            rows[-1] += "\n"  # a second blank line: Markdown folds it into the first
+    rows[-1] += "\n" * (len(lines) - end)
+    spell: list[list[int]] = [_spell(row, first=not i) for i, row in enumerate(rows)]
+    if bare and (_TASK_START.match(rows[0]) or (timed and _DASH_START.match(rows[0]))):
+        spell[0].append(0)
+    fences = [i for i, row in enumerate(rows) if i and _FENCE_LINE.match(row)]
+    if len(fences) % 2:  # a fence left open would hold every bullet after it
+        row = rows[fences[-1]]
+        spell[fences[-1]].append(len(row) - len(row.lstrip()))
+    return [show_text(row, at) for row, at in zip(rows, spell)]
+
+
+def _spell(row: str, *, first: bool) -> list[int]:
+    at = [i for i, c in enumerate(row) if c == "\n"]
+    if row and row[-1].isspace():
+        at.append(len(row) - 1)  # a last space: an editor would take it off
+    if first and row and row[0].isspace():
+        at.append(0)  # a first space: the list's, not the text's
+    return at + [m.start() for m in _COMMENT_OPEN.finditer(row)]
 
 
 def _attributes(memory: Any, default_category: str, default_kind: str | None,
@@ -218,10 +288,16 @@ def _attributes(memory: Any, default_category: str, default_kind: str | None,
     if _field(memory, "kind") and _field(memory, "kind") != default_kind:
         attrs.append(f"kind={_field(memory, 'kind')}")
     if _field(memory, "importance") is not None:
-        attrs.append(f"importance={_field(memory, 'importance'):g}")
+        attrs.append(f"importance={_number(float(_field(memory, 'importance')))}")
     if _field(memory, "status") and _field(memory, "status") != "active":
         attrs.append(f"status={_field(memory, 'status')}")
     return " ".join(attrs)
+
+
+def _number(value: float) -> str:
+    """0.5 as `0.5`, 0.8203125 whole (`:g` alone keeps six digits)."""
+    short = f"{value:g}"
+    return short if float(short) == value else repr(value)
 
 
 # --- what an export shows of a memory, and its rev --------------------------------------
@@ -259,5 +335,3 @@ def markdown_rev(memory: Any) -> str:
     return state_rev(markdown_state(memory))
 
 
-def _one_line(text: str) -> str:
-    return " ".join(text.split()).replace("**", "")
