@@ -124,6 +124,14 @@ def test_every_memory_survives_export_then_import_into_an_empty_brain(memories):
     round_trip(memories)
 
 
+@SETTINGS
+@given(memories=st.lists(MEMORY, min_size=2, max_size=4))
+def test_memories_saying_the_same_thing_in_other_categories_all_come_back(memories):
+    """A core and a project memory (one file, MEMORY.md), a daily note and a conversation
+    of the same day, with the same text: each its own memory again."""
+    round_trip([{**m, "content": memories[0]["content"], "title": memories[0]["title"]} for m in memories])
+
+
 def test_the_same_through_the_cli(tmp_path, capsys):
     """`maxmem export --format markdown` then `maxmem import --format markdown` into a new brain.db."""
     text = "  two spaces first\n\n\n[ ] three blank lines above\n```\nunclosed fence\n<!-- a comment -->\t"
