@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import os
 import tempfile
-from datetime import timedelta
+from datetime import UTC, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from conftest import run_cli
 from hypothesis import HealthCheck, example, given, settings
@@ -57,6 +58,14 @@ MEMORY = st.fixed_dictionaries({
 })
 
 
+ZONES = st.sampled_from([UTC, ZoneInfo("Pacific/Kiritimati"), ZoneInfo("America/Los_Angeles")])
+
+
+def plain(content: str, category: str) -> dict[str, Any]:
+    return {"content": content, "title": None, "category": category, "kind": "note", "tags": [], "importance": 0.5,
+            "status": "active", "pinned": False, "minutes_ago": 0, "seconds": 0}
+
+
 def store(brain: Brain, memories: list[dict[str, Any]]) -> None:
     """Remember each memory that maxmem accepts, dated as given."""
     now = parse_time(NOW)
@@ -82,19 +91,20 @@ def created_shown(memory: Any) -> str:
     return str(at.replace(second=0, microsecond=0))
 
 
-def round_trip(memories: list[dict[str, Any]]) -> None:
+def round_trip(memories: list[dict[str, Any]], tz: tzinfo = UTC) -> None:
+    """Export the memories (in `tz`'s days), import them into an empty brain.db: each as it was."""
     clock = FixedClock(NOW)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         with Brain.open(root / "a.db", embedder="none", clock=clock) as a:
             store(a, memories)
             stored = {m.uid: m for m in a.list(limit=100, status=None)}
-            export_markdown(a, root / "ws", include_conversations=True)
-            again = import_markdown(a, root / "ws")
+            export_markdown(a, root / "ws", include_conversations=True, tz=tz)
+            again = import_markdown(a, root / "ws", tz=tz)
             assert (again.total("added"), again.total("updated"), again.conflicts) == (0, 0, []), \
                 "into the brain that wrote it: no change"
         with Brain.open(root / "b.db", embedder="none", clock=clock) as b:
-            report = import_markdown(b, root / "ws")
+            report = import_markdown(b, root / "ws", tz=tz)
             assert not report.conflicts
             back = {m.uid: m for m in b.list(limit=100, status=None)}
     assert set(back) == set(stored), "every memory comes back, none twice"
@@ -110,18 +120,14 @@ def round_trip(memories: list[dict[str, Any]]) -> None:
 
 
 @SETTINGS
-@given(memories=st.lists(MEMORY, min_size=1, max_size=3))
-@example(memories=[{"content": "  indented, and trailing  ", "title": None, "category": "core", "kind": "note",
-                    "tags": [], "importance": 0.5, "status": "active", "pinned": False, "minutes_ago": 0,
-                    "seconds": 0}])
-@example(memories=[{"content": "[ ] not a task box", "title": None, "category": "core", "kind": "fact",
-                    "tags": [], "importance": 0.5, "status": "active", "pinned": False, "minutes_ago": 0,
-                    "seconds": 0}])
-@example(memories=[{"content": "— not the separator", "title": None, "category": "daily", "kind": "note",
-                    "tags": [], "importance": 0.5, "status": "active", "pinned": False, "minutes_ago": 0,
-                    "seconds": 0}])
-def test_every_memory_survives_export_then_import_into_an_empty_brain(memories):
-    round_trip(memories)
+@given(memories=st.lists(MEMORY, min_size=1, max_size=3), tz=ZONES)
+@example(memories=[plain("  indented, and trailing  ", "core")], tz=UTC)
+@example(memories=[plain("[ ] not a task box", "core")], tz=UTC)
+@example(memories=[plain("— not the separator", "daily")], tz=UTC)
+@example(memories=[plain("a\n\n\nb\n```\nopen fence", "daily"), plain("next", "daily")], tz=UTC)
+@example(memories=[{**plain("0", "core"), "title": "0", "importance": 0.8203125}], tz=UTC)
+def test_every_memory_survives_export_then_import_into_an_empty_brain(memories, tz):
+    round_trip(memories, tz)
 
 
 @SETTINGS
