@@ -187,3 +187,23 @@ def test_a_folder_an_older_maxmem_exported_imports_as_it_always_did(tmp_path, cl
         got = sorted((m.uid, m.category, m.kind, m.title, m.content, m.tags, m.importance, m.status, m.pinned,
                       m.created_at) for m in brain.list(limit=100, status=None))
     assert got == OLD_READS_AS
+
+
+def test_the_export_says_in_one_line_when_tags_are_written_otherwise(tmp_path, capsys):
+    """A tag is a word in the file: `dark mode` is written `#dark-mode` and reads back so in
+    another brain.db. The export says how many memories that touches, in its one line."""
+    db, ws = tmp_path / "a.db", tmp_path / "ws"
+    base = ["--db", str(db), "--embedder", "none"]
+    assert run_cli([*base, "remember", "Prefers dark mode", "--category", "core", "--tag", "ui,dark mode"],
+                   capsys)[0] == 0
+    assert run_cli([*base, "remember", "Plain tags only", "--category", "core", "--tag", "ui"], capsys)[0] == 0
+    code, _, err = run_cli([*base, "export", "--format", "markdown", str(ws)], capsys)
+    assert code == 0
+    [line] = err.strip().splitlines()[-1:]
+    assert "exported 2 memories" in line and "1 of them have tags written as words" in line, err
+    with Brain.open(tmp_path / "b.db", embedder="none") as other:
+        import_markdown(other, ws)
+        assert sorted(m.tags for m in other.list(limit=10)) == [["ui"], ["ui", "dark-mode"]]
+    assert run_cli([*base, "forget", "1"], capsys)[0] == 0
+    code, _, err = run_cli([*base, "export", "--format", "markdown", str(ws)], capsys)
+    assert "tags written" not in err, "nothing to say when every tag is a word already"

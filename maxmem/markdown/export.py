@@ -22,7 +22,7 @@ from ..errors import InvalidInput
 from ..files import open_regular, write_private
 from ..memory import Memory
 from .parse import MEMORY_FILE
-from .render import EXPORT_MARK, render_workspace
+from .render import EXPORT_MARK, render_workspace, written_tags
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..brain import Brain
@@ -36,16 +36,24 @@ _EXPORTED_BULLET = re.compile(r"^- .*<!-- maxmem uid=(\S+) [^\n]*?rev=([0-9a-f]+
 class ExportReport:
     directory: str
     files: list[dict[str, Any]]
+    # Memories whose tags the file holds otherwise (a tag is a word): the one thing an
+    # export writes that another brain.db reads back changed, so the report says it.
+    retagged: int = 0
 
     @property
     def memories(self) -> int:
         return sum(f["memories"] for f in self.files)
 
     def describe(self) -> str:
-        return f"exported {self.memories} memories to {len(self.files)} file(s) in {self.directory}"
+        text = f"exported {self.memories} memories to {len(self.files)} file(s) in {self.directory}"
+        if self.retagged:
+            text += (f"; {self.retagged} of them have tags written as words (spaces as hyphens, a leading # "
+                     "or control characters left out), which is how they read back")
+        return text
 
     def to_dict(self) -> dict[str, Any]:
-        return {"directory": self.directory, "memories": self.memories, "files": self.files}
+        return {"directory": self.directory, "memories": self.memories, "files": self.files,
+                "retagged": self.retagged}
 
 
 def _iter_memories(brain: Brain, categories: Sequence[str]) -> Iterator[Any]:
@@ -75,7 +83,9 @@ def export_markdown(
         raise InvalidInput(f"{root} is a file: give a directory to export into")
     categories = ["core", "project", "daily"] + (["conversation"] if include_conversations else [])
     now = brain.clock.now()
-    files = render_workspace(_iter_memories(brain, categories), tz=tz, generated_at=now)
+    memories = list(_iter_memories(brain, categories))
+    retagged = sum(1 for m in memories if written_tags(m.tags) != m.tags)
+    files = render_workspace(memories, tz=tz, generated_at=now)
     targets = [(root / f.path, f) for f in files]
     if not force:
         for target, _ in targets:
@@ -96,7 +106,7 @@ def export_markdown(
     # What this export wrote, for `import --delete-missing` (a dotfile: editors leave it be).
     write_private(root / MANIFEST, functools.partial(
         _write_text, text=json.dumps(manifest, ensure_ascii=False, indent=0) + "\n"))
-    return ExportReport(str(root), written)
+    return ExportReport(str(root), written, retagged)
 
 
 def _written_by_export(path: Path) -> bool:

@@ -183,6 +183,11 @@ def tag_form(tag: str) -> str:
     return re.sub(r"\s+", "-", tag.translate(_DROPPED).strip()).lstrip("#\\")
 
 
+def written_tags(tags: Iterable[str]) -> list[str]:
+    """The tags as the bullet's hashtags give them back (tag_form, each once)."""
+    return list(dict.fromkeys(t for t in map(tag_form, tags) if t))
+
+
 def _escape_hashes(first: str) -> str:
     """The content's first line as an exported bullet shows it: each `\\#` gets one more
     backslash, and hashtag-like words ending the line are escaped (they are not tags)."""
@@ -215,7 +220,7 @@ def _bullet(
     if title:
         head += f"**{title_shown(title)}** — "
     head += _escape_hashes(first)
-    tags = [t for t in (tag_form(t) for t in (_field(memory, "tags") or [])) if t]
+    tags = written_tags(_field(memory, "tags") or [])
     if tags:
         head += " " + " ".join("#" + t for t in tags)
     attrs = _attributes(memory, default_category, default_kind, dated=time_prefix is None)
