@@ -5,7 +5,8 @@ everything else to the daily file of the day it was created (`memory/YYYY-MM-DD.
 in time order. Each memory is one bullet: `📌 ` first when it is pinned, its tags as
 `#hashtags` at the end of its first line, and a trailing HTML comment (invisible when
 rendered, kept by editors and Obsidian) with what Markdown has no place for — uid,
-kind, importance, status — and `rev`, a hash of the memory as it was exported.
+kind, importance, status — and `rev`, a hash of the memory as it was exported. The text
+reads back byte for byte: what a reader would misread is written escaped (content_lines).
 """
 
 from __future__ import annotations
