@@ -28,6 +28,7 @@ from .parse import (
     MEMORY_FILE,
     PIN_START,
     parse_markdown,
+    show_controls,
     show_text,
 )
 
@@ -58,6 +59,10 @@ _FENCE_LINE = re.compile(r"^\s*(```|~~~)")
 _COMMENT_OPEN = re.compile(r"<(?=!--)")
 _TASK_START = re.compile(r"^\[[ xX]\]\s")
 _DASH_START = re.compile(r"^[—–-]\s")
+# Text with none of these is written as it is (but its controls): a newline first or
+# last, two blank lines, a space first or last on a line, a fence, a comment.
+_NEEDS_SPELLING = re.compile(r"\A\n|\n\Z|\n\n\n|^[^\S\n]|[^\S\n]$|```|~~~|<!--", re.M)
+_START_MARK = re.compile(r"\[[ xX]\]\s|[—–-]\s")
 
 
 @dataclass(frozen=True)
@@ -248,6 +253,8 @@ def content_lines(content: str, *, bare: bool, timed: bool) -> list[str]:
     trailing, a second blank line outside a fence), a fence left open and `<!--` are
     spelled (`\\x20`, `\\x0a`, `\\x60`, `\\x3c`); when the content starts the bullet
     (`bare`), so is a task box `[ ] `, and after a daily bullet's time (`timed`), a dash."""
+    if not _NEEDS_SPELLING.search(content) and not (bare and _START_MARK.match(content)):
+        return show_controls(content).split("\n")  # the usual text: nothing to spell
     lines = content.split("\n")
     start = next(i for i, line in enumerate(lines) if line)  # content is never all newlines
     end = max(i for i, line in enumerate(lines) if line) + 1
@@ -276,12 +283,12 @@ def content_lines(content: str, *, bare: bool, timed: bool) -> list[str]:
 
 
 def _spell(row: str, *, first: bool) -> list[int]:
-    at = [i for i, c in enumerate(row) if c == "\n"]
+    at = [i for i, c in enumerate(row) if c == "\n"] if "\n" in row else []
     if row and row[-1].isspace():
         at.append(len(row) - 1)  # a last space: an editor would take it off
     if first and row and row[0].isspace():
         at.append(0)  # a first space: the list's, not the text's
-    return at + [m.start() for m in _COMMENT_OPEN.finditer(row)]
+    return at + [m.start() for m in _COMMENT_OPEN.finditer(row)] if "<!--" in row else at
 
 
 def _attributes(memory: Any, default_category: str, default_kind: str | None,
