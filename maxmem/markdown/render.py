@@ -258,28 +258,31 @@ def content_lines(content: str, *, bare: bool, timed: bool) -> list[str]:
     lines = content.split("\n")
     start = next(i for i, line in enumerate(lines) if line)  # content is never all newlines
     end = max(i for i, line in enumerate(lines) if line) + 1
-    # Each rendered line as (raw text, indices to spell); a leading or trailing newline,
-    # or one of a second blank line outside a fence, stays inside the raw text, spelled.
-    rows: list[str] = ["\n" * start + lines[start]]
-    fenced = False
+    fences = [i for i in range(start + 1, end) if _FENCE_LINE.match(show_controls(lines[i]))]
+    unclosed = fences.pop() if len(fences) % 2 else None  # it would hold every bullet after it
+    # The raw text of each line written: a leading or trailing newline, or one of a second
+    # blank line outside a fence, stays in the text of the line before, spelled.
+    rows = ["\n" * start + lines[start]]
+    fenced, unclosed_row = False, 0
     for index in range(start + 1, end):
         line = lines[index]
+        if index == unclosed:
+            unclosed_row = len(rows)  # (a fence line is never blank: a row of its own)
         if line or fenced:
             rows.append(line)
-            fenced ^= bool(_FENCE_LINE.match(line))
+            fenced ^= index in fences
         elif lines[index + 1]:
             rows.append("")
         else:
             rows[-1] += "\n"  # a second blank line: Markdown folds it into the first
     rows[-1] += "\n" * (len(lines) - end)
-    spell: list[list[int]] = [_spell(row, first=not i) for i, row in enumerate(rows)]
+    at = [_spell(row, first=not i) for i, row in enumerate(rows)]
     if bare and (_TASK_START.match(rows[0]) or (timed and _DASH_START.match(rows[0]))):
-        spell[0].append(0)
-    fences = [i for i, row in enumerate(rows) if i and _FENCE_LINE.match(row)]
-    if len(fences) % 2:  # a fence left open would hold every bullet after it
-        row = rows[fences[-1]]
-        spell[fences[-1]].append(len(row) - len(row.lstrip()))
-    return [show_text(row, at) for row, at in zip(rows, spell)]
+        at[0].append(0)
+    if unclosed_row:
+        row = rows[unclosed_row]
+        at[unclosed_row].append(len(row) - len(row.lstrip()))  # its first ` or ~
+    return [show_text(row, where) for row, where in zip(rows, at)]
 
 
 def _spell(row: str, *, first: bool) -> list[int]:
