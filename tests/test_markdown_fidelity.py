@@ -23,7 +23,7 @@ from maxmem.markdown.render import tag_form
 
 NOW = "2026-11-30T12:00:00Z"
 # MAXMEM_FUZZ_EXAMPLES=2000 for a deeper run by hand.
-SETTINGS = settings(max_examples=int(os.environ.get("MAXMEM_FUZZ_EXAMPLES", "150")), deadline=None,
+SETTINGS = settings(max_examples=int(os.environ.get("MAXMEM_FUZZ_EXAMPLES", "100")), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 
 # Pieces that mean something to Markdown or to the export's own format.
@@ -32,7 +32,7 @@ FRAGMENTS = [
     "#", "# ", "## Facts", "# 2026-11-30", "#tag", " #tag", "\\#", "> ", "1. ", "2) ", "`", "```", "```py", "~~~",
     "<!--", "-->", "<!-- note -->", "<!-- maxmem uid=x rev=abc -->", "<!-- written by maxmem export at X; -->",
     "📌", "📌 ", "**", "**T**", ":", "12:30 ", "12:30", "\\", "\\\\", "\\x1b", "\\x20", "\\x0a", "\\u2028",
-    "\x1b", "\u2028", "\u2029", "\u200b", "\ufeff", "\xa0", "\u3000", "\x85", "\x0b", "---", "***", "|a|b|",
+    "\x1b", "\u2028", "\u2029", "\u200b", "\ufeff", "\xa0", "\u3000", "\x85", "\x0b", "\x1c", "---", "***", "|a|b|",
     "é", "日本", "🚀", "x" * 300,
 ]
 TEXT = st.one_of(
