@@ -42,7 +42,7 @@ TEXT = st.one_of(
 CONTENT = TEXT.filter(lambda t: t.replace("\x00", "x").strip() != "")
 TITLE = st.one_of(st.none(), TEXT.map(lambda t: t[:200]))
 KIND = st.sampled_from(["note", "fact", "decision", "preference", "task", "lesson", "milestone", "bugfix"])
-TAGS = st.lists(st.one_of(st.sampled_from(["ui", "dark mode", "#x", "a#b", "Ünï", "🚀", "c++"]),
+TAGS = st.lists(st.one_of(st.sampled_from(["ui", "dark mode", "#x", "a#b", "Ünï", "🚀", "c++", "<!--maxmem"]),
                           st.text(max_size=10)), max_size=3)
 MEMORY = st.fixed_dictionaries({
     "content": CONTENT,
@@ -127,6 +127,7 @@ def round_trip(memories: list[dict[str, Any]], tz: tzinfo = UTC) -> None:
 @example(memories=[plain("a\n\n\nb\n```\nopen fence", "daily"), plain("next", "daily")], tz=UTC)
 @example(memories=[{**plain("0", "core"), "title": "0", "importance": 0.8203125}], tz=UTC)
 @example(memories=[plain("x\n```\n\n\ny", "core"), plain("next", "core")], tz=UTC)
+@example(memories=[{**plain("text", "core"), "tags": ["<!--maxmem"]}], tz=UTC)
 @example(memories=[plain("a\n\x1c```\n\n\nb", "core"), plain("c\n \x85```\n\n\nd\n```", "project")], tz=UTC)
 def test_every_memory_survives_export_then_import_into_an_empty_brain(memories, tz):
     round_trip(memories, tz)

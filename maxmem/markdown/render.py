@@ -184,9 +184,10 @@ def _kind_for(heading: str) -> str | None:
 
 
 def tag_form(tag: str) -> str:
-    """A tag as a #hashtag shows it: no spaces, no leading # or backslash, and none of the
-    characters a terminal acts on (a tag is a word: they are left out, not escaped)."""
-    return re.sub(r"\s+", "-", tag.translate(_DROPPED).strip()).lstrip("#\\")
+    """A tag as a #hashtag shows it: no spaces, no leading # or backslash, none of the
+    characters a terminal acts on, no `<` opening a comment (a tag is a word: they are
+    left out, not escaped; `<!--maxmem` would start the bullet's comment)."""
+    return _COMMENT_OPEN.sub("", re.sub(r"\s+", "-", tag.translate(_DROPPED).strip())).lstrip("#\\")
 
 
 def written_tags(tags: Iterable[str]) -> list[str]:
