@@ -128,6 +128,7 @@ def round_trip(memories: list[dict[str, Any]], tz: tzinfo = UTC) -> None:
 @example(memories=[{**plain("0", "core"), "title": "0", "importance": 0.8203125}], tz=UTC)
 @example(memories=[plain("x\n```\n\n\ny", "core"), plain("next", "core")], tz=UTC)
 @example(memories=[{**plain("text", "core"), "tags": ["<!--maxmem"]}], tz=UTC)
+@example(memories=[{**plain("-", "daily"), "tags": ["ui"]}, {**plain("[ ]", "core"), "tags": ["ui"]}], tz=UTC)
 @example(memories=[plain("a\n\x1c```\n\n\nb", "core"), plain("c\n \x85```\n\n\nd\n```", "project")], tz=UTC)
 def test_every_memory_survives_export_then_import_into_an_empty_brain(memories, tz):
     round_trip(memories, tz)

@@ -57,12 +57,12 @@ EXPORT_MARK = "written by maxmem export"
 # file), an HTML comment's start, a task box, and after a daily bullet's time a dash.
 _FENCE_LINE = re.compile(r"^\s*(```|~~~)")
 _COMMENT_OPEN = re.compile(r"<(?=!--)")
-_TASK_START = re.compile(r"^\[[ xX]\]\s")
-_DASH_START = re.compile(r"^[—–-]\s")
+_TASK_START = re.compile(r"^\[[ xX]\](?:\s|$)")  # (tags may follow)
+_DASH_START = re.compile(r"^[—–-](?:\s|$)")
 # Text with none of these is written as it is (but its controls): a newline first or
 # last, two blank lines, a space first or last on a line, a fence, a comment.
 _NEEDS_SPELLING = re.compile(r"\A\n|\n\Z|\n\n\n|^[^\S\n]|[^\S\n]$|```|~~~|<!--", re.M)
-_START_MARK = re.compile(r"\[[ xX]\]\s|[—–-]\s")
+_START_MARK = re.compile(r"\[[ xX]\](?:\s|$)|[—–-](?:\s|$)")
 
 
 @dataclass(frozen=True)
