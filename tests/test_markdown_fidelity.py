@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 
 from maxmem import Brain, FixedClock, InvalidInput
 from maxmem.clock import parse_time
-from maxmem.markdown.export import export_markdown
+from maxmem.markdown.export import ExportReport, export_markdown
 from maxmem.markdown.merge import import_markdown
-from maxmem.markdown.render import tag_form
+from maxmem.markdown.render import PARTIAL, render_workspace, tag_form
 
 NOW = "2026-11-30T12:00:00Z"
 # MAXMEM_FUZZ_EXAMPLES=2000 for a deeper run by hand.
@@ -211,3 +211,18 @@ def test_the_export_says_in_one_line_when_tags_are_written_otherwise(tmp_path, c
     assert run_cli([*base, "forget", "1"], capsys)[0] == 0
     code, _, err = run_cli([*base, "export", "--format", "markdown", str(ws)], capsys)
     assert "tags written" not in err, "nothing to say when every tag is a word already"
+
+
+def test_a_bullet_that_would_not_read_back_whole_is_marked_and_the_export_says_so():
+    """A safety net: no text maxmem stores is known to need it. Memories given as records
+    that brain.db would refuse (an empty text under a title, a title with a first space) are written,
+    marked `partial=1`, and the export's one line counts them."""
+    records = [{"uid": f"u{i}", "category": "core", "kind": "note", "content": content, "title": title,
+                "created_at": NOW, "importance": 0.5} for i, (content, title) in
+               enumerate([("", "T"), ("text", " spaced title"), ("whole", "Title")])]
+    [memory_md] = render_workspace(records)
+    marked = [line for line in memory_md.text.splitlines() if PARTIAL in line]
+    assert [line.split("uid=")[1].split()[0] for line in marked] == ["u0", "u1"]
+    report = ExportReport("ws", [{"path": "MEMORY.md", "memories": 3}], partial=["u0", "u1"])
+    assert "\n" not in report.describe() and "2 of them cannot be written so that they read back whole" in \
+        report.describe()

@@ -53,6 +53,7 @@ _TOKEN_START = re.compile(r"(?:^|(?<=\s))(\\*)#")
 PIN = "📌"
 _DROPPED = dict.fromkeys(ACTED_ON)  # str.translate: these characters out
 EXPORT_MARK = "written by maxmem export"
+PARTIAL = "partial=1"  # in the comment of a bullet that does not read back as the memory's text
 # What the import would read otherwise: a fence line (an open one holds the rest of the
 # file), an HTML comment's start, a task box, and after a daily bullet's time a dash.
 _FENCE_LINE = re.compile(r"^\s*(```|~~~)")
@@ -148,25 +149,29 @@ def _long_term_heading(memory: Any) -> str:
 def _long_term_bullet(memory: Any, heading: str, with_rev: bool) -> list[str]:
     default_category = "core" if heading != PROJECTS_HEADING else "project"
     lines = _bullet(memory, default_category=default_category, default_kind=_kind_for(heading))
-    return _with_rev(lines, f"## {heading}\n\n", MEMORY_FILE) if with_rev else lines
+    return _with_rev(memory, lines, f"## {heading}\n\n", MEMORY_FILE) if with_rev else lines
 
 
 def _daily_bullet(memory: Any, tz: tzinfo, with_rev: bool) -> list[str]:
     at = parse_time(_field(memory, "created_at")).astimezone(tz)
     lines = _bullet(memory, default_category="daily", default_kind="note", time_prefix=at.strftime("%H:%M"))
-    return _with_rev(lines, "", daily_path(at.date())) if with_rev else lines
+    return _with_rev(memory, lines, "", daily_path(at.date())) if with_rev else lines
 
 
 def _shown(lines: list[str], before: str, path: str) -> dict[str, Any]:
-    """The editable fields the bullet `lines` read back as, under `before` in `path`."""
-    [item] = parse_markdown(before + "\n".join(lines), path=path)
-    return editable(item)
+    """The editable fields the bullet `lines` read back as, under `before` in `path`
+    (nothing read: empty content)."""
+    items = parse_markdown(before + "\n".join(lines), path=path)
+    return editable(items[0] if len(items) == 1 else {"content": ""})
 
 
-def _with_rev(lines: list[str], before: str, path: str) -> list[str]:
-    """The bullet with `rev=`, the hash of what it reads back as, in its comment."""
-    rev = state_rev(_shown(lines, before, path))
-    return [lines[0].removesuffix(" -->") + f" rev={rev} -->", *lines[1:]]
+def _with_rev(memory: Any, lines: list[str], before: str, path: str) -> list[str]:
+    """The bullet with `rev=`, the hash of what it reads back as, in its comment, and
+    `partial=1` before it if that is not the memory's text and title exactly."""
+    shown = _shown(lines, before, path)
+    whole = shown["content"] == _field(memory, "content") and shown["title"] == (_field(memory, "title") or None)
+    mark = "" if whole else f" {PARTIAL}"
+    return [lines[0].removesuffix(" -->") + f"{mark} rev={state_rev(shown)} -->", *lines[1:]]
 
 
 def _heading_for(kind: str | None) -> str:
