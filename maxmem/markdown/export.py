@@ -12,7 +12,7 @@ import json
 import re
 import shutil
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, tzinfo
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -22,30 +22,44 @@ from ..errors import InvalidInput
 from ..files import open_regular, write_private
 from ..memory import Memory
 from .parse import MEMORY_FILE
-from .render import EXPORT_MARK, render_workspace
+from .render import EXPORT_MARK, PARTIAL, render_workspace, written_tags
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..brain import Brain
 
 MANIFEST = ".maxmem-export.json"
 ALL_MEMORIES_SQL = "SELECT * FROM memories WHERE id > ? AND category IN ({}) ORDER BY id LIMIT 500"
-_EXPORTED_BULLET = re.compile(r"^- .*<!-- maxmem uid=(\S+) [^\n]*?rev=([0-9a-f]+) -->$", re.M)
+_EXPORTED_BULLET = re.compile(r"^- .*<!-- maxmem uid=(\S+) [^\n]*?( partial=1)? rev=([0-9a-f]+) -->$", re.M)
 
 
 @dataclass
 class ExportReport:
     directory: str
     files: list[dict[str, Any]]
+    # Memories whose tags the file holds otherwise (a tag is a word): the one thing an
+    # export writes that another brain.db reads back changed, so the report says it.
+    retagged: int = 0
+    # Uids of memories whose bullet does not read back as their text (none known: a
+    # safety net), marked partial=1 in the file and left out of the manifest.
+    partial: list[str] = field(default_factory=list)
 
     @property
     def memories(self) -> int:
         return sum(f["memories"] for f in self.files)
 
     def describe(self) -> str:
-        return f"exported {self.memories} memories to {len(self.files)} file(s) in {self.directory}"
+        text = f"exported {self.memories} memories to {len(self.files)} file(s) in {self.directory}"
+        if self.retagged:
+            text += (f"; {self.retagged} of them have tags written as words (spaces as hyphens, a leading # "
+                     "or control characters left out), which is how they read back")
+        if self.partial:
+            text += (f"; {len(self.partial)} of them cannot be written so that they read back whole "
+                     f"(marked {PARTIAL}; export as JSONL to keep them exactly)")
+        return text
 
     def to_dict(self) -> dict[str, Any]:
-        return {"directory": self.directory, "memories": self.memories, "files": self.files}
+        return {"directory": self.directory, "memories": self.memories, "files": self.files,
+                "retagged": self.retagged, "partial": self.partial}
 
 
 def _iter_memories(brain: Brain, categories: Sequence[str]) -> Iterator[Any]:
@@ -75,7 +89,9 @@ def export_markdown(
         raise InvalidInput(f"{root} is a file: give a directory to export into")
     categories = ["core", "project", "daily"] + (["conversation"] if include_conversations else [])
     now = brain.clock.now()
-    files = render_workspace(_iter_memories(brain, categories), tz=tz, generated_at=now)
+    memories = list(_iter_memories(brain, categories))
+    retagged = sum(1 for m in memories if written_tags(m.tags) != m.tags)
+    files = render_workspace(memories, tz=tz, generated_at=now)
     targets = [(root / f.path, f) for f in files]
     if not force:
         for target, _ in targets:
@@ -83,7 +99,7 @@ def export_markdown(
                 raise InvalidInput(
                     f"{target} exists and was not written by maxmem: export elsewhere or pass --force"
                 )
-    written = []
+    written, report_partial = [], []
     manifest: dict[str, Any] = {"exported_at": iso(now), "categories": categories, "memories": {}}
     for target, rendered in targets:
         text = rendered.text
@@ -91,12 +107,15 @@ def export_markdown(
             text = text.replace("\n\n", f"\n\n<!-- {EXPORT_MARK} at {iso(now)} -->\n\n", 1)
         write_private(target, functools.partial(_write_text, text=text))  # memories are private
         written.append({"path": rendered.path, "memories": rendered.count})
-        for uid, rev in _EXPORTED_BULLET.findall(text):
+        for uid, partial, rev in _EXPORTED_BULLET.findall(text):
+            if partial:  # never forgotten by --delete-missing: its bullet may not be read
+                report_partial.append(uid)
+                continue
             manifest["memories"][uid] = {"file": rendered.path, "rev": rev}
     # What this export wrote, for `import --delete-missing` (a dotfile: editors leave it be).
     write_private(root / MANIFEST, functools.partial(
         _write_text, text=json.dumps(manifest, ensure_ascii=False, indent=0) + "\n"))
-    return ExportReport(str(root), written)
+    return ExportReport(str(root), written, retagged, report_partial)
 
 
 def _written_by_export(path: Path) -> bool:

@@ -292,7 +292,9 @@ def _workspace_relative(path: Path) -> str:
 
 
 def _import_key(relative: str, item: Mapping[str, Any]) -> str:
-    basis = "\x1f".join([relative, item.get("title") or "", item["content"]])
+    """The same text from the same file is one memory, unless the bullets carry their uids
+    (an export's: a core and a project memory may say the same thing)."""
+    basis = "\x1f".join([relative, item.get("title") or "", item["content"], *filter(None, [item.get("uid")])])
     return hashlib.sha256(basis.encode("utf-8")).hexdigest()[:32]
 
 

@@ -9,6 +9,7 @@ carries a trailing comment (uid, kind, importance, status, rev) that is read bac
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, tzinfo
 from pathlib import PurePath
@@ -57,14 +58,43 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 # each is written as inert.py shows it (\x1b, \u202e), and the backslashes of a run that
 # comes before such a character or before text that reads like its escape are doubled, so
 # the escape reads back as the character and `\\x1b` as the four characters `\x1b`.
+# The same escape spells the few characters that Markdown or the bullet's own format would
+# read otherwise where they stand (SPELLED: a first or last space, a newline the list would
+# fold, `[ ] ` at the start, a dash after the time, `<!--`, a fence left open, a title's
+# `**`): `\x20`, `\x0a`, `\x5b`, `\u2014`, `\x3c`, `\x60`, `\x2a`.
 _SHOWN_CODE = r"x[0-9a-f]{2}|u[0-9a-f]{4}"
 _TO_SHOW = re.compile("(\\\\*)([" + "".join(re.escape(chr(c)) for c in ACTED_ON) + "])|(\\\\+)(" + _SHOWN_CODE + ")")
 _SHOWN = re.compile("(\\\\+)(" + _SHOWN_CODE + ")")
+_SPELLED = frozenset("[—–-<`~*:")
 
 
 def show_controls(text: str) -> str:
     """`text` as an exported bullet holds it: no raw control, escaped as described above."""
     return _TO_SHOW.sub(_show_one, text)
+
+
+def spelled(char: str) -> bool:
+    """Whether an export may write `char` as its escape (\\x20) to keep it from being
+    misread: whitespace, and the few characters that start a Markdown or maxmem mark."""
+    return char.isspace() or char in _SPELLED
+
+
+def show_text(text: str, at: Iterable[int] = ()) -> str:
+    """show_controls(text), with the characters at the indices `at` (each `spelled`) written
+    as their escape too, the backslashes before each doubled."""
+    out, last = [], 0
+    for index in sorted(set(at)):
+        shown = show_controls(text[last:index])
+        run = len(shown) - len(shown.rstrip("\\"))
+        out.append(shown + "\\" * run + _escape_of(text[index]))
+        last = index + 1
+    out.append(show_controls(text[last:]))
+    return "".join(out)
+
+
+def _escape_of(char: str) -> str:
+    code = ord(char)
+    return ACTED_ON.get(code) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
 
 
 def _show_one(m: re.Match[str]) -> str:
@@ -76,7 +106,8 @@ def _show_one(m: re.Match[str]) -> str:
 def read_controls(text: str) -> str:
     """The reverse of show_controls: a run of backslashes before `x1b` (or `u202e`) is
     halved, and an odd one ends in the escape of that character. (An odd run before the
-    code of a character not acted on, `\\x41`, is no export's: it stays as it is.)"""
+    code of a character neither acted on nor spelled, `\\x41`, is no export's: it stays
+    as it is.)"""
     return _SHOWN.sub(_read_one, text) if "\\" in text else text
 
 
@@ -85,7 +116,7 @@ def _read_one(m: re.Match[str]) -> str:
     if len(run) % 2 == 0:
         return run[: len(run) // 2] + code
     char = chr(int(code[1:], 16))
-    return run[: len(run) // 2] + char if ord(char) in ACTED_ON else m[0]
+    return run[: len(run) // 2] + char if ord(char) in ACTED_ON or spelled(char) else m[0]
 
 
 def file_date(path: str | PurePath) -> date | None:

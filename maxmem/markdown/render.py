@@ -5,7 +5,8 @@ everything else to the daily file of the day it was created (`memory/YYYY-MM-DD.
 in time order. Each memory is one bullet: `📌 ` first when it is pinned, its tags as
 `#hashtags` at the end of its first line, and a trailing HTML comment (invisible when
 rendered, kept by editors and Obsidian) with what Markdown has no place for — uid,
-kind, importance, status — and `rev`, a hash of the memory as it was exported.
+kind, importance, status — and `rev`, a hash of the memory as it was exported. The text
+reads back byte for byte: what a reader would misread is written escaped (content_lines).
 """
 
 from __future__ import annotations
@@ -20,7 +21,16 @@ from typing import Any
 
 from ..clock import iso, parse_time
 from ..inert import ACTED_ON
-from .parse import BOLD_START, DAILY_DIR, ESCAPED_HASH, MEMORY_FILE, PIN_START, parse_markdown, show_controls
+from .parse import (
+    BOLD_START,
+    DAILY_DIR,
+    ESCAPED_HASH,
+    MEMORY_FILE,
+    PIN_START,
+    parse_markdown,
+    show_controls,
+    show_text,
+)
 
 LONG_TERM_CATEGORIES = ("core", "project")
 
@@ -43,6 +53,17 @@ _TOKEN_START = re.compile(r"(?:^|(?<=\s))(\\*)#")
 PIN = "📌"
 _DROPPED = dict.fromkeys(ACTED_ON)  # str.translate: these characters out
 EXPORT_MARK = "written by maxmem export"
+PARTIAL = "partial=1"  # in the comment of a bullet that does not read back as the memory's text
+# What the import would read otherwise: a fence line (an open one holds the rest of the
+# file), an HTML comment's start, a task box, and after a daily bullet's time a dash.
+_FENCE_LINE = re.compile(r"^\s*(```|~~~)")
+_COMMENT_OPEN = re.compile(r"<(?=!--)")
+_TASK_START = re.compile(r"^\[[ xX]\](?:\s|$)")  # (tags may follow)
+_DASH_START = re.compile(r"^[—–-](?:\s|$)")
+# Text with none of these is written as it is (but its controls): a newline first or
+# last, two blank lines, a space first or last on a line, a fence, a comment.
+_NEEDS_SPELLING = re.compile(r"\A\n|\n\Z|\n\n\n|^[^\S\n]|[^\S\n]$|```|~~~|<!--", re.M)
+_START_MARK = re.compile(r"\[[ xX]\](?:\s|$)|[—–-](?:\s|$)")
 
 
 @dataclass(frozen=True)
@@ -128,25 +149,29 @@ def _long_term_heading(memory: Any) -> str:
 def _long_term_bullet(memory: Any, heading: str, with_rev: bool) -> list[str]:
     default_category = "core" if heading != PROJECTS_HEADING else "project"
     lines = _bullet(memory, default_category=default_category, default_kind=_kind_for(heading))
-    return _with_rev(lines, f"## {heading}\n\n", MEMORY_FILE) if with_rev else lines
+    return _with_rev(memory, lines, f"## {heading}\n\n", MEMORY_FILE) if with_rev else lines
 
 
 def _daily_bullet(memory: Any, tz: tzinfo, with_rev: bool) -> list[str]:
     at = parse_time(_field(memory, "created_at")).astimezone(tz)
     lines = _bullet(memory, default_category="daily", default_kind="note", time_prefix=at.strftime("%H:%M"))
-    return _with_rev(lines, "", daily_path(at.date())) if with_rev else lines
+    return _with_rev(memory, lines, "", daily_path(at.date())) if with_rev else lines
 
 
 def _shown(lines: list[str], before: str, path: str) -> dict[str, Any]:
-    """The editable fields the bullet `lines` read back as, under `before` in `path`."""
-    [item] = parse_markdown(before + "\n".join(lines), path=path)
-    return editable(item)
+    """The editable fields the bullet `lines` read back as, under `before` in `path`
+    (nothing read: empty content)."""
+    items = parse_markdown(before + "\n".join(lines), path=path)
+    return editable(items[0] if len(items) == 1 else {"content": ""})
 
 
-def _with_rev(lines: list[str], before: str, path: str) -> list[str]:
-    """The bullet with `rev=`, the hash of what it reads back as, in its comment."""
-    rev = state_rev(_shown(lines, before, path))
-    return [lines[0].removesuffix(" -->") + f" rev={rev} -->", *lines[1:]]
+def _with_rev(memory: Any, lines: list[str], before: str, path: str) -> list[str]:
+    """The bullet with `rev=`, the hash of what it reads back as, in its comment, and
+    `partial=1` before it if that is not the memory's text and title exactly."""
+    shown = _shown(lines, before, path)
+    whole = shown["content"] == _field(memory, "content") and shown["title"] == (_field(memory, "title") or None)
+    mark = "" if whole else f" {PARTIAL}"
+    return [lines[0].removesuffix(" -->") + f"{mark} rev={state_rev(shown)} -->", *lines[1:]]
 
 
 def _heading_for(kind: str | None) -> str:
@@ -164,9 +189,15 @@ def _kind_for(heading: str) -> str | None:
 
 
 def tag_form(tag: str) -> str:
-    """A tag as a #hashtag shows it: no spaces, no leading # or backslash, and none of the
-    characters a terminal acts on (a tag is a word: they are left out, not escaped)."""
-    return re.sub(r"\s+", "-", tag.translate(_DROPPED).strip()).lstrip("#\\")
+    """A tag as a #hashtag shows it: no spaces, no leading # or backslash, none of the
+    characters a terminal acts on, no `<` opening a comment (a tag is a word: they are
+    left out, not escaped; `<!--maxmem` would start the bullet's comment)."""
+    return _COMMENT_OPEN.sub("", re.sub(r"\s+", "-", tag.translate(_DROPPED).strip())).lstrip("#\\")
+
+
+def written_tags(tags: Iterable[str]) -> list[str]:
+    """The tags as the bullet's hashtags give them back (tag_form, each once)."""
+    return list(dict.fromkeys(t for t in map(tag_form, tags) if t))
 
 
 def _escape_hashes(first: str) -> str:
@@ -184,28 +215,89 @@ def _escape_hashes(first: str) -> str:
 def _bullet(
     memory: Any, *, default_category: str, default_kind: str | None, time_prefix: str | None = None,
 ) -> list[str]:
-    # No raw control character reaches the file (parse.show_controls; read back as it was).
-    content = show_controls((_field(memory, "content") or "").strip("\n"))
-    title = show_controls((_field(memory, "title") or "").strip())
-    tags = [t for t in (tag_form(t) for t in (_field(memory, "tags") or [])) if t]
-    first, *more = content.split("\n") or [""]
+    # No raw control character reaches the file (parse.show_controls), and no character
+    # that Markdown or the bullet's format would read otherwise (parse.show_text): read
+    # back, the text is the one stored.
+    title = _field(memory, "title") or ""
+    pinned = bool(_field(memory, "pinned"))
+    first, *more = content_lines(_field(memory, "content") or "", bare=not title,
+                                 timed=time_prefix is not None and not pinned and not title)
     head = f"{time_prefix} " if time_prefix else ""
-    titled = bool(title) and title != first.strip()
-    if _field(memory, "pinned"):
+    if pinned:
         head += f"{PIN} "
-    elif not titled and PIN_START.match(first.lstrip()):  # content starting with the pin: one backslash more
-        first = "\\" + first.lstrip()  # (a bullet's first spaces are the list's, not the text's)
-    if not titled and BOLD_START.match(first.lstrip()):  # not to be read as a title
-        first = "\\" + first.lstrip()
-    if titled:
-        head += f"**{_one_line(title)}** — "
-    head += _escape_hashes(first.rstrip())
+    elif not title and PIN_START.match(first):  # content starting with the pin: one backslash more
+        first = "\\" + first
+    if not title and BOLD_START.match(first):  # not to be read as a title
+        first = "\\" + first
+    if title:
+        head += f"**{title_shown(title)}** — "
+    head += _escape_hashes(first)
+    tags = written_tags(_field(memory, "tags") or [])
     if tags:
         head += " " + " ".join("#" + t for t in tags)
     attrs = _attributes(memory, default_category, default_kind, dated=time_prefix is None)
-    lines = [f"- {head.rstrip()} <!-- maxmem {attrs} -->"]
-    lines += [f"  {line}" if line.strip() else "" for line in more]
+    lines = [f"- {head} <!-- maxmem {attrs} -->"]
+    lines += [f"  {line}" if line else "" for line in more]
     return lines
+
+
+def title_shown(title: str) -> str:
+    """A title as `**…**` holds it: a `*` next to another or last, a last `:`, a newline
+    and `<!--` spelled, one backslash more before each `\\#`."""
+    at = [i for i, c in enumerate(title) if c == "\n" or (c == "*" and (
+        i == len(title) - 1 or title[i + 1] == "*" or (i and title[i - 1] == "*")))]
+    if title.endswith(":"):
+        at.append(len(title) - 1)
+    at += [m.start() for m in _COMMENT_OPEN.finditer(title)]
+    return ESCAPED_HASH.sub(lambda m: "\\" + m[0], show_text(title, at))
+
+
+def content_lines(content: str, *, bare: bool, timed: bool) -> list[str]:
+    """The content as an exported bullet's lines (the first after the bullet's head, the
+    others to be indented, "" a blank line), so that the import reads back exactly
+    `content`. A line's first and last space, a newline the list would fold (leading,
+    trailing, a second blank line outside a fence), a fence left open and `<!--` are
+    spelled (`\\x20`, `\\x0a`, `\\x60`, `\\x3c`); when the content starts the bullet
+    (`bare`), so is a task box `[ ] `, and after a daily bullet's time (`timed`), a dash."""
+    if not _NEEDS_SPELLING.search(content) and not (bare and _START_MARK.match(content)):
+        return show_controls(content).split("\n")  # the usual text: nothing to spell
+    lines = content.split("\n")
+    start = next(i for i, line in enumerate(lines) if line)  # content is never all newlines
+    end = max(i for i, line in enumerate(lines) if line) + 1
+    fences = [i for i in range(start + 1, end) if _FENCE_LINE.match(show_controls(lines[i]))]
+    unclosed = fences.pop() if len(fences) % 2 else None  # it would hold every bullet after it
+    # The raw text of each line written: a leading or trailing newline, or one of a second
+    # blank line outside a fence, stays in the text of the line before, spelled.
+    rows = ["\n" * start + lines[start]]
+    fenced, unclosed_row = False, 0
+    for index in range(start + 1, end):
+        line = lines[index]
+        if index == unclosed:
+            unclosed_row = len(rows)  # (a fence line is never blank: a row of its own)
+        if line or fenced:
+            rows.append(line)
+            fenced ^= index in fences
+        elif lines[index + 1]:
+            rows.append("")
+        else:
+            rows[-1] += "\n"  # a second blank line: Markdown folds it into the first
+    rows[-1] += "\n" * (len(lines) - end)
+    at = [_spell(row, first=not i) for i, row in enumerate(rows)]
+    if bare and (_TASK_START.match(rows[0]) or (timed and _DASH_START.match(rows[0]))):
+        at[0].append(0)
+    if unclosed_row:
+        row = rows[unclosed_row]
+        at[unclosed_row].append(len(row) - len(row.lstrip()))  # its first ` or ~
+    return [show_text(row, where) for row, where in zip(rows, at)]
+
+
+def _spell(row: str, *, first: bool) -> list[int]:
+    at = [i for i, c in enumerate(row) if c == "\n"] if "\n" in row else []
+    if row and row[-1].isspace():
+        at.append(len(row) - 1)  # a last space: an editor would take it off
+    if first and row and row[0].isspace():
+        at.append(0)  # a first space: the list's, not the text's
+    return at + [m.start() for m in _COMMENT_OPEN.finditer(row)] if "<!--" in row else at
 
 
 def _attributes(memory: Any, default_category: str, default_kind: str | None,
@@ -218,10 +310,16 @@ def _attributes(memory: Any, default_category: str, default_kind: str | None,
     if _field(memory, "kind") and _field(memory, "kind") != default_kind:
         attrs.append(f"kind={_field(memory, 'kind')}")
     if _field(memory, "importance") is not None:
-        attrs.append(f"importance={_field(memory, 'importance'):g}")
+        attrs.append(f"importance={_number(float(_field(memory, 'importance')))}")
     if _field(memory, "status") and _field(memory, "status") != "active":
         attrs.append(f"status={_field(memory, 'status')}")
     return " ".join(attrs)
+
+
+def _number(value: float) -> str:
+    """0.5 as `0.5`, 0.8203125 whole (`:g` alone keeps six digits)."""
+    short = f"{value:g}"
+    return short if float(short) == value else repr(value)
 
 
 # --- what an export shows of a memory, and its rev --------------------------------------
@@ -259,5 +357,3 @@ def markdown_rev(memory: Any) -> str:
     return state_rev(markdown_state(memory))
 
 
-def _one_line(text: str) -> str:
-    return " ".join(text.split()).replace("**", "")
