@@ -150,7 +150,7 @@ def test_the_due_schedules_doctor_checks_come_from_the_same_table(tmp_path, env)
     # A bad schedule stops the config being read at all: no job runs on a guess.
     with pytest.raises(ConfigError, match=r"^\[retention\] schedule = '3 am' must be a time of day like 03:00$"):
         Config.from_tables({"retention": {"schedule": "3 am"}})
-    with pytest.raises(ConfigError, match=r"^\[sync.postgres\] interval_minutes = 0 must be a whole number, at least"):
+    with pytest.raises(ConfigError, match=r"^\[sync.postgres\] interval_minutes = 0 must be a whole number from 1 "):
         Config.from_tables({"sync": {"postgres": {"interval_minutes": 0}}})
 
 
